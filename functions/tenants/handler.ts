@@ -1,0 +1,7 @@
+import { createTenant, getOwnTenant } from "#shared/domain/tenants.ts";
+import { createHttpHandler } from "#shared/http/lambda.ts";
+
+export const handler = createHttpHandler("tenants", {
+  createTenant: async ({ deps, body }) => ({ status: 201, body: await createTenant(deps, body) }),
+  getSelfTenant: async ({ deps, principal }) => ({ status: 200, body: await getOwnTenant(deps, principal) }),
+});

@@ -1,0 +1,65 @@
+/**
+ * `npm start`: DynamoDB Local + the API on http://127.0.0.1:$PORT (default 3000), data under $SVC_DATA_DIR.
+ * Prints the base URL and, when it generated one, the root key.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { newApiKey } from "#shared/ids.ts";
+import { startLocalService } from "#shared/local/server.ts";
+
+const startedAt = Date.now();
+const port = Number(process.env.PORT ?? 3000);
+const dataDir = resolve(process.env.SVC_DATA_DIR ?? ".svc-data");
+mkdirSync(dataDir, { recursive: true });
+
+/** The root key: SVC_ROOT_KEY, else the one generated on an earlier start, else a new one (saved, mode 600). */
+function rootKey(): { key: string; generated: boolean; file: string } {
+  const file = join(dataDir, "root-key");
+  if (process.env.SVC_ROOT_KEY) return { key: process.env.SVC_ROOT_KEY, generated: false, file };
+  if (existsSync(file)) return { key: readFileSync(file, "utf8").trim(), generated: false, file };
+  const key = newApiKey("root");
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return { key, generated: true, file };
+}
+
+async function main() {
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`PORT must be a port number, got ${process.env.PORT}`);
+  const root = rootKey();
+  const external = process.env.SVC_DYNAMODB_ENDPOINT;
+  console.log(external ? `Using DynamoDB at ${external}` : "Starting DynamoDB Local…");
+  const service = await startLocalService({
+    port,
+    rootKey: root.key,
+    dataDir,
+    dynamodbEndpoint: external,
+    testClock: process.env.SVC_TEST_CLOCK === "1" || process.env.SVC_TEST_CLOCK === "true",
+  });
+  console.log(`svc-vault is ready at ${service.url} (${((Date.now() - startedAt) / 1000).toFixed(1)} s)`);
+  console.log(`Data directory: ${dataDir}`);
+  if (root.generated) console.log(`Root key (generated, saved to ${root.file}): ${root.key}`);
+  else if (!process.env.SVC_ROOT_KEY) console.log(`Root key: read from ${root.file}`);
+  if (service.deps.testClock) console.log('Test clock enabled: POST /_test/clock {"advance_seconds": n}');
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: stopping…`);
+    service.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,96 @@
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { Clock } from "#shared/ports/clock.ts";
+import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from "#shared/ports/stores.ts";
+import { isConditionalCheckFailed } from "./client.ts";
+import { epochSeconds, keys } from "./schema.ts";
+
+/** Results are kept 24 hours (spec); TTL deletes them later, so reads also compare with the clock. */
+export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600;
+/**
+ * An in-flight marker whose request died (a Lambda killed mid-request) frees its key after this lease,
+ * longer than API Gateway's 30 s integration timeout, so no live request can still hold it.
+ */
+export const IN_FLIGHT_LEASE_SECONDS = 60;
+
+export class DynamoIdempotencyStore implements IdempotencyStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly clock: Clock,
+  ) {}
+
+  async claim(scope: string, key: string, requestSignature: string): Promise<IdempotencyClaim> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const now = epochSeconds(this.clock.now());
+      try {
+        await this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: {
+              ...keys.idempotency(scope, key),
+              entity: "idempotency",
+              state: "in_flight",
+              signature: requestSignature,
+              lease_until: now + IN_FLIGHT_LEASE_SECONDS,
+              expires_at: now + IDEMPOTENCY_RETENTION_SECONDS,
+              ttl: now + IDEMPOTENCY_RETENTION_SECONDS,
+            },
+            ConditionExpression:
+              "attribute_not_exists(PK) OR expires_at <= :now OR (#state = :inFlight AND lease_until <= :now)",
+            ExpressionAttributeNames: { "#state": "state" },
+            ExpressionAttributeValues: { ":now": now, ":inFlight": "in_flight" },
+          }),
+        );
+        return { outcome: "claimed" };
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+      const existing = await this.client.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: keys.idempotency(scope, key),
+          ConsistentRead: true,
+        }),
+      );
+      const item = existing.Item;
+      if (!item) continue; // released between our write and read: try to claim again
+      if (item.state === "completed")
+        return {
+          outcome: "completed",
+          response: item.response as StoredResponse,
+          requestSignature: String(item.signature),
+        };
+      return { outcome: "in-flight" };
+    }
+    return { outcome: "in-flight" };
+  }
+
+  async complete(scope: string, key: string, response: StoredResponse): Promise<void> {
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: keys.idempotency(scope, key),
+        UpdateExpression: "SET #state = :completed, #response = :response REMOVE lease_until",
+        ExpressionAttributeNames: { "#state": "state", "#response": "response" },
+        ExpressionAttributeValues: { ":completed": "completed", ":response": response },
+      }),
+    );
+  }
+
+  async release(scope: string, key: string): Promise<void> {
+    await this.client
+      .send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: keys.idempotency(scope, key),
+          ConditionExpression: "#state = :inFlight",
+          ExpressionAttributeNames: { "#state": "state" },
+          ExpressionAttributeValues: { ":inFlight": "in_flight" },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!isConditionalCheckFailed(error)) throw error;
+      });
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * The single table's key layout. One place names every key so the local bootstrap, the CDK stack
+ * and the adapters agree.
+ *
+ *   TENANT#<tid>              META                      tenant
+ *   TENANT#<tid>              APP#<aid>                 application (aid is UUIDv7: sorts by creation)
+ *   TENANT#<tid>              APPKEY#<aid>#<kid>        key listing (hash only)
+ *   TENANT#<tid>              MEMBER#<mid>              tenant member
+ *   USER#<uid>                META                      user
+ *   APIKEY#<sha256>           META                      key lookup for authentication
+ *   TENANT#<tid>#LOG#<shard>  <created_at>#<lid>        audit log, write-sharded; GSI1 by entity id
+ *   IDEMP#<scope>#<key>       META                      idempotency record
+ */
+export const TABLE_KEYS = {
+  partitionKey: "PK",
+  sortKey: "SK",
+  gsi1Name: "GSI1",
+  gsi1PartitionKey: "GSI1PK",
+  gsi1SortKey: "GSI1SK",
+  ttlAttribute: "ttl",
+} as const;
+
+/** Audit entries of one tenant spread over this many partitions, so a busy tenant is not one hot key. */
+export const LOG_SHARDS = 4;
+
+export const keys = {
+  tenant: (tenantId: string) => ({ PK: `TENANT#${tenantId}`, SK: "META" }),
+  user: (userId: string) => ({ PK: `USER#${userId}`, SK: "META" }),
+  member: (tenantId: string, memberId: string) => ({ PK: `TENANT#${tenantId}`, SK: `MEMBER#${memberId}` }),
+  application: (tenantId: string, appId: string) => ({ PK: `TENANT#${tenantId}`, SK: `APP#${appId}` }),
+  applicationKey: (tenantId: string, appId: string, keyId: string) => ({
+    PK: `TENANT#${tenantId}`,
+    SK: `APPKEY#${appId}#${keyId}`,
+  }),
+  apiKey: (keyHash: string) => ({ PK: `APIKEY#${keyHash}`, SK: "META" }),
+  logShard: (tenantId: string, shard: number) => `TENANT#${tenantId}#LOG#${shard}`,
+  logEntity: (tenantId: string, entityId: string) => `TENANT#${tenantId}#LOGENTITY#${entityId}`,
+  idempotency: (scope: string, key: string) => ({ PK: `IDEMP#${scope}#${key}`, SK: "META" }),
+} as const;
+
+export function epochSeconds(date: Date): number {
+  return Math.floor(date.getTime() / 1000);
+}

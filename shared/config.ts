@@ -1,0 +1,91 @@
+import { z } from "zod";
+
+/**
+ * Environment parsed once, with zod, at first use. Local defaults exist only where local mode needs them;
+ * AWS mode fails fast when something it needs is missing.
+ */
+const flag = z
+  .enum(["0", "1", "true", "false", ""])
+  .optional()
+  .transform((v) => v === "1" || v === "true");
+
+const envSchema = z
+  .object({
+    SVC_MODE: z.enum(["local", "aws"]).optional(),
+    AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
+    AWS_REGION: z.string().optional(),
+    SVC_TABLE_NAME: z.string().min(3).optional(),
+    SVC_DYNAMODB_ENDPOINT: z.url().optional(),
+    SVC_DATA_DIR: z.string().min(1).default(".svc-data"),
+    SVC_ROOT_KEY: z.string().min(16).optional(),
+    SVC_ROOT_KEY_HASH: z
+      .string()
+      .regex(/^[a-f0-9]{64}$/)
+      .optional(),
+    SVC_ROOT_KEY_PARAMETER: z.string().optional(),
+    SVC_TEST_CLOCK: flag,
+    SVC_PROXY_ALLOW_PRIVATE: z.enum(["0", "1", "true", "false"]).optional(),
+    SVC_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
+    SVC_AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
+    SVC_MAX_BODY_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(1024 * 1024),
+  })
+  .transform((env) => {
+    const mode = env.SVC_MODE ?? (env.AWS_LAMBDA_FUNCTION_NAME ? "aws" : "local");
+    return {
+      mode,
+      region: env.AWS_REGION ?? "us-east-1",
+      tableName: env.SVC_TABLE_NAME ?? (mode === "local" ? "svc-vault" : undefined),
+      dynamodbEndpoint: env.SVC_DYNAMODB_ENDPOINT,
+      dataDir: env.SVC_DATA_DIR,
+      rootKey: env.SVC_ROOT_KEY,
+      rootKeyHash: env.SVC_ROOT_KEY_HASH,
+      rootKeyParameter: env.SVC_ROOT_KEY_PARAMETER,
+      testClock: env.SVC_TEST_CLOCK,
+      proxyAllowPrivate:
+        env.SVC_PROXY_ALLOW_PRIVATE === undefined
+          ? mode === "local"
+          : env.SVC_PROXY_ALLOW_PRIVATE === "1" || env.SVC_PROXY_ALLOW_PRIVATE === "true",
+      logRetentionDays: env.SVC_LOG_RETENTION_DAYS,
+      authCacheSeconds: env.SVC_AUTH_CACHE_SECONDS,
+      maxBodyBytes: env.SVC_MAX_BODY_BYTES,
+    } as const;
+  })
+  .superRefine((cfg, ctx) => {
+    if (!cfg.tableName) ctx.addIssue({ code: "custom", message: "SVC_TABLE_NAME is required in AWS mode" });
+    if (cfg.mode === "aws" && cfg.testClock)
+      ctx.addIssue({ code: "custom", message: "SVC_TEST_CLOCK is refused in AWS mode" });
+    if (cfg.mode === "aws" && cfg.rootKey)
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "SVC_ROOT_KEY is refused in AWS mode; store its SHA-256 hash in SSM (SVC_ROOT_KEY_PARAMETER)",
+      });
+  });
+
+export type Config = z.output<typeof envSchema> & { tableName: string };
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const reasons = parsed.error.issues.map((i) => `${i.path.join(".") || "env"}: ${i.message}`).join("; ");
+    throw new Error(`Invalid configuration: ${reasons}`);
+  }
+  return parsed.data as Config;
+}
+
+let cached: Config | undefined;
+
+/** The process-wide configuration, parsed on first use. */
+export function config(): Config {
+  cached ??= loadConfig();
+  return cached;
+}
+
+/** Forget the parsed configuration (the local server re-reads env it has just set). */
+export function resetConfig(): void {
+  cached = undefined;
+}

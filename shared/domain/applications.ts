@@ -1,0 +1,216 @@
+import { notFound, validationError } from "#shared/http/errors.ts";
+import { hashKey, type KeyKind, newApiKey, uuidv7 } from "#shared/ids.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import type { ApplicationStore, AuditLogStore, PageRequest, StoredKey } from "#shared/ports/stores.ts";
+import { type AccessRule, ruleSetErrors } from "./access-rules.ts";
+import type { Operation } from "./audit.ts";
+import { actorOf, auditEntry } from "./audit-entry.ts";
+import type { Authenticator } from "./authentication.ts";
+import type { Application, ApplicationKey, TenantPrincipal } from "./entities.ts";
+import { type ApplicationType, disallowedPermissions, type Permission } from "./permissions.ts";
+
+export interface ApplicationDeps {
+  applications: ApplicationStore;
+  auditLog: AuditLogStore;
+  authenticator: Authenticator;
+  clock: Clock;
+}
+
+const KEY_KIND: Record<ApplicationType, KeyKind> = {
+  public: "public",
+  private: "private",
+  management: "management",
+};
+
+interface AccessInput {
+  type: ApplicationType;
+  permissions: Permission[];
+  rules: AccessRule[];
+}
+
+/** Per-type permission and rule invariants; every violation becomes a 400 with field errors. */
+function assertValidAccess(input: AccessInput): void {
+  const errors: Record<string, string[]> = {};
+  const refused = disallowedPermissions(input.type, input.permissions);
+  if (refused.length > 0)
+    errors.permissions = refused.map((p) => `A ${input.type} application cannot hold ${p}.`);
+  Object.assign(errors, ruleSetErrors(input.rules, { type: input.type, allowConditions: false }));
+  if (Object.keys(errors).length > 0) throw validationError("The application's access is invalid.", errors);
+}
+
+function entry(
+  deps: ApplicationDeps,
+  principal: TenantPrincipal,
+  entityId: string,
+  operation: Operation,
+  message: string,
+  entityType: "application" | "application_key" = "application",
+) {
+  return auditEntry(deps.clock.now(), actorOf(principal), {
+    tenantId: principal.tenantId,
+    entityType,
+    entityId,
+    operation,
+    message,
+  });
+}
+
+function newKey(deps: ApplicationDeps, application: Application): { stored: StoredKey; key: string } {
+  const key = newApiKey(KEY_KIND[application.type]);
+  const stored: StoredKey = {
+    id: uuidv7(deps.clock.now()),
+    tenant_id: application.tenant_id,
+    application_id: application.id,
+    created_at: deps.clock.now().toISOString(),
+    key_hash: hashKey(key),
+  };
+  return { stored, key };
+}
+
+export async function createApplication(
+  deps: ApplicationDeps,
+  principal: TenantPrincipal,
+  input: AccessInput & { name: string; create_key: boolean },
+) {
+  assertValidAccess(input);
+  const now = deps.clock.now();
+  const application: Application = {
+    id: uuidv7(now),
+    tenant_id: principal.tenantId,
+    name: input.name,
+    type: input.type,
+    permissions: [...new Set(input.permissions)],
+    rules: input.rules,
+    created_by: principal.application.id,
+    created_at: now.toISOString(),
+  };
+  const issued = input.create_key ? newKey(deps, application) : undefined;
+  await deps.applications.create(
+    application,
+    issued?.stored,
+    entry(deps, principal, application.id, "create", `Application created (${application.type})`),
+  );
+  return {
+    ...application,
+    ...(issued ? { key: issued.key } : {}),
+    keys: issued ? [{ id: issued.stored.id, key: issued.key, created_at: issued.stored.created_at }] : [],
+  };
+}
+
+async function findApplication(deps: ApplicationDeps, principal: TenantPrincipal, id: string) {
+  const application = await deps.applications.get(principal.tenantId, id);
+  if (!application) throw notFound("The application");
+  return application;
+}
+
+async function withKeys(deps: ApplicationDeps, application: Application) {
+  const keys = await deps.applications.listKeys(application.tenant_id, application.id);
+  return { ...application, keys: keys.map(({ id, created_at }) => ({ id, created_at })) };
+}
+
+export async function getApplication(deps: ApplicationDeps, principal: TenantPrincipal, id: string) {
+  const application = await findApplication(deps, principal, id);
+  await deps.auditLog.append([entry(deps, principal, id, "read", "Application read")]);
+  return withKeys(deps, application);
+}
+
+export async function getOwnApplication(deps: ApplicationDeps, principal: TenantPrincipal) {
+  return getApplication(deps, principal, principal.application.id);
+}
+
+export async function listApplications(deps: ApplicationDeps, principal: TenantPrincipal, page: PageRequest) {
+  const result = await deps.applications.list(principal.tenantId, page);
+  await deps.auditLog.append(
+    result.items.map((a) => entry(deps, principal, a.id, "read", "Application read in a list")),
+  );
+  return result;
+}
+
+export async function updateApplication(
+  deps: ApplicationDeps,
+  principal: TenantPrincipal,
+  id: string,
+  input: { name: string; permissions: Permission[]; rules: AccessRule[] },
+) {
+  const current = await findApplication(deps, principal, id);
+  assertValidAccess({ ...input, type: current.type });
+  const updated: Application = {
+    ...current,
+    name: input.name,
+    permissions: [...new Set(input.permissions)],
+    rules: input.rules,
+    modified_by: principal.application.id,
+    modified_at: deps.clock.now().toISOString(),
+  };
+  await deps.applications.update(updated, entry(deps, principal, id, "update", "Application updated"));
+  deps.authenticator.evict({ applicationId: id });
+  return withKeys(deps, updated);
+}
+
+export async function deleteApplication(deps: ApplicationDeps, principal: TenantPrincipal, id: string) {
+  const deleted = await deps.applications.delete(
+    principal.tenantId,
+    id,
+    entry(deps, principal, id, "delete", "Application deleted and its keys revoked"),
+  );
+  if (!deleted) throw notFound("The application");
+  deps.authenticator.evict({ applicationId: id });
+}
+
+export async function createApplicationKey(deps: ApplicationDeps, principal: TenantPrincipal, id: string) {
+  const application = await findApplication(deps, principal, id);
+  const issued = newKey(deps, application);
+  await deps.applications.addKey(
+    issued.stored,
+    entry(
+      deps,
+      principal,
+      issued.stored.id,
+      "create",
+      `Key created for application ${id}`,
+      "application_key",
+    ),
+  );
+  return { id: issued.stored.id, key: issued.key, created_at: issued.stored.created_at };
+}
+
+export async function listApplicationKeys(
+  deps: ApplicationDeps,
+  principal: TenantPrincipal,
+  id: string,
+): Promise<Omit<ApplicationKey, "application_id">[]> {
+  await findApplication(deps, principal, id);
+  const keys = await deps.applications.listKeys(principal.tenantId, id);
+  await deps.auditLog.append([entry(deps, principal, id, "read", "Application keys listed")]);
+  return keys.map(({ id: keyId, created_at }) => ({ id: keyId, created_at }));
+}
+
+export async function getApplicationKey(
+  deps: ApplicationDeps,
+  principal: TenantPrincipal,
+  id: string,
+  keyId: string,
+) {
+  const key = await deps.applications.getKey(principal.tenantId, id, keyId);
+  if (!key) throw notFound("The key");
+  await deps.auditLog.append([
+    entry(deps, principal, keyId, "read", `Key of application ${id} read`, "application_key"),
+  ]);
+  return { id: key.id, created_at: key.created_at };
+}
+
+export async function deleteApplicationKey(
+  deps: ApplicationDeps,
+  principal: TenantPrincipal,
+  id: string,
+  keyId: string,
+) {
+  const keyHash = await deps.applications.deleteKey(
+    principal.tenantId,
+    id,
+    keyId,
+    entry(deps, principal, keyId, "delete", `Key of application ${id} revoked`, "application_key"),
+  );
+  if (!keyHash) throw notFound("The key");
+  deps.authenticator.evict({ keyHash });
+}

@@ -1,0 +1,58 @@
+import type { AccessRule } from "./access-rules.ts";
+import type { ApplicationType, Permission } from "./permissions.ts";
+
+export interface Tenant {
+  id: string;
+  name: string;
+  owner_id: string;
+  created_at: string;
+  modified_at?: string;
+}
+
+export interface User {
+  id: string;
+  email?: string;
+  first_name?: string;
+  last_name?: string;
+}
+
+export interface TenantMember {
+  id: string;
+  tenant_id: string;
+  role: "OWNER" | "ADMIN";
+  user: User;
+  created_at: string;
+  created_by?: string;
+}
+
+export interface Application {
+  id: string;
+  tenant_id: string;
+  name: string;
+  type: ApplicationType;
+  permissions: Permission[];
+  rules: AccessRule[];
+  created_by?: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at?: string;
+}
+
+/** An API key as listed: never the key itself, which is shown once and stored only as a hash. */
+export interface ApplicationKey {
+  id: string;
+  application_id: string;
+  created_at: string;
+}
+
+/** Who is calling, resolved from SVC-API-KEY. */
+export type Principal =
+  | { kind: "root" }
+  | {
+      kind: "application";
+      tenantId: string;
+      keyId: string;
+      application: Application;
+    };
+
+export type TenantPrincipal = Extract<Principal, { kind: "application" }>;

@@ -1,0 +1,105 @@
+import { notFound } from "#shared/http/errors.ts";
+import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import type { AuditLogStore, TenantStore } from "#shared/ports/stores.ts";
+import { auditEntry } from "./audit-entry.ts";
+import type { Application, Tenant, TenantMember, TenantPrincipal, User } from "./entities.ts";
+import { MANAGEMENT_PERMISSIONS } from "./permissions.ts";
+
+export interface TenantDeps {
+  tenants: TenantStore;
+  auditLog: AuditLogStore;
+  clock: Clock;
+}
+
+export interface CreateTenantInput {
+  name: string;
+  owner?: { email?: string; first_name?: string; last_name?: string };
+}
+
+/**
+ * Creates a tenant, its OWNER member and a management application holding every management permission,
+ * all in one transaction. The management key is returned once and stored only as a hash.
+ */
+export async function createTenant(deps: TenantDeps, input: CreateTenantInput) {
+  const now = deps.clock.now();
+  const at = now.toISOString();
+  const tenantId = uuidv7(now);
+  const owner: User = { id: uuidv7(now), ...input.owner };
+  const member: TenantMember = {
+    id: uuidv7(now),
+    tenant_id: tenantId,
+    role: "OWNER",
+    user: owner,
+    created_at: at,
+  };
+  const tenant: Tenant = { id: tenantId, name: input.name, owner_id: owner.id, created_at: at };
+  const application: Application = {
+    id: uuidv7(now),
+    tenant_id: tenantId,
+    name: `${input.name} management`,
+    type: "management",
+    permissions: [...MANAGEMENT_PERMISSIONS],
+    rules: [],
+    created_at: at,
+  };
+  const managementKey = newApiKey("management");
+  const keyId = uuidv7(now);
+  const operator = { type: "operator" } as const;
+  await deps.tenants.createTenant({
+    tenant,
+    owner,
+    member,
+    application,
+    key: {
+      id: keyId,
+      tenant_id: tenantId,
+      application_id: application.id,
+      created_at: at,
+      key_hash: hashKey(managementKey),
+    },
+    audit: [
+      auditEntry(now, operator, {
+        tenantId,
+        entityType: "tenant",
+        entityId: tenantId,
+        operation: "create",
+        message: "Tenant created",
+      }),
+      auditEntry(now, operator, {
+        tenantId,
+        entityType: "tenant_member",
+        entityId: member.id,
+        operation: "create",
+        message: "Owner member created",
+      }),
+      auditEntry(now, operator, {
+        tenantId,
+        entityType: "application",
+        entityId: application.id,
+        operation: "create",
+        message: "Management application created with the tenant",
+      }),
+    ],
+  });
+  return { ...tenant, management_key: managementKey, management_application_id: application.id };
+}
+
+export async function getOwnTenant(deps: TenantDeps, principal: TenantPrincipal): Promise<Tenant> {
+  const tenant = await deps.tenants.getTenant(principal.tenantId);
+  if (!tenant) throw notFound("The tenant");
+  await deps.auditLog.append([
+    auditEntry(
+      deps.clock.now(),
+      { type: "application", id: principal.application.id },
+      {
+        tenantId: tenant.id,
+        entityType: "tenant",
+        entityId: tenant.id,
+        operation: "read",
+        message: "Tenant read",
+      },
+    ),
+  ]);
+  return tenant;
+}

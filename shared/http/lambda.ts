@@ -1,0 +1,75 @@
+import middy from "@middy/core";
+import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
+import type { Deps } from "#shared/container.ts";
+import { deps } from "#shared/container.ts";
+import type { Principal, TenantPrincipal } from "#shared/domain/entities.ts";
+import type { OperationId, Routes } from "#shared/routes.ts";
+import { authenticateAndAuthorize } from "./middleware/authenticate.ts";
+import { errorHandler } from "./middleware/error-handler.ts";
+import { idempotency } from "./middleware/idempotency.ts";
+import { requestContext } from "./middleware/request-context.ts";
+import { routeAndValidate } from "./middleware/route-and-validate.ts";
+import { type HttpResult, jsonResult, type SvcContext } from "./request-state.ts";
+import type { BodyOf, FunctionGroup, ParamsOf, QueryOf, RouteSpec } from "./route.ts";
+
+type PrincipalFor<R extends RouteSpec> = R["auth"] extends "key"
+  ? TenantPrincipal
+  : R["auth"] extends "root"
+    ? Extract<Principal, { kind: "root" }>
+    : undefined;
+
+export interface HandlerInput<R extends RouteSpec> {
+  params: ParamsOf<R>;
+  query: QueryOf<R>;
+  body: BodyOf<R>;
+  principal: PrincipalFor<R>;
+  deps: Deps;
+  requestId: string;
+  event: APIGatewayProxyEventV2;
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export type RouteHandler<R extends RouteSpec> = (input: HandlerInput<R>) => Promise<Reply>;
+
+/** The implementations a function group must provide: one per route of the group, no more, no less. */
+export type GroupHandlers<G extends FunctionGroup> = {
+  [K in OperationId as Routes[K]["group"] extends G ? K : never]: RouteHandler<Routes[K]>;
+};
+
+/**
+ * Builds a function group's Lambda handler: the shared middy chain, then the route's implementation.
+ * The local gateway calls exactly this handler with the same event shape.
+ */
+export function createHttpHandler<G extends FunctionGroup>(group: G, handlers: GroupHandlers<G>) {
+  const table = handlers as unknown as Record<string, RouteHandler<RouteSpec>>;
+  const dispatch = async (event: APIGatewayProxyEventV2, context: SvcContext): Promise<HttpResult> => {
+    const state = context.svc;
+    const route = state.route;
+    const implementation = route ? table[route.operationId] : undefined;
+    if (!route || !implementation)
+      throw new Error(`No implementation for ${route?.operationId ?? event.routeKey}`);
+    const reply = await implementation({
+      params: state.params,
+      query: state.query,
+      body: state.body,
+      principal: state.principal,
+      deps: deps(),
+      requestId: state.requestId,
+      event,
+    } as HandlerInput<RouteSpec>);
+    return jsonResult(reply.status, reply.body, reply.headers);
+  };
+
+  return middy<APIGatewayProxyEventV2, HttpResult, Error, SvcContext>()
+    .use(requestContext())
+    .use(errorHandler())
+    .use(routeAndValidate(group))
+    .use(authenticateAndAuthorize())
+    .use(idempotency())
+    .handler(dispatch) as unknown as (event: APIGatewayProxyEventV2, context: Context) => Promise<HttpResult>;
+}

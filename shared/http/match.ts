@@ -1,0 +1,67 @@
+import { type RouteSpec, routeKeyOf } from "./route.ts";
+
+export interface RouteMatch<R> {
+  route: R;
+  routeKey: string;
+  pathParameters: Record<string, string>;
+}
+
+interface Candidate<R> {
+  route: R;
+  segments: string[];
+  literalCount: number;
+}
+
+/**
+ * Matches request paths against route templates the way API Gateway does: a literal segment wins
+ * over a `{param}` (so /applications/key beats /applications/{id}).
+ */
+export class RouteMatcher<R extends Pick<RouteSpec, "method" | "path">> {
+  private readonly candidates: Candidate<R>[];
+
+  constructor(routes: readonly R[]) {
+    this.candidates = routes
+      .map((route) => {
+        const segments = route.path.split("/").filter(Boolean);
+        return { route, segments, literalCount: segments.filter((s) => !s.startsWith("{")).length };
+      })
+      .sort((a, b) => b.literalCount - a.literalCount);
+  }
+
+  private matchPath(candidate: Candidate<R>, parts: string[]): Record<string, string> | undefined {
+    if (candidate.segments.length !== parts.length) return undefined;
+    const params: Record<string, string> = {};
+    for (let i = 0; i < parts.length; i++) {
+      const template = candidate.segments[i] as string;
+      const part = parts[i] as string;
+      if (template.startsWith("{")) {
+        params[template.slice(1, -1)] = part;
+      } else if (template !== part) {
+        return undefined;
+      }
+    }
+    return params;
+  }
+
+  /** The route for method and path, or the methods the path allows when only the method is wrong. */
+  match(method: string, rawPath: string): RouteMatch<R> | { allowed: string[] } | undefined {
+    const parts = rawPath.split("/").filter(Boolean).map(safeDecode);
+    const allowed = new Set<string>();
+    for (const candidate of this.candidates) {
+      const params = this.matchPath(candidate, parts);
+      if (!params) continue;
+      if (candidate.route.method === method)
+        return { route: candidate.route, routeKey: routeKeyOf(candidate.route), pathParameters: params };
+      allowed.add(candidate.route.method);
+    }
+    return allowed.size > 0 ? { allowed: [...allowed] } : undefined;
+  }
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

@@ -1,0 +1,32 @@
+import { deps } from "#shared/container.ts";
+import { mayEverHold } from "#shared/domain/access-rules.ts";
+import { forbidden, unauthorized } from "../errors.ts";
+import { header, type SvcMiddleware } from "../request-state.ts";
+
+/**
+ * Resolves SVC-API-KEY for routes that need a key, then checks the route's permissions.
+ * 401: missing, unknown or revoked key. 403: a valid key of the wrong kind or without the permission.
+ */
+export function authenticateAndAuthorize(): SvcMiddleware {
+  return {
+    before: async (request) => {
+      const state = request.context.svc;
+      const route = state.route;
+      if (!route || route.auth === "none") return;
+      const principal = await deps().authenticator.authenticate(header(request.event, "svc-api-key"));
+      if (!principal) throw unauthorized();
+      state.principal = principal;
+
+      if (route.auth === "root") {
+        if (principal.kind !== "root")
+          throw forbidden("Only the deployment's root key may call this endpoint.");
+        return;
+      }
+      if (principal.kind !== "application")
+        throw forbidden("The root key only manages tenants; use a key of the tenant's applications.");
+      const grant = principal.application;
+      const missing = (route.permissions ?? []).filter((p) => !mayEverHold(grant, p));
+      if (missing.length > 0) throw forbidden(`The key lacks the permission ${missing.join(", ")}.`);
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import { randomUUID } from "node:crypto";
+import { logger } from "#shared/logger.ts";
+import type { SvcMiddleware } from "../request-state.ts";
+
+/** Gives the request its id (API Gateway's when there is one), echoes it back and logs one access line. */
+export function requestContext(): SvcMiddleware {
+  const finish: NonNullable<SvcMiddleware["after"]> = async (request) => {
+    const state = request.context.svc;
+    if (!state || !request.response) return;
+    request.response.headers = { ...request.response.headers, "svc-request-id": state.requestId };
+    logger.info("request", {
+      request_id: state.requestId,
+      route: state.route ? `${state.route.method} ${state.route.path}` : request.event.routeKey,
+      status: request.response.statusCode,
+      duration_ms: Date.now() - state.startedAt,
+      tenant_id: state.principal?.kind === "application" ? state.principal.tenantId : undefined,
+    });
+  };
+  return {
+    before: async (request) => {
+      request.context.svc = {
+        requestId: request.event.requestContext?.requestId || randomUUID(),
+        startedAt: Date.now(),
+        params: {},
+        query: {},
+        body: undefined,
+      };
+    },
+    after: finish,
+    onError: finish,
+  };
+}

@@ -1,0 +1,92 @@
+import type { z } from "zod";
+import { config } from "#shared/config.ts";
+import { routeList } from "#shared/routes.ts";
+import {
+  type FieldErrors,
+  methodNotAllowed,
+  notFound,
+  payloadTooLarge,
+  unsupportedMediaType,
+  validationError,
+} from "../errors.ts";
+import { RouteMatcher } from "../match.ts";
+import { header, type MatchedRoute, type SvcMiddleware } from "../request-state.ts";
+
+const byRouteKey = new Map<string, MatchedRoute>(routeList.map((r) => [`${r.method} ${r.path}`, r]));
+const matcher = new RouteMatcher(routeList);
+
+/** Repeated query parameters become arrays (API Gateway joins them with commas, so read the raw string). */
+export function parseQuery(rawQueryString: string | undefined): Record<string, string | string[]> {
+  const result: Record<string, string | string[]> = {};
+  for (const [name, value] of new URLSearchParams(rawQueryString ?? "")) {
+    const existing = result[name];
+    result[name] = existing === undefined ? value : [existing, value].flat();
+  }
+  return result;
+}
+
+function fieldErrors(error: z.ZodError, prefix?: string): FieldErrors {
+  const errors: FieldErrors = {};
+  for (const issue of error.issues) {
+    const path = [prefix, ...issue.path.map(String)].filter(Boolean).join(".") || "body";
+    errors[path] = [...(errors[path] ?? []), issue.message];
+  }
+  return errors;
+}
+
+function check<S extends z.ZodType>(schema: S, value: unknown, what: string, prefix?: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw validationError(`The ${what} is invalid.`, fieldErrors(parsed.error, prefix));
+  return parsed.data;
+}
+
+function parseJsonBody(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw validationError("The request body is not valid JSON.");
+  }
+}
+
+/**
+ * Finds the route (by API Gateway's routeKey, or by path for the $default route), enforces the body
+ * size and content type, and validates params, query and body with the route's zod schemas.
+ */
+export function routeAndValidate(group: string): SvcMiddleware {
+  return {
+    before: async (request) => {
+      const { event } = request;
+      const state = request.context.svc;
+      let route = byRouteKey.get(event.routeKey);
+      let pathParameters = event.pathParameters ?? {};
+      if (!route) {
+        const method = event.requestContext.http.method.toUpperCase();
+        const found = matcher.match(method, event.rawPath);
+        if (found && "allowed" in found) throw methodNotAllowed(found.allowed);
+        if (!found) throw notFound(`The route ${method} ${event.rawPath}`);
+        route = found.route;
+        pathParameters = found.pathParameters;
+      }
+      // A route of another group reaching this function is a wiring error, never served here.
+      if (route.group !== group) throw notFound(`The route ${route.method} ${route.path}`);
+      state.route = route;
+
+      const limit = config().maxBodyBytes;
+      const raw = event.body ?? "";
+      const size = Buffer.byteLength(raw, event.isBase64Encoded ? "base64" : "utf8");
+      if (size > limit) throw payloadTooLarge(limit);
+
+      state.params = route.params ? check(route.params, pathParameters, "path", undefined) : {};
+      state.query = route.query ? check(route.query, parseQuery(event.rawQueryString), "query string") : {};
+      if (route.body) {
+        if (route.contentType) {
+          const contentType = header(event, "content-type")?.split(";")[0]?.trim().toLowerCase();
+          if (contentType !== route.contentType) throw unsupportedMediaType(route.contentType);
+        }
+        const text = event.isBase64Encoded ? Buffer.from(raw, "base64").toString("utf8") : raw;
+        if (text.trim() === "") throw validationError("A JSON request body is required.");
+        state.body = check(route.body, parseJsonBody(text), "request body");
+      }
+    },
+  };
+}

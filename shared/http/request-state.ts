@@ -1,0 +1,38 @@
+import type middy from "@middy/core";
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import type { Principal } from "#shared/domain/entities.ts";
+import type { OperationId } from "#shared/routes.ts";
+import type { RouteSpec } from "./route.ts";
+
+export type MatchedRoute = RouteSpec & { operationId: OperationId };
+
+/** What the middleware chain learns about a request, handed from one middleware to the next. */
+export interface RequestState {
+  requestId: string;
+  startedAt: number;
+  route?: MatchedRoute;
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: unknown;
+  principal?: Principal;
+  idempotency?: { scope: string; key: string };
+}
+
+export type SvcContext = Context & { svc: RequestState };
+export type HttpResult = APIGatewayProxyStructuredResultV2;
+export type SvcRequest = middy.Request<APIGatewayProxyEventV2, HttpResult, Error, SvcContext>;
+export type SvcMiddleware = middy.MiddlewareObj<APIGatewayProxyEventV2, HttpResult, Error, SvcContext>;
+
+export function header(event: APIGatewayProxyEventV2, name: string): string | undefined {
+  // API Gateway HTTP APIs lower-case header names; the local gateway does the same.
+  return event.headers?.[name.toLowerCase()];
+}
+
+export function jsonResult(status: number, body: unknown, headers: Record<string, string> = {}): HttpResult {
+  if (status === 204 || body === undefined) return { statusCode: status, headers };
+  return {
+    statusCode: status,
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  };
+}

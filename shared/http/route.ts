@@ -1,0 +1,52 @@
+import type { z } from "zod";
+import type { Permission } from "#shared/domain/permissions.ts";
+
+/** One Lambda per endpoint group; the local gateway maps the same groups to the same handlers. */
+export const FUNCTION_GROUPS = ["system", "tenants", "applications", "logs"] as const;
+export type FunctionGroup = (typeof FUNCTION_GROUPS)[number];
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** Who may call: a tenant key, the deployment's root key, or anyone. */
+export type AuthMode = "key" | "root" | "none";
+
+type AnyObject = z.ZodType<Record<string, unknown>>;
+
+export interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+}
+
+export interface RouteSpec {
+  method: HttpMethod;
+  path: string;
+  group: FunctionGroup;
+  auth: AuthMode;
+  /** Every permission listed is required. */
+  permissions?: readonly Permission[];
+  summary: string;
+  tags: readonly string[];
+  params?: AnyObject;
+  query?: AnyObject;
+  body?: z.ZodType;
+  /** Content type the body must carry (PATCH routes require merge-patch). Any JSON is accepted otherwise. */
+  contentType?: "application/merge-patch+json";
+  responses: Record<number, ResponseSpec>;
+  /** POST/PUT/PATCH honour SVC-IDEMPOTENCY-KEY unless this is false. */
+  idempotent?: boolean;
+  /** Hidden from the OpenAPI document (test-only routes). */
+  internal?: boolean;
+}
+
+/** Keeps each route's literal types so handlers get typed params, query and body. */
+export function defineRoute<const R extends RouteSpec>(spec: R): R {
+  return spec;
+}
+
+export const routeKeyOf = (route: Pick<RouteSpec, "method" | "path">) => `${route.method} ${route.path}`;
+
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export type ParamsOf<R extends RouteSpec> = Out<R["params"]>;
+export type QueryOf<R extends RouteSpec> = Out<R["query"]>;
+export type BodyOf<R extends RouteSpec> = Out<R["body"]>;

@@ -1,0 +1,154 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import { RouteMatcher } from "#shared/http/match.ts";
+import { PROBLEM_CONTENT_TYPE } from "#shared/http/problem.ts";
+import type { FunctionGroup } from "#shared/http/route.ts";
+import { routeList } from "#shared/routes.ts";
+
+export type HttpLambda = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
+
+/** API Gateway refuses payloads above 10 MB before any function runs; so does the local gateway. */
+export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+const matcher = new RouteMatcher(routeList);
+const TEXT_TYPES = /^(application\/(.*\+)?json|application\/x-www-form-urlencoded|text\/)/i;
+
+function readBody(req: IncomingMessage): Promise<Buffer | "too-large"> {
+  return new Promise((done, fail) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > GATEWAY_MAX_BODY_BYTES) {
+        done("too-large");
+        req.resume();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => done(Buffer.concat(chunks)));
+    req.on("error", fail);
+  });
+}
+
+/** Turns a Node request into the API Gateway HTTP API (payload 2.0) event the Lambda would receive. */
+export function toEvent(
+  req: IncomingMessage,
+  body: Buffer,
+): { event: APIGatewayProxyEventV2; group: FunctionGroup } {
+  const url = new URL(req.url ?? "/", "http://localhost");
+  const method = (req.method ?? "GET").toUpperCase();
+  const found = matcher.match(method, url.pathname);
+  const routed = found && "route" in found ? found : undefined;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(",") : value;
+  }
+  const queryStringParameters: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) {
+    queryStringParameters[name] =
+      queryStringParameters[name] === undefined ? value : `${queryStringParameters[name]},${value}`;
+  }
+  const contentType = headers["content-type"] ?? "";
+  const isText = body.length === 0 || contentType === "" || TEXT_TYPES.test(contentType);
+  const now = new Date();
+  const requestId = randomUUID();
+  const rawQueryString = url.search.startsWith("?") ? url.search.slice(1) : "";
+  const event: APIGatewayProxyEventV2 = {
+    version: "2.0",
+    routeKey: routed?.routeKey ?? "$default",
+    rawPath: url.pathname,
+    rawQueryString,
+    headers,
+    ...(headers.cookie ? { cookies: headers.cookie.split(/;\s*/) } : {}),
+    ...(Object.keys(queryStringParameters).length ? { queryStringParameters } : {}),
+    ...(routed && Object.keys(routed.pathParameters).length ? { pathParameters: routed.pathParameters } : {}),
+    requestContext: {
+      accountId: "local",
+      apiId: "local",
+      domainName: headers.host ?? "localhost",
+      domainPrefix: "local",
+      http: {
+        method,
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? "127.0.0.1",
+        userAgent: headers["user-agent"] ?? "",
+      },
+      requestId,
+      routeKey: routed?.routeKey ?? "$default",
+      stage: "$default",
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    ...(body.length > 0 ? { body: isText ? body.toString("utf8") : body.toString("base64") } : {}),
+    isBase64Encoded: body.length > 0 && !isText,
+  };
+  return { event, group: routed?.route.group ?? "system" };
+}
+
+function lambdaContext(group: FunctionGroup, requestId: string): Context {
+  const deadline = Date.now() + 30_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: `svc-${group}`,
+    functionVersion: "$LATEST",
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:svc-${group}`,
+    memoryLimitInMB: "512",
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/svc-${group}`,
+    logStreamName: "local",
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  if (result.cookies?.length) headers["set-cookie"] = result.cookies;
+  const body =
+    result.body === undefined
+      ? undefined
+      : Buffer.from(result.body, result.isBase64Encoded ? "base64" : "utf8");
+  res.writeHead(result.statusCode ?? 200, headers);
+  res.end(body);
+}
+
+const gatewayProblem = (status: number, title: string, detail: string) => ({
+  statusCode: status,
+  headers: { "content-type": PROBLEM_CONTENT_TYPE },
+  body: JSON.stringify({ type: "about:blank", title, status, detail }),
+});
+
+/** The local stand-in for API Gateway: routes by the route table and calls the group's handler. */
+export function createGateway(handlers: Record<FunctionGroup, HttpLambda>): Server {
+  return createServer((req, res) => {
+    void (async () => {
+      const body = await readBody(req);
+      if (body === "too-large") {
+        send(
+          res,
+          gatewayProblem(
+            413,
+            "Payload Too Large",
+            `The request body exceeds ${GATEWAY_MAX_BODY_BYTES} bytes.`,
+          ),
+        );
+        return;
+      }
+      const { event, group } = toEvent(req, body);
+      const result = await handlers[group](event, lambdaContext(group, event.requestContext.requestId));
+      send(res, result);
+    })().catch(() => {
+      if (!res.headersSent) send(res, gatewayProblem(502, "Bad Gateway", "The function failed to answer."));
+      else res.destroy();
+    });
+  });
+}

@@ -1,0 +1,68 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
+import { config, resetConfig } from "#shared/config.ts";
+import { createDeps, type Deps, setDeps } from "#shared/container.ts";
+import { type DynamoDbLocal, startDynamoDbLocal } from "./dynamodb-local.ts";
+import { createGateway } from "./gateway.ts";
+import { groupHandlers } from "./handlers.ts";
+
+export interface LocalServiceOptions {
+  port: number;
+  host?: string;
+  rootKey: string;
+  dataDir: string;
+  /** Use this DynamoDB instead of starting DynamoDB Local. */
+  dynamodbEndpoint?: string;
+  /** Start DynamoDB Local in memory rather than under the data dir (tests). */
+  inMemory?: boolean;
+  testClock?: boolean;
+  tableName?: string;
+}
+
+export interface LocalService {
+  url: string;
+  deps: Deps;
+  stop(): Promise<void>;
+}
+
+/**
+ * Local hosting of the service: DynamoDB Local (unless an endpoint is given), the table, and the gateway
+ * in front of the very handlers the Lambdas run.
+ */
+export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
+  const dynamo = options.dynamodbEndpoint
+    ? undefined
+    : await startDynamoDbLocal(options.inMemory ? {} : { dbPath: `${options.dataDir}/dynamodb` });
+  const endpoint = options.dynamodbEndpoint ?? (dynamo as DynamoDbLocal).endpoint;
+
+  Object.assign(process.env, {
+    SVC_MODE: "local",
+    SVC_DYNAMODB_ENDPOINT: endpoint,
+    SVC_DATA_DIR: options.dataDir,
+    SVC_ROOT_KEY: options.rootKey,
+    SVC_TEST_CLOCK: options.testClock ? "1" : "0",
+    ...(options.tableName ? { SVC_TABLE_NAME: options.tableName } : {}),
+  });
+  resetConfig();
+  const deps = createDeps(config());
+  setDeps(deps);
+  await ensureTable(deps.dynamo, config().tableName);
+
+  const server: Server = createGateway(groupHandlers);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host ?? "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host ?? "127.0.0.1"}:${port}`,
+    deps,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      deps.dynamo.destroy();
+      await dynamo?.stop();
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
+import { routeList } from "./routes.ts";
+
+let cachedDocument: ReturnType<OpenApiGeneratorV31["generateDocument"]> | undefined;
+
+/** GET /openapi.json, generated from the route table (built once per process). */
+export function openApiDocument() {
+  if (cachedDocument) return cachedDocument;
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent("securitySchemes", "ApiKey", {
+    type: "apiKey",
+    in: "header",
+    name: "SVC-API-KEY",
+  });
+  for (const route of routeList) {
+    if (route.internal) continue;
+    registry.registerPath({
+      method: route.method.toLowerCase() as "get",
+      path: route.path,
+      operationId: route.operationId,
+      summary: route.summary,
+      tags: [...route.tags],
+      ...(route.auth === "none" ? {} : { security: [{ ApiKey: [] }] }),
+      ...(route.permissions?.length ? { description: `Requires ${route.permissions.join(", ")}.` } : {}),
+      request: {
+        ...(route.params ? { params: route.params as never } : {}),
+        ...(route.query ? { query: route.query as never } : {}),
+        ...(route.body
+          ? {
+              body: {
+                required: true,
+                content: { [route.contentType ?? "application/json"]: { schema: route.body } },
+              },
+            }
+          : {}),
+      },
+      responses: Object.fromEntries(
+        Object.entries(route.responses).map(([status, spec]) => [
+          status,
+          {
+            description: spec.description,
+            ...(spec.schema
+              ? {
+                  content: {
+                    [Number(status) >= 400 ? "application/problem+json" : "application/json"]: {
+                      schema: spec.schema,
+                    },
+                  },
+                }
+              : {}),
+          },
+        ]),
+      ),
+    });
+  }
+  cachedDocument = new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: "3.1.0",
+    info: {
+      title: "svc-vault",
+      version: "0.1.0",
+      description: "Self-hostable data tokenization vault. Errors are RFC 9457 problem+json.",
+    },
+  });
+  return cachedDocument;
+}

@@ -1,0 +1,4 @@
+/** The single source of "now". Every expiry in the service reads it, so tests can move time. */
+export interface Clock {
+  now(): Date;
+}

@@ -1,0 +1,87 @@
+import type { LogEntry, LogQuery } from "#shared/domain/audit.ts";
+import type { Application, ApplicationKey, Tenant, TenantMember, User } from "#shared/domain/entities.ts";
+
+/** A page of results from a store: the items asked for and how many match in all. */
+export interface StorePage<T> {
+  items: T[];
+  total: number;
+  /** Opaque cursor for the next page when cursor paging was used. */
+  next?: string;
+}
+
+export interface PageRequest {
+  page: number;
+  size: number;
+  /** Cursor from a previous page (`start`); when set, `page` is ignored. */
+  start?: string;
+}
+
+/** A new key as stored: its hash, never the key. */
+export interface StoredKey extends ApplicationKey {
+  tenant_id: string;
+  key_hash: string;
+}
+
+export interface KeyRecord {
+  tenant_id: string;
+  application_id: string;
+  key_id: string;
+}
+
+export interface TenantStore {
+  createTenant(input: {
+    tenant: Tenant;
+    owner: User;
+    member: TenantMember;
+    application: Application;
+    key: StoredKey;
+    audit: LogEntry[];
+  }): Promise<void>;
+  getTenant(tenantId: string): Promise<Tenant | undefined>;
+}
+
+export interface ApplicationStore {
+  create(application: Application, key: StoredKey | undefined, audit: LogEntry): Promise<void>;
+  get(tenantId: string, applicationId: string): Promise<Application | undefined>;
+  list(tenantId: string, page: PageRequest): Promise<StorePage<Application>>;
+  /** Replaces name, permissions and rules; fails with not-found when the application is gone. */
+  update(application: Application, audit: LogEntry): Promise<void>;
+  /** Deletes the application and every key of it. Returns false when it did not exist. */
+  delete(tenantId: string, applicationId: string, audit: LogEntry): Promise<boolean>;
+  addKey(key: StoredKey, audit: LogEntry): Promise<void>;
+  listKeys(tenantId: string, applicationId: string): Promise<ApplicationKey[]>;
+  getKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKey | undefined>;
+  /** Returns the deleted key's hash (to evict caches) or undefined when it did not exist. */
+  deleteKey(
+    tenantId: string,
+    applicationId: string,
+    keyId: string,
+    audit: LogEntry,
+  ): Promise<string | undefined>;
+  /** Resolves a key hash to its owner; the lookup used by authentication. */
+  findKey(keyHash: string): Promise<KeyRecord | undefined>;
+}
+
+export interface AuditLogStore {
+  /** Appends entries; reads call this before answering (fail-closed). */
+  append(entries: LogEntry[]): Promise<void>;
+  list(tenantId: string, query: LogQuery, page: PageRequest): Promise<StorePage<LogEntry>>;
+}
+
+export interface StoredResponse {
+  status: number;
+  body?: string;
+  headers: Record<string, string>;
+}
+
+export type IdempotencyClaim =
+  | { outcome: "claimed" }
+  | { outcome: "in-flight" }
+  | { outcome: "completed"; response: StoredResponse; requestSignature: string };
+
+export interface IdempotencyStore {
+  /** Takes the in-flight marker for a key with a conditional write, or reports what holds it. */
+  claim(scope: string, key: string, requestSignature: string): Promise<IdempotencyClaim>;
+  complete(scope: string, key: string, response: StoredResponse): Promise<void>;
+  release(scope: string, key: string): Promise<void>;
+}

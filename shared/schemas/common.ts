@@ -1,0 +1,50 @@
+import { z } from "zod";
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+/** `page`/`size` (spec defaults 20/1, maximum 100 or less) plus `start` for cursor paging. */
+export function pagingQuery(maxSize = MAX_PAGE_SIZE) {
+  return z.object({
+    page: z.coerce.number().int().min(1).default(1),
+    size: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(maxSize, { message: `size must be at most ${maxSize}` })
+      .default(DEFAULT_PAGE_SIZE),
+    start: z.string().min(1).max(512).optional(),
+  });
+}
+
+/** A query parameter that may repeat (`?id=a&id=b`): always an array once parsed. */
+export const repeatable = <T extends z.ZodType>(item: T) =>
+  z.preprocess((value) => (value === undefined ? undefined : [value].flat()), z.array(item).optional());
+
+export const idParams = z.object({ id: z.string().min(1).max(400) });
+
+export const problemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    errors: z.record(z.string(), z.array(z.string())).optional(),
+    request_id: z.string().optional(),
+  })
+  .meta({ id: "Problem" });
+
+export const paginationSchema = z
+  .object({
+    total_items: z.number().int(),
+    page_number: z.number().int(),
+    page_size: z.number().int(),
+    total_pages: z.number().int(),
+    next: z.string().optional(),
+  })
+  .meta({ id: "Pagination" });
+
+export const paginated = <T extends z.ZodType>(item: T) =>
+  z.object({ pagination: paginationSchema, data: z.array(item) });
+
+export const isoDate = z.iso.datetime({ offset: true });
