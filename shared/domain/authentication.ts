@@ -25,10 +25,14 @@ export class Authenticator {
   ) {}
 
   /** The principal behind a key, or undefined for a missing, unknown or revoked key. */
-  async authenticate(presentedKey: string | undefined): Promise<Principal | undefined> {
+  async authenticate(
+    presentedKey: string | undefined,
+    options: { rootAllowed: boolean },
+  ): Promise<Principal | undefined> {
     if (!presentedKey || presentedKey.length > 512) return undefined;
     const keyHash = hashKey(presentedKey);
-    if (await this.rootKey.isRootKey(keyHash)) return { kind: "root" };
+    // Only root routes consult the root key, so data-plane functions need no access to where it lives.
+    if (options.rootAllowed) return (await this.rootKey.isRootKey(keyHash)) ? { kind: "root" } : undefined;
 
     const now = this.clock.now().getTime();
     const cached = this.cache.get(keyHash);

@@ -10,7 +10,7 @@ export async function queryUpTo(
   wanted: number,
 ): Promise<Item[]> {
   const items: Item[] = [];
-  let startKey: Record<string, unknown> | undefined;
+  let startKey = input.ExclusiveStartKey;
   do {
     const out = await client.send(
       new QueryCommand({

@@ -13,8 +13,15 @@ export function authenticateAndAuthorize(): SvcMiddleware {
       const state = request.context.svc;
       const route = state.route;
       if (!route || route.auth === "none") return;
-      const principal = await deps().authenticator.authenticate(header(request.event, "svc-api-key"));
-      if (!principal) throw unauthorized();
+      const principal = await deps().authenticator.authenticate(header(request.event, "svc-api-key"), {
+        rootAllowed: route.auth === "root",
+      });
+      if (!principal)
+        throw unauthorized(
+          route.auth === "root"
+            ? "This endpoint requires the deployment's root key in SVC-API-KEY."
+            : undefined,
+        );
       state.principal = principal;
 
       if (route.auth === "root") {
@@ -22,8 +29,7 @@ export function authenticateAndAuthorize(): SvcMiddleware {
           throw forbidden("Only the deployment's root key may call this endpoint.");
         return;
       }
-      if (principal.kind !== "application")
-        throw forbidden("The root key only manages tenants; use a key of the tenant's applications.");
+      if (principal.kind !== "application") throw unauthorized();
       const grant = principal.application;
       const missing = (route.permissions ?? []).filter((p) => !mayEverHold(grant, p));
       if (missing.length > 0) throw forbidden(`The key lacks the permission ${missing.join(", ")}.`);

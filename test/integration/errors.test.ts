@@ -1,0 +1,124 @@
+import { describe, expect, it, vi } from "vitest";
+import { client, createTenant } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+
+const svc = useService();
+
+const problemShape = {
+  type: expect.stringMatching(/^https:\/\//),
+  title: expect.any(String),
+  status: expect.any(Number),
+  detail: expect.any(String),
+};
+
+describe("errors are RFC 9457 problem+json", () => {
+  it("answers 404 for an unknown route and 405 for a known path with the wrong method", async () => {
+    const api = client(svc.url);
+
+    const unknown = await api.get("/no/such/route");
+    const wrongMethod = await api.call("PATCH", "/applications");
+
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get("content-type")).toBe("application/problem+json");
+    expect(unknown.body).toMatchObject({ ...problemShape, status: 404 });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get("allow")).toContain("GET");
+  });
+
+  it("answers 401 with a problem for a missing or unknown key", async () => {
+    const api = client(svc.url);
+
+    const missing = await api.get("/applications");
+    const unknown = await api.get("/applications", { key: "key_mgt_doesnotexist" });
+
+    for (const res of [missing, unknown]) {
+      expect(res.status).toBe(401);
+      expect(res.body).toMatchObject({ ...problemShape, status: 401 });
+    }
+  });
+
+  it("answers 400 for malformed JSON, a missing body and wrong types, with errors per field", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+
+    const malformed = await api.post("/applications", { key: managementKey, rawBody: "{not json" });
+    const empty = await api.post("/applications", { key: managementKey });
+    const wrongTypes = await api.post("/applications", {
+      key: managementKey,
+      body: { name: 42, type: "galactic", permissions: "log:read" },
+    });
+    const notAnObject = await api.post("/applications", { key: managementKey, body: [1, 2] });
+
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.detail).toContain("not valid JSON");
+    expect(empty.status).toBe(400);
+    expect(wrongTypes.status).toBe(400);
+    expect(Object.keys(wrongTypes.body.errors as object).sort()).toEqual(["name", "permissions", "type"]);
+    expect(notAnObject.status).toBe(400);
+  });
+
+  it("answers 413 for a body above the limit, before doing any work", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+    const huge = JSON.stringify({ name: "x".repeat(1024 * 1024 + 10), type: "public" });
+
+    const res = await api.post("/applications", { key: managementKey, rawBody: huge });
+    const list = await api.get<{ pagination: { total_items: number } }>("/applications", {
+      key: managementKey,
+    });
+
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ ...problemShape, status: 413 });
+    expect(list.body.pagination.total_items).toBe(1);
+  });
+
+  it("answers a generic 500 with the request id and nothing of the failure", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+    const tenants = svc.service.deps.tenants;
+    const spy = vi.spyOn(tenants, "getTenant").mockRejectedValueOnce(new Error("boom: secret-value-123"));
+
+    const res = await api.get("/tenants/self", { key: managementKey });
+
+    spy.mockRestore();
+    expect(res.status).toBe(500);
+    expect(res.body).toMatchObject({ ...problemShape, status: 500, request_id: expect.any(String) });
+    expect(res.headers.get("svc-request-id")).toBe(res.body.request_id);
+    expect(JSON.stringify(res.body)).not.toMatch(/boom|secret-value|at .*\.ts/);
+  });
+});
+
+describe("system routes", () => {
+  it("serves /healthz and an OpenAPI 3.1 document listing every public route", async () => {
+    const api = client(svc.url);
+
+    const health = await api.get("/healthz");
+    const doc = await api.get<{ openapi: string; paths: Record<string, Record<string, unknown>> }>(
+      "/openapi.json",
+    );
+
+    expect(health).toMatchObject({ status: 200, body: { status: "ok" } });
+    expect(doc.body.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.body.paths)).toEqual(
+      expect.arrayContaining(["/tenants", "/applications/{id}/keys/{keyId}", "/logs", "/logs/entity-types"]),
+    );
+    expect(doc.body.paths["/applications"]).toHaveProperty("post");
+    expect(doc.body.paths).not.toHaveProperty("/_test/clock");
+  });
+
+  it("moves the test clock only with the root key", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+
+    const refused = await api.post("/_test/clock", { key: managementKey, body: { advance_seconds: 60 } });
+    const before = Date.now();
+    const moved = await api.post<{ now: string }>("/_test/clock", {
+      key: svc.rootKey,
+      body: { advance_seconds: 3600 },
+    });
+
+    expect(refused.status).toBe(401);
+    expect(moved.status).toBe(200);
+    expect(Date.parse(moved.body.now) - before).toBeGreaterThanOrEqual(3600 * 1000);
+  });
+});

@@ -1,0 +1,127 @@
+import { describe, expect, it } from "vitest";
+import { client, createTenant } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+
+const svc = useService();
+
+type Page = { pagination: { total_items: number }; data: { id: string }[] };
+
+async function setup() {
+  const api = client(svc.url);
+  return { api, ...(await createTenant(api, svc.rootKey)) };
+}
+
+describe("idempotency (SVC-IDEMPOTENCY-KEY)", () => {
+  it("stores the first success and replays it, marked as replayed, without doing the work twice", async () => {
+    const { api, managementKey } = await setup();
+    const headers = { "svc-idempotency-key": "create-web-1" };
+    const body = { name: "web", type: "public", permissions: ["token:create"] };
+
+    const first = await api.post("/applications", { key: managementKey, body, headers });
+    const second = await api.post("/applications", { key: managementKey, body, headers });
+    const list = await api.get<Page>("/applications", { key: managementKey });
+
+    expect(first.status).toBe(201);
+    expect(first.headers.get("svc-idempotent-replayed")).toBeNull();
+    expect(second.status).toBe(201);
+    expect(second.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(second.body).toEqual(first.body);
+    expect(list.body.pagination.total_items).toBe(2);
+  });
+
+  it("stores nothing for a failed request, so a retry runs as new", async () => {
+    const { api, managementKey } = await setup();
+    const headers = { "svc-idempotency-key": "retry-me" };
+
+    const failed = await api.post("/applications", { key: managementKey, body: { name: "" }, headers });
+    const retried = await api.post("/applications", {
+      key: managementKey,
+      body: { name: "fixed", type: "public" },
+      headers,
+    });
+
+    expect(failed.status).toBe(400);
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get("svc-idempotent-replayed")).toBeNull();
+  });
+
+  it("gives one success and 409s (or replays) to concurrent duplicates, creating one application", async () => {
+    const { api, managementKey } = await setup();
+    const headers = { "svc-idempotency-key": "race" };
+
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        api.post("/applications", { key: managementKey, body: { name: "raced", type: "public" }, headers }),
+      ),
+    );
+    const list = await api.get<Page>("/applications", { key: managementKey });
+
+    const originals = results.filter((r) => r.status === 201 && !r.headers.get("svc-idempotent-replayed"));
+    expect(originals).toHaveLength(1);
+    for (const r of results) expect([201, 409]).toContain(r.status);
+    expect(list.body.pagination.total_items).toBe(2);
+  });
+
+  it("makes two racing claims give exactly one winner (the in-flight marker is a conditional write)", async () => {
+    const store = svc.service.deps.idempotency;
+    const scope = `race-${Date.now()}`;
+
+    const claims = await Promise.all(Array.from({ length: 8 }, () => store.claim(scope, "k", "sig")));
+
+    expect(claims.filter((c) => c.outcome === "claimed")).toHaveLength(1);
+    expect(claims.filter((c) => c.outcome === "in-flight")).toHaveLength(7);
+  });
+
+  it("ignores the key on GET and DELETE, scopes it per tenant, and forgets it after 24 hours", async () => {
+    const { api, managementKey } = await setup();
+    const other = await createTenant(api, svc.rootKey, "Other");
+    const headers = { "svc-idempotency-key": "shared-key" };
+
+    const get1 = await api.get("/applications", { key: managementKey, headers });
+    const get2 = await api.get("/applications", { key: managementKey, headers });
+    const mine = await api.post("/applications", {
+      key: managementKey,
+      body: { name: "a", type: "public" },
+      headers,
+    });
+    const theirs = await api.post("/applications", {
+      key: other.managementKey,
+      body: { name: "b", type: "public" },
+      headers,
+    });
+    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 24 * 3600 + 1 } });
+    const afterExpiry = await api.post("/applications", {
+      key: managementKey,
+      body: { name: "a", type: "public" },
+      headers,
+    });
+
+    expect(get2.headers.get("svc-idempotent-replayed")).toBeNull();
+    expect(get1.status).toBe(200);
+    expect(theirs.status).toBe(201);
+    expect(theirs.headers.get("svc-idempotent-replayed")).toBeNull();
+    expect(theirs.body.id).not.toBe(mine.body.id);
+    expect(afterExpiry.headers.get("svc-idempotent-replayed")).toBeNull();
+    expect(afterExpiry.body.id).not.toBe(mine.body.id);
+  });
+
+  it("refuses a key reused on another endpoint and a malformed key", async () => {
+    const { api, managementKey } = await setup();
+    const headers = { "svc-idempotency-key": "one-use" };
+    const app = await api.post<{ id: string }>("/applications", {
+      key: managementKey,
+      body: { name: "a", type: "public" },
+      headers,
+    });
+
+    const reused = await api.post(`/applications/${app.body.id}/keys`, { key: managementKey, headers });
+    const malformed = await api.post("/applications", {
+      key: managementKey,
+      body: { name: "a", type: "public" },
+      headers: { "svc-idempotency-key": "x".repeat(300) },
+    });
+
+    expect(reused.status).toBe(409);
+    expect(malformed.status).toBe(400);
+  });
+});

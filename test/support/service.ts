@@ -1,0 +1,32 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, inject } from "vitest";
+import { type LocalService, startLocalService } from "#shared/local/server.ts";
+
+export interface TestService {
+  url: string;
+  rootKey: string;
+  service: LocalService;
+}
+
+/**
+ * Starts the service in this test file's process, on a free port, against the run's DynamoDB Local,
+ * with the test clock on. Returns a holder filled in by beforeAll.
+ */
+export function useService(): TestService {
+  const holder = {} as TestService;
+  beforeAll(async () => {
+    const rootKey = `key_root_test_${randomUUID()}`;
+    const service = await startLocalService({
+      port: 0,
+      rootKey,
+      dataDir: `/tmp/svc-test-${process.pid}`,
+      dynamodbEndpoint: inject("dynamodbEndpoint"),
+      testClock: true,
+    });
+    Object.assign(holder, { url: service.url, rootKey, service });
+  });
+  afterAll(async () => {
+    await holder.service?.stop();
+  });
+  return holder;
+}
