@@ -27,7 +27,7 @@ async function main() {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`PORT must be a port number, got ${process.env.PORT}`);
   const root = rootKey();
-  const external = process.env.SVC_DYNAMODB_ENDPOINT;
+  const external = process.env.SVC_DYNAMODB_ENDPOINT || undefined;
   console.log(external ? `Using DynamoDB at ${external}` : "Starting DynamoDB Local…");
   const service = await startLocalService({
     port,

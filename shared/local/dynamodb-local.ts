@@ -89,6 +89,9 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     ],
     { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
   );
+  // Never leave a Java process behind when this process exits, however it exits (short of SIGKILL).
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
   let output = "";
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
@@ -108,6 +111,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   return {
     endpoint: `http://127.0.0.1:${port}`,
     stop: async () => {
+      process.off("exit", killOnExit);
       if (child.exitCode !== null) return;
       child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), 5000);

@@ -50,10 +50,16 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   await ensureTable(deps.dynamo, config().tableName);
 
   const server: Server = createGateway(groupHandlers);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host ?? "127.0.0.1", () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port, options.host ?? "127.0.0.1", () => resolve());
+    });
+  } catch (error) {
+    deps.dynamo.destroy();
+    await dynamo?.stop();
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${options.host ?? "127.0.0.1"}:${port}`,

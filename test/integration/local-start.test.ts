@@ -1,0 +1,62 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+let child: ChildProcess | undefined;
+afterAll(() => {
+  child?.kill("SIGKILL");
+});
+
+function waitFor(predicate: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const tick = () => {
+      if (predicate()) return resolve();
+      if (Date.now() > deadline) return reject(new Error("timed out"));
+      setTimeout(tick, 100);
+    };
+    tick();
+  });
+}
+
+describe("npm start (the local contract)", () => {
+  it("starts DynamoDB Local and the API, prints the URL and generated root key, persists data, stops on Ctrl-C", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "svc-start-"));
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    let output = "";
+    child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+      env: { ...process.env, PORT: String(port), SVC_DATA_DIR: dataDir, SVC_DYNAMODB_ENDPOINT: "", SVC_ROOT_KEY: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout?.on("data", (c: Buffer) => {
+      output += c.toString();
+    });
+    child.stderr?.on("data", (c: Buffer) => {
+      output += c.toString();
+    });
+
+    await waitFor(() => output.includes("ready at"), 30_000).catch((error: unknown) => {
+      throw new Error(`${String(error)}; output:\n${output}`);
+    });
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    const rootKey = readFileSync(join(dataDir, "root-key"), "utf8").trim();
+    const tenant = await fetch(`http://127.0.0.1:${port}/tenants`, {
+      method: "POST",
+      headers: { "svc-api-key": rootKey, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Started" }),
+    });
+    const exited = new Promise<number | null>((resolve) => child?.once("exit", (code) => resolve(code)));
+    child.kill("SIGINT");
+    const code = await exited;
+
+    expect(output).toContain(`http://127.0.0.1:${port}`);
+    expect(output).toContain(rootKey);
+    expect(health.status).toBe(200);
+    expect(tenant.status).toBe(201);
+    expect(statSync(join(dataDir, "root-key")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dataDir, "dynamodb")).isDirectory()).toBe(true);
+    expect(code).toBe(0);
+  }, 60_000);
+});

@@ -1,0 +1,47 @@
+import { IncomingMessage } from "node:http";
+import { Socket } from "node:net";
+import { describe, expect, it } from "vitest";
+import { toEvent } from "#shared/local/gateway.ts";
+
+function request(method: string, url: string, headers: Record<string, string> = {}): IncomingMessage {
+  const req = new IncomingMessage(new Socket());
+  req.method = method;
+  req.url = url;
+  req.headers = headers;
+  req.httpVersion = "1.1";
+  return req;
+}
+
+describe("local gateway event", () => {
+  it("builds an API Gateway HTTP API payload 2.0 event with route key and path parameters", () => {
+    const { event, group } = toEvent(
+      request("GET", "/applications/abc/keys/k1?x=1&x=2", { "SVC-API-KEY": "k", "content-type": "application/json" }),
+      Buffer.alloc(0),
+    );
+
+    expect(group).toBe("applications");
+    expect(event).toMatchObject({
+      version: "2.0",
+      routeKey: "GET /applications/{id}/keys/{keyId}",
+      rawPath: "/applications/abc/keys/k1",
+      rawQueryString: "x=1&x=2",
+      queryStringParameters: { x: "1,2" },
+      pathParameters: { id: "abc", keyId: "k1" },
+      headers: { "svc-api-key": "k" },
+      isBase64Encoded: false,
+      requestContext: { http: { method: "GET", path: "/applications/abc/keys/k1" }, stage: "$default" },
+    });
+  });
+
+  it("sends unknown paths to the system group's $default route and base64-encodes binary bodies", () => {
+    const { event, group } = toEvent(
+      request("POST", "/unknown", { "content-type": "application/octet-stream" }),
+      Buffer.from([0, 1, 2, 255]),
+    );
+
+    expect(group).toBe("system");
+    expect(event.routeKey).toBe("$default");
+    expect(event.isBase64Encoded).toBe(true);
+    expect(Buffer.from(String(event.body), "base64")).toEqual(Buffer.from([0, 1, 2, 255]));
+  });
+});

@@ -1,0 +1,103 @@
+import { describe, expect, it, vi } from "vitest";
+import { loadConfig } from "#shared/config.ts";
+import { HttpError, validationError } from "#shared/http/errors.ts";
+import { RouteMatcher } from "#shared/http/match.ts";
+import { errorHandler } from "#shared/http/middleware/error-handler.ts";
+import { parseQuery } from "#shared/http/middleware/route-and-validate.ts";
+import { envelope } from "#shared/http/pagination.ts";
+import type { SvcRequest } from "#shared/http/request-state.ts";
+import { logger } from "#shared/logger.ts";
+import { routeList } from "#shared/routes.ts";
+
+describe("RouteMatcher", () => {
+  const matcher = new RouteMatcher(routeList);
+
+  it("prefers a literal segment over a parameter, like API Gateway", () => {
+    expect(matcher.match("GET", "/applications/key")).toMatchObject({ routeKey: "GET /applications/key" });
+    expect(matcher.match("GET", "/applications/abc")).toMatchObject({
+      routeKey: "GET /applications/{id}",
+      pathParameters: { id: "abc" },
+    });
+  });
+
+  it("extracts several parameters and decodes them", () => {
+    expect(matcher.match("DELETE", "/applications/a%20b/keys/k1")).toMatchObject({
+      pathParameters: { id: "a b", keyId: "k1" },
+    });
+  });
+
+  it("reports the allowed methods for a known path and nothing for an unknown one", () => {
+    expect(matcher.match("PATCH", "/applications")).toEqual({ allowed: expect.arrayContaining(["GET", "POST"]) });
+    expect(matcher.match("GET", "/nowhere")).toBeUndefined();
+  });
+});
+
+describe("parseQuery", () => {
+  it("keeps repeated parameters as arrays", () => {
+    expect(parseQuery("id=a&id=b&type=card&x=")).toEqual({ id: ["a", "b"], type: "card", x: "" });
+    expect(parseQuery(undefined)).toEqual({});
+  });
+});
+
+describe("envelope", () => {
+  it("computes total pages and echoes page and size", () => {
+    expect(envelope({ items: [1, 2], total: 41 }, { page: 3, size: 20 }).pagination).toEqual({
+      total_items: 41,
+      page_number: 3,
+      page_size: 20,
+      total_pages: 3,
+    });
+    expect(envelope({ items: [], total: 0 }, { page: 1, size: 20 }).pagination.total_pages).toBe(0);
+  });
+});
+
+describe("configuration", () => {
+  it("refuses the test clock and a plaintext root key in AWS mode", () => {
+    expect(() => loadConfig({ SVC_MODE: "aws", SVC_TABLE_NAME: "svc", SVC_TEST_CLOCK: "1" })).toThrow(/SVC_TEST_CLOCK/);
+    expect(() => loadConfig({ SVC_MODE: "aws", SVC_TABLE_NAME: "svc", SVC_ROOT_KEY: "x".repeat(20) })).toThrow(
+      /SVC_ROOT_KEY/,
+    );
+    expect(() => loadConfig({ SVC_MODE: "aws" })).toThrow(/SVC_TABLE_NAME/);
+  });
+
+  it("defaults private proxy destinations on locally and off in AWS", () => {
+    expect(loadConfig({}).proxyAllowPrivate).toBe(true);
+    expect(loadConfig({ SVC_MODE: "aws", SVC_TABLE_NAME: "svc" }).proxyAllowPrivate).toBe(false);
+    expect(loadConfig({}).mode).toBe("local");
+    expect(loadConfig({ AWS_LAMBDA_FUNCTION_NAME: "f", SVC_TABLE_NAME: "svc" }).mode).toBe("aws");
+  });
+});
+
+describe("errorHandler", () => {
+  const request = (error: unknown) =>
+    ({ error, context: { svc: { requestId: "req-1" } }, response: undefined }) as unknown as SvcRequest;
+
+  it("maps an HttpError to its problem, with field errors and headers", async () => {
+    const req = request(validationError("bad", { name: ["required"] }));
+
+    await errorHandler().onError?.(req);
+
+    expect(req.response?.statusCode).toBe(400);
+    expect(req.response?.headers?.["content-type"]).toBe("application/problem+json");
+    expect(JSON.parse(String(req.response?.body))).toMatchObject({ status: 400, errors: { name: ["required"] } });
+  });
+
+  it("logs an unknown error with the request id but never its message, and answers a generic 500", async () => {
+    const spy = vi.spyOn(logger, "error").mockImplementation(() => undefined);
+    const req = request(new Error("card 4242424242424242 failed"));
+
+    await errorHandler().onError?.(req);
+
+    expect(req.response?.statusCode).toBe(500);
+    expect(String(req.response?.body)).not.toContain("4242");
+    const logged = JSON.stringify(spy.mock.calls);
+    expect(logged).toContain("req-1");
+    expect(logged).not.toContain("4242424242424242 failed");
+    spy.mockRestore();
+  });
+
+  it("keeps the status and slug of an HttpError", () => {
+    const error = new HttpError(409, "conflict", "Conflict", "taken");
+    expect([error.status, error.slug]).toEqual([409, "conflict"]);
+  });
+});
