@@ -1,8 +1,10 @@
+import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import middy from "@middy/core";
 import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 import type { Deps } from "#shared/container.ts";
 import { deps } from "#shared/container.ts";
 import type { Principal, TenantPrincipal } from "#shared/domain/entities.ts";
+import { logger } from "#shared/logger.ts";
 import type { OperationId, Routes } from "#shared/routes.ts";
 import { authenticateAndAuthorize } from "./middleware/authenticate.ts";
 import { errorHandler } from "./middleware/error-handler.ts";
@@ -65,11 +67,18 @@ export function createHttpHandler<G extends FunctionGroup>(group: G, handlers: G
     return jsonResult(reply.status, reply.body, reply.headers);
   };
 
-  return middy<APIGatewayProxyEventV2, HttpResult, Error, SvcContext>()
-    .use(requestContext())
-    .use(errorHandler())
-    .use(routeAndValidate(group))
-    .use(authenticateAndAuthorize())
-    .use(idempotency())
-    .handler(dispatch) as unknown as (event: APIGatewayProxyEventV2, context: Context) => Promise<HttpResult>;
+  return (
+    middy<APIGatewayProxyEventV2, HttpResult, Error, SvcContext>()
+      // Adds function name, cold start and request id to every log line; never logs the event (keys, data).
+      .use(injectLambdaContext(logger, { logEvent: false, resetKeys: true }))
+      .use(requestContext())
+      .use(errorHandler())
+      .use(routeAndValidate(group))
+      .use(authenticateAndAuthorize())
+      .use(idempotency())
+      .handler(dispatch) as unknown as (
+      event: APIGatewayProxyEventV2,
+      context: Context,
+    ) => Promise<HttpResult>
+  );
 }

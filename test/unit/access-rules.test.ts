@@ -79,7 +79,9 @@ describe("evaluateAccess", () => {
   it("never grants through a rule that lacks the permission, whatever the priorities (property)", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ priority: fc.integer({ min: 1, max: 50 }), reads: fc.boolean() }), { maxLength: 8 }),
+        fc.array(fc.record({ priority: fc.integer({ min: 1, max: 50 }), reads: fc.boolean() }), {
+          maxLength: 8,
+        }),
         (specs) => {
           const rules = specs.map((s) =>
             rule({ priority: s.priority, permissions: s.reads ? ["token:read"] : ["token:create"] }),
@@ -122,7 +124,9 @@ describe("normalizeContainer", () => {
 
 describe("ruleSetErrors", () => {
   it("accepts a valid application rule set", () => {
-    expect(ruleSetErrors([rule({}), rule({ priority: 2 })], { type: "private", allowConditions: false })).toEqual({});
+    expect(
+      ruleSetErrors([rule({}), rule({ priority: 2 })], { type: "private", allowConditions: false }),
+    ).toEqual({});
   });
 
   it("reports duplicates, missing containers, conditions on applications and type-forbidden permissions", () => {

@@ -15,7 +15,10 @@ function request(method: string, url: string, headers: Record<string, string> = 
 describe("local gateway event", () => {
   it("builds an API Gateway HTTP API payload 2.0 event with route key and path parameters", () => {
     const { event, group } = toEvent(
-      request("GET", "/applications/abc/keys/k1?x=1&x=2", { "SVC-API-KEY": "k", "content-type": "application/json" }),
+      request("GET", "/applications/abc/keys/k1?x=1&x=2", {
+        "SVC-API-KEY": "k",
+        "content-type": "application/json",
+      }),
       Buffer.alloc(0),
     );
 

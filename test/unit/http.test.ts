@@ -27,7 +27,9 @@ describe("RouteMatcher", () => {
   });
 
   it("reports the allowed methods for a known path and nothing for an unknown one", () => {
-    expect(matcher.match("PATCH", "/applications")).toEqual({ allowed: expect.arrayContaining(["GET", "POST"]) });
+    expect(matcher.match("PATCH", "/applications")).toEqual({
+      allowed: expect.arrayContaining(["GET", "POST"]),
+    });
     expect(matcher.match("GET", "/nowhere")).toBeUndefined();
   });
 });
@@ -53,10 +55,12 @@ describe("envelope", () => {
 
 describe("configuration", () => {
   it("refuses the test clock and a plaintext root key in AWS mode", () => {
-    expect(() => loadConfig({ SVC_MODE: "aws", SVC_TABLE_NAME: "svc", SVC_TEST_CLOCK: "1" })).toThrow(/SVC_TEST_CLOCK/);
-    expect(() => loadConfig({ SVC_MODE: "aws", SVC_TABLE_NAME: "svc", SVC_ROOT_KEY: "x".repeat(20) })).toThrow(
-      /SVC_ROOT_KEY/,
+    expect(() => loadConfig({ SVC_MODE: "aws", SVC_TABLE_NAME: "svc", SVC_TEST_CLOCK: "1" })).toThrow(
+      /SVC_TEST_CLOCK/,
     );
+    expect(() =>
+      loadConfig({ SVC_MODE: "aws", SVC_TABLE_NAME: "svc", SVC_ROOT_KEY: "x".repeat(20) }),
+    ).toThrow(/SVC_ROOT_KEY/);
     expect(() => loadConfig({ SVC_MODE: "aws" })).toThrow(/SVC_TABLE_NAME/);
   });
 
@@ -79,7 +83,10 @@ describe("errorHandler", () => {
 
     expect(req.response?.statusCode).toBe(400);
     expect(req.response?.headers?.["content-type"]).toBe("application/problem+json");
-    expect(JSON.parse(String(req.response?.body))).toMatchObject({ status: 400, errors: { name: ["required"] } });
+    expect(JSON.parse(String(req.response?.body))).toMatchObject({
+      status: 400,
+      errors: { name: ["required"] },
+    });
   });
 
   it("logs an unknown error with the request id but never its message, and answers a generic 500", async () => {

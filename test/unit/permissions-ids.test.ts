@@ -5,7 +5,9 @@ import { digestsEqual, hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
 
 describe("permissions per application type", () => {
   it("lets public hold only token:create and token:update, private every token:*, management none of them", () => {
-    expect(disallowedPermissions("public", ["token:create", "token:update", "token:read"])).toEqual(["token:read"]);
+    expect(disallowedPermissions("public", ["token:create", "token:update", "token:read"])).toEqual([
+      "token:read",
+    ]);
     expect(disallowedPermissions("private", [...TOKEN_PERMISSIONS])).toEqual([]);
     expect(disallowedPermissions("private", ["log:read"])).toEqual(["log:read"]);
     expect(disallowedPermissions("management", ["token:use", "proxy:create"])).toEqual(["token:use"]);

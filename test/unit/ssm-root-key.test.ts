@@ -27,7 +27,11 @@ describe("SsmRootKeyVerifier", () => {
 
   it("refuses every key when the parameter holds no valid hash", async () => {
     ssm.on(GetParameterCommand).resolves({ Parameter: { Value: "not-a-hash" } });
-    const verifier = new SsmRootKeyVerifier(new SSMClient({ region: "us-east-1" }), "/svc/root", new TestClock());
+    const verifier = new SsmRootKeyVerifier(
+      new SSMClient({ region: "us-east-1" }),
+      "/svc/root",
+      new TestClock(),
+    );
 
     expect(await verifier.isRootKey(hashKey("not-a-hash"))).toBe(false);
   });
