@@ -1,0 +1,101 @@
+import type { Clock } from "#shared/ports/clock.ts";
+import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
+
+/** Where wrapped data keys live (one item per tenant and key id). */
+export interface DataKeyStore {
+  get(tenantId: string, keyId: string): Promise<Buffer | undefined>;
+  /** Stores the wrapped key unless one exists; returns whichever is stored (a racing writer may win). */
+  putIfAbsent(tenantId: string, keyId: string, wrapped: Buffer): Promise<Buffer>;
+}
+
+export interface KeyringOptions {
+  /** A new data key per tenant every this many days; older keys stay for decryption. */
+  rotationDays: number;
+  /** A cached plaintext data key is dropped after this long… */
+  cacheSeconds: number;
+  /** …or after this many uses, whichever comes first. */
+  cacheMaxUses: number;
+}
+
+export const DEFAULT_KEYRING_OPTIONS: KeyringOptions = {
+  rotationDays: 30,
+  cacheSeconds: 300,
+  cacheMaxUses: 100_000,
+};
+
+/** The fingerprint key never rotates: fingerprints must stay comparable across data-key periods. */
+export const FINGERPRINT_KEY_ID = "fingerprint";
+
+interface CachedKey {
+  key: Buffer;
+  at: number;
+  uses: number;
+}
+
+/**
+ * Per-tenant data keys (envelope encryption). A warm process unwraps (or generates) each key at most once per
+ * cache period: concurrent requests for the same key share one load, so KMS sees one call per tenant per period.
+ */
+export class Keyring {
+  private readonly cache = new Map<string, CachedKey>();
+  private readonly loading = new Map<string, Promise<Buffer>>();
+
+  constructor(
+    private readonly wrapper: KeyWrapper,
+    private readonly store: DataKeyStore,
+    private readonly clock: Clock,
+    private readonly options: KeyringOptions = DEFAULT_KEYRING_OPTIONS,
+  ) {}
+
+  /** The key id new ciphertexts of this moment use: one per rotation period. */
+  currentKeyId(): string {
+    return `k${Math.floor(this.clock.now().getTime() / (this.options.rotationDays * 86_400_000))}`;
+  }
+
+  async currentKey(tenantId: string): Promise<{ keyId: string; key: Buffer }> {
+    const keyId = this.currentKeyId();
+    return { keyId, key: await this.key(tenantId, keyId, true) };
+  }
+
+  /** An existing key, for decryption. */
+  async keyFor(tenantId: string, keyId: string): Promise<Buffer> {
+    return this.key(tenantId, keyId, false);
+  }
+
+  async fingerprintKey(tenantId: string): Promise<Buffer> {
+    return this.key(tenantId, FINGERPRINT_KEY_ID, true);
+  }
+
+  private async key(tenantId: string, keyId: string, createIfMissing: boolean): Promise<Buffer> {
+    const cacheKey = `${tenantId}/${keyId}`;
+    const now = this.clock.now().getTime();
+    const cached = this.cache.get(cacheKey);
+    if (
+      cached &&
+      now - cached.at < this.options.cacheSeconds * 1000 &&
+      cached.uses < this.options.cacheMaxUses
+    ) {
+      cached.uses += 1;
+      return cached.key;
+    }
+    let pending = this.loading.get(cacheKey);
+    if (!pending) {
+      pending = this.load(tenantId, keyId, createIfMissing).finally(() => this.loading.delete(cacheKey));
+      this.loading.set(cacheKey, pending);
+    }
+    const key = await pending;
+    this.cache.set(cacheKey, { key, at: now, uses: 1 });
+    return key;
+  }
+
+  private async load(tenantId: string, keyId: string, createIfMissing: boolean): Promise<Buffer> {
+    const context = { tenant_id: tenantId, key_id: keyId };
+    const stored = await this.store.get(tenantId, keyId);
+    if (stored) return this.wrapper.unwrap(stored, context);
+    if (!createIfMissing) throw new Error("A data key referenced by a ciphertext is missing");
+    const generated = await this.wrapper.generateDataKey(context);
+    const winner = await this.store.putIfAbsent(tenantId, keyId, generated.wrapped);
+    // Another process stored its key first: use that one (costs one more unwrap, once).
+    return winner.equals(generated.wrapped) ? generated.plaintext : this.wrapper.unwrap(winner, context);
+  }
+}
