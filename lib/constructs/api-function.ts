@@ -1,0 +1,165 @@
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ArnFormat, Duration, Stack, Validations } from "aws-cdk-lib";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
+import { LogLevel, NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import { Construct } from "constructs";
+import { TABLE_KEYS } from "#shared/adapters/dynamodb/schema.ts";
+
+/** Repository root: functions/<group>/handler.ts and package-lock.json live there. */
+export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * The newest Node.js runtime this aws-cdk-lib knows (cdk-nag AwsSolutions-L1 wants the latest).
+ * Pinned rather than Runtime.NODEJS_LATEST so a library upgrade never silently changes the runtime.
+ */
+export const NODE_RUNTIME = Runtime.NODEJS_24_X;
+
+/**
+ * How a function reaches the table:
+ * - `nameOnly`: SVC_TABLE_NAME is set (shared/config.ts requires it in AWS mode), nothing is granted.
+ * - `read`: GetItem, BatchGetItem, Query on the table and GSI1.
+ * - `readWrite`: read, plus ConditionCheckItem, PutItem, UpdateItem, DeleteItem, BatchWriteItem on the table
+ *   (TransactWriteItems is authorised through these per-item actions).
+ */
+export type TableAccess = "nameOnly" | "read" | "readWrite";
+
+export const TABLE_READ_ACTIONS = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"] as const;
+export const TABLE_WRITE_ACTIONS = [
+  "dynamodb:ConditionCheckItem",
+  "dynamodb:PutItem",
+  "dynamodb:UpdateItem",
+  "dynamodb:DeleteItem",
+  "dynamodb:BatchWriteItem",
+] as const;
+
+export interface ApiFunctionProps {
+  /** Directory under functions/ holding handler.ts (one function per endpoint group). */
+  group: string;
+  description?: string;
+  /** CloudWatch retention of the function's log group. */
+  logRetention?: RetentionDays;
+}
+
+/**
+ * Every Lambda of the service: one runtime, architecture, log group, tracing and bundling policy, and
+ * bind* helpers that set a function's environment together with exactly the IAM it needs.
+ * The role is created here (no AWSLambdaBasicExecutionRole): logging is granted on the function's own log
+ * group only.
+ */
+export class ApiFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: Role;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: ApiFunctionProps) {
+    super(scope, id);
+
+    this.logGroup = new LogGroup(this, "Logs", {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+    });
+    this.role = new Role(this, "Role", {
+      assumedBy: new ServicePrincipal("lambda.amazonaws.com"),
+      description: `svc-vault ${props.group} function`,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    this.function = new NodejsFunction(this, "Function", {
+      entry: join(REPO_ROOT, "functions", props.group, "handler.ts"),
+      handler: "handler",
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: join(REPO_ROOT, "package-lock.json"),
+      description: props.description ?? `svc-vault ${props.group} endpoints`,
+      runtime: NODE_RUNTIME,
+      architecture: Architecture.ARM_64,
+      memorySize: 512,
+      // API Gateway's integration timeout is 29 s; running longer would only burn time nobody waits for.
+      timeout: Duration.seconds(29),
+      tracing: Tracing.ACTIVE,
+      role: this.role,
+      logGroup: this.logGroup,
+      environment: {
+        SVC_MODE: "aws",
+        LOG_LEVEL: "INFO",
+        POWERTOOLS_SERVICE_NAME: "svc-vault",
+        // Stack traces in logs point at the TypeScript sources through the bundled source map.
+        NODE_OPTIONS: "--enable-source-maps",
+      },
+      bundling: {
+        // Smaller asset and faster cold start.
+        minify: true,
+        // Emits index.mjs.map; with --enable-source-maps errors show TypeScript file:line.
+        sourceMap: true,
+        // Line mappings suffice for stack traces; leaving sources out keeps the asset small.
+        sourcesContent: false,
+        // Minified, but class and function names survive (error.name checks, readable traces).
+        keepNames: true,
+        // ESM output (index.mjs): the SDK v3, middy and zod ship ESM builds that tree-shake better.
+        format: OutputFormat.ESM,
+        // Syntax level of nodejs22.x, the oldest runtime we support; nodejs24.x runs it unchanged.
+        target: "node22",
+        // Prefer packages' ESM entry points, fall back to CommonJS ones.
+        mainFields: ["module", "main"],
+        // CommonJS dependencies bundled into ESM still call require() for Node built-ins; give them one
+        // (aliased import, so it cannot clash with a bundled `import { createRequire }`).
+        banner:
+          "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",
+        // Bundle the AWS SDK: run the exact version the tests ran against, not whatever the runtime ships,
+        // tree-shaken to the clients we use.
+        bundleAwsSDK: true,
+        // esbuild prints warnings and errors only, not its per-build size summary.
+        logLevel: LogLevel.WARNING,
+      },
+    });
+
+    // Tracing adds xray:PutTraceSegments/PutTelemetryRecords on "*" to the role's default policy.
+    // Acknowledged for that one finding on that one policy; any other wildcard still fails synthesis.
+    Validations.of(this.role.node.findChild("DefaultPolicy")).acknowledge({
+      id: "AwsSolutions-IAM5[Resource::*]",
+      reason: "X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.",
+    });
+  }
+
+  /** Sets SVC_TABLE_NAME and grants exactly the table actions of `access` (no Scan, no DescribeTable). */
+  bindTable(table: ITable, access: TableAccess): this {
+    this.function.addEnvironment("SVC_TABLE_NAME", table.tableName);
+    if (access === "nameOnly") return this;
+    const indexArn = `${table.tableArn}/index/${TABLE_KEYS.gsi1Name}`;
+    this.function.addToRolePolicy(
+      new PolicyStatement({ actions: [...TABLE_READ_ACTIONS], resources: [table.tableArn, indexArn] }),
+    );
+    if (access === "readWrite")
+      this.function.addToRolePolicy(
+        new PolicyStatement({ actions: [...TABLE_WRITE_ACTIONS], resources: [table.tableArn] }),
+      );
+    return this;
+  }
+
+  /**
+   * Sets SVC_ROOT_KEY_PARAMETER and grants ssm:GetParameter on that one parameter. The operator creates it
+   * as a SecureString (CloudFormation cannot); with the default aws/ssm key no KMS grant is needed.
+   */
+  bindRootKeyParameter(parameterName: string): this {
+    this.function.addEnvironment("SVC_ROOT_KEY_PARAMETER", parameterName);
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["ssm:GetParameter"],
+        resources: [ssmParameterArn(this, parameterName)],
+      }),
+    );
+    return this;
+  }
+}
+
+/** ARN of an SSM parameter by name; names with and without a leading slash map to `parameter/<name>`. */
+export function ssmParameterArn(scope: Construct, parameterName: string): string {
+  return Stack.of(scope).formatArn({
+    service: "ssm",
+    resource: "parameter",
+    resourceName: parameterName.replace(/^\//, ""),
+    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+  });
+}

@@ -1,0 +1,147 @@
+import { Validations } from "aws-cdk-lib";
+import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
+import {
+  type CfnRoute,
+  HttpApi,
+  HttpMethod,
+  HttpRoute,
+  HttpRouteKey,
+  HttpStage,
+  LogGroupLogDestination,
+  PayloadFormatVersion,
+} from "aws-cdk-lib/aws-apigatewayv2";
+import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import { Construct } from "constructs";
+import { type AuthMode, FUNCTION_GROUPS, type FunctionGroup } from "#shared/http/route.ts";
+import { routeList } from "#shared/routes.ts";
+import { FUNCTION_ACCESS } from "../function-groups.ts";
+import { ApiFunction } from "./api-function.ts";
+
+export interface VaultHttpApiProps {
+  table: ITable;
+  rootKeyParameterName: string;
+  logRetention?: RetentionDays;
+  /** Default-stage throttling, for the whole API. */
+  throttle?: { burstLimit: number; rateLimit: number };
+}
+
+/** API Gateway has no authorizer here; each route's reason for that, by how the function authenticates. */
+const NO_AUTHORIZER_REASON: Record<AuthMode, string> = {
+  key:
+    "Authenticated in the function: the SVC-API-KEY header's SHA-256 hash is looked up in DynamoDB and " +
+    "compared in constant time, then the route's permissions are checked (shared/http/middleware/authenticate.ts).",
+  root:
+    "Authenticated in the function: the SVC-API-KEY header's SHA-256 hash is compared in constant time with " +
+    "the root key hash held in an SSM SecureString parameter.",
+  none: "Public by design: readiness probe and the OpenAPI document carry no tenant data.",
+};
+
+/** JSON access log line: identifiers and outcome only, never headers (they carry SVC-API-KEY). */
+const ACCESS_LOG_FIELDS = {
+  requestId: "$context.requestId",
+  requestTime: "$context.requestTime",
+  ip: "$context.identity.sourceIp",
+  httpMethod: "$context.httpMethod",
+  path: "$context.path",
+  routeKey: "$context.routeKey",
+  status: "$context.status",
+  protocol: "$context.protocol",
+  responseLength: "$context.responseLength",
+  responseLatency: "$context.responseLatency",
+  integrationStatus: "$context.integrationStatus",
+  integrationLatency: "$context.integrationLatency",
+  integrationError: "$context.integrationErrorMessage",
+  error: "$context.error.message",
+};
+
+/**
+ * The stateless half: one Lambda per function group, one API Gateway route per entry of the shared route
+ * table (so the deployed routes cannot drift from what the handlers and the OpenAPI document know), and
+ * the system function as the $default route, so unknown paths get a problem+json 404 or 405.
+ */
+export class VaultHttpApi extends Construct {
+  readonly api: HttpApi;
+  readonly stage: HttpStage;
+  readonly functions: Record<FunctionGroup, ApiFunction>;
+  readonly accessLogs: LogGroup;
+
+  constructor(scope: Construct, id: string, props: VaultHttpApiProps) {
+    super(scope, id);
+
+    const functions = {} as Record<FunctionGroup, ApiFunction>;
+    const integrations = {} as Record<FunctionGroup, HttpLambdaIntegration>;
+    for (const group of FUNCTION_GROUPS) {
+      const access = FUNCTION_ACCESS[group];
+      const fn = new ApiFunction(this, `${pascal(group)}Function`, {
+        group,
+        logRetention: props.logRetention,
+      });
+      fn.bindTable(props.table, access.table);
+      if (access.rootKeyParameter) fn.bindRootKeyParameter(props.rootKeyParameterName);
+      functions[group] = fn;
+      integrations[group] = new HttpLambdaIntegration(`${pascal(group)}Integration`, fn.function, {
+        payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
+      });
+    }
+    this.functions = functions;
+
+    this.api = new HttpApi(this, "Api", {
+      apiName: "svc-vault",
+      description: "svc-vault data tokenization API",
+      // The stage is created below, with access logging and throttling.
+      createDefaultStage: false,
+    });
+
+    const defaultRoute = new HttpRoute(this, "RouteDefault", {
+      httpApi: this.api,
+      routeKey: HttpRouteKey.DEFAULT,
+      integration: integrations.system,
+    });
+    suppressNoAuthorizer(
+      defaultRoute,
+      "Unknown routes reach only the system function, which answers 404/405.",
+    );
+
+    for (const route of routeList) {
+      const httpRoute = new HttpRoute(this, `Route${pascal(route.operationId)}`, {
+        httpApi: this.api,
+        routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
+        integration: integrations[route.group],
+      });
+      suppressNoAuthorizer(httpRoute, NO_AUTHORIZER_REASON[route.auth]);
+    }
+
+    this.accessLogs = new LogGroup(this, "AccessLogs", {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+    });
+    this.stage = new HttpStage(this, "DefaultStage", {
+      httpApi: this.api,
+      autoDeploy: true,
+      throttle: props.throttle ?? { burstLimit: 200, rateLimit: 100 },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(this.accessLogs),
+        format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+      },
+    });
+  }
+
+  /** Base URL of the default stage (ends with a slash). */
+  get url(): string {
+    return this.stage.url;
+  }
+}
+
+/** On the route's own CfnRoute only, naming the route key, so each suppression says what it covers. */
+function suppressNoAuthorizer(route: HttpRoute, reason: string): void {
+  const cfnRoute = route.node.defaultChild as CfnRoute;
+  Validations.of(cfnRoute).acknowledge({
+    id: "AwsSolutions-APIG4",
+    reason: `${cfnRoute.routeKey}: ${reason}`,
+  });
+}
+
+function pascal(name: string): string {
+  return name.replace(/(^|[-_])(\w)/g, (_, __, c: string) => c.toUpperCase());
+}

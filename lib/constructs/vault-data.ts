@@ -1,0 +1,67 @@
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { AttributeType, BillingMode, ProjectionType, Table } from "aws-cdk-lib/aws-dynamodb";
+import { Key } from "aws-cdk-lib/aws-kms";
+import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import { Construct } from "constructs";
+import { TABLE_KEYS } from "#shared/adapters/dynamodb/schema.ts";
+
+export const DATA_KEY_ALIAS = "alias/svc-vault-data";
+
+/** Receives beyond this many times send a reactor callback message to the dead-letter queue. */
+export const CALLBACK_MAX_RECEIVE_COUNT = 5;
+
+/**
+ * The stateful half of the service: everything here outlives a deployment. The table and the key are
+ * retained when the stack is deleted; the table also refuses deletion while protection is on.
+ */
+export class VaultData extends Construct {
+  readonly table: Table;
+  readonly dataKey: Key;
+  readonly callbackQueue: Queue;
+  readonly callbackDeadLetterQueue: Queue;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    const k = TABLE_KEYS;
+
+    // Same layout as shared/adapters/dynamodb/bootstrap.ts (local mode); test/infra compares the two.
+    this.table = new Table(this, "Table", {
+      partitionKey: { name: k.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: k.sortKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: k.ttlAttribute,
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.table.addGlobalSecondaryIndex({
+      indexName: k.gsi1Name,
+      partitionKey: { name: k.gsi1PartitionKey, type: AttributeType.STRING },
+      sortKey: { name: k.gsi1SortKey, type: AttributeType.STRING },
+      projectionType: ProjectionType.ALL,
+    });
+
+    // Wraps per-tenant data keys (envelope encryption of token data); granted by a later change.
+    this.dataKey = new Key(this, "DataKey", {
+      description: "svc-vault: wraps per-tenant data keys for token data",
+      enableKeyRotation: true,
+      alias: DATA_KEY_ALIAS,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    // Reactor callbacks (not consumed yet). Messages carry no token data, so SQS-managed SSE is enough.
+    this.callbackDeadLetterQueue = new Queue(this, "CallbackDeadLetterQueue", {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // The longest SQS allows, so failed deliveries can be inspected and redriven.
+      retentionPeriod: Duration.days(14),
+    });
+    this.callbackQueue = new Queue(this, "CallbackQueue", {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // Six times the consumer's 29 s timeout, as AWS advises for Lambda event sources.
+      visibilityTimeout: Duration.seconds(6 * 29),
+      deadLetterQueue: { queue: this.callbackDeadLetterQueue, maxReceiveCount: CALLBACK_MAX_RECEIVE_COUNT },
+    });
+  }
+}

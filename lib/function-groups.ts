@@ -1,0 +1,40 @@
+import type { FunctionGroup } from "#shared/http/route.ts";
+import type { TableAccess } from "./constructs/api-function.ts";
+
+export interface GroupAccess {
+  table: TableAccess;
+  /** ssm:GetParameter on the root key hash parameter (root routes: POST /tenants, POST /_test/clock). */
+  rootKeyParameter: boolean;
+  /** Why the group needs exactly this; shown in review, kept next to the grant. */
+  reason: string;
+}
+
+/**
+ * The one least-privilege table: what each function group may touch. `satisfies` makes a new group in
+ * FUNCTION_GROUPS a compile error here until someone decides its access.
+ */
+export const FUNCTION_ACCESS = {
+  system: {
+    table: "nameOnly",
+    rootKeyParameter: true,
+    reason:
+      "Health and OpenAPI read no data (the table name is set only because shared/config.ts requires it); " +
+      "POST /_test/clock is a root route, so it checks the root key.",
+  },
+  tenants: {
+    table: "readWrite",
+    rootKeyParameter: true,
+    reason:
+      "POST /tenants (root key) writes the tenant, its owner, app, key and audit entries in one transaction.",
+  },
+  applications: {
+    table: "readWrite",
+    rootKeyParameter: false,
+    reason: "Application and key CRUD with their audit entries; no root routes.",
+  },
+  logs: {
+    table: "read",
+    rootKeyParameter: false,
+    reason: "GET /logs and /logs/entity-types only query the audit log (and look up the caller's key).",
+  },
+} as const satisfies Record<FunctionGroup, GroupAccess>;

@@ -1,0 +1,378 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import {
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  type DynamoDBClient,
+} from "@aws-sdk/client-dynamodb";
+import { App, type CfnElement } from "aws-cdk-lib";
+import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
+import { Runtime } from "aws-cdk-lib/aws-lambda";
+import { Queue } from "aws-cdk-lib/aws-sqs";
+import { AwsSolutionsChecks } from "cdk-nag";
+import type { IConstruct } from "constructs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "#lib/app.ts";
+import { REPO_ROOT, TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from "#lib/constructs/api-function.ts";
+import { FUNCTION_ACCESS } from "#lib/function-groups.ts";
+import type { VaultStack } from "#lib/vault-stack.ts";
+import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
+import { FUNCTION_GROUPS, type FunctionGroup, routeKeyOf } from "#shared/http/route.ts";
+import { routeList } from "#shared/routes.ts";
+import {
+  actionsOf,
+  asArray,
+  logicalIdOfFunction,
+  type Resource,
+  resourcesOfType,
+  roleStatements,
+  statementsWithAction,
+} from "./template.ts";
+
+const cdkJson = JSON.parse(readFileSync(join(REPO_ROOT, "cdk.json"), "utf8")) as {
+  context: Record<string, unknown>;
+};
+const run = promisify(execFile);
+
+// Synthesized once, with cdk.json's context (feature flags included), exactly as `cdk synth` does.
+let outdir: string;
+let app: App;
+let stack: VaultStack;
+let template: Template;
+let assemblyDir: string;
+
+beforeAll(() => {
+  outdir = mkdtempSync(join(tmpdir(), "svc-cdk-"));
+  app = new App({ outdir, context: cdkJson.context });
+  stack = buildApp(app);
+  // Throws when cdk-nag (a validation plugin) reports any unacknowledged finding.
+  assemblyDir = app.synth().directory;
+  template = Template.fromStack(stack);
+});
+
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+/** Logical ID of an L2 construct's CloudFormation resource. */
+const idOf = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnElement);
+const fnId = (group: FunctionGroup) => logicalIdOfFunction(stack, stack.http.functions[group]);
+const tableRef = () => ({ Ref: idOf(stack.data.table) });
+const tableArn = () => ({ "Fn::GetAtt": [idOf(stack.data.table), "Arn"] });
+const statementsOf = (group: FunctionGroup) => roleStatements(template, stack, stack.http.functions[group]);
+
+function integrationIdOf(group: FunctionGroup): string {
+  const matches = resourcesOfType(template, "AWS::ApiGatewayV2::Integration").filter(
+    ([, r]) =>
+      JSON.stringify(r.Properties.IntegrationUri) === JSON.stringify({ "Fn::GetAtt": [fnId(group), "Arn"] }),
+  );
+  expect(matches, `one integration for ${group}`).toHaveLength(1);
+  const [id, integration] = matches[0] as [string, Resource];
+  expect(integration.Properties).toMatchObject({ IntegrationType: "AWS_PROXY", PayloadFormatVersion: "2.0" });
+  return id;
+}
+
+const target = (group: FunctionGroup) => ({
+  "Fn::Join": ["", ["integrations/", { Ref: integrationIdOf(group) }]],
+});
+
+describe("HTTP API", () => {
+  it("has exactly one route per route table entry, plus $default, each on its group's function", () => {
+    const routes = resourcesOfType(template, "AWS::ApiGatewayV2::Route");
+    expect(routes.map(([, r]) => r.Properties.RouteKey).sort()).toEqual(
+      [...routeList.map(routeKeyOf), "$default"].sort(),
+    );
+    for (const route of routeList)
+      template.hasResourceProperties("AWS::ApiGatewayV2::Route", {
+        RouteKey: routeKeyOf(route),
+        Target: target(route.group),
+      });
+    template.hasResourceProperties("AWS::ApiGatewayV2::Route", {
+      RouteKey: "$default",
+      Target: target("system"),
+    });
+  });
+
+  it("logs access as JSON and throttles on the default stage", () => {
+    const [[, stage]] = resourcesOfType(template, "AWS::ApiGatewayV2::Stage") as [[string, Resource]];
+    expect(stage.Properties).toMatchObject({
+      StageName: "$default",
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingBurstLimit: 200, ThrottlingRateLimit: 100 },
+      AccessLogSettings: {
+        DestinationArn: { "Fn::GetAtt": [expect.stringMatching(/^HttpAccessLogs/), "Arn"] },
+      },
+    });
+    const format = JSON.parse((stage.Properties.AccessLogSettings as { Format: string }).Format);
+    expect(format).toMatchObject({
+      requestId: "$context.requestId",
+      routeKey: "$context.routeKey",
+      status: "$context.status",
+    });
+    expect(JSON.stringify(format)).not.toMatch(/header|apiKey/i);
+  });
+
+  it("outputs the API URL and the table name", () => {
+    template.hasOutput("ApiUrl", { Value: Match.objectLike({ "Fn::Join": Match.anyValue() }) });
+    template.hasOutput("TableName", { Value: tableRef() });
+  });
+});
+
+describe("functions", () => {
+  const newestNode = Runtime.ALL.map((r) => r.name)
+    .filter((name) => /^nodejs\d+\.x$/.test(name))
+    .sort((a, b) => Number.parseInt(a.slice(6), 10) - Number.parseInt(b.slice(6), 10))
+    .at(-1);
+
+  it.each(FUNCTION_GROUPS)("%s: newest Node runtime, arm64, tracing, sizing, own log group", (group) => {
+    const props = template.toJSON().Resources[fnId(group)].Properties;
+    expect(Number.parseInt(props.Runtime.slice(6), 10)).toBeGreaterThanOrEqual(22);
+    expect(props.Runtime).toBe(newestNode);
+    expect(props).toMatchObject({
+      Architectures: ["arm64"],
+      TracingConfig: { Mode: "Active" },
+      MemorySize: 512,
+      Timeout: 29,
+      Handler: "index.handler",
+    });
+    const ownLogGroup = idOf(stack.http.functions[group].logGroup);
+    expect(props.LoggingConfig).toEqual({ LogGroup: { Ref: ownLogGroup } });
+    expect(template.toJSON().Resources[ownLogGroup].Properties).toEqual({ RetentionInDays: 30 });
+  });
+
+  it.each(FUNCTION_GROUPS)("%s: environment matches the access table", (group) => {
+    const env = template.toJSON().Resources[fnId(group)].Properties.Environment.Variables;
+    expect(env).toMatchObject({
+      SVC_MODE: "aws",
+      LOG_LEVEL: "INFO",
+      POWERTOOLS_SERVICE_NAME: "svc-vault",
+      NODE_OPTIONS: "--enable-source-maps",
+      // Every group: shared/config.ts requires SVC_TABLE_NAME in AWS mode (system's is name only).
+      SVC_TABLE_NAME: tableRef(),
+    });
+    if (FUNCTION_ACCESS[group].rootKeyParameter)
+      expect(env.SVC_ROOT_KEY_PARAMETER).toBe("/svc-vault/root-key-hash");
+    else expect(env).not.toHaveProperty("SVC_ROOT_KEY_PARAMETER");
+    expect(env).not.toHaveProperty("SVC_ROOT_KEY");
+    expect(env).not.toHaveProperty("SVC_TEST_CLOCK");
+  });
+});
+
+describe("least privilege", () => {
+  const writes = [
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+  ];
+  const indexArn = () => ({ "Fn::Join": ["", [tableArn(), "/index/GSI1"]] });
+
+  it("logs reads the table and its index, and cannot write", () => {
+    const statements = statementsOf("logs");
+    expect(actionsOf(statements, "dynamodb:").sort()).toEqual([...TABLE_READ_ACTIONS].sort());
+    for (const action of [...writes, "dynamodb:ConditionCheckItem", "dynamodb:Scan"])
+      expect(actionsOf(statements)).not.toContain(action);
+    const [read] = statementsWithAction(statements, "dynamodb:");
+    expect(asArray(read?.Resource)).toEqual([tableArn(), indexArn()]);
+  });
+
+  it.each(["tenants", "applications"] as const)("%s reads and writes the table, and never scans", (group) => {
+    const statements = statementsOf(group);
+    expect(actionsOf(statements, "dynamodb:").sort()).toEqual(
+      [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS].sort(),
+    );
+    for (const statement of statementsWithAction(statements, "dynamodb:")) {
+      const resources = asArray(statement.Resource);
+      // Writes go to the table only; the index ARN appears only with read actions.
+      if (asArray(statement.Action).some((a) => writes.includes(a))) expect(resources).toEqual([tableArn()]);
+      else expect(resources).toEqual([tableArn(), indexArn()]);
+    }
+  });
+
+  it("system has no DynamoDB action at all", () => {
+    expect(actionsOf(statementsOf("system"), "dynamodb:")).toEqual([]);
+  });
+
+  it("only system and tenants may read the root key parameter, and only ssm:GetParameter on its ARN", () => {
+    const parameterArn = {
+      "Fn::Join": [
+        "",
+        [
+          "arn:",
+          { Ref: "AWS::Partition" },
+          ":ssm:",
+          { Ref: "AWS::Region" },
+          ":",
+          { Ref: "AWS::AccountId" },
+          ":parameter/svc-vault/root-key-hash",
+        ],
+      ],
+    };
+    for (const group of FUNCTION_GROUPS) {
+      const ssm = statementsWithAction(statementsOf(group), "ssm:");
+      if (group === "system" || group === "tenants") {
+        expect(ssm, group).toEqual([{ Effect: "Allow", Action: "ssm:GetParameter", Resource: parameterArn }]);
+      } else expect(ssm, group).toEqual([]);
+    }
+  });
+
+  it("grants '*' resources only for X-Ray, nothing on the key or queues yet, and no managed policies", () => {
+    for (const group of FUNCTION_GROUPS) {
+      const statements = statementsOf(group);
+      const anyResource = statements.filter((s) => asArray(s.Resource).includes("*"));
+      expect(actionsOf(anyResource).sort()).toEqual(["xray:PutTelemetryRecords", "xray:PutTraceSegments"]);
+      expect(actionsOf(statements).filter((a) => /^(kms|sqs):/.test(a))).toEqual([]);
+      expect(statements.every((s) => s.Effect === "Allow")).toBe(true);
+      expect(actionsOf(statements).some((a) => a.endsWith("*"))).toBe(false);
+    }
+    for (const [, role] of resourcesOfType(template, "AWS::IAM::Role"))
+      expect(role.Properties).not.toHaveProperty("ManagedPolicyArns");
+  });
+});
+
+describe("stateful resources", () => {
+  it("the table matches the local bootstrap's CreateTable exactly", async () => {
+    let created: CreateTableCommandInput | undefined;
+    const notFound = Object.assign(new Error("not found"), { name: "ResourceNotFoundException" });
+    const fakeClient = {
+      send: async (command: unknown) => {
+        if (command instanceof CreateTableCommand) created = command.input;
+        else throw notFound;
+        return {};
+      },
+    } as unknown as DynamoDBClient;
+    await ensureTable(fakeClient, "svc-vault");
+
+    const [[, table]] = resourcesOfType(template, "AWS::DynamoDB::Table") as [[string, Resource]];
+    const sortByName = <T extends { AttributeName?: string }>(list: T[] = []) =>
+      [...list].sort((a, b) => String(a.AttributeName).localeCompare(String(b.AttributeName)));
+    expect(table.Properties.KeySchema).toEqual(created?.KeySchema);
+    expect(sortByName(table.Properties.AttributeDefinitions as [])).toEqual(
+      sortByName(created?.AttributeDefinitions),
+    );
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual(created?.GlobalSecondaryIndexes);
+    expect(table.Properties.BillingMode).toBe(created?.BillingMode);
+  });
+
+  it("the table keeps its data: PITR, TTL on `ttl`, GSI1, retained, deletion-protected", () => {
+    template.hasResource("AWS::DynamoDB::Table", {
+      DeletionPolicy: "Retain",
+      UpdateReplacePolicy: "Retain",
+      Properties: Match.objectLike({
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        TimeToLiveSpecification: { AttributeName: "ttl", Enabled: true },
+        DeletionProtectionEnabled: true,
+        GlobalSecondaryIndexes: [
+          Match.objectLike({ IndexName: "GSI1", Projection: { ProjectionType: "ALL" } }),
+        ],
+      }),
+    });
+  });
+
+  it("the data key rotates, is retained and carries its alias", () => {
+    const keyId = idOf(stack.data.dataKey);
+    template.hasResource("AWS::KMS::Key", {
+      DeletionPolicy: "Retain",
+      Properties: Match.objectLike({ EnableKeyRotation: true }),
+    });
+    template.hasResourceProperties("AWS::KMS::Alias", {
+      AliasName: "alias/svc-vault-data",
+      TargetKeyId: { "Fn::GetAtt": [keyId, "Arn"] },
+    });
+  });
+
+  it("the callback queue redrives to its DLQ after 5 receives; both are encrypted and TLS-only", () => {
+    const dlqId = idOf(stack.data.callbackDeadLetterQueue);
+    const queueId = idOf(stack.data.callbackQueue);
+    template.hasResourceProperties("AWS::SQS::Queue", {
+      RedrivePolicy: { deadLetterTargetArn: { "Fn::GetAtt": [dlqId, "Arn"] }, maxReceiveCount: 5 },
+      SqsManagedSseEnabled: true,
+    });
+    for (const id of [queueId, dlqId]) {
+      template.hasResourceProperties("AWS::SQS::Queue", Match.objectLike({ SqsManagedSseEnabled: true }));
+      template.hasResourceProperties("AWS::SQS::QueuePolicy", {
+        Queues: [{ Ref: id }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: "Deny", Condition: { Bool: { "aws:SecureTransport": "false" } } }),
+          ]),
+        },
+      });
+    }
+  });
+});
+
+describe("cdk-nag AwsSolutions", () => {
+  it("has no unacknowledged error or warning", () => {
+    const report = new AwsSolutionsChecks(undefined, { verbose: true }).validateScope(app);
+    const findings = (severity: string) =>
+      report.violations
+        .filter((v) => v.severity === severity)
+        .map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(", ")}`);
+    expect(findings("error")).toEqual([]);
+    expect(findings("warning")).toEqual([]);
+    // cdk-nag v3 reports through validation, not annotations; CDK's own annotations must be clean too.
+    expect(Annotations.fromStack(stack).findError("*", Match.anyValue())).toEqual([]);
+    expect(Annotations.fromStack(stack).findWarning("*", Match.anyValue())).toEqual([]);
+  });
+
+  it("fails synthesis of the app on a finding (negative control)", () => {
+    const probe = new App({ context: { ...cdkJson.context, "aws:cdk:bundling-stacks": [] } });
+    const probeStack = buildApp(probe);
+    new Queue(probeStack, "UnprotectedQueue");
+    expect(() => probe.synth()).toThrow(/AwsSolutions-SQS3[\s\S]*UnprotectedQueue/);
+  });
+});
+
+describe("bundles", () => {
+  // Each function's real bundle (ESM, createRequire banner, bundled SDK) loads in Node and answers requests
+  // that need no AWS call.
+  const cases: [FunctionGroup, string, string, string, number][] = [
+    ["system", "GET /healthz", "GET", "/healthz", 200],
+    ["system", "$default", "GET", "/no-such-route", 404],
+    ["tenants", "GET /tenants/self", "GET", "/tenants/self", 401],
+    ["applications", "GET /applications", "GET", "/applications", 401],
+    ["logs", "GET /logs", "GET", "/logs", 401],
+  ];
+
+  it("answers through each function's bundled handler", async () => {
+    // The code's S3 key is <asset hash>.zip; the staged bundle sits in the assembly as asset.<hash>/.
+    const assetPath = (group: FunctionGroup) => {
+      const key: string = template.toJSON().Resources[fnId(group)].Properties.Code.S3Key;
+      return join(assemblyDir, `asset.${key.replace(/\.zip$/, "")}`, "index.mjs");
+    };
+    const requests = cases.map(([group, routeKey, method, path]) => ({
+      file: assetPath(group),
+      routeKey,
+      method,
+      path,
+    }));
+    const script = `
+      const results = [];
+      for (const r of ${JSON.stringify(requests)}) {
+        const { handler } = await import(r.file);
+        const event = { version: "2.0", routeKey: r.routeKey, rawPath: r.path, rawQueryString: "", headers: {},
+          isBase64Encoded: false,
+          requestContext: { requestId: "smoke", routeKey: r.routeKey, stage: "$default",
+            http: { method: r.method, path: r.path, protocol: "HTTP/1.1", sourceIp: "192.0.2.1", userAgent: "t" } } };
+        const res = await handler(event, { awsRequestId: "smoke", getRemainingTimeInMillis: () => 29000 });
+        results.push({ status: res.statusCode, type: res.headers["content-type"], body: JSON.parse(res.body) });
+      }
+      console.log(JSON.stringify(results));`;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], {
+      env: {
+        PATH: process.env.PATH,
+        SVC_MODE: "aws",
+        SVC_TABLE_NAME: "svc-vault-smoke",
+        AWS_REGION: "us-east-1",
+        AWS_LAMBDA_FUNCTION_NAME: "smoke",
+        LOG_LEVEL: "SILENT",
+      },
+    });
+    const results = JSON.parse(stdout.trim().split("\n").at(-1) ?? "[]");
+    expect(results.map((r: { status: number }) => r.status)).toEqual(cases.map((c) => c[4]));
+    expect(results[0].body).toEqual({ status: "ok" });
+    for (const r of results.slice(1)) expect(r.type).toBe("application/problem+json");
+  });
+});
