@@ -5,6 +5,8 @@ export interface GroupAccess {
   table: TableAccess;
   /** ssm:GetParameter on the root key hash parameter (root routes: POST /tenants, POST /_test/clock). */
   rootKeyParameter: boolean;
+  /** kms:GenerateDataKey and kms:Decrypt on the data key, for sealing and opening token data. */
+  dataKey: boolean;
   /** Why the group needs exactly this; shown in review, kept next to the grant. */
   reason: string;
 }
@@ -17,6 +19,7 @@ export const FUNCTION_ACCESS = {
   system: {
     table: "nameOnly",
     rootKeyParameter: true,
+    dataKey: false,
     reason:
       "Health and OpenAPI read no data (the table name is set only because shared/config.ts requires it); " +
       "POST /_test/clock is a root route, so it checks the root key.",
@@ -24,17 +27,26 @@ export const FUNCTION_ACCESS = {
   tenants: {
     table: "readWrite",
     rootKeyParameter: true,
+    dataKey: false,
     reason:
       "POST /tenants (root key) writes the tenant, its owner, app, key and audit entries in one transaction.",
   },
   applications: {
     table: "readWrite",
     rootKeyParameter: false,
+    dataKey: false,
     reason: "Application and key CRUD with their audit entries; no root routes.",
   },
   logs: {
     table: "read",
     rootKeyParameter: false,
+    dataKey: false,
     reason: "GET /logs and /logs/entity-types only query the audit log (and look up the caller's key).",
+  },
+  tokens: {
+    table: "readWrite",
+    rootKeyParameter: false,
+    dataKey: true,
+    reason: "Token CRUD seals and opens data under per-tenant data keys from KMS, with audit entries.",
   },
 } as const satisfies Record<FunctionGroup, GroupAccess>;

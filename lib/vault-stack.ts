@@ -30,6 +30,7 @@ export class VaultStack extends Stack {
     this.data = new VaultData(this, "Data");
     this.http = new VaultHttpApi(this, "Http", {
       table: this.data.table,
+      dataKey: this.data.dataKey,
       rootKeyParameterName: props.rootKeyParameterName,
       logRetention: props.logRetention,
     });

@@ -23,6 +23,7 @@ const envSchema = z
       .regex(/^[a-f0-9]{64}$/)
       .optional(),
     SVC_ROOT_KEY_PARAMETER: z.string().optional(),
+    SVC_KMS_KEY_ID: z.string().min(1).optional(),
     SVC_TEST_CLOCK: flag,
     SVC_PROXY_ALLOW_PRIVATE: z.enum(["0", "1", "true", "false"]).optional(),
     SVC_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
@@ -44,6 +45,7 @@ const envSchema = z
       rootKey: env.SVC_ROOT_KEY,
       rootKeyHash: env.SVC_ROOT_KEY_HASH,
       rootKeyParameter: env.SVC_ROOT_KEY_PARAMETER,
+      kmsKeyId: env.SVC_KMS_KEY_ID,
       testClock: env.SVC_TEST_CLOCK,
       proxyAllowPrivate:
         env.SVC_PROXY_ALLOW_PRIVATE === undefined

@@ -1,3 +1,5 @@
+import { join } from "node:path";
+import { KMSClient } from "@aws-sdk/client-kms";
 import { SSMClient } from "@aws-sdk/client-ssm";
 import { SsmRootKeyVerifier } from "#shared/adapters/aws/ssm-root-key.ts";
 import { systemClock, TestClock } from "#shared/adapters/clock.ts";
@@ -5,13 +7,21 @@ import { DynamoApplicationStore } from "#shared/adapters/dynamodb/application-st
 import { AuditItems } from "#shared/adapters/dynamodb/audit-items.ts";
 import { DynamoAuditLogStore } from "#shared/adapters/dynamodb/audit-log-store.ts";
 import { createDocumentClient } from "#shared/adapters/dynamodb/client.ts";
+import { DynamoDataKeyStore } from "#shared/adapters/dynamodb/data-key-store.ts";
 import { DynamoIdempotencyStore } from "#shared/adapters/dynamodb/idempotency-store.ts";
 import { DynamoTenantStore } from "#shared/adapters/dynamodb/tenant-store.ts";
+import { DynamoTokenStore } from "#shared/adapters/dynamodb/token-store.ts";
+import { KmsKeyWrapper } from "#shared/adapters/kms/kms-key-wrapper.ts";
+import { loadOrCreateMasterKey, MasterKeyWrapper } from "#shared/adapters/local/master-key-wrapper.ts";
 import { StaticRootKeyVerifier } from "#shared/adapters/local/root-key.ts";
 import { type Config, config } from "#shared/config.ts";
 import { Authenticator } from "#shared/domain/authentication.ts";
+import { Keyring } from "#shared/domain/crypto/keyring.ts";
+import { Sealer } from "#shared/domain/crypto/sealer.ts";
+import { createExpressionEngine } from "#shared/domain/tokens/expressions.ts";
 import { hashKey } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 
 /** Everything a use case may need, built once per process (Lambda init or local server start). */
@@ -24,8 +34,21 @@ export function createDeps(cfg: Config) {
   const rootKey: RootKeyVerifier = cfg.rootKeyParameter
     ? new SsmRootKeyVerifier(new SSMClient({ region: cfg.region }), cfg.rootKeyParameter, clock)
     : new StaticRootKeyVerifier(cfg.rootKeyHash ?? (cfg.rootKey ? hashKey(cfg.rootKey) : undefined));
+  // KMS in AWS; locally a master key file under the data dir, created on first use.
+  const keyWrapper: KeyWrapper = cfg.kmsKeyId
+    ? new KmsKeyWrapper(new KMSClient({ region: cfg.region }), cfg.kmsKeyId)
+    : new MasterKeyWrapper(loadOrCreateMasterKey(join(cfg.dataDir, "master.key")));
+  const keyring = new Keyring(
+    keyWrapper,
+    new DynamoDataKeyStore(client, cfg.tableName, () => clock.now()),
+    clock,
+  );
   return {
     config: cfg,
+    sealer: new Sealer(keyring),
+    // Fingerprints stringify whole token data, so output may be as large as the largest data (64 KB).
+    expressions: createExpressionEngine({ maxOutputChars: 256 * 1024 }),
+    tokens: new DynamoTokenStore(client, cfg.tableName, audit),
     clock,
     testClock,
     dynamo: client,

@@ -10,6 +10,7 @@ import {
 import { idParams, paginated, pagingQuery, problemSchema } from "#shared/schemas/common.ts";
 import { entityTypeSchema, logQuery, logSchema } from "#shared/schemas/logs.ts";
 import { clockBody, createdTenantSchema, createTenantBody, tenantSchema } from "#shared/schemas/tenants.ts";
+import { createTokenBody, listTokensQuery, patchTokenBody, tokenSchema } from "#shared/schemas/tokens.ts";
 
 const problem = (description: string) => ({ description, schema: problemSchema });
 const common = {
@@ -231,6 +232,76 @@ export const routes = {
     summary: "The entity types log entries refer to",
     tags: ["logs"],
     responses: { 200: { description: "Entity types", schema: z.array(entityTypeSchema) }, ...common },
+  }),
+  createToken: defineRoute({
+    method: "POST",
+    path: "/tokens",
+    group: "tokens",
+    auth: "key",
+    permissions: ["token:create"],
+    summary: "Tokenize data (answered masked)",
+    tags: ["tokens"],
+    body: createTokenBody,
+    responses: {
+      201: { description: "Created, or the existing token when deduplicated", schema: tokenSchema },
+      ...common,
+      409: problem("The id is taken"),
+    },
+  }),
+  listTokens: defineRoute({
+    method: "GET",
+    path: "/tokens",
+    group: "tokens",
+    auth: "key",
+    permissions: ["token:read"],
+    summary: "List tokens (filters: id, type repeatable; metadata.<key> case-insensitive), newest first",
+    tags: ["tokens"],
+    query: listTokensQuery,
+    responses: { 200: { description: "Page of tokens", schema: paginated(tokenSchema) }, ...common },
+  }),
+  getToken: defineRoute({
+    method: "GET",
+    path: "/tokens/{id}",
+    group: "tokens",
+    auth: "key",
+    permissions: ["token:read"],
+    summary: "Read a token, transformed by the caller's access rules",
+    tags: ["tokens"],
+    params: idParams,
+    responses: {
+      200: { description: "Token", schema: tokenSchema },
+      ...common,
+      404: problem("Not found or expired"),
+    },
+  }),
+  patchToken: defineRoute({
+    method: "PATCH",
+    path: "/tokens/{id}",
+    group: "tokens",
+    auth: "key",
+    permissions: ["token:update"],
+    summary: "Update a token (RFC 7386 merge patch for data, mask, metadata)",
+    tags: ["tokens"],
+    params: idParams,
+    body: patchTokenBody,
+    contentType: "application/merge-patch+json",
+    responses: {
+      200: { description: "Updated token", schema: tokenSchema },
+      ...common,
+      404: problem("Not found or expired"),
+      415: problem("Not application/merge-patch+json"),
+    },
+  }),
+  deleteToken: defineRoute({
+    method: "DELETE",
+    path: "/tokens/{id}",
+    group: "tokens",
+    auth: "key",
+    permissions: ["token:delete"],
+    summary: "Delete a token",
+    tags: ["tokens"],
+    params: idParams,
+    responses: { 204: { description: "Deleted" }, ...common, 404: problem("Not found or expired") },
   }),
 } satisfies Record<string, RouteSpec>;
 

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { ArnFormat, Duration, Stack, Validations } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import type { IKey } from "aws-cdk-lib/aws-kms";
 import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { LogLevel, NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
@@ -135,6 +136,18 @@ export class ApiFunction extends Construct {
       this.function.addToRolePolicy(
         new PolicyStatement({ actions: [...TABLE_WRITE_ACTIONS], resources: [table.tableArn] }),
       );
+    return this;
+  }
+
+  /**
+   * Sets SVC_KMS_KEY_ID and grants exactly what envelope encryption needs on that key: GenerateDataKey
+   * (new per-tenant data keys) and Decrypt (unwrapping them). No Encrypt, no key administration.
+   */
+  bindDataKey(key: IKey): this {
+    this.function.addEnvironment("SVC_KMS_KEY_ID", key.keyArn);
+    this.function.addToRolePolicy(
+      new PolicyStatement({ actions: ["kms:GenerateDataKey", "kms:Decrypt"], resources: [key.keyArn] }),
+    );
     return this;
   }
 

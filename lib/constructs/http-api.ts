@@ -12,6 +12,7 @@ import {
 } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
+import type { IKey } from "aws-cdk-lib/aws-kms";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { type AuthMode, FUNCTION_GROUPS, type FunctionGroup } from "#shared/http/route.ts";
@@ -21,6 +22,7 @@ import { ApiFunction } from "./api-function.ts";
 
 export interface VaultHttpApiProps {
   table: ITable;
+  dataKey: IKey;
   rootKeyParameterName: string;
   logRetention?: RetentionDays;
   /** Default-stage throttling, for the whole API. */
@@ -80,6 +82,7 @@ export class VaultHttpApi extends Construct {
       });
       fn.bindTable(props.table, access.table);
       if (access.rootKeyParameter) fn.bindRootKeyParameter(props.rootKeyParameterName);
+      if (access.dataKey) fn.bindDataKey(props.dataKey);
       functions[group] = fn;
       integrations[group] = new HttpLambdaIntegration(`${pascal(group)}Integration`, fn.function, {
         payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,

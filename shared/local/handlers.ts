@@ -2,8 +2,15 @@ import { handler as applications } from "#functions/applications/handler.ts";
 import { handler as logs } from "#functions/logs/handler.ts";
 import { handler as system } from "#functions/system/handler.ts";
 import { handler as tenants } from "#functions/tenants/handler.ts";
+import { handler as tokens } from "#functions/tokens/handler.ts";
 import type { FunctionGroup } from "#shared/http/route.ts";
 import type { HttpLambda } from "./gateway.ts";
 
 /** The same handlers the Lambdas export, one per function group. */
-export const groupHandlers: Record<FunctionGroup, HttpLambda> = { system, tenants, applications, logs };
+export const groupHandlers: Record<FunctionGroup, HttpLambda> = {
+  system,
+  tenants,
+  applications,
+  logs,
+  tokens,
+};

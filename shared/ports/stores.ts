@@ -1,5 +1,6 @@
 import type { LogEntry, LogQuery } from "#shared/domain/audit.ts";
 import type { Application, ApplicationKey, Tenant, TenantMember, User } from "#shared/domain/entities.ts";
+import type { StoredToken, TokenListFilter } from "#shared/domain/tokens/token.ts";
 
 /** A page of results from a store: the items asked for and how many match in all. */
 export interface StorePage<T> {
@@ -84,4 +85,28 @@ export interface IdempotencyStore {
   claim(scope: string, key: string, requestSignature: string): Promise<IdempotencyClaim>;
   complete(scope: string, key: string, response: StoredResponse): Promise<void>;
   release(scope: string, key: string): Promise<void>;
+}
+
+export type TokenCreateOutcome =
+  | { outcome: "created" }
+  | { outcome: "id-taken" }
+  | { outcome: "duplicate"; tokenId: string };
+
+export interface TokenStore {
+  /**
+   * Writes the token, its fingerprint claim, its expiry index entries and its audit entry in one transaction.
+   * With `deduplicate`, an existing live token of the same tenant, type and fingerprint wins (race-safe).
+   */
+  create(
+    token: StoredToken,
+    options: { deduplicate: boolean; now: Date },
+    audit: LogEntry,
+  ): Promise<TokenCreateOutcome>;
+  get(tenantId: string, id: string): Promise<StoredToken | undefined>;
+  getMany(tenantId: string, ids: string[]): Promise<StoredToken[]>;
+  list(tenantId: string, filter: TokenListFilter, page: PageRequest): Promise<StorePage<StoredToken>>;
+  /** Replaces the token if its version is still `expectedVersion`; false when it changed or is gone. */
+  replace(token: StoredToken, expectedVersion: number, audit: LogEntry): Promise<boolean>;
+  /** Deletes the token with its audit entry; false when it did not exist. */
+  delete(tenantId: string, id: string, audit: LogEntry): Promise<boolean>;
 }

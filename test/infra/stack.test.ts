@@ -217,12 +217,18 @@ describe("least privilege", () => {
     }
   });
 
-  it("grants '*' resources only for X-Ray, nothing on the key or queues yet, and no managed policies", () => {
+  it("grants '*' resources only for X-Ray, the data key only to token functions, no queues yet, no managed policies", () => {
+    const [[keyId]] = resourcesOfType(template, "AWS::KMS::Key") as [[string, Resource]];
     for (const group of FUNCTION_GROUPS) {
       const statements = statementsOf(group);
       const anyResource = statements.filter((s) => asArray(s.Resource).includes("*"));
       expect(actionsOf(anyResource).sort()).toEqual(["xray:PutTelemetryRecords", "xray:PutTraceSegments"]);
-      expect(actionsOf(statements).filter((a) => /^(kms|sqs):/.test(a))).toEqual([]);
+      const kmsStatements = statements.filter((s) => actionsOf([s]).some((a) => a.startsWith("kms:")));
+      expect(actionsOf(kmsStatements).sort()).toEqual(
+        FUNCTION_ACCESS[group].dataKey ? ["kms:Decrypt", "kms:GenerateDataKey"] : [],
+      );
+      for (const s of kmsStatements) expect(asArray(s.Resource)).toEqual([{ "Fn::GetAtt": [keyId, "Arn"] }]);
+      expect(actionsOf(statements).filter((a) => a.startsWith("sqs:"))).toEqual([]);
       expect(statements.every((s) => s.Effect === "Allow")).toBe(true);
       expect(actionsOf(statements).some((a) => a.endsWith("*"))).toBe(false);
     }

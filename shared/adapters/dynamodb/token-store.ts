@@ -1,0 +1,353 @@
+import { createHash } from "node:crypto";
+import type { DynamoDBDocumentClient, QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import { BatchGetCommand, DeleteCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import type { LogEntry } from "#shared/domain/audit.ts";
+import type { StoredToken, TokenListFilter } from "#shared/domain/tokens/token.ts";
+import { validationError } from "#shared/http/errors.ts";
+import type { PageRequest, StorePage, TokenCreateOutcome, TokenStore } from "#shared/ports/stores.ts";
+import { type AuditItems, stripKeys } from "./audit-items.ts";
+import { isConditionalCheckFailed } from "./client.ts";
+import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
+import { epochSeconds, TABLE_KEYS } from "./schema.ts";
+
+/** A tenant's token listing is spread over this many GSI1 partitions (write sharding). */
+export const TOKEN_SHARDS = 8;
+/** Offset paging of tokens reads page × size entries per shard, so it is capped; use `start` beyond. */
+export const MAX_TOKEN_OFFSET = 10_000;
+/** Expired tokens are deleted by the sweep; DynamoDB TTL removes any it missed this long after expiry. */
+export const TTL_BACKSTOP_SECONDS = 3600;
+const SWEEP_SHARDS = 8;
+
+const STORE_ONLY = ["metadata_lc", "expires_epoch", "cvc_epoch"] as const;
+
+function shardOf(id: string, shards: number): number {
+  return createHash("sha256").update(id).digest().readUInt16BE(0) % shards;
+}
+
+export const tokenKeys = {
+  token: (tenantId: string, id: string) => ({ PK: `TOKEN#${tenantId}#${id}`, SK: "META" }),
+  listing: (tenantId: string, shard: number) => `TENANT#${tenantId}#TOKENS#${shard}`,
+  fingerprint: (tenantId: string, type: string, fingerprint: string) => ({
+    PK: `FP#${tenantId}#${type}#${fingerprint}`,
+    SK: "META",
+  }),
+  /** Hour bucket of the sweep index: tokens (T) and cvcs (C) due in that hour. */
+  sweepBucket: (at: Date, shard: number) => `SWEEP#${at.toISOString().slice(0, 13)}#${shard}`,
+} as const;
+
+function lowerMap(map: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (!map) return undefined;
+  return Object.fromEntries(Object.entries(map).map(([k, v]) => [k.toLowerCase(), v.toLowerCase()]));
+}
+
+export class DynamoTokenStore implements TokenStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly audit: AuditItems,
+  ) {}
+
+  private item(token: StoredToken): Record<string, unknown> {
+    const expiresEpoch = token.expires_at ? epochSeconds(new Date(token.expires_at)) : undefined;
+    return {
+      ...tokenKeys.token(token.tenant_id, token.id),
+      GSI1PK: tokenKeys.listing(token.tenant_id, shardOf(token.id, TOKEN_SHARDS)),
+      GSI1SK: `${token.created_at}#${token.id}`,
+      entity: "token",
+      ...token,
+      metadata_lc: lowerMap(token.metadata),
+      ...(expiresEpoch !== undefined
+        ? { expires_epoch: expiresEpoch, ttl: expiresEpoch + TTL_BACKSTOP_SECONDS }
+        : {}),
+    };
+  }
+
+  private fromItem(item: Record<string, unknown>): StoredToken {
+    const token = stripKeys<Record<string, unknown>>(item);
+    for (const attribute of STORE_ONLY) delete token[attribute];
+    return token as unknown as StoredToken;
+  }
+
+  /** Index entries that let the sweep find what falls due: the token's expiry and its cvc's. */
+  private sweepPuts(token: StoredToken) {
+    const due: [string, string][] = [];
+    if (token.expires_at) due.push(["T", token.expires_at]);
+    if (token.sealed_cvc && token.cvc_expires_at) due.push(["C", token.cvc_expires_at]);
+    return due.map(([kind, at]) => ({
+      Put: {
+        TableName: this.tableName,
+        Item: {
+          PK: tokenKeys.sweepBucket(new Date(at), shardOf(token.id, SWEEP_SHARDS)),
+          SK: `${kind}#${token.tenant_id}#${token.id}`,
+          entity: "sweep",
+          kind,
+          tenant_id: token.tenant_id,
+          token_id: token.id,
+          due_at: at,
+          ttl: epochSeconds(new Date(at)) + 7 * 86_400,
+        },
+      },
+    }));
+  }
+
+  async create(token: StoredToken, options: { deduplicate: boolean; now: Date }, audit: LogEntry) {
+    const fingerprintKey = tokenKeys.fingerprint(token.tenant_id, token.type, token.fingerprint);
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const claim = attempt === 0 || options.deduplicate;
+      const transactItems = [
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: this.item(token),
+            ConditionExpression: "attribute_not_exists(PK)",
+          },
+        },
+        ...(claim
+          ? [
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: { ...fingerprintKey, entity: "fingerprint", token_id: token.id },
+                  ConditionExpression: "attribute_not_exists(PK)",
+                },
+              },
+            ]
+          : []),
+        ...this.sweepPuts(token),
+        this.audit.put(audit),
+      ];
+      try {
+        await this.client.send(new TransactWriteCommand({ TransactItems: transactItems }));
+        return { outcome: "created" } as TokenCreateOutcome;
+      } catch (error) {
+        const reasons = cancellationCodes(error);
+        if (!reasons) throw error;
+        if (reasons[0] === "ConditionalCheckFailed") return { outcome: "id-taken" } as TokenCreateOutcome;
+        if (!claim || reasons[1] !== "ConditionalCheckFailed") throw error;
+      }
+      // The fingerprint is claimed. Without deduplication, the token is simply created without the claim.
+      if (!options.deduplicate) continue;
+      const owner = await this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: fingerprintKey, ConsistentRead: true }),
+      );
+      const ownerId = owner.Item?.token_id as string | undefined;
+      if (!ownerId) continue;
+      const existing = await this.get(token.tenant_id, ownerId);
+      const live =
+        existing && (!existing.expires_at || Date.parse(existing.expires_at) > options.now.getTime());
+      if (live) return { outcome: "duplicate", tokenId: ownerId } as TokenCreateOutcome;
+      // A claim left by a deleted or expired token: release it, then claim again.
+      await this.releaseFingerprint(token.tenant_id, token.type, token.fingerprint, ownerId);
+    }
+    throw new Error("Could not claim the token fingerprint");
+  }
+
+  private async releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
+    await this.client
+      .send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: tokenKeys.fingerprint(tenantId, type, fingerprint),
+          ConditionExpression: "token_id = :id",
+          ExpressionAttributeValues: { ":id": tokenId },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!isConditionalCheckFailed(error)) throw error;
+      });
+  }
+
+  async get(tenantId: string, id: string): Promise<StoredToken | undefined> {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: tokenKeys.token(tenantId, id), ConsistentRead: true }),
+    );
+    return out.Item ? this.fromItem(out.Item) : undefined;
+  }
+
+  async getMany(tenantId: string, ids: string[]): Promise<StoredToken[]> {
+    const unique = [...new Set(ids)];
+    const found: StoredToken[] = [];
+    for (let i = 0; i < unique.length; i += 100) {
+      let keys: Record<string, unknown>[] = unique
+        .slice(i, i + 100)
+        .map((id) => tokenKeys.token(tenantId, id));
+      for (let attempt = 0; keys.length > 0 && attempt < 6; attempt++) {
+        const out = await this.client.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        found.push(...(out.Responses?.[this.tableName] ?? []).map((item) => this.fromItem(item)));
+        keys = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
+      }
+    }
+    const order = new Map(unique.map((id, index) => [id, index]));
+    return found.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+  }
+
+  async list(tenantId: string, filter: TokenListFilter, page: PageRequest): Promise<StorePage<StoredToken>> {
+    const cursor = page.start === undefined ? undefined : decodeCursor(page.start);
+    if (page.start !== undefined && cursor === undefined)
+      throw validationError("The start cursor is invalid.");
+    const offset = cursor ? 0 : (page.page - 1) * page.size;
+    if (offset + page.size > MAX_TOKEN_OFFSET)
+      throw validationError(
+        `Offset paging is limited to the first ${MAX_TOKEN_OFFSET} tokens; use the start cursor from pagination.next.`,
+      );
+    const expression = new FilterBuilder();
+    expression.add(
+      `(attribute_not_exists(${expression.name("expires_epoch")}) OR ${expression.name("expires_epoch")} > ${expression.value(epochSeconds(filter.now))})`,
+    );
+    if (filter.types?.length)
+      expression.add(
+        `${expression.name("type")} IN (${filter.types.map((t) => expression.value(t)).join(", ")})`,
+      );
+    for (const [key, value] of Object.entries(filter.metadata ?? {}))
+      expression.add(
+        `${expression.name("metadata_lc")}.${expression.name(key)} = ${expression.value(value)}`,
+      );
+    if (filter.visibility) {
+      if (filter.visibility.length === 0) return { items: [], total: 0 };
+      const clauses = filter.visibility.map((clause) => {
+        const parts: string[] = [];
+        if (clause.containerPrefix !== undefined)
+          parts.push(
+            `begins_with(${expression.name("container")}, ${expression.value(clause.containerPrefix)})`,
+          );
+        if (clause.containerEquals !== undefined)
+          parts.push(`${expression.name("container")} = ${expression.value(clause.containerEquals)}`);
+        if (clause.idEquals !== undefined)
+          parts.push(`${expression.name("id")} = ${expression.value(clause.idEquals)}`);
+        if (clause.idPrefix !== undefined)
+          parts.push(`begins_with(${expression.name("id")}, ${expression.value(clause.idPrefix)})`);
+        return parts.length ? parts.join(" AND ") : "attribute_exists(PK)";
+      });
+      // DynamoDB refuses redundant parentheses: group only where precedence needs it.
+      const many = clauses.length > 1;
+      expression.add(
+        many
+          ? `(${clauses.map((c) => (c.includes(" AND ") ? `(${c})` : c)).join(" OR ")})`
+          : (clauses[0] as string),
+      );
+    }
+    const base = (shard: number, upper: string): QueryCommandInput => ({
+      TableName: this.tableName,
+      IndexName: TABLE_KEYS.gsi1Name,
+      KeyConditionExpression: "#gpk = :gpk AND #gsk < :upper",
+      FilterExpression: expression.text(),
+      ExpressionAttributeNames: {
+        ...expression.names,
+        "#gpk": TABLE_KEYS.gsi1PartitionKey,
+        "#gsk": TABLE_KEYS.gsi1SortKey,
+      },
+      ExpressionAttributeValues: {
+        ...expression.values,
+        ":gpk": tokenKeys.listing(tenantId, shard),
+        ":upper": upper,
+      },
+      ScanIndexForward: false,
+    });
+    const shards = Array.from({ length: TOKEN_SHARDS }, (_, shard) => shard);
+    const wanted = offset + page.size + 1;
+    const [chunks, counts] = await Promise.all([
+      Promise.all(shards.map((shard) => queryUpTo(this.client, base(shard, cursor ?? "~"), wanted))),
+      Promise.all(shards.map((shard) => countQuery(this.client, base(shard, "~")))),
+    ]);
+    const merged = chunks.flat().sort((a, b) => String(b.GSI1SK).localeCompare(String(a.GSI1SK)));
+    const pageItems = merged.slice(offset, offset + page.size);
+    const last = pageItems.at(-1);
+    return {
+      items: pageItems.map((item) => this.fromItem(item)),
+      total: counts.reduce((sum, n) => sum + n, 0),
+      ...(merged.length > offset + page.size && last ? { next: encodeCursor(String(last.GSI1SK)) } : {}),
+    };
+  }
+
+  async replace(token: StoredToken, expectedVersion: number, audit: LogEntry): Promise<boolean> {
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: this.item(token),
+                ConditionExpression: "#version = :expected",
+                ExpressionAttributeNames: { "#version": "version" },
+                ExpressionAttributeValues: { ":expected": expectedVersion },
+              },
+            },
+            ...this.sweepPuts(token),
+            this.audit.put(audit),
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (cancellationCodes(error)?.[0] === "ConditionalCheckFailed") return false;
+      throw error;
+    }
+  }
+
+  async delete(tenantId: string, id: string, audit: LogEntry): Promise<boolean> {
+    const existing = await this.get(tenantId, id);
+    if (!existing) return false;
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Delete: {
+                TableName: this.tableName,
+                Key: tokenKeys.token(tenantId, id),
+                ConditionExpression: "attribute_exists(PK)",
+              },
+            },
+            this.audit.put(audit),
+          ],
+        }),
+      );
+    } catch (error) {
+      if (cancellationCodes(error)?.[0] === "ConditionalCheckFailed") return false;
+      throw error;
+    }
+    // The fingerprint claim goes after the token; a claim left behind is released by the next deduplicating create.
+    await this.releaseFingerprint(tenantId, existing.type, existing.fingerprint, id);
+    return true;
+  }
+}
+
+/** The per-item cancellation codes of a cancelled transaction, or undefined for any other error. */
+function cancellationCodes(error: unknown): (string | undefined)[] | undefined {
+  if (!(error instanceof Error) || error.name !== "TransactionCanceledException") return undefined;
+  const reasons = (error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+  return reasons?.map((r) => (r.Code === "None" ? undefined : r.Code));
+}
+
+/** Builds a filter expression with `#n`/`:v` placeholders only; no request text ever enters the expression. */
+class FilterBuilder {
+  readonly names: Record<string, string> = {};
+  readonly values: Record<string, unknown> = {};
+  private readonly parts: string[] = [];
+  private counter = 0;
+
+  name(attribute: string): string {
+    const existing = Object.entries(this.names).find(([, v]) => v === attribute)?.[0];
+    if (existing) return existing;
+    const placeholder = `#n${this.counter++}`;
+    this.names[placeholder] = attribute;
+    return placeholder;
+  }
+
+  value(value: unknown): string {
+    const placeholder = `:v${this.counter++}`;
+    this.values[placeholder] = value;
+    return placeholder;
+  }
+
+  add(part: string): void {
+    this.parts.push(part);
+  }
+
+  text(): string {
+    return this.parts.join(" AND ");
+  }
+}

@@ -1,0 +1,160 @@
+import { randomUUID } from "node:crypto";
+import { normalizeContainer } from "#shared/domain/access-rules.ts";
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { conflict, validationError } from "#shared/http/errors.ts";
+import { requireAccess } from "./access.ts";
+import { parseExpiresAt } from "./expiry.ts";
+import {
+  checkExpression,
+  checkMask,
+  grantOf,
+  openData,
+  present,
+  renderField,
+  sealData,
+  splitCvc,
+  type TokenDeps,
+  tokenAudit,
+} from "./service.ts";
+import type { StoredToken } from "./token.ts";
+import { dataErrors, type TokenType, typeSpec } from "./types.ts";
+
+export interface CreateTokenInput {
+  id?: string;
+  type: TokenType;
+  data: unknown;
+  mask?: unknown;
+  containers?: string[];
+  metadata?: Record<string, string>;
+  search_indexes?: string[];
+  fingerprint_expression?: string;
+  deduplicate_token?: boolean;
+  expires_at?: string;
+}
+
+/** Literal ids: 3–400 characters, none of the characters that would make them ambiguous in paths and keys. */
+const FORBIDDEN_ID_CHARS = /[#/\\+?[\]|&=%<>{}^\s]/;
+
+export function idError(id: string): string | undefined {
+  if (id.length < 3 || id.length > 400) return "must be 3 to 400 characters";
+  if (FORBIDDEN_ID_CHARS.test(id))
+    return "must not contain whitespace or any of # / \\ + ? [ ] | & = % < > { } ^";
+  return undefined;
+}
+
+export function containerOf(type: TokenType, containers: string[] | undefined): string {
+  if (!containers?.[0]) return typeSpec(type).container;
+  const container = normalizeContainer(containers[0]);
+  if (!container)
+    throw validationError("The container is invalid.", {
+      containers: ["must start and end with / and hold segments of [a-z0-9_-]"],
+    });
+  return container;
+}
+
+export function expiryOf(deps: TokenDeps, expiresAt: string | undefined): string | undefined {
+  if (expiresAt === undefined) return undefined;
+  const at = parseExpiresAt(expiresAt);
+  if (!at)
+    throw validationError("expires_at is not a date the service reads.", {
+      expires_at: ["use ISO 8601, M/D/YYYY h:mm:ss AM|PM +HH:MM, or M/D/YYYY"],
+    });
+  if (at.getTime() <= deps.clock.now().getTime())
+    throw validationError("expires_at must be in the future.", { expires_at: ["must be in the future"] });
+  return at.toISOString();
+}
+
+async function tokenIdOf(deps: TokenDeps, requested: string | undefined, data: unknown): Promise<string> {
+  if (requested === undefined) return randomUUID();
+  const id = requested.includes("{{") ? await renderField(deps, "id", requested, data) : requested;
+  const problem = idError(id);
+  if (problem) throw validationError("The token id is invalid.", { id: [problem] });
+  return id;
+}
+
+/** Keyed hashes of the search index values: searchable by equality, never stored in the clear. */
+async function searchHashes(
+  deps: TokenDeps,
+  tenantId: string,
+  type: string,
+  indexes: string[],
+  data: unknown,
+) {
+  const hashes: string[] = [];
+  for (const [i, expression] of indexes.entries()) {
+    const value = await renderField(deps, `search_indexes.${i}`, expression, data);
+    if (value !== "") hashes.push(await deps.sealer.fingerprint(tenantId, `search:${type}`, value));
+  }
+  return hashes;
+}
+
+export async function createToken(deps: TokenDeps, principal: TenantPrincipal, input: CreateTokenInput) {
+  const spec = typeSpec(input.type);
+  const container = containerOf(input.type, input.containers);
+  const errors = dataErrors(input.type, input.data);
+  if (Object.keys(errors).length > 0) throw validationError(`The data is not a valid ${input.type}.`, errors);
+  const expires_at = expiryOf(deps, input.expires_at);
+  const mask = input.mask === undefined ? spec.mask : input.mask;
+  checkMask(deps, mask);
+  const fingerprint_expression = input.fingerprint_expression ?? spec.fingerprint;
+  checkExpression(deps, "fingerprint_expression", fingerprint_expression);
+  input.search_indexes?.forEach((expression, i) => {
+    checkExpression(deps, `search_indexes.${i}`, expression);
+  });
+
+  const id = await tokenIdOf(deps, input.id, input.data);
+  requireAccess(grantOf(principal), { id, container }, "token:create");
+
+  // The fingerprint ignores the cvc, which is deleted after an hour.
+  const fingerprintInput = await renderField(
+    deps,
+    "fingerprint_expression",
+    fingerprint_expression,
+    splitCvc(input.data).rest,
+  );
+  const now = deps.clock.now();
+  const token: StoredToken = {
+    id,
+    tenant_id: principal.tenantId,
+    type: input.type,
+    container,
+    ...(await sealData(deps, principal.tenantId, id, input.data)),
+    ...(mask !== undefined ? { mask } : {}),
+    ...(input.metadata ? { metadata: input.metadata } : {}),
+    ...(input.search_indexes?.length
+      ? {
+          search_indexes: input.search_indexes,
+          search_hashes: await searchHashes(
+            deps,
+            principal.tenantId,
+            input.type,
+            input.search_indexes,
+            input.data,
+          ),
+        }
+      : {}),
+    fingerprint: await deps.sealer.fingerprint(principal.tenantId, input.type, fingerprintInput),
+    fingerprint_expression,
+    ...(input.deduplicate_token !== undefined ? { deduplicate_token: input.deduplicate_token } : {}),
+    ...(expires_at ? { expires_at } : {}),
+    created_by: principal.application.id,
+    created_at: now.toISOString(),
+    version: 1,
+  };
+
+  const outcome = await deps.tokens.create(
+    token,
+    { deduplicate: input.deduplicate_token === true, now },
+    tokenAudit(deps, principal, token, "create", "Token created"),
+  );
+  if (outcome.outcome === "id-taken") throw conflict("A token with this id already exists.");
+  if (outcome.outcome === "duplicate") {
+    const existing = await deps.tokens.get(principal.tenantId, outcome.tokenId);
+    if (!existing) throw conflict("The token was deleted while deduplicating; retry.");
+    await deps.auditLog.append([
+      tokenAudit(deps, principal, existing, "read", "Existing token returned by deduplication"),
+    ]);
+    return present(deps, existing, "mask", () => openData(deps, existing));
+  }
+  return present(deps, token, "mask", async () => input.data);
+}

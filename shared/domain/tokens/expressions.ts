@@ -1,0 +1,389 @@
+/**
+ * The expression engine behind token masks, fingerprint expressions, search indexes and alias token ids.
+ * Expressions are Liquid templates (liquidjs) with the token's data in scope as `data`; see docs/expressions.md.
+ *
+ * Hostile expressions are fast ExpressionErrors: template length, parse length, render time and memory are
+ * limited by liquidjs, output length by the emitter below, and the tags that load other templates are not
+ * registered (and the file system behind them is a stub that refuses every read).
+ */
+import {
+  CaptureTag,
+  Context,
+  type Emitter,
+  type FilterImplOptions,
+  type FS,
+  Liquid,
+  LiquidError,
+  Output,
+  type Template,
+  toPromise,
+  toValue,
+} from "liquidjs";
+import { canonicalJson, ExpressionError, expressionFilters } from "./expression-filters.ts";
+
+export { luhnValid } from "./checksums.ts";
+export { ExpressionError } from "./expression-filters.ts";
+
+export interface ExpressionEngineOptions {
+  /** Time budget of one render (one evaluateStructure call shares one budget). Default 100 ms. */
+  renderLimitMs?: number;
+  /** Longest rendered string (and longest string an expression builds by capture or padding). Default 65536. */
+  maxOutputChars?: number;
+  /** Longest template accepted. Default 4096. */
+  maxTemplateChars?: number;
+  /** liquidjs memory units (roughly characters and array items allocated) per render. Default 2,000,000. */
+  memoryLimit?: number;
+  /** Parsed templates kept (least recently used dropped first). Default 500. */
+  cacheSize?: number;
+}
+
+export interface ExpressionEngine {
+  /** Parses only: throws ExpressionError for a syntax error, an unknown filter or tag, or a too long template. */
+  validate(template: string): void;
+  /** Renders to a string; objects and arrays print as canonical JSON, null and undefined as "". */
+  render(template: string, scope: Record<string, unknown>): Promise<string>;
+  /** The typed value when the template is a single `{{ ... }}` (undefined → null), else the same as render. */
+  evaluate(template: string, scope: Record<string, unknown>): Promise<unknown>;
+  /** evaluate() on every string holding `{{` or `{%` inside objects and arrays; other leaves as they are. */
+  evaluateStructure(structure: unknown, scope: Record<string, unknown>): Promise<unknown>;
+}
+
+const DEFAULTS = {
+  renderLimitMs: 100,
+  maxOutputChars: 65_536,
+  maxTemplateChars: 4_096,
+  memoryLimit: 2_000_000,
+  cacheSize: 500,
+} as const;
+const MAX_STRUCTURE_DEPTH = 64;
+/**
+ * Longest array a liquidjs built-in filter may be given. Their native work (sort, uniq, join, ...) cannot be
+ * interrupted, so it is kept to a few milliseconds; token data never holds arrays anywhere near this long.
+ */
+const MAX_BUILTIN_ARRAY_ITEMS = 100_000;
+/** Tags that load other templates; expressions are self-contained, so they do not exist here. */
+const FILE_TAGS = ["include", "render", "layout"] as const;
+
+const TIME_LIMIT = "Expression exceeded its time limit";
+const OUTPUT_LIMIT = "Expression output exceeded its size limit";
+
+const refuseFile = (): never => {
+  throw new ExpressionError("Expressions cannot load templates");
+};
+/** Defence in depth behind the removed tags: a file system where nothing exists and nothing can be read. */
+const NO_FILES: FS = {
+  exists: async () => false,
+  existsSync: () => false,
+  readFile: async () => refuseFile(),
+  readFileSync: refuseFile,
+  resolve: (_dir, file) => file,
+  contains: async () => false,
+  containsSync: () => false,
+};
+
+/** Collects rendered output as a string, refusing to grow past the limit (checked on every write). */
+class BoundedEmitter implements Emitter {
+  buffer = "";
+  constructor(private readonly maxChars: number) {}
+  write(html: unknown): void {
+    const value: unknown = toValue(html);
+    const piece =
+      typeof value === "string"
+        ? value
+        : value === null || value === undefined
+          ? ""
+          : typeof value === "object"
+            ? canonicalJson(value)
+            : String(value);
+    if (this.buffer.length + piece.length > this.maxChars) throw new ExpressionError(OUTPUT_LIMIT);
+    this.buffer += piece;
+  }
+}
+
+/** Keeps the one value a single-output template writes, typed. */
+class TypedEmitter implements Emitter {
+  buffer = "";
+  value: unknown = null;
+  write(html: unknown): void {
+    const value: unknown = toValue(html);
+    this.value = value === undefined ? null : value;
+  }
+}
+
+/** Walks liquidjs's wrapping (RenderError.originalError, LiquidErrors) down to the first cause. */
+function rootCauses(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && depth < 32; depth++) {
+    chain.push(current);
+    if (current instanceof LiquidError) {
+      const nested = (current as LiquidError & { errors?: unknown[] }).errors;
+      current = current.originalError ?? nested?.[0];
+    } else {
+      current = undefined;
+    }
+  }
+  return chain;
+}
+
+const safeName = (name: string): string => name.replace(/[^A-Za-z0-9_-]/g, "").slice(0, 64);
+
+/**
+ * Turns anything thrown while parsing or rendering into an ExpressionError with a fixed, data-free message.
+ * liquidjs messages are only pattern-matched, never passed on: they can quote template text and values.
+ * Filter and tag names are named only for parse errors: at render time liquidjs also parses strings taken
+ * from the data (`where_exp` and friends), so a name found then could be a piece of the data.
+ */
+function toExpressionError(error: unknown, phase: "parse" | "render"): ExpressionError {
+  const chain = rootCauses(error);
+  const own = chain.find((e): e is ExpressionError => e instanceof ExpressionError);
+  if (own) return own;
+  const messages = chain.map((e) => (e instanceof Error ? e.message : ""));
+  const has = (pattern: RegExp) => messages.some((m) => pattern.test(m));
+  if (has(/template render limit exceeded/)) return new ExpressionError(TIME_LIMIT);
+  if (has(/memory alloc limit exceeded/)) return new ExpressionError("Expression exceeded its memory limit");
+  if (has(/parse length limit exceeded/)) return new ExpressionError("Expression is too long");
+  if (chain.some((e) => e instanceof RangeError && /string length/i.test(e.message))) {
+    return new ExpressionError(OUTPUT_LIMIT);
+  }
+  if (phase === "render") return new ExpressionError("Expression failed to render");
+  for (const message of messages) {
+    const filter = /^undefined filter: ([^\s,]+)/.exec(message);
+    if (filter?.[1]) return new ExpressionError(`Unknown filter '${safeName(filter[1])}'`);
+    const tag = /^tag "([^"]+)" not found/.exec(message);
+    if (tag?.[1]) return new ExpressionError(`Unknown tag '${safeName(tag[1])}'`);
+  }
+  const at = /line:(\d+), col:(\d+)/.exec(messages[0] ?? "");
+  return new ExpressionError(
+    at ? `Invalid expression syntax at line ${at[1]}, column ${at[2]}` : "Invalid expression syntax",
+  );
+}
+
+type FilterHandler = Extract<FilterImplOptions, (...args: never[]) => unknown>;
+type FilterThis = ThisParameterType<FilterHandler>;
+
+const isIterator = (value: unknown): value is Iterator<unknown> =>
+  typeof value === "object" && value !== null && typeof (value as { next?: unknown }).next === "function";
+
+/**
+ * Steps a liquidjs filter coroutine (the array filters yield once per item) on behalf of liquidjs, checking
+ * the render deadline at every step so a long filter stops at the time limit instead of running to the end.
+ */
+function* deadlineChecked(inner: Iterator<unknown>, ctx: Context): Generator<unknown, unknown, unknown> {
+  let sent: unknown;
+  let failed = false;
+  for (;;) {
+    const step = failed && inner.throw ? inner.throw(sent) : inner.next(sent);
+    if (step.done) return step.value;
+    ctx.renderLimit.check(performance.now());
+    try {
+      sent = yield step.value;
+      failed = false;
+    } catch (error) {
+      sent = error;
+      failed = true;
+    }
+  }
+}
+
+/** Wraps a filter: the deadline is checked before and after it (and during it, for coroutines). */
+function guardFilter(name: string, impl: FilterImplOptions, builtin: boolean): FilterImplOptions {
+  const handler: FilterHandler = typeof impl === "function" ? impl : impl.handler;
+  const guarded = function (this: FilterThis, value: unknown, ...args: unknown[]): unknown {
+    const ctx = this.context;
+    ctx.renderLimit.check(performance.now());
+    if (builtin && [value, ...args].some((v) => Array.isArray(v) && v.length > MAX_BUILTIN_ARRAY_ITEMS)) {
+      throw new ExpressionError(`Input of filter '${name}' is too large`);
+    }
+    const result: unknown = handler.call(this, value, ...args);
+    if (isIterator(result)) return deadlineChecked(result, ctx);
+    ctx.renderLimit.check(performance.now());
+    return result;
+  };
+  return typeof impl === "function" ? guarded : { handler: guarded, raw: impl.raw };
+}
+
+interface Parsed {
+  templates: Template[];
+  /** Set when the template is one output tag with only whitespace around it. */
+  single?: Template[];
+}
+
+export function createExpressionEngine(options: ExpressionEngineOptions = {}): ExpressionEngine {
+  const limits: Required<ExpressionEngineOptions> = { ...DEFAULTS };
+  for (const key of Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]) {
+    const value = options[key];
+    if (value !== undefined) limits[key] = value;
+  }
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
+  }
+  const { renderLimitMs, maxOutputChars, maxTemplateChars, memoryLimit, cacheSize } = limits;
+
+  const liquid = new Liquid({
+    strictFilters: true,
+    ownPropertyOnly: true,
+    fs: NO_FILES,
+    root: [],
+    relativeReference: false,
+    dynamicPartials: false,
+    parseLimit: maxTemplateChars,
+    renderLimit: renderLimitMs,
+    memoryLimit,
+  });
+  for (const tag of FILE_TAGS) delete liquid.tags[tag];
+  // {% capture %} normally buffers without limit; this one shares the output limit and charges memory.
+  liquid.registerTag(
+    "capture",
+    class BoundedCapture extends CaptureTag {
+      override *render(ctx: Context): Generator<unknown, void, string> {
+        const emitter = new BoundedEmitter(maxOutputChars);
+        yield this.liquid.renderer.renderTemplates(this.templates, ctx, emitter);
+        ctx.memoryLimit.use(emitter.buffer.length);
+        (ctx.bottom() as Record<string, unknown>)[this.variable] = emitter.buffer;
+      }
+    },
+  );
+  for (const [name, impl] of Object.entries(liquid.filters)) {
+    liquid.registerFilter(name, guardFilter(name, impl, true));
+  }
+  for (const [name, definition] of Object.entries(expressionFilters({ maxOutputChars }))) {
+    const [fewest, most] = definition.arity;
+    const handler = function (this: FilterThis, input: unknown, ...args: unknown[]) {
+      if (args.length < fewest || args.length > most) {
+        throw new ExpressionError(
+          fewest === most
+            ? `${name} takes ${fewest === 0 ? "no arguments" : `${fewest} argument(s)`}`
+            : `${name} takes ${fewest} to ${most} arguments`,
+        );
+      }
+      return definition.apply(this.context.memoryLimit, toValue(input), args.map(toValue));
+    };
+    liquid.registerFilter(name, guardFilter(name, handler, false));
+  }
+
+  const cache = new Map<string, Parsed>();
+
+  function parse(template: string): Parsed {
+    if (typeof template !== "string") throw new ExpressionError("Expression must be a string");
+    const hit = cache.get(template);
+    if (hit) {
+      cache.delete(template);
+      cache.set(template, hit);
+      return hit;
+    }
+    if (template.length > maxTemplateChars) {
+      throw new ExpressionError(`Expression is longer than ${maxTemplateChars} characters`);
+    }
+    let parsed: Parsed;
+    try {
+      parsed = { templates: liquid.parse(template) };
+      const trimmed = template.trim();
+      if (trimmed.startsWith("{{") && trimmed.endsWith("}}")) {
+        const single = liquid.parse(trimmed);
+        if (single.length === 1 && single[0] instanceof Output) parsed.single = single;
+      }
+    } catch (error) {
+      throw toExpressionError(error, "parse");
+    }
+    cache.set(template, parsed);
+    if (cache.size > cacheSize) {
+      const oldest = cache.keys().next();
+      if (!oldest.done) cache.delete(oldest.value);
+    }
+    return parsed;
+  }
+
+  async function run(
+    templates: Template[],
+    scope: Record<string, unknown>,
+    emitter: Emitter,
+    deadline: number,
+  ): Promise<void> {
+    const remaining = deadline - performance.now();
+    if (remaining <= 0) throw new ExpressionError(TIME_LIMIT);
+    // A null-prototype copy: {% increment %} writes into the scope object, and nothing inherited is visible.
+    const env: Record<string, unknown> = Object.assign(Object.create(null), scope);
+    const ctx = new Context(env, liquid.options, { renderLimit: remaining, memoryLimit }, { liquid });
+    try {
+      await toPromise(liquid.renderer.renderTemplates(templates, ctx, emitter));
+    } catch (error) {
+      throw toExpressionError(error, "render");
+    }
+  }
+
+  async function renderParsed(parsed: Parsed, scope: Record<string, unknown>, deadline: number) {
+    const emitter = new BoundedEmitter(maxOutputChars);
+    await run(parsed.templates, scope, emitter, deadline);
+    return emitter.buffer;
+  }
+
+  async function evaluateParsed(
+    parsed: Parsed,
+    scope: Record<string, unknown>,
+    deadline: number,
+  ): Promise<unknown> {
+    if (!parsed.single) return renderParsed(parsed, scope, deadline);
+    const emitter = new TypedEmitter();
+    await run(parsed.single, scope, emitter, deadline);
+    const value = emitter.value;
+    if (typeof value === "string" && value.length > maxOutputChars) throw new ExpressionError(OUTPUT_LIMIT);
+    if (typeof value !== "object" || value === null) return value;
+    // A copy, so a result that is (part of) the token data can be changed without changing the data.
+    try {
+      return structuredClone(value);
+    } catch {
+      throw new ExpressionError("Expression result is not JSON data");
+    }
+  }
+
+  const isExpression = (value: string) => value.includes("{{") || value.includes("{%");
+
+  async function walk(
+    node: unknown,
+    scope: Record<string, unknown>,
+    deadline: number,
+    depth: number,
+  ): Promise<unknown> {
+    if (depth > MAX_STRUCTURE_DEPTH) throw new ExpressionError("Mask structure is nested too deeply");
+    if (typeof node === "string") {
+      return isExpression(node) ? evaluateParsed(parse(node), scope, deadline) : node;
+    }
+    if (Array.isArray(node)) {
+      const out: unknown[] = [];
+      for (const item of node) out.push(await walk(item, scope, deadline, depth + 1));
+      return out;
+    }
+    if (typeof node === "object" && node !== null) {
+      const out: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(node)) {
+        // defineProperty: a "__proto__" key in the structure stays an ordinary key.
+        Object.defineProperty(out, key, {
+          value: await walk(value, scope, deadline, depth + 1),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return out;
+    }
+    return node;
+  }
+
+  const deadlineFromNow = () => performance.now() + renderLimitMs;
+
+  return {
+    validate(template) {
+      parse(template);
+    },
+    async render(template, scope) {
+      return renderParsed(parse(template), scope, deadlineFromNow());
+    },
+    async evaluate(template, scope) {
+      return evaluateParsed(parse(template), scope, deadlineFromNow());
+    },
+    async evaluateStructure(structure, scope) {
+      return walk(structure, scope, deadlineFromNow(), 0);
+    },
+  };
+}

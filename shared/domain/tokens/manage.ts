@@ -1,0 +1,215 @@
+import { evaluateAccess } from "#shared/domain/access-rules.ts";
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
+import { conflict, notFound, validationError } from "#shared/http/errors.ts";
+import type { PageRequest } from "#shared/ports/stores.ts";
+import { requireAccess, visibilityFor } from "./access.ts";
+import { containerOf, expiryOf } from "./create.ts";
+import {
+  checkExpression,
+  checkMask,
+  grantOf,
+  isExpired,
+  openData,
+  present,
+  renderField,
+  sealData,
+  splitCvc,
+  type TokenDeps,
+  tokenAudit,
+} from "./service.ts";
+import type { StoredToken } from "./token.ts";
+import { dataErrors } from "./types.ts";
+
+/** A live token of the caller's tenant, or 404 (unknown, another tenant's, or expired: all look the same). */
+async function liveToken(deps: TokenDeps, principal: TenantPrincipal, id: string): Promise<StoredToken> {
+  const token = await deps.tokens.get(principal.tenantId, id);
+  if (!token || isExpired(token, deps.clock.now())) throw notFound("The token");
+  return token;
+}
+
+export async function getToken(deps: TokenDeps, principal: TenantPrincipal, id: string) {
+  const token = await liveToken(deps, principal, id);
+  const transform = requireAccess(grantOf(principal), token, "token:read");
+  await deps.auditLog.append([tokenAudit(deps, principal, token, "read", "Token read")]);
+  return present(deps, token, transform, () => openData(deps, token));
+}
+
+export interface ListTokensQuery {
+  ids?: string[];
+  types?: string[];
+  metadata?: Record<string, string>;
+}
+
+export async function listTokens(
+  deps: TokenDeps,
+  principal: TenantPrincipal,
+  query: ListTokensQuery,
+  page: PageRequest,
+) {
+  const grant = grantOf(principal);
+  const now = deps.clock.now();
+  const metadata = query.metadata
+    ? Object.fromEntries(Object.entries(query.metadata).map(([k, v]) => [k.toLowerCase(), v.toLowerCase()]))
+    : undefined;
+  let result: { items: StoredToken[]; total: number; next?: string };
+  if (query.ids?.length) {
+    // Tokens by id: fetched directly, then the same filters and visibility as the listing.
+    const visible = (await deps.tokens.getMany(principal.tenantId, query.ids)).filter(
+      (t) =>
+        !isExpired(t, now) &&
+        (!query.types?.length || query.types.includes(t.type)) &&
+        Object.entries(metadata ?? {}).every(([k, v]) =>
+          Object.entries(t.metadata ?? {}).some(
+            ([tk, tv]) => tk.toLowerCase() === k && tv.toLowerCase() === v,
+          ),
+        ) &&
+        evaluateAccess(grant, t, "token:read") !== undefined,
+    );
+    const offset = (page.page - 1) * page.size;
+    result = { items: visible.slice(offset, offset + page.size), total: visible.length };
+  } else {
+    result = await deps.tokens.list(
+      principal.tenantId,
+      { types: query.types, metadata, visibility: visibilityFor(grant, "token:read"), now },
+      page,
+    );
+  }
+  const shown = result.items.flatMap((token) => {
+    const transform = evaluateAccess(grant, token, "token:read");
+    return transform ? [{ token, transform }] : [];
+  });
+  await deps.auditLog.append(
+    shown.map(({ token }) => tokenAudit(deps, principal, token, "read", "Token read in a list")),
+  );
+  const items = await Promise.all(
+    shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
+  );
+  return { items, total: result.total, ...(result.next ? { next: result.next } : {}) };
+}
+
+export interface PatchTokenInput {
+  data?: unknown;
+  mask?: unknown;
+  metadata?: Record<string, string | null> | null;
+  containers?: string[];
+  search_indexes?: string[] | null;
+  fingerprint_expression?: string | null;
+  deduplicate_token?: boolean | null;
+  expires_at?: string | null;
+}
+
+/** PATCH: merge patch for data, mask and metadata; replace for the rest. Needs token:update on both containers. */
+export async function patchToken(
+  deps: TokenDeps,
+  principal: TenantPrincipal,
+  id: string,
+  patch: PatchTokenInput,
+) {
+  const grant = grantOf(principal);
+  const current = await liveToken(deps, principal, id);
+  const transform = requireAccess(grant, current, "token:update");
+  const container = patch.containers ? containerOf(current.type, patch.containers) : current.container;
+  if (container !== current.container) requireAccess(grant, { id, container }, "token:update");
+
+  const next: StoredToken = { ...current, container };
+  const needsData =
+    patch.data !== undefined ||
+    patch.fingerprint_expression !== undefined ||
+    patch.search_indexes !== undefined;
+  const currentData = needsData ? await openData(deps, current) : undefined;
+  let data = currentData;
+  if (patch.data !== undefined) {
+    data =
+      isPlainObject(currentData) && isPlainObject(patch.data)
+        ? mergePatch(currentData, patch.data)
+        : patch.data;
+    if (data === null && patch.data === null)
+      throw validationError("data cannot be removed.", { data: ["is required"] });
+    const errors = dataErrors(current.type, data);
+    if (Object.keys(errors).length > 0)
+      throw validationError(`The data is not a valid ${current.type}.`, errors);
+    const sealed = await sealData(deps, current.tenant_id, id, data);
+    delete next.sealed_cvc;
+    delete next.cvc_expires_at;
+    // A cvc already given keeps its original one-hour lifetime; only a new cvc starts a new hour.
+    const patchCvc = isPlainObject(patch.data) && "cvc" in patch.data;
+    Object.assign(next, sealed);
+    if (!patchCvc && current.sealed_cvc && sealed.sealed_cvc) next.cvc_expires_at = current.cvc_expires_at;
+  }
+  if (patch.mask !== undefined) {
+    const mask = patch.mask === null ? undefined : mergePatch(current.mask, patch.mask);
+    checkMask(deps, mask);
+    if (mask === undefined) delete next.mask;
+    else next.mask = mask;
+  }
+  if (patch.metadata !== undefined) {
+    const metadata =
+      patch.metadata === null
+        ? {}
+        : (mergePatch(current.metadata ?? {}, patch.metadata) as Record<string, string>);
+    if (Object.keys(metadata).length > 20)
+      throw validationError("Too much metadata.", { metadata: ["at most 20 entries"] });
+    if (Object.keys(metadata).length === 0) delete next.metadata;
+    else next.metadata = metadata;
+  }
+  if (patch.fingerprint_expression !== undefined) {
+    next.fingerprint_expression = patch.fingerprint_expression ?? current.fingerprint_expression;
+    checkExpression(deps, "fingerprint_expression", next.fingerprint_expression);
+  }
+  if (patch.data !== undefined || patch.fingerprint_expression !== undefined) {
+    const value = await renderField(
+      deps,
+      "fingerprint_expression",
+      next.fingerprint_expression,
+      splitCvc(data).rest,
+    );
+    next.fingerprint = await deps.sealer.fingerprint(current.tenant_id, current.type, value);
+  }
+  if (patch.search_indexes !== undefined) {
+    if (patch.search_indexes === null || patch.search_indexes.length === 0) {
+      delete next.search_indexes;
+      delete next.search_hashes;
+    } else {
+      const hashes: string[] = [];
+      for (const [i, expression] of patch.search_indexes.entries()) {
+        checkExpression(deps, `search_indexes.${i}`, expression);
+        const value = await renderField(deps, `search_indexes.${i}`, expression, data);
+        if (value !== "")
+          hashes.push(await deps.sealer.fingerprint(current.tenant_id, `search:${current.type}`, value));
+      }
+      next.search_indexes = patch.search_indexes;
+      next.search_hashes = hashes;
+    }
+  }
+  if (patch.deduplicate_token !== undefined) {
+    if (patch.deduplicate_token === null) delete next.deduplicate_token;
+    else next.deduplicate_token = patch.deduplicate_token;
+  }
+  if (patch.expires_at !== undefined) {
+    if (patch.expires_at === null) delete next.expires_at;
+    else next.expires_at = expiryOf(deps, patch.expires_at);
+  }
+  next.modified_by = principal.application.id;
+  next.modified_at = deps.clock.now().toISOString();
+  next.version = current.version + 1;
+
+  const saved = await deps.tokens.replace(
+    next,
+    current.version,
+    tokenAudit(deps, principal, next, "update", "Token updated"),
+  );
+  if (!saved) throw conflict("The token changed while it was being updated; retry.");
+  return present(deps, next, transform, async () => data ?? openData(deps, next));
+}
+
+export async function deleteToken(deps: TokenDeps, principal: TenantPrincipal, id: string): Promise<void> {
+  const token = await liveToken(deps, principal, id);
+  requireAccess(grantOf(principal), token, "token:delete");
+  const deleted = await deps.tokens.delete(
+    principal.tenantId,
+    id,
+    tokenAudit(deps, principal, token, "delete", "Token deleted"),
+  );
+  if (!deleted) throw notFound("The token");
+}

@@ -1,0 +1,164 @@
+import type { AccessGrant, Transform } from "#shared/domain/access-rules.ts";
+import type { Operation } from "#shared/domain/audit.ts";
+import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
+import type { Sealer } from "#shared/domain/crypto/sealer.ts";
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { validationError } from "#shared/http/errors.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import type { AuditLogStore, TokenStore } from "#shared/ports/stores.ts";
+import { type ExpressionEngine, ExpressionError } from "./expressions.ts";
+import type { StoredToken } from "./token.ts";
+import { auditEntityType } from "./types.ts";
+
+export interface TokenDeps {
+  tokens: TokenStore;
+  auditLog: AuditLogStore;
+  sealer: Sealer;
+  expressions: ExpressionEngine;
+  clock: Clock;
+}
+
+/** The cvc of a card is readable for one hour after it was given. */
+export const CVC_LIFETIME_SECONDS = 3600;
+
+export function grantOf(principal: TenantPrincipal): AccessGrant {
+  return principal.application;
+}
+
+export function tokenAudit(
+  deps: TokenDeps,
+  principal: TenantPrincipal,
+  token: Pick<StoredToken, "id" | "type">,
+  operation: Operation,
+  message: string,
+) {
+  return auditEntry(deps.clock.now(), actorOf(principal), {
+    tenantId: principal.tenantId,
+    entityType: auditEntityType(token.type),
+    entityId: token.id,
+    operation,
+    message,
+  });
+}
+
+export function isExpired(token: Pick<StoredToken, "expires_at">, now: Date): boolean {
+  return token.expires_at !== undefined && Date.parse(token.expires_at) <= now.getTime();
+}
+
+/** Seals data and, for cards, the cvc apart (it must become unreadable after an hour). */
+export async function sealData(deps: TokenDeps, tenantId: string, tokenId: string, data: unknown) {
+  const { cvc, rest } = splitCvc(data);
+  const sealed_data = await deps.sealer.seal({ tenantId, tokenId, field: "data" }, JSON.stringify(rest));
+  if (cvc === undefined) return { sealed_data };
+  const sealed_cvc = await deps.sealer.seal({ tenantId, tokenId, field: "cvc" }, cvc);
+  const cvc_expires_at = new Date(deps.clock.now().getTime() + CVC_LIFETIME_SECONDS * 1000).toISOString();
+  return { sealed_data, sealed_cvc, cvc_expires_at };
+}
+
+export function splitCvc(data: unknown): { cvc?: string; rest: unknown } {
+  if (typeof data !== "object" || data === null || Array.isArray(data) || !("cvc" in data))
+    return { rest: data };
+  const { cvc, ...rest } = data as Record<string, unknown>;
+  return typeof cvc === "string" ? { cvc, rest } : { rest };
+}
+
+/** The token's data as the caller gave it, with the cvc while it is still readable. */
+export async function openData(deps: TokenDeps, token: StoredToken): Promise<unknown> {
+  const binding = { tenantId: token.tenant_id, tokenId: token.id };
+  const data: unknown = JSON.parse(await deps.sealer.open({ ...binding, field: "data" }, token.sealed_data));
+  const cvcReadable =
+    token.sealed_cvc && token.cvc_expires_at && Date.parse(token.cvc_expires_at) > deps.clock.now().getTime();
+  if (!cvcReadable || typeof data !== "object" || data === null) return data;
+  const cvc = await deps.sealer.open({ ...binding, field: "cvc" }, token.sealed_cvc as string);
+  return { ...data, cvc };
+}
+
+/** Renders a caller's expression; an expression error is the caller's 400, naming the field, never the data. */
+export async function renderField(
+  deps: TokenDeps,
+  field: string,
+  template: string,
+  data: unknown,
+): Promise<string> {
+  try {
+    return await deps.expressions.render(template, { data });
+  } catch (error) {
+    if (error instanceof ExpressionError)
+      throw validationError(`The ${field} could not be evaluated.`, { [field]: [error.message] });
+    throw error;
+  }
+}
+
+export function checkExpression(deps: TokenDeps, field: string, template: string): void {
+  try {
+    deps.expressions.validate(template);
+  } catch (error) {
+    if (error instanceof ExpressionError)
+      throw validationError(`The ${field} is not a valid expression.`, { [field]: [error.message] });
+    throw error;
+  }
+}
+
+/** Every string leaf of a mask structure must be a valid expression. */
+export function checkMask(deps: TokenDeps, mask: unknown, path = "mask"): void {
+  if (typeof mask === "string") checkExpression(deps, path, mask);
+  else if (Array.isArray(mask)) {
+    for (const [i, item] of mask.entries()) checkMask(deps, item, `${path}.${i}`);
+  } else if (typeof mask === "object" && mask !== null)
+    for (const [key, value] of Object.entries(mask)) checkMask(deps, value, `${path}.${key}`);
+}
+
+export interface TokenView {
+  id: string;
+  tenant_id: string;
+  type: string;
+  data?: unknown;
+  mask?: unknown;
+  fingerprint: string;
+  fingerprint_expression: string;
+  containers: string[];
+  metadata?: Record<string, string>;
+  search_indexes?: string[];
+  expires_at?: string;
+  created_by?: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at?: string;
+}
+
+/** The token as a caller sees it: `data` revealed, masked by the token's mask, or left out (redact). */
+export async function present(
+  deps: TokenDeps,
+  token: StoredToken,
+  transform: Transform,
+  data: () => Promise<unknown>,
+): Promise<TokenView> {
+  const view: TokenView = {
+    id: token.id,
+    tenant_id: token.tenant_id,
+    type: token.type,
+    ...(token.mask !== undefined ? { mask: token.mask } : {}),
+    fingerprint: token.fingerprint,
+    fingerprint_expression: token.fingerprint_expression,
+    containers: [token.container],
+    ...(token.metadata ? { metadata: token.metadata } : {}),
+    ...(token.search_indexes ? { search_indexes: token.search_indexes } : {}),
+    ...(token.expires_at ? { expires_at: token.expires_at } : {}),
+    ...(token.created_by ? { created_by: token.created_by } : {}),
+    created_at: token.created_at,
+    ...(token.modified_by ? { modified_by: token.modified_by } : {}),
+    ...(token.modified_at ? { modified_at: token.modified_at } : {}),
+  };
+  if (transform === "reveal") return { ...view, data: await data() };
+  if (transform === "mask" && token.mask !== undefined && token.mask !== null) {
+    const scope = { data: await data() };
+    try {
+      return { ...view, data: await deps.expressions.evaluateStructure(token.mask, scope) };
+    } catch (error) {
+      if (error instanceof ExpressionError)
+        throw validationError("The token's mask could not be evaluated.", { mask: [error.message] });
+      throw error;
+    }
+  }
+  return view;
+}

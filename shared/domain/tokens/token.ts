@@ -1,0 +1,45 @@
+import type { TokenType } from "./types.ts";
+
+/** A token as stored: data and cvc only ever as ciphertext. */
+export interface StoredToken {
+  id: string;
+  tenant_id: string;
+  type: TokenType;
+  container: string;
+  sealed_data: string;
+  sealed_cvc?: string;
+  cvc_expires_at?: string;
+  mask?: unknown;
+  metadata?: Record<string, string>;
+  search_indexes?: string[];
+  /** Keyed hashes of the search index values (never the values). */
+  search_hashes?: string[];
+  fingerprint: string;
+  fingerprint_expression: string;
+  deduplicate_token?: boolean;
+  expires_at?: string;
+  created_by?: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at?: string;
+  /** Optimistic concurrency: each update requires the version it read. */
+  version: number;
+}
+
+/** One way a caller may see tokens; a list shows tokens matching any clause (all fields of a clause must hold). */
+export interface VisibilityClause {
+  containerPrefix?: string;
+  containerEquals?: string;
+  idEquals?: string;
+  idPrefix?: string;
+}
+
+export interface TokenListFilter {
+  types?: string[];
+  /** Lowercased keys and values; matched against the lowercased copy of each token's metadata. */
+  metadata?: Record<string, string>;
+  /** Undefined: every token of the tenant is visible. */
+  visibility?: VisibilityClause[];
+  /** Tokens expiring at or before this instant are left out. */
+  now: Date;
+}

@@ -1,0 +1,62 @@
+import type { Client } from "./http.ts";
+
+export const VISA = "4242424242424242";
+export const MASTERCARD = "5555555555554444";
+export const ROUTING = "021000021"; // a valid ABA routing number
+
+export interface TokenBody {
+  id: string;
+  type: string;
+  data?: unknown;
+  mask?: unknown;
+  fingerprint: string;
+  containers: string[];
+  metadata?: Record<string, string>;
+  expires_at?: string;
+  created_at: string;
+  modified_at?: string;
+}
+
+export interface TokenPage {
+  pagination: {
+    total_items: number;
+    page_number: number;
+    page_size: number;
+    total_pages: number;
+    next?: string;
+  };
+  data: TokenBody[];
+}
+
+/** Creates an application of the tenant and returns its key. */
+export async function appKey(
+  api: Client,
+  managementKey: string,
+  body: { type: "public" | "private" | "management"; permissions?: string[]; rules?: unknown[] },
+): Promise<string> {
+  const res = await api.post<{ key: string }>("/applications", {
+    key: managementKey,
+    body: { name: `${body.type} app`, ...body },
+  });
+  if (res.status !== 201)
+    throw new Error(`application creation failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.key;
+}
+
+export const ALL_TOKEN_PERMISSIONS = [
+  "token:create",
+  "token:read",
+  "token:update",
+  "token:delete",
+  "token:use",
+];
+
+export const revealEverything = [
+  {
+    description: "all",
+    priority: 1,
+    container: "/",
+    transform: "reveal",
+    permissions: ALL_TOKEN_PERMISSIONS,
+  },
+];
