@@ -2,6 +2,7 @@ import { CfnOutput, Stack, type StackProps } from "aws-cdk-lib";
 import type { RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
 import { VaultHttpApi } from "./constructs/http-api.ts";
+import { Sweeper } from "./constructs/sweeper.ts";
 import { VaultData } from "./constructs/vault-data.ts";
 
 export const DEFAULT_ROOT_KEY_PARAMETER_NAME = "/svc-vault/root-key-hash";
@@ -24,6 +25,7 @@ export interface VaultStackProps extends StackProps {
 export class VaultStack extends Stack {
   readonly data: VaultData;
   readonly http: VaultHttpApi;
+  readonly sweeper: Sweeper;
 
   constructor(scope: Construct, id: string, props: VaultStackProps) {
     super(scope, id, props);
@@ -34,6 +36,8 @@ export class VaultStack extends Stack {
       rootKeyParameterName: props.rootKeyParameterName,
       logRetention: props.logRetention,
     });
+
+    this.sweeper = new Sweeper(this, "Sweeper", { table: this.data.table, logRetention: props.logRetention });
 
     new CfnOutput(this, "ApiUrl", { value: this.http.url, description: "Base URL of the API" });
     new CfnOutput(this, "TableName", { value: this.data.table.tableName, description: "DynamoDB table" });

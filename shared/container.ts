@@ -9,6 +9,7 @@ import { DynamoAuditLogStore } from "#shared/adapters/dynamodb/audit-log-store.t
 import { createDocumentClient } from "#shared/adapters/dynamodb/client.ts";
 import { DynamoDataKeyStore } from "#shared/adapters/dynamodb/data-key-store.ts";
 import { DynamoIdempotencyStore } from "#shared/adapters/dynamodb/idempotency-store.ts";
+import { DynamoSweepStore } from "#shared/adapters/dynamodb/sweep-store.ts";
 import { DynamoTenantStore } from "#shared/adapters/dynamodb/tenant-store.ts";
 import { DynamoTokenStore } from "#shared/adapters/dynamodb/token-store.ts";
 import { KmsKeyWrapper } from "#shared/adapters/kms/kms-key-wrapper.ts";
@@ -49,6 +50,7 @@ export function createDeps(cfg: Config) {
     // Fingerprints stringify whole token data, so output may be as large as the largest data (64 KB).
     expressions: createExpressionEngine({ maxOutputChars: 256 * 1024 }),
     tokens: new DynamoTokenStore(client, cfg.tableName, audit),
+    sweep: new DynamoSweepStore(client, cfg.tableName, audit),
     clock,
     testClock,
     dynamo: client,

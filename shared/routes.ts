@@ -52,7 +52,13 @@ export const routes = {
     body: clockBody,
     idempotent: false,
     internal: true,
-    responses: { 200: { description: "The new now", schema: z.object({ now: z.string() }) }, ...common },
+    responses: {
+      200: {
+        description: "The new now, and what the sweep it triggered removed",
+        schema: z.object({ now: z.string() }),
+      },
+      ...common,
+    },
   }),
 
   createTenant: defineRoute({

@@ -1,3 +1,4 @@
+import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { notFound } from "#shared/http/errors.ts";
 import { createHttpHandler } from "#shared/http/lambda.ts";
 import { openApiDocument } from "#shared/openapi.ts";
@@ -9,6 +10,9 @@ export const handler = createHttpHandler("system", {
   advanceTestClock: async ({ deps, body }) => {
     // The route exists everywhere but only answers where SVC_TEST_CLOCK=1 (local mode only).
     if (!deps.testClock) throw notFound("The route POST /_test/clock");
-    return { status: 200, body: { now: deps.testClock.advance(body.advance_seconds).toISOString() } };
+    const now = deps.testClock.advance(body.advance_seconds).toISOString();
+    // Expiry follows the clock at once: the sweep runs now rather than at its next tick.
+    const sweep = await sweepExpired(deps);
+    return { status: 200, body: { now, sweep } };
   },
 });

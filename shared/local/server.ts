@@ -3,9 +3,14 @@ import type { AddressInfo } from "node:net";
 import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
 import { config, resetConfig } from "#shared/config.ts";
 import { createDeps, type Deps, setDeps } from "#shared/container.ts";
+import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
+import { logger } from "#shared/logger.ts";
 import { type DynamoDbLocal, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { createGateway } from "./gateway.ts";
 import { groupHandlers } from "./handlers.ts";
+
+/** How often the local sweep runs (real time; it reads the service clock, so it follows the test clock). */
+export const LOCAL_SWEEP_INTERVAL_MS = 60_000;
 
 export interface LocalServiceOptions {
   port: number;
@@ -49,6 +54,14 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   setDeps(deps);
   await ensureTable(deps.dynamo, config().tableName);
 
+  // The AWS stack runs the sweep every 15 minutes; locally a timer does, on the same (possibly test) clock.
+  const sweepTimer = setInterval(() => {
+    sweepExpired(deps).catch((error: unknown) =>
+      logger.error("sweep failed", { error_name: error instanceof Error ? error.name : "unknown" }),
+    );
+  }, LOCAL_SWEEP_INTERVAL_MS);
+  sweepTimer.unref();
+
   const server: Server = createGateway(groupHandlers);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -56,6 +69,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       server.listen(options.port, options.host ?? "127.0.0.1", () => resolve());
     });
   } catch (error) {
+    clearInterval(sweepTimer);
     deps.dynamo.destroy();
     await dynamo?.stop();
     throw error;
@@ -65,6 +79,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     url: `http://${options.host ?? "127.0.0.1"}:${port}`,
     deps,
     stop: async () => {
+      clearInterval(sweepTimer);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       deps.dynamo.destroy();

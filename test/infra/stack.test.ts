@@ -237,6 +237,26 @@ describe("least privilege", () => {
   });
 });
 
+describe("expiry sweep", () => {
+  it("runs the sweep function every 15 minutes with table access and nothing else", () => {
+    const sweepId = logicalIdOfFunction(stack, stack.sweeper.fn);
+    const rules = resourcesOfType(template, "AWS::Events::Rule");
+    expect(rules).toHaveLength(1);
+    const [[, rule]] = rules as [[string, Resource]];
+    expect(rule.Properties).toMatchObject({ ScheduleExpression: "rate(15 minutes)", State: "ENABLED" });
+    expect(JSON.stringify(rule.Properties.Targets)).toContain(sweepId);
+
+    const statements = roleStatements(template, stack, stack.sweeper.fn);
+    const actions = actionsOf(statements);
+    expect(actions).toEqual(expect.arrayContaining([...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS]));
+    expect(actions.filter((a) => /^(kms|ssm|sqs):/.test(a))).toEqual([]);
+    const fn = template.toJSON().Resources[sweepId] as Resource;
+    expect(fn.Properties).toMatchObject({
+      Environment: { Variables: { SVC_MODE: "aws", SVC_TABLE_NAME: tableRef() } },
+    });
+  });
+});
+
 describe("stateful resources", () => {
   it("the table matches the local bootstrap's CreateTable exactly", async () => {
     let created: CreateTableCommandInput | undefined;

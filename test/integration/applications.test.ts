@@ -29,7 +29,9 @@ describe("applications", () => {
     expect(read.body.keys).toHaveLength(1);
     expect(JSON.stringify(read.body)).not.toContain(String(created.body.key));
     const stored = await svc.service.deps.dynamo.send(
-      new (await import("@aws-sdk/lib-dynamodb")).ScanCommand({ TableName: "svc-vault" }),
+      new (await import("@aws-sdk/lib-dynamodb")).ScanCommand({
+        TableName: svc.service.deps.config.tableName,
+      }),
     );
     expect(JSON.stringify(stored.Items)).not.toContain(String(created.body.key));
   });

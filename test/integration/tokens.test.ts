@@ -197,7 +197,9 @@ describe("POST /tokens", () => {
       body: { type: "token", data: { secret: "plain-text-marker-XYZ" } },
     });
 
-    const scan = await svc.service.deps.dynamo.send(new ScanCommand({ TableName: "svc-vault" }));
+    const scan = await svc.service.deps.dynamo.send(
+      new ScanCommand({ TableName: svc.service.deps.config.tableName }),
+    );
     const raw = JSON.stringify(scan.Items);
 
     expect(raw).not.toContain("4000056655665556");

@@ -22,6 +22,8 @@ export function useService(): TestService {
       dataDir: `/tmp/svc-test-${process.pid}`,
       dynamodbEndpoint: inject("dynamodbEndpoint"),
       testClock: true,
+      // A table per test file: each file moves its own test clock, and the sweep's progress is per table.
+      tableName: `svc-test-${randomUUID()}`,
     });
     Object.assign(holder, { url: service.url, rootKey, service });
   });

@@ -16,7 +16,7 @@ export const TOKEN_SHARDS = 8;
 export const MAX_TOKEN_OFFSET = 10_000;
 /** Expired tokens are deleted by the sweep; DynamoDB TTL removes any it missed this long after expiry. */
 export const TTL_BACKSTOP_SECONDS = 3600;
-const SWEEP_SHARDS = 8;
+export const SWEEP_SHARDS = 8;
 
 const STORE_ONLY = ["metadata_lc", "expires_epoch", "cvc_epoch"] as const;
 
@@ -83,6 +83,7 @@ export class DynamoTokenStore implements TokenStore {
           kind,
           tenant_id: token.tenant_id,
           token_id: token.id,
+          token_type: token.type,
           due_at: at,
           ttl: epochSeconds(new Date(at)) + 7 * 86_400,
         },

@@ -1,0 +1,158 @@
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import type { LogEntry } from "#shared/domain/audit.ts";
+import type { DueItem, SweepStore } from "#shared/domain/tokens/sweep.ts";
+import type { AuditItems } from "./audit-items.ts";
+import { isConditionalCheckFailed } from "./client.ts";
+import { epochSeconds } from "./schema.ts";
+import { SWEEP_SHARDS, tokenKeys } from "./token-store.ts";
+
+const STATE_KEY = { PK: "SWEEPSTATE", SK: "META" };
+
+function cancelledByCondition(error: unknown): boolean {
+  if (!(error instanceof Error) || error.name !== "TransactionCanceledException") return false;
+  const reasons = (error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+  return reasons.some((r) => r.Code === "ConditionalCheckFailed");
+}
+
+/** The sweep's view of the table: hour buckets of due items, and the conditional removals they lead to. */
+export class DynamoSweepStore implements SweepStore {
+  readonly shards = SWEEP_SHARDS;
+
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly audit: AuditItems,
+  ) {}
+
+  async lastCompletedHour(): Promise<string | undefined> {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: STATE_KEY, ConsistentRead: true }),
+    );
+    return out.Item?.last_completed_hour as string | undefined;
+  }
+
+  async setLastCompletedHour(hour: string): Promise<void> {
+    await this.client
+      .send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...STATE_KEY, entity: "sweep_state", last_completed_hour: hour },
+          // Two sweeps racing never move the mark backwards.
+          ConditionExpression: "attribute_not_exists(last_completed_hour) OR last_completed_hour < :hour",
+          ExpressionAttributeValues: { ":hour": hour },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!isConditionalCheckFailed(error)) throw error;
+      });
+  }
+
+  async due(hour: Date, shard: number): Promise<DueItem[]> {
+    const items: DueItem[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: "PK = :pk",
+          ExpressionAttributeValues: { ":pk": tokenKeys.sweepBucket(hour, shard) },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of out.Items ?? [])
+        items.push({
+          key: { PK: String(item.PK), SK: String(item.SK) },
+          kind: item.kind as DueItem["kind"],
+          tenantId: String(item.tenant_id),
+          tokenId: String(item.token_id),
+          tokenType: item.token_type as DueItem["tokenType"],
+          dueAt: String(item.due_at),
+        });
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+
+  async done(item: DueItem): Promise<void> {
+    await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: item.key }));
+  }
+
+  async expireToken(
+    item: DueItem,
+    now: Date,
+    audit: LogEntry,
+  ): Promise<{ type: string; fingerprint: string } | undefined> {
+    const key = tokenKeys.token(item.tenantId, item.tokenId);
+    const current = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
+    );
+    if (!current.Item) return undefined;
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              // Only if it is still expired: a PATCH may have moved its expiry since the entry was written.
+              Delete: {
+                TableName: this.tableName,
+                Key: key,
+                ConditionExpression: "expires_epoch <= :now",
+                ExpressionAttributeValues: { ":now": epochSeconds(now) },
+              },
+            },
+            { Delete: { TableName: this.tableName, Key: item.key } },
+            this.audit.put(audit),
+          ],
+        }),
+      );
+    } catch (error) {
+      if (cancelledByCondition(error)) return undefined;
+      throw error;
+    }
+    return { type: String(current.Item.type), fingerprint: String(current.Item.fingerprint) };
+  }
+
+  async removeCvc(item: DueItem, now: Date): Promise<void> {
+    await this.client
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: tokenKeys.token(item.tenantId, item.tokenId),
+          UpdateExpression: "REMOVE sealed_cvc, cvc_expires_at",
+          ConditionExpression: "attribute_exists(PK) AND cvc_expires_at <= :now",
+          ExpressionAttributeValues: { ":now": now.toISOString() },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!isConditionalCheckFailed(error)) throw error;
+      });
+  }
+
+  async releaseFingerprint(
+    tenantId: string,
+    type: string,
+    fingerprint: string,
+    tokenId: string,
+  ): Promise<void> {
+    await this.client
+      .send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: tokenKeys.fingerprint(tenantId, type, fingerprint),
+          ConditionExpression: "token_id = :id",
+          ExpressionAttributeValues: { ":id": tokenId },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!isConditionalCheckFailed(error)) throw error;
+      });
+  }
+}

@@ -1,0 +1,96 @@
+import type { LogEntry } from "#shared/domain/audit.ts";
+import { auditEntry } from "#shared/domain/audit-entry.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import { auditEntityType, type TokenType } from "./types.ts";
+
+/** Something that falls due: a token's expiry (T) or a cvc's end of life (C). */
+export interface DueItem {
+  key: { PK: string; SK: string };
+  kind: "T" | "C";
+  tenantId: string;
+  tokenId: string;
+  tokenType: TokenType;
+  dueAt: string;
+}
+
+export interface SweepStore {
+  readonly shards: number;
+  lastCompletedHour(): Promise<string | undefined>;
+  setLastCompletedHour(hour: string): Promise<void>;
+  due(hour: Date, shard: number): Promise<DueItem[]>;
+  done(item: DueItem): Promise<void>;
+  /** Deletes the token if it is still expired (with its audit entry); its type and fingerprint when deleted. */
+  expireToken(
+    item: DueItem,
+    now: Date,
+    audit: LogEntry,
+  ): Promise<{ type: string; fingerprint: string } | undefined>;
+  removeCvc(item: DueItem, now: Date): Promise<void>;
+  releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string): Promise<void>;
+}
+
+export interface SweepDeps {
+  sweep: SweepStore;
+  clock: Clock;
+}
+
+export interface SweepResult {
+  tokensDeleted: number;
+  cvcsRemoved: number;
+  hoursScanned: number;
+}
+
+const HOUR = 3_600_000;
+/** A first sweep (or one after a long outage) looks back this far; DynamoDB TTL covers anything older. */
+export const SWEEP_LOOKBACK_HOURS = 48;
+
+const hourOf = (date: Date) => new Date(Math.floor(date.getTime() / HOUR) * HOUR);
+
+/**
+ * Deletes expired tokens and removes cvcs past their hour. Walks hour buckets from the last completed one up
+ * to the current hour, so each run reads only what fell due since the previous run. Run every 15 minutes
+ * (AWS) or every minute and whenever the test clock moves (local), tokens are gone well within the hour.
+ */
+export async function sweepExpired(deps: SweepDeps): Promise<SweepResult> {
+  const now = deps.clock.now();
+  const current = hourOf(now);
+  const last = await deps.sweep.lastCompletedHour();
+  const lookback = new Date(current.getTime() - SWEEP_LOOKBACK_HOURS * HOUR);
+  let hour = last ? new Date(Math.max(Date.parse(last) + HOUR, lookback.getTime())) : lookback;
+  const result: SweepResult = { tokensDeleted: 0, cvcsRemoved: 0, hoursScanned: 0 };
+  for (; hour.getTime() <= current.getTime(); hour = new Date(hour.getTime() + HOUR)) {
+    for (let shard = 0; shard < deps.sweep.shards; shard++) {
+      for (const item of await deps.sweep.due(hour, shard)) {
+        if (Date.parse(item.dueAt) > now.getTime()) continue; // later in this hour: next run
+        if (item.kind === "C") {
+          await deps.sweep.removeCvc(item, now);
+          await deps.sweep.done(item);
+          result.cvcsRemoved += 1;
+          continue;
+        }
+        const deleted = await deps.sweep.expireToken(item, now, expiryAudit(now, item));
+        if (deleted) {
+          await deps.sweep.releaseFingerprint(item.tenantId, deleted.type, deleted.fingerprint, item.tokenId);
+          result.tokensDeleted += 1;
+        } else await deps.sweep.done(item);
+      }
+    }
+    result.hoursScanned += 1;
+    if (hour.getTime() < current.getTime()) await deps.sweep.setLastCompletedHour(hour.toISOString());
+  }
+  return result;
+}
+
+function expiryAudit(now: Date, item: DueItem): LogEntry {
+  return auditEntry(
+    now,
+    { type: "system" },
+    {
+      tenantId: item.tenantId,
+      entityType: auditEntityType(item.tokenType),
+      entityId: item.tokenId,
+      operation: "delete",
+      message: "Token deleted after it expired",
+    },
+  );
+}

@@ -1,0 +1,88 @@
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { describe, expect, it } from "vitest";
+import { tokenKeys } from "#shared/adapters/dynamodb/token-store.ts";
+import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
+import { client, createTenant } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
+
+const svc = useService();
+const mergePatch = { "content-type": "application/merge-patch+json" };
+
+async function rawToken(tenantId: string, id: string) {
+  const out = await svc.service.deps.dynamo.send(
+    new GetCommand({ TableName: svc.service.deps.config.tableName, Key: tokenKeys.token(tenantId, id) }),
+  );
+  return out.Item;
+}
+
+describe("expiry sweep", () => {
+  it("deletes expired tokens and removes cvcs after an hour, keeping the other card fields", async () => {
+    const api = client(svc.url);
+    const { managementKey, tenantId } = await createTenant(api, svc.rootKey);
+    const pub = await appKey(api, managementKey, {
+      type: "public",
+      permissions: ["token:create", "token:update"],
+    });
+    const in10Minutes = new Date(svc.service.deps.clock.now().getTime() + 600_000).toISOString();
+    const expiring = await api.post<TokenBody>("/tokens", {
+      key: pub,
+      body: { type: "token", data: "bye", expires_at: in10Minutes },
+    });
+    const extended = await api.post<TokenBody>("/tokens", {
+      key: pub,
+      body: { type: "token", data: "stays", expires_at: in10Minutes },
+    });
+    await api.patch(`/tokens/${extended.body.id}`, {
+      key: pub,
+      headers: mergePatch,
+      body: { expires_at: "2099-01-01T00:00:00Z" },
+    });
+    const card = await api.post<TokenBody>("/tokens", {
+      key: pub,
+      body: { type: "card", data: { number: VISA, cvc: "123", expiration_month: 1, expiration_year: 2031 } },
+    });
+    expect((await rawToken(tenantId, card.body.id))?.sealed_cvc).toEqual(expect.any(String));
+
+    const moved = await api.post<{ sweep: { tokensDeleted: number; cvcsRemoved: number } }>("/_test/clock", {
+      key: svc.rootKey,
+      body: { advance_seconds: 2 * 3600 },
+    });
+
+    expect(moved.body.sweep.tokensDeleted).toBeGreaterThanOrEqual(1);
+    expect(await rawToken(tenantId, expiring.body.id)).toBeUndefined();
+    expect(await rawToken(tenantId, extended.body.id)).toBeDefined();
+    const cardItem = await rawToken(tenantId, card.body.id);
+    expect(cardItem?.sealed_cvc).toBeUndefined();
+    expect(cardItem?.sealed_data).toEqual(expect.any(String));
+    const logs = await api.get<{ data: { operation: string; actor_type: string }[] }>(
+      `/logs?entity_id=${expiring.body.id}`,
+      { key: managementKey },
+    );
+    expect(logs.body.data[0]).toMatchObject({ operation: "delete", actor_type: "system" });
+  });
+
+  it("reads only what fell due since its last run", async () => {
+    const first = await sweepExpired(svc.service.deps);
+    const second = await sweepExpired(svc.service.deps);
+
+    expect(second.hoursScanned).toBeLessThanOrEqual(1);
+    expect(second.tokensDeleted).toBe(0);
+    expect(first.hoursScanned).toBeGreaterThanOrEqual(1);
+  });
+
+  it("frees a deduplication fingerprint when its token expires", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+    const pub = await appKey(api, managementKey, { type: "public", permissions: ["token:create"] });
+    const expires_at = new Date(svc.service.deps.clock.now().getTime() + 600_000).toISOString();
+    const body = { type: "token", data: { dedupe: "me" }, deduplicate_token: true };
+
+    const first = await api.post<TokenBody>("/tokens", { key: pub, body: { ...body, expires_at } });
+    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 3600 } });
+    const second = await api.post<TokenBody>("/tokens", { key: pub, body });
+
+    expect(second.status).toBe(201);
+    expect(second.body.id).not.toBe(first.body.id);
+  });
+});
