@@ -49,4 +49,11 @@ export const FUNCTION_ACCESS = {
     dataKey: true,
     reason: "Token CRUD seals and opens data under per-tenant data keys from KMS, with audit entries.",
   },
+  transactions: {
+    table: "readWrite",
+    rootKeyParameter: false,
+    dataKey: false,
+    reason:
+      "Opens, commits and rolls back token transactions; commits move sealed items and never open data.",
+  },
 } as const satisfies Record<FunctionGroup, GroupAccess>;

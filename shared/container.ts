@@ -12,6 +12,7 @@ import { DynamoIdempotencyStore } from "#shared/adapters/dynamodb/idempotency-st
 import { DynamoSweepStore } from "#shared/adapters/dynamodb/sweep-store.ts";
 import { DynamoTenantStore } from "#shared/adapters/dynamodb/tenant-store.ts";
 import { DynamoTokenStore } from "#shared/adapters/dynamodb/token-store.ts";
+import { DynamoTransactionStore } from "#shared/adapters/dynamodb/transaction-store.ts";
 import { KmsKeyWrapper } from "#shared/adapters/kms/kms-key-wrapper.ts";
 import { loadOrCreateMasterKey, MasterKeyWrapper } from "#shared/adapters/local/master-key-wrapper.ts";
 import { StaticRootKeyVerifier } from "#shared/adapters/local/root-key.ts";
@@ -39,6 +40,7 @@ export function createDeps(cfg: Config) {
   const keyWrapper: KeyWrapper = cfg.kmsKeyId
     ? new KmsKeyWrapper(new KMSClient({ region: cfg.region }), cfg.kmsKeyId)
     : new MasterKeyWrapper(loadOrCreateMasterKey(join(cfg.dataDir, "master.key")));
+  const tokens = new DynamoTokenStore(client, cfg.tableName, audit);
   const keyring = new Keyring(
     keyWrapper,
     new DynamoDataKeyStore(client, cfg.tableName, () => clock.now()),
@@ -49,7 +51,8 @@ export function createDeps(cfg: Config) {
     sealer: new Sealer(keyring),
     // Fingerprints stringify whole token data, so output may be as large as the largest data (64 KB).
     expressions: createExpressionEngine({ maxOutputChars: 256 * 1024 }),
-    tokens: new DynamoTokenStore(client, cfg.tableName, audit),
+    tokens,
+    transactions: new DynamoTransactionStore(client, cfg.tableName, audit, tokens),
     sweep: new DynamoSweepStore(client, cfg.tableName, audit),
     clock,
     testClock,

@@ -10,7 +10,13 @@ import {
 import { idParams, paginated, pagingQuery, problemSchema } from "#shared/schemas/common.ts";
 import { entityTypeSchema, logQuery, logSchema } from "#shared/schemas/logs.ts";
 import { clockBody, createdTenantSchema, createTenantBody, tenantSchema } from "#shared/schemas/tenants.ts";
-import { createTokenBody, listTokensQuery, patchTokenBody, tokenSchema } from "#shared/schemas/tokens.ts";
+import {
+  createTokenBody,
+  listTokensQuery,
+  patchTokenBody,
+  tokenSchema,
+  transactionSchema,
+} from "#shared/schemas/tokens.ts";
 
 const problem = (description: string) => ({ description, schema: problemSchema });
 const common = {
@@ -308,6 +314,43 @@ export const routes = {
     tags: ["tokens"],
     params: idParams,
     responses: { 204: { description: "Deleted" }, ...common, 404: problem("Not found or expired") },
+  }),
+  openTransaction: defineRoute({
+    method: "POST",
+    path: "/transactions",
+    group: "transactions",
+    auth: "key",
+    summary: "Open a transaction (beta); token writes join it with SVC-TRANSACTION-ID",
+    tags: ["transactions"],
+    responses: { 201: { description: "Open transaction", schema: transactionSchema }, ...common },
+  }),
+  commitTransaction: defineRoute({
+    method: "POST",
+    path: "/transactions/{id}/commit",
+    group: "transactions",
+    auth: "key",
+    summary: "Apply every operation of the transaction at once",
+    tags: ["transactions"],
+    params: idParams,
+    responses: {
+      200: { description: "Committed (empty body)" },
+      ...common,
+      404: problem("Unknown or finished"),
+    },
+  }),
+  rollbackTransaction: defineRoute({
+    method: "POST",
+    path: "/transactions/{id}/rollback",
+    group: "transactions",
+    auth: "key",
+    summary: "Discard every operation of the transaction",
+    tags: ["transactions"],
+    params: idParams,
+    responses: {
+      200: { description: "Rolled back (empty body)" },
+      ...common,
+      404: problem("Unknown or finished"),
+    },
   }),
 } satisfies Record<string, RouteSpec>;
 

@@ -1,7 +1,10 @@
+import type { APIGatewayProxyEventV2 } from "aws-lambda";
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { deleteToken, getToken, listTokens, patchToken } from "#shared/domain/tokens/manage.ts";
+import { joinTransaction } from "#shared/domain/transactions.ts";
 import { createHttpHandler } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
+import { header } from "#shared/http/request-state.ts";
 
 /** `metadata.<key>=value` query parameters; a repeated key counts once (its first value). */
 function metadataFilter(query: Record<string, unknown>): Record<string, string> | undefined {
@@ -11,10 +14,18 @@ function metadataFilter(query: Record<string, unknown>): Record<string, string> 
   return entries.length ? Object.fromEntries(entries) : undefined;
 }
 
+/** Token writes join an open transaction with SVC-TRANSACTION-ID (beta). */
+const transactionId = (event: APIGatewayProxyEventV2) => header(event, "svc-transaction-id");
+
 export const handler = createHttpHandler("tokens", {
-  createToken: async ({ deps, principal, body }) => ({
+  createToken: async ({ deps, principal, body, event }) => ({
     status: 201,
-    body: await createToken(deps, principal, body),
+    body: await createToken(
+      deps,
+      principal,
+      body,
+      await joinTransaction(deps, principal, transactionId(event)),
+    ),
   }),
   listTokens: async ({ deps, principal, query }) => {
     const page = await listTokens(
@@ -29,12 +40,23 @@ export const handler = createHttpHandler("tokens", {
     status: 200,
     body: await getToken(deps, principal, params.id),
   }),
-  patchToken: async ({ deps, principal, params, body }) => ({
+  patchToken: async ({ deps, principal, params, body, event }) => ({
     status: 200,
-    body: await patchToken(deps, principal, params.id, body),
+    body: await patchToken(
+      deps,
+      principal,
+      params.id,
+      body,
+      await joinTransaction(deps, principal, transactionId(event)),
+    ),
   }),
-  deleteToken: async ({ deps, principal, params }) => {
-    await deleteToken(deps, principal, params.id);
+  deleteToken: async ({ deps, principal, params, event }) => {
+    await deleteToken(
+      deps,
+      principal,
+      params.id,
+      await joinTransaction(deps, principal, transactionId(event)),
+    );
     return { status: 204 };
   },
 });

@@ -2,7 +2,14 @@ import type { z } from "zod";
 import type { Permission } from "#shared/domain/permissions.ts";
 
 /** One Lambda per endpoint group; the local gateway maps the same groups to the same handlers. */
-export const FUNCTION_GROUPS = ["system", "tenants", "applications", "logs", "tokens"] as const;
+export const FUNCTION_GROUPS = [
+  "system",
+  "tenants",
+  "applications",
+  "logs",
+  "tokens",
+  "transactions",
+] as const;
 export type FunctionGroup = (typeof FUNCTION_GROUPS)[number];
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";

@@ -3,6 +3,7 @@ import { handler as logs } from "#functions/logs/handler.ts";
 import { handler as system } from "#functions/system/handler.ts";
 import { handler as tenants } from "#functions/tenants/handler.ts";
 import { handler as tokens } from "#functions/tokens/handler.ts";
+import { handler as transactions } from "#functions/transactions/handler.ts";
 import type { FunctionGroup } from "#shared/http/route.ts";
 import type { HttpLambda } from "./gateway.ts";
 
@@ -13,4 +14,5 @@ export const groupHandlers: Record<FunctionGroup, HttpLambda> = {
   applications,
   logs,
   tokens,
+  transactions,
 };

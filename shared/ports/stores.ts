@@ -1,6 +1,6 @@
 import type { LogEntry, LogQuery } from "#shared/domain/audit.ts";
 import type { Application, ApplicationKey, Tenant, TenantMember, User } from "#shared/domain/entities.ts";
-import type { StoredToken, TokenListFilter } from "#shared/domain/tokens/token.ts";
+import type { StoredToken, TokenListFilter, TransactionContext } from "#shared/domain/tokens/token.ts";
 
 /** A page of results from a store: the items asked for and how many match in all. */
 export interface StorePage<T> {
@@ -90,7 +90,11 @@ export interface IdempotencyStore {
 export type TokenCreateOutcome =
   | { outcome: "created" }
   | { outcome: "id-taken" }
-  | { outcome: "duplicate"; tokenId: string };
+  | { outcome: "duplicate"; tokenId: string }
+  | { outcome: "transaction-closed" };
+
+/** ok; conflict: the token changed, is gone or is held by another transaction; transaction-closed. */
+export type WriteOutcome = "ok" | "conflict" | "transaction-closed";
 
 export interface TokenStore {
   /**
@@ -99,14 +103,44 @@ export interface TokenStore {
    */
   create(
     token: StoredToken,
-    options: { deduplicate: boolean; now: Date },
+    options: { deduplicate: boolean; now: Date; transaction?: TransactionContext },
     audit: LogEntry,
   ): Promise<TokenCreateOutcome>;
   get(tenantId: string, id: string): Promise<StoredToken | undefined>;
   getMany(tenantId: string, ids: string[]): Promise<StoredToken[]>;
   list(tenantId: string, filter: TokenListFilter, page: PageRequest): Promise<StorePage<StoredToken>>;
-  /** Replaces the token if its version is still `expectedVersion`; false when it changed or is gone. */
-  replace(token: StoredToken, expectedVersion: number, audit: LogEntry): Promise<boolean>;
-  /** Deletes the token with its audit entry; false when it did not exist. */
-  delete(tenantId: string, id: string, audit: LogEntry): Promise<boolean>;
+  /**
+   * Replaces the token if its version is still `expectedVersion` and no live transaction holds it; false
+   * otherwise. In a transaction the new version waits on the transaction's op item until commit.
+   */
+  replace(
+    token: StoredToken,
+    expectedVersion: number,
+    audit: LogEntry,
+    options: { now: Date; transaction?: TransactionContext },
+  ): Promise<WriteOutcome>;
+  /** Deletes the token (or, in a transaction, marks it for deletion at commit); false when gone or locked. */
+  delete(
+    token: StoredToken,
+    audit: LogEntry,
+    options: { now: Date; transaction?: TransactionContext },
+  ): Promise<WriteOutcome>;
+}
+
+export interface StoredTransaction {
+  id: string;
+  tenant_id: string;
+  state: "open" | "committed" | "rolled_back";
+  created_by?: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface TransactionStore {
+  create(transaction: StoredTransaction, audit: LogEntry): Promise<void>;
+  get(tenantId: string, id: string): Promise<StoredTransaction | undefined>;
+  /** Applies every pending operation at once; false when the transaction is no longer open (or expired). */
+  commit(transaction: StoredTransaction, now: Date, audit: LogEntry): Promise<boolean>;
+  /** Discards every pending operation; false when the transaction is no longer open. */
+  rollback(transaction: StoredTransaction, audit: LogEntry, options?: { expired: boolean }): Promise<boolean>;
 }

@@ -69,3 +69,12 @@ export const tokenSchema = z
     modified_at: z.string().optional(),
   })
   .meta({ id: "Token" });
+
+export const transactionSchema = z
+  .object({
+    id: z.string(),
+    created_at: z.string(),
+    created_by: z.string().optional(),
+    expires_at: z.string(),
+  })
+  .meta({ id: "Transaction" });

@@ -2,13 +2,20 @@ import { createHash } from "node:crypto";
 import type { DynamoDBDocumentClient, QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 import { BatchGetCommand, DeleteCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
-import type { StoredToken, TokenListFilter } from "#shared/domain/tokens/token.ts";
+import type { StoredToken, TokenListFilter, TransactionContext } from "#shared/domain/tokens/token.ts";
 import { validationError } from "#shared/http/errors.ts";
-import type { PageRequest, StorePage, TokenCreateOutcome, TokenStore } from "#shared/ports/stores.ts";
+import type {
+  PageRequest,
+  StorePage,
+  TokenCreateOutcome,
+  TokenStore,
+  WriteOutcome,
+} from "#shared/ports/stores.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { isConditionalCheckFailed } from "./client.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
 import { epochSeconds, TABLE_KEYS } from "./schema.ts";
+import { MAX_TRANSACTION_OPERATIONS, transactionKeys } from "./transaction-keys.ts";
 
 /** A tenant's token listing is spread over this many GSI1 partitions (write sharding). */
 export const TOKEN_SHARDS = 8;
@@ -18,7 +25,10 @@ export const MAX_TOKEN_OFFSET = 10_000;
 export const TTL_BACKSTOP_SECONDS = 3600;
 export const SWEEP_SHARDS = 8;
 
-const STORE_ONLY = ["metadata_lc", "expires_epoch", "cvc_epoch"] as const;
+const STORE_ONLY = ["metadata_lc", "expires_epoch", "txn_id", "txn_op", "txn_expires_epoch"] as const;
+
+/** A write may proceed when no transaction holds the token, or the one that did has expired. */
+const LOCK_FREE = "(attribute_not_exists(txn_id) OR txn_expires_epoch <= :now)";
 
 function shardOf(id: string, shards: number): number {
   return createHash("sha256").update(id).digest().readUInt16BE(0) % shards;
@@ -47,15 +57,19 @@ export class DynamoTokenStore implements TokenStore {
     private readonly audit: AuditItems,
   ) {}
 
-  private item(token: StoredToken): Record<string, unknown> {
+  item(token: StoredToken): Record<string, unknown> {
     const expiresEpoch = token.expires_at ? epochSeconds(new Date(token.expires_at)) : undefined;
+    const { lock, ...fields } = token;
     return {
       ...tokenKeys.token(token.tenant_id, token.id),
       GSI1PK: tokenKeys.listing(token.tenant_id, shardOf(token.id, TOKEN_SHARDS)),
       GSI1SK: `${token.created_at}#${token.id}`,
       entity: "token",
-      ...token,
+      ...fields,
       metadata_lc: lowerMap(token.metadata),
+      ...(lock
+        ? { txn_id: lock.transactionId, txn_op: lock.operation, txn_expires_epoch: lock.expiresEpoch }
+        : {}),
       ...(expiresEpoch !== undefined
         ? { expires_epoch: expiresEpoch, ttl: expiresEpoch + TTL_BACKSTOP_SECONDS }
         : {}),
@@ -65,7 +79,58 @@ export class DynamoTokenStore implements TokenStore {
   private fromItem(item: Record<string, unknown>): StoredToken {
     const token = stripKeys<Record<string, unknown>>(item);
     for (const attribute of STORE_ONLY) delete token[attribute];
+    if (typeof item.txn_id === "string")
+      token.lock = {
+        transactionId: item.txn_id,
+        operation: item.txn_op,
+        expiresEpoch: Number(item.txn_expires_epoch),
+      };
     return token as unknown as StoredToken;
+  }
+
+  /** The writes that enrol a token operation in an open transaction: its op item and the record's count. */
+  private transactionWrites(
+    token: StoredToken,
+    transaction: TransactionContext,
+    operation: "create" | "update" | "delete",
+    now: Date,
+    next?: StoredToken,
+  ) {
+    return [
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: transactionKeys.record(token.tenant_id, transaction.id),
+          UpdateExpression: "ADD op_count :one",
+          ConditionExpression:
+            "#state = :open AND expires_epoch > :now AND (attribute_not_exists(op_count) OR op_count < :max)",
+          ExpressionAttributeNames: { "#state": "state" },
+          ExpressionAttributeValues: {
+            ":one": 1,
+            ":open": "open",
+            ":now": epochSeconds(now),
+            ":max": MAX_TRANSACTION_OPERATIONS,
+          },
+        },
+      },
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: {
+            ...transactionKeys.operation(token.tenant_id, transaction.id, token.id),
+            entity: "transaction_operation",
+            operation,
+            token_id: token.id,
+            token_type: token.type,
+            fingerprint: token.fingerprint,
+            ...(next ? { next: this.item(next) } : {}),
+            ttl: transaction.expiresEpoch + 7 * 86_400,
+          },
+          // One operation per token per transaction.
+          ConditionExpression: "attribute_not_exists(PK)",
+        },
+      },
+    ];
   }
 
   /** Index entries that let the sweep find what falls due: the token's expiry and its cvc's. */
@@ -91,7 +156,22 @@ export class DynamoTokenStore implements TokenStore {
     }));
   }
 
-  async create(token: StoredToken, options: { deduplicate: boolean; now: Date }, audit: LogEntry) {
+  async create(
+    input: StoredToken,
+    options: { deduplicate: boolean; now: Date; transaction?: TransactionContext },
+    audit: LogEntry,
+  ) {
+    const { transaction } = options;
+    const token: StoredToken = transaction
+      ? {
+          ...input,
+          lock: {
+            transactionId: transaction.id,
+            operation: "create",
+            expiresEpoch: transaction.expiresEpoch,
+          },
+        }
+      : input;
     const fingerprintKey = tokenKeys.fingerprint(token.tenant_id, token.type, token.fingerprint);
     for (let attempt = 0; attempt < 4; attempt++) {
       const claim = attempt === 0 || options.deduplicate;
@@ -115,6 +195,7 @@ export class DynamoTokenStore implements TokenStore {
             ]
           : []),
         ...this.sweepPuts(token),
+        ...(transaction ? this.transactionWrites(token, transaction, "create", options.now) : []),
         this.audit.put(audit),
       ];
       try {
@@ -124,6 +205,9 @@ export class DynamoTokenStore implements TokenStore {
         const reasons = cancellationCodes(error);
         if (!reasons) throw error;
         if (reasons[0] === "ConditionalCheckFailed") return { outcome: "id-taken" } as TokenCreateOutcome;
+        const transactionAt = transactItems.findIndex((item) => "Update" in item);
+        if (transactionAt >= 0 && reasons[transactionAt] === "ConditionalCheckFailed")
+          return { outcome: "transaction-closed" } as TokenCreateOutcome;
         if (!claim || reasons[1] !== "ConditionalCheckFailed") throw error;
       }
       // The fingerprint is claimed. Without deduplication, the token is simply created without the claim.
@@ -141,21 +225,6 @@ export class DynamoTokenStore implements TokenStore {
       await this.releaseFingerprint(token.tenant_id, token.type, token.fingerprint, ownerId);
     }
     throw new Error("Could not claim the token fingerprint");
-  }
-
-  private async releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
-    await this.client
-      .send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: tokenKeys.fingerprint(tenantId, type, fingerprint),
-          ConditionExpression: "token_id = :id",
-          ExpressionAttributeValues: { ":id": tokenId },
-        }),
-      )
-      .catch((error: unknown) => {
-        if (!isConditionalCheckFailed(error)) throw error;
-      });
   }
 
   async get(tenantId: string, id: string): Promise<StoredToken | undefined> {
@@ -196,6 +265,10 @@ export class DynamoTokenStore implements TokenStore {
     const expression = new FilterBuilder();
     expression.add(
       `(attribute_not_exists(${expression.name("expires_epoch")}) OR ${expression.name("expires_epoch")} > ${expression.value(epochSeconds(filter.now))})`,
+    );
+    // Tokens created in a transaction stay invisible until it commits.
+    expression.add(
+      `(attribute_not_exists(${expression.name("txn_op")}) OR ${expression.name("txn_op")} <> ${expression.value("create")})`,
     );
     if (filter.types?.length)
       expression.add(
@@ -262,57 +335,106 @@ export class DynamoTokenStore implements TokenStore {
     };
   }
 
-  async replace(token: StoredToken, expectedVersion: number, audit: LogEntry): Promise<boolean> {
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: this.item(token),
-                ConditionExpression: "#version = :expected",
-                ExpressionAttributeNames: { "#version": "version" },
-                ExpressionAttributeValues: { ":expected": expectedVersion },
+  async replace(
+    token: StoredToken,
+    expectedVersion: number,
+    audit: LogEntry,
+    options: { now: Date; transaction?: TransactionContext },
+  ): Promise<WriteOutcome> {
+    const { transaction, now } = options;
+    const guard = {
+      ConditionExpression: `#version = :expected AND ${LOCK_FREE}`,
+      ExpressionAttributeNames: { "#version": "version" },
+      ExpressionAttributeValues: { ":expected": expectedVersion, ":now": epochSeconds(now) },
+    };
+    const items = transaction
+      ? [
+          {
+            // The token keeps its current version for everyone else; the new one waits on the op item.
+            Update: {
+              TableName: this.tableName,
+              Key: tokenKeys.token(token.tenant_id, token.id),
+              UpdateExpression: "SET txn_id = :txn, txn_op = :op, txn_expires_epoch = :txnExpires",
+              ...guard,
+              ExpressionAttributeValues: {
+                ...guard.ExpressionAttributeValues,
+                ":txn": transaction.id,
+                ":op": "update",
+                ":txnExpires": transaction.expiresEpoch,
               },
             },
-            ...this.sweepPuts(token),
-            this.audit.put(audit),
-          ],
-        }),
-      );
-      return true;
+          },
+          ...this.transactionWrites(token, transaction, "update", now, token),
+        ]
+      : [{ Put: { TableName: this.tableName, Item: this.item(token), ...guard } }, ...this.sweepPuts(token)];
+    return this.write([...items, this.audit.put(audit)], transaction ? 1 : undefined);
+  }
+
+  async delete(
+    token: StoredToken,
+    audit: LogEntry,
+    options: { now: Date; transaction?: TransactionContext },
+  ): Promise<WriteOutcome> {
+    const { transaction, now } = options;
+    const key = tokenKeys.token(token.tenant_id, token.id);
+    const guard = {
+      ConditionExpression: `attribute_exists(PK) AND ${LOCK_FREE}`,
+      ExpressionAttributeValues: { ":now": epochSeconds(now) },
+    };
+    const items = transaction
+      ? [
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: key,
+              UpdateExpression: "SET txn_id = :txn, txn_op = :op, txn_expires_epoch = :txnExpires",
+              ...guard,
+              ExpressionAttributeValues: {
+                ...guard.ExpressionAttributeValues,
+                ":txn": transaction.id,
+                ":op": "delete",
+                ":txnExpires": transaction.expiresEpoch,
+              },
+            },
+          },
+          ...this.transactionWrites(token, transaction, "delete", now),
+        ]
+      : [{ Delete: { TableName: this.tableName, Key: key, ...guard } }];
+    const outcome = await this.write([...items, this.audit.put(audit)], transaction ? 1 : undefined);
+    // The fingerprint claim goes after the token; a claim left behind is released by the next deduplicating create.
+    if (outcome === "ok" && !transaction)
+      await this.releaseFingerprint(token.tenant_id, token.type, token.fingerprint, token.id);
+    return outcome;
+  }
+
+  /** Runs a write transaction and names why it was refused: the token changed or is held, or the transaction closed. */
+  private async write(items: object[], transactionRecordAt?: number): Promise<WriteOutcome> {
+    try {
+      await this.client.send(new TransactWriteCommand({ TransactItems: items as never }));
+      return "ok";
     } catch (error) {
-      if (cancellationCodes(error)?.[0] === "ConditionalCheckFailed") return false;
+      const reasons = cancellationCodes(error);
+      if (!reasons) throw error;
+      if (transactionRecordAt !== undefined && reasons[transactionRecordAt] === "ConditionalCheckFailed")
+        return "transaction-closed";
+      if (reasons.includes("ConditionalCheckFailed")) return "conflict";
       throw error;
     }
   }
 
-  async delete(tenantId: string, id: string, audit: LogEntry): Promise<boolean> {
-    const existing = await this.get(tenantId, id);
-    if (!existing) return false;
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Delete: {
-                TableName: this.tableName,
-                Key: tokenKeys.token(tenantId, id),
-                ConditionExpression: "attribute_exists(PK)",
-              },
-            },
-            this.audit.put(audit),
-          ],
+  async releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
+    await this.client
+      .send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: tokenKeys.fingerprint(tenantId, type, fingerprint),
+          ConditionExpression: "token_id = :id",
+          ExpressionAttributeValues: { ":id": tokenId },
         }),
-      );
-    } catch (error) {
-      if (cancellationCodes(error)?.[0] === "ConditionalCheckFailed") return false;
-      throw error;
-    }
-    // The fingerprint claim goes after the token; a claim left behind is released by the next deduplicating create.
-    await this.releaseFingerprint(tenantId, existing.type, existing.fingerprint, id);
-    return true;
+      )
+      .catch((error: unknown) => {
+        if (!isConditionalCheckFailed(error)) throw error;
+      });
   }
 }
 

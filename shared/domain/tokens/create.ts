@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { normalizeContainer } from "#shared/domain/access-rules.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
-import { conflict, validationError } from "#shared/http/errors.ts";
+import { conflict, notFound, validationError } from "#shared/http/errors.ts";
 import { requireAccess } from "./access.ts";
 import { parseExpiresAt } from "./expiry.ts";
 import {
@@ -16,7 +16,7 @@ import {
   type TokenDeps,
   tokenAudit,
 } from "./service.ts";
-import type { StoredToken } from "./token.ts";
+import type { StoredToken, TransactionContext } from "./token.ts";
 import { dataErrors, type TokenType, typeSpec } from "./types.ts";
 
 export interface CreateTokenInput {
@@ -88,7 +88,12 @@ async function searchHashes(
   return hashes;
 }
 
-export async function createToken(deps: TokenDeps, principal: TenantPrincipal, input: CreateTokenInput) {
+export async function createToken(
+  deps: TokenDeps,
+  principal: TenantPrincipal,
+  input: CreateTokenInput,
+  transaction?: TransactionContext,
+) {
   const spec = typeSpec(input.type);
   const container = containerOf(input.type, input.containers);
   const errors = dataErrors(input.type, input.data);
@@ -144,10 +149,17 @@ export async function createToken(deps: TokenDeps, principal: TenantPrincipal, i
 
   const outcome = await deps.tokens.create(
     token,
-    { deduplicate: input.deduplicate_token === true, now },
-    tokenAudit(deps, principal, token, "create", "Token created"),
+    { deduplicate: input.deduplicate_token === true, now, transaction },
+    tokenAudit(
+      deps,
+      principal,
+      token,
+      "create",
+      transaction ? `Token created in transaction ${transaction.id}` : "Token created",
+    ),
   );
   if (outcome.outcome === "id-taken") throw conflict("A token with this id already exists.");
+  if (outcome.outcome === "transaction-closed") throw notFound("The transaction");
   if (outcome.outcome === "duplicate") {
     const existing = await deps.tokens.get(principal.tenantId, outcome.tokenId);
     if (!existing) throw conflict("The token was deleted while deduplicating; retry.");

@@ -2,7 +2,7 @@ import { evaluateAccess } from "#shared/domain/access-rules.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { conflict, notFound, validationError } from "#shared/http/errors.ts";
-import type { PageRequest } from "#shared/ports/stores.ts";
+import type { PageRequest, WriteOutcome } from "#shared/ports/stores.ts";
 import { requireAccess, visibilityFor } from "./access.ts";
 import { containerOf, expiryOf } from "./create.ts";
 import {
@@ -18,13 +18,15 @@ import {
   type TokenDeps,
   tokenAudit,
 } from "./service.ts";
-import type { StoredToken } from "./token.ts";
+import type { StoredToken, TransactionContext } from "./token.ts";
 import { dataErrors } from "./types.ts";
 
 /** A live token of the caller's tenant, or 404 (unknown, another tenant's, or expired: all look the same). */
 async function liveToken(deps: TokenDeps, principal: TenantPrincipal, id: string): Promise<StoredToken> {
   const token = await deps.tokens.get(principal.tenantId, id);
-  if (!token || isExpired(token, deps.clock.now())) throw notFound("The token");
+  // Expired, or created in a transaction not yet committed: to everyone else it does not exist.
+  if (!token || isExpired(token, deps.clock.now()) || token.lock?.operation === "create")
+    throw notFound("The token");
   return token;
 }
 
@@ -58,6 +60,7 @@ export async function listTokens(
     const visible = (await deps.tokens.getMany(principal.tenantId, query.ids)).filter(
       (t) =>
         !isExpired(t, now) &&
+        t.lock?.operation !== "create" &&
         (!query.types?.length || query.types.includes(t.type)) &&
         Object.entries(metadata ?? {}).every(([k, v]) =>
           Object.entries(t.metadata ?? {}).some(
@@ -105,6 +108,7 @@ export async function patchToken(
   principal: TenantPrincipal,
   id: string,
   patch: PatchTokenInput,
+  transaction?: TransactionContext,
 ) {
   const grant = grantOf(principal);
   const current = await liveToken(deps, principal, id);
@@ -194,22 +198,43 @@ export async function patchToken(
   next.modified_at = deps.clock.now().toISOString();
   next.version = current.version + 1;
 
-  const saved = await deps.tokens.replace(
+  const outcome = await deps.tokens.replace(
     next,
     current.version,
-    tokenAudit(deps, principal, next, "update", "Token updated"),
+    tokenAudit(
+      deps,
+      principal,
+      next,
+      "update",
+      transaction ? `Token update pending in transaction ${transaction.id}` : "Token updated",
+    ),
+    { now: deps.clock.now(), transaction },
   );
-  if (!saved) throw conflict("The token changed while it was being updated; retry.");
+  assertWritten(outcome);
   return present(deps, next, transform, async () => data ?? openData(deps, next));
 }
 
-export async function deleteToken(deps: TokenDeps, principal: TenantPrincipal, id: string): Promise<void> {
+export async function deleteToken(
+  deps: TokenDeps,
+  principal: TenantPrincipal,
+  id: string,
+  transaction?: TransactionContext,
+): Promise<void> {
   const token = await liveToken(deps, principal, id);
   requireAccess(grantOf(principal), token, "token:delete");
-  const deleted = await deps.tokens.delete(
-    principal.tenantId,
-    id,
-    tokenAudit(deps, principal, token, "delete", "Token deleted"),
-  );
-  if (!deleted) throw notFound("The token");
+  const message = transaction ? `Token deletion pending in transaction ${transaction.id}` : "Token deleted";
+  const outcome = await deps.tokens.delete(token, tokenAudit(deps, principal, token, "delete", message), {
+    now: deps.clock.now(),
+    transaction,
+  });
+  assertWritten(outcome);
+}
+
+/** 409 for a token that changed, vanished or is held by a transaction; 404 for a transaction that closed. */
+function assertWritten(outcome: WriteOutcome): void {
+  if (outcome === "transaction-closed") throw notFound("The transaction");
+  if (outcome === "conflict")
+    throw conflict(
+      "The token changed, or an open transaction holds it (one change per token per transaction); retry later.",
+    );
 }

@@ -1,12 +1,13 @@
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import { rollbackExpired, type TransactionDeps } from "../transactions.ts";
 import { auditEntityType, type TokenType } from "./types.ts";
 
-/** Something that falls due: a token's expiry (T) or a cvc's end of life (C). */
+/** Something that falls due: a token's expiry (T), a cvc's end of life (C), a transaction's expiry (X). */
 export interface DueItem {
   key: { PK: string; SK: string };
-  kind: "T" | "C";
+  kind: "T" | "C" | "X";
   tenantId: string;
   tokenId: string;
   tokenType: TokenType;
@@ -29,7 +30,7 @@ export interface SweepStore {
   releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string): Promise<void>;
 }
 
-export interface SweepDeps {
+export interface SweepDeps extends TransactionDeps {
   sweep: SweepStore;
   clock: Clock;
 }
@@ -62,6 +63,12 @@ export async function sweepExpired(deps: SweepDeps): Promise<SweepResult> {
     for (let shard = 0; shard < deps.sweep.shards; shard++) {
       for (const item of await deps.sweep.due(hour, shard)) {
         if (Date.parse(item.dueAt) > now.getTime()) continue; // later in this hour: next run
+        if (item.kind === "X") {
+          // tokenId holds the transaction id for X entries.
+          await rollbackExpired(deps, item.tenantId, item.tokenId);
+          await deps.sweep.done(item);
+          continue;
+        }
         if (item.kind === "C") {
           await deps.sweep.removeCvc(item, now);
           await deps.sweep.done(item);

@@ -24,6 +24,21 @@ export interface StoredToken {
   modified_at?: string;
   /** Optimistic concurrency: each update requires the version it read. */
   version: number;
+  /** Set while an open transaction holds the token (its create, update or delete awaits commit). */
+  lock?: TokenLock;
+}
+
+export interface TokenLock {
+  transactionId: string;
+  operation: "create" | "update" | "delete";
+  /** Epoch seconds: past this the transaction is rolled back and the lock no longer holds. */
+  expiresEpoch: number;
+}
+
+/** The open transaction a write joins (SVC-TRANSACTION-ID). */
+export interface TransactionContext {
+  id: string;
+  expiresEpoch: number;
 }
 
 /** One way a caller may see tokens; a list shows tokens matching any clause (all fields of a clause must hold). */

@@ -1,0 +1,124 @@
+import { randomUUID } from "node:crypto";
+import { notFound } from "#shared/http/errors.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import type { StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
+import { actorOf, auditEntry } from "./audit-entry.ts";
+import type { TenantPrincipal } from "./entities.ts";
+import type { TransactionContext } from "./tokens/token.ts";
+
+/** An uncommitted transaction rolls back this long after it was opened. */
+export const TRANSACTION_LIFETIME_SECONDS = 3600;
+
+export interface TransactionDeps {
+  transactions: TransactionStore;
+  clock: Clock;
+}
+
+const isLive = (t: StoredTransaction, now: Date) =>
+  t.state === "open" && Date.parse(t.expires_at) > now.getTime();
+
+function view(t: StoredTransaction) {
+  return {
+    id: t.id,
+    created_at: t.created_at,
+    ...(t.created_by ? { created_by: t.created_by } : {}),
+    expires_at: t.expires_at,
+  };
+}
+
+function entry(
+  deps: TransactionDeps,
+  principal: TenantPrincipal,
+  id: string,
+  operation: "create" | "update",
+  message: string,
+) {
+  return auditEntry(deps.clock.now(), actorOf(principal), {
+    tenantId: principal.tenantId,
+    entityType: "transaction",
+    entityId: id,
+    operation,
+    message,
+  });
+}
+
+export async function openTransaction(deps: TransactionDeps, principal: TenantPrincipal) {
+  const now = deps.clock.now();
+  const transaction: StoredTransaction = {
+    id: randomUUID(),
+    tenant_id: principal.tenantId,
+    state: "open",
+    created_by: principal.application.id,
+    created_at: now.toISOString(),
+    expires_at: new Date(now.getTime() + TRANSACTION_LIFETIME_SECONDS * 1000).toISOString(),
+  };
+  await deps.transactions.create(
+    transaction,
+    entry(deps, principal, transaction.id, "create", "Transaction opened"),
+  );
+  return view(transaction);
+}
+
+/** The open transaction a write joins through SVC-TRANSACTION-ID; unknown, finished or expired ones are 404. */
+export async function joinTransaction(
+  deps: TransactionDeps,
+  principal: TenantPrincipal,
+  id: string | undefined,
+): Promise<TransactionContext | undefined> {
+  if (id === undefined) return undefined;
+  const transaction = await deps.transactions.get(principal.tenantId, id);
+  if (!transaction || !isLive(transaction, deps.clock.now())) throw notFound("The transaction");
+  return { id, expiresEpoch: Math.floor(Date.parse(transaction.expires_at) / 1000) };
+}
+
+async function liveTransaction(deps: TransactionDeps, principal: TenantPrincipal, id: string) {
+  const transaction = await deps.transactions.get(principal.tenantId, id);
+  if (!transaction || !isLive(transaction, deps.clock.now())) throw notFound("The transaction");
+  return transaction;
+}
+
+export async function commitTransaction(
+  deps: TransactionDeps,
+  principal: TenantPrincipal,
+  id: string,
+): Promise<void> {
+  const transaction = await liveTransaction(deps, principal, id);
+  const committed = await deps.transactions.commit(
+    transaction,
+    deps.clock.now(),
+    entry(deps, principal, id, "update", "Transaction committed"),
+  );
+  if (!committed) throw notFound("The transaction");
+}
+
+export async function rollbackTransaction(
+  deps: TransactionDeps,
+  principal: TenantPrincipal,
+  id: string,
+): Promise<void> {
+  const transaction = await liveTransaction(deps, principal, id);
+  const rolledBack = await deps.transactions.rollback(
+    transaction,
+    entry(deps, principal, id, "update", "Transaction rolled back"),
+  );
+  if (!rolledBack) throw notFound("The transaction");
+}
+
+/** The sweep's rollback of a transaction left open past its expiry. */
+export async function rollbackExpired(deps: TransactionDeps, tenantId: string, id: string): Promise<boolean> {
+  const transaction = await deps.transactions.get(tenantId, id);
+  if (transaction?.state !== "open") return false;
+  const now = deps.clock.now();
+  const audit = auditEntry(
+    now,
+    { type: "system" },
+    {
+      tenantId,
+      entityType: "transaction",
+      entityId: id,
+      operation: "update",
+      message: "Transaction rolled back at its expiry",
+    },
+  );
+  return deps.transactions.rollback(transaction, audit, { expired: true });
+}

@@ -1,0 +1,230 @@
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { describe, expect, it } from "vitest";
+import { tokenKeys } from "#shared/adapters/dynamodb/token-store.ts";
+import { client, createTenant } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+import {
+  ALL_TOKEN_PERMISSIONS,
+  appKey,
+  revealEverything,
+  type TokenBody,
+  type TokenPage,
+} from "#test/support/tokens.ts";
+
+const svc = useService();
+const mergePatch = { "content-type": "application/merge-patch+json" };
+
+async function setup() {
+  const api = client(svc.url);
+  const tenant = await createTenant(api, svc.rootKey);
+  const writer = await appKey(api, tenant.managementKey, {
+    type: "private",
+    permissions: ALL_TOKEN_PERMISSIONS,
+  });
+  const reader = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+  const open = async () => {
+    const res = await api.post<{ id: string; expires_at: string; created_at: string; created_by: string }>(
+      "/transactions",
+      { key: writer },
+    );
+    expect(res.status).toBe(201);
+    return res.body;
+  };
+  const inTxn = (id: string, extra: Record<string, string> = {}) => ({ "svc-transaction-id": id, ...extra });
+  return { api, ...tenant, writer, reader, open, inTxn };
+}
+
+describe("transactions (beta)", () => {
+  it("opens a transaction that expires in an hour", async () => {
+    const { open, managementKey, api } = await setup();
+
+    const txn = await open();
+
+    expect(Date.parse(txn.expires_at) - Date.parse(txn.created_at)).toBe(3600 * 1000);
+    expect(txn.created_by).toEqual(expect.any(String));
+    const logs = await api.get<{ data: { operation: string }[] }>(`/logs?entity_id=${txn.id}`, {
+      key: managementKey,
+    });
+    expect(logs.body.data.map((l) => l.operation)).toEqual(["create"]);
+  });
+
+  it("keeps creates, updates and deletes invisible until commit, then applies all of them", async () => {
+    const { api, writer, reader, open, inTxn } = await setup();
+    const existing = await api.post<TokenBody>("/tokens", {
+      key: writer,
+      body: { type: "token", data: "old" },
+    });
+    const doomed = await api.post<TokenBody>("/tokens", {
+      key: writer,
+      body: { type: "token", data: "doomed" },
+    });
+    const txn = await open();
+
+    const created = await api.post<TokenBody>("/tokens", {
+      key: writer,
+      body: { type: "token", data: "new", id: "txn-created-1" },
+      headers: inTxn(txn.id),
+    });
+    const patched = await api.patch(`/tokens/${existing.body.id}`, {
+      key: writer,
+      body: { data: "updated" },
+      headers: inTxn(txn.id, mergePatch),
+    });
+    const deleted = await api.delete(`/tokens/${doomed.body.id}`, { key: writer, headers: inTxn(txn.id) });
+    const before = await Promise.all([
+      api.get(`/tokens/${created.body.id}`, { key: reader }),
+      api.get<TokenBody>(`/tokens/${existing.body.id}`, { key: reader }),
+      api.get(`/tokens/${doomed.body.id}`, { key: reader }),
+      api.get<TokenPage>("/tokens", { key: reader }),
+    ]);
+    const commit = await api.post(`/transactions/${txn.id}/commit`, { key: writer });
+    const after = await Promise.all([
+      api.get<TokenBody>(`/tokens/${created.body.id}`, { key: reader }),
+      api.get<TokenBody>(`/tokens/${existing.body.id}`, { key: reader }),
+      api.get(`/tokens/${doomed.body.id}`, { key: reader }),
+    ]);
+
+    expect([created.status, patched.status, deleted.status]).toEqual([201, 200, 204]);
+    expect(before[0].status).toBe(404);
+    expect(before[1].body.data).toBe("old");
+    expect(before[2].status).toBe(200);
+    expect(before[3].body.data.map((t) => t.id)).not.toContain("txn-created-1");
+    expect(commit.status).toBe(200);
+    expect(commit.body).toBeUndefined();
+    expect(after[0].body.data).toBe("new");
+    expect(after[1].body.data).toBe("updated");
+    expect(after[2].status).toBe(404);
+  });
+
+  it("rolls back every pending operation and releases the tokens it held", async () => {
+    const { api, writer, reader, open, inTxn, tenantId } = await setup();
+    const existing = await api.post<TokenBody>("/tokens", {
+      key: writer,
+      body: { type: "token", data: "keep" },
+    });
+    const txn = await open();
+    await api.post("/tokens", {
+      key: writer,
+      body: { type: "token", data: "x", id: "rolled-back-1" },
+      headers: inTxn(txn.id),
+    });
+    await api.patch(`/tokens/${existing.body.id}`, {
+      key: writer,
+      body: { data: "changed" },
+      headers: inTxn(txn.id, mergePatch),
+    });
+
+    const rollback = await api.post(`/transactions/${txn.id}/rollback`, { key: writer });
+    const gone = await api.get("/tokens/rolled-back-1", { key: reader });
+    const kept = await api.get<TokenBody>(`/tokens/${existing.body.id}`, { key: reader });
+    const writableAgain = await api.patch(`/tokens/${existing.body.id}`, {
+      key: writer,
+      body: { data: "free" },
+      headers: mergePatch,
+    });
+    const raw = await svc.service.deps.dynamo.send(
+      new GetCommand({
+        TableName: svc.service.deps.config.tableName,
+        Key: tokenKeys.token(tenantId, "rolled-back-1"),
+      }),
+    );
+
+    expect(rollback.status).toBe(200);
+    expect(gone.status).toBe(404);
+    expect(kept.body.data).toBe("keep");
+    expect(writableAgain.status).toBe(200);
+    expect(raw.Item).toBeUndefined();
+  });
+
+  it("answers 409 when another transaction, or a plain write, touches a token an open transaction holds", async () => {
+    const { api, writer, open, inTxn } = await setup();
+    const token = await api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data: "v1" } });
+    const a = await open();
+    const b = await open();
+    await api.patch(`/tokens/${token.body.id}`, {
+      key: writer,
+      body: { data: "a" },
+      headers: inTxn(a.id, mergePatch),
+    });
+
+    const fromB = await api.patch(`/tokens/${token.body.id}`, {
+      key: writer,
+      body: { data: "b" },
+      headers: inTxn(b.id, mergePatch),
+    });
+    const plain = await api.patch(`/tokens/${token.body.id}`, {
+      key: writer,
+      body: { data: "c" },
+      headers: mergePatch,
+    });
+    const plainDelete = await api.delete(`/tokens/${token.body.id}`, { key: writer });
+    const twiceInA = await api.delete(`/tokens/${token.body.id}`, { key: writer, headers: inTxn(a.id) });
+    await api.post(`/transactions/${a.id}/commit`, { key: writer });
+    const afterCommit = await api.patch(`/tokens/${token.body.id}`, {
+      key: writer,
+      body: { data: "d" },
+      headers: mergePatch,
+    });
+
+    expect([fromB.status, plain.status, plainDelete.status, twiceInA.status]).toEqual([409, 409, 409, 409]);
+    expect(afterCommit.status).toBe(200);
+  });
+
+  it("answers 404 for unknown, finished and other tenants' transactions", async () => {
+    const { api, writer, open, inTxn } = await setup();
+    const other = await setup();
+    const txn = await open();
+    await api.post(`/transactions/${txn.id}/commit`, { key: writer });
+
+    const results = await Promise.all([
+      api.post(`/transactions/${txn.id}/commit`, { key: writer }),
+      api.post(`/transactions/${txn.id}/rollback`, { key: writer }),
+      api.post("/transactions/00000000-0000-4000-8000-000000000000/commit", { key: writer }),
+      api.post("/tokens", { key: writer, body: { type: "token", data: "x" }, headers: inTxn(txn.id) }),
+      api.post(`/transactions/${(await other.open()).id}/commit`, { key: writer }),
+    ]);
+    const missingKey = await api.post("/transactions");
+
+    expect(results.map((r) => r.status)).toEqual([404, 404, 404, 404, 404]);
+    expect(missingKey.status).toBe(401);
+  });
+
+  it("rolls back at expires_at: the commit is refused and nothing it did remains", async () => {
+    const { api, writer, reader, open, inTxn, tenantId } = await setup();
+    const held = await api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data: "held" } });
+    const txn = await open();
+    await api.post("/tokens", {
+      key: writer,
+      body: { type: "token", data: "late", id: "expired-txn-1" },
+      headers: inTxn(txn.id),
+    });
+    await api.patch(`/tokens/${held.body.id}`, {
+      key: writer,
+      body: { data: "never" },
+      headers: inTxn(txn.id, mergePatch),
+    });
+
+    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 3601 } });
+    const commit = await api.post(`/transactions/${txn.id}/commit`, { key: writer });
+    const created = await api.get("/tokens/expired-txn-1", { key: reader });
+    const heldNow = await api.get<TokenBody>(`/tokens/${held.body.id}`, { key: reader });
+    const writable = await api.patch(`/tokens/${held.body.id}`, {
+      key: writer,
+      body: { data: "mine" },
+      headers: mergePatch,
+    });
+
+    const raw = await svc.service.deps.dynamo.send(
+      new GetCommand({
+        TableName: svc.service.deps.config.tableName,
+        Key: tokenKeys.token(tenantId, "expired-txn-1"),
+      }),
+    );
+
+    expect(commit.status).toBe(404);
+    expect(created.status).toBe(404);
+    expect(raw.Item).toBeUndefined();
+    expect(heldNow.body.data).toBe("held");
+    expect(writable.status).toBe(200);
+  });
+});
