@@ -13,6 +13,8 @@ const PARAMETER_NAME = /^\/?[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
  * bin/app.ts and test/infra both call this, so the tests check exactly what `cdk synth` produces.
  *   rootKeyParameterName  SSM parameter with the root key hash (default /svc-vault/root-key-hash)
  *   logRetentionDays      CloudWatch retention of function and access logs (default 30)
+ *   emailSender           verified SES identity for invitation e-mails (default no-reply@example.com)
+ *   invitationUrl         where invitation links point (default: the API's /invitations/accept)
  */
 export function buildApp(app: App): VaultStack {
   const rootKeyParameterName = String(
@@ -30,7 +32,14 @@ export function buildApp(app: App): VaultStack {
       `Context logRetentionDays must be one of CloudWatch's retention periods: ${retentionContext}`,
     );
 
+  const emailSender = String(app.node.tryGetContext("emailSender") ?? "no-reply@example.com");
+  if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(emailSender))
+    throw new Error(`Context emailSender must be an e-mail address: ${emailSender}`);
+  const invitationUrl = app.node.tryGetContext("invitationUrl") as string | undefined;
+
   const stack = new VaultStack(app, STACK_NAME, {
+    emailSender,
+    ...(invitationUrl ? { invitationUrl } : {}),
     description: "svc-vault: self-hosted data tokenization vault",
     rootKeyParameterName,
     logRetention,

@@ -7,6 +7,8 @@ export interface GroupAccess {
   rootKeyParameter: boolean;
   /** kms:GenerateDataKey and kms:Decrypt on the data key, for sealing and opening token data. */
   dataKey: boolean;
+  /** ses:SendEmail from the configured sender identity (invitations). */
+  email?: boolean;
   /** Why the group needs exactly this; shown in review, kept next to the grant. */
   reason: string;
 }
@@ -55,5 +57,19 @@ export const FUNCTION_ACCESS = {
     dataKey: false,
     reason:
       "Opens, commits and rolls back token transactions; commits move sealed items and never open data.",
+  },
+  sessions: {
+    table: "readWrite",
+    rootKeyParameter: false,
+    dataKey: false,
+    reason: "Creates sessions (key, nonce, audit entry) and authorizes them.",
+  },
+  members: {
+    table: "readWrite",
+    rootKeyParameter: false,
+    dataKey: false,
+    email: true,
+    reason:
+      "Members and invitations; accepting one creates a member, its application and key; invitations send e-mail.",
   },
 } as const satisfies Record<FunctionGroup, GroupAccess>;

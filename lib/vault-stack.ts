@@ -12,6 +12,10 @@ export interface VaultStackProps extends StackProps {
   rootKeyParameterName: string;
   /** CloudWatch retention of function and access logs. */
   logRetention?: RetentionDays;
+  /** Verified SES identity that sends invitation e-mails. */
+  emailSender: string;
+  /** Where invitation links point (a front end); defaults to the API's POST /invitations/accept. */
+  invitationUrl?: string;
 }
 
 /**
@@ -33,6 +37,8 @@ export class VaultStack extends Stack {
     this.http = new VaultHttpApi(this, "Http", {
       table: this.data.table,
       dataKey: this.data.dataKey,
+      emailSender: props.emailSender,
+      invitationUrl: props.invitationUrl,
       rootKeyParameterName: props.rootKeyParameterName,
       logRetention: props.logRetention,
     });

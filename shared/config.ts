@@ -24,6 +24,9 @@ const envSchema = z
       .optional(),
     SVC_ROOT_KEY_PARAMETER: z.string().optional(),
     SVC_KMS_KEY_ID: z.string().min(1).optional(),
+    SVC_EMAIL_SENDER: z.string().min(3).optional(),
+    SVC_INVITATION_URL: z.url().optional(),
+    PORT: z.string().optional(),
     SVC_TEST_CLOCK: flag,
     SVC_PROXY_ALLOW_PRIVATE: z.enum(["0", "1", "true", "false"]).optional(),
     SVC_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
@@ -46,6 +49,9 @@ const envSchema = z
       rootKeyHash: env.SVC_ROOT_KEY_HASH,
       rootKeyParameter: env.SVC_ROOT_KEY_PARAMETER,
       kmsKeyId: env.SVC_KMS_KEY_ID,
+      emailSender: env.SVC_EMAIL_SENDER ?? "svc-vault@localhost",
+      // Where the invitation e-mail's link points; a front end there POSTs the code to /invitations/accept.
+      invitationUrl: env.SVC_INVITATION_URL ?? `http://127.0.0.1:${env.PORT ?? "3000"}/invitations/accept`,
       testClock: env.SVC_TEST_CLOCK,
       proxyAllowPrivate:
         env.SVC_PROXY_ALLOW_PRIVATE === undefined

@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import { KMSClient } from "@aws-sdk/client-kms";
+import { SESv2Client } from "@aws-sdk/client-sesv2";
 import { SSMClient } from "@aws-sdk/client-ssm";
+import { SesMailer } from "#shared/adapters/aws/ses-mailer.ts";
 import { SsmRootKeyVerifier } from "#shared/adapters/aws/ssm-root-key.ts";
 import { systemClock, TestClock } from "#shared/adapters/clock.ts";
 import { DynamoApplicationStore } from "#shared/adapters/dynamodb/application-store.ts";
@@ -9,12 +11,15 @@ import { DynamoAuditLogStore } from "#shared/adapters/dynamodb/audit-log-store.t
 import { createDocumentClient } from "#shared/adapters/dynamodb/client.ts";
 import { DynamoDataKeyStore } from "#shared/adapters/dynamodb/data-key-store.ts";
 import { DynamoIdempotencyStore } from "#shared/adapters/dynamodb/idempotency-store.ts";
+import { DynamoMemberStore } from "#shared/adapters/dynamodb/member-store.ts";
+import { DynamoSessionStore } from "#shared/adapters/dynamodb/session-store.ts";
 import { DynamoSweepStore } from "#shared/adapters/dynamodb/sweep-store.ts";
 import { DynamoTenantStore } from "#shared/adapters/dynamodb/tenant-store.ts";
 import { DynamoTokenStore } from "#shared/adapters/dynamodb/token-store.ts";
 import { DynamoTransactionStore } from "#shared/adapters/dynamodb/transaction-store.ts";
 import { KmsKeyWrapper } from "#shared/adapters/kms/kms-key-wrapper.ts";
 import { loadOrCreateMasterKey, MasterKeyWrapper } from "#shared/adapters/local/master-key-wrapper.ts";
+import { OutboxMailer } from "#shared/adapters/local/outbox-mailer.ts";
 import { StaticRootKeyVerifier } from "#shared/adapters/local/root-key.ts";
 import { type Config, config } from "#shared/config.ts";
 import { Authenticator } from "#shared/domain/authentication.ts";
@@ -24,6 +29,7 @@ import { createExpressionEngine } from "#shared/domain/tokens/expressions.ts";
 import { hashKey } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
+import type { Mailer } from "#shared/ports/mailer.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 
 /** Everything a use case may need, built once per process (Lambda init or local server start). */
@@ -41,6 +47,12 @@ export function createDeps(cfg: Config) {
     ? new KmsKeyWrapper(new KMSClient({ region: cfg.region }), cfg.kmsKeyId)
     : new MasterKeyWrapper(loadOrCreateMasterKey(join(cfg.dataDir, "master.key")));
   const tokens = new DynamoTokenStore(client, cfg.tableName, audit);
+  const sessions = new DynamoSessionStore(client, cfg.tableName, audit);
+  // SES in AWS; locally .eml files under <data dir>/outbox/.
+  const mailer: Mailer =
+    cfg.mode === "aws"
+      ? new SesMailer(new SESv2Client({ region: cfg.region }), cfg.emailSender)
+      : new OutboxMailer(join(cfg.dataDir, "outbox"), cfg.emailSender, clock);
   const keyring = new Keyring(
     keyWrapper,
     new DynamoDataKeyStore(client, cfg.tableName, () => clock.now()),
@@ -54,6 +66,9 @@ export function createDeps(cfg: Config) {
     tokens,
     transactions: new DynamoTransactionStore(client, cfg.tableName, audit, tokens),
     sweep: new DynamoSweepStore(client, cfg.tableName, audit),
+    sessions,
+    members: new DynamoMemberStore(client, cfg.tableName, audit, applications),
+    mailer,
     clock,
     testClock,
     dynamo: client,
@@ -61,7 +76,7 @@ export function createDeps(cfg: Config) {
     tenants: new DynamoTenantStore(client, cfg.tableName, audit, applications),
     auditLog: new DynamoAuditLogStore(client, cfg.tableName, audit),
     idempotency: new DynamoIdempotencyStore(client, cfg.tableName, clock),
-    authenticator: new Authenticator(applications, rootKey, clock, cfg.authCacheSeconds),
+    authenticator: new Authenticator(applications, sessions, rootKey, clock, cfg.authCacheSeconds),
   };
 }
 

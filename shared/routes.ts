@@ -9,6 +9,16 @@ import {
 } from "#shared/schemas/applications.ts";
 import { idParams, paginated, pagingQuery, problemSchema } from "#shared/schemas/common.ts";
 import { entityTypeSchema, logQuery, logSchema } from "#shared/schemas/logs.ts";
+import {
+  acceptedMemberSchema,
+  acceptInvitationBody,
+  createInvitationBody,
+  invitationSchema,
+  listInvitationsQuery,
+  listMembersQuery,
+  memberSchema,
+} from "#shared/schemas/members.ts";
+import { authorizeSessionBody, sessionCreatedSchema } from "#shared/schemas/sessions.ts";
 import { clockBody, createdTenantSchema, createTenantBody, tenantSchema } from "#shared/schemas/tenants.ts";
 import {
   createTokenBody,
@@ -246,6 +256,7 @@ export const routes = {
     responses: { 200: { description: "Entity types", schema: z.array(entityTypeSchema) }, ...common },
   }),
   createToken: defineRoute({
+    allowSessions: true,
     method: "POST",
     path: "/tokens",
     group: "tokens",
@@ -261,6 +272,7 @@ export const routes = {
     },
   }),
   listTokens: defineRoute({
+    allowSessions: true,
     method: "GET",
     path: "/tokens",
     group: "tokens",
@@ -272,6 +284,7 @@ export const routes = {
     responses: { 200: { description: "Page of tokens", schema: paginated(tokenSchema) }, ...common },
   }),
   getToken: defineRoute({
+    allowSessions: true,
     method: "GET",
     path: "/tokens/{id}",
     group: "tokens",
@@ -287,6 +300,7 @@ export const routes = {
     },
   }),
   patchToken: defineRoute({
+    allowSessions: true,
     method: "PATCH",
     path: "/tokens/{id}",
     group: "tokens",
@@ -305,6 +319,7 @@ export const routes = {
     },
   }),
   deleteToken: defineRoute({
+    allowSessions: true,
     method: "DELETE",
     path: "/tokens/{id}",
     group: "tokens",
@@ -350,6 +365,143 @@ export const routes = {
       200: { description: "Rolled back (empty body)" },
       ...common,
       404: problem("Unknown or finished"),
+    },
+  }),
+  createSession: defineRoute({
+    method: "POST",
+    path: "/sessions",
+    group: "sessions",
+    auth: "key",
+    summary: "Create a session (public key): a key with no access until a private application authorizes it",
+    tags: ["sessions"],
+    responses: {
+      201: { description: "Session key and its one-time nonce", schema: sessionCreatedSchema },
+      ...common,
+    },
+  }),
+  authorizeSession: defineRoute({
+    method: "POST",
+    path: "/sessions/authorize",
+    group: "sessions",
+    auth: "key",
+    summary: "Authorize a session by its nonce (private key), granting permissions and/or rules",
+    tags: ["sessions"],
+    body: authorizeSessionBody,
+    responses: {
+      200: { description: "Authorized (no payload)" },
+      ...common,
+      404: problem("Unknown or expired nonce"),
+      409: problem("Already authorized"),
+    },
+  }),
+  listMembers: defineRoute({
+    method: "GET",
+    path: "/tenants/self/members",
+    group: "members",
+    auth: "key",
+    permissions: ["tenant:member:read"],
+    summary: "List the tenant's members (user_id repeatable; size at most 50)",
+    tags: ["members"],
+    query: listMembersQuery,
+    responses: { 200: { description: "Page of members", schema: paginated(memberSchema) }, ...common },
+  }),
+  deleteMember: defineRoute({
+    method: "DELETE",
+    path: "/tenants/self/members/{id}",
+    group: "members",
+    auth: "key",
+    permissions: ["tenant:member:delete"],
+    summary: "Delete a member and revoke all of its access (not the OWNER)",
+    tags: ["members"],
+    params: idParams,
+    responses: {
+      204: { description: "Deleted" },
+      ...common,
+      404: problem("Not found"),
+      409: problem("The OWNER cannot be deleted"),
+    },
+  }),
+  createInvitation: defineRoute({
+    method: "POST",
+    path: "/tenants/self/invitations",
+    group: "members",
+    auth: "key",
+    permissions: ["tenant:invitation:create"],
+    summary: "Invite someone by e-mail (a single-use acceptance link is sent)",
+    tags: ["members"],
+    body: createInvitationBody,
+    responses: { 201: { description: "Invitation", schema: invitationSchema }, ...common },
+  }),
+  resendInvitation: defineRoute({
+    method: "POST",
+    path: "/tenants/self/invitations/{id}/resend",
+    group: "members",
+    auth: "key",
+    permissions: ["tenant:invitation:create", "tenant:invitation:update"],
+    summary: "Resend: 72 more hours from now, earlier links invalidated",
+    tags: ["members"],
+    params: idParams,
+    responses: {
+      200: { description: "Invitation", schema: invitationSchema },
+      ...common,
+      404: problem("Not found"),
+    },
+  }),
+  listInvitations: defineRoute({
+    method: "GET",
+    path: "/tenants/self/invitations",
+    group: "members",
+    auth: "key",
+    permissions: ["tenant:invitation:read"],
+    summary: "List invitations (status=PENDING|EXPIRED)",
+    tags: ["members"],
+    query: listInvitationsQuery,
+    responses: {
+      200: { description: "Page of invitations", schema: paginated(invitationSchema) },
+      ...common,
+    },
+  }),
+  getInvitation: defineRoute({
+    method: "GET",
+    path: "/tenants/self/invitations/{id}",
+    group: "members",
+    auth: "key",
+    permissions: ["tenant:invitation:read"],
+    summary: "Get an invitation",
+    tags: ["members"],
+    params: idParams,
+    responses: {
+      200: { description: "Invitation", schema: invitationSchema },
+      ...common,
+      404: problem("Not found"),
+    },
+  }),
+  deleteInvitation: defineRoute({
+    method: "DELETE",
+    path: "/tenants/self/invitations/{id}",
+    group: "members",
+    auth: "key",
+    permissions: ["tenant:invitation:delete"],
+    summary: "Delete an invitation; its links stop working",
+    tags: ["members"],
+    params: idParams,
+    responses: { 204: { description: "Deleted" }, ...common, 404: problem("Not found") },
+  }),
+  acceptInvitation: defineRoute({
+    method: "POST",
+    path: "/invitations/accept",
+    group: "members",
+    auth: "none",
+    summary:
+      "Accept an invitation with the code from its e-mail (no key): an ADMIN member and its management key",
+    tags: ["members"],
+    body: acceptInvitationBody,
+    responses: {
+      201: {
+        description: "The new member with its management key (shown once)",
+        schema: acceptedMemberSchema,
+      },
+      400: problem("Invalid, used or expired code"),
     },
   }),
 } satisfies Record<string, RouteSpec>;

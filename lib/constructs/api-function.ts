@@ -152,6 +152,28 @@ export class ApiFunction extends Construct {
   }
 
   /**
+   * Sets SVC_EMAIL_SENDER and SVC_INVITATION_URL and grants ses:SendEmail from that sender's identity only
+   * (the address, or its domain when the domain is the verified identity).
+   */
+  bindEmailSender(sender: string, invitationUrl: string): this {
+    this.function.addEnvironment("SVC_EMAIL_SENDER", sender);
+    this.function.addEnvironment("SVC_INVITATION_URL", invitationUrl);
+    const domain = sender.split("@")[1] ?? sender;
+    const stack = Stack.of(this);
+    const identity = (name: string) =>
+      stack.formatArn({
+        service: "ses",
+        resource: "identity",
+        resourceName: name,
+        arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+      });
+    this.function.addToRolePolicy(
+      new PolicyStatement({ actions: ["ses:SendEmail"], resources: [identity(sender), identity(domain)] }),
+    );
+    return this;
+  }
+
+  /**
    * Sets SVC_ROOT_KEY_PARAMETER and grants ssm:GetParameter on that one parameter. The operator creates it
    * as a SecureString (CloudFormation cannot); with the default aws/ssm key no KMS grant is needed.
    */

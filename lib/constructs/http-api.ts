@@ -24,6 +24,10 @@ export interface VaultHttpApiProps {
   table: ITable;
   dataKey: IKey;
   rootKeyParameterName: string;
+  /** Verified SES identity invitations are sent from. */
+  emailSender: string;
+  /** Where invitation links point; defaults to this API's POST /invitations/accept. */
+  invitationUrl?: string;
   logRetention?: RetentionDays;
   /** Default-stage throttling, for the whole API. */
   throttle?: { burstLimit: number; rateLimit: number };
@@ -73,6 +77,7 @@ export class VaultHttpApi extends Construct {
     super(scope, id);
 
     const functions = {} as Record<FunctionGroup, ApiFunction>;
+    const emailFunctions: ApiFunction[] = [];
     const integrations = {} as Record<FunctionGroup, HttpLambdaIntegration>;
     for (const group of FUNCTION_GROUPS) {
       const access = FUNCTION_ACCESS[group];
@@ -83,6 +88,7 @@ export class VaultHttpApi extends Construct {
       fn.bindTable(props.table, access.table);
       if (access.rootKeyParameter) fn.bindRootKeyParameter(props.rootKeyParameterName);
       if (access.dataKey) fn.bindDataKey(props.dataKey);
+      if ("email" in access && access.email) emailFunctions.push(fn);
       functions[group] = fn;
       integrations[group] = new HttpLambdaIntegration(`${pascal(group)}Integration`, fn.function, {
         payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
@@ -128,6 +134,9 @@ export class VaultHttpApi extends Construct {
         format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
       },
     });
+    // apiEndpoint, not the stage URL: the stage depends on the routes, which depend on the functions.
+    const invitationUrl = props.invitationUrl ?? `${this.api.apiEndpoint}/invitations/accept`;
+    for (const fn of emailFunctions) fn.bindEmailSender(props.emailSender, invitationUrl);
   }
 
   /** Base URL of the default stage (ends with a slash). */

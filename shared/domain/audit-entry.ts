@@ -3,9 +3,9 @@ import type { Actor, EntityType, LogEntry, Operation } from "./audit.ts";
 import type { Principal } from "./entities.ts";
 
 export function actorOf(principal: Principal): Actor {
-  return principal.kind === "root"
-    ? { type: "operator" }
-    : { type: "application", id: principal.application.id };
+  if (principal.kind === "root") return { type: "operator" };
+  if (principal.kind === "session") return { type: "session", id: principal.session.id };
+  return { type: "application", id: principal.application.id };
 }
 
 /** A log entry for one operation; `message` is written by the use case and never holds data or keys. */

@@ -3,6 +3,7 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 import type { ApplicationStore } from "#shared/ports/stores.ts";
 import type { Principal } from "./entities.ts";
+import type { SessionStore } from "./sessions.ts";
 
 interface CacheEntry {
   principal: Principal;
@@ -19,6 +20,7 @@ export class Authenticator {
 
   constructor(
     private readonly applications: ApplicationStore,
+    private readonly sessions: SessionStore,
     private readonly rootKey: RootKeyVerifier,
     private readonly clock: Clock,
     private readonly cacheSeconds: number,
@@ -36,24 +38,62 @@ export class Authenticator {
 
     const now = this.clock.now().getTime();
     const cached = this.cache.get(keyHash);
-    if (cached && now - cached.at < this.cacheSeconds * 1000) return cached.principal;
+    const sessionOver =
+      cached?.principal.kind === "session" && Date.parse(cached.principal.session.expires_at) <= now;
+    if (cached && !sessionOver && now - cached.at < this.cacheSeconds * 1000) return cached.principal;
     this.cache.delete(keyHash);
 
     const record = await this.applications.findKey(keyHash);
     if (!record) return undefined;
-    const application = await this.applications.get(record.tenant_id, record.application_id);
-    if (!application) return undefined;
-    const principal: Principal = {
-      kind: "application",
-      tenantId: record.tenant_id,
-      keyId: record.key_id,
-      application,
-    };
-    if (this.cacheSeconds > 0) {
+    const principal = record.session_id
+      ? await this.sessionPrincipal(record.tenant_id, record.session_id, now)
+      : await this.applicationPrincipal(record.tenant_id, record.application_id, record.key_id);
+    if (!principal) return undefined;
+    // A session not yet authorized is never cached: its authorization must take effect at once everywhere.
+    const cacheable = principal.kind !== "session" || principal.session.authorized;
+    if (this.cacheSeconds > 0 && cacheable) {
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(keyHash, { principal, at: now });
     }
     return principal;
+  }
+
+  private async applicationPrincipal(
+    tenantId: string,
+    applicationId: string,
+    keyId: string,
+  ): Promise<Principal | undefined> {
+    const application = await this.applications.get(tenantId, applicationId);
+    return application ? { kind: "application", tenantId, keyId, application } : undefined;
+  }
+
+  /** A session key: refused from expires_at on, and only as strong as the application behind it. */
+  private async sessionPrincipal(
+    tenantId: string,
+    sessionId: string,
+    now: number,
+  ): Promise<Principal | undefined> {
+    const session = await this.sessions.get(tenantId, sessionId);
+    if (!session || Date.parse(session.expires_at) <= now) return undefined;
+    const authorized = session.state === "authorized";
+    const application = await this.applications.get(
+      tenantId,
+      (authorized && session.authorized_by) || session.created_by,
+    );
+    if (!application) return undefined;
+    return {
+      kind: "session",
+      tenantId,
+      keyId: session.id,
+      application,
+      session: {
+        id: session.id,
+        authorized,
+        permissions: session.permissions ?? [],
+        rules: session.rules ?? [],
+        expires_at: session.expires_at,
+      },
+    };
   }
 
   /** Drops cached principals of a key (by hash) or of every key of an application. */
@@ -61,7 +101,7 @@ export class Authenticator {
     if (match.keyHash) this.cache.delete(match.keyHash);
     if (match.applicationId) {
       for (const [hash, entry] of this.cache) {
-        if (entry.principal.kind === "application" && entry.principal.application.id === match.applicationId)
+        if (entry.principal.kind !== "root" && entry.principal.application.id === match.applicationId)
           this.cache.delete(hash);
       }
     }

@@ -32,6 +32,8 @@ export interface Application {
   type: ApplicationType;
   permissions: Permission[];
   rules: AccessRule[];
+  /** Set on a member's own management application: deleting the member deletes it and its keys. */
+  member_id?: string;
   created_by?: string;
   created_at: string;
   modified_by?: string;
@@ -45,6 +47,15 @@ export interface ApplicationKey {
   created_at: string;
 }
 
+/** What a session may do once a private application authorized it (never more than that application). */
+export interface SessionGrant {
+  id: string;
+  authorized: boolean;
+  permissions: Permission[];
+  rules: AccessRule[];
+  expires_at: string;
+}
+
 /** Who is calling, resolved from SVC-API-KEY. */
 export type Principal =
   | { kind: "root" }
@@ -53,6 +64,14 @@ export type Principal =
       tenantId: string;
       keyId: string;
       application: Application;
+    }
+  | {
+      kind: "session";
+      tenantId: string;
+      keyId: string;
+      /** The application that authorized the session (before authorization: the one that created it). */
+      application: Application;
+      session: SessionGrant;
     };
 
-export type TenantPrincipal = Extract<Principal, { kind: "application" }>;
+export type TenantPrincipal = Extract<Principal, { kind: "application" | "session" }>;

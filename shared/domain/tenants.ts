@@ -41,6 +41,7 @@ export async function createTenant(deps: TenantDeps, input: CreateTenantInput) {
     type: "management",
     permissions: [...MANAGEMENT_PERMISSIONS],
     rules: [],
+    member_id: member.id,
     created_at: at,
   };
   const managementKey = newApiKey("management");

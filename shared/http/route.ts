@@ -9,6 +9,8 @@ export const FUNCTION_GROUPS = [
   "logs",
   "tokens",
   "transactions",
+  "sessions",
+  "members",
 ] as const;
 export type FunctionGroup = (typeof FUNCTION_GROUPS)[number];
 
@@ -41,6 +43,8 @@ export interface RouteSpec {
   responses: Record<number, ResponseSpec>;
   /** POST/PUT/PATCH honour SVC-IDEMPOTENCY-KEY unless this is false. */
   idempotent?: boolean;
+  /** Session keys may call this route (token operations); every other route refuses them with 403. */
+  allowSessions?: boolean;
   /** Hidden from the OpenAPI document (test-only routes). */
   internal?: boolean;
 }

@@ -1,5 +1,7 @@
 import { handler as applications } from "#functions/applications/handler.ts";
 import { handler as logs } from "#functions/logs/handler.ts";
+import { handler as members } from "#functions/members/handler.ts";
+import { handler as sessions } from "#functions/sessions/handler.ts";
 import { handler as system } from "#functions/system/handler.ts";
 import { handler as tenants } from "#functions/tenants/handler.ts";
 import { handler as tokens } from "#functions/tokens/handler.ts";
@@ -15,4 +17,6 @@ export const groupHandlers: Record<FunctionGroup, HttpLambda> = {
   logs,
   tokens,
   transactions,
+  sessions,
+  members,
 };

@@ -27,6 +27,8 @@ export interface KeyRecord {
   tenant_id: string;
   application_id: string;
   key_id: string;
+  /** Set for session keys: the session whose state decides the access. */
+  session_id?: string;
 }
 
 export interface TenantStore {

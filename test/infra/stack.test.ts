@@ -237,6 +237,23 @@ describe("least privilege", () => {
   });
 });
 
+describe("invitation e-mail", () => {
+  it("lets only the members function send e-mail, from the configured sender's identity", () => {
+    for (const group of FUNCTION_GROUPS) {
+      const statements = statementsOf(group);
+      const ses = statements.filter((s) => actionsOf([s]).some((a) => a.startsWith("ses:")));
+      if (group !== "members") {
+        expect(ses, group).toEqual([]);
+        continue;
+      }
+      expect(actionsOf(ses)).toEqual(["ses:SendEmail"]);
+      const resources = JSON.stringify(ses.flatMap((s) => asArray(s.Resource)));
+      expect(resources).toContain("identity/no-reply@example.com");
+      expect(resources).not.toContain("identity/*");
+    }
+  });
+});
+
 describe("expiry sweep", () => {
   it("runs the sweep function every 15 minutes with table access and nothing else", () => {
     const sweepId = logicalIdOfFunction(stack, stack.sweeper.fn);

@@ -265,7 +265,7 @@ export class DynamoApplicationStore implements ApplicationStore {
       new GetCommand({ TableName: this.tableName, Key: keys.apiKey(keyHash), ConsistentRead: true }),
     );
     if (!out.Item) return undefined;
-    const { tenant_id, application_id, key_id } = out.Item as KeyRecord;
-    return { tenant_id, application_id, key_id };
+    const { tenant_id, application_id, key_id, session_id } = out.Item as KeyRecord;
+    return { tenant_id, application_id, key_id, ...(session_id ? { session_id } : {}) };
   }
 }

@@ -1,15 +1,57 @@
-import { type AccessGrant, evaluateAccess, type Transform } from "#shared/domain/access-rules.ts";
+import {
+  type AccessGrant,
+  evaluateAccess,
+  mayEverHold,
+  type TokenRef,
+  type Transform,
+} from "#shared/domain/access-rules.ts";
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import type { TokenPermission } from "#shared/domain/permissions.ts";
 import { forbidden } from "#shared/http/errors.ts";
 import type { VisibilityClause } from "./token.ts";
 
-/** The transform `grant` gets for `permission` on the token, or a 403 naming what is missing. */
+/** How a caller reaches tokens: the transform per token and permission, and which tokens a list may show. */
+export interface TokenAccess {
+  evaluate(token: TokenRef, permission: TokenPermission): Transform | undefined;
+  visibility(permission: TokenPermission): VisibilityClause[] | undefined;
+}
+
+const STRENGTH: Record<Transform, number> = { redact: 0, mask: 1, reveal: 2 };
+
+/**
+ * An application's access is its grant. A session's is its own grant intersected with the authorizing
+ * application's, evaluated each time: the weaker transform wins, so a session never sees more than that
+ * application would (even after the application's rules change).
+ */
+export function accessOf(principal: TenantPrincipal): TokenAccess {
+  const application: AccessGrant = principal.application;
+  if (principal.kind === "application")
+    return {
+      evaluate: (token, permission) => evaluateAccess(application, token, permission),
+      visibility: (permission) => visibilityFor(application, permission),
+    };
+  const session: AccessGrant = principal.session.authorized
+    ? principal.session
+    : { permissions: [], rules: [] };
+  return {
+    evaluate: (token, permission) => {
+      const own = evaluateAccess(session, token, permission);
+      const granted = evaluateAccess(application, token, permission);
+      if (!own || !granted) return undefined;
+      return STRENGTH[own] <= STRENGTH[granted] ? own : granted;
+    },
+    visibility: (permission) =>
+      mayEverHold(application, permission) ? visibilityFor(session, permission) : [],
+  };
+}
+
+/** The transform the caller gets for `permission` on the token, or a 403 naming what is missing. */
 export function requireAccess(
-  grant: AccessGrant,
+  access: TokenAccess,
   token: { id: string; container: string },
   permission: TokenPermission,
 ): Transform {
-  const transform = evaluateAccess(grant, token, permission);
+  const transform = access.evaluate(token, permission);
   if (!transform) throw forbidden(`The key lacks ${permission} on the container ${token.container}.`);
   return transform;
 }

@@ -2,12 +2,11 @@ import { randomUUID } from "node:crypto";
 import { normalizeContainer } from "#shared/domain/access-rules.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/http/errors.ts";
-import { requireAccess } from "./access.ts";
+import { accessOf, requireAccess } from "./access.ts";
 import { parseExpiresAt } from "./expiry.ts";
 import {
   checkExpression,
   checkMask,
-  grantOf,
   openData,
   present,
   renderField,
@@ -108,7 +107,7 @@ export async function createToken(
   });
 
   const id = await tokenIdOf(deps, input.id, input.data);
-  requireAccess(grantOf(principal), { id, container }, "token:create");
+  requireAccess(accessOf(principal), { id, container }, "token:create");
 
   // The fingerprint ignores the cvc, which is deleted after an hour.
   const fingerprintInput = await renderField(

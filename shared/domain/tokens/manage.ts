@@ -1,14 +1,12 @@
-import { evaluateAccess } from "#shared/domain/access-rules.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { conflict, notFound, validationError } from "#shared/http/errors.ts";
 import type { PageRequest, WriteOutcome } from "#shared/ports/stores.ts";
-import { requireAccess, visibilityFor } from "./access.ts";
+import { accessOf, requireAccess } from "./access.ts";
 import { containerOf, expiryOf } from "./create.ts";
 import {
   checkExpression,
   checkMask,
-  grantOf,
   isExpired,
   openData,
   present,
@@ -32,7 +30,7 @@ async function liveToken(deps: TokenDeps, principal: TenantPrincipal, id: string
 
 export async function getToken(deps: TokenDeps, principal: TenantPrincipal, id: string) {
   const token = await liveToken(deps, principal, id);
-  const transform = requireAccess(grantOf(principal), token, "token:read");
+  const transform = requireAccess(accessOf(principal), token, "token:read");
   await deps.auditLog.append([tokenAudit(deps, principal, token, "read", "Token read")]);
   return present(deps, token, transform, () => openData(deps, token));
 }
@@ -49,7 +47,7 @@ export async function listTokens(
   query: ListTokensQuery,
   page: PageRequest,
 ) {
-  const grant = grantOf(principal);
+  const grant = accessOf(principal);
   const now = deps.clock.now();
   const metadata = query.metadata
     ? Object.fromEntries(Object.entries(query.metadata).map(([k, v]) => [k.toLowerCase(), v.toLowerCase()]))
@@ -67,19 +65,19 @@ export async function listTokens(
             ([tk, tv]) => tk.toLowerCase() === k && tv.toLowerCase() === v,
           ),
         ) &&
-        evaluateAccess(grant, t, "token:read") !== undefined,
+        grant.evaluate(t, "token:read") !== undefined,
     );
     const offset = (page.page - 1) * page.size;
     result = { items: visible.slice(offset, offset + page.size), total: visible.length };
   } else {
     result = await deps.tokens.list(
       principal.tenantId,
-      { types: query.types, metadata, visibility: visibilityFor(grant, "token:read"), now },
+      { types: query.types, metadata, visibility: grant.visibility("token:read"), now },
       page,
     );
   }
   const shown = result.items.flatMap((token) => {
-    const transform = evaluateAccess(grant, token, "token:read");
+    const transform = grant.evaluate(token, "token:read");
     return transform ? [{ token, transform }] : [];
   });
   await deps.auditLog.append(
@@ -110,7 +108,7 @@ export async function patchToken(
   patch: PatchTokenInput,
   transaction?: TransactionContext,
 ) {
-  const grant = grantOf(principal);
+  const grant = accessOf(principal);
   const current = await liveToken(deps, principal, id);
   const transform = requireAccess(grant, current, "token:update");
   const container = patch.containers ? containerOf(current.type, patch.containers) : current.container;
@@ -221,7 +219,7 @@ export async function deleteToken(
   transaction?: TransactionContext,
 ): Promise<void> {
   const token = await liveToken(deps, principal, id);
-  requireAccess(grantOf(principal), token, "token:delete");
+  requireAccess(accessOf(principal), token, "token:delete");
   const message = transaction ? `Token deletion pending in transaction ${transaction.id}` : "Token deleted";
   const outcome = await deps.tokens.delete(token, tokenAudit(deps, principal, token, "delete", message), {
     now: deps.clock.now(),

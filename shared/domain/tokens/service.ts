@@ -1,4 +1,4 @@
-import type { AccessGrant, Transform } from "#shared/domain/access-rules.ts";
+import type { Transform } from "#shared/domain/access-rules.ts";
 import type { Operation } from "#shared/domain/audit.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
@@ -20,10 +20,6 @@ export interface TokenDeps {
 
 /** The cvc of a card is readable for one hour after it was given. */
 export const CVC_LIFETIME_SECONDS = 3600;
-
-export function grantOf(principal: TenantPrincipal): AccessGrant {
-  return principal.application;
-}
 
 export function tokenAudit(
   deps: TokenDeps,

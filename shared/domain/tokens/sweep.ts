@@ -1,13 +1,14 @@
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import type { SessionStore } from "../sessions.ts";
 import { rollbackExpired, type TransactionDeps } from "../transactions.ts";
 import { auditEntityType, type TokenType } from "./types.ts";
 
 /** Something that falls due: a token's expiry (T), a cvc's end of life (C), a transaction's expiry (X). */
 export interface DueItem {
   key: { PK: string; SK: string };
-  kind: "T" | "C" | "X";
+  kind: "T" | "C" | "X" | "S";
   tenantId: string;
   tokenId: string;
   tokenType: TokenType;
@@ -32,6 +33,7 @@ export interface SweepStore {
 
 export interface SweepDeps extends TransactionDeps {
   sweep: SweepStore;
+  sessions: Pick<SessionStore, "removeExpired">;
   clock: Clock;
 }
 
@@ -63,6 +65,12 @@ export async function sweepExpired(deps: SweepDeps): Promise<SweepResult> {
     for (let shard = 0; shard < deps.sweep.shards; shard++) {
       for (const item of await deps.sweep.due(hour, shard)) {
         if (Date.parse(item.dueAt) > now.getTime()) continue; // later in this hour: next run
+        if (item.kind === "S") {
+          // tokenId holds the session id for S entries; an extended session stays until its new expiry entry.
+          await deps.sessions.removeExpired(item.tenantId, item.tokenId, now);
+          await deps.sweep.done(item);
+          continue;
+        }
         if (item.kind === "X") {
           // tokenId holds the transaction id for X entries.
           await rollbackExpired(deps, item.tenantId, item.tokenId);

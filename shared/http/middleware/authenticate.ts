@@ -29,9 +29,19 @@ export function authenticateAndAuthorize(): SvcMiddleware {
           throw forbidden("Only the deployment's root key may call this endpoint.");
         return;
       }
-      if (principal.kind !== "application") throw unauthorized();
-      const grant = principal.application;
-      const missing = (route.permissions ?? []).filter((p) => !mayEverHold(grant, p));
+      if (principal.kind === "root") throw unauthorized();
+      if (principal.kind === "session" && !route.allowSessions)
+        throw forbidden("Session keys can only be used for token operations.");
+      const grants =
+        principal.kind === "session"
+          ? [
+              principal.session.authorized ? principal.session : { permissions: [], rules: [] },
+              principal.application,
+            ]
+          : [principal.application];
+      const missing = (route.permissions ?? []).filter(
+        (p) => !grants.every((grant) => mayEverHold(grant, p)),
+      );
       if (missing.length > 0) throw forbidden(`The key lacks the permission ${missing.join(", ")}.`);
     },
   };

@@ -1,0 +1,289 @@
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import type { LogEntry } from "#shared/domain/audit.ts";
+import type { TenantMember } from "#shared/domain/entities.ts";
+import type { MemberStore, StoredInvitation } from "#shared/domain/members.ts";
+import { validationError } from "#shared/http/errors.ts";
+import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
+import type { DynamoApplicationStore } from "./application-store.ts";
+import { type AuditItems, stripKeys } from "./audit-items.ts";
+import { cancelledByCondition } from "./client.ts";
+import { decodeCursor, encodeCursor } from "./paging.ts";
+import { epochSeconds, keys } from "./schema.ts";
+
+const invitationKeys = {
+  invitation: (tenantId: string, id: string) => ({ PK: `TENANT#${tenantId}`, SK: `INVITE#${id}` }),
+  code: (codeHash: string) => ({ PK: `INVCODE#${codeHash}`, SK: "META" }),
+};
+
+type Item = Record<string, unknown>;
+
+/** Members and invitations live in the tenant's partition; invitation codes are looked up by hash. */
+export class DynamoMemberStore implements MemberStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly audit: AuditItems,
+    private readonly applications: DynamoApplicationStore,
+  ) {}
+
+  private async queryAll(tenantId: string, prefix: string): Promise<Item[]> {
+    const items: Item[] = [];
+    let startKey: Item | undefined;
+    do {
+      const out = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
+          ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": prefix },
+          ExclusiveStartKey: startKey,
+          ConsistentRead: true,
+        }),
+      );
+      items.push(...((out.Items ?? []) as Item[]));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+
+  async listMembers(
+    tenantId: string,
+    userIds: string[] | undefined,
+    page: PageRequest,
+  ): Promise<StorePage<TenantMember>> {
+    const after = page.start === undefined ? undefined : decodeCursor(page.start);
+    if (page.start !== undefined && after === undefined)
+      throw validationError("The start cursor is invalid.");
+    const all = (await this.queryAll(tenantId, "MEMBER#"))
+      .map((item) => stripKeys<TenantMember>(item))
+      .filter((m) => !userIds?.length || userIds.includes(m.user.id));
+    const from = after ? all.findIndex((m) => m.id === after) + 1 : (page.page - 1) * page.size;
+    const items = all.slice(from, from + page.size);
+    const last = items.at(-1);
+    return {
+      items,
+      total: all.length,
+      ...(from + page.size < all.length && last ? { next: encodeCursor(last.id) } : {}),
+    };
+  }
+
+  async getMember(tenantId: string, id: string): Promise<TenantMember | undefined> {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.member(tenantId, id) }),
+    );
+    return out.Item ? stripKeys<TenantMember>(out.Item) : undefined;
+  }
+
+  async deleteMember(tenantId: string, memberId: string, audit: LogEntry): Promise<string[] | undefined> {
+    const bound = (await this.queryAll(tenantId, "APP#")).filter((app) => app.member_id === memberId);
+    const keyItems = (await this.queryAll(tenantId, "APPKEY#")).filter((k) =>
+      bound.some((app) => String(k.SK).startsWith(`APPKEY#${app.id}#`)),
+    );
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Delete: {
+                TableName: this.tableName,
+                Key: keys.member(tenantId, memberId),
+                ConditionExpression: "attribute_exists(PK) AND #role <> :owner",
+                ExpressionAttributeNames: { "#role": "role" },
+                ExpressionAttributeValues: { ":owner": "OWNER" },
+              },
+            },
+            ...bound.map((app) => ({
+              Delete: { TableName: this.tableName, Key: keys.application(tenantId, String(app.id)) },
+            })),
+            ...keyItems.flatMap((k) => [
+              { Delete: { TableName: this.tableName, Key: { PK: k.PK, SK: k.SK } } },
+              { Delete: { TableName: this.tableName, Key: keys.apiKey(String(k.key_hash)) } },
+            ]),
+            this.audit.put(audit),
+          ],
+        }),
+      );
+    } catch (error) {
+      if (cancelledByCondition(error)) return undefined;
+      throw error;
+    }
+    return bound.map((app) => String(app.id));
+  }
+
+  private invitationItem(invitation: StoredInvitation, codeHash: string) {
+    return {
+      ...invitationKeys.invitation(invitation.tenant_id, invitation.id),
+      entity: "tenant_invitation",
+      ...invitation,
+      code_hash: codeHash,
+    };
+  }
+
+  private codeItem(invitation: StoredInvitation, codeHash: string) {
+    return {
+      ...invitationKeys.code(codeHash),
+      entity: "invitation_code",
+      tenant_id: invitation.tenant_id,
+      invitation_id: invitation.id,
+      ttl: epochSeconds(new Date(invitation.expires_at)) + 86_400,
+    };
+  }
+
+  async createInvitation(invitation: StoredInvitation, codeHash: string, audit: LogEntry): Promise<void> {
+    await this.client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: this.tableName,
+              Item: this.invitationItem(invitation, codeHash),
+              ConditionExpression: "attribute_not_exists(PK)",
+            },
+          },
+          {
+            Put: {
+              TableName: this.tableName,
+              Item: this.codeItem(invitation, codeHash),
+              ConditionExpression: "attribute_not_exists(PK)",
+            },
+          },
+          this.audit.put(audit),
+        ],
+      }),
+    );
+  }
+
+  private async invitationItemOf(tenantId: string, id: string): Promise<Item | undefined> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: invitationKeys.invitation(tenantId, id),
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item;
+  }
+
+  private toInvitation(item: Item): StoredInvitation {
+    const invitation = stripKeys<Item>(item);
+    delete invitation.code_hash;
+    return invitation as unknown as StoredInvitation;
+  }
+
+  async getInvitation(tenantId: string, id: string): Promise<StoredInvitation | undefined> {
+    const item = await this.invitationItemOf(tenantId, id);
+    return item ? this.toInvitation(item) : undefined;
+  }
+
+  async listInvitations(tenantId: string): Promise<StoredInvitation[]> {
+    return (await this.queryAll(tenantId, "INVITE#")).map((item) => this.toInvitation(item));
+  }
+
+  async renewInvitation(
+    invitation: StoredInvitation,
+    newCodeHash: string,
+    audit: LogEntry,
+  ): Promise<boolean> {
+    const current = await this.invitationItemOf(invitation.tenant_id, invitation.id);
+    if (!current) return false;
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: this.invitationItem(invitation, newCodeHash),
+                ConditionExpression: "code_hash = :old",
+                ExpressionAttributeValues: { ":old": current.code_hash },
+              },
+            },
+            { Delete: { TableName: this.tableName, Key: invitationKeys.code(String(current.code_hash)) } },
+            { Put: { TableName: this.tableName, Item: this.codeItem(invitation, newCodeHash) } },
+            this.audit.put(audit),
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (cancelledByCondition(error)) return false;
+      throw error;
+    }
+  }
+
+  async deleteInvitation(tenantId: string, id: string, audit: LogEntry): Promise<boolean> {
+    const current = await this.invitationItemOf(tenantId, id);
+    if (!current) return false;
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Delete: {
+                TableName: this.tableName,
+                Key: invitationKeys.invitation(tenantId, id),
+                ConditionExpression: "code_hash = :code",
+                ExpressionAttributeValues: { ":code": current.code_hash },
+              },
+            },
+            { Delete: { TableName: this.tableName, Key: invitationKeys.code(String(current.code_hash)) } },
+            this.audit.put(audit),
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (cancelledByCondition(error)) return false;
+      throw error;
+    }
+  }
+
+  async findInvitationByCode(codeHash: string) {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: invitationKeys.code(codeHash), ConsistentRead: true }),
+    );
+    return out.Item
+      ? { tenantId: String(out.Item.tenant_id), invitationId: String(out.Item.invitation_id) }
+      : undefined;
+  }
+
+  async acceptInvitation(input: Parameters<MemberStore["acceptInvitation"]>[0]): Promise<boolean> {
+    const { invitation, codeHash, user, member, application, key } = input;
+    const put = (item: Item) => ({
+      Put: { TableName: this.tableName, Item: item, ConditionExpression: "attribute_not_exists(PK)" },
+    });
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              // The code is consumed with the invitation: a second accept (or a resent/deleted one) finds nothing.
+              Delete: {
+                TableName: this.tableName,
+                Key: invitationKeys.invitation(invitation.tenant_id, invitation.id),
+                ConditionExpression: "code_hash = :code",
+                ExpressionAttributeValues: { ":code": codeHash },
+              },
+            },
+            {
+              Delete: {
+                TableName: this.tableName,
+                Key: invitationKeys.code(codeHash),
+                ConditionExpression: "attribute_exists(PK)",
+              },
+            },
+            put({ ...keys.user(user.id), entity: "user", ...user }),
+            put({ ...keys.member(member.tenant_id, member.id), entity: "tenant_member", ...member }),
+            this.applications.applicationPut(application),
+            ...this.applications.keyPuts(key as StoredKey),
+            ...input.audit.map((entry) => this.audit.put(entry)),
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (cancelledByCondition(error)) return false;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,184 @@
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import type { LogEntry } from "#shared/domain/audit.ts";
+import type { SessionStore, StoredSession } from "#shared/domain/sessions.ts";
+import { type AuditItems, stripKeys } from "./audit-items.ts";
+import { epochSeconds, keys } from "./schema.ts";
+import { tokenKeys } from "./token-store.ts";
+
+export const sessionKeys = {
+  session: (tenantId: string, id: string) => ({ PK: `SESSION#${tenantId}#${id}`, SK: "META" }),
+  nonce: (nonceHash: string) => ({ PK: `NONCE#${nonceHash}`, SK: "META" }),
+} as const;
+
+const STORE_ONLY = ["expires_epoch", "key_hash", "nonce_hash"] as const;
+
+/**
+ * A session is three items written together: the session, its key lookup (APIKEY#<hash>, kind session) and its
+ * nonce (NONCE#<hash>). All carry the TTL of the session's expiry; the sweep deletes them once it has passed.
+ */
+export class DynamoSessionStore implements SessionStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly audit: AuditItems,
+  ) {}
+
+  private sweepEntry(session: StoredSession) {
+    return {
+      Put: {
+        TableName: this.tableName,
+        Item: {
+          PK: tokenKeys.sweepBucket(new Date(session.expires_at), 0),
+          SK: `S#${session.tenant_id}#${session.id}`,
+          entity: "sweep",
+          kind: "S",
+          tenant_id: session.tenant_id,
+          token_id: session.id,
+          token_type: "token",
+          due_at: session.expires_at,
+          ttl: epochSeconds(new Date(session.expires_at)) + 7 * 86_400,
+        },
+      },
+    };
+  }
+
+  async create(session: StoredSession, keyHash: string, nonceHash: string, audit: LogEntry): Promise<void> {
+    const ttl = epochSeconds(new Date(session.expires_at));
+    const put = (item: Record<string, unknown>) => ({
+      Put: { TableName: this.tableName, Item: item, ConditionExpression: "attribute_not_exists(PK)" },
+    });
+    await this.client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          put({
+            ...sessionKeys.session(session.tenant_id, session.id),
+            entity: "session",
+            ...session,
+            key_hash: keyHash,
+            nonce_hash: nonceHash,
+            expires_epoch: ttl,
+            ttl,
+          }),
+          put({
+            ...keys.apiKey(keyHash),
+            entity: "api_key",
+            kind: "session",
+            tenant_id: session.tenant_id,
+            application_id: session.created_by,
+            key_id: session.id,
+            session_id: session.id,
+            ttl,
+          }),
+          put({
+            ...sessionKeys.nonce(nonceHash),
+            entity: "nonce",
+            tenant_id: session.tenant_id,
+            session_id: session.id,
+            ttl,
+          }),
+          this.sweepEntry(session),
+          this.audit.put(audit),
+        ],
+      }),
+    );
+  }
+
+  async get(tenantId: string, id: string): Promise<StoredSession | undefined> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: sessionKeys.session(tenantId, id),
+        ConsistentRead: true,
+      }),
+    );
+    if (!out.Item) return undefined;
+    const session = stripKeys<Record<string, unknown>>(out.Item);
+    for (const attribute of STORE_ONLY) delete session[attribute];
+    return session as unknown as StoredSession;
+  }
+
+  async findByNonce(nonceHash: string) {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: sessionKeys.nonce(nonceHash), ConsistentRead: true }),
+    );
+    return out.Item
+      ? { tenantId: String(out.Item.tenant_id), sessionId: String(out.Item.session_id) }
+      : undefined;
+  }
+
+  async authorize(session: StoredSession, now: Date, audit: LogEntry) {
+    const expiresEpoch = epochSeconds(new Date(session.expires_at));
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: sessionKeys.session(session.tenant_id, session.id),
+                UpdateExpression:
+                  "SET #state = :authorized, authorized_by = :by, authorized_at = :at, #permissions = :permissions, #rules = :rules, expires_at = :expiresAt, expires_epoch = :expiresEpoch, #ttl = :expiresEpoch",
+                ConditionExpression: "#state = :created AND expires_epoch > :now",
+                ExpressionAttributeNames: {
+                  "#state": "state",
+                  "#permissions": "permissions",
+                  "#rules": "rules",
+                  "#ttl": "ttl",
+                },
+                ExpressionAttributeValues: {
+                  ":authorized": "authorized",
+                  ":created": "created",
+                  ":by": session.authorized_by,
+                  ":at": session.authorized_at,
+                  ":permissions": session.permissions ?? [],
+                  ":rules": session.rules ?? [],
+                  ":expiresAt": session.expires_at,
+                  ":expiresEpoch": expiresEpoch,
+                  ":now": epochSeconds(now),
+                },
+              },
+            },
+            this.sweepEntry(session),
+            this.audit.put(audit),
+          ],
+        }),
+      );
+      return "ok" as const;
+    } catch (error) {
+      if (!(error instanceof Error) || error.name !== "TransactionCanceledException") throw error;
+      const current = await this.get(session.tenant_id, session.id);
+      return current?.state === "authorized" ? ("not-created" as const) : ("expired" as const);
+    }
+  }
+
+  /** Removes an expired session's items (the sweep); false when it is gone or was extended. */
+  async removeExpired(tenantId: string, id: string, now: Date): Promise<boolean> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: sessionKeys.session(tenantId, id),
+        ConsistentRead: true,
+      }),
+    );
+    const item = out.Item;
+    if (!item || Number(item.expires_epoch) > epochSeconds(now)) return false;
+    await this.client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Delete: {
+              TableName: this.tableName,
+              Key: sessionKeys.session(tenantId, id),
+              ConditionExpression: "expires_epoch <= :now",
+              ExpressionAttributeValues: { ":now": epochSeconds(now) },
+            },
+          },
+          { Delete: { TableName: this.tableName, Key: keys.apiKey(String(item.key_hash)) } },
+          { Delete: { TableName: this.tableName, Key: sessionKeys.nonce(String(item.nonce_hash)) } },
+        ],
+      }),
+    );
+    return true;
+  }
+}

@@ -1,0 +1,149 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { conflict, forbidden, notFound, validationError } from "#shared/http/errors.ts";
+import { hashKey, newApiKey } from "#shared/ids.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import { type AccessRule, mayEverHold, ruleSetErrors } from "./access-rules.ts";
+import type { LogEntry } from "./audit.ts";
+import { actorOf, auditEntry } from "./audit-entry.ts";
+import type { TenantPrincipal } from "./entities.ts";
+import { disallowedPermissions, type Permission } from "./permissions.ts";
+
+/** A session lives 3 minutes unless its authorization says otherwise (at most a day). */
+export const SESSION_LIFETIME_SECONDS = 180;
+export const MAX_SESSION_LIFETIME_SECONDS = 24 * 3600;
+
+export interface StoredSession {
+  id: string;
+  tenant_id: string;
+  state: "created" | "authorized";
+  created_by: string;
+  created_at: string;
+  expires_at: string;
+  authorized_by?: string;
+  authorized_at?: string;
+  permissions?: Permission[];
+  rules?: AccessRule[];
+}
+
+export interface SessionStore {
+  /** The session with its key (hash) and nonce (hash), in one transaction with its audit entry. */
+  create(session: StoredSession, keyHash: string, nonceHash: string, audit: LogEntry): Promise<void>;
+  get(tenantId: string, id: string): Promise<StoredSession | undefined>;
+  /** The session a nonce opens, by the nonce's hash. */
+  findByNonce(nonceHash: string): Promise<{ tenantId: string; sessionId: string } | undefined>;
+  /** Authorizes a created, unexpired session; "not-created" when it already was, "expired" when too late. */
+  authorize(session: StoredSession, now: Date, audit: LogEntry): Promise<"ok" | "not-created" | "expired">;
+  /** Deletes an expired session with its key and nonce; false when it is gone or still valid. */
+  removeExpired(tenantId: string, id: string, now: Date): Promise<boolean>;
+}
+
+export interface SessionDeps {
+  sessions: SessionStore;
+  clock: Clock;
+}
+
+function entry(
+  deps: SessionDeps,
+  principal: TenantPrincipal,
+  id: string,
+  operation: "create" | "update",
+  message: string,
+) {
+  return auditEntry(deps.clock.now(), actorOf(principal), {
+    tenantId: principal.tenantId,
+    entityType: "session",
+    entityId: id,
+    operation,
+    message,
+  });
+}
+
+/** POST /sessions with a public (or private) application key: a key with no access yet, and its one-time nonce. */
+export async function createSession(deps: SessionDeps, principal: TenantPrincipal) {
+  if (principal.kind !== "application" || principal.application.type === "management")
+    throw forbidden("Sessions are created with a public or private application key.");
+  const now = deps.clock.now();
+  const sessionKey = newApiKey("session");
+  const nonce = randomBytes(24).toString("base64url");
+  const session: StoredSession = {
+    id: randomUUID(),
+    tenant_id: principal.tenantId,
+    state: "created",
+    created_by: principal.application.id,
+    created_at: now.toISOString(),
+    expires_at: new Date(now.getTime() + SESSION_LIFETIME_SECONDS * 1000).toISOString(),
+  };
+  await deps.sessions.create(
+    session,
+    hashKey(sessionKey),
+    hashKey(nonce),
+    entry(deps, principal, session.id, "create", "Session created"),
+  );
+  return { session_key: sessionKey, nonce, expires_at: session.expires_at };
+}
+
+export interface AuthorizeInput {
+  nonce: string;
+  permissions: Permission[];
+  rules: AccessRule[];
+  expires_at?: string;
+}
+
+/**
+ * POST /sessions/authorize with a private application key. The session gets the permissions and rules asked
+ * for, each of which the authorizing application must itself hold; at access time the two are intersected.
+ */
+export async function authorizeSession(
+  deps: SessionDeps,
+  principal: TenantPrincipal,
+  input: AuthorizeInput,
+): Promise<void> {
+  if (principal.kind !== "application" || principal.application.type !== "private")
+    throw forbidden("Sessions are authorized with a private application key.");
+  if (input.permissions.length === 0 && input.rules.length === 0)
+    throw validationError("Grant at least one permission or rule.", {
+      permissions: ["permissions or rules must not both be empty"],
+    });
+  const errors: Record<string, string[]> = {};
+  const refused = disallowedPermissions("private", input.permissions);
+  if (refused.length) errors.permissions = refused.map((p) => `A session cannot hold ${p}.`);
+  Object.assign(errors, ruleSetErrors(input.rules, { type: "private", allowConditions: true }));
+  if (Object.keys(errors).length > 0) throw validationError("The session's access is invalid.", errors);
+  const app = principal.application;
+  const asked = [...input.permissions, ...input.rules.flatMap((r) => r.permissions)];
+  const beyond = [...new Set(asked)].filter((p) => !mayEverHold(app, p));
+  if (beyond.length) throw forbidden(`The authorizing application does not hold ${beyond.join(", ")}.`);
+
+  const found = await deps.sessions.findByNonce(hashKey(input.nonce));
+  if (!found || found.tenantId !== principal.tenantId) throw notFound("The nonce");
+  const session = await deps.sessions.get(found.tenantId, found.sessionId);
+  if (!session) throw notFound("The nonce");
+  const now = deps.clock.now();
+  let expires_at = session.expires_at;
+  if (input.expires_at !== undefined) {
+    const at = Date.parse(input.expires_at);
+    const latest = Date.parse(session.created_at) + MAX_SESSION_LIFETIME_SECONDS * 1000;
+    if (Number.isNaN(at) || at <= now.getTime() || at > latest)
+      throw validationError("expires_at is out of range.", {
+        expires_at: [
+          "must be an ISO 8601 time in the future, at most 24 hours after the session was created",
+        ],
+      });
+    expires_at = new Date(at).toISOString();
+  }
+  const outcome = await deps.sessions.authorize(
+    {
+      ...session,
+      state: "authorized",
+      authorized_by: app.id,
+      authorized_at: now.toISOString(),
+      permissions: [...new Set(input.permissions)],
+      rules: input.rules,
+      expires_at,
+    },
+    now,
+    entry(deps, principal, session.id, "update", "Session authorized"),
+  );
+  if (outcome === "not-created") throw conflict("The session is already authorized.");
+  if (outcome === "expired") throw notFound("The nonce");
+}
