@@ -72,4 +72,11 @@ export const FUNCTION_ACCESS = {
     reason:
       "Members and invitations; accepting one creates a member, its application and key; invitations send e-mail.",
   },
+  proxies: {
+    table: "readWrite",
+    rootKeyParameter: false,
+    dataKey: true,
+    reason:
+      "Proxy CRUD; each proxy's key is sealed under the tenant's data key so managers can read it back.",
+  },
 } as const satisfies Record<FunctionGroup, GroupAccess>;

@@ -11,7 +11,7 @@ export function uuidv7(at: Date): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-export type KeyKind = "public" | "private" | "management" | "session" | "root";
+export type KeyKind = "public" | "private" | "management" | "session" | "root" | "proxy";
 
 const KEY_PREFIX: Record<KeyKind, string> = {
   public: "key_pub_",
@@ -19,6 +19,7 @@ const KEY_PREFIX: Record<KeyKind, string> = {
   management: "key_mgt_",
   session: "key_ses_",
   root: "key_root_",
+  proxy: "key_prx_",
 };
 
 /** A new API key: 192 random bits, base64url, prefixed by kind so a leaked key is recognisable. */

@@ -11,6 +11,7 @@ export const FUNCTION_GROUPS = [
   "transactions",
   "sessions",
   "members",
+  "proxies",
 ] as const;
 export type FunctionGroup = (typeof FUNCTION_GROUPS)[number];
 

@@ -1,0 +1,134 @@
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import type { LogEntry } from "#shared/domain/audit.ts";
+import type { ProxyStore } from "#shared/domain/proxies/manage.ts";
+import type { StoredProxy } from "#shared/domain/proxies/proxy.ts";
+import { type AuditItems, stripKeys } from "./audit-items.ts";
+import { cancelledByCondition } from "./client.ts";
+
+const proxyKeys = {
+  proxy: (tenantId: string, id: string) => ({ PK: `TENANT#${tenantId}`, SK: `PROXY#${id}` }),
+  key: (keyHash: string) => ({ PK: `PROXYKEY#${keyHash}`, SK: "META" }),
+};
+
+/** Proxies in the tenant's partition; PROXYKEY#<hash> finds one by its key at invocation. */
+export class DynamoProxyStore implements ProxyStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly audit: AuditItems,
+  ) {}
+
+  private item(proxy: StoredProxy) {
+    return { ...proxyKeys.proxy(proxy.tenant_id, proxy.id), entity: "proxy", ...proxy };
+  }
+
+  async create(proxy: StoredProxy, audit: LogEntry): Promise<void> {
+    await this.client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: this.tableName,
+              Item: this.item(proxy),
+              ConditionExpression: "attribute_not_exists(PK)",
+            },
+          },
+          {
+            Put: {
+              TableName: this.tableName,
+              Item: {
+                ...proxyKeys.key(proxy.key_hash),
+                entity: "proxy_key",
+                tenant_id: proxy.tenant_id,
+                proxy_id: proxy.id,
+              },
+              ConditionExpression: "attribute_not_exists(PK)",
+            },
+          },
+          this.audit.put(audit),
+        ],
+      }),
+    );
+  }
+
+  async get(tenantId: string, id: string): Promise<StoredProxy | undefined> {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: proxyKeys.proxy(tenantId, id), ConsistentRead: true }),
+    );
+    return out.Item ? stripKeys<StoredProxy>(out.Item) : undefined;
+  }
+
+  async list(tenantId: string): Promise<StoredProxy[]> {
+    const items: StoredProxy[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
+          ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": "PROXY#" },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...(out.Items ?? []).map((item) => stripKeys<StoredProxy>(item)));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+
+  async replace(proxy: StoredProxy, audit: LogEntry): Promise<boolean> {
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: this.item(proxy),
+                ConditionExpression: "attribute_exists(PK)",
+              },
+            },
+            this.audit.put(audit),
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (cancelledByCondition(error)) return false;
+      throw error;
+    }
+  }
+
+  async delete(proxy: StoredProxy, audit: LogEntry): Promise<boolean> {
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Delete: {
+                TableName: this.tableName,
+                Key: proxyKeys.proxy(proxy.tenant_id, proxy.id),
+                ConditionExpression: "attribute_exists(PK)",
+              },
+            },
+            { Delete: { TableName: this.tableName, Key: proxyKeys.key(proxy.key_hash) } },
+            this.audit.put(audit),
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (cancelledByCondition(error)) return false;
+      throw error;
+    }
+  }
+
+  async findByKey(keyHash: string): Promise<StoredProxy | undefined> {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: proxyKeys.key(keyHash), ConsistentRead: true }),
+    );
+    if (!out.Item) return undefined;
+    return this.get(String(out.Item.tenant_id), String(out.Item.proxy_id));
+  }
+}

@@ -1,0 +1,222 @@
+import type { LogEntry } from "#shared/domain/audit.ts";
+import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
+import type { Sealer } from "#shared/domain/crypto/sealer.ts";
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
+import { notFound, validationError } from "#shared/http/errors.ts";
+import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import type { ApplicationStore, AuditLogStore, PageRequest } from "#shared/ports/stores.ts";
+import {
+  destinationError,
+  nameMatcher,
+  type ProxyTransform,
+  type StoredProxy,
+  transformCodeError,
+} from "./proxy.ts";
+
+export interface ProxyStore {
+  create(proxy: StoredProxy, audit: LogEntry): Promise<void>;
+  get(tenantId: string, id: string): Promise<StoredProxy | undefined>;
+  list(tenantId: string): Promise<StoredProxy[]>;
+  replace(proxy: StoredProxy, audit: LogEntry): Promise<boolean>;
+  delete(proxy: StoredProxy, audit: LogEntry): Promise<boolean>;
+  findByKey(keyHash: string): Promise<StoredProxy | undefined>;
+}
+
+export interface ProxyDeps {
+  proxies: ProxyStore;
+  applications: ApplicationStore;
+  auditLog: AuditLogStore;
+  sealer: Sealer;
+  clock: Clock;
+  config: { proxyAllowPrivate: boolean; mode: "local" | "aws" };
+}
+
+export interface ProxyInput {
+  name: string;
+  destination_url: string;
+  request_transform?: ProxyTransform | null;
+  response_transform?: ProxyTransform | null;
+  application?: { id: string } | null;
+  configuration?: Record<string, unknown> | null;
+  require_auth?: boolean;
+}
+
+const keyBinding = (proxy: Pick<StoredProxy, "tenant_id" | "id">) => ({
+  tenantId: proxy.tenant_id,
+  tokenId: proxy.id,
+  field: "proxy_key",
+});
+
+/** The proxy as managers see it: its key (unsealed), `application_id` in place of the application object. */
+async function view(deps: ProxyDeps, proxy: StoredProxy) {
+  const { sealed_key, key_hash, ...fields } = proxy;
+  return { ...fields, key: await deps.sealer.open(keyBinding(proxy), sealed_key) };
+}
+
+function entry(
+  deps: ProxyDeps,
+  principal: TenantPrincipal,
+  id: string,
+  operation: "create" | "read" | "update" | "delete",
+  message: string,
+) {
+  return auditEntry(deps.clock.now(), actorOf(principal), {
+    tenantId: principal.tenantId,
+    entityType: "proxy",
+    entityId: id,
+    operation,
+    message,
+  });
+}
+
+/** Field rules shared by create, PUT and PATCH; the application must be a public or private one of the tenant. */
+async function assertValid(
+  deps: ProxyDeps,
+  principal: TenantPrincipal,
+  proxy: Omit<StoredProxy, "sealed_key" | "key_hash">,
+) {
+  const errors: Record<string, string[]> = {};
+  const requireHttps = !deps.config.proxyAllowPrivate;
+  const destination = destinationError(proxy.destination_url, { requireHttps });
+  if (destination) errors.destination_url = [destination];
+  for (const field of ["request_transform", "response_transform"] as const) {
+    const code = proxy[field]?.code;
+    const problem = code === undefined ? undefined : transformCodeError(code);
+    if (problem) errors[`${field}.code`] = [problem];
+  }
+  if (proxy.application_id !== undefined) {
+    const application = await deps.applications.get(principal.tenantId, proxy.application_id);
+    if (!application || application.type === "management")
+      errors["application.id"] = ["must name a public or private application of the tenant"];
+  }
+  if (Object.keys(errors).length > 0) throw validationError("The proxy is invalid.", errors);
+}
+
+function fieldsOf(input: ProxyInput) {
+  return {
+    name: input.name,
+    destination_url: input.destination_url,
+    require_auth: input.require_auth ?? true,
+    ...(input.request_transform ? { request_transform: { code: input.request_transform.code } } : {}),
+    ...(input.response_transform ? { response_transform: { code: input.response_transform.code } } : {}),
+    ...(input.application ? { application_id: input.application.id } : {}),
+    ...(input.configuration ? { configuration: input.configuration } : {}),
+  };
+}
+
+export async function createProxy(deps: ProxyDeps, principal: TenantPrincipal, input: ProxyInput) {
+  const now = deps.clock.now();
+  const base = {
+    id: uuidv7(now),
+    tenant_id: principal.tenantId,
+    ...fieldsOf(input),
+    created_by: principal.application.id,
+    created_at: now.toISOString(),
+  };
+  await assertValid(deps, principal, base);
+  const key = newApiKey("proxy");
+  const proxy: StoredProxy = {
+    ...base,
+    sealed_key: await deps.sealer.seal(keyBinding(base), key),
+    key_hash: hashKey(key),
+  };
+  await deps.proxies.create(proxy, entry(deps, principal, proxy.id, "create", "Proxy created"));
+  return view(deps, proxy);
+}
+
+async function findProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string) {
+  const proxy = await deps.proxies.get(principal.tenantId, id);
+  if (!proxy) throw notFound("The proxy");
+  return proxy;
+}
+
+export async function getProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string) {
+  const proxy = await findProxy(deps, principal, id);
+  await deps.auditLog.append([entry(deps, principal, id, "read", "Proxy read")]);
+  return view(deps, proxy);
+}
+
+export async function listProxies(
+  deps: ProxyDeps,
+  principal: TenantPrincipal,
+  filter: { ids?: string[]; name?: string },
+  page: PageRequest,
+) {
+  const matches = filter.name ? nameMatcher(filter.name) : () => true;
+  const all = (await deps.proxies.list(principal.tenantId)).filter(
+    (p) => (!filter.ids?.length || filter.ids.includes(p.id)) && matches(p.name),
+  );
+  const offset = (page.page - 1) * page.size;
+  const items = all.slice(offset, offset + page.size);
+  await deps.auditLog.append(items.map((p) => entry(deps, principal, p.id, "read", "Proxy read in a list")));
+  return { items: await Promise.all(items.map((p) => view(deps, p))), total: all.length };
+}
+
+async function save(deps: ProxyDeps, principal: TenantPrincipal, current: StoredProxy, input: ProxyInput) {
+  const next: StoredProxy = {
+    ...fieldsOf(input),
+    id: current.id,
+    tenant_id: current.tenant_id,
+    sealed_key: current.sealed_key,
+    key_hash: current.key_hash,
+    ...(current.created_by ? { created_by: current.created_by } : {}),
+    created_at: current.created_at,
+    modified_by: principal.application.id,
+    modified_at: deps.clock.now().toISOString(),
+  };
+  await assertValid(deps, principal, next);
+  const saved = await deps.proxies.replace(next, entry(deps, principal, next.id, "update", "Proxy updated"));
+  if (!saved) throw notFound("The proxy");
+  return next;
+}
+
+/** PUT: every field replaced (absent optional ones removed); the key stays. */
+export async function replaceProxy(
+  deps: ProxyDeps,
+  principal: TenantPrincipal,
+  id: string,
+  input: ProxyInput,
+) {
+  const current = await findProxy(deps, principal, id);
+  return view(deps, await save(deps, principal, current, input));
+}
+
+/** PATCH (merge patch, answered 204): absent fields kept, null removes, configuration merged. */
+export async function patchProxy(
+  deps: ProxyDeps,
+  principal: TenantPrincipal,
+  id: string,
+  patch: Partial<ProxyInput>,
+) {
+  const current = await findProxy(deps, principal, id);
+  const currentInput: ProxyInput = {
+    name: current.name,
+    destination_url: current.destination_url,
+    require_auth: current.require_auth,
+    request_transform: current.request_transform ?? null,
+    response_transform: current.response_transform ?? null,
+    application: current.application_id ? { id: current.application_id } : null,
+    configuration: current.configuration ?? null,
+  };
+  const merged = mergePatch(currentInput, patch) as ProxyInput;
+  if (
+    patch.configuration !== undefined &&
+    patch.configuration !== null &&
+    isPlainObject(current.configuration)
+  )
+    merged.configuration = mergePatch(current.configuration, patch.configuration) as Record<string, unknown>;
+  if (!merged.name || !merged.destination_url)
+    throw validationError("name and destination_url cannot be removed.", {
+      ...(merged.name ? {} : { name: ["is required"] }),
+      ...(merged.destination_url ? {} : { destination_url: ["is required"] }),
+    });
+  await save(deps, principal, current, merged);
+}
+
+export async function deleteProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string): Promise<void> {
+  const proxy = await findProxy(deps, principal, id);
+  const deleted = await deps.proxies.delete(proxy, entry(deps, principal, id, "delete", "Proxy deleted"));
+  if (!deleted) throw notFound("The proxy");
+}

@@ -1,0 +1,60 @@
+import { z } from "zod";
+import { pagingQuery, repeatable } from "./common.ts";
+
+/** Transform code is stored as given; 256 KB is far beyond any sensible transform. */
+const transform = z.object({
+  code: z
+    .string()
+    .min(1)
+    .max(256 * 1024),
+});
+const name = z.string().trim().min(1).max(200);
+const destination = z.string().min(1).max(2048);
+const configuration = z.record(z.string().max(200), z.unknown());
+
+export const proxyBody = z.object({
+  name,
+  destination_url: destination,
+  request_transform: transform.optional(),
+  response_transform: transform.optional(),
+  application: z.object({ id: z.string().min(1) }).optional(),
+  configuration: configuration.optional(),
+  require_auth: z.boolean().optional(),
+});
+
+export const patchProxyBody = z.object({
+  name: name.optional(),
+  destination_url: destination.optional(),
+  request_transform: transform.nullable().optional(),
+  response_transform: transform.nullable().optional(),
+  application: z
+    .object({ id: z.string().min(1) })
+    .nullable()
+    .optional(),
+  configuration: configuration.nullable().optional(),
+  require_auth: z.boolean().optional(),
+});
+
+export const listProxiesQuery = pagingQuery().extend({
+  id: repeatable(z.string().min(1).max(100)),
+  name: z.string().min(1).max(200).optional(),
+});
+
+export const proxySchema = z
+  .object({
+    id: z.string(),
+    key: z.string(),
+    name: z.string(),
+    destination_url: z.string(),
+    tenant_id: z.string(),
+    require_auth: z.boolean(),
+    request_transform: transform.optional(),
+    response_transform: transform.optional(),
+    application_id: z.string().optional(),
+    configuration: configuration.optional(),
+    created_by: z.string().optional(),
+    created_at: z.string(),
+    modified_by: z.string().optional(),
+    modified_at: z.string().optional(),
+  })
+  .meta({ id: "Proxy" });
