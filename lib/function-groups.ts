@@ -9,6 +9,8 @@ export interface GroupAccess {
   dataKey: boolean;
   /** ses:SendEmail from the configured sender identity (invitations). */
   email?: boolean;
+  /** lambda:InvokeFunction on the sandbox runner (transforms, reactor code). */
+  sandbox?: boolean;
   /** Why the group needs exactly this; shown in review, kept next to the grant. */
   reason: string;
 }
@@ -78,5 +80,14 @@ export const FUNCTION_ACCESS = {
     dataKey: true,
     reason:
       "Proxy CRUD; each proxy's key is sealed under the tenant's data key so managers can read it back.",
+  },
+  proxy: {
+    table: "readWrite",
+    rootKeyParameter: false,
+    dataKey: true,
+    sandbox: true,
+    reason:
+      "Proxy invocation opens detokenized tokens (KMS Decrypt), logs each use, and answers transforms' svc calls; " +
+      "transform code runs in the runner, which holds no grant.",
   },
 } as const satisfies Record<FunctionGroup, GroupAccess>;

@@ -25,6 +25,8 @@ const envSchema = z
     SVC_ROOT_KEY_PARAMETER: z.string().optional(),
     SVC_KMS_KEY_ID: z.string().min(1).optional(),
     SVC_EMAIL_SENDER: z.string().min(3).optional(),
+    SVC_SANDBOX_FUNCTION: z.string().min(1).optional(),
+    SVC_API_URL: z.url().optional(),
     SVC_INVITATION_URL: z.url().optional(),
     PORT: z.string().optional(),
     SVC_TEST_CLOCK: flag,
@@ -50,6 +52,8 @@ const envSchema = z
       rootKeyParameter: env.SVC_ROOT_KEY_PARAMETER,
       kmsKeyId: env.SVC_KMS_KEY_ID,
       emailSender: env.SVC_EMAIL_SENDER ?? "svc-vault@localhost",
+      sandboxFunction: env.SVC_SANDBOX_FUNCTION,
+      apiUrl: env.SVC_API_URL,
       // Where the invitation e-mail's link points; a front end there POSTs the code to /invitations/accept.
       invitationUrl: env.SVC_INVITATION_URL ?? `http://127.0.0.1:${env.PORT ?? "3000"}/invitations/accept`,
       testClock: env.SVC_TEST_CLOCK,

@@ -1,7 +1,9 @@
 import { join } from "node:path";
 import { KMSClient } from "@aws-sdk/client-kms";
+import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SESv2Client } from "@aws-sdk/client-sesv2";
 import { SSMClient } from "@aws-sdk/client-ssm";
+import { LambdaSandbox } from "#shared/adapters/aws/lambda-sandbox.ts";
 import { SesMailer } from "#shared/adapters/aws/ses-mailer.ts";
 import { SsmRootKeyVerifier } from "#shared/adapters/aws/ssm-root-key.ts";
 import { systemClock, TestClock } from "#shared/adapters/clock.ts";
@@ -32,6 +34,8 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
 import type { Mailer } from "#shared/ports/mailer.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
+import { ProcessSandbox } from "#shared/sandbox/pool.ts";
+import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 
 /** Everything a use case may need, built once per process (Lambda init or local server start). */
 export function createDeps(cfg: Config) {
@@ -59,8 +63,17 @@ export function createDeps(cfg: Config) {
     new DynamoDataKeyStore(client, cfg.tableName, () => clock.now()),
     clock,
   );
+  // Customer code runs in permission-restricted child processes, one per tenant and code version: here
+  // locally, in the dedicated runner function in AWS.
+  const sandbox: Sandbox =
+    cfg.sandboxFunction && cfg.apiUrl
+      ? new LambdaSandbox(new LambdaClient({ region: cfg.region }), cfg.sandboxFunction, cfg.apiUrl)
+      : new ProcessSandbox();
   return {
     config: cfg,
+    sandbox,
+    /** host:port names this service answers on (set by the local server once listening): proxies never call them. */
+    selfHosts: [] as string[],
     sealer: new Sealer(keyring),
     // Fingerprints stringify whole token data, so output may be as large as the largest data (64 KB).
     expressions: createExpressionEngine({ maxOutputChars: 256 * 1024 }),

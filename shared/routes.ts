@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineRoute, type RouteSpec } from "#shared/http/route.ts";
+import { defineRoute, type HttpMethod, type RouteSpec } from "#shared/http/route.ts";
 import {
   applicationKeyParams,
   applicationKeySchema,
@@ -35,6 +35,30 @@ const common = {
   401: problem("Missing, invalid or revoked key"),
   403: problem("The key lacks the permission"),
 };
+
+/** Largest proxied request: Lambda's 6 MB payload, with room for the event around it. */
+const PROXY_MAX_BODY_BYTES = 5.5 * 1024 * 1024;
+
+/** Proxy invocation: raw bodies, its own authentication (proxy key, SVC-API-KEY when required), no idempotency. */
+function invokeRoute<const M extends HttpMethod, const P extends string>(method: M, path: P) {
+  return defineRoute({
+    method,
+    path,
+    group: "proxy",
+    auth: "none",
+    summary: `Invoke a pre-configured proxy (${method}); key in SVC-PROXY-KEY or svc-proxy-key`,
+    tags: ["proxy"],
+    idempotent: false,
+    maxBodyBytes: PROXY_MAX_BODY_BYTES,
+    ...(path.includes("{") ? { params: z.object({ proxy: z.string() }) } : {}),
+    responses: {
+      200: { description: "The destination's raw response, with SVC-PROXY-DESTINATION-STATUS" },
+      400: { description: "proxy_error: unknown token or invalid expression" },
+      401: { description: "proxy_error: missing or invalid proxy key or SVC-API-KEY" },
+      403: { description: "proxy_error: token:use missing, or a refused destination" },
+    },
+  });
+}
 
 /**
  * The one route table: API Gateway routes (CDK), the local gateway, request validation and
@@ -579,6 +603,16 @@ export const routes = {
     params: idParams,
     responses: { 204: { description: "Deleted" }, ...common, 404: problem("Not found") },
   }),
+  invokeProxyGet: invokeRoute("GET", "/proxy"),
+  invokeProxyGetPath: invokeRoute("GET", "/proxy/{proxy+}"),
+  invokeProxyPost: invokeRoute("POST", "/proxy"),
+  invokeProxyPostPath: invokeRoute("POST", "/proxy/{proxy+}"),
+  invokeProxyPut: invokeRoute("PUT", "/proxy"),
+  invokeProxyPutPath: invokeRoute("PUT", "/proxy/{proxy+}"),
+  invokeProxyPatch: invokeRoute("PATCH", "/proxy"),
+  invokeProxyPatchPath: invokeRoute("PATCH", "/proxy/{proxy+}"),
+  invokeProxyDelete: invokeRoute("DELETE", "/proxy"),
+  invokeProxyDeletePath: invokeRoute("DELETE", "/proxy/{proxy+}"),
 } satisfies Record<string, RouteSpec>;
 
 export type Routes = typeof routes;

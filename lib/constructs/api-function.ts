@@ -43,6 +43,10 @@ export interface ApiFunctionProps {
   description?: string;
   /** CloudWatch retention of the function's log group. */
   logRetention?: RetentionDays;
+  /** Memory in MB (default 512). */
+  memorySize?: number;
+  /** Repository files copied next to the bundle (the sandbox's child script, which runs as its own process). */
+  copyFiles?: string[];
 }
 
 /**
@@ -76,7 +80,7 @@ export class ApiFunction extends Construct {
       description: props.description ?? `svc-vault ${props.group} endpoints`,
       runtime: NODE_RUNTIME,
       architecture: Architecture.ARM_64,
-      memorySize: 512,
+      memorySize: props.memorySize ?? 512,
       // API Gateway's integration timeout is 29 s; running longer would only burn time nobody waits for.
       timeout: Duration.seconds(29),
       tracing: Tracing.ACTIVE,
@@ -113,6 +117,16 @@ export class ApiFunction extends Construct {
         bundleAwsSDK: true,
         // esbuild prints warnings and errors only, not its per-build size summary.
         logLevel: LogLevel.WARNING,
+        ...(props.copyFiles?.length
+          ? {
+              commandHooks: {
+                beforeBundling: () => [],
+                beforeInstall: () => [],
+                afterBundling: (inputDir: string, outputDir: string) =>
+                  (props.copyFiles ?? []).map((file) => `cp "${inputDir}/${file}" "${outputDir}/"`),
+              },
+            }
+          : {}),
       },
     });
 
@@ -147,6 +161,19 @@ export class ApiFunction extends Construct {
     this.function.addEnvironment("SVC_KMS_KEY_ID", key.keyArn);
     this.function.addToRolePolicy(
       new PolicyStatement({ actions: ["kms:GenerateDataKey", "kms:Decrypt"], resources: [key.keyArn] }),
+    );
+    return this;
+  }
+
+  /**
+   * Sets SVC_SANDBOX_FUNCTION and SVC_API_URL and grants lambda:InvokeFunction on that one runner function:
+   * customer code runs there, never here.
+   */
+  bindSandboxRunner(runner: ApiFunction, apiUrl: string): this {
+    this.function.addEnvironment("SVC_SANDBOX_FUNCTION", runner.function.functionName);
+    this.function.addEnvironment("SVC_API_URL", apiUrl);
+    this.function.addToRolePolicy(
+      new PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [runner.function.functionArn] }),
     );
     return this;
   }

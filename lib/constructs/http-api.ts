@@ -72,10 +72,21 @@ export class VaultHttpApi extends Construct {
   readonly stage: HttpStage;
   readonly functions: Record<FunctionGroup, ApiFunction>;
   readonly accessLogs: LogGroup;
+  /** Runs customer code (transforms, reactors) in child processes; holds no grant at all. */
+  readonly sandboxRunner: ApiFunction;
 
   constructor(scope: Construct, id: string, props: VaultHttpApiProps) {
     super(scope, id);
 
+    this.sandboxRunner = new ApiFunction(this, "SandboxRunner", {
+      group: "sandbox-runner",
+      description: "svc-vault sandbox runner (customer code; no grants)",
+      logRetention: props.logRetention,
+      // One child process per tenant and code version, 64 MB heap each.
+      memorySize: 1024,
+      copyFiles: ["shared/sandbox/child.mjs"],
+    });
+    const sandboxFunctions: ApiFunction[] = [];
     const functions = {} as Record<FunctionGroup, ApiFunction>;
     const emailFunctions: ApiFunction[] = [];
     const integrations = {} as Record<FunctionGroup, HttpLambdaIntegration>;
@@ -89,6 +100,7 @@ export class VaultHttpApi extends Construct {
       if (access.rootKeyParameter) fn.bindRootKeyParameter(props.rootKeyParameterName);
       if (access.dataKey) fn.bindDataKey(props.dataKey);
       if ("email" in access && access.email) emailFunctions.push(fn);
+      if ("sandbox" in access && access.sandbox) sandboxFunctions.push(fn);
       functions[group] = fn;
       integrations[group] = new HttpLambdaIntegration(`${pascal(group)}Integration`, fn.function, {
         payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
@@ -137,6 +149,7 @@ export class VaultHttpApi extends Construct {
     // apiEndpoint, not the stage URL: the stage depends on the routes, which depend on the functions.
     const invitationUrl = props.invitationUrl ?? `${this.api.apiEndpoint}/invitations/accept`;
     for (const fn of emailFunctions) fn.bindEmailSender(props.emailSender, invitationUrl);
+    for (const fn of sandboxFunctions) fn.bindSandboxRunner(this.sandboxRunner, this.api.apiEndpoint);
   }
 
   /** Base URL of the default stage (ends with a slash). */

@@ -20,7 +20,7 @@ export type Operation = "create" | "read" | "update" | "delete" | "invoke";
 
 export interface Actor {
   id?: string;
-  type: "application" | "user" | "session" | "operator" | "system";
+  type: "application" | "user" | "session" | "operator" | "system" | "proxy_key";
 }
 
 export interface LogEntry {

@@ -6,7 +6,7 @@ import { type AccessRule, mayEverHold, ruleSetErrors } from "./access-rules.ts";
 import type { LogEntry } from "./audit.ts";
 import { actorOf, auditEntry } from "./audit-entry.ts";
 import type { TenantPrincipal } from "./entities.ts";
-import { disallowedPermissions, type Permission } from "./permissions.ts";
+import { disallowedPermissions, isTokenPermission, type Permission } from "./permissions.ts";
 
 /** A session lives 3 minutes unless its authorization says otherwise (at most a day). */
 export const SESSION_LIFETIME_SECONDS = 180;
@@ -33,6 +33,8 @@ export interface SessionStore {
   findByNonce(nonceHash: string): Promise<{ tenantId: string; sessionId: string } | undefined>;
   /** Authorizes a created, unexpired session; "not-created" when it already was, "expired" when too late. */
   authorize(session: StoredSession, now: Date, audit: LogEntry): Promise<"ok" | "not-created" | "expired">;
+  /** Stores a session that is authorized from the start (the sandbox's short-lived `svc` key). */
+  createAuthorized(session: StoredSession, keyHash: string, audit: LogEntry): Promise<void>;
   /** Deletes an expired session with its key and nonce; false when it is gone or still valid. */
   removeExpired(tenantId: string, id: string, now: Date): Promise<boolean>;
 }
@@ -146,4 +148,39 @@ export async function authorizeSession(
   );
   if (outcome === "not-created") throw conflict("The session is already authorized.");
   if (outcome === "expired") throw notFound("The nonce");
+}
+
+/** Lifetime of the key a sandbox run uses for `svc` calls in AWS: the longest run plus a margin. */
+export const SERVICE_SESSION_SECONDS = 300;
+
+/**
+ * A session holding exactly an application's token access, for one sandbox run's `svc` calls in AWS (the
+ * runner reaches the API over HTTPS). It expires on its own; the key never enters the sandboxed code.
+ */
+export async function issueServiceSession(
+  deps: SessionDeps,
+  principal: TenantPrincipal,
+  purpose: string,
+): Promise<string> {
+  const now = deps.clock.now();
+  const app = principal.application;
+  const sessionKey = newApiKey("session");
+  const session: StoredSession = {
+    id: randomUUID(),
+    tenant_id: principal.tenantId,
+    state: "authorized",
+    created_by: app.id,
+    created_at: now.toISOString(),
+    authorized_by: app.id,
+    authorized_at: now.toISOString(),
+    permissions: app.permissions.filter(isTokenPermission),
+    rules: app.rules,
+    expires_at: new Date(now.getTime() + SERVICE_SESSION_SECONDS * 1000).toISOString(),
+  };
+  await deps.sessions.createAuthorized(
+    session,
+    hashKey(sessionKey),
+    entry(deps, principal, session.id, "create", `Service session for ${purpose}`),
+  );
+  return sessionKey;
 }

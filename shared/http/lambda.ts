@@ -34,6 +34,8 @@ export interface Reply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** A complete result (proxy responses: raw, possibly binary bodies), sent as it is. */
+  raw?: HttpResult;
 }
 
 export type RouteHandler<R extends RouteSpec> = (input: HandlerInput<R>) => Promise<Reply>;
@@ -64,7 +66,7 @@ export function createHttpHandler<G extends FunctionGroup>(group: G, handlers: G
       requestId: state.requestId,
       event,
     } as HandlerInput<RouteSpec>);
-    return jsonResult(reply.status, reply.body, reply.headers);
+    return reply.raw ?? jsonResult(reply.status, reply.body, reply.headers);
   };
 
   return (

@@ -29,12 +29,18 @@ export class RouteMatcher<R extends Pick<RouteSpec, "method" | "path">> {
   }
 
   private matchPath(candidate: Candidate<R>, parts: string[]): Record<string, string> | undefined {
-    if (candidate.segments.length !== parts.length) return undefined;
+    const last = candidate.segments.at(-1) ?? "";
+    // A greedy `{name+}` last segment takes one or more remaining segments, as in API Gateway.
+    const greedy = last.endsWith("+}");
+    if (greedy ? parts.length < candidate.segments.length : candidate.segments.length !== parts.length)
+      return undefined;
     const params: Record<string, string> = {};
-    for (let i = 0; i < parts.length; i++) {
+    for (let i = 0; i < candidate.segments.length; i++) {
       const template = candidate.segments[i] as string;
       const part = parts[i] as string;
-      if (template.startsWith("{")) {
+      if (greedy && i === candidate.segments.length - 1) {
+        params[template.slice(1, -2)] = parts.slice(i).join("/");
+      } else if (template.startsWith("{")) {
         params[template.slice(1, -1)] = part;
       } else if (template !== part) {
         return undefined;

@@ -12,6 +12,7 @@ export const FUNCTION_GROUPS = [
   "sessions",
   "members",
   "proxies",
+  "proxy",
 ] as const;
 export type FunctionGroup = (typeof FUNCTION_GROUPS)[number];
 
@@ -44,6 +45,8 @@ export interface RouteSpec {
   responses: Record<number, ResponseSpec>;
   /** POST/PUT/PATCH honour SVC-IDEMPOTENCY-KEY unless this is false. */
   idempotent?: boolean;
+  /** Largest body this route takes (default SVC_MAX_BODY_BYTES). */
+  maxBodyBytes?: number;
   /** Session keys may call this route (token operations); every other route refuses them with 403. */
   allowSessions?: boolean;
   /** Hidden from the OpenAPI document (test-only routes). */

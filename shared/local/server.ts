@@ -62,6 +62,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   }, LOCAL_SWEEP_INTERVAL_MS);
   sweepTimer.unref();
 
+  // The sandbox's blank spare process, so the first transform of new code does not wait for Node to boot.
+  await deps.sandbox.warm?.();
+
   const server: Server = createGateway(groupHandlers);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -70,16 +73,19 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     });
   } catch (error) {
     clearInterval(sweepTimer);
+    await deps.sandbox.close();
     deps.dynamo.destroy();
     await dynamo?.stop();
     throw error;
   }
   const { port } = server.address() as AddressInfo;
+  deps.selfHosts.push(`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`);
   return {
     url: `http://${options.host ?? "127.0.0.1"}:${port}`,
     deps,
     stop: async () => {
       clearInterval(sweepTimer);
+      await deps.sandbox.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       deps.dynamo.destroy();

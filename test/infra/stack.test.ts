@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -234,6 +234,38 @@ describe("least privilege", () => {
     }
     for (const [, role] of resourcesOfType(template, "AWS::IAM::Role"))
       expect(role.Properties).not.toHaveProperty("ManagedPolicyArns");
+  });
+});
+
+describe("sandbox runner", () => {
+  it("exists with no grant beyond its own logs and tracing, ships the child script, and only the proxy function invokes it", () => {
+    const runner = stack.http.sandboxRunner;
+    const runnerId = logicalIdOfFunction(stack, runner);
+    const actions = actionsOf(roleStatements(template, stack, runner));
+    expect(actions.filter((a) => /^(dynamodb|kms|ssm|sqs|ses|lambda|secretsmanager|s3):/.test(a))).toEqual(
+      [],
+    );
+    expect(actions.every((a) => a.startsWith("logs:") || a.startsWith("xray:"))).toBe(true);
+    const fn = template.toJSON().Resources[runnerId] as Resource;
+    const variables =
+      (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+    expect(Object.keys(variables).filter((k) => /TABLE|KMS|ROOT|KEY/.test(k))).toEqual([]);
+
+    for (const group of FUNCTION_GROUPS) {
+      const invoke = statementsOf(group).filter((s) => actionsOf([s]).includes("lambda:InvokeFunction"));
+      if (group !== "proxy") {
+        expect(invoke, group).toEqual([]);
+        continue;
+      }
+      expect(invoke.flatMap((s) => asArray(s.Resource))).toEqual([{ "Fn::GetAtt": [runnerId, "Arn"] }]);
+    }
+  });
+
+  it("bundles the sandbox child script next to the runner's code", () => {
+    const fn = template.toJSON().Resources[logicalIdOfFunction(stack, stack.http.sandboxRunner)] as Resource;
+    const s3Key = String((fn.Properties.Code as { S3Key?: string }).S3Key);
+    const assetDir = join(outdir, `asset.${s3Key.replace(/\.zip$/, "")}`);
+    expect(readdirSync(assetDir).sort()).toEqual(expect.arrayContaining(["child.mjs", "index.mjs"]));
   });
 });
 

@@ -84,6 +84,49 @@ export class DynamoSessionStore implements SessionStore {
     );
   }
 
+  async createAuthorized(session: StoredSession, keyHash: string, audit: LogEntry): Promise<void> {
+    const ttl = epochSeconds(new Date(session.expires_at));
+    await this.client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: this.tableName,
+              Item: {
+                ...sessionKeys.session(session.tenant_id, session.id),
+                entity: "session",
+                ...session,
+                key_hash: keyHash,
+                nonce_hash: "none",
+                expires_epoch: ttl,
+                ttl,
+              },
+              ConditionExpression: "attribute_not_exists(PK)",
+            },
+          },
+          {
+            Put: {
+              TableName: this.tableName,
+              Item: {
+                ...keys.apiKey(keyHash),
+                entity: "api_key",
+                kind: "session",
+                tenant_id: session.tenant_id,
+                application_id: session.created_by,
+                key_id: session.id,
+                session_id: session.id,
+                ttl,
+              },
+              ConditionExpression: "attribute_not_exists(PK)",
+            },
+          },
+          this.sweepEntry(session),
+          this.audit.put(audit),
+        ],
+      }),
+    );
+  }
+
   async get(tenantId: string, id: string): Promise<StoredSession | undefined> {
     const out = await this.client.send(
       new GetCommand({

@@ -71,7 +71,7 @@ export function routeAndValidate(group: string): SvcMiddleware {
       if (route.group !== group) throw notFound(`The route ${route.method} ${route.path}`);
       state.route = route;
 
-      const limit = config().maxBodyBytes;
+      const limit = route.maxBodyBytes ?? config().maxBodyBytes;
       const raw = event.body ?? "";
       const size = Buffer.byteLength(raw, event.isBase64Encoded ? "base64" : "utf8");
       if (size > limit) throw payloadTooLarge(limit);

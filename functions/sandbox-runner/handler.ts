@@ -1,0 +1,59 @@
+import type { RunnerEvent } from "#shared/adapters/aws/lambda-sandbox.ts";
+import { ProcessSandbox } from "#shared/sandbox/pool.ts";
+import type { SandboxResult, SvcOperation } from "#shared/sandbox/sandbox.ts";
+
+/**
+ * The runner Lambda: no grants, nothing secret in its environment. It runs tenant code in child processes
+ * (one per tenant and code version, never shared), and answers `svc` calls through the public API with the
+ * short-lived key the caller gave for this run.
+ */
+const sandbox = new ProcessSandbox();
+// Start the blank spare during init, so a new tenant's first run does not pay Node's start-up.
+await sandbox.warm();
+
+async function callApi(
+  svc: { baseUrl: string; apiKey: string },
+  op: SvcOperation,
+  args: unknown[],
+): Promise<unknown> {
+  const id = encodeURIComponent(String(args[0] ?? ""));
+  const request: Record<SvcOperation, { method: string; path: string; body?: unknown; type?: string }> = {
+    "tokens.create": { method: "POST", path: "/tokens", body: args[0] },
+    "tokens.retrieve": { method: "GET", path: `/tokens/${id}` },
+    "tokens.update": {
+      method: "PATCH",
+      path: `/tokens/${id}`,
+      body: args[1],
+      type: "application/merge-patch+json",
+    },
+    "tokens.delete": { method: "DELETE", path: `/tokens/${id}` },
+  };
+  const call = request[op];
+  const response = await fetch(`${svc.baseUrl.replace(/\/$/, "")}${call.path}`, {
+    method: call.method,
+    headers: {
+      "svc-api-key": svc.apiKey,
+      ...(call.body !== undefined ? { "content-type": call.type ?? "application/json" } : {}),
+    },
+    ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  const body: unknown = text ? JSON.parse(text) : null;
+  if (!response.ok) {
+    const detail = (body as { detail?: string } | null)?.detail ?? `svc call failed with ${response.status}`;
+    throw Object.assign(new Error(detail), { status: response.status });
+  }
+  return body;
+}
+
+export const handler = async (event: RunnerEvent): Promise<SandboxResult> =>
+  sandbox.run({
+    tenantId: event.tenantId,
+    code: event.code,
+    input: event.input,
+    timeoutMs: event.timeoutMs,
+    ...(event.svc
+      ? { onSvcCall: (op, args) => callApi(event.svc as NonNullable<RunnerEvent["svc"]>, op, args) }
+      : {}),
+  });

@@ -1,0 +1,288 @@
+import { mayEverHold } from "#shared/domain/access-rules.ts";
+import type { Actor } from "#shared/domain/audit.ts";
+import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
+import type { Authenticator } from "#shared/domain/authentication.ts";
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { issueServiceSession, type SessionStore } from "#shared/domain/sessions.ts";
+import { accessOf } from "#shared/domain/tokens/access.ts";
+import { createDetokenizer } from "#shared/domain/tokens/detokenize.ts";
+import type { TokenDeps } from "#shared/domain/tokens/service.ts";
+import { auditEntityType } from "#shared/domain/tokens/types.ts";
+import { forbidden, HttpError, payloadTooLarge, unauthorized } from "#shared/http/errors.ts";
+import { hashKey } from "#shared/ids.ts";
+import type { ApplicationStore } from "#shared/ports/stores.ts";
+import { ForwardError, forward } from "#shared/proxy/forward.ts";
+import type { Sandbox } from "#shared/sandbox/sandbox.ts";
+import type { ProxyStore } from "./manage.ts";
+import type { StoredProxy } from "./proxy.ts";
+import { svcCallHandler } from "./svc-calls.ts";
+
+/** With a transform configured, a proxied payload may be at most 5 MB (spec). */
+export const TRANSFORM_PAYLOAD_LIMIT = 5 * 1024 * 1024;
+export const TRANSFORM_TIMEOUT_MS = 5_000;
+
+export interface ProxyInvokeDeps extends TokenDeps {
+  proxies: ProxyStore;
+  sessions: SessionStore;
+  applications: ApplicationStore;
+  authenticator: Authenticator;
+  sandbox: Sandbox;
+  config: { proxyAllowPrivate: boolean };
+}
+
+export interface InvokeRequest {
+  proxyKey?: string;
+  apiKey?: string;
+  method: string;
+  pathSuffix: string;
+  /** Raw query without `?`, the svc-proxy-key parameter already removed. */
+  rawQuery: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+  /** host[:port] names of this service: a proxy never calls itself. */
+  selfHosts: string[];
+}
+
+export interface InvokeResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
+/** A failure of the proxy itself (not of the destination): answered as `{proxy_error: problem}`. */
+export class ProxyError extends HttpError {}
+
+const asProxyError = (error: HttpError) =>
+  new ProxyError(error.status, error.slug, error.title, error.detail, error.errors, error.headers);
+
+const isJson = (headers: Record<string, string>) => /\bjson\b/i.test(headers["content-type"] ?? "");
+const isText = (headers: Record<string, string>) =>
+  /^(text\/|application\/(x-www-form-urlencoded|xml|.*\+xml))/i.test(headers["content-type"] ?? "");
+
+/** Request header names a transform may set: alphanumerics, hyphens and underscores (spec). */
+const HEADER_NAME = /^[A-Za-z0-9_-]+$/;
+
+function transformHeaders(value: unknown, restrictNames: boolean): Record<string, string> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>)
+      .filter(([name, v]) => (!restrictNames || HEADER_NAME.test(name)) && v !== undefined && v !== null)
+      .map(([name, v]) => [name, String(v)]),
+  );
+}
+
+function encodeBody(body: unknown): Buffer | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === "string") return Buffer.from(body, "utf8");
+  return Buffer.from(JSON.stringify(body), "utf8");
+}
+
+async function authorize(deps: ProxyInvokeDeps, proxy: StoredProxy, apiKey: string | undefined) {
+  if (proxy.require_auth) {
+    const principal = await deps.authenticator.authenticate(apiKey, { rootAllowed: false });
+    if (!principal || principal.kind === "root" || principal.tenantId !== proxy.tenant_id)
+      throw unauthorized("This proxy requires a valid SVC-API-KEY of its tenant.");
+    // Required even when nothing is detokenized (spec).
+    const grants =
+      principal.kind === "session" ? [principal.session, principal.application] : [principal.application];
+    if (!grants.every((g) => mayEverHold(g, "token:use"))) throw forbidden("The key lacks token:use.");
+    return principal;
+  }
+  // Without require_auth, detokenization runs with the proxy's application, if it has one.
+  const application = proxy.application_id
+    ? await deps.applications.get(proxy.tenant_id, proxy.application_id)
+    : undefined;
+  return application
+    ? ({ kind: "application", tenantId: proxy.tenant_id, keyId: "proxy", application } as const)
+    : undefined;
+}
+
+async function proxyApplicationPrincipal(
+  deps: ProxyInvokeDeps,
+  proxy: StoredProxy,
+): Promise<TenantPrincipal | undefined> {
+  if (!proxy.application_id) return undefined;
+  const application = await deps.applications.get(proxy.tenant_id, proxy.application_id);
+  return application
+    ? { kind: "application", tenantId: proxy.tenant_id, keyId: "proxy", application }
+    : undefined;
+}
+
+async function runTransform(
+  deps: ProxyInvokeDeps,
+  proxy: StoredProxy,
+  code: string,
+  input: unknown,
+): Promise<{ body?: unknown; headers?: unknown }> {
+  const svcPrincipal = await proxyApplicationPrincipal(deps, proxy);
+  const result = await deps.sandbox.run({
+    tenantId: proxy.tenant_id,
+    code,
+    input,
+    timeoutMs: TRANSFORM_TIMEOUT_MS,
+    ...(svcPrincipal
+      ? {
+          onSvcCall: svcCallHandler(deps, svcPrincipal),
+          // In AWS the runner calls the API itself, with a session key holding this application's access.
+          issueSvcKey: () => issueServiceSession(deps, svcPrincipal, `proxy ${proxy.id}`),
+        }
+      : {}),
+  });
+  if (!result.ok) {
+    const { error } = result;
+    const status =
+      error.kind === "thrown"
+        ? error.status && error.status >= 400 && error.status < 600
+          ? error.status
+          : 400
+        : error.kind === "timeout"
+          ? 504
+          : 500;
+    throw new ProxyError(
+      status,
+      `transform-${error.kind}`,
+      "Transform Failed",
+      `The proxy transform failed: ${error.message}`,
+    );
+  }
+  const value = result.value;
+  if (typeof value !== "object" || value === null)
+    throw new ProxyError(
+      500,
+      "transform-invalid",
+      "Transform Failed",
+      "A transform must return an object with body and headers.",
+    );
+  return value as { body?: unknown; headers?: unknown };
+}
+
+/**
+ * One proxied request: authenticate, detokenize the body (JSON or text; binary passes unchanged), run the
+ * request transform, forward, run the response transform, and answer the destination's response with
+ * SVC-PROXY-DESTINATION-STATUS. Every failure before the destination answers is a ProxyError.
+ */
+export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest): Promise<InvokeResponse> {
+  try {
+    if (!request.proxyKey) throw unauthorized("A proxy key is required in SVC-PROXY-KEY or svc-proxy-key.");
+    const proxy = await deps.proxies.findByKey(hashKey(request.proxyKey));
+    if (!proxy) throw unauthorized("The proxy key is invalid.");
+    const principal = await authorize(deps, proxy, request.apiKey);
+    const hasTransform = Boolean(proxy.request_transform || proxy.response_transform);
+    if (hasTransform && (request.body?.length ?? 0) > TRANSFORM_PAYLOAD_LIMIT)
+      throw payloadTooLarge(TRANSFORM_PAYLOAD_LIMIT);
+
+    const access = principal ? accessOf(principal) : { evaluate: () => undefined, visibility: () => [] };
+    const detokenizer = createDetokenizer(deps, proxy.tenant_id, access);
+    let body: unknown;
+    let bodyBytes = request.body;
+    if (request.body?.length && isJson(request.headers)) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(request.body.toString("utf8"));
+      } catch {
+        parsed = undefined;
+      }
+      if (parsed === undefined) body = await detokenizer.text(request.body.toString("utf8"));
+      else body = await detokenizer.json(parsed);
+      bodyBytes = encodeBody(body);
+    } else if (request.body?.length && isText(request.headers)) {
+      body = await detokenizer.text(request.body.toString("utf8"));
+      bodyBytes = encodeBody(body);
+    } else body = request.body?.toString("utf8");
+
+    const actor: Actor = principal ? actorOf(principal) : { type: "proxy_key" };
+    const now = deps.clock.now();
+    // Fail-closed: the token reads and the invocation are logged before anything leaves.
+    await deps.auditLog.append([
+      ...detokenizer.used().map((token) =>
+        auditEntry(now, actor, {
+          tenantId: proxy.tenant_id,
+          entityType: auditEntityType(token.type),
+          entityId: token.id,
+          operation: "read",
+          message: `Token detokenized by proxy ${proxy.id}`,
+        }),
+      ),
+      auditEntry(now, actor, {
+        tenantId: proxy.tenant_id,
+        entityType: "proxy",
+        entityId: proxy.id,
+        operation: "invoke",
+        message: `Proxy invoked: ${request.method} ${request.pathSuffix || "/"}`,
+      }),
+    ]);
+
+    let headers = request.headers;
+    if (proxy.response_transform) {
+      // The response transform reads the body: ask the destination for it uncompressed.
+      const { "accept-encoding": _encoding, ...rest } = headers;
+      headers = rest;
+    }
+    if (proxy.request_transform) {
+      const out = await runTransform(deps, proxy, proxy.request_transform.code, {
+        args: {
+          body,
+          headers,
+          method: request.method,
+          path: request.pathSuffix,
+          query: request.rawQuery ? `?${request.rawQuery}` : "",
+        },
+        configuration: proxy.configuration ?? {},
+      });
+      headers = transformHeaders(out.headers, true);
+      bodyBytes = encodeBody(out.body);
+    }
+
+    let response: InvokeResponse;
+    try {
+      response = await forward(
+        {
+          destinationUrl: proxy.destination_url,
+          pathSuffix: request.pathSuffix,
+          rawQuery: request.rawQuery,
+          method: request.method,
+          headers,
+          ...(bodyBytes ? { body: bodyBytes } : {}),
+        },
+        {
+          allowPrivate: deps.config.proxyAllowPrivate,
+          requireHttps: !deps.config.proxyAllowPrivate,
+          selfHosts: request.selfHosts,
+        },
+      );
+    } catch (error) {
+      if (error instanceof ForwardError)
+        throw new ProxyError(error.status, error.code.replace(/_/g, "-"), "Proxy Error", error.message);
+      throw error;
+    }
+    const destinationStatus = String(response.status);
+    if (proxy.response_transform) {
+      const contentType = String(response.headers["content-type"] ?? "");
+      const text = response.body.toString("utf8");
+      let parsed: unknown = text;
+      if (/\bjson\b/i.test(contentType))
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = text;
+        }
+      const out = await runTransform(deps, proxy, proxy.response_transform.code, {
+        args: { body: parsed, headers: response.headers },
+        configuration: proxy.configuration ?? {},
+      });
+      response = {
+        status: response.status,
+        headers: transformHeaders(out.headers, false),
+        body: encodeBody(out.body) ?? Buffer.alloc(0),
+      };
+    }
+    return {
+      ...response,
+      headers: { ...response.headers, "svc-proxy-destination-status": destinationStatus },
+    };
+  } catch (error) {
+    if (error instanceof ProxyError) throw error;
+    if (error instanceof HttpError) throw asProxyError(error);
+    throw error;
+  }
+}

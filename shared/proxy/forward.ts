@@ -1,0 +1,387 @@
+/**
+ * The outbound half of a proxy invocation: send an already-detokenized request to the proxy's destination
+ * and return the destination's raw response (status, headers, body bytes unchanged).
+ *
+ * SSRF: unless private destinations are allowed, connections go through request-filtering-agent, which
+ * checks every address AT CONNECT TIME (IP literals before a socket exists, names after their DNS lookup),
+ * so a name that resolves to a private, loopback, link-local (169.254.169.254) or reserved address, or that
+ * re-binds to one between checks, is refused before any packet reaches it.
+ *
+ * Path suffixes are never normalized: a suffix holding a `.` or `..` segment (in any percent-encoded,
+ * double-encoded, backslash or `;param` disguise) is refused, so the request cannot climb above
+ * destination_url's path on any server, whatever its own normalization.
+ */
+import dns from "node:dns";
+import http from "node:http";
+import https from "node:https";
+import type { LookupFunction } from "node:net";
+import net from "node:net";
+import os from "node:os";
+import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent";
+import { outboundHeaders, responseHeaders } from "./headers.ts";
+
+export interface OutboundRequest {
+  /** The proxy's destination_url. */
+  destinationUrl: string;
+  /** What followed /proxy in the incoming path, still percent-encoded: "" or "/a/b". */
+  pathSuffix: string;
+  /** The incoming raw query string without the leading "?", already stripped of svc-proxy-key. */
+  rawQuery: string;
+  /** GET, POST, PUT, PATCH or DELETE. */
+  method: string;
+  /** Incoming headers (names lower-cased); filtered by outboundHeaders before sending. */
+  headers: Record<string, string>;
+  /** Already detokenized/transformed bytes; undefined for none. */
+  body?: Buffer;
+}
+
+export interface OutboundResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
+export interface ForwardOptions {
+  /** SVC_PROXY_ALLOW_PRIVATE: reach loopback/private addresses (local mode). */
+  allowPrivate: boolean;
+  /** Only https destinations (AWS mode). */
+  requireHttps: boolean;
+  /** Whole exchange, connect to last body byte. Default 25 000. */
+  timeoutMs?: number;
+  /**
+   * host[:port] of this service: the proxy never calls itself. An entry without a port matches that host on
+   * any port. With allowPrivate, a loopback/local destination on one of these ports (80 and 443 for an entry
+   * without a port) is refused too, also when a name only resolves to such an address.
+   */
+  selfHosts?: string[];
+  /** Default 10 MB. */
+  maxResponseBytes?: number;
+}
+
+export type ForwardErrorCode =
+  | "invalid_destination"
+  | "forbidden_destination"
+  | "timeout"
+  | "unreachable"
+  | "response_too_large";
+
+/** status 4xx: the caller's fault; 502/504: the destination could not be used. Messages are safe to show. */
+export class ForwardError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ForwardErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "ForwardError";
+  }
+}
+
+export const DEFAULT_TIMEOUT_MS = 25_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+
+const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
+const SELF = "The destination is this service; a proxy cannot call itself.";
+
+// keepAlive off: one connection per call, so nothing (socket, TLS session state) is shared between tenants'
+// calls and every connection passes the connect-time address check. Filtering defaults kept strict.
+const filtering = { keepAlive: false, allowPrivateIPAddress: false, allowMetaIPAddress: false };
+const agents = {
+  filtered: {
+    "http:": new RequestFilteringHttpAgent(filtering),
+    "https:": new RequestFilteringHttpsAgent(filtering),
+  },
+  plain: { "http:": new http.Agent({ keepAlive: false }), "https:": new https.Agent({ keepAlive: false }) },
+};
+
+export async function forward(request: OutboundRequest, options: ForwardOptions): Promise<OutboundResponse> {
+  const method = request.method.toUpperCase();
+  if (!METHODS.has(method)) throw new TypeError(`forward: unsupported method ${request.method}`);
+  const target = resolveTarget(request, options);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const headers = outboundHeaders(request.headers);
+  headers.host = target.url.host;
+  if (request.body !== undefined) headers["content-length"] = String(request.body.length);
+
+  const client = target.url.protocol === "https:" ? https : http;
+  const agent = (options.allowPrivate ? agents.plain : agents.filtered)[target.url.protocol];
+
+  return new Promise<OutboundResponse>((resolve, reject) => {
+    let req: http.ClientRequest;
+    try {
+      req = client.request({
+        protocol: target.url.protocol,
+        hostname: target.hostname,
+        port: target.port,
+        path: target.path,
+        method,
+        headers,
+        agent,
+        lookup: target.guardLookup ? selfGuardedLookup : plainLookup,
+      });
+    } catch (error) {
+      // Node refuses a header, path or method it cannot send; the checks above leave none, so this is a bug.
+      reject(error);
+      return;
+    }
+    let settled = false;
+    const fail = (error: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.destroy();
+      reject(classify(error));
+    };
+    // One deadline for the whole exchange: connect, send, response headers and every body byte.
+    const timer = setTimeout(
+      () => fail(new ForwardError(504, "timeout", `The destination did not answer within ${timeoutMs} ms.`)),
+      timeoutMs,
+    );
+    req.on("error", fail);
+    req.on("response", (res) => {
+      const declared = Number(res.headers["content-length"]);
+      if (declared > maxBytes) {
+        res.resume();
+        fail(tooLarge(maxBytes));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxBytes) fail(tooLarge(maxBytes));
+        else chunks.push(chunk);
+      });
+      res.on("error", fail);
+      res.on("close", () => {
+        if (!res.complete)
+          fail(new ForwardError(502, "unreachable", "The destination closed the connection."));
+      });
+      res.on("end", () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve({
+          status: res.statusCode ?? 502,
+          headers: responseHeaders(res.headers),
+          body: Buffer.concat(chunks, size),
+        });
+      });
+    });
+    req.end(request.body);
+  });
+}
+
+interface Target {
+  url: URL & { protocol: "http:" | "https:" };
+  /** For the socket: IPv6 without brackets. */
+  hostname: string;
+  port: number;
+  /** Request target: destination path + suffix + query, exactly as sent. */
+  path: string;
+  /** The port is this service's and the name is not an IP literal: refuse local addresses after lookup. */
+  guardLookup: boolean;
+}
+
+function resolveTarget(request: OutboundRequest, options: ForwardOptions): Target {
+  let url: URL;
+  try {
+    url = new URL(request.destinationUrl);
+  } catch {
+    throw invalid("The destination_url is not an absolute URL.");
+  }
+  if (!isHttpUrl(url)) throw invalid("The destination_url must use http or https.");
+  if (url.username || url.password) throw invalid("The destination_url must not carry credentials.");
+  if (options.requireHttps && url.protocol !== "https:")
+    throw new ForwardError(403, "forbidden_destination", "The destination_url must use https.");
+
+  const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
+  const self = parseSelfHosts(options.selfHosts ?? []);
+  const name = stripDot(url.hostname);
+  if (self.some((entry) => entry.hostname === name && (entry.port === undefined || entry.port === port)))
+    throw invalid(SELF);
+  // An entry without a port stands for the default ports here: local mode always names its port.
+  const selfPort = self.some((entry) =>
+    entry.port === undefined ? port === 80 || port === 443 : entry.port === port,
+  );
+  if (options.allowPrivate && selfPort && isLocalName(hostname)) throw invalid(SELF);
+
+  return {
+    url,
+    hostname,
+    port,
+    path: joinPath(url, request.pathSuffix, request.rawQuery),
+    guardLookup: options.allowPrivate && selfPort && net.isIP(hostname) === 0,
+  };
+}
+
+function isHttpUrl(url: URL): url is URL & { protocol: "http:" | "https:" } {
+  return url.protocol === "http:" || url.protocol === "https:";
+}
+
+/** destination path (one trailing "/" removed) + suffix + "?" + query (merged with "&" into an existing one). */
+function joinPath(url: URL, pathSuffix: string, rawQuery: string): string {
+  const suffix = pathSuffix === "" || pathSuffix.startsWith("/") ? pathSuffix : `/${pathSuffix}`;
+  if (hasDotSegment(suffix)) throw invalid("The path suffix must not contain '.' or '..' segments.");
+  const base = url.pathname.endsWith("/") ? url.pathname.slice(0, -1) : url.pathname;
+  const path = `${base}${encodeUnsafe(suffix, /[?#]/)}` || "/";
+  const query = [url.search.slice(1), encodeUnsafe(rawQuery, /#/)].filter((part) => part !== "").join("&");
+  return query ? `${path}?${query}` : path;
+}
+
+/**
+ * True when some segment, once percent-decoded (repeatedly, to see through double encoding) and split on
+ * "/" and "\" (encoded slashes, Windows-style servers), is "." or ".." possibly followed by ";params".
+ */
+function hasDotSegment(suffix: string): boolean {
+  for (const segment of suffix.split("/")) {
+    let decoded = segment;
+    for (let round = 0; round < 4; round++) {
+      const next = decoded.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) =>
+        String.fromCharCode(Number.parseInt(hex, 16)),
+      );
+      if (next === decoded) break;
+      decoded = next;
+    }
+    for (const piece of decoded.split(/[/\\]/)) {
+      const name = piece.split(";")[0];
+      if (name === "." || name === "..") return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Percent-encode only what cannot appear raw in a request target (controls, space, non-ASCII, and the
+ * delimiters in `special`); everything else, existing %XX escapes included, is passed byte for byte so
+ * signatures over the path or query still hold.
+ */
+function encodeUnsafe(text: string, special: RegExp): string {
+  let out = "";
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    if (code > 0x20 && code < 0x7f && !special.test(char)) {
+      out += char;
+      continue;
+    }
+    try {
+      out += encodeURIComponent(char);
+    } catch {
+      throw invalid("The path or query holds malformed text.");
+    }
+  }
+  return out;
+}
+
+interface SelfHost {
+  hostname: string;
+  port: number | undefined;
+}
+
+/** Entries that are not host[:port] are skipped: no destination URL's host could match them anyway. */
+function parseSelfHosts(entries: readonly string[]): SelfHost[] {
+  const hosts: SelfHost[] = [];
+  for (const entry of entries) {
+    const match = /^(\[[^\]]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(entry.trim());
+    if (!match?.[1]) continue;
+    try {
+      const { hostname } = new URL(`http://${match[1]}`); // same normalization as the destination's
+      hosts.push({
+        hostname: stripDot(hostname),
+        port: match[2] === undefined ? undefined : Number(match[2]),
+      });
+    } catch {
+      // not a host
+    }
+  }
+  return hosts;
+}
+
+function stripDot(hostname: string): string {
+  return hostname.endsWith(".") ? hostname.slice(0, -1) : hostname;
+}
+
+/** localhost names, loopback and unspecified addresses, and this machine's own interface addresses. */
+function isLocalName(hostname: string): boolean {
+  const name = stripDot(hostname.toLowerCase());
+  if (name === "localhost" || name.endsWith(".localhost")) return true;
+  return isLocalAddress(name);
+}
+
+function isLocalAddress(address: string): boolean {
+  const lowered = address.toLowerCase();
+  const v4 = net.isIPv4(lowered) ? lowered : mappedV4(lowered);
+  if (v4 !== undefined) {
+    if (v4.startsWith("127.") || v4 === "0.0.0.0") return true;
+  } else if (lowered === "::1" || lowered === "::") {
+    return true;
+  }
+  if (net.isIP(lowered) === 0) return false;
+  return Object.values(os.networkInterfaces()).some((infos) =>
+    (infos ?? []).some((info) => info.address.toLowerCase() === (v4 ?? lowered)),
+  );
+}
+
+/** The IPv4 address inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d or ::ffff:xxxx:xxxx). */
+function mappedV4(address: string): string | undefined {
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (dotted?.[1] && net.isIPv4(dotted[1])) return dotted[1];
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(address);
+  if (!hex?.[1] || !hex[2]) return undefined;
+  const high = Number.parseInt(hex[1], 16);
+  const low = Number.parseInt(hex[2], 16);
+  return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+}
+
+class SelfDestinationError extends Error {}
+
+// dns.lookup read at call time (not bound at import) so there is one resolution path, filtered or not.
+const plainLookup: LookupFunction = (hostname, options, callback) => {
+  dns.lookup(hostname, options, callback);
+};
+
+/** A name that resolves to this machine on the service's own port is the service itself. */
+const selfGuardedLookup: LookupFunction = (hostname, options, callback) => {
+  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    if (addresses.some((entry) => isLocalAddress(entry.address)))
+      return callback(new SelfDestinationError("resolves to this service"), []);
+    if (options.all) return callback(null, addresses);
+    const first = addresses[0];
+    if (!first)
+      return callback(
+        Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }),
+        [],
+      );
+    callback(null, first.address, first.family);
+  });
+};
+
+function invalid(message: string, cause?: unknown): ForwardError {
+  return new ForwardError(400, "invalid_destination", message, cause === undefined ? undefined : { cause });
+}
+
+function tooLarge(maxBytes: number): ForwardError {
+  return new ForwardError(502, "response_too_large", `The destination's response exceeds ${maxBytes} bytes.`);
+}
+
+/** Map a socket/agent failure to a ForwardError. Messages never echo addresses (no DNS oracle). */
+function classify(error: unknown): ForwardError {
+  if (error instanceof ForwardError) return error;
+  if (error instanceof SelfDestinationError) return invalid(SELF, error);
+  const message = error instanceof Error ? error.message : "";
+  // request-filtering-agent's refusal ("DNS lookup <ip>(…) is not allowed. Because …"); it sets no code.
+  if (/^DNS lookup .* is not allowed\. Because/s.test(message))
+    return new ForwardError(
+      403,
+      "forbidden_destination",
+      "The destination resolves to a private, loopback, link-local or reserved address.",
+      { cause: error },
+    );
+  if ((error as NodeJS.ErrnoException | undefined)?.code === "ETIMEDOUT")
+    return new ForwardError(504, "timeout", "Connecting to the destination timed out.", { cause: error });
+  return new ForwardError(502, "unreachable", "The destination could not be reached.", { cause: error });
+}

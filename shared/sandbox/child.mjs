@@ -1,0 +1,429 @@
+/**
+ * One sandbox process, started by sandbox-process.ts for ONE (tenant, code) key, under Node's permission model
+ * (it may read this file and nothing else; no writes, child processes, workers, addons, inspector), with an
+ * empty environment, code generation from strings disabled and frozen intrinsics.
+ *
+ * Plain JavaScript with only built-in imports: it starts without a loader and is copied next to a bundle as
+ * is. Messages are described in runner-protocol.ts.
+ *
+ * Each run gets a NEW vm context: the input is parsed and the result serialised inside it, and the only
+ * objects of this realm it can reach are frozen built-ins (the allowed modules and a few globals).
+ */
+import { createRequire } from "node:module";
+import vm from "node:vm";
+
+const ALLOWED_MODULES = ["crypto", "util", "url", "querystring", "buffer", "string_decoder"];
+const SVC_OPERATIONS = ["tokens.create", "tokens.retrieve", "tokens.update", "tokens.delete"];
+
+// Keep what this file needs, then take away what code that escaped the context could misuse: signalling
+// other processes (kill, _debugProcess opens a Node process's inspector), native bindings and built-in
+// loading, and the network globals (Node 20-24's permission model does not cover the network).
+const proc = process;
+const send = proc.send.bind(proc);
+for (const name of [
+  "binding",
+  "_linkedBinding",
+  "dlopen",
+  "getBuiltinModule",
+  "kill",
+  "_kill",
+  "_debugProcess",
+  "_debugEnd",
+  "_startProfilerIdleNotifier",
+  "_stopProfilerIdleNotifier",
+  "chdir",
+  "setuid",
+  "setgid",
+  "seteuid",
+  "setegid",
+  "setgroups",
+  "initgroups",
+  "openStdin",
+]) {
+  delete proc[name];
+}
+proc.argv = [proc.argv[0] ?? "node"];
+proc.execArgv = [];
+for (const name of ["process", "fetch", "WebSocket", "EventSource", "Request", "Response", "Headers"]) {
+  delete globalThis[name];
+}
+
+/**
+ * Makes a data property of a prototype an accessor before freezing it, so instances can still get their own
+ * value by assignment (`this._events = ...`): without this, freezing EventEmitter.prototype would break Node.
+ */
+function tameOverrides(proto) {
+  for (const key of Reflect.ownKeys(proto)) {
+    const desc = Object.getOwnPropertyDescriptor(proto, key);
+    if (desc === undefined || !("value" in desc) || !desc.writable || !desc.configurable) continue;
+    const value = desc.value;
+    const accessors = {
+      get() {
+        return value;
+      },
+      set(next) {
+        if (this === proto) throw new TypeError(`Cannot assign to read only property '${String(key)}'`);
+        Object.defineProperty(this, key, {
+          value: next,
+          writable: true,
+          enumerable: true,
+          configurable: true,
+        });
+      },
+    };
+    Object.freeze(accessors.get);
+    Object.freeze(accessors.set);
+    Object.defineProperty(proto, key, { ...accessors, enumerable: desc.enumerable, configurable: false });
+  }
+}
+
+/**
+ * Freezes everything reachable from `roots` (property values, accessors and prototypes): the allowed
+ * modules are objects of this realm shared by every run of the process, so none of it may be changed by a
+ * run, neither to leave something for the next run nor to have this file's own code (IPC runs on
+ * EventEmitter.prototype) call the code's functions.
+ */
+function lockdown(roots) {
+  const seen = new Set();
+  const prototypes = new Set();
+  const stack = [...roots];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if ((typeof value !== "object" || value === null) && typeof value !== "function") continue;
+    if (seen.has(value)) continue;
+    seen.add(value);
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== null) {
+      prototypes.add(proto);
+      stack.push(proto);
+    }
+    for (const key of Reflect.ownKeys(value)) {
+      const desc = Object.getOwnPropertyDescriptor(value, key);
+      if (desc === undefined) continue;
+      if ("value" in desc) {
+        stack.push(desc.value);
+        if (key === "prototype" && typeof value === "function") prototypes.add(desc.value);
+      } else stack.push(desc.get, desc.set);
+    }
+  }
+  for (const value of seen) {
+    if (Object.isFrozen(value) || ArrayBuffer.isView(value)) continue; // typed arrays cannot be frozen
+    if (prototypes.has(value)) tameOverrides(value);
+    Object.freeze(value);
+  }
+}
+
+/** Left out of the copies: loading an OpenSSL engine is loading native code (the permission model refuses it too). */
+const WITHHELD = new Set(["crypto.setEngine", "crypto.setFips"]);
+
+/** Frozen, null-prototype copies of the allowed modules: the modules' own exports objects are never handed out. */
+const nodeRequire = createRequire(import.meta.url);
+const FACADES = new Map();
+for (const name of ALLOWED_MODULES) {
+  const exports = nodeRequire(`node:${name}`);
+  const copy = Object.create(null);
+  for (const key of Object.keys(exports)) if (!WITHHELD.has(`${name}.${key}`)) copy[key] = exports[key];
+  FACADES.set(name, copy);
+}
+lockdown([...FACADES.values()]);
+const facade = (name) => FACADES.get(name);
+
+/** Globals of this realm every context gets (frozen, shared by the runs of one process). */
+const buffer = facade("buffer");
+const url = facade("url");
+const util = facade("util");
+const GLOBALS = {
+  Buffer: buffer.Buffer,
+  atob: buffer.atob,
+  btoa: buffer.btoa,
+  URL: url.URL,
+  URLSearchParams: url.URLSearchParams,
+  TextEncoder: util.TextEncoder,
+  TextDecoder: util.TextDecoder,
+};
+
+const CONTEXT_OPTIONS = {
+  name: "transform",
+  codeGeneration: { strings: false, wasm: false },
+  microtaskMode: "afterEvaluate",
+};
+
+/**
+ * Runs first in every fresh context, compiled once (in strict mode) and evaluated as `(driver)()`. It takes the host
+ * capabilities off the global before any code of the run can look, builds `module`, `require` and
+ * `req.svc`, calls the code and reports through `host.done`. It hands the host only strings and numbers,
+ * and never passes a host object to anything the code could have replaced.
+ */
+function driver() {
+  const host = globalThis.__sandboxHost;
+  delete globalThis.__sandboxHost;
+  const parse = JSON.parse;
+  const stringify = JSON.stringify;
+  const calls = new Map();
+  let finished = false;
+
+  const finish = (kind, payload) => {
+    if (finished) return;
+    finished = true;
+    host.done(kind, payload);
+  };
+  const fail = (kind, error) => {
+    let info;
+    try {
+      if (error !== null && (typeof error === "object" || typeof error === "function")) {
+        info = {
+          name: typeof error.name === "string" ? error.name : "Error",
+          message: typeof error.message === "string" ? error.message : "",
+        };
+        if (typeof error.status === "number" && Number.isInteger(error.status)) info.status = error.status;
+        if (error.body !== undefined) {
+          try {
+            info.body = parse(stringify(error.body));
+          } catch {
+            // a body that is not JSON-able is left out
+          }
+        }
+      } else {
+        info = { name: "Error", message: String(error) };
+      }
+    } catch {
+      info = { name: "Error", message: "the code threw a value that cannot be read" };
+    }
+    let json;
+    try {
+      json = stringify(info);
+    } catch {
+      json = '{"name":"Error","message":""}';
+    }
+    finish(kind, json);
+  };
+
+  const call = (op, args) =>
+    new Promise((resolve, reject) => {
+      let json;
+      try {
+        json = stringify(args);
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      const id = host.call(op, json);
+      if (typeof id !== "number" || id < 1) {
+        reject(new Error(`svc.${op} was refused: the run has ended, or its arguments are too large`));
+        return;
+      }
+      calls.set(id, { resolve, reject });
+    });
+  const freeze = Object.freeze;
+  const svc = host.svc
+    ? freeze({
+        tokens: freeze({
+          create: (body) => call("tokens.create", [body]),
+          retrieve: (id) => call("tokens.retrieve", [id]),
+          update: (id, patch) => call("tokens.update", [id, patch]),
+          delete: (id) => call("tokens.delete", [id]),
+        }),
+      })
+    : null;
+
+  /** Settles svc call `id` with the host's answer (primitives only). */
+  const deliver = (id, ok, payload) => {
+    const pending = calls.get(id);
+    if (pending === undefined) return;
+    calls.delete(id);
+    if (ok) {
+      pending.resolve(payload === undefined || payload === null ? undefined : parse(payload));
+      return;
+    }
+    const info = parse(payload);
+    const error = new Error(info.message);
+    error.name = "SvcError";
+    if (info.status !== undefined) error.status = info.status;
+    if (info.body !== undefined) error.body = info.body;
+    pending.reject(error);
+  };
+
+  // The host enters the context only through scripts with a timeout: answers wait in the host until the
+  // pump (which the code can neither replace nor remove) takes them, within the run's time.
+  Object.defineProperty(globalThis, "__sandboxPump", {
+    value: () => {
+      const answers = parse(host.take());
+      for (let i = 0; i < answers.length; i++) deliver(answers[i][0], answers[i][1], answers[i][2]);
+    },
+  });
+
+  const allowed = host.allowed;
+  const require = (name) => {
+    const key = typeof name === "string" && name.startsWith("node:") ? name.slice(5) : name;
+    const found = typeof key === "string" ? host.require(key) : undefined;
+    if (found === undefined)
+      throw new Error(`Cannot require '${String(name)}': a transform may require only ${allowed}`);
+    return found;
+  };
+  const module = { exports: {} };
+  try {
+    host.factory.call(module.exports, module.exports, require, module);
+  } catch (error) {
+    fail("invalid-code", error);
+    return;
+  }
+  const fn = module.exports;
+  if (typeof fn !== "function") {
+    finish("invalid-code", stringify({ name: "TypeError", message: "module.exports must be a function" }));
+    return;
+  }
+  const req = parse(host.input);
+  if (req !== null && typeof req === "object" && !Array.isArray(req)) req.svc = svc;
+  let out;
+  try {
+    out = fn(req);
+  } catch (error) {
+    fail("thrown", error);
+    return;
+  }
+  Promise.resolve(out).then(
+    (value) => {
+      let json;
+      try {
+        json = stringify(value);
+      } catch (error) {
+        fail("thrown", error);
+        return;
+      }
+      finish("ok", json);
+    },
+    (error) => fail("thrown", error),
+  );
+}
+// Strict, so that stack frames of the driver give the code neither its function nor its receiver.
+const DRIVER = new vm.Script(`"use strict"; (${driver.toString()})()`, { filename: "sandbox-driver.js" });
+
+/** Compiled code by SHA-256 (computed by the host): { script } or { error } for code that does not compile. */
+const compiled = new Map();
+function compile(code) {
+  try {
+    // Parsed as a function body first: code that closes the wrapper early (`}); ...`) is refused instead of
+    // running outside the module function.
+    vm.compileFunction(code, ["exports", "require", "module"]);
+    const wrapped = `(function (exports, require, module) {\n${code}\n})`;
+    return { script: new vm.Script(wrapped, { filename: "transform.js", lineOffset: -1 }) };
+  } catch (error) {
+    const name = typeof error?.name === "string" ? error.name : "SyntaxError";
+    const message = typeof error?.message === "string" ? error.message : "";
+    return { error: JSON.stringify({ name, message }) };
+  }
+}
+
+/**
+ * Runs in flight: id → { context, deadline, answers (svc answers not yet taken), nextCall, drainTimer }.
+ * Contexts use their own microtask queue (`afterEvaluate`), which only runs when this file enters the
+ * context with a vm timeout: so every piece of the code's work, promise jobs included, is bounded by the
+ * run's deadline here too, and a process whose host vanished (no one left to kill it) never spins for
+ * longer than one timeout before it notices the disconnect.
+ */
+const runs = new Map();
+/** Hands the run its svc answers, then (afterEvaluate) runs its queued promise jobs. */
+const DRAIN = new vm.Script('"use strict"; __sandboxPump();', { filename: "sandbox-drain.js" });
+/** How often a waiting run's queue is drained: jobs of promises settled outside the context (webcrypto). */
+const DRAIN_INTERVAL_MS = 1;
+
+function done(id, kind, payload) {
+  const state = runs.get(id);
+  if (state === undefined) return;
+  runs.delete(id);
+  clearInterval(state.drainTimer);
+  send({ t: "done", id, kind, payload });
+}
+
+/** Runs `script` in the run's context, then its queued promise jobs, within what is left of its time. */
+function enter(id, script) {
+  const state = runs.get(id);
+  if (state === undefined) return undefined;
+  const left = Math.ceil(state.deadline - performance.now());
+  if (left < 1) {
+    done(id, "timeout", undefined);
+    return undefined;
+  }
+  try {
+    return script.runInContext(state.context, { timeout: left });
+  } catch (error) {
+    if (error?.code === "ERR_SCRIPT_EXECUTION_TIMEOUT") done(id, "timeout", undefined);
+    else done(id, "thrown", '{"name":"Error","message":"the run failed"}');
+    return undefined;
+  }
+}
+
+function run(message) {
+  const { id, hash, input, svc, timeoutMs, maxResultChars } = message;
+  let entry = compiled.get(hash);
+  if (entry === undefined) {
+    if (typeof message.code !== "string") {
+      send({ t: "done", id, kind: "invalid-code", payload: '{"name":"Error","message":"no code"}' });
+      return;
+    }
+    entry = compile(message.code);
+    compiled.set(hash, entry);
+  }
+  if (entry.error !== undefined) {
+    send({ t: "done", id, kind: "invalid-code", payload: entry.error });
+    return;
+  }
+  const sandbox = Object.create(null);
+  Object.assign(sandbox, GLOBALS);
+  const context = vm.createContext(sandbox, CONTEXT_OPTIONS);
+  const state = { context, deadline: performance.now() + timeoutMs, answers: [], nextCall: 0 };
+  runs.set(id, state);
+
+  const factory = enter(id, entry.script);
+  if (!runs.has(id)) return;
+  if (typeof factory !== "function") {
+    done(id, "invalid-code", '{"name":"TypeError","message":"the code is not a module body"}');
+    return;
+  }
+  sandbox.__sandboxHost = Object.freeze({
+    __proto__: null,
+    factory,
+    input,
+    svc,
+    allowed: ALLOWED_MODULES.join(", "),
+    require: (name) => (typeof name === "string" && FACADES.has(name) ? facade(name) : undefined),
+    take: () => {
+      const answers = state.answers;
+      state.answers = [];
+      return JSON.stringify(answers);
+    },
+    call: (op, args) => {
+      if (!svc || !runs.has(id) || typeof op !== "string" || !SVC_OPERATIONS.includes(op)) return -1;
+      if (typeof args !== "string" || args.length > maxResultChars) return -1;
+      state.nextCall += 1;
+      send({ t: "svc", id, call: state.nextCall, op, args });
+      return state.nextCall;
+    },
+    done: (kind, payload) => {
+      if (kind !== "ok" && kind !== "thrown" && kind !== "invalid-code") return;
+      if (payload !== undefined && typeof payload !== "string") return;
+      if (payload !== undefined && payload.length > maxResultChars) done(id, "too-large", undefined);
+      else done(id, kind, payload);
+    },
+  });
+  enter(id, DRIVER);
+  if (!runs.has(id)) return; // finished (or failed) within its first turn: the usual case
+  state.drainTimer = setInterval(() => enter(id, DRAIN), DRAIN_INTERVAL_MS);
+}
+
+function svcResult(message) {
+  const state = runs.get(message.id);
+  if (state === undefined) return;
+  state.answers.push([message.call, message.ok === true, message.payload]);
+  enter(message.id, DRAIN);
+}
+
+proc.on("message", (message) => {
+  if (message?.t === "run") run(message);
+  else if (message?.t === "svc-result") svcResult(message);
+});
+// The code's own unhandled rejections must not end the process (and the other runs in it).
+proc.on("unhandledRejection", () => {});
+// The host went away (even killed): never outlive it.
+proc.on("disconnect", () => proc.exit(0));
+send({ t: "ready" });

@@ -1,0 +1,198 @@
+import { createHash } from "node:crypto";
+import type { Sandbox, SandboxRequest, SandboxResult } from "./sandbox.ts";
+import { SandboxProcess } from "./sandbox-process.ts";
+import { DEFAULT_CHILD_SCRIPT } from "./spawn.ts";
+
+export interface ProcessSandboxOptions {
+  /** Most processes alive at once, the blank spare included (default 16). */
+  maxProcesses?: number;
+  /** An idle process exits after this long (default 60 s). */
+  idleMs?: number;
+  /** V8 heap limit per process (default 64 MB). */
+  memoryMb?: number;
+  /** Resident set size that kills a busy process as `memory` (default 2 × memoryMb + 128 MB). */
+  rssLimitMb?: number;
+  /** Longest result JSON, in UTF-16 units (default 6 Mi: Lambda's response limit). */
+  maxResultChars?: number;
+  /** Longest wait for a new process to start (default 5 s). */
+  startTimeoutMs?: number;
+  /** Keep one blank process started, so new code does not wait for Node to boot (default true). */
+  prespawn?: boolean;
+  /** Where child.mjs is (next to the bundle in a Lambda package). */
+  childScript?: string;
+}
+
+const MAX_TIMEOUT_MS = 5 * 60_000;
+
+/**
+ * The local sandbox: a pool of child processes, at most one per (tenant, SHA-256 of the code). Warm runs reuse
+ * it (concurrent runs of one key share it, multiplexed by run id); a process is never given to another key.
+ * New keys take the blank spare, which has run nobody's code, and a new spare starts behind it.
+ */
+export class ProcessSandbox implements Sandbox {
+  private readonly byKey = new Map<string, SandboxProcess>();
+  private readonly all = new Set<SandboxProcess>();
+  private spare: SandboxProcess | undefined;
+  private waiters: Array<() => void> = [];
+  private closed = false;
+  private readonly maxProcesses: number;
+  private readonly idleMs: number;
+  private readonly prespawn: boolean;
+  private readonly childScript: string;
+  private readonly limits: ConstructorParameters<typeof SandboxProcess>[0];
+
+  constructor(options: ProcessSandboxOptions = {}) {
+    this.maxProcesses = Math.max(1, options.maxProcesses ?? 16);
+    this.idleMs = options.idleMs ?? 60_000;
+    this.prespawn = options.prespawn ?? true;
+    this.childScript = options.childScript ?? DEFAULT_CHILD_SCRIPT;
+    const memoryMb = options.memoryMb ?? 64;
+    this.limits = {
+      memoryMb,
+      rssLimitMb: options.rssLimitMb ?? memoryMb * 2 + 128,
+      maxResultChars: options.maxResultChars ?? 6 * 1024 * 1024,
+      startTimeoutMs: options.startTimeoutMs ?? 5000,
+    };
+  }
+
+  /** Starts the blank spare now (e.g. at server start) and waits until it is ready. */
+  async warm(): Promise<void> {
+    this.refillSpare();
+    const spare = this.spare;
+    if (spare === undefined) return;
+    const release = spare.reserve(); // holds the host's event loop open while it starts
+    try {
+      await spare.ready;
+    } finally {
+      release();
+    }
+  }
+
+  async run(request: SandboxRequest): Promise<SandboxResult> {
+    const { tenantId, code, timeoutMs, onSvcCall } = request;
+    if (this.closed) throw new Error("the sandbox is closed");
+    if (typeof tenantId !== "string" || tenantId === "")
+      throw new TypeError("tenantId must be a non-empty string");
+    if (typeof code !== "string") throw new TypeError("code must be a string");
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS)
+      throw new TypeError(`timeoutMs must be an integer from 1 to ${MAX_TIMEOUT_MS}`);
+    const input = JSON.stringify(request.input ?? null);
+    const hash = createHash("sha256").update(code).digest("hex");
+    const key = JSON.stringify([tenantId, hash]);
+
+    const acquired = await this.acquire(key, Date.now() + timeoutMs);
+    if (acquired === undefined) return failure("timeout", "no sandbox process became free in time");
+    const { proc, release } = acquired;
+    try {
+      if (!(await proc.ready)) return failure("crashed", "the sandbox process could not start");
+      return await proc.run({ hash, code, input, timeoutMs, onSvcCall });
+    } finally {
+      release();
+      if (proc.isIdle) proc.scheduleIdleExit(this.idleMs);
+      this.wake();
+    }
+  }
+
+  /** The pid serving this tenant's code, if one is alive (tests and diagnostics). */
+  pidOf(tenantId: string, code: string): number | undefined {
+    const hash = createHash("sha256").update(code).digest("hex");
+    const proc = this.byKey.get(JSON.stringify([tenantId, hash]));
+    return proc?.isAlive ? proc.pid : undefined;
+  }
+
+  /** How many processes are alive, the spare included. */
+  get size(): number {
+    return this.all.size;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const exits = [...this.all].map((proc) => new Promise<void>((resolve) => proc.onExit(resolve)));
+    for (const proc of this.all) proc.kill("stopped");
+    this.wake();
+    await Promise.all(exits);
+  }
+
+  /**
+   * The key's process, or a new one for it, reserved (so it is neither evicted nor idled out before the run
+   * starts); undefined when every slot stayed busy until the deadline.
+   */
+  private async acquire(
+    key: string,
+    deadline: number,
+  ): Promise<{ proc: SandboxProcess; release: () => void } | undefined> {
+    for (;;) {
+      if (this.closed) throw new Error("the sandbox is closed");
+      const proc = this.byKey.get(key)?.isAlive ? this.byKey.get(key) : this.assign(key);
+      if (proc !== undefined) return { proc, release: proc.reserve() };
+      if (!(await this.waitForCapacity(deadline))) return undefined;
+    }
+  }
+
+  private assign(key: string): SandboxProcess | undefined {
+    let proc = this.spare?.isAlive ? this.spare : undefined;
+    this.spare = undefined;
+    if (proc === undefined) {
+      if (!this.makeRoom()) return undefined;
+      proc = this.spawn();
+    }
+    proc.key = key;
+    this.byKey.set(key, proc);
+    this.refillSpare();
+    return proc;
+  }
+
+  /** Frees a slot by stopping the least recently used idle process, if the pool is full. */
+  private makeRoom(): boolean {
+    if (this.all.size < this.maxProcesses) return true;
+    let victim: SandboxProcess | undefined;
+    for (const proc of this.all) {
+      if (proc.key !== undefined && proc.isIdle && (victim === undefined || proc.lastUsed < victim.lastUsed))
+        victim = proc;
+    }
+    if (victim === undefined) return false;
+    this.forget(victim);
+    victim.kill("stopped");
+    return true;
+  }
+
+  private refillSpare(): void {
+    if (!this.prespawn || this.closed || this.spare !== undefined || this.all.size >= this.maxProcesses)
+      return;
+    this.spare = this.spawn();
+  }
+
+  private spawn(): SandboxProcess {
+    const proc = new SandboxProcess(this.limits, this.childScript);
+    this.all.add(proc);
+    proc.onExit(() => {
+      this.forget(proc);
+      this.wake();
+    });
+    return proc;
+  }
+
+  private forget(proc: SandboxProcess): void {
+    this.all.delete(proc);
+    if (this.spare === proc) this.spare = undefined;
+    if (proc.key !== undefined && this.byKey.get(proc.key) === proc) this.byKey.delete(proc.key);
+  }
+
+  private waitForCapacity(deadline: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve(Date.now() < deadline);
+      });
+    });
+  }
+
+  private wake(): void {
+    for (const waiter of this.waiters.splice(0)) waiter();
+  }
+}
+
+function failure(kind: "timeout" | "crashed", message: string): SandboxResult {
+  return { ok: false, error: { kind, message } };
+}

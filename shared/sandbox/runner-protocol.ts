@@ -1,0 +1,128 @@
+/**
+ * Messages between the host (sandbox-process.ts) and a sandbox process (child.mjs) over Node's IPC channel.
+ * child.mjs is plain JavaScript and cannot import this file: keep both sides in step.
+ *
+ * Values cross as JSON strings: the child parses the input INSIDE the run's context (so `req` has that
+ * context's intrinsics) and serialises results there, so no object of one realm reaches another.
+ */
+
+/** Host → child: run the code whose SHA-256 is `hash` (the code itself only on a process's first run). */
+export interface RunMessage {
+  t: "run";
+  id: number;
+  hash: string;
+  code?: string;
+  /** JSON of `req` without `svc`. */
+  input: string;
+  /** Whether `req.svc` is a client (true) or null. */
+  svc: boolean;
+  /** Limit for the synchronous part (vm timeout); the host kills the process at the same limit overall. */
+  timeoutMs: number;
+  /** Longest JSON (in UTF-16 units) the child sends back for a result or an svc call's arguments. */
+  maxResultChars: number;
+}
+
+/** Host → child: the answer to an svc call. ok: payload is the value's JSON (absent for undefined). */
+export interface SvcResultMessage {
+  t: "svc-result";
+  id: number;
+  call: number;
+  ok: boolean;
+  /** ok: the value's JSON; not ok: JSON of SvcFailure. */
+  payload?: string;
+}
+
+export interface SvcFailure {
+  message: string;
+  status?: number;
+  body?: unknown;
+}
+
+export type HostMessage = RunMessage | SvcResultMessage;
+
+/** Child → host: started and ready for its first run (nobody's code has run in it yet). */
+export interface ReadyMessage {
+  t: "ready";
+}
+
+/**
+ * Child → host: a run ended.
+ * - ok: payload is the result's JSON (absent when the code returned undefined)
+ * - thrown / invalid-code: payload is JSON of ThrownInfo
+ * - timeout: the synchronous part passed the vm timeout
+ * - too-large: the result's JSON passed maxResultChars
+ */
+export interface DoneMessage {
+  t: "done";
+  id: number;
+  kind: DoneKind;
+  payload?: string;
+}
+
+export const DONE_KINDS = ["ok", "thrown", "invalid-code", "timeout", "too-large"] as const;
+export type DoneKind = (typeof DONE_KINDS)[number];
+
+export interface ThrownInfo {
+  name: string;
+  message: string;
+  status?: number;
+  body?: unknown;
+}
+
+/** Child → host: the code called `req.svc.<op>(...args)`; args is the JSON of the argument array. */
+export interface SvcMessage {
+  t: "svc";
+  id: number;
+  call: number;
+  op: string;
+  args: string;
+}
+
+export type ChildMessage = ReadyMessage | DoneMessage | SvcMessage;
+
+const isId = (value: unknown): value is number =>
+  typeof value === "number" && Number.isSafeInteger(value) && value > 0;
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * Reads a message from a child. The child runs untrusted code, so its messages are checked like any other
+ * input: anything malformed is undefined (and the host kills the process).
+ */
+export function readChildMessage(raw: unknown): ChildMessage | undefined {
+  if (!isRecord(raw)) return undefined;
+  switch (raw.t) {
+    case "ready":
+      return { t: "ready" };
+    case "done": {
+      const kind = DONE_KINDS.find((k) => k === raw.kind);
+      if (!isId(raw.id) || kind === undefined) return undefined;
+      if (raw.payload !== undefined && typeof raw.payload !== "string") return undefined;
+      return { t: "done", id: raw.id, kind, payload: raw.payload };
+    }
+    case "svc":
+      if (!isId(raw.id) || !isId(raw.call) || typeof raw.op !== "string" || typeof raw.args !== "string")
+        return undefined;
+      return { t: "svc", id: raw.id, call: raw.call, op: raw.op, args: raw.args };
+    default:
+      return undefined;
+  }
+}
+
+/** Parses a ThrownInfo payload; whatever does not fit becomes a plain message. */
+export function readThrownInfo(payload: string | undefined): ThrownInfo {
+  let parsed: unknown;
+  try {
+    parsed = payload === undefined ? undefined : JSON.parse(payload);
+  } catch {
+    parsed = undefined;
+  }
+  if (!isRecord(parsed)) return { name: "Error", message: "" };
+  const info: ThrownInfo = {
+    name: typeof parsed.name === "string" ? parsed.name.slice(0, 200) : "Error",
+    message: typeof parsed.message === "string" ? parsed.message.slice(0, 2000) : "",
+  };
+  if (typeof parsed.status === "number" && Number.isInteger(parsed.status)) info.status = parsed.status;
+  if (parsed.body !== undefined) info.body = parsed.body;
+  return info;
+}

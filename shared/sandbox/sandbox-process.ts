@@ -1,0 +1,347 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { Socket } from "node:net";
+import {
+  type ChildMessage,
+  type DoneMessage,
+  type HostMessage,
+  readChildMessage,
+  readThrownInfo,
+  type SvcFailure,
+  type SvcMessage,
+} from "./runner-protocol.ts";
+import type { SandboxError, SandboxErrorKind, SandboxResult, SvcOperation } from "./sandbox.ts";
+import { childArguments, childSpawnOptions, DEFAULT_CHILD_SCRIPT, track } from "./spawn.ts";
+import { readSvcCall, svcFailure } from "./svc-bridge.ts";
+
+export interface ProcessLimits {
+  /** V8 old-space limit of each process (`--max-old-space-size`). */
+  memoryMb: number;
+  /** Resident set size at which a busy process is killed as `memory` (Linux; catches ArrayBuffer bombs). */
+  rssLimitMb: number;
+  /** Longest result (or svc arguments) JSON a run may send back, in UTF-16 units. */
+  maxResultChars: number;
+  /** Longest wait for a new process to say it is ready. */
+  startTimeoutMs: number;
+}
+
+type ExitReason = "timeout" | "memory" | "crashed" | "stopped";
+
+interface InflightRun {
+  resolve: (result: SandboxResult) => void;
+  timer: NodeJS.Timeout;
+  timeoutMs: number;
+  onSvcCall: ((op: SvcOperation, args: unknown[]) => Promise<unknown>) | undefined;
+  svcCalls: number;
+}
+
+export interface RunOrder {
+  hash: string;
+  code: string;
+  input: string;
+  timeoutMs: number;
+  onSvcCall: ((op: SvcOperation, args: unknown[]) => Promise<unknown>) | undefined;
+}
+
+const STDERR_KEEP = 4096;
+const RSS_POLL_MS = 20;
+
+const EXIT_MESSAGES: Record<ExitReason, string> = {
+  memory: "the code exceeded the sandbox memory limit",
+  timeout: "the sandbox process was stopped because another run of the same code timed out",
+  crashed: "the sandbox process stopped unexpectedly",
+  stopped: "the sandbox was stopped",
+};
+
+const failure = (
+  kind: SandboxErrorKind,
+  message: string,
+  extra: Partial<SandboxError> = {},
+): SandboxResult => ({
+  ok: false,
+  error: { kind, message, ...extra },
+});
+
+/** One sandbox process: blank until the pool gives it a key, then only ever runs that key's code. */
+export class SandboxProcess {
+  /** (tenant, code hash) once assigned; a blank spare has none. */
+  key: string | undefined;
+  lastUsed = Date.now();
+  readonly ready: Promise<boolean>;
+  private readonly child: ChildProcess;
+  private readonly inflight = new Map<number, InflightRun>();
+  private readonly loaded = new Set<string>();
+  private nextId = 0;
+  private pending = 0;
+  private alive = true;
+  /** Killed but not yet exited: takes no new run. */
+  private dying = false;
+  private exitReason: ExitReason | undefined;
+  private stderr = "";
+  private idleTimer: NodeJS.Timeout | undefined;
+  private rssTimer: NodeJS.Timeout | undefined;
+  private readonly onExitCallbacks: Array<() => void> = [];
+
+  constructor(
+    private readonly limits: ProcessLimits,
+    childScript: string = DEFAULT_CHILD_SCRIPT,
+  ) {
+    this.child = spawn(process.execPath, childArguments(childScript, limits.memoryMb), childSpawnOptions());
+    track(this.child);
+    // Only the IPC channel (while runs are in flight) may keep the host's event loop alive.
+    if (this.child.stderr instanceof Socket) this.child.stderr.unref();
+    this.child.stderr?.setEncoding("utf8");
+    this.child.stderr?.on("data", (chunk: string) => {
+      this.stderr = (this.stderr + chunk).slice(-STDERR_KEEP);
+    });
+    this.ready = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.kill("crashed");
+        resolve(false);
+      }, limits.startTimeoutMs);
+      this.child.once("message", (raw) => {
+        clearTimeout(timer);
+        const ready = readChildMessage(raw)?.t === "ready" && this.alive;
+        if (!ready) this.kill("crashed");
+        resolve(ready);
+      });
+      this.onExit(() => {
+        clearTimeout(timer);
+        resolve(false);
+      });
+    });
+    this.child.on("message", (raw) => this.receive(raw));
+    this.child.on("error", () => this.kill("crashed"));
+    this.child.once("exit", () => this.exited());
+    this.updateRef();
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get isAlive(): boolean {
+    return this.alive && !this.dying;
+  }
+
+  /** No run in flight and none about to start. */
+  get isIdle(): boolean {
+    return this.inflight.size === 0 && this.pending === 0;
+  }
+
+  onExit(callback: () => void): void {
+    if (this.alive) this.onExitCallbacks.push(callback);
+    else callback();
+  }
+
+  /** Marks a run as about to start (keeps the process from being evicted or idling out meanwhile). */
+  reserve(): () => void {
+    this.pending += 1;
+    this.touch();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.pending -= 1;
+      this.touch();
+    };
+  }
+
+  /** Sends one run; resolves when the child answers, the timeout passes or the process dies. */
+  run(order: RunOrder): Promise<SandboxResult> {
+    if (!this.isAlive) return Promise.resolve(failure("crashed", "the sandbox process stopped unexpectedly"));
+    this.nextId += 1;
+    const id = this.nextId;
+    const firstRun = !this.loaded.has(order.hash);
+    this.loaded.add(order.hash);
+    return new Promise<SandboxResult>((resolve) => {
+      const timer = setTimeout(() => this.kill("timeout", id), order.timeoutMs);
+      this.inflight.set(id, {
+        resolve,
+        timer,
+        timeoutMs: order.timeoutMs,
+        onSvcCall: order.onSvcCall,
+        svcCalls: 0,
+      });
+      this.touch();
+      this.send({
+        t: "run",
+        id,
+        hash: order.hash,
+        code: firstRun ? order.code : undefined,
+        input: order.input,
+        svc: order.onSvcCall !== undefined,
+        timeoutMs: order.timeoutMs,
+        maxResultChars: this.limits.maxResultChars,
+      });
+    });
+  }
+
+  /** Kills the process; its runs in flight fail (`timeout` for `timedOut`, the rest by `reason`). */
+  kill(reason: ExitReason, timedOut?: number): void {
+    if (!this.alive) return;
+    this.dying = true;
+    this.exitReason ??= reason;
+    if (timedOut !== undefined) this.settle(timedOut, this.timeoutResult(timedOut));
+    this.child.ref(); // whoever waits for the exit (close()) must see it
+    this.child.kill("SIGKILL");
+  }
+
+  /** Kills the process when idle for `idleMs`; called whenever it becomes idle. */
+  scheduleIdleExit(idleMs: number): void {
+    clearTimeout(this.idleTimer);
+    if (!this.isIdle || !this.isAlive) return;
+    this.idleTimer = setTimeout(() => {
+      if (this.isIdle) this.kill("stopped");
+    }, idleMs);
+    this.idleTimer.unref();
+  }
+
+  private timeoutResult(id: number): SandboxResult {
+    const ms = this.inflight.get(id)?.timeoutMs ?? 0;
+    return failure("timeout", `the code did not finish within ${ms} ms`);
+  }
+
+  private send(message: HostMessage): void {
+    try {
+      this.child.send(message, (error) => {
+        if (error) this.kill("crashed");
+      });
+    } catch {
+      this.kill("crashed");
+    }
+  }
+
+  private receive(raw: unknown): void {
+    const message: ChildMessage | undefined = readChildMessage(raw);
+    if (message === undefined) {
+      this.kill("crashed");
+      return;
+    }
+    if (message.t === "done") this.finished(message);
+    else if (message.t === "svc") this.svcCall(message);
+  }
+
+  private finished(message: DoneMessage): void {
+    const { id, kind, payload } = message;
+    if (!this.inflight.has(id)) return;
+    switch (kind) {
+      case "ok":
+        this.settle(id, this.okResult(payload));
+        return;
+      case "thrown":
+        this.settle(id, { ok: false, error: { kind: "thrown", ...readThrownInfo(payload) } });
+        return;
+      case "invalid-code": {
+        const info = readThrownInfo(payload);
+        this.settle(id, failure("invalid-code", `the code cannot run: ${info.name}: ${info.message}`));
+        return;
+      }
+      case "too-large":
+        this.settle(id, this.tooLarge());
+        return;
+      case "timeout":
+        // The child stopped the code at its deadline; the process is replaced all the same.
+        this.kill("timeout", id);
+        return;
+    }
+  }
+
+  private okResult(payload: string | undefined): SandboxResult {
+    if (payload === undefined) return { ok: true, value: undefined };
+    if (payload.length > this.limits.maxResultChars) return this.tooLarge();
+    try {
+      return { ok: true, value: JSON.parse(payload) };
+    } catch {
+      return failure("crashed", "the sandbox process answered nonsense");
+    }
+  }
+
+  private tooLarge(): SandboxResult {
+    return failure("memory", `the result exceeds ${this.limits.maxResultChars} characters of JSON`);
+  }
+
+  private svcCall(message: SvcMessage): void {
+    const run = this.inflight.get(message.id);
+    if (run?.onSvcCall === undefined) return; // the run has ended, or has no svc
+    const onSvcCall = run.onSvcCall;
+    const reply = (ok: boolean, payload: string | undefined) => {
+      if (this.inflight.get(message.id) === run && this.isAlive)
+        this.send({ t: "svc-result", id: message.id, call: message.call, ok, payload });
+    };
+    const refuse = (info: SvcFailure) => reply(false, JSON.stringify(info));
+    run.svcCalls += 1;
+    const call = readSvcCall(message, run.svcCalls);
+    if (typeof call === "string") {
+      refuse({ message: call });
+      return;
+    }
+    Promise.resolve()
+      .then(() => onSvcCall(call.op, call.args))
+      .then(
+        (value) => reply(true, value === undefined ? undefined : JSON.stringify(value)),
+        (error: unknown) => refuse(svcFailure(error)),
+      )
+      .catch(() => refuse({ message: "the svc call failed" }));
+  }
+
+  private settle(id: number, result: SandboxResult): void {
+    const run = this.inflight.get(id);
+    if (run === undefined) return;
+    clearTimeout(run.timer);
+    this.inflight.delete(id);
+    run.resolve(result);
+    this.touch();
+  }
+
+  private exited(): void {
+    this.alive = false;
+    clearTimeout(this.idleTimer);
+    clearInterval(this.rssTimer);
+    const oom = /out of memory|heap limit/i.test(this.stderr);
+    const reason: ExitReason = oom ? "memory" : (this.exitReason ?? "crashed");
+    const result = failure(reason === "memory" ? "memory" : "crashed", EXIT_MESSAGES[reason]);
+    for (const id of [...this.inflight.keys()]) this.settle(id, result);
+    for (const callback of this.onExitCallbacks.splice(0)) callback();
+  }
+
+  /** Runs keep the host's event loop alive; an idle process (or blank spare) does not. */
+  private touch(): void {
+    this.lastUsed = Date.now();
+    this.updateRef();
+    this.watchMemory();
+  }
+
+  private updateRef(): void {
+    const busy = !this.isIdle || this.dying; // a dying process is awaited until it exits
+    const channel = this.child.channel as { ref?: () => void; unref?: () => void } | null | undefined;
+    if (busy) {
+      this.child.ref();
+      channel?.ref?.();
+    } else {
+      this.child.unref();
+      channel?.unref?.();
+    }
+  }
+
+  /** Polls the resident set size while runs are in flight (Linux only): V8's heap limit misses ArrayBuffers. */
+  private watchMemory(): void {
+    if (this.inflight.size === 0 || !this.alive) {
+      clearInterval(this.rssTimer);
+      this.rssTimer = undefined;
+      return;
+    }
+    if (this.rssTimer !== undefined || process.platform !== "linux") return;
+    const path = `/proc/${this.child.pid}/status`;
+    this.rssTimer = setInterval(() => {
+      let kb = 0;
+      try {
+        kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(path, "utf8"))?.[1] ?? 0);
+      } catch {
+        return;
+      }
+      if (kb > this.limits.rssLimitMb * 1024) this.kill("memory");
+    }, RSS_POLL_MS);
+    this.rssTimer.unref();
+  }
+}

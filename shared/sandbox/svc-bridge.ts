@@ -1,0 +1,43 @@
+/** The host side of `req.svc`: which calls a sandbox process may make, and what a failed call tells the code. */
+import type { SvcFailure, SvcMessage } from "./runner-protocol.ts";
+import { SVC_OPERATIONS, type SvcOperation } from "./sandbox.ts";
+
+/** Most svc calls one run may make; a loop of calls is a bug or an attack either way. */
+const MAX_SVC_CALLS = 1000;
+
+/** The operation and arguments of an svc call, or why it is refused. */
+export function readSvcCall(
+  message: SvcMessage,
+  count: number,
+): { op: SvcOperation; args: unknown[] } | string {
+  const op = SVC_OPERATIONS.find((o) => o === message.op);
+  if (op === undefined) return "unknown svc operation";
+  if (count > MAX_SVC_CALLS) return `more than ${MAX_SVC_CALLS} svc calls in one run`;
+  let args: unknown;
+  try {
+    args = JSON.parse(message.args);
+  } catch {
+    args = undefined;
+  }
+  return Array.isArray(args) ? { op, args } : "svc arguments must be a JSON array";
+}
+
+/** What a failed svc call tells the code: HTTP errors (with a status) by message, anything else generically. */
+export function svcFailure(error: unknown): SvcFailure {
+  if (typeof error === "object" && error !== null) {
+    const { status, statusCode, message, body } = error as Record<string, unknown>;
+    const code = typeof status === "number" ? status : statusCode;
+    if (typeof code === "number" && Number.isInteger(code) && typeof message === "string") {
+      const info: SvcFailure = { message, status: code };
+      if (body !== undefined) {
+        try {
+          info.body = JSON.parse(JSON.stringify(body));
+        } catch {
+          // not JSON-able: left out
+        }
+      }
+      return info;
+    }
+  }
+  return { message: "the svc call failed" };
+}
