@@ -1,0 +1,44 @@
+import type { Actor } from "#shared/domain/audit.ts";
+
+/**
+ * An asynchronous reaction (react with callback_url): enqueued after the arguments were detokenized and
+ * validated. The arguments travel sealed under the tenant's data key; queues never see plaintext.
+ */
+export interface CallbackJob {
+  /** Returned to the caller with the 202; the webhook's id; makes processing idempotent. */
+  requestId: string;
+  tenantId: string;
+  reactorId: string;
+  callbackUrl: string;
+  /** 10000–210000 (spec); the run's limit. */
+  timeoutMs: number;
+  /** Sealer output of JSON `{args}` bound to (tenantId, requestId, "reaction_args"). */
+  sealedArgs: string;
+  /** Who asked, for the audit log. */
+  actor: Actor;
+  enqueuedAt: string;
+}
+
+/** The reaction's outcome as the webhook carries it: the react answer, or a problem for a failed run. */
+export interface ReactionOutcome {
+  /** HTTP status the synchronous react would have answered (200, or the error's status). */
+  status: number;
+  body: unknown;
+}
+
+/**
+ * Runs the reaction of a job once: a second call for the same requestId answers the stored outcome instead of
+ * running the code again (a retried delivery never re-runs the reactor).
+ */
+export interface ReactionRunner {
+  run(job: CallbackJob): Promise<ReactionOutcome>;
+}
+
+/** The tenant's Standard Webhooks secret (`whsec_…`), used to sign callbacks. */
+export interface WebhookSecretSource {
+  secret(tenantId: string): Promise<string>;
+}
+
+export interface JobQueue {
+  enqueue(job: CallbackJob): Promise<void>;
+}
