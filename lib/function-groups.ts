@@ -90,4 +90,12 @@ export const FUNCTION_ACCESS = {
       "Proxy invocation opens detokenized tokens (KMS Decrypt), logs each use, and answers transforms' svc calls; " +
       "transform code runs in the runner, which holds no grant.",
   },
+  reactors: {
+    table: "readWrite",
+    rootKeyParameter: false,
+    dataKey: true,
+    sandbox: true,
+    reason:
+      "Formula and reactor CRUD; react detokenizes (KMS), runs code in the runner, seals async jobs and webhook secrets.",
+  },
 } as const satisfies Record<FunctionGroup, GroupAccess>;

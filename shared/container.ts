@@ -15,6 +15,7 @@ import { DynamoDataKeyStore } from "#shared/adapters/dynamodb/data-key-store.ts"
 import { DynamoIdempotencyStore } from "#shared/adapters/dynamodb/idempotency-store.ts";
 import { DynamoMemberStore } from "#shared/adapters/dynamodb/member-store.ts";
 import { DynamoProxyStore } from "#shared/adapters/dynamodb/proxy-store.ts";
+import { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store.ts";
 import { DynamoSessionStore } from "#shared/adapters/dynamodb/session-store.ts";
 import { DynamoSweepStore } from "#shared/adapters/dynamodb/sweep-store.ts";
 import { DynamoTenantStore } from "#shared/adapters/dynamodb/tenant-store.ts";
@@ -82,6 +83,7 @@ export function createDeps(cfg: Config) {
     sweep: new DynamoSweepStore(client, cfg.tableName, audit),
     sessions,
     proxies: new DynamoProxyStore(client, cfg.tableName, audit),
+    reactors: new DynamoReactorStore(client, cfg.tableName, audit),
     members: new DynamoMemberStore(client, cfg.tableName, audit, applications),
     mailer,
     clock,

@@ -13,6 +13,7 @@ export const FUNCTION_GROUPS = [
   "members",
   "proxies",
   "proxy",
+  "reactors",
 ] as const;
 export type FunctionGroup = (typeof FUNCTION_GROUPS)[number];
 

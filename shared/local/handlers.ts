@@ -3,6 +3,7 @@ import { handler as logs } from "#functions/logs/handler.ts";
 import { handler as members } from "#functions/members/handler.ts";
 import { handler as proxies } from "#functions/proxies/handler.ts";
 import { handler as proxy } from "#functions/proxy/handler.ts";
+import { handler as reactors } from "#functions/reactors/handler.ts";
 import { handler as sessions } from "#functions/sessions/handler.ts";
 import { handler as system } from "#functions/system/handler.ts";
 import { handler as tenants } from "#functions/tenants/handler.ts";
@@ -23,4 +24,5 @@ export const groupHandlers: Record<FunctionGroup, HttpLambda> = {
   members,
   proxies,
   proxy,
+  reactors,
 };

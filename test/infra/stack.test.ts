@@ -17,7 +17,7 @@ import type { IConstruct } from "constructs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "#lib/app.ts";
 import { REPO_ROOT, TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from "#lib/constructs/api-function.ts";
-import { FUNCTION_ACCESS } from "#lib/function-groups.ts";
+import { FUNCTION_ACCESS, type GroupAccess } from "#lib/function-groups.ts";
 import type { VaultStack } from "#lib/vault-stack.ts";
 import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
 import { FUNCTION_GROUPS, type FunctionGroup, routeKeyOf } from "#shared/http/route.ts";
@@ -238,7 +238,7 @@ describe("least privilege", () => {
 });
 
 describe("sandbox runner", () => {
-  it("exists with no grant beyond its own logs and tracing, ships the child script, and only the proxy function invokes it", () => {
+  it("exists with no grant beyond its own logs and tracing, and only the functions the access table names (proxy, reactors) invoke it", () => {
     const runner = stack.http.sandboxRunner;
     const runnerId = logicalIdOfFunction(stack, runner);
     const actions = actionsOf(roleStatements(template, stack, runner));
@@ -253,7 +253,8 @@ describe("sandbox runner", () => {
 
     for (const group of FUNCTION_GROUPS) {
       const invoke = statementsOf(group).filter((s) => actionsOf([s]).includes("lambda:InvokeFunction"));
-      if (group !== "proxy") {
+      const access: GroupAccess = FUNCTION_ACCESS[group];
+      if (!access.sandbox) {
         expect(invoke, group).toEqual([]);
         continue;
       }

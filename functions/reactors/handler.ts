@@ -1,0 +1,88 @@
+import {
+  createFormula,
+  createReactor,
+  deleteFormula,
+  deleteReactor,
+  getFormula,
+  getReactor,
+  listFormulas,
+  listReactors,
+  patchReactor,
+  replaceFormula,
+  replaceReactor,
+} from "#shared/domain/reactors/manage.ts";
+import { ReactorError, react, webhookSecrets } from "#shared/domain/reactors/react.ts";
+import { createHttpHandler } from "#shared/http/lambda.ts";
+import { envelope, pageRequest } from "#shared/http/pagination.ts";
+
+export const handler = createHttpHandler("reactors", {
+  createFormula: async ({ deps, principal, body }) => ({
+    status: 201,
+    body: await createFormula(deps, principal, body),
+  }),
+  listFormulas: async ({ deps, principal, query }) => ({
+    status: 200,
+    body: envelope(await listFormulas(deps, principal, pageRequest(query)), query),
+  }),
+  getFormula: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: await getFormula(deps, principal, params.id),
+  }),
+  replaceFormula: async ({ deps, principal, params, body }) => ({
+    status: 200,
+    body: await replaceFormula(deps, principal, params.id, body),
+  }),
+  deleteFormula: async ({ deps, principal, params }) => {
+    await deleteFormula(deps, principal, params.id);
+    return { status: 204 };
+  },
+  createReactor: async ({ deps, principal, body }) => ({
+    status: 201,
+    body: await createReactor(deps, principal, body),
+  }),
+  listReactors: async ({ deps, principal, query }) => ({
+    status: 200,
+    body: envelope(
+      await listReactors(deps, principal, { ids: query.id, name: query.name }, pageRequest(query)),
+      query,
+    ),
+  }),
+  getReactor: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: await getReactor(deps, principal, params.id),
+  }),
+  replaceReactor: async ({ deps, principal, params, body }) => ({
+    status: 200,
+    body: await replaceReactor(deps, principal, params.id, body),
+  }),
+  patchReactor: async ({ deps, principal, params, body }) => {
+    await patchReactor(deps, principal, params.id, {
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.configuration !== undefined ? { configuration: body.configuration ?? {} } : {}),
+      ...(body.application !== undefined ? { application: body.application } : {}),
+    });
+    return { status: 204 };
+  },
+  deleteReactor: async ({ deps, principal, params }) => {
+    await deleteReactor(deps, principal, params.id);
+    return { status: 204 };
+  },
+  react: async ({ deps, principal, params, body }) => {
+    try {
+      return await react(deps, principal, params.id, body);
+    } catch (error) {
+      // A CustomHttpResponseError answers its own status and body; every other error is problem+json.
+      if (error instanceof ReactorError && error.customBody !== undefined)
+        return { status: error.status, body: error.customBody };
+      throw error;
+    }
+  },
+  getWebhookSecret: async ({ deps, principal }) => ({
+    status: 200,
+    body: { secret: await webhookSecrets(deps).secret(principal.tenantId) },
+  }),
+  rotateWebhookSecret: async ({ deps, principal }) => ({
+    status: 200,
+    body: { secret: await webhookSecrets(deps).rotate(principal) },
+  }),
+});

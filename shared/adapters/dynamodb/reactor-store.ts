@@ -1,0 +1,184 @@
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import type { LogEntry } from "#shared/domain/audit.ts";
+import type { StoredFormula, StoredReactor } from "#shared/domain/reactors/model.ts";
+import { type AuditItems, stripKeys } from "./audit-items.ts";
+import { cancelledByCondition, isConditionalCheckFailed } from "./client.ts";
+import { epochSeconds } from "./schema.ts";
+
+const reactorKeys = {
+  formula: (tenantId: string, id: string) => ({ PK: `TENANT#${tenantId}`, SK: `FORMULA#${id}` }),
+  reactor: (tenantId: string, id: string) => ({ PK: `TENANT#${tenantId}`, SK: `REACTOR#${id}` }),
+  reaction: (tenantId: string, requestId: string) => ({
+    PK: `REACTION#${tenantId}#${requestId}`,
+    SK: "META",
+  }),
+  webhookSecret: (tenantId: string) => ({ PK: `TENANT#${tenantId}`, SK: "WEBHOOKSECRET" }),
+};
+
+type Kind = "formula" | "reactor";
+const PREFIX: Record<Kind, string> = { formula: "FORMULA#", reactor: "REACTOR#" };
+
+/** Formulas, reactors, stored reaction outcomes and the tenant's webhook secret (sealed). */
+export class DynamoReactorStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly audit: AuditItems,
+  ) {}
+
+  private key(kind: Kind, tenantId: string, id: string) {
+    return kind === "formula" ? reactorKeys.formula(tenantId, id) : reactorKeys.reactor(tenantId, id);
+  }
+
+  async put<T extends StoredFormula | StoredReactor>(
+    kind: Kind,
+    item: T,
+    audit: LogEntry,
+    mode: "create" | "replace",
+  ) {
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: { ...this.key(kind, item.tenant_id, item.id), entity: kind, ...item },
+                ConditionExpression: mode === "create" ? "attribute_not_exists(PK)" : "attribute_exists(PK)",
+              },
+            },
+            this.audit.put(audit),
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (cancelledByCondition(error)) return false;
+      throw error;
+    }
+  }
+
+  async get<T>(kind: Kind, tenantId: string, id: string): Promise<T | undefined> {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: this.key(kind, tenantId, id), ConsistentRead: true }),
+    );
+    return out.Item ? stripKeys<T>(out.Item) : undefined;
+  }
+
+  async list<T>(kind: Kind, tenantId: string): Promise<T[]> {
+    const items: T[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
+          ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": PREFIX[kind] },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...(out.Items ?? []).map((item) => stripKeys<T>(item)));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+
+  async delete(kind: Kind, tenantId: string, id: string, audit: LogEntry): Promise<boolean> {
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Delete: {
+                TableName: this.tableName,
+                Key: this.key(kind, tenantId, id),
+                ConditionExpression: "attribute_exists(PK)",
+              },
+            },
+            this.audit.put(audit),
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (cancelledByCondition(error)) return false;
+      throw error;
+    }
+  }
+
+  /** A stored reaction outcome (sealed), so a redelivered job never runs the code again. */
+  async reaction(tenantId: string, requestId: string): Promise<string | undefined> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: reactorKeys.reaction(tenantId, requestId),
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item?.sealed_outcome as string | undefined;
+  }
+
+  /** Stores an outcome once; returns the stored one (a concurrent run may have stored first). */
+  async storeReaction(
+    tenantId: string,
+    requestId: string,
+    sealedOutcome: string,
+    now: Date,
+  ): Promise<string> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...reactorKeys.reaction(tenantId, requestId),
+            entity: "reaction",
+            sealed_outcome: sealedOutcome,
+            ttl: epochSeconds(now) + 7 * 86_400,
+          },
+          ConditionExpression: "attribute_not_exists(PK)",
+        }),
+      );
+      return sealedOutcome;
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      return (await this.reaction(tenantId, requestId)) ?? sealedOutcome;
+    }
+  }
+
+  async webhookSecret(tenantId: string): Promise<string | undefined> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: reactorKeys.webhookSecret(tenantId),
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item?.sealed_secret as string | undefined;
+  }
+
+  /** Sets the sealed secret; with `onlyIfAbsent`, keeps an existing one and returns it. */
+  async putWebhookSecret(
+    tenantId: string,
+    sealed: string,
+    options: { onlyIfAbsent: boolean },
+    audit?: LogEntry,
+  ) {
+    const put = {
+      TableName: this.tableName,
+      Item: { ...reactorKeys.webhookSecret(tenantId), entity: "webhook_secret", sealed_secret: sealed },
+      ...(options.onlyIfAbsent ? { ConditionExpression: "attribute_not_exists(PK)" } : {}),
+    };
+    try {
+      if (audit)
+        await this.client.send(
+          new TransactWriteCommand({ TransactItems: [{ Put: put }, this.audit.put(audit)] }),
+        );
+      else await this.client.send(new PutCommand(put));
+      return sealed;
+    } catch (error) {
+      if (!(isConditionalCheckFailed(error) || cancelledByCondition(error))) throw error;
+      return (await this.webhookSecret(tenantId)) ?? sealed;
+    }
+  }
+}

@@ -1,0 +1,331 @@
+import type { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store.ts";
+import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
+import { nameMatcher, transformCodeError } from "#shared/domain/proxies/proxy.ts";
+import { HttpError, notFound, validationError } from "#shared/http/errors.ts";
+import { uuidv7 } from "#shared/ids.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import type { ApplicationStore, AuditLogStore, PageRequest } from "#shared/ports/stores.ts";
+import { cast } from "./args.ts";
+import type { StoredFormula, StoredReactor } from "./model.ts";
+
+export interface ReactorDeps {
+  reactors: DynamoReactorStore;
+  applications: ApplicationStore;
+  auditLog: AuditLogStore;
+  clock: Clock;
+}
+
+/** 422: the formula's code cannot run (decisions.md). */
+export const invalidCode = (detail: string) =>
+  new HttpError(422, "invalid-code", "Unprocessable Content", detail);
+
+function entry(
+  deps: ReactorDeps,
+  principal: TenantPrincipal,
+  kind: "reactor" | "reactor_formula",
+  id: string,
+  operation: "create" | "read" | "update" | "delete",
+  message: string,
+) {
+  return auditEntry(deps.clock.now(), actorOf(principal), {
+    tenantId: principal.tenantId,
+    entityType: kind,
+    entityId: id,
+    operation,
+    message,
+  });
+}
+
+function page<T>(items: T[], request: PageRequest) {
+  const offset = (request.page - 1) * request.size;
+  return { items: items.slice(offset, offset + request.size), total: items.length };
+}
+
+export type FormulaInput = Omit<
+  StoredFormula,
+  "id" | "tenant_id" | "created_by" | "created_at" | "modified_by" | "modified_at"
+>;
+
+function assertFormula(input: FormulaInput) {
+  const problem = transformCodeError(input.code);
+  if (problem) throw invalidCode(`The formula's code ${problem}.`);
+  const names = [
+    ...input.configuration.map((c) => c.name),
+    ...input.request_parameters.map((p) => `param:${p.name}`),
+  ];
+  const duplicates = names.filter((n, i) => names.indexOf(n) !== i);
+  if (duplicates.length)
+    throw validationError("Names must be unique.", { configuration: [`duplicate ${duplicates.join(", ")}`] });
+}
+
+export async function createFormula(deps: ReactorDeps, principal: TenantPrincipal, input: FormulaInput) {
+  assertFormula(input);
+  const now = deps.clock.now();
+  const formula: StoredFormula = {
+    ...input,
+    id: uuidv7(now),
+    tenant_id: principal.tenantId,
+    created_by: principal.application.id,
+    created_at: now.toISOString(),
+  };
+  await deps.reactors.put(
+    "formula",
+    formula,
+    entry(deps, principal, "reactor_formula", formula.id, "create", "Reactor formula created"),
+    "create",
+  );
+  return formula;
+}
+
+async function findFormula(deps: ReactorDeps, principal: TenantPrincipal, id: string) {
+  const formula = await deps.reactors.get<StoredFormula>("formula", principal.tenantId, id);
+  if (!formula) throw notFound("The reactor formula");
+  return formula;
+}
+
+export async function getFormula(deps: ReactorDeps, principal: TenantPrincipal, id: string) {
+  const formula = await findFormula(deps, principal, id);
+  await deps.auditLog.append([entry(deps, principal, "reactor_formula", id, "read", "Reactor formula read")]);
+  return formula;
+}
+
+export async function listFormulas(deps: ReactorDeps, principal: TenantPrincipal, request: PageRequest) {
+  const result = page(await deps.reactors.list<StoredFormula>("formula", principal.tenantId), request);
+  await deps.auditLog.append(
+    result.items.map((f) =>
+      entry(deps, principal, "reactor_formula", f.id, "read", "Reactor formula read in a list"),
+    ),
+  );
+  return result;
+}
+
+export async function replaceFormula(
+  deps: ReactorDeps,
+  principal: TenantPrincipal,
+  id: string,
+  input: FormulaInput,
+) {
+  const current = await findFormula(deps, principal, id);
+  assertFormula(input);
+  const next: StoredFormula = {
+    ...current,
+    ...input,
+    modified_by: principal.application.id,
+    modified_at: deps.clock.now().toISOString(),
+  };
+  if (
+    !(await deps.reactors.put(
+      "formula",
+      next,
+      entry(deps, principal, "reactor_formula", id, "update", "Reactor formula updated"),
+      "replace",
+    ))
+  )
+    throw notFound("The reactor formula");
+  return next;
+}
+
+export async function deleteFormula(deps: ReactorDeps, principal: TenantPrincipal, id: string) {
+  const used = (await deps.reactors.list<StoredReactor>("reactor", principal.tenantId)).some(
+    (r) => r.formula_id === id,
+  );
+  if (used)
+    throw new HttpError(409, "conflict", "Conflict", "Reactors still use this formula; delete them first.");
+  if (
+    !(await deps.reactors.delete(
+      "formula",
+      principal.tenantId,
+      id,
+      entry(deps, principal, "reactor_formula", id, "delete", "Reactor formula deleted"),
+    ))
+  )
+    throw notFound("The reactor formula");
+}
+
+export interface ReactorInput {
+  name: string;
+  configuration: Record<string, unknown>;
+  application?: { id: string } | null;
+}
+
+/** Configuration must hold exactly the formula's declared names, each castable to its type. */
+function checkedConfiguration(formula: StoredFormula, configuration: Record<string, unknown>) {
+  const errors: Record<string, string[]> = {};
+  const result: Record<string, unknown> = {};
+  for (const declared of formula.configuration) {
+    if (!Object.hasOwn(configuration, declared.name) || configuration[declared.name] === null) {
+      errors[`configuration.${declared.name}`] = ["is required by the formula"];
+      continue;
+    }
+    const value = cast(configuration[declared.name], declared.type);
+    if (value === undefined) errors[`configuration.${declared.name}`] = [`must be a ${declared.type}`];
+    else result[declared.name] = value;
+  }
+  for (const name of Object.keys(configuration))
+    if (!formula.configuration.some((c) => c.name === name))
+      errors[`configuration.${name}`] = ["is not declared by the formula"];
+  if (Object.keys(errors).length)
+    throw validationError("The configuration does not satisfy the formula.", errors);
+  return result;
+}
+
+async function checkedApplication(
+  deps: ReactorDeps,
+  principal: TenantPrincipal,
+  application: { id: string } | null | undefined,
+) {
+  if (!application) return undefined;
+  const found = await deps.applications.get(principal.tenantId, application.id);
+  if (!found || found.type === "management")
+    throw validationError("The application is invalid.", {
+      "application.id": ["must name a public or private application of the tenant"],
+    });
+  return found.id;
+}
+
+async function view(deps: ReactorDeps, reactor: StoredReactor) {
+  const formula = await deps.reactors.get<StoredFormula>("formula", reactor.tenant_id, reactor.formula_id);
+  const { formula_id, application_id, ...fields } = reactor;
+  return {
+    ...fields,
+    formula: formula ?? { id: formula_id },
+    ...(application_id ? { application: { id: application_id } } : {}),
+  };
+}
+
+export async function createReactor(
+  deps: ReactorDeps,
+  principal: TenantPrincipal,
+  input: ReactorInput & { formula: { id: string } },
+) {
+  const formula = await deps.reactors.get<StoredFormula>("formula", principal.tenantId, input.formula.id);
+  if (!formula)
+    throw validationError("The formula does not exist.", {
+      "formula.id": ["must name a reactor formula of the tenant"],
+    });
+  const now = deps.clock.now();
+  const applicationId = await checkedApplication(deps, principal, input.application);
+  const reactor: StoredReactor = {
+    id: uuidv7(now),
+    tenant_id: principal.tenantId,
+    name: input.name,
+    formula_id: formula.id,
+    configuration: checkedConfiguration(formula, input.configuration),
+    ...(applicationId ? { application_id: applicationId } : {}),
+    created_by: principal.application.id,
+    created_at: now.toISOString(),
+  };
+  await deps.reactors.put(
+    "reactor",
+    reactor,
+    entry(deps, principal, "reactor", reactor.id, "create", "Reactor created"),
+    "create",
+  );
+  return view(deps, reactor);
+}
+
+export async function findReactor(deps: ReactorDeps, principal: TenantPrincipal, id: string) {
+  const reactor = await deps.reactors.get<StoredReactor>("reactor", principal.tenantId, id);
+  if (!reactor) throw notFound("The reactor");
+  return reactor;
+}
+
+export async function getReactor(deps: ReactorDeps, principal: TenantPrincipal, id: string) {
+  const reactor = await findReactor(deps, principal, id);
+  await deps.auditLog.append([entry(deps, principal, "reactor", id, "read", "Reactor read")]);
+  return view(deps, reactor);
+}
+
+export async function listReactors(
+  deps: ReactorDeps,
+  principal: TenantPrincipal,
+  filter: { ids?: string[]; name?: string },
+  request: PageRequest,
+) {
+  const matches = filter.name ? nameMatcher(filter.name) : () => true;
+  const all = (await deps.reactors.list<StoredReactor>("reactor", principal.tenantId)).filter(
+    (r) => (!filter.ids?.length || filter.ids.includes(r.id)) && matches(r.name),
+  );
+  const result = page(all, request);
+  await deps.auditLog.append(
+    result.items.map((r) => entry(deps, principal, "reactor", r.id, "read", "Reactor read in a list")),
+  );
+  return { items: await Promise.all(result.items.map((r) => view(deps, r))), total: result.total };
+}
+
+async function saveReactor(
+  deps: ReactorDeps,
+  principal: TenantPrincipal,
+  current: StoredReactor,
+  input: ReactorInput,
+) {
+  const formula = await deps.reactors.get<StoredFormula>("formula", principal.tenantId, current.formula_id);
+  if (!formula) throw notFound("The reactor's formula");
+  const applicationId = await checkedApplication(deps, principal, input.application);
+  const { application_id: _previous, ...rest } = current;
+  const next: StoredReactor = {
+    ...rest,
+    name: input.name,
+    configuration: checkedConfiguration(formula, input.configuration),
+    ...(applicationId ? { application_id: applicationId } : {}),
+    modified_by: principal.application.id,
+    modified_at: deps.clock.now().toISOString(),
+  };
+  if (
+    !(await deps.reactors.put(
+      "reactor",
+      next,
+      entry(deps, principal, "reactor", next.id, "update", "Reactor updated"),
+      "replace",
+    ))
+  )
+    throw notFound("The reactor");
+  return next;
+}
+
+export async function replaceReactor(
+  deps: ReactorDeps,
+  principal: TenantPrincipal,
+  id: string,
+  input: ReactorInput,
+) {
+  const current = await findReactor(deps, principal, id);
+  return view(deps, await saveReactor(deps, principal, current, input));
+}
+
+export async function patchReactor(
+  deps: ReactorDeps,
+  principal: TenantPrincipal,
+  id: string,
+  patch: Partial<ReactorInput>,
+) {
+  const current = await findReactor(deps, principal, id);
+  const configuration =
+    patch.configuration === undefined
+      ? current.configuration
+      : (mergePatch(current.configuration, patch.configuration) as Record<string, unknown>);
+  await saveReactor(deps, principal, current, {
+    name: patch.name ?? current.name,
+    configuration: isPlainObject(configuration) ? configuration : {},
+    application:
+      patch.application === undefined
+        ? current.application_id
+          ? { id: current.application_id }
+          : null
+        : patch.application,
+  });
+}
+
+export async function deleteReactor(deps: ReactorDeps, principal: TenantPrincipal, id: string) {
+  if (
+    !(await deps.reactors.delete(
+      "reactor",
+      principal.tenantId,
+      id,
+      entry(deps, principal, "reactor", id, "delete", "Reactor deleted"),
+    ))
+  )
+    throw notFound("The reactor");
+}

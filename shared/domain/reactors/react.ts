@@ -1,0 +1,310 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import type { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store.ts";
+import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { isPlainObject } from "#shared/domain/merge-patch.ts";
+import { svcCallHandler } from "#shared/domain/proxies/svc-calls.ts";
+import { issueServiceSession, type SessionStore } from "#shared/domain/sessions.ts";
+import { accessOf } from "#shared/domain/tokens/access.ts";
+import { createToken } from "#shared/domain/tokens/create.ts";
+import { createDetokenizer } from "#shared/domain/tokens/detokenize.ts";
+import type { TokenDeps } from "#shared/domain/tokens/service.ts";
+import { type FieldErrors, HttpError, notFound, validationError } from "#shared/http/errors.ts";
+import { problemFromError } from "#shared/http/problem.ts";
+import type { ApplicationStore } from "#shared/ports/stores.ts";
+import type { Sandbox } from "#shared/sandbox/sandbox.ts";
+import { createTokenBody } from "#shared/schemas/tokens.ts";
+import { validateArgs } from "./args.ts";
+import type {
+  CallbackJob,
+  JobQueue,
+  ReactionOutcome,
+  ReactionRunner,
+  WebhookSecretSource,
+} from "./callback-job.ts";
+import { invalidCode } from "./manage.ts";
+import { RUNTIME_PRELUDE, type StoredFormula, type StoredReactor } from "./model.ts";
+
+/** A synchronous react runs at most this long (API Gateway answers within 30 s). */
+export const SYNC_TIMEOUT_MS = 20_000;
+export const ASYNC_TIMEOUT_DEFAULT_MS = 10_000;
+
+export interface ReactDeps extends TokenDeps {
+  reactors: DynamoReactorStore;
+  applications: ApplicationStore;
+  sessions: SessionStore;
+  sandbox: Sandbox;
+  jobQueue?: JobQueue;
+}
+
+export interface ReactInput {
+  args?: unknown;
+  callback_url?: string;
+  timeout_ms?: number;
+}
+
+const argsBinding = (tenantId: string, requestId: string) => ({
+  tenantId,
+  tokenId: requestId,
+  field: "reaction_args",
+});
+const outcomeBinding = (tenantId: string, requestId: string) => ({
+  tenantId,
+  tokenId: requestId,
+  field: "reaction_outcome",
+});
+
+async function reactorAndFormula(deps: ReactDeps, tenantId: string, reactorId: string) {
+  const reactor = await deps.reactors.get<StoredReactor>("reactor", tenantId, reactorId);
+  if (!reactor) throw notFound("The reactor");
+  const formula = await deps.reactors.get<StoredFormula>("formula", tenantId, reactor.formula_id);
+  if (!formula) throw notFound("The reactor's formula");
+  return { reactor, formula };
+}
+
+async function reactorPrincipal(
+  deps: ReactDeps,
+  reactor: StoredReactor,
+): Promise<TenantPrincipal | undefined> {
+  if (!reactor.application_id) return undefined;
+  const application = await deps.applications.get(reactor.tenant_id, reactor.application_id);
+  return application
+    ? { kind: "application", tenantId: reactor.tenant_id, keyId: "reactor", application }
+    : undefined;
+}
+
+/** `tokenize` from the code (an object or array of POST /tokens bodies) turned into real tokens. */
+async function tokenize(
+  deps: ReactDeps,
+  principal: TenantPrincipal | undefined,
+  block: unknown,
+): Promise<unknown> {
+  if (block === undefined || block === null) return undefined;
+  if (!principal)
+    throw new HttpError(
+      400,
+      "reactor-error",
+      "Bad Request",
+      "The reactor has no application to tokenize with.",
+    );
+  const create = async (body: unknown) => {
+    const parsed = createTokenBody.safeParse(body);
+    if (!parsed.success) throw validationError("The reactor's tokenize block holds an invalid token.");
+    return createToken(deps, principal, parsed.data);
+  };
+  if (Array.isArray(block)) return Promise.all(block.map(create));
+  if (isPlainObject(block))
+    return Object.fromEntries(
+      await Promise.all(Object.entries(block).map(async ([k, v]) => [k, await create(v)] as const)),
+    );
+  throw validationError("The reactor's tokenize block must be an object or an array.");
+}
+
+/** An error the formula's code threw with a status: answered as problem+json, or as its own body (custom). */
+export class ReactorError extends HttpError {
+  customBody?: unknown;
+  constructor(status: number, name: string, message: string, errors?: FieldErrors) {
+    super(status, "reactor-error", name, message, errors);
+  }
+}
+
+/** Field errors given by code (BadRequestError(message, errors)): only string lists survive. */
+function fieldErrorsOf(value: unknown): FieldErrors | undefined {
+  if (!isPlainObject(value)) return undefined;
+  const entries = Object.entries(value)
+    .map(
+      ([field, messages]) =>
+        [field, [messages].flat().filter((m): m is string => typeof m === "string")] as const,
+    )
+    .filter(([, messages]) => messages.length > 0);
+  return entries.length ? Object.fromEntries(entries) : undefined;
+}
+
+/** Runs the formula's code on validated args; answers `{tokens?, raw?}` or throws the error the caller gets. */
+async function run(
+  deps: ReactDeps,
+  reactor: StoredReactor,
+  formula: StoredFormula,
+  args: Record<string, unknown>,
+  timeoutMs: number,
+) {
+  const principal = await reactorPrincipal(deps, reactor);
+  const result = await deps.sandbox.run({
+    tenantId: reactor.tenant_id,
+    code: `${RUNTIME_PRELUDE}\n${formula.code}`,
+    input: { args, configuration: reactor.configuration },
+    timeoutMs,
+    ...(principal
+      ? {
+          onSvcCall: svcCallHandler(deps, principal),
+          issueSvcKey: () => issueServiceSession(deps, principal, `reactor ${reactor.id}`),
+        }
+      : {}),
+  });
+  if (!result.ok) {
+    const { error } = result;
+    if (error.kind === "invalid-code") throw invalidCode(`The formula's code cannot run: ${error.message}`);
+    if (error.kind === "timeout")
+      throw new HttpError(
+        504,
+        "reactor-timeout",
+        "Gateway Timeout",
+        `The reactor did not finish within ${timeoutMs} ms.`,
+      );
+    if (error.kind !== "thrown" || error.status === undefined || error.status < 400 || error.status > 599)
+      throw new HttpError(500, "reactor-error", "Internal Server Error", "The reactor failed.");
+    const custom = error.name === "CustomHttpResponseError";
+    const errors = !custom && isPlainObject(error.body) ? fieldErrorsOf(error.body.errors) : undefined;
+    const failure = new ReactorError(error.status, error.name ?? "Error", error.message, errors);
+    if (custom) failure.customBody = error.body;
+    throw failure;
+  }
+  const value = isPlainObject(result.value) ? result.value : {};
+  const tokens = await tokenize(deps, principal, value.tokenize);
+  return {
+    ...(tokens !== undefined ? { tokens } : {}),
+    ...(value.raw !== undefined ? { raw: value.raw } : {}),
+  };
+}
+
+/** Detokenizes (token:use per container, ≤ 100 tokens) then validates args by the formula's parameters. */
+async function prepareArgs(
+  deps: ReactDeps,
+  principal: TenantPrincipal,
+  formula: StoredFormula,
+  args: unknown,
+) {
+  const detokenized = await createDetokenizer(deps, principal.tenantId, accessOf(principal)).json(args ?? {});
+  const validated = validateArgs(detokenized, formula.request_parameters);
+  if (!validated.ok)
+    throw validationError("The args do not satisfy the formula's request parameters.", validated.errors);
+  return validated.args;
+}
+
+export async function react(
+  deps: ReactDeps,
+  principal: TenantPrincipal,
+  reactorId: string,
+  input: ReactInput,
+) {
+  const { reactor, formula } = await reactorAndFormula(deps, principal.tenantId, reactorId);
+  const args = await prepareArgs(deps, principal, formula, input.args);
+  const actor = actorOf(principal);
+  const log = (message: string) =>
+    auditEntry(deps.clock.now(), actor, {
+      tenantId: principal.tenantId,
+      entityType: "reactor",
+      entityId: reactor.id,
+      operation: "invoke",
+      message,
+    });
+
+  if (input.callback_url !== undefined) {
+    if (!deps.jobQueue)
+      throw new HttpError(
+        503,
+        "unavailable",
+        "Service Unavailable",
+        "Asynchronous reactions are not available.",
+      );
+    const requestId = randomUUID();
+    const job: CallbackJob = {
+      requestId,
+      tenantId: principal.tenantId,
+      reactorId: reactor.id,
+      callbackUrl: input.callback_url,
+      timeoutMs: input.timeout_ms ?? ASYNC_TIMEOUT_DEFAULT_MS,
+      sealedArgs: await deps.sealer.seal(
+        argsBinding(principal.tenantId, requestId),
+        JSON.stringify({ args }),
+      ),
+      actor,
+      enqueuedAt: deps.clock.now().toISOString(),
+    };
+    await deps.auditLog.append([log(`Reactor invoked asynchronously (request ${requestId})`)]);
+    await deps.jobQueue.enqueue(job);
+    return { status: 202, body: { request_id: requestId } };
+  }
+  await deps.auditLog.append([log("Reactor invoked")]);
+  return { status: 200, body: await run(deps, reactor, formula, args, SYNC_TIMEOUT_MS) };
+}
+
+/** The outcome a failed run answers: its status and problem (a custom error's own body). */
+export function outcomeOfError(error: unknown, requestId: string): ReactionOutcome {
+  if (error instanceof ReactorError && error.customBody !== undefined)
+    return { status: error.status, body: error.customBody };
+  if (error instanceof HttpError) return { status: error.status, body: problemFromError(error, requestId) };
+  return {
+    status: 500,
+    body: { type: "about:blank", title: "Internal Server Error", status: 500, detail: "The reactor failed." },
+  };
+}
+
+/** Runs queued reactions once per request id; the outcome is stored sealed, so redeliveries reuse it. */
+export function reactionRunner(deps: ReactDeps): ReactionRunner {
+  return {
+    async run(job) {
+      const stored = await deps.reactors.reaction(job.tenantId, job.requestId);
+      if (stored)
+        return JSON.parse(
+          await deps.sealer.open(outcomeBinding(job.tenantId, job.requestId), stored),
+        ) as ReactionOutcome;
+      let outcome: ReactionOutcome;
+      try {
+        const { reactor, formula } = await reactorAndFormula(deps, job.tenantId, job.reactorId);
+        const { args } = JSON.parse(
+          await deps.sealer.open(argsBinding(job.tenantId, job.requestId), job.sealedArgs),
+        ) as {
+          args: Record<string, unknown>;
+        };
+        outcome = { status: 200, body: await run(deps, reactor, formula, args, job.timeoutMs) };
+      } catch (error) {
+        outcome = outcomeOfError(error, job.requestId);
+      }
+      const sealed = await deps.sealer.seal(
+        outcomeBinding(job.tenantId, job.requestId),
+        JSON.stringify(outcome),
+      );
+      const kept = await deps.reactors.storeReaction(job.tenantId, job.requestId, sealed, deps.clock.now());
+      return JSON.parse(
+        await deps.sealer.open(outcomeBinding(job.tenantId, job.requestId), kept),
+      ) as ReactionOutcome;
+    },
+  };
+}
+
+/** The tenant's Standard Webhooks secret, created on first use and kept sealed. */
+export function webhookSecrets(
+  deps: ReactDeps,
+): WebhookSecretSource & { rotate(principal: TenantPrincipal): Promise<string> } {
+  const binding = (tenantId: string) => ({ tenantId, tokenId: "webhook", field: "webhook_secret" });
+  const fresh = () => `whsec_${randomBytes(24).toString("base64")}`;
+  return {
+    async secret(tenantId) {
+      const stored = await deps.reactors.webhookSecret(tenantId);
+      if (stored) return deps.sealer.open(binding(tenantId), stored);
+      const sealed = await deps.sealer.seal(binding(tenantId), fresh());
+      return deps.sealer.open(
+        binding(tenantId),
+        await deps.reactors.putWebhookSecret(tenantId, sealed, { onlyIfAbsent: true }),
+      );
+    },
+    async rotate(principal) {
+      const secret = fresh();
+      const audit = auditEntry(deps.clock.now(), actorOf(principal), {
+        tenantId: principal.tenantId,
+        entityType: "tenant",
+        entityId: principal.tenantId,
+        operation: "update",
+        message: "Webhook secret rotated",
+      });
+      await deps.reactors.putWebhookSecret(
+        principal.tenantId,
+        await deps.sealer.seal(binding(principal.tenantId), secret),
+        { onlyIfAbsent: false },
+        audit,
+      );
+      return secret;
+    },
+  };
+}

@@ -1,0 +1,105 @@
+import { z } from "zod";
+import { pagingQuery, repeatable } from "./common.ts";
+
+const name = z.string().trim().min(1).max(200);
+const parameterName = z.string().min(1).max(200);
+const scalarType = z.enum(["string", "number", "boolean"]);
+
+export const formulaBody = z.object({
+  name,
+  description: z.string().max(1000).optional(),
+  type: z.literal("private").default("private"),
+  code: z
+    .string()
+    .min(1)
+    .max(256 * 1024),
+  configuration: z
+    .array(z.object({ name: parameterName, type: scalarType, description: z.string().max(1000).optional() }))
+    .max(50)
+    .default([]),
+  request_parameters: z
+    .array(
+      z.object({
+        name: parameterName,
+        type: scalarType,
+        description: z.string().max(1000).optional(),
+        optional: z.boolean().default(false),
+      }),
+    )
+    .max(100)
+    .default([]),
+});
+
+const configuration = z.record(z.string().max(200), z.unknown());
+const application = z.object({ id: z.string().min(1) });
+
+export const createReactorBody = z.object({
+  name,
+  configuration: configuration.default({}),
+  formula: z.object({ id: z.string().min(1) }),
+  application: application.optional(),
+});
+
+/** formula.id is accepted only on create (spec): PUT and PATCH refuse it, like any unknown field. */
+export const replaceReactorBody = z.strictObject({
+  name,
+  configuration: configuration.default({}),
+  application: application.nullable().optional(),
+});
+
+export const patchReactorBody = z.strictObject({
+  name: name.optional(),
+  configuration: configuration.nullable().optional(),
+  application: application.nullable().optional(),
+});
+
+export const reactBody = z.object({
+  args: z.unknown().optional(),
+  callback_url: z
+    .url({ protocol: /^https?$/ })
+    .max(2048)
+    .optional(),
+  timeout_ms: z.number().int().min(10_000).max(210_000).optional(),
+});
+
+export const listReactorsQuery = pagingQuery().extend({
+  id: repeatable(z.string().min(1).max(100)),
+  name: z.string().min(1).max(200).optional(),
+});
+
+const parameterSchema = z.object({
+  name: z.string(),
+  type: z.string(),
+  description: z.string().optional(),
+  optional: z.boolean().optional(),
+});
+
+export const formulaSchema = z
+  .object({
+    id: z.string(),
+    tenant_id: z.string(),
+    name: z.string(),
+    description: z.string().optional(),
+    type: z.literal("private"),
+    code: z.string(),
+    configuration: z.array(parameterSchema),
+    request_parameters: z.array(parameterSchema),
+    created_at: z.string(),
+  })
+  .meta({ id: "ReactorFormula" });
+
+export const reactorSchema = z
+  .object({
+    id: z.string(),
+    tenant_id: z.string(),
+    name: z.string(),
+    formula: formulaSchema.partial().extend({ id: z.string() }),
+    configuration: configuration,
+    application: application.optional(),
+    created_at: z.string(),
+  })
+  .meta({ id: "Reactor" });
+
+export const reactionSchema = z
+  .object({ tokens: z.unknown().optional(), raw: z.unknown().optional() })
+  .meta({ id: "ReactorResponse" });
