@@ -1,6 +1,7 @@
 import { CfnOutput, Stack, type StackProps } from "aws-cdk-lib";
 import type { RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
+import { CallbackConsumer } from "./constructs/callback-consumer.ts";
 import { VaultHttpApi } from "./constructs/http-api.ts";
 import { Sweeper } from "./constructs/sweeper.ts";
 import { VaultData } from "./constructs/vault-data.ts";
@@ -30,6 +31,7 @@ export class VaultStack extends Stack {
   readonly data: VaultData;
   readonly http: VaultHttpApi;
   readonly sweeper: Sweeper;
+  readonly callbacks: CallbackConsumer;
 
   constructor(scope: Construct, id: string, props: VaultStackProps) {
     super(scope, id, props);
@@ -43,6 +45,15 @@ export class VaultStack extends Stack {
       logRetention: props.logRetention,
     });
 
+    this.callbacks = new CallbackConsumer(this, "Callbacks", {
+      queue: this.data.callbackQueue,
+      deadLetterQueue: this.data.callbackDeadLetterQueue,
+      table: this.data.table,
+      dataKey: this.data.dataKey,
+      logRetention: props.logRetention,
+      sandbox: { runner: this.http.sandboxRunner, apiUrl: this.http.api.apiEndpoint },
+    });
+    this.callbacks.grantSend(this.http.functions.reactors);
     this.sweeper = new Sweeper(this, "Sweeper", { table: this.data.table, logRetention: props.logRetention });
 
     new CfnOutput(this, "ApiUrl", { value: this.http.url, description: "Base URL of the API" });

@@ -26,6 +26,8 @@ const envSchema = z
     SVC_KMS_KEY_ID: z.string().min(1).optional(),
     SVC_EMAIL_SENDER: z.string().min(3).optional(),
     SVC_SANDBOX_FUNCTION: z.string().min(1).optional(),
+    SVC_CALLBACK_QUEUE_URL: z.url().optional(),
+    SVC_CALLBACK_RETRY_BASE_SECONDS: z.coerce.number().min(0.01).max(900).default(60),
     SVC_API_URL: z.url().optional(),
     SVC_INVITATION_URL: z.url().optional(),
     PORT: z.string().optional(),
@@ -53,6 +55,9 @@ const envSchema = z
       kmsKeyId: env.SVC_KMS_KEY_ID,
       emailSender: env.SVC_EMAIL_SENDER ?? "svc-vault@localhost",
       sandboxFunction: env.SVC_SANDBOX_FUNCTION,
+      callbackQueueUrl: env.SVC_CALLBACK_QUEUE_URL,
+      // Local mode: the first retry of a failed callback waits this long (doubling each time).
+      callbackRetryBaseSeconds: env.SVC_CALLBACK_RETRY_BASE_SECONDS,
       apiUrl: env.SVC_API_URL,
       // Where the invitation e-mail's link points; a front end there POSTs the code to /invitations/accept.
       invitationUrl: env.SVC_INVITATION_URL ?? `http://127.0.0.1:${env.PORT ?? "3000"}/invitations/accept`,

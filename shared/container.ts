@@ -2,9 +2,11 @@ import { join } from "node:path";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SESv2Client } from "@aws-sdk/client-sesv2";
+import { SQSClient } from "@aws-sdk/client-sqs";
 import { SSMClient } from "@aws-sdk/client-ssm";
 import { LambdaSandbox } from "#shared/adapters/aws/lambda-sandbox.ts";
 import { SesMailer } from "#shared/adapters/aws/ses-mailer.ts";
+import { SqsJobQueue } from "#shared/adapters/aws/sqs-job-queue.ts";
 import { SsmRootKeyVerifier } from "#shared/adapters/aws/ssm-root-key.ts";
 import { systemClock, TestClock } from "#shared/adapters/clock.ts";
 import { DynamoApplicationStore } from "#shared/adapters/dynamodb/application-store.ts";
@@ -22,6 +24,7 @@ import { DynamoTenantStore } from "#shared/adapters/dynamodb/tenant-store.ts";
 import { DynamoTokenStore } from "#shared/adapters/dynamodb/token-store.ts";
 import { DynamoTransactionStore } from "#shared/adapters/dynamodb/transaction-store.ts";
 import { KmsKeyWrapper } from "#shared/adapters/kms/kms-key-wrapper.ts";
+import { LocalJobQueue } from "#shared/adapters/local/local-job-queue.ts";
 import { loadOrCreateMasterKey, MasterKeyWrapper } from "#shared/adapters/local/master-key-wrapper.ts";
 import { OutboxMailer } from "#shared/adapters/local/outbox-mailer.ts";
 import { StaticRootKeyVerifier } from "#shared/adapters/local/root-key.ts";
@@ -29,6 +32,7 @@ import { type Config, config } from "#shared/config.ts";
 import { Authenticator } from "#shared/domain/authentication.ts";
 import { Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
+import type { JobQueue } from "#shared/domain/reactors/callback-job.ts";
 import { createExpressionEngine } from "#shared/domain/tokens/expressions.ts";
 import { hashKey } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
@@ -70,9 +74,21 @@ export function createDeps(cfg: Config) {
     cfg.sandboxFunction && cfg.apiUrl
       ? new LambdaSandbox(new LambdaClient({ region: cfg.region }), cfg.sandboxFunction, cfg.apiUrl)
       : new ProcessSandbox();
+  // Asynchronous reactions: SQS in AWS, an in-process queue with the same retry semantics locally.
+  const localJobQueue =
+    cfg.mode === "local"
+      ? new LocalJobQueue({ dataDir: cfg.dataDir, clock, retryBaseSeconds: cfg.callbackRetryBaseSeconds })
+      : undefined;
+  const jobQueue: JobQueue | undefined =
+    localJobQueue ??
+    (cfg.callbackQueueUrl
+      ? new SqsJobQueue(new SQSClient({ region: cfg.region }), cfg.callbackQueueUrl)
+      : undefined);
   return {
     config: cfg,
     sandbox,
+    jobQueue,
+    localJobQueue,
     /** host:port names this service answers on (set by the local server once listening): proxies never call them. */
     selfHosts: [] as string[],
     sealer: new Sealer(keyring),

@@ -45,6 +45,8 @@ export interface ApiFunctionProps {
   logRetention?: RetentionDays;
   /** Memory in MB (default 512). */
   memorySize?: number;
+  /** Default 29 s, API Gateway's integration timeout. */
+  timeout?: Duration;
   /** Repository files copied next to the bundle (the sandbox's child script, which runs as its own process). */
   copyFiles?: string[];
 }
@@ -82,7 +84,7 @@ export class ApiFunction extends Construct {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
       // API Gateway's integration timeout is 29 s; running longer would only burn time nobody waits for.
-      timeout: Duration.seconds(29),
+      timeout: props.timeout ?? Duration.seconds(29),
       tracing: Tracing.ACTIVE,
       role: this.role,
       logGroup: this.logGroup,

@@ -1,4 +1,4 @@
-import { Validations } from "aws-cdk-lib";
+import { Duration, Validations } from "aws-cdk-lib";
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import {
   type CfnRoute,
@@ -84,6 +84,8 @@ export class VaultHttpApi extends Construct {
       logRetention: props.logRetention,
       // One child process per tenant and code version, 64 MB heap each.
       memorySize: 1024,
+      // Asynchronous reactions may run 210 s (spec); synchronous callers stop waiting much earlier.
+      timeout: Duration.seconds(240),
       copyFiles: ["shared/sandbox/child.mjs"],
     });
     const sandboxFunctions: ApiFunction[] = [];

@@ -4,6 +4,7 @@ import { Key } from "aws-cdk-lib/aws-kms";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { TABLE_KEYS } from "#shared/adapters/dynamodb/schema.ts";
+import { CALLBACK_QUEUE_VISIBILITY_TIMEOUT } from "./callback-consumer.ts";
 
 export const DATA_KEY_ALIAS = "alias/svc-vault-data";
 
@@ -59,8 +60,8 @@ export class VaultData extends Construct {
     this.callbackQueue = new Queue(this, "CallbackQueue", {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      // Six times the consumer's 29 s timeout, as AWS advises for Lambda event sources.
-      visibilityTimeout: Duration.seconds(6 * 29),
+      // Six times the consumer's timeout, as AWS advises for Lambda event sources.
+      visibilityTimeout: CALLBACK_QUEUE_VISIBILITY_TIMEOUT,
       deadLetterQueue: { queue: this.callbackDeadLetterQueue, maxReceiveCount: CALLBACK_MAX_RECEIVE_COUNT },
     });
   }

@@ -1,8 +1,10 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { callbackDepsFor } from "#functions/reactor-callbacks/handler.ts";
 import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
 import { config, resetConfig } from "#shared/config.ts";
 import { createDeps, type Deps, setDeps } from "#shared/container.ts";
+import { processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { logger } from "#shared/logger.ts";
 import { type DynamoDbLocal, startDynamoDbLocal } from "./dynamodb-local.ts";
@@ -79,12 +81,15 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     throw error;
   }
   const { port } = server.address() as AddressInfo;
+  // Queued reactions (react with callback_url) are run and delivered in this process.
+  deps.localJobQueue?.start((job, attempt) => processCallbackJob(callbackDepsFor(deps), job, attempt));
   deps.selfHosts.push(`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`);
   return {
     url: `http://${options.host ?? "127.0.0.1"}:${port}`,
     deps,
     stop: async () => {
       clearInterval(sweepTimer);
+      await deps.localJobQueue?.stop();
       await deps.sandbox.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -217,7 +217,7 @@ describe("least privilege", () => {
     }
   });
 
-  it("grants '*' resources only for X-Ray, the data key only to token functions, no queues yet, no managed policies", () => {
+  it("grants '*' resources only for X-Ray, the data key only where the access table says, queues only to reactors (send), no managed policies", () => {
     const [[keyId]] = resourcesOfType(template, "AWS::KMS::Key") as [[string, Resource]];
     for (const group of FUNCTION_GROUPS) {
       const statements = statementsOf(group);
@@ -228,7 +228,10 @@ describe("least privilege", () => {
         FUNCTION_ACCESS[group].dataKey ? ["kms:Decrypt", "kms:GenerateDataKey"] : [],
       );
       for (const s of kmsStatements) expect(asArray(s.Resource)).toEqual([{ "Fn::GetAtt": [keyId, "Arn"] }]);
-      expect(actionsOf(statements).filter((a) => a.startsWith("sqs:"))).toEqual([]);
+      const sqs = statements.filter((s) => actionsOf([s]).some((a) => a.startsWith("sqs:")));
+      expect(actionsOf(sqs)).toEqual(group === "reactors" ? ["sqs:SendMessage"] : []);
+      for (const s of sqs)
+        expect(asArray(s.Resource)).toEqual([{ "Fn::GetAtt": [idOf(stack.data.callbackQueue), "Arn"] }]);
       expect(statements.every((s) => s.Effect === "Allow")).toBe(true);
       expect(actionsOf(statements).some((a) => a.endsWith("*"))).toBe(false);
     }

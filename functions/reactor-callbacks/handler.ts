@@ -1,0 +1,126 @@
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
+import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import middy from "@middy/core";
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { type Deps, deps } from "#shared/container.ts";
+import {
+  type CallbackContainer,
+  type CallbackDeps,
+  callbackDepsOf,
+  DeliveryError,
+  isRetryable,
+  MAX_ATTEMPTS,
+  parseCallbackJob,
+  processCallbackJob,
+  retryDelaySeconds,
+} from "#shared/domain/reactors/callbacks.ts";
+import { reactionRunner, webhookSecrets } from "#shared/domain/reactors/react.ts";
+import { logger } from "#shared/logger.ts";
+
+/**
+ * The callback queue's consumer (SQS event source, ReportBatchItemFailures): one delivery attempt per record,
+ * records of a batch in parallel. A record that fails is reported in batchItemFailures after its visibility
+ * is set to the backoff (retryDelaySeconds of this receive), so SQS hands it back then; after
+ * CALLBACK_MAX_RECEIVE_COUNT receives the redrive policy moves it to the dead-letter queue. A failure that no
+ * retry can fix (malformed job, destination refused by the SSRF rules) is sent to the dead-letter queue at
+ * once and reported as processed, so SQS deletes it from this queue.
+ *
+ * Environment (set by lib/constructs/callback-consumer.ts): SVC_CALLBACK_QUEUE_URL, SVC_CALLBACK_DLQ_URL.
+ */
+
+/**
+ * The callback path's dependencies from a container. The runner and the secret source come from the
+ * container when it holds them (reactionRunner, webhookSecrets), else they are built from it with the
+ * reactors domain's factories. The local server uses this too, to start its LocalJobQueue.
+ */
+export function callbackDepsFor(container: Deps): CallbackDeps {
+  const fields = container as Deps & Partial<Pick<CallbackContainer, "reactionRunner" | "webhookSecrets">>;
+  return callbackDepsOf({
+    ...container,
+    reactionRunner: fields.reactionRunner ?? reactionRunner(container),
+    webhookSecrets: fields.webhookSecrets ?? webhookSecrets(container),
+  });
+}
+
+const processor = new BatchProcessor(EventType.SQS);
+
+let client: SQSClient | undefined;
+const sqs = (): SQSClient => {
+  client ??= new SQSClient({ region: deps().config.region });
+  return client;
+};
+
+function queueUrl(name: "SVC_CALLBACK_QUEUE_URL" | "SVC_CALLBACK_DLQ_URL"): string {
+  const url = process.env[name];
+  if (!url) throw new Error(`${name} is not set`);
+  return url;
+}
+
+export async function handleRecord(record: SQSRecord): Promise<void> {
+  const attempt = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
+  try {
+    const job = parseCallbackJob(record.body);
+    await processCallbackJob(callbackDepsFor(deps()), job, attempt);
+  } catch (error) {
+    if (!isRetryable(error)) {
+      await deadLetterNow(record, attempt, error);
+      return;
+    }
+    await deferRetry(record, attempt);
+    throw error;
+  }
+}
+
+/** Makes the record visible again after the backoff; at the last attempt at once, so the redrive moves it. */
+async function deferRetry(record: SQSRecord, attempt: number): Promise<void> {
+  const seconds = attempt >= MAX_ATTEMPTS ? 0 : Math.ceil(retryDelaySeconds(attempt));
+  logger.warn("reactor callback attempt failed", {
+    message_id: record.messageId,
+    attempt,
+    retry_in_seconds: seconds,
+  });
+  try {
+    await sqs().send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: queueUrl("SVC_CALLBACK_QUEUE_URL"),
+        ReceiptHandle: record.receiptHandle,
+        VisibilityTimeout: seconds,
+      }),
+    );
+  } catch (error) {
+    // The record still comes back, after the queue's visibility timeout instead of the backoff.
+    logger.error("could not set the callback's retry delay", {
+      message_id: record.messageId,
+      error_name: error instanceof Error ? error.name : "unknown",
+    });
+  }
+}
+
+/**
+ * Moves the message to the dead-letter queue as it is (the same body the redrive would move, so an
+ * operator's redrive works alike) with the reason as attributes. If that fails, the record is retried.
+ */
+async function deadLetterNow(record: SQSRecord, attempt: number, error: unknown): Promise<void> {
+  const reason = error instanceof DeliveryError ? error.message : "not retryable";
+  await sqs().send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl("SVC_CALLBACK_DLQ_URL"),
+      MessageBody: record.body,
+      MessageAttributes: {
+        "svc-dead-letter-reason": { DataType: "String", StringValue: reason.slice(0, 1000) },
+        "svc-attempts": { DataType: "Number", StringValue: String(attempt) },
+        "svc-source-message-id": { DataType: "String", StringValue: record.messageId },
+      },
+    }),
+  );
+  logger.warn("reactor callback dead-lettered", { message_id: record.messageId, attempt, reason });
+}
+
+export const handler = middy<SQSEvent, SQSBatchResponse>()
+  .use(injectLambdaContext(logger, { logEvent: false }))
+  .handler(async (event, context) =>
+    // A batch whose every record failed is still an answer (all ids reported), not a function error: the
+    // receivers' failures are not this function's, and each record already carries its own backoff.
+    processPartialResponse(event, handleRecord, processor, { context, throwOnFullBatchFailure: false }),
+  );

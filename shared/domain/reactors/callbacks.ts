@@ -1,0 +1,321 @@
+/**
+ * Delivery of an asynchronous reaction's result (react with callback_url): run the reaction (idempotent per
+ * request id), sign the result per Standard Webhooks with the tenant's secret and POST it to the callback URL
+ * under the proxy's SSRF rules. One call is one attempt; the queue (SQS, or the in-process one locally) owns
+ * the retries: an attempt that throws is retried after `retryDelaySeconds(attempt)`, and after MAX_ATTEMPTS
+ * (or at once, for a DeliveryError that is not retryable) the job goes to the dead-letter queue/store.
+ *
+ * Every attempt leaves one audit entry (reactor, invoke) holding the request id, the attempt number and the
+ * outcome: never the payload, the URL or the secret.
+ */
+import { Webhook } from "standardwebhooks";
+import { z } from "zod";
+import { auditEntry } from "#shared/domain/audit-entry.ts";
+import { internalProblem } from "#shared/http/problem.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import type { AuditLogStore } from "#shared/ports/stores.ts";
+import { ForwardError, forward } from "#shared/proxy/forward.ts";
+import type { CallbackJob, ReactionOutcome, ReactionRunner, WebhookSecretSource } from "./callback-job.ts";
+
+/** Attempts before a job is dead-lettered; equals CALLBACK_MAX_RECEIVE_COUNT (the SQS redrive policy). */
+export const MAX_ATTEMPTS = 5;
+/** Delay after the first failed attempt; it doubles with each further one. */
+export const DEFAULT_RETRY_BASE_SECONDS = 60;
+/** No retry waits longer than this (SQS allows 12 h; a quarter of an hour keeps the last try timely). */
+export const MAX_RETRY_DELAY_SECONDS = 900;
+/** The receiver's whole exchange (connect to last response byte). */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/** The receiver's answer is read and thrown away; a larger one fails the attempt. */
+export const MAX_RECEIVER_RESPONSE_BYTES = 64 * 1024;
+/** Spec bounds of timeout_ms, the run's limit for asynchronous reactions. */
+export const MIN_REACTION_TIMEOUT_MS = 10_000;
+export const MAX_REACTION_TIMEOUT_MS = 210_000;
+/** Longest callback_url accepted. */
+export const MAX_CALLBACK_URL_LENGTH = 2048;
+
+export const WEBHOOK_EVENT_COMPLETED = "reactor.reaction.completed";
+export const WEBHOOK_EVENT_FAILED = "reactor.reaction.failed";
+
+/**
+ * Seconds a job stays invisible after its `attempt`-th attempt failed (attempts count from 1):
+ * base, 2×base, 4×base, … capped at MAX_RETRY_DELAY_SECONDS. With the default base: 60, 120, 240, 480 s
+ * between the five attempts (about 15 minutes in all).
+ */
+export function retryDelaySeconds(attempt: number, baseSeconds = DEFAULT_RETRY_BASE_SECONDS): number {
+  const exponent = Math.max(0, Math.floor(attempt) - 1);
+  return Math.min(MAX_RETRY_DELAY_SECONDS, baseSeconds * 2 ** exponent);
+}
+
+/**
+ * An attempt that did not deliver. `message` is safe for logs, audit entries and dead-letter records (no
+ * URL, payload or secret). Not `retryable`: retrying cannot help (the destination is refused by the SSRF
+ * rules, the job is malformed), so the queue dead-letters it at once.
+ */
+export class DeliveryError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "DeliveryError";
+  }
+}
+
+/** Whether the queue should try again after this error (anything but a non-retryable DeliveryError). */
+export function isRetryable(error: unknown): boolean {
+  return !(error instanceof DeliveryError) || error.retryable;
+}
+
+/** The webhook body (Standard Webhooks' recommended `{type, timestamp, data}` envelope). */
+export interface ReactionWebhookPayload {
+  type: typeof WEBHOOK_EVENT_COMPLETED | typeof WEBHOOK_EVENT_FAILED;
+  /** ISO 8601, when this attempt was made. */
+  timestamp: string;
+  data: {
+    request_id: string;
+    reactor_id: string;
+    /** The status the synchronous react would have answered. */
+    status: number;
+    /** The react answer, or the problem document of a failed run. */
+    body: unknown;
+  };
+}
+
+export function webhookPayload(job: CallbackJob, outcome: ReactionOutcome, at: Date): ReactionWebhookPayload {
+  const ok = outcome.status >= 200 && outcome.status < 300;
+  return {
+    type: ok ? WEBHOOK_EVENT_COMPLETED : WEBHOOK_EVENT_FAILED,
+    timestamp: at.toISOString(),
+    data: {
+      request_id: job.requestId,
+      reactor_id: job.reactorId,
+      status: outcome.status,
+      body: outcome.body,
+    },
+  };
+}
+
+export interface WebhookHeaders {
+  "webhook-id": string;
+  "webhook-timestamp": string;
+  "webhook-signature": string;
+}
+
+/** Standard Webhooks headers for `body` (the exact bytes sent): id, unix-seconds timestamp, `v1,<sig>`. */
+export function signWebhook(secret: string, messageId: string, at: Date, body: string): WebhookHeaders {
+  return {
+    "webhook-id": messageId,
+    "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+    "webhook-signature": new Webhook(secret).sign(messageId, at, body),
+  };
+}
+
+export interface CallbackDeps {
+  runner: ReactionRunner;
+  webhookSecrets: WebhookSecretSource;
+  auditLog: Pick<AuditLogStore, "append">;
+  /** The service clock (audit entries follow the test clock locally). */
+  clock: Clock;
+  delivery: {
+    /** SVC_PROXY_ALLOW_PRIVATE: loopback/private receivers allowed (local mode). */
+    allowPrivate: boolean;
+    /** Only https receivers; default `!allowPrivate`, as for proxies. */
+    requireHttps?: boolean;
+    /** Default DELIVERY_TIMEOUT_MS. */
+    timeoutMs?: number;
+    /** host:port names of this service: a callback never calls the service itself. */
+    selfHosts?: readonly string[];
+  };
+  /**
+   * Wall clock of the webhook timestamp. Receivers check it against their own clocks (±5 minutes), so it is
+   * real time even when the service clock is a test clock. Default: real time.
+   */
+  webhookClock?: Clock;
+}
+
+/** The container fields the callback path needs (structural, so the domain does not import the container). */
+export interface CallbackContainer {
+  reactionRunner: ReactionRunner;
+  webhookSecrets: WebhookSecretSource;
+  auditLog: Pick<AuditLogStore, "append">;
+  clock: Clock;
+  config: { proxyAllowPrivate: boolean };
+  selfHosts: readonly string[];
+}
+
+export function callbackDepsOf(container: CallbackContainer): CallbackDeps {
+  return {
+    runner: container.reactionRunner,
+    webhookSecrets: container.webhookSecrets,
+    auditLog: container.auditLog,
+    clock: container.clock,
+    delivery: { allowPrivate: container.config.proxyAllowPrivate, selfHosts: container.selfHosts },
+  };
+}
+
+const realTime: Clock = { now: () => new Date() };
+
+/**
+ * One delivery attempt of `job` (`attempt` counts from 1: SQS's ApproximateReceiveCount). Resolves when the
+ * receiver answered 2xx; throws otherwise (a DeliveryError for a failed delivery, the store's error when the
+ * audit entry could not be written), and the queue retries or dead-letters the job.
+ *
+ * A runner that throws (the store or KMS unavailable) fails the attempt too; on the last attempt the
+ * receiver is told instead, with a `reactor.reaction.failed` webhook carrying a 500 problem, so a caller
+ * is never left waiting for a callback that will not come while its URL still answers.
+ */
+export async function processCallbackJob(
+  deps: CallbackDeps,
+  job: CallbackJob,
+  attempt: number,
+): Promise<void> {
+  const audit = (outcome: string) =>
+    deps.auditLog.append([
+      auditEntry(deps.clock.now(), job.actor, {
+        tenantId: job.tenantId,
+        entityType: "reactor",
+        entityId: job.reactorId,
+        operation: "invoke",
+        message: `Callback delivery attempt ${attempt} for request ${job.requestId}: ${outcome}`,
+      }),
+    ]);
+
+  let outcome: ReactionOutcome;
+  try {
+    outcome = await deps.runner.run(job);
+  } catch (error) {
+    if (attempt < MAX_ATTEMPTS) {
+      await audit("the reaction could not be run");
+      throw new DeliveryError("The reaction could not be run.", true, { cause: error });
+    }
+    outcome = { status: 500, body: internalProblem(job.requestId) };
+  }
+
+  let secret: string;
+  try {
+    secret = await deps.webhookSecrets.secret(job.tenantId);
+  } catch (error) {
+    await audit("the webhook secret is unavailable");
+    throw new DeliveryError("The webhook secret is unavailable.", true, { cause: error });
+  }
+
+  const at = (deps.webhookClock ?? realTime).now();
+  const body = JSON.stringify(webhookPayload(job, outcome, at));
+  let headers: WebhookHeaders;
+  try {
+    headers = signWebhook(secret, job.requestId, at, body);
+  } catch (error) {
+    // standardwebhooks refuses an empty or malformed secret; the source may serve a good one later.
+    await audit("the webhook secret is invalid");
+    throw new DeliveryError("The webhook secret is invalid.", true, { cause: error });
+  }
+
+  const allowPrivate = deps.delivery.allowPrivate;
+  let status: number;
+  try {
+    const response = await forward(
+      {
+        destinationUrl: job.callbackUrl,
+        pathSuffix: "",
+        rawQuery: "",
+        method: "POST",
+        headers: { "content-type": "application/json", "user-agent": "svc-vault-webhooks/1", ...headers },
+        body: Buffer.from(body, "utf8"),
+      },
+      {
+        allowPrivate,
+        requireHttps: deps.delivery.requireHttps ?? !allowPrivate,
+        timeoutMs: deps.delivery.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+        selfHosts: [...(deps.delivery.selfHosts ?? [])],
+        maxResponseBytes: MAX_RECEIVER_RESPONSE_BYTES,
+      },
+    );
+    status = response.status;
+  } catch (error) {
+    const failure = deliveryFailure(error);
+    await audit(failure.message);
+    throw failure;
+  }
+
+  if (status >= 200 && status < 300) {
+    await audit(`delivered (HTTP ${status})`);
+    return;
+  }
+  await audit(`HTTP ${status}`);
+  throw new DeliveryError(`HTTP ${status}`, true);
+}
+
+/**
+ * forward()'s refusals (400 invalid destination, 403 forbidden by the SSRF rules) cannot succeed on a retry:
+ * not retryable. Timeouts, unreachable receivers and oversized answers are.
+ */
+function deliveryFailure(error: unknown): DeliveryError {
+  if (!(error instanceof ForwardError))
+    return new DeliveryError("The callback could not be sent.", true, { cause: error });
+  const detail = error.message.replaceAll("destination_url", "callback URL");
+  switch (error.code) {
+    case "invalid_destination":
+    case "forbidden_destination":
+      return new DeliveryError(`refused: ${detail}`, false, { cause: error });
+    case "timeout":
+      return new DeliveryError(`timeout: ${detail}`, true, { cause: error });
+    default:
+      return new DeliveryError(`${error.code}: ${detail}`, true, { cause: error });
+  }
+}
+
+const actorSchema = z.object({
+  id: z.string().min(1).optional(),
+  type: z.enum(["application", "user", "session", "operator", "system", "proxy_key"]),
+});
+
+const callbackJobSchema = z.object({
+  requestId: z.string().min(1).max(200),
+  tenantId: z.string().min(1),
+  reactorId: z.string().min(1),
+  callbackUrl: z.string().min(1).max(MAX_CALLBACK_URL_LENGTH),
+  timeoutMs: z.number().int().min(MIN_REACTION_TIMEOUT_MS).max(MAX_REACTION_TIMEOUT_MS),
+  sealedArgs: z.string(),
+  actor: actorSchema,
+  enqueuedAt: z.string().min(1),
+});
+
+/** A queued message back into a job; a malformed one is a non-retryable DeliveryError (straight to the DLQ). */
+export function parseCallbackJob(text: string): CallbackJob {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new DeliveryError("The queued job is not JSON.", false);
+  }
+  const parsed = callbackJobSchema.safeParse(value);
+  if (!parsed.success) throw new DeliveryError("The queued job is malformed.", false);
+  const { actor, ...job } = parsed.data;
+  return {
+    ...job,
+    actor: actor.id === undefined ? { type: actor.type } : { id: actor.id, type: actor.type },
+  };
+}
+
+/**
+ * The checks react can make on callback_url before answering 202 (so an obviously unusable URL is a 400,
+ * not a dead letter): absolute http(s) URL, no credentials, https unless private destinations are allowed,
+ * at most MAX_CALLBACK_URL_LENGTH characters. Addresses are checked at delivery, at connect time.
+ * Returns the reason for refusing it, or undefined.
+ */
+export function callbackUrlProblem(url: string, options: { allowPrivate: boolean }): string | undefined {
+  if (url.length > MAX_CALLBACK_URL_LENGTH)
+    return `The callback_url must be at most ${MAX_CALLBACK_URL_LENGTH} characters.`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "The callback_url must be an absolute URL.";
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
+    return "The callback_url must use http or https.";
+  if (!options.allowPrivate && parsed.protocol !== "https:") return "The callback_url must use https.";
+  if (parsed.username || parsed.password) return "The callback_url must not carry credentials.";
+  return undefined;
+}

@@ -1,0 +1,175 @@
+import { existsSync, readFileSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { client, createTenant } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+import { type TokenBody, VISA } from "#test/support/tokens.ts";
+
+// Retries of failed callbacks wait 50 ms, 100 ms, … instead of minutes.
+process.env.SVC_CALLBACK_RETRY_BASE_SECONDS = "0.05";
+const svc = useService();
+
+interface Delivery {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+let receiver: Server;
+let baseUrl: string;
+const deliveries = new Map<string, Delivery[]>();
+const failuresLeft = new Map<string, number>();
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => {
+      body += c.toString();
+    });
+    req.on("end", () => {
+      const path = String(req.url);
+      const left = failuresLeft.get(path) ?? 0;
+      if (path.startsWith("/always-fails") || left > 0) {
+        failuresLeft.set(path, left - 1);
+        res.writeHead(500);
+        res.end("no");
+        return;
+      }
+      deliveries.set(path, [...(deliveries.get(path) ?? []), { headers: req.headers, body }]);
+      res.writeHead(204);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  baseUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+});
+
+afterAll(() => {
+  receiver.close();
+});
+
+async function waitFor<T>(probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function setup() {
+  const api = client(svc.url);
+  const tenant = await createTenant(api, svc.rootKey);
+  const app = await api.post<{ id: string; key: string }>("/applications", {
+    key: tenant.managementKey,
+    body: { name: "r", type: "private", permissions: ["token:create", "token:use"] },
+  });
+  const formula = await api.post<{ id: string }>("/reactor-formulas", {
+    key: tenant.managementKey,
+    body: {
+      name: "Last4",
+      code: "module.exports = async (req) => ({ raw: { last4: req.args.card.number.slice(-4) } });",
+    },
+  });
+  const reactor = await api.post<{ id: string }>("/reactors", {
+    key: tenant.managementKey,
+    body: {
+      name: "last4",
+      formula: { id: formula.body.id },
+      configuration: {},
+      application: { id: app.body.id },
+    },
+  });
+  const card = await api.post<TokenBody>("/tokens", {
+    key: app.body.key,
+    body: { type: "card", data: { number: VISA } },
+  });
+  const secret = await api.get<{ secret: string }>("/tenants/self/webhook-secret", {
+    key: tenant.managementKey,
+  });
+  const react = (path: string, extra: Record<string, unknown> = {}) =>
+    api.post<{ request_id: string }>(`/reactors/${reactor.body.id}/react`, {
+      key: app.body.key,
+      body: { args: { card: `{{ ${card.body.id} }}` }, callback_url: `${baseUrl}${path}`, ...extra },
+    });
+  return { api, ...tenant, reactorId: reactor.body.id, secret: secret.body.secret, react };
+}
+
+describe("react with callback_url", () => {
+  it("answers 202 at once and delivers the result signed per Standard Webhooks with the tenant's secret", async () => {
+    const { react, secret, reactorId } = await setup();
+
+    const accepted = await react("/ok-1");
+    const [delivery] = await waitFor(() => deliveries.get("/ok-1"));
+    const verified = new Webhook(secret).verify(
+      String(delivery?.body),
+      delivery?.headers as Record<string, string>,
+    ) as {
+      type: string;
+      data: { request_id: string; reactor_id: string; status: number; body: unknown };
+    };
+
+    expect(accepted.status).toBe(202);
+    expect(accepted.body.request_id).toEqual(expect.any(String));
+    expect(delivery?.headers["webhook-id"]).toBe(accepted.body.request_id);
+    expect(verified).toMatchObject({
+      type: "reactor.reaction.completed",
+      data: {
+        request_id: accepted.body.request_id,
+        reactor_id: reactorId,
+        status: 200,
+        body: { raw: { last4: "4242" } },
+      },
+    });
+  });
+
+  it("retries a failing receiver with backoff and delivers once; each attempt is in the audit log", async () => {
+    const { react, api, managementKey, reactorId } = await setup();
+    failuresLeft.set("/flaky-1", 2);
+
+    const accepted = await react("/flaky-1");
+    await waitFor(() => deliveries.get("/flaky-1"));
+    await new Promise((r) => setTimeout(r, 300));
+    const logs = await api.get<{ data: { message: string }[] }>(`/logs?entity_id=${reactorId}&size=50`, {
+      key: managementKey,
+    });
+    const attempts = logs.body.data.filter(
+      (l) => l.message.includes(accepted.body.request_id) && /attempt/i.test(l.message),
+    );
+
+    expect(deliveries.get("/flaky-1")).toHaveLength(1);
+    expect(attempts.length).toBe(3);
+    expect(JSON.stringify(logs.body)).not.toContain(VISA);
+  });
+
+  it("dead-letters a callback whose receiver always fails, visible to operators without args or results", async () => {
+    const { react } = await setup();
+
+    const accepted = await react("/always-fails");
+    const file = join(svc.service.deps.config.dataDir, "dead-letters", `${accepted.body.request_id}.json`);
+    await waitFor(() => (existsSync(file) ? true : undefined), 20_000);
+    const letter = readFileSync(file, "utf8");
+
+    expect(JSON.parse(letter)).toMatchObject({ request_id: accepted.body.request_id, attempts: 5 });
+    expect(letter).not.toContain(VISA);
+    expect(letter).not.toContain("4242");
+  });
+
+  it("validates timeout_ms (10000–210000) and the callback URL", async () => {
+    const { react, api, managementKey, reactorId } = await setup();
+
+    const tooShort = await react("/x", { timeout_ms: 9999 });
+    const tooLong = await react("/x", { timeout_ms: 210_001 });
+    const notUrl = await api.post(`/reactors/${reactorId}/react`, {
+      key: managementKey,
+      body: { callback_url: "ftp://example.com" },
+    });
+
+    expect(tooShort.status).toBe(400);
+    expect(tooLong.status).toBe(400);
+    expect(notUrl.status).toBe(400);
+  });
+});
