@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { TenantMember } from "#shared/domain/entities.ts";
 import type { MemberStore, StoredInvitation } from "#shared/domain/members.ts";
@@ -8,7 +8,7 @@ import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts"
 import type { DynamoApplicationStore } from "./application-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { cancelledByCondition } from "./client.ts";
-import { decodeCursor, encodeCursor } from "./paging.ts";
+import { decodeCursor, encodeCursor, queryAll } from "./paging.ts";
 import { epochSeconds, keys } from "./schema.ts";
 
 const invitationKeys = {
@@ -27,23 +27,13 @@ export class DynamoMemberStore implements MemberStore {
     private readonly applications: DynamoApplicationStore,
   ) {}
 
-  private async queryAll(tenantId: string, prefix: string): Promise<Item[]> {
-    const items: Item[] = [];
-    let startKey: Item | undefined;
-    do {
-      const out = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
-          ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": prefix },
-          ExclusiveStartKey: startKey,
-          ConsistentRead: true,
-        }),
-      );
-      items.push(...((out.Items ?? []) as Item[]));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+  private queryPrefix(tenantId: string, prefix: string): Promise<Item[]> {
+    return queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
+      ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": prefix },
+      ConsistentRead: true,
+    });
   }
 
   async listMembers(
@@ -54,7 +44,7 @@ export class DynamoMemberStore implements MemberStore {
     const after = page.start === undefined ? undefined : decodeCursor(page.start);
     if (page.start !== undefined && after === undefined)
       throw validationError("The start cursor is invalid.");
-    const all = (await this.queryAll(tenantId, "MEMBER#"))
+    const all = (await this.queryPrefix(tenantId, "MEMBER#"))
       .map((item) => stripKeys<TenantMember>(item))
       .filter((m) => !userIds?.length || userIds.includes(m.user.id));
     const from = after ? all.findIndex((m) => m.id === after) + 1 : (page.page - 1) * page.size;
@@ -75,8 +65,8 @@ export class DynamoMemberStore implements MemberStore {
   }
 
   async deleteMember(tenantId: string, memberId: string, audit: LogEntry): Promise<string[] | undefined> {
-    const bound = (await this.queryAll(tenantId, "APP#")).filter((app) => app.member_id === memberId);
-    const keyItems = (await this.queryAll(tenantId, "APPKEY#")).filter((k) =>
+    const bound = (await this.queryPrefix(tenantId, "APP#")).filter((app) => app.member_id === memberId);
+    const keyItems = (await this.queryPrefix(tenantId, "APPKEY#")).filter((k) =>
       bound.some((app) => String(k.SK).startsWith(`APPKEY#${app.id}#`)),
     );
     try {
@@ -176,7 +166,7 @@ export class DynamoMemberStore implements MemberStore {
   }
 
   async listInvitations(tenantId: string): Promise<StoredInvitation[]> {
-    return (await this.queryAll(tenantId, "INVITE#")).map((item) => this.toInvitation(item));
+    return (await this.queryPrefix(tenantId, "INVITE#")).map((item) => this.toInvitation(item));
   }
 
   async renewInvitation(

@@ -25,6 +25,18 @@ export async function queryUpTo(
   return items.slice(0, wanted);
 }
 
+/** Every item a query matches, page after page (for partitions known to be small: a tenant's proxies, keys…). */
+export async function queryAll(client: DynamoDBDocumentClient, input: QueryCommandInput): Promise<Item[]> {
+  const items: Item[] = [];
+  let startKey = input.ExclusiveStartKey;
+  do {
+    const out = await client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
+    items.push(...((out.Items as Item[] | undefined) ?? []));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
 /** Counts the items a query matches (Select COUNT: reads keys, returns no data). */
 export async function countQuery(client: DynamoDBDocumentClient, input: QueryCommandInput): Promise<number> {
   let total = 0;

@@ -1,10 +1,11 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { ProxyStore } from "#shared/domain/proxies/manage.ts";
 import type { StoredProxy } from "#shared/domain/proxies/proxy.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { cancelledByCondition } from "./client.ts";
+import { transactOrFalse } from "./client.ts";
+import { queryAll } from "./paging.ts";
 
 const proxyKeys = {
   proxy: (tenantId: string, id: string) => ({ PK: `TENANT#${tenantId}`, SK: `PROXY#${id}` }),
@@ -60,68 +61,39 @@ export class DynamoProxyStore implements ProxyStore {
   }
 
   async list(tenantId: string): Promise<StoredProxy[]> {
-    const items: StoredProxy[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
-          ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": "PROXY#" },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      items.push(...(out.Items ?? []).map((item) => stripKeys<StoredProxy>(item)));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
+      ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": "PROXY#" },
+    });
+    return items.map((item) => stripKeys<StoredProxy>(item));
   }
 
   async replace(proxy: StoredProxy, audit: LogEntry): Promise<boolean> {
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: this.item(proxy),
-                ConditionExpression: "attribute_exists(PK)",
-              },
-            },
-            this.audit.put(audit),
-          ],
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (cancelledByCondition(error)) return false;
-      throw error;
-    }
+    return transactOrFalse(this.client, [
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: this.item(proxy),
+          ConditionExpression: "attribute_exists(PK)",
+        },
+      },
+      this.audit.put(audit),
+    ]);
   }
 
   async delete(proxy: StoredProxy, audit: LogEntry): Promise<boolean> {
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Delete: {
-                TableName: this.tableName,
-                Key: proxyKeys.proxy(proxy.tenant_id, proxy.id),
-                ConditionExpression: "attribute_exists(PK)",
-              },
-            },
-            { Delete: { TableName: this.tableName, Key: proxyKeys.key(proxy.key_hash) } },
-            this.audit.put(audit),
-          ],
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (cancelledByCondition(error)) return false;
-      throw error;
-    }
+    return transactOrFalse(this.client, [
+      {
+        Delete: {
+          TableName: this.tableName,
+          Key: proxyKeys.proxy(proxy.tenant_id, proxy.id),
+          ConditionExpression: "attribute_exists(PK)",
+        },
+      },
+      { Delete: { TableName: this.tableName, Key: proxyKeys.key(proxy.key_hash) } },
+      this.audit.put(audit),
+    ]);
   }
 
   async findByKey(keyHash: string): Promise<StoredProxy | undefined> {

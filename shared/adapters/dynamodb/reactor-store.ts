@@ -1,9 +1,10 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { StoredFormula, StoredReactor } from "#shared/domain/reactors/model.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { cancelledByCondition, isConditionalCheckFailed } from "./client.ts";
+import { cancelledByCondition, isConditionalCheckFailed, transactOrFalse } from "./client.ts";
+import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";
 
 const reactorKeys = {
@@ -37,26 +38,16 @@ export class DynamoReactorStore {
     audit: LogEntry,
     mode: "create" | "replace",
   ) {
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: { ...this.key(kind, item.tenant_id, item.id), entity: kind, ...item },
-                ConditionExpression: mode === "create" ? "attribute_not_exists(PK)" : "attribute_exists(PK)",
-              },
-            },
-            this.audit.put(audit),
-          ],
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (cancelledByCondition(error)) return false;
-      throw error;
-    }
+    return transactOrFalse(this.client, [
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: { ...this.key(kind, item.tenant_id, item.id), entity: kind, ...item },
+          ConditionExpression: mode === "create" ? "attribute_not_exists(PK)" : "attribute_exists(PK)",
+        },
+      },
+      this.audit.put(audit),
+    ]);
   }
 
   async get<T>(kind: Kind, tenantId: string, id: string): Promise<T | undefined> {
@@ -67,44 +58,25 @@ export class DynamoReactorStore {
   }
 
   async list<T>(kind: Kind, tenantId: string): Promise<T[]> {
-    const items: T[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
-          ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": PREFIX[kind] },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      items.push(...(out.Items ?? []).map((item) => stripKeys<T>(item)));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
+      ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": PREFIX[kind] },
+    });
+    return items.map((item) => stripKeys<T>(item));
   }
 
   async delete(kind: Kind, tenantId: string, id: string, audit: LogEntry): Promise<boolean> {
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Delete: {
-                TableName: this.tableName,
-                Key: this.key(kind, tenantId, id),
-                ConditionExpression: "attribute_exists(PK)",
-              },
-            },
-            this.audit.put(audit),
-          ],
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (cancelledByCondition(error)) return false;
-      throw error;
-    }
+    return transactOrFalse(this.client, [
+      {
+        Delete: {
+          TableName: this.tableName,
+          Key: this.key(kind, tenantId, id),
+          ConditionExpression: "attribute_exists(PK)",
+        },
+      },
+      this.audit.put(audit),
+    ]);
   }
 
   /** A stored reaction outcome (sealed), so a redelivered job never runs the code again. */

@@ -4,7 +4,7 @@ import type { LogEntry } from "#shared/domain/audit.ts";
 import type { SessionStore, StoredSession } from "#shared/domain/sessions.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { epochSeconds, keys } from "./schema.ts";
-import { tokenKeys } from "./token-store.ts";
+import { sweepEntryPut } from "./token-store.ts";
 
 export const sessionKeys = {
   session: (tenantId: string, id: string) => ({ PK: `SESSION#${tenantId}#${id}`, SK: "META" }),
@@ -25,22 +25,12 @@ export class DynamoSessionStore implements SessionStore {
   ) {}
 
   private sweepEntry(session: StoredSession) {
-    return {
-      Put: {
-        TableName: this.tableName,
-        Item: {
-          PK: tokenKeys.sweepBucket(new Date(session.expires_at), 0),
-          SK: `S#${session.tenant_id}#${session.id}`,
-          entity: "sweep",
-          kind: "S",
-          tenant_id: session.tenant_id,
-          token_id: session.id,
-          token_type: "token",
-          due_at: session.expires_at,
-          ttl: epochSeconds(new Date(session.expires_at)) + 7 * 86_400,
-        },
-      },
-    };
+    return sweepEntryPut(this.tableName, {
+      kind: "S",
+      tenantId: session.tenant_id,
+      entityId: session.id,
+      dueAt: session.expires_at,
+    });
   }
 
   async create(session: StoredSession, keyHash: string, nonceHash: string, audit: LogEntry): Promise<void> {

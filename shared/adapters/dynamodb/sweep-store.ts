@@ -3,24 +3,18 @@ import {
   DeleteCommand,
   GetCommand,
   PutCommand,
-  QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { DueItem, SweepStore } from "#shared/domain/tokens/sweep.ts";
 import type { AuditItems } from "./audit-items.ts";
-import { isConditionalCheckFailed } from "./client.ts";
+import { cancelledByCondition, isConditionalCheckFailed } from "./client.ts";
+import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";
 import { SWEEP_SHARDS, tokenKeys } from "./token-store.ts";
 
 const STATE_KEY = { PK: "SWEEPSTATE", SK: "META" };
-
-function cancelledByCondition(error: unknown): boolean {
-  if (!(error instanceof Error) || error.name !== "TransactionCanceledException") return false;
-  const reasons = (error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-  return reasons.some((r) => r.Code === "ConditionalCheckFailed");
-}
 
 /** The sweep's view of the table: hour buckets of due items, and the conditional removals they lead to. */
 export class DynamoSweepStore implements SweepStore {
@@ -56,29 +50,19 @@ export class DynamoSweepStore implements SweepStore {
   }
 
   async due(hour: Date, shard: number): Promise<DueItem[]> {
-    const items: DueItem[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: "PK = :pk",
-          ExpressionAttributeValues: { ":pk": tokenKeys.sweepBucket(hour, shard) },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of out.Items ?? [])
-        items.push({
-          key: { PK: String(item.PK), SK: String(item.SK) },
-          kind: item.kind as DueItem["kind"],
-          tenantId: String(item.tenant_id),
-          tokenId: String(item.token_id),
-          tokenType: item.token_type as DueItem["tokenType"],
-          dueAt: String(item.due_at),
-        });
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: "PK = :pk",
+      ExpressionAttributeValues: { ":pk": tokenKeys.sweepBucket(hour, shard) },
+    });
+    return items.map((item) => ({
+      key: { PK: String(item.PK), SK: String(item.SK) },
+      kind: item.kind as DueItem["kind"],
+      tenantId: String(item.tenant_id),
+      tokenId: String(item.token_id),
+      tokenType: item.token_type as DueItem["tokenType"],
+      dueAt: String(item.due_at),
+    }));
   }
 
   async done(item: DueItem): Promise<void> {

@@ -12,7 +12,7 @@ import type {
   WriteOutcome,
 } from "#shared/ports/stores.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { isConditionalCheckFailed } from "./client.ts";
+import { cancellationCodes, isConditionalCheckFailed } from "./client.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
 import { epochSeconds, TABLE_KEYS } from "./schema.ts";
 import { MAX_TRANSACTION_OPERATIONS, transactionKeys } from "./transaction-keys.ts";
@@ -48,6 +48,39 @@ export const tokenKeys = {
 function lowerMap(map: Record<string, string> | undefined): Record<string, string> | undefined {
   if (!map) return undefined;
   return Object.fromEntries(Object.entries(map).map(([k, v]) => [k.toLowerCase(), v.toLowerCase()]));
+}
+
+/**
+ * One entry of the sweep index: something of a tenant that falls due at `dueAt` — a token's expiry (T), a cvc's
+ * end (C), an open transaction's expiry (X) or a session's (S). The sweep reads these by hour bucket.
+ */
+export function sweepEntryPut(
+  tableName: string,
+  entry: {
+    kind: "T" | "C" | "X" | "S";
+    tenantId: string;
+    entityId: string;
+    tokenType?: string;
+    dueAt: string;
+    shard?: number;
+  },
+) {
+  return {
+    Put: {
+      TableName: tableName,
+      Item: {
+        PK: tokenKeys.sweepBucket(new Date(entry.dueAt), entry.shard ?? 0),
+        SK: `${entry.kind}#${entry.tenantId}#${entry.entityId}`,
+        entity: "sweep",
+        kind: entry.kind,
+        tenant_id: entry.tenantId,
+        token_id: entry.entityId,
+        token_type: entry.tokenType ?? "token",
+        due_at: entry.dueAt,
+        ttl: epochSeconds(new Date(entry.dueAt)) + 7 * 86_400,
+      },
+    },
+  };
 }
 
 export class DynamoTokenStore implements TokenStore {
@@ -135,25 +168,19 @@ export class DynamoTokenStore implements TokenStore {
 
   /** Index entries that let the sweep find what falls due: the token's expiry and its cvc's. */
   private sweepPuts(token: StoredToken) {
-    const due: [string, string][] = [];
+    const due: ["T" | "C", string][] = [];
     if (token.expires_at) due.push(["T", token.expires_at]);
     if (token.sealed_cvc && token.cvc_expires_at) due.push(["C", token.cvc_expires_at]);
-    return due.map(([kind, at]) => ({
-      Put: {
-        TableName: this.tableName,
-        Item: {
-          PK: tokenKeys.sweepBucket(new Date(at), shardOf(token.id, SWEEP_SHARDS)),
-          SK: `${kind}#${token.tenant_id}#${token.id}`,
-          entity: "sweep",
-          kind,
-          tenant_id: token.tenant_id,
-          token_id: token.id,
-          token_type: token.type,
-          due_at: at,
-          ttl: epochSeconds(new Date(at)) + 7 * 86_400,
-        },
-      },
-    }));
+    return due.map(([kind, dueAt]) =>
+      sweepEntryPut(this.tableName, {
+        kind,
+        tenantId: token.tenant_id,
+        entityId: token.id,
+        tokenType: token.type,
+        dueAt,
+        shard: shardOf(token.id, SWEEP_SHARDS),
+      }),
+    );
   }
 
   async create(
@@ -436,13 +463,6 @@ export class DynamoTokenStore implements TokenStore {
         if (!isConditionalCheckFailed(error)) throw error;
       });
   }
-}
-
-/** The per-item cancellation codes of a cancelled transaction, or undefined for any other error. */
-function cancellationCodes(error: unknown): (string | undefined)[] | undefined {
-  if (!(error instanceof Error) || error.name !== "TransactionCanceledException") return undefined;
-  const reasons = (error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-  return reasons?.map((r) => (r.Code === "None" ? undefined : r.Code));
 }
 
 /** Builds a filter expression with `#n`/`:v` placeholders only; no request text ever enters the expression. */

@@ -3,7 +3,6 @@ import {
   DeleteCommand,
   GetCommand,
   PutCommand,
-  QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
@@ -11,9 +10,10 @@ import type { LogEntry } from "#shared/domain/audit.ts";
 import type { StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { isConditionalCheckFailed } from "./client.ts";
+import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";
 import type { DynamoTokenStore } from "./token-store.ts";
-import { tokenKeys } from "./token-store.ts";
+import { sweepEntryPut, tokenKeys } from "./token-store.ts";
 import { transactionKeys } from "./transaction-keys.ts";
 
 interface Operation {
@@ -52,23 +52,13 @@ export class DynamoTransactionStore implements TransactionStore {
               ConditionExpression: "attribute_not_exists(PK)",
             },
           },
-          {
-            // The sweep rolls the transaction back when it expires.
-            Put: {
-              TableName: this.tableName,
-              Item: {
-                PK: tokenKeys.sweepBucket(new Date(transaction.expires_at), 0),
-                SK: `X#${transaction.tenant_id}#${transaction.id}`,
-                entity: "sweep",
-                kind: "X",
-                tenant_id: transaction.tenant_id,
-                token_id: transaction.id,
-                token_type: "token",
-                due_at: transaction.expires_at,
-                ttl: expiresEpoch + 7 * 86_400,
-              },
-            },
-          },
+          // The sweep rolls the transaction back when it expires.
+          sweepEntryPut(this.tableName, {
+            kind: "X",
+            tenantId: transaction.tenant_id,
+            entityId: transaction.id,
+            dueAt: transaction.expires_at,
+          }),
           this.audit.put(audit),
         ],
       }),
@@ -91,22 +81,13 @@ export class DynamoTransactionStore implements TransactionStore {
   }
 
   private async operations(tenantId: string, id: string): Promise<Operation[]> {
-    const found: Operation[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: "PK = :pk AND begins_with(SK, :op)",
-          ExpressionAttributeValues: { ":pk": transactionKeys.record(tenantId, id).PK, ":op": "OP#" },
-          ExclusiveStartKey: startKey,
-          ConsistentRead: true,
-        }),
-      );
-      found.push(...((out.Items ?? []) as Operation[]));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return found;
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: "PK = :pk AND begins_with(SK, :op)",
+      ExpressionAttributeValues: { ":pk": transactionKeys.record(tenantId, id).PK, ":op": "OP#" },
+      ConsistentRead: true,
+    });
+    return items as unknown as Operation[];
   }
 
   private heldBy(id: string) {

@@ -2,8 +2,7 @@ import { mayEverHold } from "#shared/domain/access-rules.ts";
 import type { Actor } from "#shared/domain/audit.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
-import type { TenantPrincipal } from "#shared/domain/entities.ts";
-import { issueServiceSession, type SessionStore } from "#shared/domain/sessions.ts";
+import type { SessionStore } from "#shared/domain/sessions.ts";
 import { accessOf } from "#shared/domain/tokens/access.ts";
 import { createDetokenizer } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
@@ -15,7 +14,7 @@ import { ForwardError, forward } from "#shared/proxy/forward.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import type { ProxyStore } from "./manage.ts";
 import type { StoredProxy } from "./proxy.ts";
-import { svcCallHandler } from "./svc-calls.ts";
+import { configuredApplication, sandboxSvc } from "./svc-calls.ts";
 
 /** With a transform configured, a proxied payload may be at most 5 MB (spec). */
 export const TRANSFORM_PAYLOAD_LIMIT = 5 * 1024 * 1024;
@@ -89,23 +88,7 @@ async function authorize(deps: ProxyInvokeDeps, proxy: StoredProxy, apiKey: stri
     return principal;
   }
   // Without require_auth, detokenization runs with the proxy's application, if it has one.
-  const application = proxy.application_id
-    ? await deps.applications.get(proxy.tenant_id, proxy.application_id)
-    : undefined;
-  return application
-    ? ({ kind: "application", tenantId: proxy.tenant_id, keyId: "proxy", application } as const)
-    : undefined;
-}
-
-async function proxyApplicationPrincipal(
-  deps: ProxyInvokeDeps,
-  proxy: StoredProxy,
-): Promise<TenantPrincipal | undefined> {
-  if (!proxy.application_id) return undefined;
-  const application = await deps.applications.get(proxy.tenant_id, proxy.application_id);
-  return application
-    ? { kind: "application", tenantId: proxy.tenant_id, keyId: "proxy", application }
-    : undefined;
+  return configuredApplication(deps.applications, proxy.tenant_id, proxy.application_id, "proxy");
 }
 
 async function runTransform(
@@ -114,19 +97,18 @@ async function runTransform(
   code: string,
   input: unknown,
 ): Promise<{ body?: unknown; headers?: unknown }> {
-  const svcPrincipal = await proxyApplicationPrincipal(deps, proxy);
+  const svcPrincipal = await configuredApplication(
+    deps.applications,
+    proxy.tenant_id,
+    proxy.application_id,
+    "proxy",
+  );
   const result = await deps.sandbox.run({
     tenantId: proxy.tenant_id,
     code,
     input,
     timeoutMs: TRANSFORM_TIMEOUT_MS,
-    ...(svcPrincipal
-      ? {
-          onSvcCall: svcCallHandler(deps, svcPrincipal),
-          // In AWS the runner calls the API itself, with a session key holding this application's access.
-          issueSvcKey: () => issueServiceSession(deps, svcPrincipal, `proxy ${proxy.id}`),
-        }
-      : {}),
+    ...sandboxSvc(deps, svcPrincipal, `proxy ${proxy.id}`),
   });
   if (!result.ok) {
     const { error } = result;

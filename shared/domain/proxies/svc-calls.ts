@@ -1,8 +1,10 @@
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { issueServiceSession, type SessionDeps } from "#shared/domain/sessions.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { deleteToken, getToken, patchToken } from "#shared/domain/tokens/manage.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import { HttpError, validationError } from "#shared/http/errors.ts";
+import type { ApplicationStore } from "#shared/ports/stores.ts";
 import type { SvcOperation } from "#shared/sandbox/sandbox.ts";
 import { createTokenBody, patchTokenBody } from "#shared/schemas/tokens.ts";
 
@@ -47,5 +49,33 @@ export function svcCallHandler(deps: TokenDeps, principal: TenantPrincipal) {
       if (error instanceof HttpError) throw new SvcCallError(error.status, error.detail);
       throw error;
     }
+  };
+}
+
+/** The principal a configured application acts as (proxy transforms, reactors), or undefined without one. */
+export async function configuredApplication(
+  applications: ApplicationStore,
+  tenantId: string,
+  applicationId: string | undefined,
+  keyId: string,
+): Promise<TenantPrincipal | undefined> {
+  if (!applicationId) return undefined;
+  const application = await applications.get(tenantId, applicationId);
+  return application ? { kind: "application", tenantId, keyId, application } : undefined;
+}
+
+/**
+ * The `svc` half of a sandbox request for `principal`: answered in this process locally, and in AWS through
+ * the API with a short-lived session key holding exactly that application's access. Nothing without one.
+ */
+export function sandboxSvc(
+  deps: TokenDeps & SessionDeps,
+  principal: TenantPrincipal | undefined,
+  purpose: string,
+) {
+  if (!principal) return {};
+  return {
+    onSvcCall: svcCallHandler(deps, principal),
+    issueSvcKey: () => issueServiceSession(deps, principal, purpose),
   };
 }

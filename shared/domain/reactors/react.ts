@@ -3,8 +3,8 @@ import type { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
-import { svcCallHandler } from "#shared/domain/proxies/svc-calls.ts";
-import { issueServiceSession, type SessionStore } from "#shared/domain/sessions.ts";
+import { configuredApplication, sandboxSvc } from "#shared/domain/proxies/svc-calls.ts";
+import type { SessionStore } from "#shared/domain/sessions.ts";
 import { accessOf } from "#shared/domain/tokens/access.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { createDetokenizer } from "#shared/domain/tokens/detokenize.ts";
@@ -62,17 +62,6 @@ async function reactorAndFormula(deps: ReactDeps, tenantId: string, reactorId: s
   return { reactor, formula };
 }
 
-async function reactorPrincipal(
-  deps: ReactDeps,
-  reactor: StoredReactor,
-): Promise<TenantPrincipal | undefined> {
-  if (!reactor.application_id) return undefined;
-  const application = await deps.applications.get(reactor.tenant_id, reactor.application_id);
-  return application
-    ? { kind: "application", tenantId: reactor.tenant_id, keyId: "reactor", application }
-    : undefined;
-}
-
 /** `tokenize` from the code (an object or array of POST /tokens bodies) turned into real tokens. */
 async function tokenize(
   deps: ReactDeps,
@@ -128,18 +117,18 @@ async function run(
   args: Record<string, unknown>,
   timeoutMs: number,
 ) {
-  const principal = await reactorPrincipal(deps, reactor);
+  const principal = await configuredApplication(
+    deps.applications,
+    reactor.tenant_id,
+    reactor.application_id,
+    "reactor",
+  );
   const result = await deps.sandbox.run({
     tenantId: reactor.tenant_id,
     code: `${RUNTIME_PRELUDE}\n${formula.code}`,
     input: { args, configuration: reactor.configuration },
     timeoutMs,
-    ...(principal
-      ? {
-          onSvcCall: svcCallHandler(deps, principal),
-          issueSvcKey: () => issueServiceSession(deps, principal, `reactor ${reactor.id}`),
-        }
-      : {}),
+    ...sandboxSvc(deps, principal, `reactor ${reactor.id}`),
   });
   if (!result.ok) {
     const { error } = result;
