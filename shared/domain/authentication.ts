@@ -17,6 +17,10 @@ interface CacheEntry {
  */
 export class Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
+  /** Lookups in flight: concurrent requests with the same key share one (cache refills are single-flight). */
+  private readonly loading = new Map<string, Promise<Principal | undefined>>();
+  /** Bumped by every eviction: a lookup that started before one never caches its (possibly revoked) answer. */
+  private generation = 0;
 
   constructor(
     private readonly applications: ApplicationStore,
@@ -43,6 +47,16 @@ export class Authenticator {
     if (cached && !sessionOver && now - cached.at < this.cacheSeconds * 1000) return cached.principal;
     this.cache.delete(keyHash);
 
+    let pending = this.loading.get(keyHash);
+    if (!pending) {
+      pending = this.lookup(keyHash, now).finally(() => this.loading.delete(keyHash));
+      this.loading.set(keyHash, pending);
+    }
+    return pending;
+  }
+
+  private async lookup(keyHash: string, now: number): Promise<Principal | undefined> {
+    const startedAt = this.generation;
     const record = await this.applications.findKey(keyHash);
     if (!record) return undefined;
     const principal = record.session_id
@@ -50,7 +64,8 @@ export class Authenticator {
       : await this.applicationPrincipal(record.tenant_id, record.application_id, record.key_id);
     if (!principal) return undefined;
     // A session not yet authorized is never cached: its authorization must take effect at once everywhere.
-    const cacheable = principal.kind !== "session" || principal.session.authorized;
+    const cacheable =
+      (principal.kind !== "session" || principal.session.authorized) && startedAt === this.generation;
     if (this.cacheSeconds > 0 && cacheable) {
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(keyHash, { principal, at: now });
@@ -98,6 +113,8 @@ export class Authenticator {
 
   /** Drops cached principals of a key (by hash) or of every key of an application. */
   evict(match: { keyHash?: string; applicationId?: string }): void {
+    this.generation += 1;
+    if (match.keyHash) this.loading.delete(match.keyHash);
     if (match.keyHash) this.cache.delete(match.keyHash);
     if (match.applicationId) {
       for (const [hash, entry] of this.cache) {

@@ -182,6 +182,18 @@ describe("POST /tokens", () => {
     expect(raced.every((r) => r.status === 201)).toBe(true);
   });
 
+  it("finds a token created without deduplication when a later create asks for it", async () => {
+    const { api, pub } = await setup();
+    const body = { type: "card_number", data: "4000056655665556" };
+
+    const plain = await api.post<TokenBody>("/tokens", { key: pub, body });
+    const repeat = await api.post<TokenBody>("/tokens", { key: pub, body });
+    const deduped = await api.post<TokenBody>("/tokens", { key: pub, body: { ...body, deduplicate_token: true } });
+
+    expect(repeat.body.id).not.toBe(plain.body.id);
+    expect(deduped.body.id).toBe(plain.body.id);
+  });
+
   it("stores no plaintext of data, cvc, fingerprint input or search values", async () => {
     const { api, pub } = await setup();
     await api.post("/tokens", {

@@ -1,6 +1,12 @@
 import { createHash } from "node:crypto";
 import type { DynamoDBDocumentClient, QueryCommandInput } from "@aws-sdk/lib-dynamodb";
-import { BatchGetCommand, DeleteCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  BatchGetCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+} from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { StoredToken, TokenListFilter, TransactionContext } from "#shared/domain/tokens/token.ts";
 import { validationError } from "#shared/http/errors.ts";
@@ -200,8 +206,11 @@ export class DynamoTokenStore implements TokenStore {
         }
       : input;
     const fingerprintKey = tokenKeys.fingerprint(token.tenant_id, token.type, token.fingerprint);
+    // A deduplicating create claims the fingerprint inside its transaction (race-safe). Any other create must
+    // not fail because the value is already tokenized: it claims afterwards, only if nobody has (best effort),
+    // so later deduplicating creates find a token, without a cancelled transaction on every repeat.
+    const claim = options.deduplicate;
     for (let attempt = 0; attempt < 4; attempt++) {
-      const claim = attempt === 0 || options.deduplicate;
       const transactItems = [
         {
           Put: {
@@ -227,6 +236,7 @@ export class DynamoTokenStore implements TokenStore {
       ];
       try {
         await this.client.send(new TransactWriteCommand({ TransactItems: transactItems }));
+        if (!claim) await this.claimIfUnclaimed(fingerprintKey, token.id);
         return { outcome: "created" } as TokenCreateOutcome;
       } catch (error) {
         const reasons = cancellationCodes(error);
@@ -237,8 +247,7 @@ export class DynamoTokenStore implements TokenStore {
           return { outcome: "transaction-closed" } as TokenCreateOutcome;
         if (!claim || reasons[1] !== "ConditionalCheckFailed") throw error;
       }
-      // The fingerprint is claimed. Without deduplication, the token is simply created without the claim.
-      if (!options.deduplicate) continue;
+      // The fingerprint is claimed: answer its live owner, or release a stale claim and try again.
       const owner = await this.client.send(
         new GetCommand({ TableName: this.tableName, Key: fingerprintKey, ConsistentRead: true }),
       );
@@ -447,6 +456,20 @@ export class DynamoTokenStore implements TokenStore {
       if (reasons.includes("ConditionalCheckFailed")) return "conflict";
       throw error;
     }
+  }
+
+  private async claimIfUnclaimed(fingerprintKey: { PK: string; SK: string }, tokenId: string) {
+    await this.client
+      .send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...fingerprintKey, entity: "fingerprint", token_id: tokenId },
+          ConditionExpression: "attribute_not_exists(PK)",
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!isConditionalCheckFailed(error)) throw error;
+      });
   }
 
   async releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
