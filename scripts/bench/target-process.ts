@@ -1,0 +1,108 @@
+/**
+ * Child-process entry of a benchmark target: `node --import tsx scripts/bench/target-process.ts <floor|service>`.
+ * Reads BENCH_DYNAMODB_ENDPOINT, BENCH_DATA_DIR (and BENCH_ROOT_KEY for the service) from the environment,
+ * starts the target on a free port of 127.0.0.1 and sends `{ ready: url }` over the IPC channel.
+ * It stops on SIGTERM, on a `stop` message, or when the parent goes away (the channel closes); Ctrl-C in the
+ * terminal is left to the parent, which stops its children in order.
+ *
+ * With BENCH_TRACE=1 it times every DynamoDB call of the target's client (a middleware added from here, the
+ * target's code is unchanged) and answers a `stats` message with the calls since the previous one.
+ */
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { startLocalService } from "#shared/local/server.ts";
+import { startFloorService } from "./floor-service.ts";
+
+export type TargetName = "floor" | "service";
+
+/** DynamoDB calls by command name: how many, HTTP attempts (retries included), failures, summed duration (ms). */
+export type DynamoCalls = Record<string, { count: number; attempts: number; failed: number; ms: number }>;
+
+export type TargetMessage = { ready: string } | { failed: string } | { calls: DynamoCalls };
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+}
+
+async function start(
+  target: string,
+): Promise<{ url: string; dynamo: DynamoDBDocumentClient; stop(): Promise<void> }> {
+  const dynamodbEndpoint = required("BENCH_DYNAMODB_ENDPOINT");
+  const dataDir = required("BENCH_DATA_DIR");
+  if (target === "floor") return startFloorService({ dynamodbEndpoint, dataDir });
+  if (target === "service") {
+    const service = await startLocalService({
+      port: 0,
+      rootKey: required("BENCH_ROOT_KEY"),
+      dataDir,
+      dynamodbEndpoint,
+      testClock: false,
+    });
+    return { url: service.url, dynamo: service.deps.dynamo, stop: () => service.stop() };
+  }
+  throw new Error(`unknown target ${target}; use floor or service`);
+}
+
+function traceCalls(client: DynamoDBDocumentClient): () => DynamoCalls {
+  let calls: DynamoCalls = {};
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const started = performance.now();
+      const name = String(context.commandName ?? "unknown").replace(/Command$/, "");
+      const record = (attempts: number | undefined, failed: boolean) => {
+        const entry = calls[name] ?? { count: 0, attempts: 0, failed: 0, ms: 0 };
+        entry.count += 1;
+        entry.attempts += attempts ?? 1;
+        entry.failed += failed ? 1 : 0;
+        entry.ms += performance.now() - started;
+        calls[name] = entry;
+      };
+      try {
+        const result = await next(args);
+        record((result.output as { $metadata?: { attempts?: number } }).$metadata?.attempts, false);
+        return result;
+      } catch (error) {
+        record((error as { $metadata?: { attempts?: number } }).$metadata?.attempts, true);
+        throw error;
+      }
+    },
+    { step: "initialize", name: "benchTrace" },
+  );
+  return () => {
+    const taken = calls;
+    calls = {};
+    return taken;
+  };
+}
+
+function send(message: TargetMessage, then?: () => void): void {
+  if (process.send) process.send(message, undefined, {}, () => then?.());
+  else then?.();
+}
+
+async function main(): Promise<void> {
+  if (!process.send) throw new Error("run by scripts/bench.ts (needs an IPC channel)");
+  const running = await start(process.argv[2] ?? "");
+  const takeCalls = process.env.BENCH_TRACE === "1" ? traceCalls(running.dynamo) : () => ({});
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    // A normal exit, so that --cpu-prof and similar flags get to write their output.
+    void running.stop().finally(() => process.exit(0));
+  };
+  process.on("SIGINT", () => undefined);
+  process.on("SIGTERM", stop);
+  process.on("disconnect", stop);
+  process.on("message", (message) => {
+    if (message === "stop") stop();
+    if (message === "calls") send({ calls: takeCalls() });
+  });
+  send({ ready: running.url });
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  send({ failed: error instanceof Error ? error.message : String(error) }, () => process.exit(1));
+});
