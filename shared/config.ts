@@ -27,6 +27,7 @@ const envSchema = z
     SVC_EMAIL_SENDER: z.string().min(3).optional(),
     SVC_SANDBOX_FUNCTION: z.string().min(1).optional(),
     SVC_CALLBACK_QUEUE_URL: z.url().optional(),
+    SVC_SYNC_REACT_TIMEOUT_MS: z.coerce.number().int().min(100).max(25_000).default(20_000),
     SVC_CALLBACK_RETRY_BASE_SECONDS: z.coerce.number().min(0.01).max(900).default(60),
     SVC_API_URL: z.url().optional(),
     SVC_INVITATION_URL: z.url().optional(),
@@ -56,6 +57,8 @@ const envSchema = z
       emailSender: env.SVC_EMAIL_SENDER ?? "svc-vault@localhost",
       sandboxFunction: env.SVC_SANDBOX_FUNCTION,
       callbackQueueUrl: env.SVC_CALLBACK_QUEUE_URL,
+      // A synchronous react runs at most this long (API Gateway answers within 30 s).
+      syncReactTimeoutMs: env.SVC_SYNC_REACT_TIMEOUT_MS,
       // Local mode: the first retry of a failed callback waits this long (doubling each time).
       callbackRetryBaseSeconds: env.SVC_CALLBACK_RETRY_BASE_SECONDS,
       apiUrl: env.SVC_API_URL,

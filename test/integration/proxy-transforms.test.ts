@@ -112,6 +112,26 @@ describe("proxy transforms", () => {
     expect(token.body.data).toBe("XXXXXXXXXXXX4242");
   });
 
+  it("gives transforms svc = null when the proxy has no application", async () => {
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey);
+    const user = await appKey(api, tenant.managementKey, { type: "private", permissions: ["token:use"] });
+    const proxy = await api.post<{ key: string }>("/proxies", {
+      key: tenant.managementKey,
+      body: {
+        name: "no app",
+        destination_url: destinationUrl,
+        request_transform: {
+          code: "module.exports = async (req) => ({ body: { svcIsNull: req.svc === null }, headers: {} });",
+        },
+      },
+    });
+
+    await api.post("/proxy", { key: user, headers: { "svc-proxy-key": proxy.body.key }, body: {} });
+
+    expect(JSON.parse(String(received.at(-1)?.body))).toEqual({ svcIsNull: true });
+  });
+
   it("turns errors thrown by a transform into proxy_error, without sending", async () => {
     const { api, user, proxyKey } = await setup({
       request_transform: { code: "module.exports = async () => { throw new Error('card declined'); };" },

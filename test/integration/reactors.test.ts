@@ -3,6 +3,8 @@ import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
+// A synchronous react stops after 1 s here (20 s by default), so the timeout test stays short.
+process.env.SVC_SYNC_REACT_TIMEOUT_MS = "1000";
 const svc = useService();
 const mergePatch = { "content-type": "application/merge-patch+json" };
 
@@ -285,6 +287,31 @@ describe("react (synchronous)", () => {
     expect(res.status).toBe(422);
     expect(logs.body.data.map((l) => l.operation)).toContain("invoke");
     expect(JSON.stringify(logs.body)).not.toContain(VISA);
+  });
+
+  it("answers a clear 504 when a synchronous run passes its limit, and the next run works", async () => {
+    const { api, user, managementKey, appId, reactor, card } = await setup();
+    const formula = await api.post<{ id: string }>("/reactor-formulas", {
+      key: managementKey,
+      body: { name: "Spin", code: "module.exports = async () => { for (;;) {} };" },
+    });
+    const spinner = await api.post<{ id: string }>("/reactors", {
+      key: managementKey,
+      body: { name: "s", formula: { id: formula.body.id }, configuration: {}, application: { id: appId } },
+    });
+
+    const res = await api.post<{ detail: string }>(`/reactors/${spinner.body.id}/react`, {
+      key: user,
+      body: {},
+    });
+    const next = await api.post(`/reactors/${reactor.id}/react`, {
+      key: user,
+      body: { args: { card: `{{ ${card.id} }}`, amount: 1 } },
+    });
+
+    expect(res.status).toBe(504);
+    expect(res.body.detail).toContain("1000 ms");
+    expect(next.status).toBe(200);
   });
 
   it("runs a retried react once with the same idempotency key", async () => {

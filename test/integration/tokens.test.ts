@@ -188,7 +188,10 @@ describe("POST /tokens", () => {
 
     const plain = await api.post<TokenBody>("/tokens", { key: pub, body });
     const repeat = await api.post<TokenBody>("/tokens", { key: pub, body });
-    const deduped = await api.post<TokenBody>("/tokens", { key: pub, body: { ...body, deduplicate_token: true } });
+    const deduped = await api.post<TokenBody>("/tokens", {
+      key: pub,
+      body: { ...body, deduplicate_token: true },
+    });
 
     expect(repeat.body.id).not.toBe(plain.body.id);
     expect(deduped.body.id).toBe(plain.body.id);

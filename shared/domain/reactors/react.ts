@@ -25,8 +25,6 @@ import type {
 import { invalidCode } from "./manage.ts";
 import { RUNTIME_PRELUDE, type StoredFormula, type StoredReactor } from "./model.ts";
 
-/** A synchronous react runs at most this long (API Gateway answers within 30 s). */
-export const SYNC_TIMEOUT_MS = 20_000;
 export const ASYNC_TIMEOUT_DEFAULT_MS = 10_000;
 
 export interface ReactDeps extends TokenDeps {
@@ -35,6 +33,7 @@ export interface ReactDeps extends TokenDeps {
   sessions: SessionStore;
   sandbox: Sandbox;
   jobQueue?: JobQueue;
+  config: { syncReactTimeoutMs: number };
 }
 
 export interface ReactInput {
@@ -215,7 +214,7 @@ export async function react(
     return { status: 202, body: { request_id: requestId } };
   }
   await deps.auditLog.append([log("Reactor invoked")]);
-  return { status: 200, body: await run(deps, reactor, formula, args, SYNC_TIMEOUT_MS) };
+  return { status: 200, body: await run(deps, reactor, formula, args, deps.config.syncReactTimeoutMs) };
 }
 
 /** The outcome a failed run answers: its status and problem (a custom error's own body). */
