@@ -12,7 +12,7 @@ import type { AuditItems } from "./audit-items.ts";
 import { cancelledByCondition, isConditionalCheckFailed } from "./client.ts";
 import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";
-import { SWEEP_SHARDS, tokenKeys } from "./token-store.ts";
+import { releaseFingerprint, SWEEP_SHARDS, tokenKeys } from "./token-store.ts";
 
 const STATE_KEY = { PK: "SWEEPSTATE", SK: "META" };
 
@@ -120,23 +120,7 @@ export class DynamoSweepStore implements SweepStore {
       });
   }
 
-  async releaseFingerprint(
-    tenantId: string,
-    type: string,
-    fingerprint: string,
-    tokenId: string,
-  ): Promise<void> {
-    await this.client
-      .send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: tokenKeys.fingerprint(tenantId, type, fingerprint),
-          ConditionExpression: "token_id = :id",
-          ExpressionAttributeValues: { ":id": tokenId },
-        }),
-      )
-      .catch((error: unknown) => {
-        if (!isConditionalCheckFailed(error)) throw error;
-      });
+  releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string): Promise<void> {
+    return releaseFingerprint(this.client, this.tableName, { tenantId, type, fingerprint, tokenId });
   }
 }

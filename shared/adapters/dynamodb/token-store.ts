@@ -89,6 +89,26 @@ export function sweepEntryPut(
   };
 }
 
+/** Drops a fingerprint claim if (and only if) it still names this token. */
+export async function releaseFingerprint(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  claim: { tenantId: string; type: string; fingerprint: string; tokenId: string },
+): Promise<void> {
+  await client
+    .send(
+      new DeleteCommand({
+        TableName: tableName,
+        Key: tokenKeys.fingerprint(claim.tenantId, claim.type, claim.fingerprint),
+        ConditionExpression: "token_id = :id",
+        ExpressionAttributeValues: { ":id": claim.tokenId },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionalCheckFailed(error)) throw error;
+    });
+}
+
 export class DynamoTokenStore implements TokenStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -472,19 +492,8 @@ export class DynamoTokenStore implements TokenStore {
       });
   }
 
-  async releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
-    await this.client
-      .send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: tokenKeys.fingerprint(tenantId, type, fingerprint),
-          ConditionExpression: "token_id = :id",
-          ExpressionAttributeValues: { ":id": tokenId },
-        }),
-      )
-      .catch((error: unknown) => {
-        if (!isConditionalCheckFailed(error)) throw error;
-      });
+  releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
+    return releaseFingerprint(this.client, this.tableName, { tenantId, type, fingerprint, tokenId });
   }
 }
 

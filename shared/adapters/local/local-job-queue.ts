@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { CallbackJob, JobQueue } from "#shared/domain/reactors/callback-job.ts";
 import {
@@ -221,9 +221,10 @@ export class LocalJobQueue implements JobQueue {
     });
     try {
       await mkdir(this.directory, { recursive: true, mode: 0o700 });
-      await writeFile(this.deadLetterPath(letter.request_id), `${JSON.stringify(letter, null, 2)}\n`, {
-        mode: 0o600,
-      });
+      // Written aside, then renamed: a reader never sees a half-written letter.
+      const path = this.deadLetterPath(letter.request_id);
+      await writeFile(`${path}.tmp`, `${JSON.stringify(letter, null, 2)}\n`, { mode: 0o600 });
+      await rename(`${path}.tmp`, path);
     } catch (writeError) {
       logger.error("reactor callback dead letter could not be written", {
         request_id: letter.request_id,
