@@ -1,17 +1,28 @@
 /**
  * `npm run bench`: the service against its floor (scripts/bench/floor-service.ts), on one DynamoDB Local, with
- * autocannon. See docs/performance.md.
+ * autocannon; the proxy against direct requests to its loopback destination; and react. See
+ * docs/performance.md.
  *
- * One DynamoDB Local (in memory) serves both. The service and the floor each run in their own Node process
- * (scripts/bench/target-process.ts); this process only generates load. For each scenario (tokenize, read) it
- * warms both targets up, then alternates floor and service runs, and reports medians and the ratio
- * service/floor. Exit 1 when any request failed (non-2xx, connection error, timeout) or the set-up failed;
- * exit 0 otherwise, also when a ratio target is missed (the table says FAIL).
+ * One DynamoDB Local (in memory) serves both. The service, the floor and the proxy's destination each run in
+ * their own Node process (scripts/bench/target-process.ts); this process only generates load. For each
+ * scenario it warms its targets up, then alternates their runs, and reports medians:
+ *
+ * - tokenize, read: floor and service, and the ratio service/floor;
+ * - proxy: `direct` (POST to the destination), `proxy` (POST /proxy, one detokenization) and `proxy+transform`
+ *   (a trivial request transform), the ratio proxy/direct, what the warm transform adds at p50; then, without
+ *   load, one request at a time, the same targets, the transform alone in a sandbox, and the first request
+ *   through proxies with new transform code (scripts/bench/proxy.ts);
+ * - react: a trivial formula, warm (no target to compare with).
+ *
+ * Exit 1 when any request failed (non-2xx, connection error, timeout) or the set-up failed; exit 0 otherwise,
+ * also when a target is missed (the output says FAIL).
  *
  * Environment: BENCH_DURATION_S (5), BENCH_ROUNDS (3), BENCH_WARMUP_S (8), BENCH_CONNECTIONS (16),
  * BENCH_SEED_TOKENS (200), BENCH_CARDS (fixed | unique: the same card number in every create, or a new one),
- * BENCH_SCENARIOS (tokenize,read), BENCH_NODE_ARGS (extra node flags for both targets, e.g. --cpu-prof),
- * BENCH_TRACE=1 (count and time the targets' DynamoDB calls; adds a little work to both).
+ * BENCH_SCENARIOS (tokenize,read,proxy,react), BENCH_LATENCY_SAMPLES (200: unloaded requests per proxy target
+ * and warm sandbox runs), BENCH_NEW_PROXIES (10: new proxies per first-request series), BENCH_NODE_ARGS
+ * (extra node flags for the service and the floor, e.g. --cpu-prof), BENCH_TRACE=1 (count and time the
+ * targets' DynamoDB calls; adds a little work to both).
  */
 import { spawnSync } from "node:child_process";
 import { randomInt, randomUUID } from "node:crypto";
@@ -19,14 +30,40 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { type DynamoDbLocal, startDynamoDbLocal } from "#shared/local/dynamodb-local.ts";
-import { childPids, cpuSeconds, machineBusySeconds, ownCpuSeconds } from "./bench/cpu.ts";
+import { call } from "./bench/api.ts";
+import {
+  childPids,
+  cpuSeconds,
+  descendantPids,
+  machineBusySeconds,
+  ownCpuSeconds,
+  treeCpuDelta,
+  treeCpuSeconds,
+} from "./bench/cpu.ts";
 import { median, type RunFigures, runLoad, stopCurrentLoad } from "./bench/load.ts";
-import type { TargetName } from "./bench/target-process.ts";
+import {
+  DESTINATION_PATH,
+  describeStats,
+  measureProxyLatency,
+  type NewCodeSeries,
+  type ProxyLatency,
+  type ProxySetup,
+  proxyHeaders,
+  setUpProxies,
+} from "./bench/proxy.ts";
+import { REACT_BODY, setUpReactor } from "./bench/react.ts";
 import { type RunningTarget, startTarget } from "./bench/targets.ts";
 
-type Scenario = "tokenize" | "read";
+type Scenario = "tokenize" | "read" | "proxy" | "react";
+const SCENARIOS: Scenario[] = ["tokenize", "read", "proxy", "react"];
+/** What a run measured: floor or service (tokenize, read, react), or one of the proxy scenario's targets. */
+type TargetLabel = "floor" | "service" | "direct" | "proxy" | "proxy+transform";
 
-const TARGET_RATIO: Record<Scenario, number> = { tokenize: 0.5, read: 0.6 };
+/** Share of the comparison target's req/s: floor for tokenize and read, direct for proxy. */
+const TARGET_RATIO: Partial<Record<Scenario, number>> = { tokenize: 0.5, read: 0.6, proxy: 0.5 };
+/** The issue's targets for proxy transforms: a warm one adds at most 5 ms at p50, new code runs within 150 ms. */
+const TRANSFORM_ADDS_TARGET_MS = 5;
+const NEW_CODE_TARGET_MS = 150;
 const CARD = { number: "4242424242424242", expiration_month: 12, expiration_year: 2030 };
 
 function intEnv(name: string, fallback: number, min: number, max: number): number {
@@ -45,15 +82,20 @@ const settings = {
   connections: intEnv("BENCH_CONNECTIONS", 16, 1, 1024),
   seedTokens: intEnv("BENCH_SEED_TOKENS", 200, 1, 100_000),
   cards: (process.env.BENCH_CARDS || "fixed") as "fixed" | "unique",
-  scenarios: (process.env.BENCH_SCENARIOS || "tokenize,read").split(",").map((s) => s.trim()) as Scenario[],
+  scenarios: (process.env.BENCH_SCENARIOS || SCENARIOS.join(","))
+    .split(",")
+    .map((s) => s.trim()) as Scenario[],
+  latencySamples: intEnv("BENCH_LATENCY_SAMPLES", 200, 1, 100_000),
+  newProxies: intEnv("BENCH_NEW_PROXIES", 10, 1, 100),
   nodeArgs: (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter(Boolean),
   trace: process.env.BENCH_TRACE === "1",
 };
 if (settings.cards !== "fixed" && settings.cards !== "unique")
   throw new Error(`BENCH_CARDS must be fixed or unique, got ${settings.cards}`);
 for (const scenario of settings.scenarios)
-  if (scenario !== "tokenize" && scenario !== "read")
-    throw new Error(`BENCH_SCENARIOS lists tokenize and/or read, got ${scenario}`);
+  if (!SCENARIOS.includes(scenario))
+    throw new Error(`BENCH_SCENARIOS lists some of ${SCENARIOS.join(", ")}, got ${scenario}`);
+const floorScenarios = settings.scenarios.filter((s) => s === "tokenize" || s === "read");
 
 const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
@@ -106,28 +148,6 @@ function checkInterrupted(): void {
 // ---------------------------------------------------------------------------------------------------------
 // Set-up through the public HTTP API.
 
-async function call<T>(
-  base: string,
-  method: string,
-  path: string,
-  key: string | undefined,
-  body: unknown,
-  expected: number,
-): Promise<T> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      ...(key ? { "svc-api-key": key } : {}),
-      ...(body !== undefined ? { "content-type": "application/json" } : {}),
-    },
-    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status !== expected)
-    throw new Error(`${method} ${path} answered ${res.status} (expected ${expected}): ${text.slice(0, 500)}`);
-  return (text ? JSON.parse(text) : undefined) as T;
-}
-
 async function serviceKeys(url: string, rootKey: string) {
   const tenant = await call<{ management_key: string }>(
     url,
@@ -147,9 +167,22 @@ async function serviceKeys(url: string, rootKey: string) {
       201,
     ).then((app) => app.key);
   return {
+    management: tenant.management_key,
     create: await application("public", "token:create"),
     read: await application("private", "token:read"),
   };
+}
+
+/** A private application with token:use: the caller of /proxy and react, and the reactor's application. */
+function useApplication(url: string, managementKey: string) {
+  return call<{ id: string; key: string }>(
+    url,
+    "POST",
+    "/applications",
+    managementKey,
+    { name: "bench use", type: "private", permissions: ["token:use"] },
+    201,
+  );
 }
 
 /** Creates `count` card tokens through POST /tokens, 16 at a time, and returns their ids. */
@@ -170,26 +203,44 @@ async function seed(url: string, key: string | undefined, count: number): Promis
 // ---------------------------------------------------------------------------------------------------------
 // The runs.
 
+/** A floor or service target of the tokenize and read scenarios. */
 interface Target {
-  name: TargetName;
+  name: "floor" | "service";
   running: RunningTarget;
   createKey?: string;
   readKey?: string;
   ids: string[];
 }
 
+/** What one load run hits, and whose CPU it counts. */
+interface LoadTarget {
+  label: TargetLabel;
+  /** The process answering the requests; its descendants (the service's sandbox processes) count with it. */
+  pid: number;
+  /** The proxy's destination, a process of its own, counted separately. */
+  destinationPid?: number;
+  /** Whose DynamoDB calls BENCH_TRACE counts. */
+  traced?: RunningTarget;
+  load(durationSeconds: number): Promise<RunFigures>;
+}
+
 /** CPU per request (ms) of each party during a run, and the share of the machine the run left to others. */
 interface CpuFigures {
+  /** The target process and its descendants (the service's sandbox processes). */
   target_ms_per_request?: number;
+  /** Of which the descendants: the service's sandbox processes (reported when not zero). */
+  sandbox_ms_per_request?: number;
+  /** The proxy scenario: the destination (for `direct`, that is the target). */
+  destination_ms_per_request?: number;
   dynamodb_local_ms_per_request?: number;
   load_generator_ms_per_request: number;
-  /** Machine busy time not spent by the three (other people's processes, the idle target, the kernel), % of all cores. */
+  /** Machine busy time not spent by the parties (other people's processes, idle targets, the kernel), % of all cores. */
   others_pct?: number;
 }
 
 interface RunRecord extends RunFigures {
   scenario: Scenario;
-  target: TargetName;
+  target: TargetLabel;
   round: number;
   cpu: CpuFigures;
   /** With BENCH_TRACE=1: DynamoDB calls per request of the target, and their mean duration. */
@@ -201,27 +252,41 @@ interface RunRecord extends RunFigures {
 
 interface Summary {
   scenario: Scenario;
-  target: TargetName;
+  target: TargetLabel;
   rounds: number;
   rps: number;
   p50: number;
   p99: number;
   target_cpu_ms_per_request?: number;
+  /** Of which the service's sandbox processes. */
+  sandbox_cpu_ms_per_request?: number;
+  destination_cpu_ms_per_request?: number;
   dynamodb_local_cpu_ms_per_request?: number;
   load_generator_cpu_ms_per_request?: number;
   /**
-   * Floor's CPU per request (all three processes) over the service's: the ratio of throughputs a CPU-bound
-   * machine would give. It barely moves when other processes take CPU, unlike req/s; a cross-check only.
+   * The comparison target's CPU per request (all processes) over this one's (floor/service, direct/proxy): the
+   * ratio of throughputs a CPU-bound machine would give. It barely moves when other processes take CPU,
+   * unlike req/s; a cross-check only.
    */
   cpu_ratio?: number;
   /** Median share of the machine (% of all cores) used by other processes during the runs: noise. */
   others_pct?: number;
+  /** req/s over the comparison target's (floor for tokenize and read, direct for proxy). */
   ratio?: number;
   target_ratio?: number;
   pass?: boolean;
 }
 
-function loadFor(scenario: Scenario, target: Target, durationSeconds: number) {
+/** A latency target of the proxy scenario, with its measured value. */
+interface Check {
+  scenario: Scenario;
+  what: string;
+  value_ms: number;
+  target_ms: number;
+  pass: boolean;
+}
+
+function loadFor(scenario: "tokenize" | "read", target: Target, durationSeconds: number) {
   const key = scenario === "tokenize" ? target.createKey : target.readKey;
   const headers: Record<string, string> = key ? { "svc-api-key": key } : {};
   if (scenario === "tokenize")
@@ -245,37 +310,109 @@ function loadFor(scenario: Scenario, target: Target, durationSeconds: number) {
   });
 }
 
+const floorServiceTarget = (scenario: "tokenize" | "read", target: Target): LoadTarget => ({
+  label: target.name,
+  pid: target.running.pid,
+  traced: target.running,
+  load: (durationSeconds) => loadFor(scenario, target, durationSeconds),
+});
+
+/** A POST of a fixed body with fixed headers, as autocannon runs them. */
+const postLoad =
+  (url: string, path: string, headers: Record<string, string>, body: string) => (durationSeconds: number) =>
+    runLoad({
+      url,
+      connections: settings.connections,
+      durationSeconds,
+      headers,
+      method: "POST",
+      path: () => path,
+      body: () => body,
+    });
+
+function proxyTargets(service: RunningTarget, destination: RunningTarget, setup: ProxySetup): LoadTarget[] {
+  const through = (label: TargetLabel, proxyKey: string): LoadTarget => ({
+    label,
+    pid: service.pid,
+    destinationPid: destination.pid,
+    traced: service,
+    load: postLoad(service.url, "/proxy", proxyHeaders(proxyKey, setup.useKey), setup.proxyBody),
+  });
+  return [
+    {
+      label: "direct",
+      pid: destination.pid,
+      load: postLoad(
+        destination.url,
+        DESTINATION_PATH,
+        { "content-type": "application/json" },
+        setup.directBody,
+      ),
+    },
+    through("proxy", setup.proxyKey),
+    through("proxy+transform", setup.transformProxyKey),
+  ];
+}
+
+const reactTarget = (service: RunningTarget, path: string, useKey: string): LoadTarget => ({
+  label: "service",
+  pid: service.pid,
+  traced: service,
+  load: postLoad(
+    service.url,
+    path,
+    { "svc-api-key": useKey, "content-type": "application/json" },
+    REACT_BODY,
+  ),
+});
+
 let dynamoPid: number | undefined;
 
-/** One load run with the CPU spent by target, DynamoDB Local and load generator (and DynamoDB calls, traced). */
-async function measuredRun(scenario: Scenario, target: Target, durationSeconds: number) {
+/**
+ * One load run with the CPU spent by target (with its sandbox processes), destination, DynamoDB Local and load
+ * generator (and DynamoDB calls, traced).
+ */
+async function measuredRun(target: LoadTarget, durationSeconds: number) {
   const sum = (values: (number | undefined)[]) =>
     values.every((v) => v !== undefined) ? (values as number[]).reduce((a, b) => a + b, 0) : undefined;
   const sample = () => ({
-    target: cpuSeconds(target.running.pid),
+    target: treeCpuSeconds(target.pid),
+    destination: target.destinationPid === undefined ? undefined : cpuSeconds(target.destinationPid),
     dynamo: dynamoPid === undefined ? undefined : cpuSeconds(dynamoPid),
     self: ownCpuSeconds(),
     machine: machineBusySeconds(),
     at: performance.now(),
   });
-  if (settings.trace) await target.running.calls();
+  if (settings.trace) await target.traced?.calls();
   const before = sample();
-  const figures = await loadFor(scenario, target, durationSeconds);
+  const figures = await target.load(durationSeconds);
   const after = sample();
-  const calls = settings.trace ? await target.running.calls() : undefined;
+  const calls = settings.trace ? await target.traced?.calls() : undefined;
   const n = Math.max(1, figures.requests);
   const delta = (a: number | undefined, b: number | undefined) =>
     a === undefined || b === undefined ? undefined : b - a;
   const perRequest = (seconds: number | undefined) =>
     seconds === undefined ? undefined : Number(((seconds * 1000) / n).toFixed(2));
-  const targetCpu = delta(before.target, after.target);
+  const targetTree = treeCpuDelta(target.pid, before.target, after.target);
+  const targetCpu = targetTree?.total;
+  const sandboxMs = perRequest(targetTree?.descendants);
+  const destinationCpu = delta(before.destination, after.destination);
   const dynamoCpu = delta(before.dynamo, after.dynamo);
   const selfCpu = after.self - before.self;
   const machineCpu = delta(before.machine, after.machine);
-  const ours = sum([targetCpu, dynamoCpu, selfCpu]);
+  const ours = sum([
+    targetCpu,
+    dynamoCpu,
+    selfCpu,
+    ...(target.destinationPid === undefined ? [] : [destinationCpu]),
+  ]);
   const wall = (after.at - before.at) / 1000;
   const cpu: CpuFigures = {
     target_ms_per_request: perRequest(targetCpu),
+    ...(sandboxMs ? { sandbox_ms_per_request: sandboxMs } : {}),
+    ...(target.destinationPid === undefined
+      ? {}
+      : { destination_ms_per_request: perRequest(destinationCpu) }),
     dynamodb_local_ms_per_request: perRequest(dynamoCpu),
     load_generator_ms_per_request: perRequest(selfCpu) as number,
     others_pct:
@@ -283,19 +420,20 @@ async function measuredRun(scenario: Scenario, target: Target, durationSeconds: 
         ? undefined
         : Number(((Math.max(0, machineCpu - ours) / wall / cpus().length) * 100).toFixed(1)),
   };
-  const dynamodb_calls = calls
-    ? Object.fromEntries(
-        Object.entries(calls).map(([name, c]) => [
-          name,
-          {
-            per_request: Number((c.count / n).toFixed(2)),
-            attempts_per_request: Number((c.attempts / n).toFixed(2)),
-            failed_per_request: Number((c.failed / n).toFixed(2)),
-            mean_ms: Number((c.ms / c.count).toFixed(1)),
-          },
-        ]),
-      )
-    : undefined;
+  const dynamodb_calls =
+    calls && Object.keys(calls).length > 0
+      ? Object.fromEntries(
+          Object.entries(calls).map(([name, c]) => [
+            name,
+            {
+              per_request: Number((c.count / n).toFixed(2)),
+              attempts_per_request: Number((c.attempts / n).toFixed(2)),
+              failed_per_request: Number((c.failed / n).toFixed(2)),
+              mean_ms: Number((c.ms / c.count).toFixed(1)),
+            },
+          ]),
+        )
+      : undefined;
   return { figures, cpu, dynamodb_calls };
 }
 
@@ -305,8 +443,11 @@ function describe(f: RunFigures, cpu: CpuFigures, calls?: RunRecord["dynamodb_ca
   const rate = `${f.rps.toFixed(0).padStart(5)} req/s`;
   const latency = `p50 ${f.p50.toFixed(0).padStart(3)} ms, p99 ${f.p99.toFixed(0).padStart(4)} ms`;
   const ms = (v: number | undefined) => (v === undefined ? "?" : v.toFixed(2));
+  const destination =
+    "destination_ms_per_request" in cpu ? `, destination ${ms(cpu.destination_ms_per_request)}` : "";
+  const sandbox = cpu.sandbox_ms_per_request ? ` (sandbox ${ms(cpu.sandbox_ms_per_request)})` : "";
   const cpuText =
-    `CPU ms/req: target ${ms(cpu.target_ms_per_request)}, DynamoDB Local ${ms(cpu.dynamodb_local_ms_per_request)}, ` +
+    `CPU ms/req: target ${ms(cpu.target_ms_per_request)}${sandbox}${destination}, DynamoDB Local ${ms(cpu.dynamodb_local_ms_per_request)}, ` +
     `autocannon ${ms(cpu.load_generator_ms_per_request)}; others ${cpu.others_pct ?? "?"} %`;
   const callText = calls
     ? `\n      DynamoDB calls/req: ${Object.entries(calls)
@@ -324,24 +465,25 @@ function describe(f: RunFigures, cpu: CpuFigures, calls?: RunRecord["dynamodb_ca
   return `${rate}  ${latency}  (${f.requests} req; ${cpuText})${failed}${callText}`;
 }
 
-async function runScenario(scenario: Scenario, targets: Target[], records: RunRecord[]): Promise<void> {
+async function runScenario(scenario: Scenario, targets: LoadTarget[], records: RunRecord[]): Promise<void> {
   for (const target of targets) {
     if (settings.warmupSeconds === 0) break;
     checkInterrupted();
-    log(`${scenario}: warm-up ${target.name} (${settings.warmupSeconds} s)…`);
-    const { figures, cpu, dynamodb_calls } = await measuredRun(scenario, target, settings.warmupSeconds);
-    log(`${scenario}: warm-up ${target.name}: ${describe(figures, cpu, dynamodb_calls)}`);
-    if (failures(figures) > 0) throw new RequestFailures(`${scenario} warm-up of ${target.name}`);
+    log(`${scenario}: warm-up ${target.label} (${settings.warmupSeconds} s)…`);
+    const { figures, cpu, dynamodb_calls } = await measuredRun(target, settings.warmupSeconds);
+    log(`${scenario}: warm-up ${target.label}: ${describe(figures, cpu, dynamodb_calls)}`);
+    if (failures(figures) > 0) throw new RequestFailures(`${scenario} warm-up of ${target.label}`);
   }
+  const width = Math.max(...targets.map((t) => t.label.length));
   for (let round = 1; round <= settings.rounds; round++) {
     for (const target of targets) {
       checkInterrupted();
-      const { figures, cpu, dynamodb_calls } = await measuredRun(scenario, target, settings.durationSeconds);
-      records.push({ scenario, target: target.name, round, ...figures, cpu, dynamodb_calls });
+      const { figures, cpu, dynamodb_calls } = await measuredRun(target, settings.durationSeconds);
+      records.push({ scenario, target: target.label, round, ...figures, cpu, dynamodb_calls });
       log(
-        `${scenario}: round ${round}/${settings.rounds} ${target.name.padEnd(7)} ${describe(figures, cpu, dynamodb_calls)}`,
+        `${scenario}: round ${round}/${settings.rounds} ${target.label.padEnd(width)} ${describe(figures, cpu, dynamodb_calls)}`,
       );
-      if (failures(figures) > 0) throw new RequestFailures(`${scenario} round ${round} of ${target.name}`);
+      if (failures(figures) > 0) throw new RequestFailures(`${scenario} round ${round} of ${target.label}`);
     }
   }
 }
@@ -353,23 +495,23 @@ const medianOf = (values: (number | undefined)[]) => {
   return known.length ? Number(median(known).toFixed(2)) : undefined;
 };
 
+/** CPU per request of all parties: target, DynamoDB Local, autocannon, and the destination when separate. */
 function totalCpu(s: Summary): number | undefined {
   const parts = [
     s.target_cpu_ms_per_request,
     s.dynamodb_local_cpu_ms_per_request,
     s.load_generator_cpu_ms_per_request,
   ];
-  return parts.every((p) => p !== undefined) ? (parts as number[]).reduce((a, b) => a + b, 0) : undefined;
+  return parts.every((p) => p !== undefined)
+    ? (parts as number[]).reduce((a, b) => a + b, 0) + (s.destination_cpu_ms_per_request ?? 0)
+    : undefined;
 }
 
 function summarize(records: RunRecord[]): Summary[] {
   const summaries: Summary[] = [];
   for (const scenario of settings.scenarios) {
-    const of = (target: TargetName) => records.filter((r) => r.scenario === scenario && r.target === target);
-    const floor = of("floor");
-    const service = of("service");
-    if (floor.length === 0 || service.length === 0) continue;
-    const summary = (target: TargetName, runs: RunRecord[]): Summary => ({
+    const of = (target: TargetLabel) => records.filter((r) => r.scenario === scenario && r.target === target);
+    const summary = (target: TargetLabel, runs: RunRecord[]): Summary => ({
       scenario,
       target,
       rounds: runs.length,
@@ -377,26 +519,65 @@ function summarize(records: RunRecord[]): Summary[] {
       p50: median(runs.map((r) => r.p50)),
       p99: median(runs.map((r) => r.p99)),
       target_cpu_ms_per_request: medianOf(runs.map((r) => r.cpu.target_ms_per_request)),
+      ...(runs.some((r) => r.cpu.sandbox_ms_per_request !== undefined)
+        ? { sandbox_cpu_ms_per_request: medianOf(runs.map((r) => r.cpu.sandbox_ms_per_request ?? 0)) }
+        : {}),
+      ...(runs.some((r) => r.cpu.destination_ms_per_request !== undefined)
+        ? { destination_cpu_ms_per_request: medianOf(runs.map((r) => r.cpu.destination_ms_per_request)) }
+        : {}),
       dynamodb_local_cpu_ms_per_request: medianOf(runs.map((r) => r.cpu.dynamodb_local_ms_per_request)),
       load_generator_cpu_ms_per_request: medianOf(runs.map((r) => r.cpu.load_generator_ms_per_request)),
       others_pct: medianOf(runs.map((r) => r.cpu.others_pct)),
     });
-    const floorSummary = summary("floor", floor);
-    const serviceSummary = summary("service", service);
-    const ratio = Number((serviceSummary.rps / floorSummary.rps).toFixed(3));
-    const floorCpu = totalCpu(floorSummary);
-    const serviceCpu = totalCpu(serviceSummary);
-    summaries.push(floorSummary, {
-      ...serviceSummary,
-      ratio,
-      ...(floorCpu && serviceCpu ? { cpu_ratio: Number((floorCpu / serviceCpu).toFixed(3)) } : {}),
-      target_ratio: TARGET_RATIO[scenario],
-      pass: ratio >= TARGET_RATIO[scenario],
-    });
+    /** `against` compared with `base`: req/s ratio, CPU-bound ratio and, when the scenario has one, the target. */
+    const compared = (against: Summary, base: Summary, withTarget: boolean): Summary => {
+      const ratio = Number((against.rps / base.rps).toFixed(3));
+      const baseCpu = totalCpu(base);
+      const cpu = totalCpu(against);
+      const target = TARGET_RATIO[scenario];
+      return {
+        ...against,
+        ratio,
+        ...(baseCpu && cpu ? { cpu_ratio: Number((baseCpu / cpu).toFixed(3)) } : {}),
+        ...(withTarget && target !== undefined ? { target_ratio: target, pass: ratio >= target } : {}),
+      };
+    };
+    if (scenario === "tokenize" || scenario === "read") {
+      const floor = of("floor");
+      const service = of("service");
+      if (floor.length === 0 || service.length === 0) continue;
+      const floorSummary = summary("floor", floor);
+      summaries.push(floorSummary, compared(summary("service", service), floorSummary, true));
+    } else if (scenario === "proxy") {
+      const direct = of("direct");
+      if (direct.length === 0) continue;
+      const directSummary = summary("direct", direct);
+      summaries.push(directSummary);
+      for (const label of ["proxy", "proxy+transform"] as const) {
+        const runs = of(label);
+        if (runs.length > 0) summaries.push(compared(summary(label, runs), directSummary, label === "proxy"));
+      }
+    } else {
+      const service = of("service");
+      if (service.length > 0) summaries.push(summary("service", service));
+    }
   }
   return summaries;
 }
 
+function renderTable(header: string[], rows: string[][], right: Set<number>): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (right.has(i) ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number))).join(" | ")} |`;
+  return [line(header), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
+}
+
+const ms2 = (v: number | undefined) => (v === undefined ? "?" : v.toFixed(2));
+const pct = (ratio: number | undefined) =>
+  ratio === undefined ? "" : `${(ratio * 100).toFixed(ratio < 0.1 ? 1 : 0)} %`;
+const verdict = (pass: boolean | undefined) => (pass === undefined ? "" : pass ? "PASS" : "FAIL");
+
+/** Tokenize and read: floor against service. */
 function table(summaries: Summary[]): string {
   const header = [
     "scenario",
@@ -409,23 +590,173 @@ function table(summaries: Summary[]): string {
     "target",
     "result",
   ];
-  const ms = (v: number | undefined) => (v === undefined ? "?" : v.toFixed(2));
   const rows = summaries.map((s) => [
     s.scenario,
     s.target,
     s.rps.toFixed(0),
     s.p50.toFixed(0),
     s.p99.toFixed(0),
-    `${ms(s.target_cpu_ms_per_request)} + ${ms(s.dynamodb_local_cpu_ms_per_request)}`,
-    s.ratio === undefined ? "" : `${(s.ratio * 100).toFixed(0)} %`,
+    `${ms2(s.target_cpu_ms_per_request)} + ${ms2(s.dynamodb_local_cpu_ms_per_request)}`,
+    pct(s.ratio),
     s.target_ratio === undefined ? "" : `≥ ${(s.target_ratio * 100).toFixed(0)} %`,
-    s.pass === undefined ? "" : s.pass ? "PASS" : "FAIL",
+    verdict(s.pass),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
-  const right = new Set([2, 3, 4, 5, 6]);
-  const line = (cells: string[]) =>
-    `| ${cells.map((c, i) => (right.has(i) ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number))).join(" | ")} |`;
-  return [line(header), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
+  return renderTable(header, rows, new Set([2, 3, 4, 5, 6]));
+}
+
+const serviceCpu = (s: Summary) =>
+  `${ms2(s.target_cpu_ms_per_request)}${s.sandbox_cpu_ms_per_request ? ` (${ms2(s.sandbox_cpu_ms_per_request)})` : ""}`;
+
+/** Proxy: direct, proxy and proxy+transform. */
+function proxyTable(summaries: Summary[]): string {
+  const header = [
+    "scenario",
+    "target",
+    "req/s (median)",
+    "p50 ms",
+    "p99 ms",
+    "CPU ms/req service (of which sandbox) + destination + DDB Local",
+    "of direct",
+    "target",
+    "result",
+  ];
+  const rows = summaries.map((s) => [
+    s.scenario,
+    s.target,
+    s.rps.toFixed(0),
+    s.p50.toFixed(0),
+    s.p99.toFixed(0),
+    s.target === "direct"
+      ? `– + ${ms2(s.target_cpu_ms_per_request)} + ${ms2(s.dynamodb_local_cpu_ms_per_request)}`
+      : `${serviceCpu(s)} + ${ms2(s.destination_cpu_ms_per_request)} + ${ms2(s.dynamodb_local_cpu_ms_per_request)}`,
+    pct(s.ratio),
+    s.target_ratio === undefined ? "" : `≥ ${(s.target_ratio * 100).toFixed(0)} %`,
+    verdict(s.pass),
+  ]);
+  return renderTable(header, rows, new Set([2, 3, 4, 5, 6]));
+}
+
+/** React: the service alone. */
+function reactTable(summaries: Summary[]): string {
+  const header = [
+    "scenario",
+    "target",
+    "req/s (median)",
+    "p50 ms",
+    "p99 ms",
+    "CPU ms/req service (of which sandbox) + DDB Local",
+  ];
+  const rows = summaries.map((s) => [
+    s.scenario,
+    s.target,
+    s.rps.toFixed(0),
+    s.p50.toFixed(0),
+    s.p99.toFixed(0),
+    `${serviceCpu(s)} + ${ms2(s.dynamodb_local_cpu_ms_per_request)}`,
+  ]);
+  return renderTable(header, rows, new Set([2, 3, 4, 5]));
+}
+
+/** The proxy scenario's latency targets, from the load runs and the unloaded measurements. */
+function proxyChecks(summaries: Summary[], latency: ProxyLatency | undefined): Check[] {
+  const checks: Check[] = [];
+  const of = (target: TargetLabel) => summaries.find((s) => s.scenario === "proxy" && s.target === target);
+  const proxy = of("proxy");
+  const transform = of("proxy+transform");
+  const check = (what: string, value: number, target: number) =>
+    checks.push({
+      scenario: "proxy",
+      what,
+      value_ms: Number(value.toFixed(2)),
+      target_ms: target,
+      pass: value <= target,
+    });
+  if (proxy && transform)
+    check(
+      `warm transform adds at p50 under load (${settings.connections} connections)`,
+      transform.p50 - proxy.p50,
+      TRANSFORM_ADDS_TARGET_MS,
+    );
+  if (latency) {
+    check(
+      "warm transform adds at p50, one request at a time",
+      latency.sequential_transform_adds_p50_ms,
+      TRANSFORM_ADDS_TARGET_MS,
+    );
+    check("first run of new transform code, max, 1 s apart", latency.new_code.first.max, NEW_CODE_TARGET_MS);
+    check(
+      "first run of new transform code, max, back to back",
+      latency.new_code_back_to_back.first.max,
+      NEW_CODE_TARGET_MS,
+    );
+  }
+  return checks;
+}
+
+function printProxyLatency(
+  summaries: Summary[],
+  latency: ProxyLatency | undefined,
+  checks: Check[],
+  readFloor: Summary | undefined,
+): void {
+  const of = (target: TargetLabel) => summaries.find((s) => s.scenario === "proxy" && s.target === target);
+  const direct = of("direct");
+  const proxy = of("proxy");
+  const transform = of("proxy+transform");
+  const result = (what: string) => {
+    const c = checks.find((x) => x.what === what);
+    return c ? ` (target ≤ ${c.target_ms} ms): ${verdict(c.pass)}` : "";
+  };
+  for (const s of [proxy, transform])
+    if (s?.cpu_ratio !== undefined && direct)
+      console.log(
+        `proxy: CPU per request of ${s.target} (service with its sandbox processes, destination, DynamoDB Local ` +
+          `and autocannon) is ${(1 / s.cpu_ratio).toFixed(0)} × direct's, i.e. a CPU-bound ratio of ` +
+          `${pct(s.cpu_ratio)} (cross-check of the measured ${pct(s.ratio)}).`,
+      );
+  if (proxy && readFloor)
+    console.log(
+      `proxy: for scale, the read floor (GetItem + open + audit PutItem, nothing forwarded) did ${readFloor.rps.toFixed(0)} req/s ` +
+        `in this run, ${pct(readFloor.rps / (direct?.rps ?? Number.NaN))} of direct; the proxy did ${pct(proxy.rps / readFloor.rps)} of it.`,
+    );
+  if (proxy && transform) {
+    const what = `warm transform adds at p50 under load (${settings.connections} connections)`;
+    console.log(
+      `proxy: ${what}: p50(proxy+transform) − p50(proxy) = ${transform.p50} − ${proxy.p50} = ` +
+        `${transform.p50 - proxy.p50} ms${result(what)}. Queueing included: at 16 connections latency ≈ ` +
+        `connections ÷ req/s, so it follows the throughput lost to the transform's CPU.`,
+    );
+  }
+  if (!latency) return;
+  const { sequential: seq } = latency;
+  console.log(
+    `proxy: one request at a time (${seq.proxy.n} each): direct ${describeStats(seq.direct)}; ` +
+      `proxy ${describeStats(seq.proxy)}; proxy+transform ${describeStats(seq.transform)}`,
+  );
+  const seqWhat = "warm transform adds at p50, one request at a time";
+  console.log(`proxy: ${seqWhat}: ${latency.sequential_transform_adds_p50_ms} ms${result(seqWhat)}`);
+  console.log(
+    `proxy: the transform alone, warm, through a ProcessSandbox in the bench process: ${describeStats(latency.sandbox_warm)}`,
+  );
+  const series = (name: string, s: NewCodeSeries, what?: string) =>
+    console.log(
+      `proxy: ${name} (${s.first.n} proxies${s.pause_ms ? `, ${s.pause_ms / 1000} s apart` : ", back to back"}): ` +
+        `first request ${describeStats(s.first)}${what ? result(what) : ""}; second request ${describeStats(s.second)}` +
+        (s.with_transform
+          ? `; the service's sandbox processes before each first request (pool cap 16): ${s.sandbox_processes_before.join(" ")}`
+          : ""),
+    );
+  series("new proxy without a transform (control)", latency.new_proxy_without_transform);
+  series(
+    "new proxy with new transform code",
+    latency.new_code,
+    "first run of new transform code, max, 1 s apart",
+  );
+  series(
+    "new proxy with new transform code",
+    latency.new_code_back_to_back,
+    "first run of new transform code, max, back to back",
+  );
 }
 
 /** A warning when other processes took a noticeable share of the machine during the measured runs. */
@@ -454,6 +785,8 @@ function writeResults(
   machineAtStart: ReturnType<typeof machine>,
   records: RunRecord[],
   summaries: Summary[],
+  proxyLatency: ProxyLatency | undefined,
+  checks: Check[],
   error?: string,
 ): string {
   const dir = resolve(".bench");
@@ -465,9 +798,16 @@ function writeResults(
     code: codeVersion(),
     machine_at_start: machineAtStart,
     machine_at_end: machine(),
-    settings: { ...settings, target_ratios: TARGET_RATIO },
+    settings: {
+      ...settings,
+      target_ratios: TARGET_RATIO,
+      transform_adds_target_ms: TRANSFORM_ADDS_TARGET_MS,
+      new_code_target_ms: NEW_CODE_TARGET_MS,
+    },
     ...(error ? { error } : {}),
     summary: summaries,
+    ...(checks.length ? { checks } : {}),
+    ...(proxyLatency ? { proxy_latency: proxyLatency } : {}),
     runs: records,
   };
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
@@ -502,10 +842,13 @@ async function main(): Promise<number> {
   const m = machine();
   log(
     `${m.cpus} × ${m.cpu_model}, ${m.memory_gb} GB, Node ${m.node}, load average ${m.load_average_1m}; ${settings.connections} connections, ` +
-      `${settings.rounds} rounds × ${settings.durationSeconds} s per target and scenario after ${settings.warmupSeconds} s of warm-up; cards: ${settings.cards}`,
+      `${settings.rounds} rounds × ${settings.durationSeconds} s per target and scenario after ${settings.warmupSeconds} s of warm-up; ` +
+      `scenarios: ${settings.scenarios.join(", ")}; cards: ${settings.cards}`,
   );
   const dataDir = mkdtempSync(join(tmpdir(), "svc-bench-"));
   cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+  const wantsProxy = settings.scenarios.includes("proxy");
+  const wantsReact = settings.scenarios.includes("react");
 
   log("starting DynamoDB Local (in memory)…");
   const dynamo: DynamoDbLocal = await startDynamoDbLocal({});
@@ -514,8 +857,10 @@ async function main(): Promise<number> {
   checkInterrupted();
 
   const rootKey = `key_root_bench_${randomUUID()}`;
-  log("starting the service and the floor (one child process each)…");
-  const [service, floor] = await Promise.all([
+  const parts = ["the service", ...(floorScenarios.length ? ["the floor"] : [])];
+  if (wantsProxy) parts.push("the proxy's destination");
+  log(`starting ${parts.join(", ")} (one child process each)…`);
+  const started = await Promise.allSettled([
     startTarget(
       "service",
       {
@@ -526,40 +871,102 @@ async function main(): Promise<number> {
       join(dataDir, "service.log"),
       settings.nodeArgs,
     ),
-    startTarget(
-      "floor",
-      { BENCH_DYNAMODB_ENDPOINT: dynamo.endpoint, BENCH_DATA_DIR: join(dataDir, "floor") },
-      join(dataDir, "floor.log"),
-      settings.nodeArgs,
-    ),
+    floorScenarios.length
+      ? startTarget(
+          "floor",
+          { BENCH_DYNAMODB_ENDPOINT: dynamo.endpoint, BENCH_DATA_DIR: join(dataDir, "floor") },
+          join(dataDir, "floor.log"),
+          settings.nodeArgs,
+        )
+      : undefined,
+    wantsProxy ? startTarget("destination", {}, join(dataDir, "destination.log")) : undefined,
   ]);
-  cleanups.push(
-    () => service.stop(),
-    () => floor.stop(),
-  );
-  runningTargets.push(service, floor);
-  log(`service at ${service.url} (pid ${service.pid}), floor at ${floor.url} (pid ${floor.pid})`);
+  for (const result of started)
+    if (result.status === "fulfilled" && result.value) {
+      const target = result.value;
+      cleanups.push(() => target.stop());
+      runningTargets.push(target);
+    }
+  const failedStart = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failedStart) throw failedStart.reason;
+  const [service, floor, destination] = started.map((r) =>
+    r.status === "fulfilled" ? r.value : undefined,
+  ) as [RunningTarget, RunningTarget | undefined, RunningTarget | undefined];
+  log(runningTargets.map((t) => `${t.name} at ${t.url} (pid ${t.pid})`).join(", "));
   checkInterrupted();
 
   log("creating a tenant, a public application (token:create) and a private one (token:read)…");
   const keys = await serviceKeys(service.url, rootKey);
-  log(`seeding ${settings.seedTokens} card tokens in each target…`);
-  const [serviceIds, floorIds] = await Promise.all([
-    seed(service.url, keys.create, settings.seedTokens),
-    seed(floor.url, undefined, settings.seedTokens),
-  ]);
-  // One read of each, so that a broken read path fails here rather than after the tokenize scenario.
-  await call(service.url, "GET", `/tokens/${serviceIds[0]}`, keys.read, undefined, 200);
-  await call(floor.url, "GET", `/tokens/${floorIds[0]}`, undefined, undefined, 200);
+  const targets: Target[] = [];
+  if (floor) {
+    log(`seeding ${settings.seedTokens} card tokens in each target…`);
+    const [serviceIds, floorIds] = await Promise.all([
+      seed(service.url, keys.create, settings.seedTokens),
+      seed(floor.url, undefined, settings.seedTokens),
+    ]);
+    // One read of each, so that a broken read path fails here rather than after the tokenize scenario.
+    await call(service.url, "GET", `/tokens/${serviceIds[0]}`, keys.read, undefined, 200);
+    await call(floor.url, "GET", `/tokens/${floorIds[0]}`, undefined, undefined, 200);
+    targets.push(
+      { name: "floor", running: floor, ids: floorIds },
+      { name: "service", running: service, createKey: keys.create, readKey: keys.read, ids: serviceIds },
+    );
+  }
+  const use = wantsProxy || wantsReact ? await useApplication(service.url, keys.management) : undefined;
+  let proxySetup: ProxySetup | undefined;
+  if (destination && use) {
+    log("creating a card token, a proxy and a proxy with a request transform, to the destination…");
+    proxySetup = await setUpProxies({
+      serviceUrl: service.url,
+      managementKey: keys.management,
+      createKey: keys.create,
+      useKey: use.key,
+      destinationUrl: destination.url,
+      card: CARD,
+    });
+  }
+  let reactPath: string | undefined;
+  if (wantsReact && use) {
+    log("creating a trivial formula and a reactor…");
+    reactPath = await setUpReactor({
+      serviceUrl: service.url,
+      managementKey: keys.management,
+      applicationId: use.id,
+      useKey: use.key,
+    });
+  }
 
-  const targets: Target[] = [
-    { name: "floor", running: floor, ids: floorIds },
-    { name: "service", running: service, createKey: keys.create, readKey: keys.read, ids: serviceIds },
-  ];
   const records: RunRecord[] = [];
+  let proxyLatency: ProxyLatency | undefined;
   let failure: string | undefined;
   try {
-    for (const scenario of settings.scenarios) await runScenario(scenario, targets, records);
+    for (const scenario of settings.scenarios) {
+      if (scenario === "tokenize" || scenario === "read")
+        await runScenario(
+          scenario,
+          targets.map((t) => floorServiceTarget(scenario, t)),
+          records,
+        );
+      else if (scenario === "proxy" && destination && proxySetup) {
+        await runScenario(scenario, proxyTargets(service, destination, proxySetup), records);
+        checkInterrupted();
+        try {
+          proxyLatency = await measureProxyLatency(proxySetup, service.url, keys.management, {
+            samples: settings.latencySamples,
+            newProxies: settings.newProxies,
+            log,
+            check: checkInterrupted,
+            sandboxProcesses: () => descendantPids(service.pid).length,
+          });
+        } catch (error) {
+          if (interrupted) throw error;
+          throw new RequestFailures(
+            `proxy's unloaded measurements: ${error instanceof Error ? error.message : error}`,
+          );
+        }
+      } else if (scenario === "react" && reactPath && use)
+        await runScenario(scenario, [reactTarget(service, reactPath, use.key)], records);
+    }
   } catch (error) {
     if (!(error instanceof RequestFailures) && !interrupted) throw error;
     failure = interrupted
@@ -568,18 +975,32 @@ async function main(): Promise<number> {
   }
 
   const summaries = summarize(records);
+  const checks = proxyChecks(summaries, proxyLatency);
+  const floorSummaries = summaries.filter((s) => s.scenario === "tokenize" || s.scenario === "read");
+  const proxySummaries = summaries.filter((s) => s.scenario === "proxy");
+  const reactSummaries = summaries.filter((s) => s.scenario === "react");
   console.log("");
-  if (summaries.length > 0) console.log(table(summaries));
-  if (summaries.length > 0) console.log("");
-  for (const s of summaries.filter((x) => x.cpu_ratio !== undefined))
+  if (floorSummaries.length > 0) console.log(`${table(floorSummaries)}\n`);
+  for (const s of floorSummaries.filter((x) => x.cpu_ratio !== undefined))
     console.log(
       `${s.scenario}: CPU per request (service, DynamoDB Local and autocannon together) is ` +
         `${((1 / (s.cpu_ratio as number)) * 100).toFixed(0)} % of the floor's, ` +
         `i.e. a CPU-bound ratio of ${((s.cpu_ratio as number) * 100).toFixed(0)} % (cross-check of the measured ${((s.ratio as number) * 100).toFixed(0)} %).`,
     );
+  if (proxySummaries.length > 0 || proxyLatency) {
+    if (floorSummaries.length > 0) console.log("");
+    if (proxySummaries.length > 0) console.log(`${proxyTable(proxySummaries)}\n`);
+    printProxyLatency(
+      proxySummaries,
+      proxyLatency,
+      checks,
+      summaries.find((s) => s.scenario === "read" && s.target === "floor"),
+    );
+  }
+  if (reactSummaries.length > 0) console.log(`\n${reactTable(reactSummaries)}`);
   const noise = noiseNote(summaries);
   if (noise) console.log(`\n${noise}`);
-  const file = writeResults(startedAt, m, records, summaries, failure);
+  const file = writeResults(startedAt, m, records, summaries, proxyLatency, checks, failure);
   console.log(
     `\nload average (1 min) at start ${m.load_average_1m}, at end ${machine().load_average_1m}; results: ${file}`,
   );

@@ -61,3 +61,72 @@ export function machineBusySeconds(): number | undefined {
     return undefined;
   }
 }
+
+/** Parent pid of every process, from /proc (empty elsewhere). */
+function parentPids(): Map<number, number> {
+  const parents = new Map<number, number>();
+  try {
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+        parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+      } catch {
+        // gone meanwhile
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return parents;
+}
+
+/** The pids of a process's descendants (the service's sandbox processes), from /proc. */
+export function descendantPids(pid: number): number[] {
+  const parents = parentPids();
+  const tree = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [child, parent] of parents)
+      if (tree.has(parent) && !tree.has(child)) {
+        tree.add(child);
+        grew = true;
+      }
+  }
+  tree.delete(pid);
+  return [...tree];
+}
+
+/**
+ * CPU seconds so far of a process and of each of its descendants, by pid. A process's own counters exclude
+ * its children's until it waits for them, hence the walk.
+ */
+export function treeCpuSeconds(pid: number): Map<number, number> {
+  const seconds = new Map<number, number>();
+  for (const member of [pid, ...descendantPids(pid)]) {
+    const value = cpuSeconds(member);
+    if (value !== undefined) seconds.set(member, value);
+  }
+  return seconds;
+}
+
+/**
+ * CPU seconds a process tree spent between two samples, in all and in the descendants alone: per pid,
+ * after − before; a process born in between counts whole; one that exited in between is lost (a short-lived
+ * sandbox process, at worst). Undefined when the root process was not readable.
+ */
+export function treeCpuDelta(
+  rootPid: number,
+  before: Map<number, number>,
+  after: Map<number, number>,
+): { total: number; descendants: number } | undefined {
+  if (!before.has(rootPid) || !after.has(rootPid)) return undefined;
+  let total = 0;
+  let descendants = 0;
+  for (const [pid, seconds] of after) {
+    const spent = seconds - (before.get(pid) ?? 0);
+    total += spent;
+    if (pid !== rootPid) descendants += spent;
+  }
+  return { total, descendants };
+}

@@ -1,7 +1,9 @@
 /**
- * Child-process entry of a benchmark target: `node --import tsx scripts/bench/target-process.ts <floor|service>`.
- * Reads BENCH_DYNAMODB_ENDPOINT, BENCH_DATA_DIR (and BENCH_ROOT_KEY for the service) from the environment,
- * starts the target on a free port of 127.0.0.1 and sends `{ ready: url }` over the IPC channel.
+ * Child-process entry of a benchmark target:
+ * `node --import tsx scripts/bench/target-process.ts <floor|service|destination>`.
+ * Reads BENCH_DYNAMODB_ENDPOINT, BENCH_DATA_DIR (and BENCH_ROOT_KEY for the service) from the environment
+ * (the destination, the proxy scenario's loopback server, needs none of them), starts the target on a free
+ * port of 127.0.0.1 and sends `{ ready: url }` over the IPC channel.
  * It stops on SIGTERM, on a `stop` message, or when the parent goes away (the channel closes); Ctrl-C in the
  * terminal is left to the parent, which stops its children in order.
  *
@@ -10,9 +12,10 @@
  */
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { startLocalService } from "#shared/local/server.ts";
+import { startDestination } from "./destination.ts";
 import { startFloorService } from "./floor-service.ts";
 
-export type TargetName = "floor" | "service";
+export type TargetName = "floor" | "service" | "destination";
 
 /** DynamoDB calls by command name: how many, HTTP attempts (retries included), failures, summed duration (ms). */
 export type DynamoCalls = Record<string, { count: number; attempts: number; failed: number; ms: number }>;
@@ -27,7 +30,8 @@ function required(name: string): string {
 
 async function start(
   target: string,
-): Promise<{ url: string; dynamo: DynamoDBDocumentClient; stop(): Promise<void> }> {
+): Promise<{ url: string; dynamo?: DynamoDBDocumentClient; stop(): Promise<void> }> {
+  if (target === "destination") return startDestination();
   const dynamodbEndpoint = required("BENCH_DYNAMODB_ENDPOINT");
   const dataDir = required("BENCH_DATA_DIR");
   if (target === "floor") return startFloorService({ dynamodbEndpoint, dataDir });
@@ -41,7 +45,7 @@ async function start(
     });
     return { url: service.url, dynamo: service.deps.dynamo, stop: () => service.stop() };
   }
-  throw new Error(`unknown target ${target}; use floor or service`);
+  throw new Error(`unknown target ${target}; use floor, service or destination`);
 }
 
 function traceCalls(client: DynamoDBDocumentClient): () => DynamoCalls {
@@ -84,7 +88,8 @@ function send(message: TargetMessage, then?: () => void): void {
 async function main(): Promise<void> {
   if (!process.send) throw new Error("run by scripts/bench.ts (needs an IPC channel)");
   const running = await start(process.argv[2] ?? "");
-  const takeCalls = process.env.BENCH_TRACE === "1" ? traceCalls(running.dynamo) : () => ({});
+  const takeCalls =
+    process.env.BENCH_TRACE === "1" && running.dynamo ? traceCalls(running.dynamo) : () => ({});
   let stopping = false;
   const stop = () => {
     if (stopping) return;
