@@ -124,7 +124,12 @@ export class ProcessSandbox implements Sandbox {
     for (;;) {
       if (this.closed) throw new Error("the sandbox is closed");
       const proc = this.byKey.get(key)?.isAlive ? this.byKey.get(key) : this.assign(key);
-      if (proc !== undefined) return { proc, release: proc.reserve() };
+      if (proc !== undefined) {
+        const release = proc.reserve();
+        // After the reservation, so making room for the next spare can never retire this process.
+        this.refillSpare();
+        return { proc, release };
+      }
       if (!(await this.waitForCapacity(deadline))) return undefined;
     }
   }
@@ -138,7 +143,6 @@ export class ProcessSandbox implements Sandbox {
     }
     proc.key = key;
     this.byKey.set(key, proc);
-    this.refillSpare();
     return proc;
   }
 
@@ -156,9 +160,13 @@ export class ProcessSandbox implements Sandbox {
     return true;
   }
 
+  /**
+   * Keeps one blank process ready. At the cap, the least recently used idle process makes way for it: a new
+   * tenant or code version then starts in milliseconds, and only that long-idle key pays a cold start later.
+   */
   private refillSpare(): void {
-    if (!this.prespawn || this.closed || this.spare !== undefined || this.all.size >= this.maxProcesses)
-      return;
+    if (!this.prespawn || this.closed || this.spare !== undefined) return;
+    if (!this.makeRoom()) return;
     this.spare = this.spawn();
   }
 

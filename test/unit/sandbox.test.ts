@@ -413,3 +413,27 @@ describe("processes", () => {
     expect(permissionFlag("24.0.0")).toBe("--permission");
   });
 });
+
+describe("a full pool", () => {
+  it("keeps a blank spare ready by retiring the least recently used idle process, never passing its cap", async () => {
+    const pool = new ProcessSandbox({ maxProcesses: 2 });
+    const code = "module.exports = async () => 1";
+    try {
+      await pool.warm();
+      const a = newTenant();
+      const b = newTenant();
+      expect((await pool.run({ tenantId: a, code, input: {}, timeoutMs: 5000 })).ok).toBe(true);
+      expect((await pool.run({ tenantId: b, code, input: {}, timeoutMs: 5000 })).ok).toBe(true);
+      await sleep(200);
+
+      expect(pool.size).toBe(2);
+      expect(pool.pidOf(a, code)).toBeUndefined();
+      expect(pool.pidOf(b, code)).toEqual(expect.any(Number));
+      const c = await pool.run({ tenantId: newTenant(), code, input: {}, timeoutMs: 5000 });
+      expect(c.ok).toBe(true);
+      expect(pool.size).toBeLessThanOrEqual(2);
+    } finally {
+      await pool.close();
+    }
+  });
+});
