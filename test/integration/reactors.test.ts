@@ -345,6 +345,47 @@ describe("react (synchronous)", () => {
   });
 });
 
+describe("reactor access", () => {
+  it("answers 404 for another tenant's formulas and reactors, and 403 to keys without the permission", async () => {
+    const mine = await setup();
+    const other = await setup();
+    const { api } = mine;
+    const reader = await appKey(api, mine.managementKey, {
+      type: "management",
+      permissions: ["reactor:read"],
+    });
+
+    const crossTenant = await Promise.all([
+      api.get(`/reactors/${other.reactor.id}`, { key: mine.managementKey }),
+      api.get(`/reactor-formulas/${other.formulaId}`, { key: mine.managementKey }),
+      api.put(`/reactors/${other.reactor.id}`, {
+        key: mine.managementKey,
+        body: { name: "x", configuration: { region: "eu" } },
+      }),
+      api.delete(`/reactors/${other.reactor.id}`, { key: mine.managementKey }),
+      api.delete(`/reactor-formulas/${other.formulaId}`, { key: mine.managementKey }),
+      api.post(`/reactors/${other.reactor.id}/react`, { key: mine.user, body: {} }),
+    ]);
+    const forbidden = await Promise.all([
+      api.post("/reactor-formulas", {
+        key: reader,
+        body: { name: "x", code: "module.exports = async () => ({})" },
+      }),
+      api.post("/reactors", {
+        key: reader,
+        body: { name: "x", formula: { id: mine.formulaId }, configuration: {} },
+      }),
+      api.delete(`/reactors/${mine.reactor.id}`, { key: reader }),
+      api.post("/tenants/self/webhook-secret/rotate", { key: reader }),
+    ]);
+    const listed = await api.get<{ data: { id: string }[] }>("/reactors", { key: mine.managementKey });
+
+    expect(crossTenant.map((r) => r.status)).toEqual([404, 404, 404, 404, 404, 404]);
+    expect(forbidden.map((r) => r.status)).toEqual([403, 403, 403, 403]);
+    expect(listed.body.data.map((r) => r.id)).not.toContain(other.reactor.id);
+  });
+});
+
 describe("webhook secret", () => {
   it("answers a Standard Webhooks secret, the same until rotated", async () => {
     const { api, managementKey } = await setup();
