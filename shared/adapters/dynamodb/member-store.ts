@@ -7,7 +7,7 @@ import { validationError } from "#shared/http/errors.ts";
 import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
 import type { DynamoApplicationStore } from "./application-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { cancelledByCondition } from "./client.ts";
+import { cancelledByCondition, transactOrFalse } from "./client.ts";
 import { decodeCursor, encodeCursor, queryAll } from "./paging.ts";
 import { epochSeconds, keys } from "./schema.ts";
 
@@ -176,56 +176,36 @@ export class DynamoMemberStore implements MemberStore {
   ): Promise<boolean> {
     const current = await this.invitationItemOf(invitation.tenant_id, invitation.id);
     if (!current) return false;
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: this.invitationItem(invitation, newCodeHash),
-                ConditionExpression: "code_hash = :old",
-                ExpressionAttributeValues: { ":old": current.code_hash },
-              },
-            },
-            { Delete: { TableName: this.tableName, Key: invitationKeys.code(String(current.code_hash)) } },
-            { Put: { TableName: this.tableName, Item: this.codeItem(invitation, newCodeHash) } },
-            this.audit.put(audit),
-          ],
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (cancelledByCondition(error)) return false;
-      throw error;
-    }
+    return transactOrFalse(this.client, [
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: this.invitationItem(invitation, newCodeHash),
+          ConditionExpression: "code_hash = :old",
+          ExpressionAttributeValues: { ":old": current.code_hash },
+        },
+      },
+      { Delete: { TableName: this.tableName, Key: invitationKeys.code(String(current.code_hash)) } },
+      { Put: { TableName: this.tableName, Item: this.codeItem(invitation, newCodeHash) } },
+      this.audit.put(audit),
+    ]);
   }
 
   async deleteInvitation(tenantId: string, id: string, audit: LogEntry): Promise<boolean> {
     const current = await this.invitationItemOf(tenantId, id);
     if (!current) return false;
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Delete: {
-                TableName: this.tableName,
-                Key: invitationKeys.invitation(tenantId, id),
-                ConditionExpression: "code_hash = :code",
-                ExpressionAttributeValues: { ":code": current.code_hash },
-              },
-            },
-            { Delete: { TableName: this.tableName, Key: invitationKeys.code(String(current.code_hash)) } },
-            this.audit.put(audit),
-          ],
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (cancelledByCondition(error)) return false;
-      throw error;
-    }
+    return transactOrFalse(this.client, [
+      {
+        Delete: {
+          TableName: this.tableName,
+          Key: invitationKeys.invitation(tenantId, id),
+          ConditionExpression: "code_hash = :code",
+          ExpressionAttributeValues: { ":code": current.code_hash },
+        },
+      },
+      { Delete: { TableName: this.tableName, Key: invitationKeys.code(String(current.code_hash)) } },
+      this.audit.put(audit),
+    ]);
   }
 
   async findInvitationByCode(codeHash: string) {
@@ -242,38 +222,28 @@ export class DynamoMemberStore implements MemberStore {
     const put = (item: Item) => ({
       Put: { TableName: this.tableName, Item: item, ConditionExpression: "attribute_not_exists(PK)" },
     });
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              // The code is consumed with the invitation: a second accept (or a resent/deleted one) finds nothing.
-              Delete: {
-                TableName: this.tableName,
-                Key: invitationKeys.invitation(invitation.tenant_id, invitation.id),
-                ConditionExpression: "code_hash = :code",
-                ExpressionAttributeValues: { ":code": codeHash },
-              },
-            },
-            {
-              Delete: {
-                TableName: this.tableName,
-                Key: invitationKeys.code(codeHash),
-                ConditionExpression: "attribute_exists(PK)",
-              },
-            },
-            put({ ...keys.user(user.id), entity: "user", ...user }),
-            put({ ...keys.member(member.tenant_id, member.id), entity: "tenant_member", ...member }),
-            this.applications.applicationPut(application),
-            ...this.applications.keyPuts(key as StoredKey),
-            ...input.audit.map((entry) => this.audit.put(entry)),
-          ],
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (cancelledByCondition(error)) return false;
-      throw error;
-    }
+    return transactOrFalse(this.client, [
+      {
+        // The code is consumed with the invitation: a second accept (or a resent/deleted one) finds nothing.
+        Delete: {
+          TableName: this.tableName,
+          Key: invitationKeys.invitation(invitation.tenant_id, invitation.id),
+          ConditionExpression: "code_hash = :code",
+          ExpressionAttributeValues: { ":code": codeHash },
+        },
+      },
+      {
+        Delete: {
+          TableName: this.tableName,
+          Key: invitationKeys.code(codeHash),
+          ConditionExpression: "attribute_exists(PK)",
+        },
+      },
+      put({ ...keys.user(user.id), entity: "user", ...user }),
+      put({ ...keys.member(member.tenant_id, member.id), entity: "tenant_member", ...member }),
+      this.applications.applicationPut(application),
+      ...this.applications.keyPuts(key as StoredKey),
+      ...input.audit.map((entry) => this.audit.put(entry)),
+    ]);
   }
 }
