@@ -32,6 +32,7 @@ import { type Config, config } from "#shared/config.ts";
 import { Authenticator } from "#shared/domain/authentication.ts";
 import { Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
+import { CachingProxyStore } from "#shared/domain/proxies/caching-proxy-store.ts";
 import type { JobQueue } from "#shared/domain/reactors/callback-job.ts";
 import { createExpressionEngine } from "#shared/domain/tokens/expressions.ts";
 import { hashKey } from "#shared/ids.ts";
@@ -98,7 +99,12 @@ export function createDeps(cfg: Config) {
     transactions: new DynamoTransactionStore(client, cfg.tableName, audit, tokens),
     sweep: new DynamoSweepStore(client, cfg.tableName, audit),
     sessions,
-    proxies: new DynamoProxyStore(client, cfg.tableName, audit),
+    // Proxy keys are resolved through a short cache, as API keys are (docs/proxies.md, "Changes and caching").
+    proxies: new CachingProxyStore(
+      new DynamoProxyStore(client, cfg.tableName, audit),
+      clock,
+      cfg.authCacheSeconds,
+    ),
     reactors: new DynamoReactorStore(client, cfg.tableName, audit),
     members: new DynamoMemberStore(client, cfg.tableName, audit, applications),
     mailer,

@@ -3,32 +3,26 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 import type { ApplicationStore } from "#shared/ports/stores.ts";
 import type { Principal } from "./entities.ts";
+import { ExpiringCache } from "./expiring-cache.ts";
 import type { SessionStore } from "./sessions.ts";
-
-interface CacheEntry {
-  principal: Principal;
-  at: number;
-}
 
 /**
  * Resolves SVC-API-KEY to a principal. Positive results are cached per process for `cacheSeconds`
- * (default 5 s): a key revoked elsewhere stops working on every warm function within that time, and at
+ * (default 5 s, ExpiringCache): a key revoked elsewhere stops working on every warm function within that time, and at
  * once in the process that revoked it (which evicts its entry). Unknown keys are never cached.
  */
 export class Authenticator {
-  private readonly cache = new Map<string, CacheEntry>();
-  /** Lookups in flight: concurrent requests with the same key share one (cache refills are single-flight). */
-  private readonly loading = new Map<string, Promise<Principal | undefined>>();
-  /** Bumped by every eviction: a lookup that started before one never caches its (possibly revoked) answer. */
-  private generation = 0;
+  private readonly cache: ExpiringCache<Principal>;
 
   constructor(
     private readonly applications: ApplicationStore,
     private readonly sessions: SessionStore,
     private readonly rootKey: RootKeyVerifier,
     private readonly clock: Clock,
-    private readonly cacheSeconds: number,
-  ) {}
+    cacheSeconds: number,
+  ) {
+    this.cache = new ExpiringCache(cacheSeconds * 1000);
+  }
 
   /** The principal behind a key, or undefined for a missing, unknown or revoked key. */
   async authenticate(
@@ -41,36 +35,20 @@ export class Authenticator {
     if (options.rootAllowed) return (await this.rootKey.isRootKey(keyHash)) ? { kind: "root" } : undefined;
 
     const now = this.clock.now().getTime();
-    const cached = this.cache.get(keyHash);
-    const sessionOver =
-      cached?.principal.kind === "session" && Date.parse(cached.principal.session.expires_at) <= now;
-    if (cached && !sessionOver && now - cached.at < this.cacheSeconds * 1000) return cached.principal;
-    this.cache.delete(keyHash);
-
-    let pending = this.loading.get(keyHash);
-    if (!pending) {
-      pending = this.lookup(keyHash, now).finally(() => this.loading.delete(keyHash));
-      this.loading.set(keyHash, pending);
-    }
-    return pending;
+    return this.cache.get(keyHash, now, () => this.lookup(keyHash, now), {
+      usable: (principal, at) =>
+        principal.kind !== "session" || Date.parse(principal.session.expires_at) > at,
+      // A session not yet authorized is never cached: its authorization must take effect at once everywhere.
+      storable: (principal) => principal.kind !== "session" || principal.session.authorized,
+    });
   }
 
   private async lookup(keyHash: string, now: number): Promise<Principal | undefined> {
-    const startedAt = this.generation;
     const record = await this.applications.findKey(keyHash);
     if (!record) return undefined;
-    const principal = record.session_id
-      ? await this.sessionPrincipal(record.tenant_id, record.session_id, now)
-      : await this.applicationPrincipal(record.tenant_id, record.application_id, record.key_id);
-    if (!principal) return undefined;
-    // A session not yet authorized is never cached: its authorization must take effect at once everywhere.
-    const cacheable =
-      (principal.kind !== "session" || principal.session.authorized) && startedAt === this.generation;
-    if (this.cacheSeconds > 0 && cacheable) {
-      if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(keyHash, { principal, at: now });
-    }
-    return principal;
+    return record.session_id
+      ? this.sessionPrincipal(record.tenant_id, record.session_id, now)
+      : this.applicationPrincipal(record.tenant_id, record.application_id, record.key_id);
   }
 
   private async applicationPrincipal(
@@ -113,14 +91,10 @@ export class Authenticator {
 
   /** Drops cached principals of a key (by hash) or of every key of an application. */
   evict(match: { keyHash?: string; applicationId?: string }): void {
-    this.generation += 1;
-    if (match.keyHash) this.loading.delete(match.keyHash);
-    if (match.keyHash) this.cache.delete(match.keyHash);
-    if (match.applicationId) {
-      for (const [hash, entry] of this.cache) {
-        if (entry.principal.kind !== "root" && entry.principal.application.id === match.applicationId)
-          this.cache.delete(hash);
-      }
-    }
+    if (match.keyHash) this.cache.evict(match.keyHash);
+    if (match.applicationId)
+      this.cache.evictWhere(
+        (principal) => principal.kind !== "root" && principal.application.id === match.applicationId,
+      );
   }
 }

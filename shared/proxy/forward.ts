@@ -21,6 +21,8 @@ import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-f
 import { outboundHeaders, responseHeaders } from "./headers.ts";
 
 export interface OutboundRequest {
+  /** Whose request this is: connections are reused within one tenant only. */
+  tenantId: string;
   /** The proxy's destination_url. */
   destinationUrl: string;
   /** What followed /proxy in the incoming path, still percent-encoded: "" or "/a/b". */
@@ -84,16 +86,43 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
 const SELF = "The destination is this service; a proxy cannot call itself.";
 
-// keepAlive off: one connection per call, so nothing (socket, TLS session state) is shared between tenants'
-// calls and every connection passes the connect-time address check. Filtering defaults kept strict.
-const filtering = { keepAlive: false, allowPrivateIPAddress: false, allowMetaIPAddress: false };
-const agents = {
-  filtered: {
-    "http:": new RequestFilteringHttpAgent(filtering),
-    "https:": new RequestFilteringHttpsAgent(filtering),
-  },
-  plain: { "http:": new http.Agent({ keepAlive: false }), "https:": new https.Agent({ keepAlive: false }) },
-};
+/** An idle connection is closed after this long: below the 5 s keep-alive timeout of Node servers (and most others'), so a reused connection is rarely one the destination is closing. */
+export const IDLE_CONNECTION_MS = 4_000;
+/** Tenants whose connection pools are kept; beyond this the least recently used one is dropped. */
+const MAX_POOLS = 256;
+
+interface Pool {
+  "http:": http.Agent;
+  "https:": https.Agent;
+}
+const pools = new Map<string, Pool>();
+
+/**
+ * Connections are kept alive and reused, but only within one tenant: each tenant has its own agents, so
+ * no socket or TLS session is ever shared between tenants' calls. Every new connection passes the
+ * connect-time address check; a reused one passed it when it was opened, to the address it still uses.
+ */
+function poolOf(tenantId: string, allowPrivate: boolean): Pool {
+  const key = `${allowPrivate ? "plain" : "filtered"}:${tenantId}`;
+  let pool = pools.get(key);
+  if (pool) {
+    pools.delete(key); // re-inserted below: the Map's order is least recently used first
+  } else {
+    const options = { keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: "lifo" as const };
+    // Filtering defaults kept strict.
+    const filtering = { ...options, allowPrivateIPAddress: false, allowMetaIPAddress: false };
+    pool = allowPrivate
+      ? { "http:": new http.Agent(options), "https:": new https.Agent(options) }
+      : {
+          "http:": new RequestFilteringHttpAgent(filtering),
+          "https:": new RequestFilteringHttpsAgent(filtering),
+        };
+  }
+  pools.set(key, pool);
+  // A dropped pool is not destroyed: requests in flight finish, then its idle sockets time out.
+  if (pools.size > MAX_POOLS) pools.delete(pools.keys().next().value as string);
+  return pool;
+}
 
 export async function forward(request: OutboundRequest, options: ForwardOptions): Promise<OutboundResponse> {
   const method = request.method.toUpperCase();
@@ -106,7 +135,7 @@ export async function forward(request: OutboundRequest, options: ForwardOptions)
   if (request.body !== undefined) headers["content-length"] = String(request.body.length);
 
   const client = target.url.protocol === "https:" ? https : http;
-  const agent = (options.allowPrivate ? agents.plain : agents.filtered)[target.url.protocol];
+  const agent = poolOf(request.tenantId, options.allowPrivate)[target.url.protocol];
 
   return new Promise<OutboundResponse>((resolve, reject) => {
     let req: http.ClientRequest;

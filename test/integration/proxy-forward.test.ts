@@ -171,7 +171,15 @@ const local: ForwardOptions = { allowPrivate: true, requireHttps: false };
 const strict: ForwardOptions = { allowPrivate: false, requireHttps: false };
 
 function outbound(destinationUrl: string, overrides: Partial<OutboundRequest> = {}): OutboundRequest {
-  return { destinationUrl, pathSuffix: "", rawQuery: "", method: "GET", headers: {}, ...overrides };
+  return {
+    tenantId: "tenant-a",
+    destinationUrl,
+    pathSuffix: "",
+    rawQuery: "",
+    method: "GET",
+    headers: {},
+    ...overrides,
+  };
 }
 
 async function forwardError(promise: Promise<unknown>): Promise<ForwardError> {
@@ -349,8 +357,8 @@ describe("forward: what is sent", () => {
       "trailer",
     ])
       expect(names).not.toContain(name);
-    // keepAlive-less agent: one connection per call
-    expect(got?.headers.connection).toBe("close");
+    // The caller's Connection ("upgrade, x-hop") is not forwarded: this is the pooled agent's own.
+    expect(got?.headers.connection).toBe("keep-alive");
   });
 
   it("injects SVC-PROXY-KEEP-ALIVE and SVC-PROXY-CONNECTION as Keep-Alive and Connection", async () => {
@@ -372,8 +380,45 @@ describe("forward: what is sent", () => {
     const [valid, invalid] = server.received;
     expect(valid?.headers.connection).toBe("keep-alive");
     expect(valid?.headers["keep-alive"]).toBe("timeout=5, max=100");
-    expect(invalid?.headers.connection).toBe("close");
+    // Not injected: the pooled agent's own Connection, no Keep-Alive.
+    expect(invalid?.headers.connection).toBe("keep-alive");
     expect(invalid?.headers["keep-alive"]).toBeUndefined();
+  });
+});
+
+describe("forward: connections", () => {
+  it("reuses a connection for the same tenant's next call", async () => {
+    const server = await startServer();
+
+    await forward(outbound(server.base, { tenantId: "tenant-reuse" }), local);
+    await forward(outbound(server.base, { tenantId: "tenant-reuse" }), local);
+
+    expect(server.received).toHaveLength(2);
+    expect(server.connections()).toBe(1);
+  });
+
+  it("never shares a connection between tenants", async () => {
+    const server = await startServer();
+
+    await forward(outbound(server.base, { tenantId: "tenant-one" }), local);
+    await forward(outbound(server.base, { tenantId: "tenant-two" }), local);
+    await forward(outbound(server.base, { tenantId: "tenant-one" }), local);
+
+    expect(server.received).toHaveLength(3);
+    expect(server.connections()).toBe(2);
+  });
+
+  it("closes the connection after the call when the caller injects Connection: close", async () => {
+    const server = await startServer();
+
+    await forward(
+      outbound(server.base, { tenantId: "tenant-close", headers: { "svc-proxy-connection": "close" } }),
+      local,
+    );
+    await forward(outbound(server.base, { tenantId: "tenant-close" }), local);
+
+    expect(server.received[0]?.headers.connection).toBe("close");
+    expect(server.connections()).toBe(2);
   });
 });
 

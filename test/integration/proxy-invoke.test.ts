@@ -1,6 +1,9 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AuditItems } from "#shared/adapters/dynamodb/audit-items.ts";
+import { DynamoProxyStore } from "#shared/adapters/dynamodb/proxy-store.ts";
+import { auditEntry } from "#shared/domain/audit-entry.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
@@ -246,5 +249,64 @@ describe("proxy invocation", () => {
     expect(proxyLogs.body.data.map((l) => l.operation)).toContain("invoke");
     expect(tokenLogs.body.data.map((l) => l.operation)).toContain("read");
     expect(JSON.stringify(proxyLogs.body)).not.toContain(VISA);
+  });
+});
+
+describe("proxy changes and the proxy-key cache", () => {
+  const invoke = (api: ReturnType<typeof client>, proxyKey: string, userKey: string) =>
+    api.get("/proxy/cached", { key: userKey, headers: { "svc-proxy-key": proxyKey } });
+
+  it("a proxy replaced or deleted through the API takes effect on the very next invocation", async () => {
+    const { api, proxy, user, managementKey } = await setup();
+    expect((await invoke(api, proxy.key, user)).status).toBe(200);
+
+    const replaced = await api.put(`/proxies/${proxy.id}`, {
+      key: managementKey,
+      body: { name: "moved", destination_url: `${destinationUrl}v2/` },
+    });
+    const afterReplace = await invoke(api, proxy.key, user);
+    const deleted = await api.delete(`/proxies/${proxy.id}`, { key: managementKey });
+    const afterDelete = await invoke(api, proxy.key, user);
+
+    expect(replaced.status).toBe(200);
+    expect(afterReplace.status).toBe(200);
+    expect(last().url).toBe("/base/v2/cached");
+    expect(deleted.status).toBe(204);
+    expect(afterDelete.status).toBe(401);
+  });
+
+  it("a proxy deleted by another process stops working here within the cache time (5 s)", async () => {
+    const { api, proxy, user, tenantId } = await setup();
+    expect((await invoke(api, proxy.key, user)).status).toBe(200);
+    const { deps } = svc.service;
+    // Another function instance: the same table, without this process's cache.
+    const elsewhere = new DynamoProxyStore(
+      deps.dynamo,
+      deps.config.tableName,
+      new AuditItems(deps.config.tableName, deps.config.logRetentionDays),
+    );
+    const stored = await elsewhere.get(tenantId, proxy.id);
+    if (!stored) throw new Error("the proxy was not stored");
+    await elsewhere.delete(
+      stored,
+      auditEntry(
+        deps.clock.now(),
+        { type: "system" },
+        {
+          tenantId,
+          entityType: "proxy",
+          entityId: proxy.id,
+          operation: "delete",
+          message: "Proxy deleted",
+        },
+      ),
+    );
+
+    const cached = await invoke(api, proxy.key, user);
+    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 5 } });
+    const expired = await invoke(api, proxy.key, user);
+
+    expect(cached.status).toBe(200);
+    expect(expired.status).toBe(401);
   });
 });

@@ -219,6 +219,7 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
     try {
       response = await forward(
         {
+          tenantId: proxy.tenant_id,
           destinationUrl: proxy.destination_url,
           pathSuffix: request.pathSuffix,
           rawQuery: request.rawQuery,

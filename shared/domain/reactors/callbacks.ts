@@ -216,6 +216,7 @@ export async function processCallbackJob(
   try {
     const response = await forward(
       {
+        tenantId: job.tenantId,
         destinationUrl: job.callbackUrl,
         pathSuffix: "",
         rawQuery: "",

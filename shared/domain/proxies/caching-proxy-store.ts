@@ -1,0 +1,55 @@
+import type { LogEntry } from "#shared/domain/audit.ts";
+import { ExpiringCache } from "#shared/domain/expiring-cache.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import type { ProxyStore } from "./manage.ts";
+import type { StoredProxy } from "./proxy.ts";
+
+/**
+ * The proxy store with `findByKey` cached per process for the API-key cache's time (SVC_AUTH_CACHE_SECONDS,
+ * 5 s by default): a warm proxy invocation then reads only its tokens. A proxy changed or deleted elsewhere
+ * takes effect on every warm function within that time, like a revoked API key, and at once in the process
+ * that changed it (it evicts the entry; locally the whole service is that one process).
+ */
+export class CachingProxyStore implements ProxyStore {
+  private readonly byKey: ExpiringCache<StoredProxy>;
+
+  constructor(
+    private readonly inner: ProxyStore,
+    private readonly clock: Clock,
+    cacheSeconds: number,
+  ) {
+    this.byKey = new ExpiringCache(cacheSeconds * 1000);
+  }
+
+  findByKey(keyHash: string): Promise<StoredProxy | undefined> {
+    return this.byKey.get(keyHash, this.clock.now().getTime(), () => this.inner.findByKey(keyHash));
+  }
+
+  create(proxy: StoredProxy, audit: LogEntry): Promise<void> {
+    return this.inner.create(proxy, audit);
+  }
+
+  get(tenantId: string, id: string): Promise<StoredProxy | undefined> {
+    return this.inner.get(tenantId, id);
+  }
+
+  list(tenantId: string): Promise<StoredProxy[]> {
+    return this.inner.list(tenantId);
+  }
+
+  async replace(proxy: StoredProxy, audit: LogEntry): Promise<boolean> {
+    try {
+      return await this.inner.replace(proxy, audit);
+    } finally {
+      this.byKey.evict(proxy.key_hash);
+    }
+  }
+
+  async delete(proxy: StoredProxy, audit: LogEntry): Promise<boolean> {
+    try {
+      return await this.inner.delete(proxy, audit);
+    } finally {
+      this.byKey.evict(proxy.key_hash);
+    }
+  }
+}
