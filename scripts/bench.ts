@@ -44,6 +44,7 @@ import { median, type RunFigures, runLoad, stopCurrentLoad } from "./bench/load.
 import {
   DESTINATION_PATH,
   describeStats,
+  type FixedRateLatency,
   measureProxyLatency,
   type NewCodeSeries,
   type ProxyLatency,
@@ -57,7 +58,7 @@ import { type RunningTarget, startTarget } from "./bench/targets.ts";
 type Scenario = "tokenize" | "read" | "proxy" | "react";
 const SCENARIOS: Scenario[] = ["tokenize", "read", "proxy", "react"];
 /** What a run measured: floor or service (tokenize, read, react), or one of the proxy scenario's targets. */
-type TargetLabel = "floor" | "service" | "direct" | "proxy" | "proxy+transform";
+type TargetLabel = "floor" | "service" | "direct" | "pass-through" | "proxy" | "proxy+transform";
 
 /** Share of the comparison target's req/s: floor for tokenize and read, direct for proxy. */
 const TARGET_RATIO: Partial<Record<Scenario, number>> = { tokenize: 0.5, read: 0.6, proxy: 0.5 };
@@ -221,7 +222,8 @@ interface LoadTarget {
   destinationPid?: number;
   /** Whose DynamoDB calls BENCH_TRACE counts. */
   traced?: RunningTarget;
-  load(durationSeconds: number): Promise<RunFigures>;
+  /** With `overallRate`, at that many requests per second rather than as fast as answered. */
+  load(durationSeconds: number, overallRate?: number): Promise<RunFigures>;
 }
 
 /** CPU per request (ms) of each party during a run, and the share of the machine the run left to others. */
@@ -273,6 +275,8 @@ interface Summary {
   others_pct?: number;
   /** req/s over the comparison target's (floor for tokenize and read, direct for proxy). */
   ratio?: number;
+  /** Proxy scenario: req/s over the proxy floor's (the proxy's mandatory work, scripts/bench/floor-service.ts). */
+  of_floor?: number;
   target_ratio?: number;
   pass?: boolean;
 }
@@ -319,7 +323,8 @@ const floorServiceTarget = (scenario: "tokenize" | "read", target: Target): Load
 
 /** A POST of a fixed body with fixed headers, as autocannon runs them. */
 const postLoad =
-  (url: string, path: string, headers: Record<string, string>, body: string) => (durationSeconds: number) =>
+  (url: string, path: string, headers: Record<string, string>, body: string) =>
+  (durationSeconds: number, overallRate?: number) =>
     runLoad({
       url,
       connections: settings.connections,
@@ -328,9 +333,23 @@ const postLoad =
       method: "POST",
       path: () => path,
       body: () => body,
+      ...(overallRate ? { overallRate } : {}),
     });
 
-function proxyTargets(service: RunningTarget, destination: RunningTarget, setup: ProxySetup): LoadTarget[] {
+function proxyTargets(
+  service: RunningTarget,
+  floor: RunningTarget,
+  destination: RunningTarget,
+  setup: ProxySetup,
+): LoadTarget[] {
+  const json = { "content-type": "application/json" };
+  const viaFloor = (label: TargetLabel, path: string, body: string): LoadTarget => ({
+    label,
+    pid: floor.pid,
+    destinationPid: destination.pid,
+    traced: floor,
+    load: postLoad(floor.url, path, json, body),
+  });
   const through = (label: TargetLabel, proxyKey: string): LoadTarget => ({
     label,
     pid: service.pid,
@@ -342,13 +361,10 @@ function proxyTargets(service: RunningTarget, destination: RunningTarget, setup:
     {
       label: "direct",
       pid: destination.pid,
-      load: postLoad(
-        destination.url,
-        DESTINATION_PATH,
-        { "content-type": "application/json" },
-        setup.directBody,
-      ),
+      load: postLoad(destination.url, DESTINATION_PATH, json, setup.directBody),
     },
+    viaFloor("pass-through", "/pass", setup.directBody),
+    viaFloor("floor", `/proxy/${encodeURIComponent(setup.floorCardTokenId)}`, setup.proxyBody),
     through("proxy", setup.proxyKey),
     through("proxy+transform", setup.transformProxyKey),
   ];
@@ -365,6 +381,42 @@ const reactTarget = (service: RunningTarget, path: string, useKey: string): Load
     REACT_BODY,
   ),
 });
+
+/**
+ * proxy and proxy+transform alternately at one fixed rate, half of what proxy+transform sustained: what the
+ * transform adds to a request under load, without the queueing of a saturated machine.
+ */
+async function fixedRateLatency(targets: LoadTarget[], records: RunRecord[]): Promise<FixedRateLatency> {
+  const saturated = records.filter((r) => r.scenario === "proxy" && r.target === "proxy+transform");
+  const rate = Math.max(10, Math.floor(median(saturated.map((r) => r.rps)) / 2 / 10) * 10);
+  const result: FixedRateLatency = {
+    rate_rps: rate,
+    proxy_p50_ms: [],
+    transform_p50_ms: [],
+    transform_adds_p50_ms: 0,
+  };
+  const proxy = targets.find((t) => t.label === "proxy");
+  const transform = targets.find((t) => t.label === "proxy+transform");
+  if (!proxy || !transform) return result;
+  for (let round = 1; round <= settings.rounds; round++)
+    for (const [target, p50s] of [
+      [proxy, result.proxy_p50_ms],
+      [transform, result.transform_p50_ms],
+    ] as const) {
+      checkInterrupted();
+      const figures = await target.load(settings.durationSeconds, rate);
+      log(
+        `proxy: round ${round}/${settings.rounds} ${target.label} at ${rate} req/s: ${figures.rps.toFixed(0)} req/s, p50 ${figures.p50} ms, p99 ${figures.p99} ms`,
+      );
+      if (failures(figures) > 0)
+        throw new RequestFailures(`proxy fixed-rate round ${round} of ${target.label}`);
+      p50s.push(figures.p50);
+    }
+  result.transform_adds_p50_ms = Number(
+    (median(result.transform_p50_ms) - median(result.proxy_p50_ms)).toFixed(2),
+  );
+  return result;
+}
 
 let dynamoPid: number | undefined;
 
@@ -553,9 +605,15 @@ function summarize(records: RunRecord[]): Summary[] {
       if (direct.length === 0) continue;
       const directSummary = summary("direct", direct);
       summaries.push(directSummary);
-      for (const label of ["proxy", "proxy+transform"] as const) {
+      const floorRuns = of("floor");
+      const floorRps = floorRuns.length > 0 ? summary("floor", floorRuns).rps : undefined;
+      for (const label of ["pass-through", "floor", "proxy", "proxy+transform"] as const) {
         const runs = of(label);
-        if (runs.length > 0) summaries.push(compared(summary(label, runs), directSummary, label === "proxy"));
+        if (runs.length === 0) continue;
+        const s = compared(summary(label, runs), directSummary, label === "proxy");
+        const ofFloor =
+          label.startsWith("proxy") && floorRps ? Number((s.rps / floorRps).toFixed(3)) : undefined;
+        summaries.push(ofFloor === undefined ? s : { ...s, of_floor: ofFloor });
       }
     } else {
       const service = of("service");
@@ -607,7 +665,7 @@ function table(summaries: Summary[]): string {
 const serviceCpu = (s: Summary) =>
   `${ms2(s.target_cpu_ms_per_request)}${s.sandbox_cpu_ms_per_request ? ` (${ms2(s.sandbox_cpu_ms_per_request)})` : ""}`;
 
-/** Proxy: direct, proxy and proxy+transform. */
+/** Proxy: direct, pass-through, floor, proxy and proxy+transform. */
 function proxyTable(summaries: Summary[]): string {
   const header = [
     "scenario",
@@ -615,10 +673,11 @@ function proxyTable(summaries: Summary[]): string {
     "req/s (median)",
     "p50 ms",
     "p99 ms",
-    "CPU ms/req service (of which sandbox) + destination + DDB Local",
+    "CPU ms/req proxy (of which sandbox) + destination + DDB Local",
     "of direct",
     "target",
     "result",
+    "of floor",
   ];
   const rows = summaries.map((s) => [
     s.scenario,
@@ -632,8 +691,9 @@ function proxyTable(summaries: Summary[]): string {
     pct(s.ratio),
     s.target_ratio === undefined ? "" : `≥ ${(s.target_ratio * 100).toFixed(0)} %`,
     verdict(s.pass),
+    pct(s.of_floor),
   ]);
-  return renderTable(header, rows, new Set([2, 3, 4, 5, 6]));
+  return renderTable(header, rows, new Set([2, 3, 4, 5, 6, 9]));
 }
 
 /** React: the service alone. */
@@ -657,12 +717,9 @@ function reactTable(summaries: Summary[]): string {
   return renderTable(header, rows, new Set([2, 3, 4, 5]));
 }
 
-/** The proxy scenario's latency targets, from the load runs and the unloaded measurements. */
-function proxyChecks(summaries: Summary[], latency: ProxyLatency | undefined): Check[] {
+/** The proxy scenario's latency targets, from the fixed-rate runs and the unloaded measurements. */
+function proxyChecks(latency: ProxyLatency | undefined): Check[] {
   const checks: Check[] = [];
-  const of = (target: TargetLabel) => summaries.find((s) => s.scenario === "proxy" && s.target === target);
-  const proxy = of("proxy");
-  const transform = of("proxy+transform");
   const check = (what: string, value: number, target: number) =>
     checks.push({
       scenario: "proxy",
@@ -671,10 +728,10 @@ function proxyChecks(summaries: Summary[], latency: ProxyLatency | undefined): C
       target_ms: target,
       pass: value <= target,
     });
-  if (proxy && transform)
+  if (latency?.fixed_rate)
     check(
-      `warm transform adds at p50 under load (${settings.connections} connections)`,
-      transform.p50 - proxy.p50,
+      `warm transform adds at p50 under load (${latency.fixed_rate.rate_rps} req/s)`,
+      latency.fixed_rate.transform_adds_p50_ms,
       TRANSFORM_ADDS_TARGET_MS,
     );
   if (latency) {
@@ -693,12 +750,7 @@ function proxyChecks(summaries: Summary[], latency: ProxyLatency | undefined): C
   return checks;
 }
 
-function printProxyLatency(
-  summaries: Summary[],
-  latency: ProxyLatency | undefined,
-  checks: Check[],
-  readFloor: Summary | undefined,
-): void {
+function printProxyLatency(summaries: Summary[], latency: ProxyLatency | undefined, checks: Check[]): void {
   const of = (target: TargetLabel) => summaries.find((s) => s.scenario === "proxy" && s.target === target);
   const direct = of("direct");
   const proxy = of("proxy");
@@ -714,17 +766,26 @@ function printProxyLatency(
           `and autocannon) is ${(1 / s.cpu_ratio).toFixed(0)} × direct's, i.e. a CPU-bound ratio of ` +
           `${pct(s.cpu_ratio)} (cross-check of the measured ${pct(s.ratio)}).`,
       );
-  if (proxy && readFloor)
+  const passThrough = of("pass-through");
+  const floor = of("floor");
+  if (passThrough && floor && proxy)
     console.log(
-      `proxy: for scale, the read floor (GetItem + open + audit PutItem, nothing forwarded) did ${readFloor.rps.toFixed(0)} req/s ` +
-        `in this run, ${pct(readFloor.rps / (direct?.rps ?? Number.NaN))} of direct; the proxy did ${pct(proxy.rps / readFloor.rps)} of it.`,
+      `proxy: what bounds the ratio to direct: a bare Node proxy that only forwards (pass-through) did ` +
+        `${pct(passThrough.ratio)} of direct; one that also does the proxy's mandatory vault work (floor: GetItem + ` +
+        `open + audit PutItem, then forward) ${pct(floor.ratio)}. The proxy did ${pct(proxy.of_floor)} of the floor.`,
     );
-  if (proxy && transform) {
-    const what = `warm transform adds at p50 under load (${settings.connections} connections)`;
+  if (proxy && transform)
     console.log(
-      `proxy: ${what}: p50(proxy+transform) − p50(proxy) = ${transform.p50} − ${proxy.p50} = ` +
-        `${transform.p50 - proxy.p50} ms${result(what)}. Queueing included: at 16 connections latency ≈ ` +
-        `connections ÷ req/s, so it follows the throughput lost to the transform's CPU.`,
+      `proxy: at saturation p50(proxy+transform) − p50(proxy) = ${transform.p50} − ${proxy.p50} = ` +
+        `${transform.p50 - proxy.p50} ms. Not a latency figure: with ${settings.connections} connections always busy, ` +
+        `p50 ≈ connections ÷ req/s, so this follows the throughput lost to the transform's CPU.`,
+    );
+  const fixed = latency?.fixed_rate;
+  if (fixed) {
+    const what = `warm transform adds at p50 under load (${fixed.rate_rps} req/s)`;
+    console.log(
+      `proxy: ${what}, half of what proxy+transform sustains: p50 proxy ${fixed.proxy_p50_ms.join(", ")} ms, ` +
+        `proxy+transform ${fixed.transform_p50_ms.join(", ")} ms; median difference ${fixed.transform_adds_p50_ms} ms${result(what)}`,
     );
   }
   if (!latency) return;
@@ -857,9 +918,18 @@ async function main(): Promise<number> {
   checkInterrupted();
 
   const rootKey = `key_root_bench_${randomUUID()}`;
-  const parts = ["the service", ...(floorScenarios.length ? ["the floor"] : [])];
-  if (wantsProxy) parts.push("the proxy's destination");
-  log(`starting ${parts.join(", ")} (one child process each)…`);
+  const wantsFloor = floorScenarios.length > 0 || wantsProxy;
+  // The destination first: the floor's proxies need its URL.
+  let destination: RunningTarget | undefined;
+  if (wantsProxy) {
+    log("starting the proxy's destination (a child process)…");
+    const started = await startTarget("destination", {}, join(dataDir, "destination.log"));
+    cleanups.push(() => started.stop());
+    runningTargets.push(started);
+    destination = started;
+  }
+  const parts = ["the service", ...(wantsFloor ? ["the floor"] : [])];
+  log(`starting ${parts.join(" and ")} (one child process each)…`);
   const started = await Promise.allSettled([
     startTarget(
       "service",
@@ -871,15 +941,18 @@ async function main(): Promise<number> {
       join(dataDir, "service.log"),
       settings.nodeArgs,
     ),
-    floorScenarios.length
+    wantsFloor
       ? startTarget(
           "floor",
-          { BENCH_DYNAMODB_ENDPOINT: dynamo.endpoint, BENCH_DATA_DIR: join(dataDir, "floor") },
+          {
+            BENCH_DYNAMODB_ENDPOINT: dynamo.endpoint,
+            BENCH_DATA_DIR: join(dataDir, "floor"),
+            ...(destination ? { BENCH_DESTINATION_URL: `${destination.url}${DESTINATION_PATH}` } : {}),
+          },
           join(dataDir, "floor.log"),
           settings.nodeArgs,
         )
       : undefined,
-    wantsProxy ? startTarget("destination", {}, join(dataDir, "destination.log")) : undefined,
   ]);
   for (const result of started)
     if (result.status === "fulfilled" && result.value) {
@@ -889,16 +962,17 @@ async function main(): Promise<number> {
     }
   const failedStart = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failedStart) throw failedStart.reason;
-  const [service, floor, destination] = started.map((r) =>
-    r.status === "fulfilled" ? r.value : undefined,
-  ) as [RunningTarget, RunningTarget | undefined, RunningTarget | undefined];
+  const [service, floor] = started.map((r) => (r.status === "fulfilled" ? r.value : undefined)) as [
+    RunningTarget,
+    RunningTarget | undefined,
+  ];
   log(runningTargets.map((t) => `${t.name} at ${t.url} (pid ${t.pid})`).join(", "));
   checkInterrupted();
 
   log("creating a tenant, a public application (token:create) and a private one (token:read)…");
   const keys = await serviceKeys(service.url, rootKey);
   const targets: Target[] = [];
-  if (floor) {
+  if (floor && floorScenarios.length > 0) {
     log(`seeding ${settings.seedTokens} card tokens in each target…`);
     const [serviceIds, floorIds] = await Promise.all([
       seed(service.url, keys.create, settings.seedTokens),
@@ -914,10 +988,11 @@ async function main(): Promise<number> {
   }
   const use = wantsProxy || wantsReact ? await useApplication(service.url, keys.management) : undefined;
   let proxySetup: ProxySetup | undefined;
-  if (destination && use) {
+  if (destination && floor && use) {
     log("creating a card token, a proxy and a proxy with a request transform, to the destination…");
     proxySetup = await setUpProxies({
       serviceUrl: service.url,
+      floorUrl: floor.url,
       managementKey: keys.management,
       createKey: keys.create,
       useKey: use.key,
@@ -947,9 +1022,11 @@ async function main(): Promise<number> {
           targets.map((t) => floorServiceTarget(scenario, t)),
           records,
         );
-      else if (scenario === "proxy" && destination && proxySetup) {
-        await runScenario(scenario, proxyTargets(service, destination, proxySetup), records);
+      else if (scenario === "proxy" && destination && floor && proxySetup) {
+        const proxyLoadTargets = proxyTargets(service, floor, destination, proxySetup);
+        await runScenario(scenario, proxyLoadTargets, records);
         checkInterrupted();
+        const fixedRate = await fixedRateLatency(proxyLoadTargets, records);
         try {
           proxyLatency = await measureProxyLatency(proxySetup, service.url, keys.management, {
             samples: settings.latencySamples,
@@ -958,6 +1035,7 @@ async function main(): Promise<number> {
             check: checkInterrupted,
             sandboxProcesses: () => descendantPids(service.pid).length,
           });
+          proxyLatency.fixed_rate = fixedRate;
         } catch (error) {
           if (interrupted) throw error;
           throw new RequestFailures(
@@ -975,7 +1053,7 @@ async function main(): Promise<number> {
   }
 
   const summaries = summarize(records);
-  const checks = proxyChecks(summaries, proxyLatency);
+  const checks = proxyChecks(proxyLatency);
   const floorSummaries = summaries.filter((s) => s.scenario === "tokenize" || s.scenario === "read");
   const proxySummaries = summaries.filter((s) => s.scenario === "proxy");
   const reactSummaries = summaries.filter((s) => s.scenario === "react");
@@ -990,12 +1068,7 @@ async function main(): Promise<number> {
   if (proxySummaries.length > 0 || proxyLatency) {
     if (floorSummaries.length > 0) console.log("");
     if (proxySummaries.length > 0) console.log(`${proxyTable(proxySummaries)}\n`);
-    printProxyLatency(
-      proxySummaries,
-      proxyLatency,
-      checks,
-      summaries.find((s) => s.scenario === "read" && s.target === "floor"),
-    );
+    printProxyLatency(proxySummaries, proxyLatency, checks);
   }
   if (reactSummaries.length > 0) console.log(`\n${reactTable(reactSummaries)}`);
   const noise = noiseNote(summaries);

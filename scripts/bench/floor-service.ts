@@ -5,6 +5,14 @@
  *   POST /tokens      seal the data + PutItem of the token ‖ PutItem of its log entry (in parallel)
  *   GET  /tokens/{id} GetItem + open + PutItem of the log entry, then answer
  *
+ * and, for the proxy scenario, two proxies to `destinationUrl`, sending it `{"card": <data>}`:
+ *
+ *   POST /proxy/{id}  GetItem + open + PutItem of the log entry, then forward and answer the destination's
+ *                     response (the proxy's mandatory work: detokenize one token, fail-closed audit)
+ *   POST /pass        forward the request body as it is, nothing else: what any Node proxy costs here
+ *
+ * Both forward on keep-alive connections, as the service does within a tenant.
+ *
  * It reuses the service's own crypto and storage pieces (Sealer, Keyring with its cached data keys, the
  * local master-key wrapper, the DynamoDB document client, AuditItems) so that the difference with the
  * service is the service's extra work, not a different implementation of the mandatory part. It
@@ -12,7 +20,14 @@
  * mask: the service does all of that, and that is part of what the benchmark measures.
  */
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  Agent,
+  createServer,
+  type IncomingMessage,
+  request,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
@@ -33,6 +48,8 @@ export interface FloorServiceOptions {
   port?: number;
   host?: string;
   tableName?: string;
+  /** The proxy scenario's destination (POST /proxy/{id} and /pass forward there); without it they answer 404. */
+  destinationUrl?: string;
 }
 
 export interface FloorService {
@@ -47,6 +64,7 @@ export const FLOOR_TENANT_ID = "floor-tenant";
 const FLOOR_ACTOR = { type: "application" as const, id: "floor-application" };
 const MAX_BODY_BYTES = 1024 * 1024;
 const TOKEN_PATH = /^\/tokens\/([^/?#]+)$/;
+const PROXY_PATH = /^\/proxy\/([^/?#]+)$/;
 
 const tokenKey = (id: string) => ({ PK: `TOKEN#${FLOOR_TENANT_ID}#${id}`, SK: "META" });
 
@@ -56,7 +74,7 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-function readJson(req: IncomingMessage): Promise<unknown> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -65,15 +83,50 @@ function readJson(req: IncomingMessage): Promise<unknown> {
       if (size > MAX_BODY_BYTES) reject(new Error("too large"));
       else chunks.push(chunk);
     });
-    req.on("end", () => {
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
-      } catch (error) {
-        reject(error);
-      }
-    });
+    req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  return JSON.parse((await readBody(req)).toString("utf8"));
+}
+
+/** POSTs `body` to `url` on `agent`'s connections; resolves with the status and body. */
+function post(
+  url: URL,
+  agent: Agent,
+  body: Buffer,
+): Promise<{ status: number; contentType: string; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json", "content-length": body.length },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 502,
+            contentType: String(res.headers["content-type"] ?? "application/octet-stream"),
+            body: Buffer.concat(chunks),
+          }),
+        );
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+function relay(res: ServerResponse, answer: { status: number; contentType: string; body: Buffer }): void {
+  res.writeHead(answer.status, { "content-type": answer.contentType, "content-length": answer.body.length });
+  res.end(answer.body);
 }
 
 export async function startFloorService(options: FloorServiceOptions): Promise<FloorService> {
@@ -129,20 +182,42 @@ export async function startFloorService(options: FloorServiceOptions): Promise<F
     reply(res, 201, { id, type, created_at });
   }
 
-  async function read(id: string, res: ServerResponse): Promise<void> {
+  /** GetItem + open + PutItem of the log entry (fail-closed: logged before the data is used). */
+  async function readLogged(id: string) {
     const out = await client.send(
       new GetCommand({ TableName: tableName, Key: tokenKey(id), ConsistentRead: true }),
     );
     const item = out.Item as { type: string; sealed_data: string; created_at: string } | undefined;
-    if (!item) return reply(res, 404, { title: "Not Found", status: 404 });
+    if (!item) return undefined;
     const data: unknown = JSON.parse(
       await sealer.open({ tenantId: FLOOR_TENANT_ID, tokenId: id, field: "data" }, item.sealed_data),
     );
-    // Fail-closed: the read is logged before anything is answered.
     await client.send(
       new PutCommand({ TableName: tableName, Item: logItem(id, item.type, "read", systemClock.now()) }),
     );
-    reply(res, 200, { id, type: item.type, data, created_at: item.created_at });
+    return { ...item, data };
+  }
+
+  async function read(id: string, res: ServerResponse): Promise<void> {
+    const token = await readLogged(id);
+    if (!token) return reply(res, 404, { title: "Not Found", status: 404 });
+    reply(res, 200, { id, type: token.type, data: token.data, created_at: token.created_at });
+  }
+
+  const destination = options.destinationUrl ? new URL(options.destinationUrl) : undefined;
+  const agent = new Agent({ keepAlive: true });
+
+  async function proxy(id: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    req.resume();
+    const token = destination ? await readLogged(id) : undefined;
+    if (!destination || !token) return reply(res, 404, { title: "Not Found", status: 404 });
+    relay(res, await post(destination, agent, Buffer.from(JSON.stringify({ card: token.data }))));
+  }
+
+  async function pass(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req);
+    if (!destination) return reply(res, 404, { title: "Not Found", status: 404 });
+    relay(res, await post(destination, agent, body));
   }
 
   const server: Server = createServer((req, res) => {
@@ -151,6 +226,9 @@ export async function startFloorService(options: FloorServiceOptions): Promise<F
     if (req.method === "POST" && path === "/tokens") work = create(req, res);
     else if (req.method === "GET" && TOKEN_PATH.test(path))
       work = read(decodeURIComponent(TOKEN_PATH.exec(path)?.[1] ?? ""), res);
+    else if (req.method === "POST" && PROXY_PATH.test(path))
+      work = proxy(decodeURIComponent(PROXY_PATH.exec(path)?.[1] ?? ""), req, res);
+    else if (req.method === "POST" && path === "/pass") work = pass(req, res);
     else {
       req.resume();
       work = Promise.resolve(reply(res, 404, { title: "Not Found", status: 404 }));
@@ -171,6 +249,7 @@ export async function startFloorService(options: FloorServiceOptions): Promise<F
     stop: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      agent.destroy();
       client.destroy();
     },
   };

@@ -11,6 +11,8 @@ export interface LoadSpec {
   path: () => string;
   /** The body of each request (called once per request), when there is one. */
   body?: () => string;
+  /** Requests per second over all connections; without it each connection sends as fast as it is answered. */
+  overallRate?: number;
 }
 
 export interface RunFigures {
@@ -43,6 +45,7 @@ export function runLoad(spec: LoadSpec): Promise<RunFigures> {
         headers: spec.headers,
         method: spec.method,
         timeout: 10,
+        ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
         requests: [
           {
             setupRequest: (request) => ({

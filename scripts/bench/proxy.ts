@@ -28,6 +28,8 @@ export interface ProxySetup {
   /** The SVC-API-KEY of callers: a private application with token:use. */
   useKey: string;
   cardTokenId: string;
+  /** The same card in the floor (scripts/bench/floor-service.ts), for its POST /proxy/{id}. */
+  floorCardTokenId: string;
   proxyKey: string;
   transformProxyKey: string;
   /** What `direct` sends, and what the destination receives from both proxies. */
@@ -67,6 +69,7 @@ export const proxyHeaders = (proxyKey: string, useKey: string) => ({
 
 export async function setUpProxies(options: {
   serviceUrl: string;
+  floorUrl: string;
   managementKey: string;
   createKey: string;
   useKey: string;
@@ -82,10 +85,19 @@ export async function setUpProxies(options: {
     { type: "card", data: options.card },
     201,
   );
+  const floorToken = await call<{ id: string }>(
+    options.floorUrl,
+    "POST",
+    "/tokens",
+    undefined,
+    { type: "card", data: options.card },
+    201,
+  );
   const setup: ProxySetup = {
     destinationUrl,
     useKey,
     cardTokenId: token.id,
+    floorCardTokenId: floorToken.id,
     proxyKey: await createProxy(serviceUrl, managementKey, destinationUrl, "bench proxy"),
     transformProxyKey: await createProxy(
       serviceUrl,
@@ -101,6 +113,8 @@ export async function setUpProxies(options: {
   await call(destinationUrl, "POST", DESTINATION_PATH, undefined, setup.directBody, 200);
   for (const key of [setup.proxyKey, setup.transformProxyKey])
     await call(serviceUrl, "POST", "/proxy", undefined, setup.proxyBody, 200, proxyHeaders(key, useKey));
+  await call(options.floorUrl, "POST", "/pass", undefined, setup.directBody, 200);
+  await call(options.floorUrl, "POST", `/proxy/${floorToken.id}`, undefined, setup.proxyBody, 200);
   return setup;
 }
 
@@ -149,6 +163,21 @@ export interface ProxyLatency {
   new_code: NewCodeSeries;
   /** The same, back to back: the spare may still be booting, or the pool at its process cap (16). */
   new_code_back_to_back: NewCodeSeries;
+  /** proxy and proxy+transform at one fixed request rate both sustain easily (set by bench.ts). */
+  fixed_rate?: FixedRateLatency;
+}
+
+/**
+ * Latency under load without saturation: at saturation (the load runs) p50 ≈ connections ÷ req/s, so the
+ * difference of two targets' p50 measures their throughputs, not what one adds to a request.
+ */
+export interface FixedRateLatency {
+  /** Half of proxy+transform's saturated req/s, rounded down to a multiple of 10. */
+  rate_rps: number;
+  proxy_p50_ms: number[];
+  transform_p50_ms: number[];
+  /** median(transform p50s) − median(proxy p50s). */
+  transform_adds_p50_ms: number;
 }
 
 /** `count` new proxies (new transform code each, or none), then per proxy: its first and second request. */

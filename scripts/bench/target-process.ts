@@ -1,7 +1,8 @@
 /**
  * Child-process entry of a benchmark target:
  * `node --import tsx scripts/bench/target-process.ts <floor|service|destination>`.
- * Reads BENCH_DYNAMODB_ENDPOINT, BENCH_DATA_DIR (and BENCH_ROOT_KEY for the service) from the environment
+ * Reads BENCH_DYNAMODB_ENDPOINT, BENCH_DATA_DIR (and BENCH_ROOT_KEY for the service, BENCH_DESTINATION_URL
+ * for the floor's proxies) from the environment
  * (the destination, the proxy scenario's loopback server, needs none of them), starts the target on a free
  * port of 127.0.0.1 and sends `{ ready: url }` over the IPC channel.
  * It stops on SIGTERM, on a `stop` message, or when the parent goes away (the channel closes); Ctrl-C in the
@@ -34,7 +35,12 @@ async function start(
   if (target === "destination") return startDestination();
   const dynamodbEndpoint = required("BENCH_DYNAMODB_ENDPOINT");
   const dataDir = required("BENCH_DATA_DIR");
-  if (target === "floor") return startFloorService({ dynamodbEndpoint, dataDir });
+  if (target === "floor")
+    return startFloorService({
+      dynamodbEndpoint,
+      dataDir,
+      ...(process.env.BENCH_DESTINATION_URL ? { destinationUrl: process.env.BENCH_DESTINATION_URL } : {}),
+    });
   if (target === "service") {
     const service = await startLocalService({
       port: 0,
