@@ -1,5 +1,6 @@
 import type { FunctionGroup } from "#shared/http/route.ts";
 import type { TableAccess } from "./constructs/api-function.ts";
+import type { SandboxAccess } from "./constructs/sandbox-runners.ts";
 
 export interface GroupAccess {
   table: TableAccess;
@@ -9,8 +10,11 @@ export interface GroupAccess {
   dataKey: boolean;
   /** ses:SendEmail from the configured sender identity (invitations). */
   email?: boolean;
-  /** lambda:InvokeFunction on the sandbox runner (transforms, reactor code). */
-  sandbox?: boolean;
+  /**
+   * The tenants' sandbox runner functions (lib/constructs/sandbox-runners.ts): `prepare` creates one when
+   * code is saved; `run` also invokes them (transforms, reactor code).
+   */
+  sandbox?: SandboxAccess;
   /** Why the group needs exactly this; shown in review, kept next to the grant. */
   reason: string;
 }
@@ -78,24 +82,27 @@ export const FUNCTION_ACCESS = {
     table: "readWrite",
     rootKeyParameter: false,
     dataKey: true,
+    sandbox: "prepare",
     reason:
-      "Proxy CRUD; each proxy's key is sealed under the tenant's data key so managers can read it back.",
+      "Proxy CRUD; each proxy's key is sealed under the tenant's data key so managers can read it back; " +
+      "saving a transform creates the tenant's runner function (no invoke).",
   },
   proxy: {
     table: "readWrite",
     rootKeyParameter: false,
     dataKey: true,
-    sandbox: true,
+    sandbox: "run",
     reason:
       "Proxy invocation opens detokenized tokens (KMS Decrypt), logs each use, and answers transforms' svc calls; " +
-      "transform code runs in the runner, which holds no grant.",
+      "transform code runs in the tenant's runner function, which holds no grant.",
   },
   reactors: {
     table: "readWrite",
     rootKeyParameter: false,
     dataKey: true,
-    sandbox: true,
+    sandbox: "run",
     reason:
-      "Formula and reactor CRUD; react detokenizes (KMS), runs code in the runner, seals async jobs and webhook secrets.",
+      "Formula and reactor CRUD; react detokenizes (KMS), runs code in the tenant's runner function (created when " +
+      "a formula is saved), seals async jobs and webhook secrets.",
   },
 } as const satisfies Record<FunctionGroup, GroupAccess>;

@@ -51,12 +51,16 @@ export class VaultStack extends Stack {
       table: this.data.table,
       dataKey: this.data.dataKey,
       logRetention: props.logRetention,
-      sandbox: { runner: this.http.sandboxRunner, apiUrl: this.http.api.apiEndpoint },
+      sandbox: { runners: this.http.sandboxRunners, apiUrl: this.http.api.apiEndpoint },
     });
     this.callbacks.grantSend(this.http.functions.reactors);
     this.sweeper = new Sweeper(this, "Sweeper", { table: this.data.table, logRetention: props.logRetention });
 
     new CfnOutput(this, "ApiUrl", { value: this.http.url, description: "Base URL of the API" });
     new CfnOutput(this, "TableName", { value: this.data.table.tableName, description: "DynamoDB table" });
+    new CfnOutput(this, "SandboxRunnerPrefix", {
+      value: this.http.sandboxRunners.prefix,
+      description: "Name prefix of the tenants' sandbox runner functions (scripts/prune-sandbox-runners.ts)",
+    });
   }
 }

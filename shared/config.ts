@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PREFIX_PATTERN, type RunnerSpec } from "#shared/adapters/aws/runner-functions.ts";
 
 /**
  * Environment parsed once, with zod, at first use. Local defaults exist only where local mode needs them;
@@ -25,7 +26,24 @@ const envSchema = z
     SVC_ROOT_KEY_PARAMETER: z.string().optional(),
     SVC_KMS_KEY_ID: z.string().min(1).optional(),
     SVC_EMAIL_SENDER: z.string().min(3).optional(),
-    SVC_SANDBOX_FUNCTION: z.string().min(1).optional(),
+    // The tenants' runner functions (AWS): set together by the stack, or not at all.
+    SVC_RUNNER_PREFIX: z.string().regex(PREFIX_PATTERN).optional(),
+    SVC_RUNNER_ROLE_ARN: z
+      .string()
+      .regex(/^arn:[a-z-]+:iam::\d{12}:role\/.+$/)
+      .optional(),
+    SVC_RUNNER_CODE_BUCKET: z.string().min(3).optional(),
+    SVC_RUNNER_CODE_KEY: z.string().min(1).optional(),
+    SVC_RUNNER_RUNTIME: z
+      .string()
+      .regex(/^nodejs\d+\.x$/)
+      .optional(),
+    SVC_RUNNER_HANDLER: z.string().min(1).optional(),
+    SVC_RUNNER_MEMORY_MB: z.coerce.number().int().min(128).max(10_240).optional(),
+    SVC_RUNNER_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(900).optional(),
+    SVC_RUNNER_ARCHITECTURE: z.enum(["arm64", "x86_64"]).optional(),
+    SVC_RUNNER_LOG_GROUP: z.string().min(1).optional(),
+    SVC_STACK_NAME: z.string().min(1).optional(),
     SVC_CALLBACK_QUEUE_URL: z.url().optional(),
     SVC_SYNC_REACT_TIMEOUT_MS: z.coerce.number().int().min(100).max(25_000).default(20_000),
     SVC_CALLBACK_RETRY_BASE_SECONDS: z.coerce.number().min(0.01).max(900).default(60),
@@ -42,6 +60,11 @@ const envSchema = z
       .min(1024)
       .default(1024 * 1024),
   })
+  .superRefine((env, ctx) => {
+    const set = RUNNER_VARIABLES.filter((name) => env[name] !== undefined);
+    if (set.length > 0 && set.length < RUNNER_VARIABLES.length)
+      ctx.addIssue({ code: "custom", message: `set all of ${RUNNER_VARIABLES.join(", ")}, or none` });
+  })
   .transform((env) => {
     const mode = env.SVC_MODE ?? (env.AWS_LAMBDA_FUNCTION_NAME ? "aws" : "local");
     return {
@@ -55,7 +78,7 @@ const envSchema = z
       rootKeyParameter: env.SVC_ROOT_KEY_PARAMETER,
       kmsKeyId: env.SVC_KMS_KEY_ID,
       emailSender: env.SVC_EMAIL_SENDER ?? "svc-vault@localhost",
-      sandboxFunction: env.SVC_SANDBOX_FUNCTION,
+      runner: runnerSpec(env),
       callbackQueueUrl: env.SVC_CALLBACK_QUEUE_URL,
       // A synchronous react runs at most this long (API Gateway answers within 30 s).
       syncReactTimeoutMs: env.SVC_SYNC_REACT_TIMEOUT_MS,
@@ -85,6 +108,40 @@ const envSchema = z
           "SVC_ROOT_KEY is refused in AWS mode; store its SHA-256 hash in SSM (SVC_ROOT_KEY_PARAMETER)",
       });
   });
+
+const RUNNER_VARIABLES = [
+  "SVC_RUNNER_PREFIX",
+  "SVC_RUNNER_ROLE_ARN",
+  "SVC_RUNNER_CODE_BUCKET",
+  "SVC_RUNNER_CODE_KEY",
+  "SVC_RUNNER_RUNTIME",
+  "SVC_RUNNER_HANDLER",
+  "SVC_RUNNER_MEMORY_MB",
+  "SVC_RUNNER_TIMEOUT_SECONDS",
+  "SVC_RUNNER_ARCHITECTURE",
+  "SVC_RUNNER_LOG_GROUP",
+  "SVC_STACK_NAME",
+] as const;
+
+type RunnerEnv = { [name in (typeof RUNNER_VARIABLES)[number]]?: string | number | undefined };
+
+/** The runner functions' definition, when the stack set it (all of SVC_RUNNER_*, checked above). */
+function runnerSpec(env: RunnerEnv): RunnerSpec | undefined {
+  if (RUNNER_VARIABLES.some((name) => env[name] === undefined)) return undefined;
+  return {
+    prefix: String(env.SVC_RUNNER_PREFIX),
+    roleArn: String(env.SVC_RUNNER_ROLE_ARN),
+    codeBucket: String(env.SVC_RUNNER_CODE_BUCKET),
+    codeKey: String(env.SVC_RUNNER_CODE_KEY),
+    runtime: String(env.SVC_RUNNER_RUNTIME),
+    handler: String(env.SVC_RUNNER_HANDLER),
+    memoryMb: Number(env.SVC_RUNNER_MEMORY_MB),
+    timeoutSeconds: Number(env.SVC_RUNNER_TIMEOUT_SECONDS),
+    architecture: env.SVC_RUNNER_ARCHITECTURE === "x86_64" ? "x86_64" : "arm64",
+    logGroup: String(env.SVC_RUNNER_LOG_GROUP),
+    stackName: String(env.SVC_STACK_NAME),
+  };
+}
 
 export type Config = z.output<typeof envSchema> & { tableName: string };
 

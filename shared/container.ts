@@ -70,11 +70,10 @@ export function createDeps(cfg: Config) {
     clock,
   );
   // Customer code runs in permission-restricted child processes, one per tenant and code version: here
-  // locally, in the dedicated runner function in AWS.
-  const sandbox: Sandbox =
-    cfg.sandboxFunction && cfg.apiUrl
-      ? new LambdaSandbox(new LambdaClient({ region: cfg.region }), cfg.sandboxFunction, cfg.apiUrl)
-      : new ProcessSandbox();
+  // locally, in AWS inside the tenant's own runner function.
+  const sandbox: Sandbox = cfg.runner
+    ? new LambdaSandbox(new LambdaClient({ region: cfg.region }), cfg.runner, cfg.apiUrl)
+    : new ProcessSandbox();
   // Asynchronous reactions: SQS in AWS, an in-process queue with the same retry semantics locally.
   const localJobQueue =
     cfg.mode === "local"

@@ -3,9 +3,9 @@ import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import type { SandboxResult, SvcOperation } from "#shared/sandbox/sandbox.ts";
 
 /**
- * The runner Lambda: no grants, nothing secret in its environment. It runs tenant code in child processes
- * (one per tenant and code version, never shared), and answers `svc` calls through the public API with the
- * short-lived key the caller gave for this run.
+ * A tenant's runner Lambda (one function per tenant, created by the control plane from this bundle): no
+ * grants, nothing secret in its environment. It runs the tenant's code in child processes (one per code
+ * version), and answers `svc` calls through the public API with the short-lived key the caller gave for this run.
  */
 const sandbox = new ProcessSandbox();
 // Start the blank spare during init, so a new tenant's first run does not pay Node's start-up.

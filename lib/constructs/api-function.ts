@@ -168,19 +168,6 @@ export class ApiFunction extends Construct {
   }
 
   /**
-   * Sets SVC_SANDBOX_FUNCTION and SVC_API_URL and grants lambda:InvokeFunction on that one runner function:
-   * customer code runs there, never here.
-   */
-  bindSandboxRunner(runner: ApiFunction, apiUrl: string): this {
-    this.function.addEnvironment("SVC_SANDBOX_FUNCTION", runner.function.functionName);
-    this.function.addEnvironment("SVC_API_URL", apiUrl);
-    this.function.addToRolePolicy(
-      new PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [runner.function.functionArn] }),
-    );
-    return this;
-  }
-
-  /**
    * Sets SVC_EMAIL_SENDER and SVC_INVITATION_URL and grants ses:SendEmail from that sender's identity only
    * (the address, or its domain when the domain is the verified identity).
    */

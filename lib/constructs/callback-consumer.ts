@@ -9,6 +9,7 @@ import { type CfnQueue, type IQueue, Queue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { DELIVERY_TIMEOUT_MS, MAX_REACTION_TIMEOUT_MS } from "#shared/domain/reactors/callbacks.ts";
 import { ApiFunction } from "./api-function.ts";
+import type { SandboxRunners } from "./sandbox-runners.ts";
 
 /**
  * The consumer runs a reaction (up to timeout_ms, at most 210 s) and then delivers it (10 s), records of a
@@ -33,10 +34,10 @@ export interface CallbackConsumerProps {
   dataKey: IKey;
   logRetention?: RetentionDays;
   /**
-   * The sandbox runner that runs reactor code (VaultHttpApi.sandboxRunner) and the API's base URL (req.svc
-   * calls): the consumer runs queued reactions there, as the reactors function does synchronous ones.
+   * The tenants' sandbox runners (VaultHttpApi.sandboxRunners) and the API's base URL (req.svc calls): the
+   * consumer runs queued reactions in the tenant's runner, as the reactors function does synchronous ones.
    */
-  sandbox?: { runner: ApiFunction; apiUrl: string };
+  sandbox?: { runners: SandboxRunners; apiUrl: string };
   /** How long the event source gathers records before invoking (default: none, invoke at once). */
   maxBatchingWindow?: Duration;
 }
@@ -50,7 +51,8 @@ export interface CallbackConsumerProps {
  *   ChangeMessageVisibility, GetQueueAttributes, GetQueueUrl); ChangeMessageVisibility also sets the backoff;
  * - the dead-letter queue: SendMessage only (refused destinations and malformed jobs go there at once);
  * - the table read/write (the reaction's result, audit entries) and the data key (opening the sealed args);
- * - lambda:InvokeFunction on the sandbox runner, when given (the reaction's code runs there, never here).
+ * - the tenants' runner functions, when given (SandboxRunners.bind "run": create, wait for and invoke
+ *   `<prefix>*`, pass the runner role to Lambda, read the bundle); the reaction's code runs there, never here.
  */
 export class CallbackConsumer extends Construct {
   readonly fn: ApiFunction;
@@ -71,7 +73,7 @@ export class CallbackConsumer extends Construct {
     // ApiFunction fixes 29 s (API Gateway's limit); a queue consumer waits for the longest reaction.
     (this.fn.function.node.defaultChild as CfnFunction).timeout = CALLBACK_CONSUMER_TIMEOUT.toSeconds();
     this.fn.bindTable(props.table, "readWrite").bindDataKey(props.dataKey);
-    if (props.sandbox) this.fn.bindSandboxRunner(props.sandbox.runner, props.sandbox.apiUrl);
+    if (props.sandbox) props.sandbox.runners.bind(this.fn, "run", props.sandbox.apiUrl);
 
     this.fn.function.addEnvironment("SVC_CALLBACK_QUEUE_URL", props.queue.queueUrl);
     this.fn.function.addEnvironment("SVC_CALLBACK_DLQ_URL", props.deadLetterQueue.queueUrl);

@@ -1,4 +1,4 @@
-import { Duration, Validations } from "aws-cdk-lib";
+import { Validations } from "aws-cdk-lib";
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import {
   type CfnRoute,
@@ -19,6 +19,7 @@ import { type AuthMode, FUNCTION_GROUPS, type FunctionGroup } from "#shared/http
 import { routeList } from "#shared/routes.ts";
 import { FUNCTION_ACCESS } from "../function-groups.ts";
 import { ApiFunction } from "./api-function.ts";
+import { type SandboxAccess, SandboxRunners } from "./sandbox-runners.ts";
 
 export interface VaultHttpApiProps {
   table: ITable;
@@ -72,23 +73,14 @@ export class VaultHttpApi extends Construct {
   readonly stage: HttpStage;
   readonly functions: Record<FunctionGroup, ApiFunction>;
   readonly accessLogs: LogGroup;
-  /** Runs customer code (transforms, reactors) in child processes; holds no grant at all. */
-  readonly sandboxRunner: ApiFunction;
+  /** What the tenants' runner functions (customer code, no grants) share: bundle, role, log group, prefix. */
+  readonly sandboxRunners: SandboxRunners;
 
   constructor(scope: Construct, id: string, props: VaultHttpApiProps) {
     super(scope, id);
 
-    this.sandboxRunner = new ApiFunction(this, "SandboxRunner", {
-      group: "sandbox-runner",
-      description: "svc-vault sandbox runner (customer code; no grants)",
-      logRetention: props.logRetention,
-      // One child process per tenant and code version, 64 MB heap each.
-      memorySize: 1024,
-      // Asynchronous reactions may run 210 s (spec); synchronous callers stop waiting much earlier.
-      timeout: Duration.seconds(240),
-      copyFiles: ["shared/sandbox/child.mjs"],
-    });
-    const sandboxFunctions: ApiFunction[] = [];
+    this.sandboxRunners = new SandboxRunners(this, "SandboxRunners", { logRetention: props.logRetention });
+    const sandboxFunctions: [ApiFunction, SandboxAccess][] = [];
     const functions = {} as Record<FunctionGroup, ApiFunction>;
     const emailFunctions: ApiFunction[] = [];
     const integrations = {} as Record<FunctionGroup, HttpLambdaIntegration>;
@@ -102,7 +94,7 @@ export class VaultHttpApi extends Construct {
       if (access.rootKeyParameter) fn.bindRootKeyParameter(props.rootKeyParameterName);
       if (access.dataKey) fn.bindDataKey(props.dataKey);
       if ("email" in access && access.email) emailFunctions.push(fn);
-      if ("sandbox" in access && access.sandbox) sandboxFunctions.push(fn);
+      if ("sandbox" in access && access.sandbox) sandboxFunctions.push([fn, access.sandbox]);
       functions[group] = fn;
       integrations[group] = new HttpLambdaIntegration(`${pascal(group)}Integration`, fn.function, {
         payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
@@ -151,7 +143,8 @@ export class VaultHttpApi extends Construct {
     // apiEndpoint, not the stage URL: the stage depends on the routes, which depend on the functions.
     const invitationUrl = props.invitationUrl ?? `${this.api.apiEndpoint}/invitations/accept`;
     for (const fn of emailFunctions) fn.bindEmailSender(props.emailSender, invitationUrl);
-    for (const fn of sandboxFunctions) fn.bindSandboxRunner(this.sandboxRunner, this.api.apiEndpoint);
+    for (const [fn, access] of sandboxFunctions)
+      this.sandboxRunners.bind(fn, access, access === "run" ? this.api.apiEndpoint : undefined);
   }
 
   /** Base URL of the default stage (ends with a slash). */

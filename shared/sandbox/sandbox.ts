@@ -1,7 +1,7 @@
 /**
  * The code sandbox port: runs a tenant's JavaScript (proxy transforms, reactor formulas) on detokenized data.
- * Locally a pool of permission-restricted child Node processes (pool.ts); in AWS a runner Lambda with no
- * data-plane grants (docs/sandbox.md). Code of two tenants never shares a process.
+ * Locally a pool of permission-restricted child Node processes (pool.ts); in AWS each tenant's own runner
+ * Lambda, with no data-plane grants (docs/sandbox.md). Code of two tenants never shares a process.
  */
 
 /** Calls the code may make through `req.svc`; each is answered by the host, which alone holds a key. */
@@ -62,6 +62,11 @@ export interface Sandbox {
   run(request: SandboxRequest): Promise<SandboxResult>;
   /** Starts what the first run needs ahead of time (the local pool's blank spare process). */
   warm?(): Promise<void>;
+  /**
+   * Called after a tenant's code is saved: readies what that tenant's runs need (in AWS, its own runner
+   * function). Best effort and never rejects; a sandbox with nothing to prepare leaves it out.
+   */
+  prepare?(tenantId: string): Promise<void>;
   /** Stops every process; later runs reject. */
   close(): Promise<void>;
 }

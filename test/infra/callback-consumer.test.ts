@@ -19,6 +19,7 @@ import {
   CALLBACK_QUEUE_VISIBILITY_TIMEOUT,
   CallbackConsumer,
 } from "#lib/constructs/callback-consumer.ts";
+import { SandboxRunners } from "#lib/constructs/sandbox-runners.ts";
 import { CALLBACK_MAX_RECEIVE_COUNT, VaultData } from "#lib/constructs/vault-data.ts";
 import { MAX_ATTEMPTS } from "#shared/domain/reactors/callbacks.ts";
 import {
@@ -47,7 +48,7 @@ let stack: Stack;
 let data: VaultData;
 let consumer: CallbackConsumer;
 let producer: ApiFunction;
-let runner: ApiFunction;
+let runners: SandboxRunners;
 let template: Template;
 let assemblyDir: string;
 
@@ -56,16 +57,13 @@ beforeAll(() => {
   app = new App({ outdir, context: cdkJson.context });
   stack = new Stack(app, "CallbackConsumerTest");
   data = new VaultData(stack, "Data");
-  runner = new ApiFunction(stack, "SandboxRunner", {
-    group: "sandbox-runner",
-    copyFiles: ["shared/sandbox/child.mjs"],
-  });
+  runners = new SandboxRunners(stack, "SandboxRunners");
   consumer = new CallbackConsumer(stack, "Callbacks", {
     queue: data.callbackQueue,
     deadLetterQueue: data.callbackDeadLetterQueue,
     table: data.table,
     dataKey: data.dataKey,
-    sandbox: { runner, apiUrl: "https://api.example.com" },
+    sandbox: { runners, apiUrl: "https://api.example.com" },
   });
   producer = new ApiFunction(stack, "Producer", { group: "system" });
   consumer.grantSend(producer);
@@ -107,7 +105,8 @@ describe("callback consumer", () => {
         SVC_KMS_KEY_ID: arnOf(data.dataKey),
         SVC_CALLBACK_QUEUE_URL: { Ref: idOf(data.callbackQueue) },
         SVC_CALLBACK_DLQ_URL: { Ref: idOf(data.callbackDeadLetterQueue) },
-        SVC_SANDBOX_FUNCTION: { Ref: logicalIdOfFunction(stack, runner) },
+        SVC_RUNNER_PREFIX: runners.prefix,
+        SVC_RUNNER_ROLE_ARN: arnOf(runners.role),
         SVC_API_URL: "https://api.example.com",
       }),
     });
@@ -120,7 +119,7 @@ describe("callback consumer", () => {
     });
   });
 
-  it("grants the consumer exactly: consume on the queue, send on the DLQ, the table, the key, the runner, logs, X-Ray", () => {
+  it("grants the consumer exactly: consume on the queue, send on the DLQ, the table, the key, the runners, logs, X-Ray", () => {
     const statements = roleStatements(template, stack, consumer.fn);
     const sqs = statementsWithAction(statements, "sqs:");
     const onQueue = sqs.filter(
@@ -149,15 +148,23 @@ describe("callback consumer", () => {
     const anyResource = statements.filter((s) => asArray(s.Resource).includes("*"));
     expect(actionsOf(anyResource).sort()).toEqual(["xray:PutTelemetryRecords", "xray:PutTraceSegments"]);
     const services = new Set(actionsOf(statements).map((a) => a.split(":")[0]));
-    const invoke = statementsWithAction(statements, "lambda:");
-    expect(invoke).toEqual([
-      {
-        Effect: "Allow",
-        Action: "lambda:InvokeFunction",
-        Resource: { "Fn::GetAtt": [logicalIdOfFunction(stack, runner), "Arn"] },
-      },
+    const runnerActions = statementsWithAction(statements, "lambda:");
+    expect(actionsOf(runnerActions).sort()).toEqual([
+      "lambda:CreateFunction",
+      "lambda:GetFunction",
+      "lambda:InvokeFunction",
+      "lambda:TagResource",
     ]);
-    expect([...services].sort()).toEqual(["dynamodb", "kms", "lambda", "logs", "sqs", "xray"]);
+    expect(JSON.stringify(runnerActions.map((s) => s.Resource))).toContain(`:function:${runners.prefix}*`);
+    expect(statementsWithAction(statements, "iam:")).toEqual([
+      expect.objectContaining({
+        Action: "iam:PassRole",
+        Resource: arnOf(runners.role),
+        Condition: { StringEquals: { "iam:PassedToService": "lambda.amazonaws.com" } },
+      }),
+    ]);
+    expect(actionsOf(statementsWithAction(statements, "s3:"))).toEqual(["s3:GetObject"]);
+    expect([...services].sort()).toEqual(["dynamodb", "iam", "kms", "lambda", "logs", "s3", "sqs", "xray"]);
     expect(statements.every((s) => s.Effect === "Allow")).toBe(true);
     expect(actionsOf(statements).some((a) => a.endsWith("*"))).toBe(false);
   });

@@ -29,6 +29,7 @@ import {
   type Resource,
   resourcesOfType,
   roleStatements,
+  type Statement,
   statementsWithAction,
 } from "./template.ts";
 
@@ -240,35 +241,162 @@ describe("least privilege", () => {
   });
 });
 
-describe("sandbox runner", () => {
-  it("exists with no grant beyond its own logs and tracing, and only the functions the access table names (proxy, reactors) invoke it", () => {
-    const runner = stack.http.sandboxRunner;
-    const runnerId = logicalIdOfFunction(stack, runner);
-    const actions = actionsOf(roleStatements(template, stack, runner));
-    expect(actions.filter((a) => /^(dynamodb|kms|ssm|sqs|ses|lambda|secretsmanager|s3):/.test(a))).toEqual(
-      [],
-    );
+describe("sandbox runners", () => {
+  const runners = () => stack.http.sandboxRunners;
+  const runnerRoleArn = () => ({ "Fn::GetAtt": [idOf(runners().role), "Arn"] });
+  const prefixArn = () => ({
+    "Fn::Join": [
+      "",
+      [
+        "arn:",
+        { Ref: "AWS::Partition" },
+        ":lambda:",
+        { Ref: "AWS::Region" },
+        ":",
+        { Ref: "AWS::AccountId" },
+        `:function:${runners().prefix}*`,
+      ],
+    ],
+  });
+  const templateCode = () =>
+    (template.toJSON().Resources[logicalIdOfFunction(stack, runners().template)] as Resource).Properties
+      .Code as { S3Bucket: unknown; S3Key: string };
+  /** The functions that may touch runners: the access table's sandbox groups and the callback consumer. */
+  const expectedAccess = (): [string, "run" | "prepare"][] => [
+    ...FUNCTION_GROUPS.flatMap((group): [string, "run" | "prepare"][] => {
+      const access: GroupAccess = FUNCTION_ACCESS[group];
+      return access.sandbox ? [[idOf(stack.http.functions[group].role), access.sandbox]] : [];
+    }),
+    [idOf(stack.callbacks.fn.role), "run"],
+  ];
+
+  it("names runners from a prefix short enough for a tenant UUID and a version (64 characters)", () => {
+    expect(runners().prefix).toMatch(/^SvcVault-[0-9a-f]{6}-$/);
+    expect(runners().prefix.length + 36 + 1 + 8).toBeLessThanOrEqual(64);
+    template.hasOutput("SandboxRunnerPrefix", { Value: runners().prefix });
+  });
+
+  it("gives the runner role nothing but writing to the runners' log group: no table, key, queue or parameter", () => {
+    const roleId = idOf(runners().role);
+    const statements = resourcesOfType(template, "AWS::IAM::Policy")
+      .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(`"${roleId}"`))
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    expect(actionsOf(statements).sort()).toEqual(["logs:CreateLogStream", "logs:PutLogEvents"]);
+    for (const s of statements)
+      expect(asArray(s.Resource)).toEqual([{ "Fn::GetAtt": [idOf(runners().logGroup), "Arn"] }]);
+    const role = template.toJSON().Resources[roleId] as Resource;
+    expect(role.Properties).not.toHaveProperty("ManagedPolicyArns");
+    expect(role.Properties).not.toHaveProperty("Policies");
+    expect(JSON.stringify(role.Properties.AssumeRolePolicyDocument)).toContain("lambda.amazonaws.com");
+    // Nothing anywhere names the runner role as a grantee of the table or the key.
+    const mentions = resourcesOfType(template, "AWS::KMS::Key")
+      .concat(resourcesOfType(template, "AWS::DynamoDB::Table"))
+      .map(([, r]) => JSON.stringify(r.Properties));
+    for (const text of mentions) expect(text).not.toContain(roleId);
+  });
+
+  it("the template (bundle and sizing, never invoked) holds no grant but its logs and tracing, and nothing secret", () => {
+    const actions = actionsOf(roleStatements(template, stack, runners().template));
     expect(actions.every((a) => a.startsWith("logs:") || a.startsWith("xray:"))).toBe(true);
-    const fn = template.toJSON().Resources[runnerId] as Resource;
+    const fn = template.toJSON().Resources[logicalIdOfFunction(stack, runners().template)] as Resource;
     const variables =
       (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
-    expect(Object.keys(variables).filter((k) => /TABLE|KMS|ROOT|KEY/.test(k))).toEqual([]);
+    expect(Object.keys(variables).filter((k) => /TABLE|KMS|ROOT|KEY|RUNNER/.test(k))).toEqual([]);
+    expect(fn.Properties).toMatchObject({ MemorySize: 1024, Timeout: 240, Architectures: ["arm64"] });
+  });
 
-    for (const group of FUNCTION_GROUPS) {
-      const invoke = statementsOf(group).filter((s) => actionsOf([s]).includes("lambda:InvokeFunction"));
-      const access: GroupAccess = FUNCTION_ACCESS[group];
-      if (!access.sandbox) {
-        expect(invoke, group).toEqual([]);
+  it("lets only the sandbox groups and the callback consumer create (and, to run, wait for and invoke) functions under the prefix", () => {
+    const allowed = new Map(expectedAccess());
+    const seen = new Map<string, string[]>();
+    for (const [, policy] of resourcesOfType(template, "AWS::IAM::Policy")) {
+      const roles = JSON.stringify(policy.Properties.Roles);
+      for (const s of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
+        const lambdaActions = asArray(s.Action).filter((a) => a.startsWith("lambda:"));
+        if (lambdaActions.length === 0) continue;
+        const roleId = [...allowed.keys()].find((id) => roles === JSON.stringify([{ Ref: id }]));
+        expect(roleId, `lambda actions granted to ${roles}`).toBeDefined();
+        expect(asArray(s.Resource)).toEqual([prefixArn()]);
+        seen.set(String(roleId), [...(seen.get(String(roleId)) ?? []), ...lambdaActions]);
+      }
+    }
+    expect([...seen.keys()].sort()).toEqual([...allowed.keys()].sort());
+    for (const [roleId, access] of allowed)
+      expect(seen.get(roleId)?.sort(), roleId).toEqual(
+        access === "run"
+          ? ["lambda:CreateFunction", "lambda:GetFunction", "lambda:InvokeFunction", "lambda:TagResource"]
+          : ["lambda:CreateFunction", "lambda:TagResource"],
+      );
+    expect([...allowed.values()].filter((a) => a === "prepare")).toHaveLength(1);
+  });
+
+  it("scopes iam:PassRole to the runner role passed to Lambda, and s3:GetObject to the runner bundle", () => {
+    const allowed = expectedAccess().map(([id]) => id);
+    const { S3Bucket, S3Key } = templateCode();
+    for (const [, policy] of resourcesOfType(template, "AWS::IAM::Policy")) {
+      const roles = JSON.stringify(policy.Properties.Roles);
+      const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
+      const passRole = statementsWithAction(statements, "iam:");
+      const s3 = statementsWithAction(statements, "s3:");
+      const isAllowed = allowed.some((id) => roles === JSON.stringify([{ Ref: id }]));
+      if (!isAllowed) {
+        expect(passRole, roles).toEqual([]);
+        expect(s3, roles).toEqual([]);
         continue;
       }
-      expect(invoke.flatMap((s) => asArray(s.Resource))).toEqual([{ "Fn::GetAtt": [runnerId, "Arn"] }]);
+      expect(passRole).toEqual([
+        {
+          Effect: "Allow",
+          Action: "iam:PassRole",
+          Resource: runnerRoleArn(),
+          Condition: { StringEquals: { "iam:PassedToService": "lambda.amazonaws.com" } },
+        },
+      ]);
+      expect(s3).toEqual([
+        {
+          Effect: "Allow",
+          Action: "s3:GetObject",
+          Resource: {
+            "Fn::Join": ["", ["arn:", { Ref: "AWS::Partition" }, ":s3:::", S3Bucket, `/${S3Key}`]],
+          },
+        },
+      ]);
     }
   });
 
+  it("tells the functions that run code how runners are made, and no other function", () => {
+    const { S3Bucket, S3Key } = templateCode();
+    const runnerEnv = {
+      SVC_RUNNER_PREFIX: runners().prefix,
+      SVC_RUNNER_ROLE_ARN: runnerRoleArn(),
+      SVC_RUNNER_CODE_BUCKET: S3Bucket,
+      SVC_RUNNER_CODE_KEY: S3Key,
+      SVC_RUNNER_RUNTIME: "nodejs24.x",
+      SVC_RUNNER_HANDLER: "index.handler",
+      SVC_RUNNER_MEMORY_MB: "1024",
+      SVC_RUNNER_TIMEOUT_SECONDS: "240",
+      SVC_RUNNER_ARCHITECTURE: "arm64",
+      SVC_RUNNER_LOG_GROUP: { Ref: idOf(runners().logGroup) },
+      SVC_STACK_NAME: "SvcVault",
+    };
+    for (const group of FUNCTION_GROUPS) {
+      const env = template.toJSON().Resources[fnId(group)].Properties.Environment.Variables;
+      const access: GroupAccess = FUNCTION_ACCESS[group];
+      if (!access.sandbox) {
+        expect(Object.keys(env).filter((k) => k.startsWith("SVC_RUNNER_") || k === "SVC_API_URL")).toEqual(
+          [],
+        );
+        continue;
+      }
+      expect(env, group).toMatchObject(runnerEnv);
+      if (access.sandbox === "run") expect(env.SVC_API_URL).toBeDefined();
+      else expect(env).not.toHaveProperty("SVC_API_URL");
+    }
+    const consumer = template.toJSON().Resources[logicalIdOfFunction(stack, stack.callbacks.fn)];
+    expect(consumer.Properties.Environment.Variables).toMatchObject(runnerEnv);
+  });
+
   it("bundles the sandbox child script next to the runner's code", () => {
-    const fn = template.toJSON().Resources[logicalIdOfFunction(stack, stack.http.sandboxRunner)] as Resource;
-    const s3Key = String((fn.Properties.Code as { S3Key?: string }).S3Key);
-    const assetDir = join(outdir, `asset.${s3Key.replace(/\.zip$/, "")}`);
+    const assetDir = join(outdir, `asset.${templateCode().S3Key.replace(/\.zip$/, "")}`);
     expect(readdirSync(assetDir).sort()).toEqual(expect.arrayContaining(["child.mjs", "index.mjs"]));
   });
 });

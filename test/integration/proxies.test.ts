@@ -118,6 +118,30 @@ describe("proxies CRUD", () => {
     expect(afterPatch.body.name).toBe("Adyen payouts");
   });
 
+  it("asks the sandbox to prepare the tenant's runner after a save with transform code, and only then", async () => {
+    const prepared: string[] = [];
+    const sandbox = svc.service.deps.sandbox;
+    sandbox.prepare = async (tenantId) => {
+      prepared.push(tenantId);
+    };
+    try {
+      const { api, create, managementKey, tenantId } = await setup();
+      const plain = await create({});
+      const transform = { code: "module.exports = async (req) => req.args" };
+      const withCode = await create({ response_transform: transform });
+      const put = await api.put(`/proxies/${plain.body.id}`, {
+        key: managementKey,
+        body: { name: "x", destination_url: "https://api.example.com", request_transform: transform },
+      });
+      const invalid = await create({ request_transform: { code: "module.exports = (" } });
+
+      expect([plain.status, withCode.status, put.status, invalid.status]).toEqual([201, 201, 200, 400]);
+      expect(prepared).toEqual([tenantId, tenantId]);
+    } finally {
+      delete sandbox.prepare;
+    }
+  });
+
   it("deletes (404 after), refuses keys without the permission (403) and other tenants (404)", async () => {
     const { api, create, managementKey } = await setup();
     const other = await setup();

@@ -116,6 +116,30 @@ describe("reactor formulas and reactors", () => {
     expect(gone.status).toBe(404);
   });
 
+  it("asks the sandbox to prepare the tenant's runner when formula code is saved", async () => {
+    const prepared: string[] = [];
+    const sandbox = svc.service.deps.sandbox;
+    sandbox.prepare = async (tenantId) => {
+      prepared.push(tenantId);
+    };
+    try {
+      const { api, managementKey, tenantId, formulaId } = await setup();
+      const replaced = await api.put(`/reactor-formulas/${formulaId}`, {
+        key: managementKey,
+        body: { name: "Echo 2", code: ECHO },
+      });
+      const bad = await api.post("/reactor-formulas", {
+        key: managementKey,
+        body: { name: "bad", code: "module.exports = (" },
+      });
+
+      expect([replaced.status, bad.status]).toEqual([200, 422]);
+      expect(prepared).toEqual([tenantId, tenantId]);
+    } finally {
+      delete sandbox.prepare;
+    }
+  });
+
   it("refuses a formula whose code does not compile (422) and a management application (400)", async () => {
     const { api, managementKey, managementAppId, formulaId } = await setup();
 

@@ -70,6 +70,40 @@ describe("configuration", () => {
     expect(loadConfig({}).mode).toBe("local");
     expect(loadConfig({ AWS_LAMBDA_FUNCTION_NAME: "f", SVC_TABLE_NAME: "svc" }).mode).toBe("aws");
   });
+
+  it("reads the sandbox runner definition when all of SVC_RUNNER_* are set, and refuses a partial one", () => {
+    const runner = {
+      SVC_RUNNER_PREFIX: "SvcVault-ab12cd-",
+      SVC_RUNNER_ROLE_ARN: "arn:aws:iam::123456789012:role/runner",
+      SVC_RUNNER_CODE_BUCKET: "cdk-assets",
+      SVC_RUNNER_CODE_KEY: "abc.zip",
+      SVC_RUNNER_RUNTIME: "nodejs24.x",
+      SVC_RUNNER_HANDLER: "index.handler",
+      SVC_RUNNER_MEMORY_MB: "1024",
+      SVC_RUNNER_TIMEOUT_SECONDS: "240",
+      SVC_RUNNER_ARCHITECTURE: "arm64",
+      SVC_RUNNER_LOG_GROUP: "runners",
+      SVC_STACK_NAME: "SvcVault",
+    };
+    const aws = { SVC_MODE: "aws", SVC_TABLE_NAME: "svc" };
+    expect(loadConfig({ ...aws, ...runner }).runner).toEqual({
+      prefix: "SvcVault-ab12cd-",
+      roleArn: "arn:aws:iam::123456789012:role/runner",
+      codeBucket: "cdk-assets",
+      codeKey: "abc.zip",
+      runtime: "nodejs24.x",
+      handler: "index.handler",
+      memoryMb: 1024,
+      timeoutSeconds: 240,
+      architecture: "arm64",
+      logGroup: "runners",
+      stackName: "SvcVault",
+    });
+    expect(loadConfig(aws).runner).toBeUndefined();
+    const { SVC_RUNNER_CODE_KEY: _key, ...partial } = runner;
+    expect(() => loadConfig({ ...aws, ...partial })).toThrow(/SVC_RUNNER_CODE_KEY/);
+    expect(() => loadConfig({ ...aws, ...runner, SVC_RUNNER_PREFIX: "x".repeat(20) })).toThrow(/PREFIX/);
+  });
 });
 
 describe("errorHandler", () => {

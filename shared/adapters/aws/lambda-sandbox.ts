@@ -1,5 +1,7 @@
-import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda";
+import { InvokeCommand, type InvokeCommandOutput, type LambdaClient } from "@aws-sdk/client-lambda";
+import { logger } from "#shared/logger.ts";
 import type { Sandbox, SandboxRequest, SandboxResult } from "#shared/sandbox/sandbox.ts";
+import { errorName, RunnerFunctions, type RunnerSpec, type WaiterTiming } from "./runner-functions.ts";
 
 /** What the runner Lambda receives: the run, and how to reach this API for `svc` calls (a short-lived key). */
 export interface RunnerEvent {
@@ -10,34 +12,84 @@ export interface RunnerEvent {
   svc?: { baseUrl: string; apiKey: string };
 }
 
+/** Invoke errors that mean "the function exists but cannot run yet": wait until it is Active, then retry. */
+const NOT_READY = new Set(["ResourceConflictException", "ResourceNotReadyException"]);
+
 /**
- * The sandbox in AWS: each run is an invocation of the dedicated runner function, which holds no grant on
- * the table, the key or anything else, and runs the code in the same permission-restricted child processes.
- * `svc` calls are made by the runner against the public API with a session key valid for the run only.
+ * The sandbox in AWS: each run is an invocation of the tenant's own runner function (RunnerFunctions), so a
+ * warm execution environment only ever holds one tenant's code and data. The function's role grants nothing
+ * but its logs; it runs the code in the same permission-restricted child processes as local mode. `svc`
+ * calls are made by the runner against the public API with a session key valid for the run only.
  */
 export class LambdaSandbox implements Sandbox {
+  private readonly functions: RunnerFunctions;
+
   constructor(
     private readonly lambda: LambdaClient,
-    private readonly functionName: string,
-    private readonly apiBaseUrl: string,
-  ) {}
+    spec: RunnerSpec,
+    /** The public API, for `svc` calls; functions that only prepare runners do not need it. */
+    private readonly apiBaseUrl: string | undefined,
+    options: { waiter?: WaiterTiming } = {},
+  ) {
+    this.functions = new RunnerFunctions(lambda, spec, options.waiter);
+  }
+
+  /** The tenant's runner function name (tests and operators). */
+  functionName(tenantId: string): string {
+    return this.functions.nameOf(tenantId);
+  }
 
   async run(request: SandboxRequest): Promise<SandboxResult> {
-    const apiKey = request.onSvcCall && request.issueSvcKey ? await request.issueSvcKey() : undefined;
+    const name = this.functions.nameOf(request.tenantId);
+    const wantsSvc = Boolean(request.onSvcCall && request.issueSvcKey);
+    if (wantsSvc && !this.apiBaseUrl) throw new Error("svc calls need SVC_API_URL");
+    const apiKey = wantsSvc && request.issueSvcKey ? await request.issueSvcKey() : undefined;
     const event: RunnerEvent = {
       tenantId: request.tenantId,
       code: request.code,
       input: request.input,
       timeoutMs: request.timeoutMs,
-      ...(apiKey ? { svc: { baseUrl: this.apiBaseUrl, apiKey } } : {}),
+      ...(apiKey && this.apiBaseUrl ? { svc: { baseUrl: this.apiBaseUrl, apiKey } } : {}),
     };
-    const out = await this.lambda.send(
-      new InvokeCommand({ FunctionName: this.functionName, Payload: Buffer.from(JSON.stringify(event)) }),
-    );
+    const out = await this.invoke(request.tenantId, name, Buffer.from(JSON.stringify(event)));
     if (out.FunctionError || !out.Payload)
       return { ok: false, error: { kind: "crashed", message: "The sandbox runner failed." } };
     return JSON.parse(Buffer.from(out.Payload).toString("utf8")) as SandboxResult;
   }
 
+  /** Creates the tenant's runner function if needed and waits until it is Active; resolves with its name. */
+  ensure(tenantId: string): Promise<string> {
+    return this.functions.ensure(tenantId);
+  }
+
+  /**
+   * Called when a tenant saves code: starts creating its function so the first run does not pay for it.
+   * Does not wait for Active (the save should not take seconds longer); the first run waits if need be.
+   */
+  async prepare(tenantId: string): Promise<void> {
+    try {
+      await this.functions.create(tenantId);
+    } catch (error) {
+      // Best effort: the first run creates the function anyway. The SDK's message may echo the request.
+      logger.warn("Could not prepare the tenant's sandbox runner", { tenantId, error: errorName(error) });
+    }
+  }
+
   async close(): Promise<void> {}
+
+  /** The hot path is one Invoke; a missing or not yet Active function is dealt with once, then retried. */
+  private async invoke(tenantId: string, name: string, payload: Uint8Array): Promise<InvokeCommandOutput> {
+    const command = () => new InvokeCommand({ FunctionName: name, Payload: payload });
+    try {
+      return await this.lambda.send(command());
+    } catch (error) {
+      const kind = errorName(error);
+      if (kind === "ResourceNotFoundException") {
+        this.functions.forget(name);
+        await this.functions.ensure(tenantId);
+      } else if (kind && NOT_READY.has(kind)) await this.functions.active(name);
+      else throw error;
+    }
+    return this.lambda.send(command());
+  }
 }

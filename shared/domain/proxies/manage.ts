@@ -7,6 +7,7 @@ import { notFound, validationError } from "#shared/http/errors.ts";
 import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { ApplicationStore, AuditLogStore, PageRequest } from "#shared/ports/stores.ts";
+import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import {
   destinationError,
   nameMatcher,
@@ -31,6 +32,8 @@ export interface ProxyDeps {
   sealer: Sealer;
   clock: Clock;
   config: { proxyAllowPrivate: boolean; mode: "local" | "aws" };
+  /** Told when a transform is saved, so the tenant's runner exists before the first request (AWS). */
+  sandbox?: Pick<Sandbox, "prepare">;
 }
 
 export interface ProxyInput {
@@ -123,6 +126,7 @@ export async function createProxy(deps: ProxyDeps, principal: TenantPrincipal, i
     key_hash: hashKey(key),
   };
   await deps.proxies.create(proxy, entry(deps, principal, proxy.id, "create", "Proxy created"));
+  await prepareSandbox(deps, proxy);
   return view(deps, proxy);
 }
 
@@ -169,7 +173,13 @@ async function save(deps: ProxyDeps, principal: TenantPrincipal, current: Stored
   await assertValid(deps, principal, next);
   const saved = await deps.proxies.replace(next, entry(deps, principal, next.id, "update", "Proxy updated"));
   if (!saved) throw notFound("The proxy");
+  await prepareSandbox(deps, next);
   return next;
+}
+
+/** After a save with transform code: best effort, never fails the save (Sandbox.prepare never rejects). */
+async function prepareSandbox(deps: ProxyDeps, proxy: StoredProxy): Promise<void> {
+  if (proxy.request_transform || proxy.response_transform) await deps.sandbox?.prepare?.(proxy.tenant_id);
 }
 
 /** PUT: every field replaced (absent optional ones removed); the key stays. */

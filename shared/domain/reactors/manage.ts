@@ -7,6 +7,7 @@ import { HttpError, notFound, validationError } from "#shared/http/errors.ts";
 import { uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { ApplicationStore, AuditLogStore, PageRequest } from "#shared/ports/stores.ts";
+import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import { cast } from "./args.ts";
 import type { StoredFormula, StoredReactor } from "./model.ts";
 
@@ -15,6 +16,8 @@ export interface ReactorDeps {
   applications: ApplicationStore;
   auditLog: AuditLogStore;
   clock: Clock;
+  /** Told when formula code is saved, so the tenant's runner exists before the first react (AWS). */
+  sandbox?: Pick<Sandbox, "prepare">;
 }
 
 /** 422: the formula's code cannot run (decisions.md). */
@@ -76,6 +79,7 @@ export async function createFormula(deps: ReactorDeps, principal: TenantPrincipa
     entry(deps, principal, "reactor_formula", formula.id, "create", "Reactor formula created"),
     "create",
   );
+  await deps.sandbox?.prepare?.(formula.tenant_id);
   return formula;
 }
 
@@ -124,6 +128,7 @@ export async function replaceFormula(
     ))
   )
     throw notFound("The reactor formula");
+  await deps.sandbox?.prepare?.(next.tenant_id);
   return next;
 }
 
