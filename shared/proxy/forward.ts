@@ -94,6 +94,8 @@ const MAX_POOLS = 256;
 interface Pool {
   "http:": http.Agent;
   "https:": https.Agent;
+  /** performance.now() of the last call's start or end. */
+  lastActive: number;
 }
 const pools = new Map<string, Pool>();
 
@@ -104,20 +106,26 @@ const pools = new Map<string, Pool>();
  */
 function poolOf(tenantId: string, allowPrivate: boolean): Pool {
   const key = `${allowPrivate ? "plain" : "filtered"}:${tenantId}`;
+  const now = performance.now();
   let pool = pools.get(key);
-  if (pool) {
-    pools.delete(key); // re-inserted below: the Map's order is least recently used first
-  } else {
+  if (pool) pools.delete(key); // re-inserted below: the Map's order is least recently used first
+  // Idle sockets close on a timer, but a frozen process (a Lambda between invocations) runs no timers: a
+  // pool unused for longer than the idle limit may hold connections the destination has closed meanwhile,
+  // and a POST must not be sent on one (it would fail, and is not retried). Such a pool is replaced.
+  if (pool && now - pool.lastActive > IDLE_CONNECTION_MS) pool = undefined;
+  if (!pool) {
     const options = { keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: "lifo" as const };
     // Filtering defaults kept strict.
     const filtering = { ...options, allowPrivateIPAddress: false, allowMetaIPAddress: false };
     pool = allowPrivate
-      ? { "http:": new http.Agent(options), "https:": new https.Agent(options) }
+      ? { "http:": new http.Agent(options), "https:": new https.Agent(options), lastActive: now }
       : {
           "http:": new RequestFilteringHttpAgent(filtering),
           "https:": new RequestFilteringHttpsAgent(filtering),
+          lastActive: now,
         };
   }
+  pool.lastActive = now;
   pools.set(key, pool);
   // A dropped pool is not destroyed: requests in flight finish, then its idle sockets time out.
   if (pools.size > MAX_POOLS) pools.delete(pools.keys().next().value as string);
@@ -135,7 +143,8 @@ export async function forward(request: OutboundRequest, options: ForwardOptions)
   if (request.body !== undefined) headers["content-length"] = String(request.body.length);
 
   const client = target.url.protocol === "https:" ? https : http;
-  const agent = poolOf(request.tenantId, options.allowPrivate)[target.url.protocol];
+  const pool = poolOf(request.tenantId, options.allowPrivate);
+  const agent = pool[target.url.protocol];
 
   return new Promise<OutboundResponse>((resolve, reject) => {
     let req: http.ClientRequest;
@@ -192,6 +201,7 @@ export async function forward(request: OutboundRequest, options: ForwardOptions)
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        pool.lastActive = performance.now(); // its socket is free again from now
         resolve({
           status: res.statusCode ?? 502,
           headers: responseHeaders(res.headers),

@@ -3,7 +3,13 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ForwardError, type ForwardOptions, forward, type OutboundRequest } from "#shared/proxy/forward.ts";
+import {
+  ForwardError,
+  type ForwardOptions,
+  forward,
+  IDLE_CONNECTION_MS,
+  type OutboundRequest,
+} from "#shared/proxy/forward.ts";
 
 /*
  * Real HTTP servers on 127.0.0.1 only. Two safety nets keep every other address out of reach even if the
@@ -405,6 +411,25 @@ describe("forward: connections", () => {
     await forward(outbound(server.base, { tenantId: "tenant-one" }), local);
 
     expect(server.received).toHaveLength(3);
+    expect(server.connections()).toBe(2);
+  });
+
+  it("does not reuse connections of a pool idle for longer than the idle limit (a thawed Lambda)", async () => {
+    const server = await startServer();
+    const realNow = performance.now.bind(performance);
+    let skew = 0;
+    // A frozen process runs no timers: the sockets' idle timeouts have not fired, only the clock moved.
+    const now = vi.spyOn(performance, "now").mockImplementation(() => realNow() + skew);
+
+    try {
+      await forward(outbound(server.base, { tenantId: "tenant-thawed" }), local);
+      skew = IDLE_CONNECTION_MS + 1_000;
+      await forward(outbound(server.base, { tenantId: "tenant-thawed" }), local);
+    } finally {
+      now.mockRestore();
+    }
+
+    expect(server.received).toHaveLength(2);
     expect(server.connections()).toBe(2);
   });
 
