@@ -2,7 +2,7 @@ import { hashKey } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 import type { ApplicationStore } from "#shared/ports/stores.ts";
-import type { Principal } from "./entities.ts";
+import type { Application, Principal } from "./entities.ts";
 import { ExpiringCache } from "./expiring-cache.ts";
 import type { SessionStore } from "./sessions.ts";
 
@@ -13,6 +13,8 @@ import type { SessionStore } from "./sessions.ts";
  */
 export class Authenticator {
   private readonly cache: ExpiringCache<Principal>;
+  /** Applications configured on proxies and reactors, by `<tenant id>/<application id>`. */
+  private readonly configured: ExpiringCache<Application>;
 
   constructor(
     private readonly applications: ApplicationStore,
@@ -22,6 +24,17 @@ export class Authenticator {
     cacheSeconds: number,
   ) {
     this.cache = new ExpiringCache(cacheSeconds * 1000);
+    this.configured = new ExpiringCache(cacheSeconds * 1000);
+  }
+
+  /**
+   * An application of the tenant, cached like the applications behind keys: what a proxy or reactor with a
+   * configured application acts as. A change takes effect as a key's does (evict below).
+   */
+  application(tenantId: string, applicationId: string): Promise<Application | undefined> {
+    return this.configured.get(`${tenantId}/${applicationId}`, this.clock.now().getTime(), () =>
+      this.applications.get(tenantId, applicationId),
+    );
   }
 
   /** The principal behind a key, or undefined for a missing, unknown or revoked key. */
@@ -92,9 +105,11 @@ export class Authenticator {
   /** Drops cached principals of a key (by hash) or of every key of an application. */
   evict(match: { keyHash?: string; applicationId?: string }): void {
     if (match.keyHash) this.cache.evict(match.keyHash);
-    if (match.applicationId)
+    if (match.applicationId) {
       this.cache.evictWhere(
         (principal) => principal.kind !== "root" && principal.application.id === match.applicationId,
       );
+      this.configured.evictWhere((application) => application.id === match.applicationId);
+    }
   }
 }

@@ -228,6 +228,46 @@ describe("proxy invocation", () => {
     expect(JSON.parse(last().body.toString("utf8"))).toEqual({ n: VISA });
   });
 
+  it("detokenizes with the proxy application's current access: a change to it applies to the next call", async () => {
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey);
+    const pub = await appKey(api, tenant.managementKey, { type: "public", permissions: ["token:create"] });
+    const app = await api.post<{ id: string }>("/applications", {
+      key: tenant.managementKey,
+      body: { name: "proxy app", type: "private", permissions: ["token:use"] },
+    });
+    const proxy = await api.post<{ key: string }>("/proxies", {
+      key: tenant.managementKey,
+      body: {
+        name: "open",
+        destination_url: destinationUrl,
+        require_auth: false,
+        application: { id: app.body.id },
+      },
+    });
+    const token = await api.post<TokenBody>("/tokens", {
+      key: pub,
+      body: { type: "card_number", data: VISA },
+    });
+    const call = () =>
+      api.post<{ proxy_error?: { status: number } }>("/proxy", {
+        headers: { "svc-proxy-key": proxy.body.key },
+        body: { n: `{{ ${token.body.id} }}` },
+      });
+
+    const before = await call();
+    const changed = await api.put(`/applications/${app.body.id}`, {
+      key: tenant.managementKey,
+      body: { name: "proxy app", type: "private", permissions: ["token:read"] },
+    });
+    const after = await call();
+
+    expect(before.status).toBe(200);
+    expect(changed.status).toBe(200);
+    expect(after.status).toBe(403);
+    expect(after.body.proxy_error?.status).toBe(403);
+  });
+
   it("logs each invocation and each detokenized token, without bodies", async () => {
     const { api, proxy, user, token, managementKey } = await setup();
     await api.post("/proxy", {

@@ -9,7 +9,6 @@ import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import { auditEntityType } from "#shared/domain/tokens/types.ts";
 import { forbidden, HttpError, payloadTooLarge, unauthorized } from "#shared/http/errors.ts";
 import { hashKey } from "#shared/ids.ts";
-import type { ApplicationStore } from "#shared/ports/stores.ts";
 import { ForwardError, forward } from "#shared/proxy/forward.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import type { ProxyStore } from "./manage.ts";
@@ -23,7 +22,6 @@ export const TRANSFORM_TIMEOUT_MS = 5_000;
 export interface ProxyInvokeDeps extends TokenDeps {
   proxies: ProxyStore;
   sessions: SessionStore;
-  applications: ApplicationStore;
   authenticator: Authenticator;
   sandbox: Sandbox;
   config: { proxyAllowPrivate: boolean };
@@ -88,7 +86,7 @@ async function authorize(deps: ProxyInvokeDeps, proxy: StoredProxy, apiKey: stri
     return principal;
   }
   // Without require_auth, detokenization runs with the proxy's application, if it has one.
-  return configuredApplication(deps.applications, proxy.tenant_id, proxy.application_id, "proxy");
+  return configuredApplication(deps.authenticator, proxy.tenant_id, proxy.application_id, "proxy");
 }
 
 async function runTransform(
@@ -98,7 +96,7 @@ async function runTransform(
   input: unknown,
 ): Promise<{ body?: unknown; headers?: unknown }> {
   const svcPrincipal = await configuredApplication(
-    deps.applications,
+    deps.authenticator,
     proxy.tenant_id,
     proxy.application_id,
     "proxy",

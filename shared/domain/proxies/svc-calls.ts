@@ -1,10 +1,10 @@
+import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { issueServiceSession, type SessionDeps } from "#shared/domain/sessions.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { deleteToken, getToken, patchToken } from "#shared/domain/tokens/manage.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import { HttpError, validationError } from "#shared/http/errors.ts";
-import type { ApplicationStore } from "#shared/ports/stores.ts";
 import type { SvcOperation } from "#shared/sandbox/sandbox.ts";
 import { createTokenBody, patchTokenBody } from "#shared/schemas/tokens.ts";
 
@@ -52,15 +52,18 @@ export function svcCallHandler(deps: TokenDeps, principal: TenantPrincipal) {
   };
 }
 
-/** The principal a configured application acts as (proxy transforms, reactors), or undefined without one. */
+/**
+ * The principal a configured application acts as (proxy transforms, reactors), or undefined without one.
+ * Looked up through the Authenticator's cache, so a warm call reads no application from the table.
+ */
 export async function configuredApplication(
-  applications: ApplicationStore,
+  applications: Pick<Authenticator, "application">,
   tenantId: string,
   applicationId: string | undefined,
   keyId: string,
 ): Promise<TenantPrincipal | undefined> {
   if (!applicationId) return undefined;
-  const application = await applications.get(tenantId, applicationId);
+  const application = await applications.application(tenantId, applicationId);
   return application ? { kind: "application", tenantId, keyId, application } : undefined;
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
+import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { configuredApplication, sandboxSvc } from "#shared/domain/proxies/svc-calls.ts";
@@ -30,6 +31,8 @@ export const ASYNC_TIMEOUT_DEFAULT_MS = 10_000;
 export interface ReactDeps extends TokenDeps {
   reactors: DynamoReactorStore;
   applications: ApplicationStore;
+  /** The configured application's lookup (cached). */
+  authenticator: Pick<Authenticator, "application">;
   sessions: SessionStore;
   sandbox: Sandbox;
   jobQueue?: JobQueue;
@@ -117,7 +120,7 @@ async function run(
   timeoutMs: number,
 ) {
   const principal = await configuredApplication(
-    deps.applications,
+    deps.authenticator,
     reactor.tenant_id,
     reactor.application_id,
     "reactor",
