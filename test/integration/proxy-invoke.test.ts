@@ -68,6 +68,33 @@ async function setup(proxy: Record<string, unknown> = {}) {
 
 const last = () => received.at(-1) as Received;
 
+/** A require_auth=false proxy whose application (private, token:use) detokenizes; `call` sends a card token. */
+async function openProxy() {
+  const api = client(svc.url);
+  const { managementKey } = await createTenant(api, svc.rootKey);
+  const pub = await appKey(api, managementKey, { type: "public", permissions: ["token:create"] });
+  const app = await api.post<{ id: string }>("/applications", {
+    key: managementKey,
+    body: { name: "proxy app", type: "private", permissions: ["token:use"] },
+  });
+  const proxy = await api.post<{ key: string }>("/proxies", {
+    key: managementKey,
+    body: {
+      name: "open",
+      destination_url: destinationUrl,
+      require_auth: false,
+      application: { id: app.body.id },
+    },
+  });
+  const token = await api.post<TokenBody>("/tokens", { key: pub, body: { type: "card_number", data: VISA } });
+  const call = () =>
+    api.post<{ proxy_error?: { status: number } }>("/proxy", {
+      headers: { "svc-proxy-key": proxy.body.key },
+      body: { n: `{{ ${token.body.id} }}` },
+    });
+  return { api, call, managementKey, applicationId: app.body.id };
+}
+
 describe("proxy invocation", () => {
   it("forwards method, path suffix, query and headers, detokenizing JSON, and answers the destination's response", async () => {
     const { api, proxy, user, token, card } = await setup();
@@ -198,66 +225,20 @@ describe("proxy invocation", () => {
   });
 
   it("lets anyone with the proxy key call a require_auth=false proxy, detokenizing with its application", async () => {
-    const api = client(svc.url);
-    const tenant = await createTenant(api, svc.rootKey);
-    const pub = await appKey(api, tenant.managementKey, { type: "public", permissions: ["token:create"] });
-    const app = await api.post<{ id: string }>("/applications", {
-      key: tenant.managementKey,
-      body: { name: "proxy app", type: "private", permissions: ["token:use"] },
-    });
-    const proxy = await api.post<{ key: string }>("/proxies", {
-      key: tenant.managementKey,
-      body: {
-        name: "open",
-        destination_url: destinationUrl,
-        require_auth: false,
-        application: { id: app.body.id },
-      },
-    });
-    const token = await api.post<TokenBody>("/tokens", {
-      key: pub,
-      body: { type: "card_number", data: VISA },
-    });
+    const { call } = await openProxy();
 
-    const res = await api.post("/proxy", {
-      headers: { "svc-proxy-key": proxy.body.key },
-      body: { n: `{{ ${token.body.id} }}` },
-    });
+    const res = await call();
 
     expect(res.status).toBe(200);
     expect(JSON.parse(last().body.toString("utf8"))).toEqual({ n: VISA });
   });
 
   it("detokenizes with the proxy application's current access: a change to it applies to the next call", async () => {
-    const api = client(svc.url);
-    const tenant = await createTenant(api, svc.rootKey);
-    const pub = await appKey(api, tenant.managementKey, { type: "public", permissions: ["token:create"] });
-    const app = await api.post<{ id: string }>("/applications", {
-      key: tenant.managementKey,
-      body: { name: "proxy app", type: "private", permissions: ["token:use"] },
-    });
-    const proxy = await api.post<{ key: string }>("/proxies", {
-      key: tenant.managementKey,
-      body: {
-        name: "open",
-        destination_url: destinationUrl,
-        require_auth: false,
-        application: { id: app.body.id },
-      },
-    });
-    const token = await api.post<TokenBody>("/tokens", {
-      key: pub,
-      body: { type: "card_number", data: VISA },
-    });
-    const call = () =>
-      api.post<{ proxy_error?: { status: number } }>("/proxy", {
-        headers: { "svc-proxy-key": proxy.body.key },
-        body: { n: `{{ ${token.body.id} }}` },
-      });
+    const { api, call, managementKey, applicationId } = await openProxy();
 
     const before = await call();
-    const changed = await api.put(`/applications/${app.body.id}`, {
-      key: tenant.managementKey,
+    const changed = await api.put(`/applications/${applicationId}`, {
+      key: managementKey,
       body: { name: "proxy app", type: "private", permissions: ["token:read"] },
     });
     const after = await call();
