@@ -33,39 +33,50 @@ export class DynamoSessionStore implements SessionStore {
     });
   }
 
-  async create(session: StoredSession, keyHash: string, nonceHash: string, audit: LogEntry): Promise<void> {
-    const ttl = epochSeconds(new Date(session.expires_at));
-    const put = (item: Record<string, unknown>) => ({
+  /** A conditional Put of a new item: a session's items are never overwritten. */
+  private putNew(item: Record<string, unknown>) {
+    return {
       Put: { TableName: this.tableName, Item: item, ConditionExpression: "attribute_not_exists(PK)" },
-    });
+    };
+  }
+
+  /** The session and its key lookup; `nonceHash` "none" for a session authorized at creation (no nonce). */
+  private sessionAndKey(session: StoredSession, keyHash: string, nonceHash: string) {
+    const ttl = epochSeconds(new Date(session.expires_at));
+    return [
+      this.putNew({
+        ...sessionKeys.session(session.tenant_id, session.id),
+        entity: "session",
+        ...session,
+        key_hash: keyHash,
+        nonce_hash: nonceHash,
+        expires_epoch: ttl,
+        ttl,
+      }),
+      this.putNew({
+        ...keys.apiKey(keyHash),
+        entity: "api_key",
+        kind: "session",
+        tenant_id: session.tenant_id,
+        application_id: session.created_by,
+        key_id: session.id,
+        session_id: session.id,
+        ttl,
+      }),
+    ];
+  }
+
+  async create(session: StoredSession, keyHash: string, nonceHash: string, audit: LogEntry): Promise<void> {
     await this.client.send(
       new TransactWriteCommand({
         TransactItems: [
-          put({
-            ...sessionKeys.session(session.tenant_id, session.id),
-            entity: "session",
-            ...session,
-            key_hash: keyHash,
-            nonce_hash: nonceHash,
-            expires_epoch: ttl,
-            ttl,
-          }),
-          put({
-            ...keys.apiKey(keyHash),
-            entity: "api_key",
-            kind: "session",
-            tenant_id: session.tenant_id,
-            application_id: session.created_by,
-            key_id: session.id,
-            session_id: session.id,
-            ttl,
-          }),
-          put({
+          ...this.sessionAndKey(session, keyHash, nonceHash),
+          this.putNew({
             ...sessionKeys.nonce(nonceHash),
             entity: "nonce",
             tenant_id: session.tenant_id,
             session_id: session.id,
-            ttl,
+            ttl: epochSeconds(new Date(session.expires_at)),
           }),
           this.sweepEntry(session),
           this.audit.put(audit),
@@ -75,41 +86,10 @@ export class DynamoSessionStore implements SessionStore {
   }
 
   async createAuthorized(session: StoredSession, keyHash: string, audit: LogEntry): Promise<void> {
-    const ttl = epochSeconds(new Date(session.expires_at));
     await this.client.send(
       new TransactWriteCommand({
         TransactItems: [
-          {
-            Put: {
-              TableName: this.tableName,
-              Item: {
-                ...sessionKeys.session(session.tenant_id, session.id),
-                entity: "session",
-                ...session,
-                key_hash: keyHash,
-                nonce_hash: "none",
-                expires_epoch: ttl,
-                ttl,
-              },
-              ConditionExpression: "attribute_not_exists(PK)",
-            },
-          },
-          {
-            Put: {
-              TableName: this.tableName,
-              Item: {
-                ...keys.apiKey(keyHash),
-                entity: "api_key",
-                kind: "session",
-                tenant_id: session.tenant_id,
-                application_id: session.created_by,
-                key_id: session.id,
-                session_id: session.id,
-                ttl,
-              },
-              ConditionExpression: "attribute_not_exists(PK)",
-            },
-          },
+          ...this.sessionAndKey(session, keyHash, "none"),
           this.sweepEntry(session),
           this.audit.put(audit),
         ],
