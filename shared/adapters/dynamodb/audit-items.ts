@@ -29,9 +29,12 @@ export class AuditItems {
 
 const STORE_ATTRIBUTES = ["PK", "SK", "GSI1PK", "GSI1SK", "ttl", "entity"] as const;
 
-/** Removes the store's own attributes from an item before it becomes a domain object. */
-export function stripKeys<T>(item: Record<string, unknown>): T {
+/**
+ * Removes the store's own attributes from an item before it becomes a domain object, and `storeOnly`: the
+ * entity's attributes that exist for the store alone (expiry epochs, hashes kept for lookups).
+ */
+export function stripKeys<T>(item: Record<string, unknown>, storeOnly: readonly string[] = []): T {
   const copy = { ...item };
-  for (const attribute of STORE_ATTRIBUTES) delete copy[attribute];
+  for (const attribute of [...STORE_ATTRIBUTES, ...storeOnly]) delete copy[attribute];
   return copy as T;
 }

@@ -155,9 +155,7 @@ export class DynamoMemberStore implements MemberStore {
   }
 
   private toInvitation(item: Item): StoredInvitation {
-    const invitation = stripKeys<Item>(item);
-    delete invitation.code_hash;
-    return invitation as unknown as StoredInvitation;
+    return stripKeys<StoredInvitation>(item, ["code_hash"]);
   }
 
   async getInvitation(tenantId: string, id: string): Promise<StoredInvitation | undefined> {

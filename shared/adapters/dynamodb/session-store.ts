@@ -106,9 +106,7 @@ export class DynamoSessionStore implements SessionStore {
       }),
     );
     if (!out.Item) return undefined;
-    const session = stripKeys<Record<string, unknown>>(out.Item);
-    for (const attribute of STORE_ONLY) delete session[attribute];
-    return session as unknown as StoredSession;
+    return stripKeys<StoredSession>(out.Item, STORE_ONLY);
   }
 
   async findByNonce(nonceHash: string) {

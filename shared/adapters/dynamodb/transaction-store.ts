@@ -74,10 +74,7 @@ export class DynamoTransactionStore implements TransactionStore {
       }),
     );
     if (!out.Item) return undefined;
-    const record = stripKeys<Record<string, unknown>>(out.Item);
-    delete record.expires_epoch;
-    delete record.op_count;
-    return record as unknown as StoredTransaction;
+    return stripKeys<StoredTransaction>(out.Item, ["expires_epoch", "op_count"]);
   }
 
   private async operations(tenantId: string, id: string): Promise<Operation[]> {
