@@ -635,28 +635,26 @@ const pct = (ratio: number | undefined) =>
   ratio === undefined ? "" : `${(ratio * 100).toFixed(ratio < 0.1 ? 1 : 0)} %`;
 const verdict = (pass: boolean | undefined) => (pass === undefined ? "" : pass ? "PASS" : "FAIL");
 
+/** The first columns of every table, and their cells. */
+const LEAD_HEADER = ["scenario", "target", "req/s (median)", "p50 ms", "p99 ms"];
+const leadCells = (s: Summary) => [
+  s.scenario,
+  s.target,
+  s.rps.toFixed(0),
+  s.p50.toFixed(0),
+  s.p99.toFixed(0),
+];
+const targetCell = (s: Summary) =>
+  s.target_ratio === undefined ? "" : `≥ ${(s.target_ratio * 100).toFixed(0)} %`;
+
 /** Tokenize and read: floor against service. */
 function table(summaries: Summary[]): string {
-  const header = [
-    "scenario",
-    "target",
-    "req/s (median)",
-    "p50 ms",
-    "p99 ms",
-    "CPU ms/req target + DDB Local",
-    "service/floor",
-    "target",
-    "result",
-  ];
+  const header = [...LEAD_HEADER, "CPU ms/req target + DDB Local", "service/floor", "target", "result"];
   const rows = summaries.map((s) => [
-    s.scenario,
-    s.target,
-    s.rps.toFixed(0),
-    s.p50.toFixed(0),
-    s.p99.toFixed(0),
+    ...leadCells(s),
     `${ms2(s.target_cpu_ms_per_request)} + ${ms2(s.dynamodb_local_cpu_ms_per_request)}`,
     pct(s.ratio),
-    s.target_ratio === undefined ? "" : `≥ ${(s.target_ratio * 100).toFixed(0)} %`,
+    targetCell(s),
     verdict(s.pass),
   ]);
   return renderTable(header, rows, new Set([2, 3, 4, 5, 6]));
@@ -668,11 +666,7 @@ const serviceCpu = (s: Summary) =>
 /** Proxy: direct, pass-through, floor, proxy and proxy+transform. */
 function proxyTable(summaries: Summary[]): string {
   const header = [
-    "scenario",
-    "target",
-    "req/s (median)",
-    "p50 ms",
-    "p99 ms",
+    ...LEAD_HEADER,
     "CPU ms/req proxy (of which sandbox) + destination + DDB Local",
     "of direct",
     "target",
@@ -680,16 +674,12 @@ function proxyTable(summaries: Summary[]): string {
     "of floor",
   ];
   const rows = summaries.map((s) => [
-    s.scenario,
-    s.target,
-    s.rps.toFixed(0),
-    s.p50.toFixed(0),
-    s.p99.toFixed(0),
+    ...leadCells(s),
     s.target === "direct"
       ? `– + ${ms2(s.target_cpu_ms_per_request)} + ${ms2(s.dynamodb_local_cpu_ms_per_request)}`
       : `${serviceCpu(s)} + ${ms2(s.destination_cpu_ms_per_request)} + ${ms2(s.dynamodb_local_cpu_ms_per_request)}`,
     pct(s.ratio),
-    s.target_ratio === undefined ? "" : `≥ ${(s.target_ratio * 100).toFixed(0)} %`,
+    targetCell(s),
     verdict(s.pass),
     pct(s.of_floor),
   ]);
@@ -698,20 +688,9 @@ function proxyTable(summaries: Summary[]): string {
 
 /** React: the service alone. */
 function reactTable(summaries: Summary[]): string {
-  const header = [
-    "scenario",
-    "target",
-    "req/s (median)",
-    "p50 ms",
-    "p99 ms",
-    "CPU ms/req service (of which sandbox) + DDB Local",
-  ];
+  const header = [...LEAD_HEADER, "CPU ms/req service (of which sandbox) + DDB Local"];
   const rows = summaries.map((s) => [
-    s.scenario,
-    s.target,
-    s.rps.toFixed(0),
-    s.p50.toFixed(0),
-    s.p99.toFixed(0),
+    ...leadCells(s),
     `${serviceCpu(s)} + ${ms2(s.dynamodb_local_cpu_ms_per_request)}`,
   ]);
   return renderTable(header, rows, new Set([2, 3, 4, 5]));

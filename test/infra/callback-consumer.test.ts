@@ -1,19 +1,11 @@
-import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
-import { App, type CfnElement, Stack, Validations } from "aws-cdk-lib";
+import { type App, type CfnElement, Stack, Validations } from "aws-cdk-lib";
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks } from "cdk-nag";
 import type { IConstruct } from "constructs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ApiFunction,
-  REPO_ROOT,
-  TABLE_READ_ACTIONS,
-  TABLE_WRITE_ACTIONS,
-} from "#lib/constructs/api-function.ts";
+import { ApiFunction, TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from "#lib/constructs/api-function.ts";
 import {
   CALLBACK_CONSUMER_TIMEOUT,
   CALLBACK_QUEUE_VISIBILITY_TIMEOUT,
@@ -29,7 +21,9 @@ import {
   type Resource,
   resourcesOfType,
   roleStatements,
+  runAsLambda,
   statementsWithAction,
+  tempApp,
 } from "./template.ts";
 
 /*
@@ -37,10 +31,6 @@ import {
  * DLQ), the consumer, and a producer function standing in for the reactors function. Synthesized with
  * cdk.json's context, real bundling and cdk-nag's AwsSolutions checks, as buildApp does.
  */
-const cdkJson = JSON.parse(readFileSync(join(REPO_ROOT, "cdk.json"), "utf8")) as {
-  context: Record<string, unknown>;
-};
-const run = promisify(execFile);
 
 let outdir: string;
 let app: App;
@@ -53,8 +43,7 @@ let template: Template;
 let assemblyDir: string;
 
 beforeAll(() => {
-  outdir = mkdtempSync(join(tmpdir(), "svc-cdk-callbacks-"));
-  app = new App({ outdir, context: cdkJson.context });
+  ({ app, outdir } = tempApp("svc-cdk-callbacks-"));
   stack = new Stack(app, "CallbackConsumerTest");
   data = new VaultData(stack, "Data");
   runners = new SandboxRunners(stack, "SandboxRunners");
@@ -196,16 +185,7 @@ describe("callback consumer", () => {
     const key = String((fn.Properties.Code as { S3Key?: string }).S3Key);
     const file = join(assemblyDir, `asset.${key.replace(/\.zip$/, "")}`, "index.mjs");
     const script = `const m = await import(${JSON.stringify(file)}); console.log(typeof m.handler);`;
-    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], {
-      env: {
-        PATH: process.env.PATH,
-        SVC_MODE: "aws",
-        SVC_TABLE_NAME: "svc-vault-smoke",
-        AWS_REGION: "us-east-1",
-        AWS_LAMBDA_FUNCTION_NAME: "smoke",
-        LOG_LEVEL: "SILENT",
-      },
-    });
+    const stdout = await runAsLambda(script);
     expect(stdout.trim()).toBe("function");
   });
 });

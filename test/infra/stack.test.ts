@@ -1,8 +1,5 @@
-import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
@@ -16,7 +13,7 @@ import { AwsSolutionsChecks } from "cdk-nag";
 import type { IConstruct } from "constructs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "#lib/app.ts";
-import { REPO_ROOT, TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from "#lib/constructs/api-function.ts";
+import { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from "#lib/constructs/api-function.ts";
 import { FUNCTION_ACCESS, type GroupAccess } from "#lib/function-groups.ts";
 import type { VaultStack } from "#lib/vault-stack.ts";
 import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
@@ -25,18 +22,16 @@ import { routeList } from "#shared/routes.ts";
 import {
   actionsOf,
   asArray,
+  CDK_CONTEXT,
   logicalIdOfFunction,
   type Resource,
   resourcesOfType,
   roleStatements,
+  runAsLambda,
   type Statement,
   statementsWithAction,
+  tempApp,
 } from "./template.ts";
-
-const cdkJson = JSON.parse(readFileSync(join(REPO_ROOT, "cdk.json"), "utf8")) as {
-  context: Record<string, unknown>;
-};
-const run = promisify(execFile);
 
 // Synthesized once, with cdk.json's context (feature flags included), exactly as `cdk synth` does.
 let outdir: string;
@@ -46,8 +41,7 @@ let template: Template;
 let assemblyDir: string;
 
 beforeAll(() => {
-  outdir = mkdtempSync(join(tmpdir(), "svc-cdk-"));
-  app = new App({ outdir, context: cdkJson.context });
+  ({ app, outdir } = tempApp("svc-cdk-"));
   stack = buildApp(app);
   // Throws when cdk-nag (a validation plugin) reports any unacknowledged finding.
   assemblyDir = app.synth().directory;
@@ -525,7 +519,7 @@ describe("cdk-nag AwsSolutions", () => {
   });
 
   it("fails synthesis of the app on a finding (negative control)", () => {
-    const probe = new App({ context: { ...cdkJson.context, "aws:cdk:bundling-stacks": [] } });
+    const probe = new App({ context: { ...CDK_CONTEXT, "aws:cdk:bundling-stacks": [] } });
     const probeStack = buildApp(probe);
     new Queue(probeStack, "UnprotectedQueue");
     expect(() => probe.synth()).toThrow(/AwsSolutions-SQS3[\s\S]*UnprotectedQueue/);
@@ -567,16 +561,7 @@ describe("bundles", () => {
         results.push({ status: res.statusCode, type: res.headers["content-type"], body: JSON.parse(res.body) });
       }
       console.log(JSON.stringify(results));`;
-    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], {
-      env: {
-        PATH: process.env.PATH,
-        SVC_MODE: "aws",
-        SVC_TABLE_NAME: "svc-vault-smoke",
-        AWS_REGION: "us-east-1",
-        AWS_LAMBDA_FUNCTION_NAME: "smoke",
-        LOG_LEVEL: "SILENT",
-      },
-    });
+    const stdout = await runAsLambda(script);
     const results = JSON.parse(stdout.trim().split("\n").at(-1) ?? "[]");
     expect(results.map((r: { status: number }) => r.status)).toEqual(cases.map((c) => c[4]));
     expect(results[0].body).toEqual({ status: "ok" });

@@ -1,7 +1,41 @@
-import type { CfnElement, Stack } from "aws-cdk-lib";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { App, type CfnElement, type Stack } from "aws-cdk-lib";
 import type { Template } from "aws-cdk-lib/assertions";
 import type { CfnFunction } from "aws-cdk-lib/aws-lambda";
-import type { ApiFunction } from "#lib/constructs/api-function.ts";
+import { type ApiFunction, REPO_ROOT } from "#lib/constructs/api-function.ts";
+
+const cdkJson = JSON.parse(readFileSync(join(REPO_ROOT, "cdk.json"), "utf8")) as {
+  context: Record<string, unknown>;
+};
+/** cdk.json's context (feature flags included): tests synthesize exactly as `cdk synth` does. */
+export const CDK_CONTEXT = cdkJson.context;
+
+/** A new App with cdk.json's context, writing its assembly to a new temporary directory. */
+export function tempApp(prefix: string): { app: App; outdir: string } {
+  const outdir = mkdtempSync(join(tmpdir(), prefix));
+  return { app: new App({ outdir, context: CDK_CONTEXT }), outdir };
+}
+
+const run = promisify(execFile);
+
+/** Runs `script` (an ES module) in a Node process with a bundled handler's AWS-mode environment; its stdout. */
+export async function runAsLambda(script: string): Promise<string> {
+  const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], {
+    env: {
+      PATH: process.env.PATH,
+      SVC_MODE: "aws",
+      SVC_TABLE_NAME: "svc-vault-smoke",
+      AWS_REGION: "us-east-1",
+      AWS_LAMBDA_FUNCTION_NAME: "smoke",
+      LOG_LEVEL: "SILENT",
+    },
+  });
+  return stdout;
+}
 
 /** Small readers over a synthesized template, for assertions the Match API cannot express. */
 
