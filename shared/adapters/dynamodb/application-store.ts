@@ -5,7 +5,7 @@ import type { Application, ApplicationKey } from "#shared/domain/entities.ts";
 import { notFound, validationError } from "#shared/http/errors.ts";
 import type { ApplicationStore, KeyRecord, PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { cancelledByCondition } from "./client.ts";
+import { transactOrFalse } from "./client.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
 import { keys } from "./schema.ts";
 
@@ -103,41 +103,33 @@ export class DynamoApplicationStore implements ApplicationStore {
   }
 
   async update(application: Application, audit: LogEntry): Promise<void> {
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: keys.application(application.tenant_id, application.id),
-                ConditionExpression: "attribute_exists(PK)",
-                UpdateExpression:
-                  "SET #name = :name, #permissions = :permissions, #rules = :rules, #modified_by = :modified_by, #modified_at = :modified_at",
-                ExpressionAttributeNames: {
-                  "#name": "name",
-                  "#permissions": "permissions",
-                  "#rules": "rules",
-                  "#modified_by": "modified_by",
-                  "#modified_at": "modified_at",
-                },
-                ExpressionAttributeValues: {
-                  ":name": application.name,
-                  ":permissions": application.permissions,
-                  ":rules": application.rules,
-                  ":modified_by": application.modified_by ?? null,
-                  ":modified_at": application.modified_at,
-                },
-              },
-            },
-            this.audit.put(audit),
-          ],
-        }),
-      );
-    } catch (error) {
-      if (cancelledByCondition(error)) throw notFound("The application");
-      throw error;
-    }
+    const written = await transactOrFalse(this.client, [
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: keys.application(application.tenant_id, application.id),
+          ConditionExpression: "attribute_exists(PK)",
+          UpdateExpression:
+            "SET #name = :name, #permissions = :permissions, #rules = :rules, #modified_by = :modified_by, #modified_at = :modified_at",
+          ExpressionAttributeNames: {
+            "#name": "name",
+            "#permissions": "permissions",
+            "#rules": "rules",
+            "#modified_by": "modified_by",
+            "#modified_at": "modified_at",
+          },
+          ExpressionAttributeValues: {
+            ":name": application.name,
+            ":permissions": application.permissions,
+            ":rules": application.rules,
+            ":modified_by": application.modified_by ?? null,
+            ":modified_at": application.modified_at,
+          },
+        },
+      },
+      this.audit.put(audit),
+    ]);
+    if (!written) throw notFound("The application");
   }
 
   private async storedKeys(tenantId: string, applicationId: string) {
@@ -153,35 +145,25 @@ export class DynamoApplicationStore implements ApplicationStore {
 
   async delete(tenantId: string, applicationId: string, audit: LogEntry): Promise<boolean> {
     const stored = await this.storedKeys(tenantId, applicationId);
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Delete: {
-                TableName: this.tableName,
-                Key: keys.application(tenantId, applicationId),
-                ConditionExpression: "attribute_exists(PK)",
-              },
-            },
-            ...stored.flatMap((key) => [
-              {
-                Delete: {
-                  TableName: this.tableName,
-                  Key: keys.applicationKey(tenantId, applicationId, key.id),
-                },
-              },
-              { Delete: { TableName: this.tableName, Key: keys.apiKey(key.key_hash) } },
-            ]),
-            this.audit.put(audit),
-          ],
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (cancelledByCondition(error)) return false;
-      throw error;
-    }
+    return transactOrFalse(this.client, [
+      {
+        Delete: {
+          TableName: this.tableName,
+          Key: keys.application(tenantId, applicationId),
+          ConditionExpression: "attribute_exists(PK)",
+        },
+      },
+      ...stored.flatMap((key) => [
+        {
+          Delete: {
+            TableName: this.tableName,
+            Key: keys.applicationKey(tenantId, applicationId, key.id),
+          },
+        },
+        { Delete: { TableName: this.tableName, Key: keys.apiKey(key.key_hash) } },
+      ]),
+      this.audit.put(audit),
+    ]);
   }
 
   async addKey(key: StoredKey, audit: LogEntry): Promise<void> {
@@ -190,26 +172,18 @@ export class DynamoApplicationStore implements ApplicationStore {
       throw validationError(
         `An application holds at most ${MAX_KEYS_PER_APPLICATION} keys; delete one first.`,
       );
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              ConditionCheck: {
-                TableName: this.tableName,
-                Key: keys.application(key.tenant_id, key.application_id),
-                ConditionExpression: "attribute_exists(PK)",
-              },
-            },
-            ...this.keyPuts(key),
-            this.audit.put(audit),
-          ],
-        }),
-      );
-    } catch (error) {
-      if (cancelledByCondition(error)) throw notFound("The application");
-      throw error;
-    }
+    const written = await transactOrFalse(this.client, [
+      {
+        ConditionCheck: {
+          TableName: this.tableName,
+          Key: keys.application(key.tenant_id, key.application_id),
+          ConditionExpression: "attribute_exists(PK)",
+        },
+      },
+      ...this.keyPuts(key),
+      this.audit.put(audit),
+    ]);
+    if (!written) throw notFound("The application");
   }
 
   async listKeys(tenantId: string, applicationId: string): Promise<ApplicationKey[]> {
@@ -237,27 +211,18 @@ export class DynamoApplicationStore implements ApplicationStore {
     );
     const keyHash = out.Item?.key_hash as string | undefined;
     if (!keyHash) return undefined;
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Delete: {
-                TableName: this.tableName,
-                Key: keys.applicationKey(tenantId, applicationId, keyId),
-                ConditionExpression: "attribute_exists(PK)",
-              },
-            },
-            { Delete: { TableName: this.tableName, Key: keys.apiKey(keyHash) } },
-            this.audit.put(audit),
-          ],
-        }),
-      );
-      return keyHash;
-    } catch (error) {
-      if (cancelledByCondition(error)) return undefined;
-      throw error;
-    }
+    const written = await transactOrFalse(this.client, [
+      {
+        Delete: {
+          TableName: this.tableName,
+          Key: keys.applicationKey(tenantId, applicationId, keyId),
+          ConditionExpression: "attribute_exists(PK)",
+        },
+      },
+      { Delete: { TableName: this.tableName, Key: keys.apiKey(keyHash) } },
+      this.audit.put(audit),
+    ]);
+    return written ? keyHash : undefined;
   }
 
   async findKey(keyHash: string): Promise<KeyRecord | undefined> {

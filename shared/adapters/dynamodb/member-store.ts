@@ -7,7 +7,7 @@ import { validationError } from "#shared/http/errors.ts";
 import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
 import type { DynamoApplicationStore } from "./application-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { cancelledByCondition, transactOrFalse } from "./client.ts";
+import { transactOrFalse } from "./client.ts";
 import { decodeCursor, encodeCursor, queryAll } from "./paging.ts";
 import { epochSeconds, keys } from "./schema.ts";
 
@@ -69,34 +69,26 @@ export class DynamoMemberStore implements MemberStore {
     const keyItems = (await this.queryPrefix(tenantId, "APPKEY#")).filter((k) =>
       bound.some((app) => String(k.SK).startsWith(`APPKEY#${app.id}#`)),
     );
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Delete: {
-                TableName: this.tableName,
-                Key: keys.member(tenantId, memberId),
-                ConditionExpression: "attribute_exists(PK) AND #role <> :owner",
-                ExpressionAttributeNames: { "#role": "role" },
-                ExpressionAttributeValues: { ":owner": "OWNER" },
-              },
-            },
-            ...bound.map((app) => ({
-              Delete: { TableName: this.tableName, Key: keys.application(tenantId, String(app.id)) },
-            })),
-            ...keyItems.flatMap((k) => [
-              { Delete: { TableName: this.tableName, Key: { PK: k.PK, SK: k.SK } } },
-              { Delete: { TableName: this.tableName, Key: keys.apiKey(String(k.key_hash)) } },
-            ]),
-            this.audit.put(audit),
-          ],
-        }),
-      );
-    } catch (error) {
-      if (cancelledByCondition(error)) return undefined;
-      throw error;
-    }
+    const written = await transactOrFalse(this.client, [
+      {
+        Delete: {
+          TableName: this.tableName,
+          Key: keys.member(tenantId, memberId),
+          ConditionExpression: "attribute_exists(PK) AND #role <> :owner",
+          ExpressionAttributeNames: { "#role": "role" },
+          ExpressionAttributeValues: { ":owner": "OWNER" },
+        },
+      },
+      ...bound.map((app) => ({
+        Delete: { TableName: this.tableName, Key: keys.application(tenantId, String(app.id)) },
+      })),
+      ...keyItems.flatMap((k) => [
+        { Delete: { TableName: this.tableName, Key: { PK: k.PK, SK: k.SK } } },
+        { Delete: { TableName: this.tableName, Key: keys.apiKey(String(k.key_hash)) } },
+      ]),
+      this.audit.put(audit),
+    ]);
+    if (!written) return undefined;
     return bound.map((app) => String(app.id));
   }
 

@@ -1,15 +1,9 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { DueItem, SweepStore } from "#shared/domain/tokens/sweep.ts";
 import type { AuditItems } from "./audit-items.ts";
-import { cancelledByCondition, isConditionalCheckFailed } from "./client.ts";
+import { isConditionalCheckFailed, transactOrFalse } from "./client.ts";
 import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";
 import { releaseFingerprint, SWEEP_SHARDS, tokenKeys } from "./token-store.ts";
@@ -79,28 +73,20 @@ export class DynamoSweepStore implements SweepStore {
       new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
     );
     if (!current.Item) return undefined;
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              // Only if it is still expired: a PATCH may have moved its expiry since the entry was written.
-              Delete: {
-                TableName: this.tableName,
-                Key: key,
-                ConditionExpression: "expires_epoch <= :now",
-                ExpressionAttributeValues: { ":now": epochSeconds(now) },
-              },
-            },
-            { Delete: { TableName: this.tableName, Key: item.key } },
-            this.audit.put(audit),
-          ],
-        }),
-      );
-    } catch (error) {
-      if (cancelledByCondition(error)) return undefined;
-      throw error;
-    }
+    const written = await transactOrFalse(this.client, [
+      {
+        // Only if it is still expired: a PATCH may have moved its expiry since the entry was written.
+        Delete: {
+          TableName: this.tableName,
+          Key: key,
+          ConditionExpression: "expires_epoch <= :now",
+          ExpressionAttributeValues: { ":now": epochSeconds(now) },
+        },
+      },
+      { Delete: { TableName: this.tableName, Key: item.key } },
+      this.audit.put(audit),
+    ]);
+    if (!written) return undefined;
     return { type: String(current.Item.type), fingerprint: String(current.Item.fingerprint) };
   }
 
