@@ -73,7 +73,8 @@ export interface AuditLogStore {
 
 export interface StoredResponse {
   status: number;
-  body?: string;
+  /** The response body sealed with the caller's tenant data key (never stored in plaintext). */
+  sealed_body?: string;
   headers: Record<string, string>;
 }
 
@@ -83,7 +84,10 @@ export type IdempotencyClaim =
   | { outcome: "completed"; response: StoredResponse; requestSignature: string };
 
 export interface IdempotencyStore {
-  /** Takes the in-flight marker for a key with a conditional write, or reports what holds it. */
+  /**
+   * Takes the in-flight marker for a key with a conditional write, or reports what holds it. `scope` names the
+   * credential (no `#`); `requestSignature` is opaque to the store and handed back with a completed result.
+   */
   claim(scope: string, key: string, requestSignature: string): Promise<IdempotencyClaim>;
   complete(scope: string, key: string, response: StoredResponse): Promise<void>;
   release(scope: string, key: string): Promise<void>;
