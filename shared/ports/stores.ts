@@ -21,6 +21,8 @@ export interface PageRequest {
 export interface StoredKey extends ApplicationKey {
   tenant_id: string;
   key_hash: string;
+  /** The member whose credentials minted this key: deleting that member revokes it. */
+  minted_by?: string;
 }
 
 export interface KeyRecord {
