@@ -16,14 +16,28 @@ export const DEPLOYMENT_SEAL_OWNER = "_deployment";
 
 const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
 
-/** What a replay must match: method, path and query (`request`) and the exact body bytes (`body`). */
-export function signatureOf(request: SvcRequest): { request: string; body: string } {
+/**
+ * What a replay must match: method, path and query (`request`) and the exact body bytes (`body`). Keyed hashes
+ * (HMAC under the seal owner's fingerprint key): a plain SHA-256 of a body holding a card number would let
+ * anyone with the table (or a backup) test guesses offline.
+ */
+async function signatureOf(request: SvcRequest, owner: string): Promise<{ request: string; body: string }> {
   const { event } = request;
   const query = event.rawQueryString ? `?${event.rawQueryString}` : "";
-  return {
-    request: sha256(`${event.requestContext.http.method} ${event.rawPath}${query}`),
-    body: sha256(`${event.isBase64Encoded ? "b64" : "txt"}\n${event.body ?? ""}`),
-  };
+  const { sealer } = deps();
+  const [route, body] = await Promise.all([
+    sealer.fingerprint(
+      owner,
+      "svc-idempotency-request",
+      `${event.requestContext.http.method} ${event.rawPath}${query}`,
+    ),
+    sealer.fingerprint(
+      owner,
+      "svc-idempotency-body",
+      `${event.isBase64Encoded ? "b64" : "txt"}\n${event.body ?? ""}`,
+    ),
+  ]);
+  return { request: route, body };
 }
 
 /**
@@ -86,7 +100,8 @@ export function idempotency(): SvcMiddleware {
         return;
       if (!KEY_PATTERN.test(key))
         throw validationError("SVC-IDEMPOTENCY-KEY must be 1 to 255 visible ASCII characters.");
-      const signature = signatureOf(request);
+      const owner = sealOwnerOf(state.principal);
+      const signature = await signatureOf(request, owner);
       const scope = scopeOf(state.principal, signature);
       const claim = await deps().idempotency.claim(scope, key, `${signature.request}.${signature.body}`);
       if (claim.outcome === "in-flight")
@@ -98,9 +113,7 @@ export function idempotency(): SvcMiddleware {
         if (storedBody !== signature.body) throw mismatch();
         const { sealed_body: sealed } = claim.response;
         const body =
-          sealed === undefined
-            ? undefined
-            : await deps().sealer.open(bindingOf(sealOwnerOf(state.principal), scope, key), sealed);
+          sealed === undefined ? undefined : await deps().sealer.open(bindingOf(owner, scope, key), sealed);
         return {
           statusCode: claim.response.status,
           headers: {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
@@ -109,14 +110,12 @@ describe("attack: replaying another caller's idempotent answer", () => {
     expect(list.body.data.map((a) => a.name)).not.toContain("b");
   });
 
-  it("keeps stored answers sealed: the raw DynamoDB item holds neither the key nor the body", async () => {
+  it("keeps stored answers sealed: the raw DynamoDB item holds neither the key, the body nor its plain hash", async () => {
     const { api, managementKey } = await setup();
     const headers = { "svc-idempotency-key": `sealed-${Date.now()}` };
-    const created = await api.post<Created>("/applications", {
-      key: managementKey,
-      body: privateApp("sealed-app-name"),
-      headers,
-    });
+    const body = privateApp("sealed-app-name");
+    const plainHash = createHash("sha256").update(JSON.stringify(body)).digest();
+    const created = await api.post<Created>("/applications", { key: managementKey, body, headers });
     const tenant = await api.post<{ management_key: string }>("/tenants", {
       key: svc.rootKey,
       body: { name: "Root-created" },
@@ -140,5 +139,7 @@ describe("attack: replaying another caller's idempotent answer", () => {
     expect(raw).not.toContain(created.body.id);
     expect(raw).not.toContain("sealed-app-name");
     expect(raw).not.toContain(tenant.body.management_key);
+    expect(raw).not.toContain(plainHash.toString("hex"));
+    expect(raw).not.toContain(plainHash.toString("base64url"));
   });
 });
