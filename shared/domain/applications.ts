@@ -58,9 +58,9 @@ function assertWithinCeiling(
 }
 
 /** A member's own management application is changed only through its own keys (403 for every other caller). */
-function assertMayManage(principal: TenantPrincipal, application: Application, what: string) {
+function assertMayManage(principal: TenantPrincipal, application: Application, action: string) {
   if (isMemberBound(application) && principal.application.id !== application.id)
-    throw forbidden(`A member's own management application cannot ${what} by another application.`);
+    throw forbidden(`Only its own keys may ${action} a member's own management application.`);
 }
 
 function entry(
@@ -167,7 +167,7 @@ export async function updateApplication(
   input: { name: string; permissions: Permission[]; rules: AccessRule[] },
 ) {
   const current = await findApplication(deps, principal, id);
-  assertMayManage(principal, current, "be changed");
+  assertMayManage(principal, current, "change");
   assertValidAccess({ ...input, type: current.type });
   assertWithinCeiling(principal, input);
   const updated: Application = {
@@ -199,7 +199,7 @@ export async function deleteApplication(deps: ApplicationDeps, principal: Tenant
 
 export async function createApplicationKey(deps: ApplicationDeps, principal: TenantPrincipal, id: string) {
   const application = await findApplication(deps, principal, id);
-  assertMayManage(principal, application, "be given keys");
+  assertMayManage(principal, application, "add keys to");
   // A new key is a new holder of the application's access: only a caller holding that access may mint it.
   assertWithinCeiling(principal, application);
   const issued = newKey(deps, principal, application);
@@ -248,7 +248,7 @@ export async function deleteApplicationKey(
   id: string,
   keyId: string,
 ) {
-  assertMayManage(principal, await findApplication(deps, principal, id), "lose keys");
+  assertMayManage(principal, await findApplication(deps, principal, id), "delete keys of");
   const keyHash = await deps.applications.deleteKey(
     principal.tenantId,
     id,
