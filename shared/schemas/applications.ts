@@ -57,6 +57,11 @@ export const applicationSchema = z
     rules: z.array(accessRuleSchema),
     keys: z.array(applicationKeySchema).optional(),
     key: z.string().optional(),
+    member_id: z.string().optional().describe("Set on a member's own management application."),
+    minted_by: z
+      .string()
+      .optional()
+      .describe("The member through whose keys the application was created; deleting it revokes their keys."),
     created_by: z.string().optional(),
     created_at: z.string(),
     modified_by: z.string().optional(),
