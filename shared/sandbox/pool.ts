@@ -14,7 +14,7 @@ export interface ProcessSandboxOptions {
   maxProcessesPerTenant?: number;
   /** CPU time a process may use with no run in flight, per idle spell, before it is killed (default 100 ms). */
   idleCpuMs?: number;
-  /** Most CPU a process may average over a second while runs are in flight, in cores (default 2). */
+  /** Most CPU a process may average over each second of its life, in cores (default 2). */
   maxCpuCores?: number;
   /** An idle process exits after this long (default 60 s). */
   idleMs?: number;

@@ -28,7 +28,7 @@ export interface ProcessLimits {
    * something a run scheduled (a callback, thread-pool work) outlived it, and the process is killed as `cpu`.
    */
   idleCpuMs: number;
-  /** Most CPU per wall-clock time while runs are in flight, in cores, averaged over each second (Linux). */
+  /** Most CPU per wall-clock time, in cores, averaged over each second of the process's life (Linux). */
   maxCpuCores: number;
 }
 
@@ -101,7 +101,7 @@ export class SandboxProcess {
   private wasIdle = true;
   /** CPU time (ms) when the current idle spell began; undefined while busy or before the process is ready. */
   private idleCpuStart: number | undefined;
-  /** Start of the current busy CPU window. */
+  /** Start of the current `maxCpuCores` window. */
   private cpuWindow: { at: number; cpuMs: number } | undefined;
   private readonly onExitCallbacks: Array<() => void> = [];
 
@@ -354,8 +354,8 @@ export class SandboxProcess {
    * - as `memory` when the resident set passes `rssLimitMb` (V8's heap limit misses ArrayBuffers), busy or idle;
    * - as `cpu` when, with no run in flight, it used more than `idleCpuMs` since it last became idle: work a
    *   run scheduled outlived it (a module callback, thread-pool work), and the process is replaced;
-   * - as `cpu` when, with runs in flight, it averaged more than `maxCpuCores` over a second (thread-pool work
-   *   piling up behind a tenant's back-to-back runs).
+   * - as `cpu` when it averaged more than `maxCpuCores` over a second, busy or idle (thread-pool work piling
+   *   up behind a tenant's back-to-back runs).
    */
   private startWatchdog(): void {
     if (process.platform !== "linux" || !this.alive) return;
@@ -376,61 +376,65 @@ export class SandboxProcess {
     ).unref();
   }
 
-  /** Notes the start of an idle spell (its CPU baseline) or of a busy one (its CPU window); Linux only. */
+  /** Notes the start of an idle spell (its CPU baseline) or of a busy one; Linux only. */
   private trackIdle(): void {
     if (!this.watching || !this.alive) return;
     const idle = this.isIdle;
-    if (idle === this.wasIdle && (idle ? this.idleCpuStart : this.cpuWindow) !== undefined) return;
+    if (idle === this.wasIdle && (!idle || this.idleCpuStart !== undefined)) return;
     this.wasIdle = idle;
-    const cpuMs = this.usage()?.cpuMs;
-    if (cpuMs === undefined) return;
-    if (idle) {
-      this.idleCpuStart = cpuMs;
-      this.cpuWindow = undefined;
-    } else {
+    if (!idle) {
       this.idleCpuStart = undefined;
-      this.cpuWindow = { at: performance.now(), cpuMs };
+      this.schedulePoll(); // sooner samples while busy (a memory bomb grows fast)
+      return;
     }
-    if (!idle) this.schedulePoll(); // sooner samples while busy (a memory bomb grows fast)
+    this.idleCpuStart = this.cpuMs();
   }
 
   private sample(): void {
     if (!this.alive || this.dying) return;
-    const usage = this.usage();
-    if (usage === undefined) return;
-    if (usage.rssKb > this.limits.rssLimitMb * 1024) {
+    const cpuMs = this.cpuMs();
+    const rssKb = this.rssKb();
+    if (cpuMs === undefined || rssKb === undefined) return;
+    if (rssKb > this.limits.rssLimitMb * 1024) {
       this.kill("memory");
       return;
     }
     this.trackIdle();
-    if (this.isIdle) {
-      if (this.idleCpuStart !== undefined && usage.cpuMs - this.idleCpuStart > this.limits.idleCpuMs)
-        this.kill("cpu");
-      return;
-    }
-    const now = performance.now();
-    const window = this.cpuWindow;
-    if (window === undefined || now - window.at < CPU_WINDOW_MS) return;
-    if ((usage.cpuMs - window.cpuMs) / (now - window.at) > this.limits.maxCpuCores) {
+    if (this.isIdle && this.idleCpuStart !== undefined && cpuMs - this.idleCpuStart > this.limits.idleCpuMs) {
       this.kill("cpu");
       return;
     }
-    this.cpuWindow = { at: now, cpuMs: usage.cpuMs };
+    // Whether busy or idle (short idle spells between back-to-back runs must not reset it).
+    const now = performance.now();
+    const window = this.cpuWindow;
+    if (window !== undefined && now - window.at < CPU_WINDOW_MS) return;
+    if (window !== undefined && (cpuMs - window.cpuMs) / (now - window.at) > this.limits.maxCpuCores) {
+      this.kill("cpu");
+      return;
+    }
+    this.cpuWindow = { at: now, cpuMs };
   }
 
-  /** CPU time (user + system, all threads) and resident set of the process, from /proc; undefined if gone. */
-  private usage(): { cpuMs: number; rssKb: number } | undefined {
-    const pid = this.child.pid;
-    if (pid === undefined) return undefined;
+  /** CPU time (user + system, all threads) of the process in ms, from /proc; undefined if it is gone. */
+  private cpuMs(): number | undefined {
+    const stat = this.readProc("stat");
+    if (stat === undefined) return undefined;
+    // The fields after the command name (which may hold spaces and parentheses): utime is the 12th, stime the 13th.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * CLOCK_TICK_MS : undefined;
+  }
+
+  /** Resident set of the process in KiB, from /proc; undefined if it is gone. */
+  private rssKb(): number | undefined {
+    const status = this.readProc("status");
+    return status === undefined ? undefined : Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  }
+
+  private readProc(file: "stat" | "status"): string | undefined {
+    if (this.child.pid === undefined) return undefined;
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      // Fields after the command name (which may hold spaces and parentheses): state is field 3, utime 14.
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const ticks = Number(fields[11]) + Number(fields[12]);
-      const status = readFileSync(`/proc/${pid}/status`, "utf8");
-      const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      if (!Number.isFinite(ticks)) return undefined;
-      return { cpuMs: ticks * CLOCK_TICK_MS, rssKb };
+      return readFileSync(`/proc/${this.child.pid}/${file}`, "utf8");
     } catch {
       return undefined;
     }

@@ -9,9 +9,9 @@ import { client } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import { react, reactorTenant } from "./sandbox-tenant.ts";
 
-// A small pool and a short react timeout keep the flood cheap: 4 processes, runs stopped after 3 s.
+// A small pool and a short react timeout keep the flood cheap: 4 processes, runs stopped after 6 s.
 process.env.SVC_SANDBOX_PROCESSES = "4";
-process.env.SVC_SYNC_REACT_TIMEOUT_MS = "3000";
+process.env.SVC_SYNC_REACT_TIMEOUT_MS = "6000";
 const svc = useService();
 
 /** Holds its process (without using CPU) past the react timeout; distinct code, so a process each. */
@@ -33,18 +33,19 @@ describe("attack: one tenant holds every sandbox process", () => {
     ]);
 
     const flood = flooder.reactors.map((_id, i) => react(api, flooder, i));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     const started = Date.now();
     const other = await react(api, bystander);
     const elapsed = Date.now() - started;
 
     expect(other.status, JSON.stringify(other.body)).toBe(200);
     expect(other.body.raw).toBe("bystander");
-    // Without a share the flood holds all 4 processes until its runs time out (3 s after they started).
-    expect(elapsed).toBeLessThan(1500);
+    // Without a share the flood holds all 4 processes until its runs time out, 5 s from now; with it, the
+    // bystander takes the spare (or starts a process: slow only on a loaded machine).
+    expect(elapsed).toBeLessThan(3000);
     for (const res of await Promise.all(flood)) {
       expect(res.status).toBe(504);
       expect(res.headers.get("content-type")).toContain("application/problem+json");
     }
-  });
+  }, 60_000);
 });
