@@ -54,6 +54,8 @@ const envSchema = z
     SVC_PROXY_ALLOW_PRIVATE: z.enum(["0", "1", "true", "false"]).optional(),
     SVC_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
     SVC_AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
+    SVC_SANDBOX_PROCESSES: z.coerce.number().int().min(2).max(256).default(16),
+    SVC_SANDBOX_TENANT_PROCESSES: z.coerce.number().int().min(1).max(256).optional(),
     SVC_MAX_BODY_BYTES: z.coerce
       .number()
       .int()
@@ -95,6 +97,9 @@ const envSchema = z
       logRetentionDays: env.SVC_LOG_RETENTION_DAYS,
       authCacheSeconds: env.SVC_AUTH_CACHE_SECONDS,
       maxBodyBytes: env.SVC_MAX_BODY_BYTES,
+      // The local sandbox pool: processes in all, and at most this many busy for one tenant (docs/sandbox.md).
+      sandboxProcesses: env.SVC_SANDBOX_PROCESSES,
+      sandboxTenantProcesses: env.SVC_SANDBOX_TENANT_PROCESSES,
     } as const;
   })
   .superRefine((cfg, ctx) => {

@@ -73,7 +73,10 @@ export function createDeps(cfg: Config) {
   // locally, in AWS inside the tenant's own runner function.
   const sandbox: Sandbox = cfg.runner
     ? new LambdaSandbox(new LambdaClient({ region: cfg.region }), cfg.runner, cfg.apiUrl)
-    : new ProcessSandbox();
+    : new ProcessSandbox({
+        maxProcesses: cfg.sandboxProcesses,
+        maxProcessesPerTenant: cfg.sandboxTenantProcesses,
+      });
   // Asynchronous reactions: SQS in AWS, an in-process queue with the same retry semantics locally.
   const localJobQueue =
     cfg.mode === "local"
