@@ -1,6 +1,8 @@
+import type { APIGatewayProxyEventV2 } from "aws-lambda";
 import { deps } from "#shared/container.ts";
+import { hashKey } from "#shared/ids.ts";
 import { HttpError } from "../errors.ts";
-import type { SvcMiddleware } from "../request-state.ts";
+import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
 
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new HttpError(
@@ -14,22 +16,45 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
 
 /**
  * Counts every request against its bucket, after authentication: a key's tenant (application and session
- * keys alike), or for routes without a key the caller's source address. Root-key requests (the operator)
- * are not limited. Over the limit: 429 problem+json with Retry-After.
+ * keys alike), a proxy invocation's tenant (by its proxy key), and otherwise the caller's source address.
+ * Root-key requests (the operator) are not limited. Over the limit: 429 problem+json with Retry-After.
  */
 export function rateLimit(): SvcMiddleware {
   return {
     before: async (request) => {
       const limiter = deps().rateLimiter;
-      const state = request.context.svc;
-      if (!limiter || !state.route || state.route.auth === "root") return;
-      const principal = state.principal;
-      const bucket =
-        principal && principal.kind !== "root"
-          ? `tenant#${principal.tenantId}`
-          : `ip#${request.event.requestContext.http.sourceIp}`;
-      const admission = await limiter.admit(bucket);
+      const route = request.context.svc.route;
+      if (!limiter || !route || route.auth === "root") return;
+      const admission = await limiter.admit(await bucketOf(request));
       if (!admission.allowed) throw tooManyRequests(admission.retryAfterSeconds);
     },
   };
+}
+
+async function bucketOf(request: SvcRequest): Promise<string> {
+  const { principal, route } = request.context.svc;
+  if (principal && principal.kind !== "root") return `tenant#${principal.tenantId}`;
+  if (route?.group === "proxy") {
+    const proxyKey = proxyKeyOf(request.event);
+    // Through the proxy store's cache: the invocation's own lookup of the same key is then a cache hit.
+    const proxy = proxyKey ? await deps().proxies.findByKey(hashKey(proxyKey)) : undefined;
+    if (proxy) return `tenant#${proxy.tenant_id}`;
+  }
+  return `ip#${request.event.requestContext.http.sourceIp}`;
+}
+
+/** The proxy key as the proxy handler reads it: the header, else the first svc-proxy-key query parameter. */
+function proxyKeyOf(event: APIGatewayProxyEventV2): string | undefined {
+  const fromHeader = header(event, "svc-proxy-key");
+  if (fromHeader !== undefined) return fromHeader;
+  try {
+    for (const pair of (event.rawQueryString ?? "").split("&")) {
+      if (pair === "") continue;
+      if (decodeURIComponent(pair.split("=")[0] ?? "").toLowerCase() !== "svc-proxy-key") continue;
+      return decodeURIComponent(pair.slice(pair.indexOf("=") + 1).replace(/\+/g, " "));
+    }
+  } catch {
+    // A malformed query: the invocation refuses it; here it counts against the source address.
+  }
+  return undefined;
 }

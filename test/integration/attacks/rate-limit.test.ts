@@ -95,6 +95,32 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
     expect(admission.allowed).toBe(false);
   });
 
+  it("counts proxy invocations against the proxy's tenant, whoever holds the proxy key", async () => {
+    // Prepare: a tenant with a proxy, then its API traffic spends the rest of the window.
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey, "Proxied");
+    await startOfWindow(api);
+    const proxy = await api.post<{ key: string }>("/proxies", {
+      key: tenant.managementKey,
+      body: { name: "open", destination_url: "https://payments.example.com/", require_auth: false },
+    });
+    expect(proxy.status).toBe(201);
+    await api.get("/applications", { key: tenant.managementKey });
+    await api.get("/applications", { key: tenant.managementKey });
+
+    // Act: the proxy, by header and by query parameter; and a proxy key nobody holds.
+    const byHeader = await api.post("/proxy", { headers: { "svc-proxy-key": proxy.body.key }, body: {} });
+    const byQuery = await api.post(`/proxy?svc-proxy-key=${encodeURIComponent(proxy.body.key)}`, {
+      body: {},
+    });
+    const unknown = await api.post("/proxy", { headers: { "svc-proxy-key": "key_unknown" }, body: {} });
+
+    // Assess: refused before anything is forwarded; an unknown key is counted by address, apart.
+    expectRateLimited(byHeader);
+    expectRateLimited(byQuery);
+    expect(unknown.status).toBe(401);
+  });
+
   it("limits routes without a key by source address", async () => {
     // Prepare
     const api = client(svc.url);
