@@ -4,9 +4,12 @@ import type { BudgetLease, RequestBudget } from "#shared/ports/request-budget.ts
 import { isConditionalCheckFailed } from "./client.ts";
 import { epochSeconds } from "./schema.ts";
 
+/** Partition keys of rate-limit counters: read-only functions may update these items and no others (IAM). */
+export const RATE_KEY_PREFIX = "RATE#";
+
 /** RATE#<bucket>  WINDOW#<n>: one rate-limit window's counter (`used`), deleted by TTL after the window. */
 export const rateWindowKey = (bucket: string, window: number) => ({
-  PK: `RATE#${bucket}`,
+  PK: `${RATE_KEY_PREFIX}${bucket}`,
   SK: `WINDOW#${window}`,
 });
 
