@@ -141,3 +141,23 @@ export class RateLimiter {
       if (state.window < window && !state.pending) this.buckets.delete(bucket);
   }
 }
+
+/**
+ * The bucket of a caller without a key: its IPv4 address, or its IPv6 /64 (one host commonly holds a whole
+ * /64, so counting single IPv6 addresses would give it unlimited buckets).
+ */
+export function addressBucket(sourceIp: string): string {
+  const address = sourceIp.trim().toLowerCase();
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(address);
+  if (mapped) return `ip#${mapped[1]}`;
+  if (!address.includes(":")) return `ip#${address}`;
+  const [head = "", tail] = address.split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups =
+    tail === undefined
+      ? left
+      : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  const prefix = groups.slice(0, 4).map((group) => Number.parseInt(group || "0", 16).toString(16));
+  return `ip#${prefix.join(":")}::/64`;
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  addressBucket,
   leaseSize,
   RateLimiter,
   type RateLimitPolicy,
@@ -161,5 +162,20 @@ describe("RateLimiter", () => {
 
   it("refuses a policy without a positive rate", () => {
     expect(() => new RateLimiter(new MemoryBudget(), clockAt(0), { ratePerSecond: 0, burst: 1 })).toThrow();
+  });
+});
+
+describe("addressBucket", () => {
+  it("counts IPv4 callers by address, also when written as IPv4-mapped IPv6", () => {
+    expect(addressBucket("203.0.113.7")).toBe("ip#203.0.113.7");
+    expect(addressBucket("::ffff:203.0.113.7")).toBe("ip#203.0.113.7");
+  });
+
+  it("counts IPv6 callers by /64, however the address is written", () => {
+    const bucket = addressBucket("2001:db8:0:1::1");
+    expect(bucket).toBe("ip#2001:db8:0:1::/64");
+    expect(addressBucket("2001:0DB8:0000:0001:ffff:ffff:ffff:fffe")).toBe(bucket);
+    expect(addressBucket("2001:db8::1")).toBe("ip#2001:db8:0:0::/64");
+    expect(addressBucket("::1")).toBe("ip#0:0:0:0::/64");
   });
 });

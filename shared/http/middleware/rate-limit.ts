@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
 import { deps } from "#shared/container.ts";
+import { addressBucket } from "#shared/domain/rate-limit.ts";
 import { hashKey } from "#shared/ids.ts";
 import { HttpError } from "../errors.ts";
 import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
@@ -16,7 +17,8 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
 
 /**
  * Counts every request against its bucket, after authentication: a key's tenant (application and session
- * keys alike), a proxy invocation's tenant (by its proxy key), and otherwise the caller's source address.
+ * keys alike), a proxy invocation's tenant (by its proxy key), and otherwise the caller's source address
+ * (an IPv6 caller's /64).
  * Root-key requests (the operator) and system routes are not limited. Over the limit: 429 problem+json with Retry-After.
  */
 export function rateLimit(): SvcMiddleware {
@@ -41,7 +43,7 @@ async function bucketOf(request: SvcRequest): Promise<string> {
     const proxy = proxyKey ? await deps().proxies.findByKey(hashKey(proxyKey)) : undefined;
     if (proxy) return `tenant#${proxy.tenant_id}`;
   }
-  return `ip#${request.event.requestContext.http.sourceIp}`;
+  return addressBucket(request.event.requestContext.http.sourceIp);
 }
 
 /** The proxy key as the proxy handler reads it: the header, else the first svc-proxy-key query parameter. */
