@@ -95,6 +95,24 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
     expect(admission.allowed).toBe(false);
   });
 
+  it("never leases past a window's budget, whichever instance asks: a late lease gets what is left, then nothing", async () => {
+    // Prepare: two instances' views of one counter.
+    const { deps } = svc.service;
+    const first = new DynamoRequestBudget(deps.dynamo, deps.config.tableName);
+    const second = new DynamoRequestBudget(deps.dynamo, deps.config.tableName);
+    const lease = { bucket: "tenant#lease-test", window: 1, capacity: 10, expiresAt: new Date() };
+
+    // Act
+    const granted = [
+      await first.lease({ ...lease, wanted: 6 }),
+      await second.lease({ ...lease, wanted: 6 }),
+      await first.lease({ ...lease, wanted: 1 }),
+    ];
+
+    // Assess
+    expect(granted).toEqual([6, 4, 0]);
+  });
+
   it("counts proxy invocations against the proxy's tenant, whoever holds the proxy key", async () => {
     // Prepare: a tenant with a proxy, then its API traffic spends the rest of the window.
     const api = client(svc.url);
