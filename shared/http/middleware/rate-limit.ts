@@ -18,8 +18,8 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
 /**
  * Counts every request against its bucket, after authentication: a key's tenant (application and session
  * keys alike), a proxy invocation's tenant (by its proxy key), and otherwise the caller's source address
- * (an IPv6 caller's /64).
- * Root-key requests (the operator) and system routes are not limited. Over the limit: 429 problem+json with Retry-After.
+ * (an IPv6 caller's /64). Root-key requests (the operator) and system routes are not limited.
+ * Over the limit: 429 problem+json with Retry-After (docs/operations.md, "Rate limits").
  */
 export function rateLimit(): SvcMiddleware {
   return {
