@@ -61,6 +61,8 @@ const envSchema = z
       .int()
       .min(1024)
       .default(1024 * 1024),
+    SVC_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(1000),
+    SVC_RATE_LIMIT_BURST: z.coerce.number().int().min(1).max(100_000_000).optional(),
   })
   .superRefine((env, ctx) => {
     const set = RUNNER_VARIABLES.filter((name) => env[name] !== undefined);
@@ -100,6 +102,11 @@ const envSchema = z
       // The local sandbox pool: processes in all, and at most this many busy for one tenant (docs/sandbox.md).
       sandboxProcesses: env.SVC_SANDBOX_PROCESSES,
       sandboxTenantProcesses: env.SVC_SANDBOX_TENANT_PROCESSES,
+      // Per tenant (anonymous routes: per source address); 0 = off. Burst defaults to 10 s of the rate.
+      rateLimit: {
+        ratePerSecond: env.SVC_RATE_LIMIT_PER_SECOND,
+        burst: env.SVC_RATE_LIMIT_BURST ?? Math.max(1, Math.ceil(env.SVC_RATE_LIMIT_PER_SECOND * 10)),
+      },
     } as const;
   })
   .superRefine((cfg, ctx) => {

@@ -18,6 +18,7 @@ import { DynamoIdempotencyStore } from "#shared/adapters/dynamodb/idempotency-st
 import { DynamoMemberStore } from "#shared/adapters/dynamodb/member-store.ts";
 import { DynamoProxyStore } from "#shared/adapters/dynamodb/proxy-store.ts";
 import { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store.ts";
+import { DynamoRequestBudget } from "#shared/adapters/dynamodb/request-budget.ts";
 import { DynamoSessionStore } from "#shared/adapters/dynamodb/session-store.ts";
 import { DynamoSweepStore } from "#shared/adapters/dynamodb/sweep-store.ts";
 import { DynamoTenantStore } from "#shared/adapters/dynamodb/tenant-store.ts";
@@ -33,9 +34,11 @@ import { Authenticator } from "#shared/domain/authentication.ts";
 import { Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { CachingProxyStore } from "#shared/domain/proxies/caching-proxy-store.ts";
+import { RateLimiter } from "#shared/domain/rate-limit.ts";
 import type { JobQueue } from "#shared/domain/reactors/callback-job.ts";
 import { createExpressionEngine } from "#shared/domain/tokens/expressions.ts";
 import { hashKey } from "#shared/ids.ts";
+import { logger } from "#shared/logger.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
 import type { Mailer } from "#shared/ports/mailer.ts";
@@ -118,6 +121,21 @@ export function createDeps(cfg: Config) {
     auditLog: new DynamoAuditLogStore(client, cfg.tableName, audit),
     idempotency: new DynamoIdempotencyStore(client, cfg.tableName, clock),
     authenticator: new Authenticator(applications, sessions, rootKey, clock, cfg.authCacheSeconds),
+    // Per-tenant request budgets shared by every process through the table (docs/operations.md).
+    rateLimiter:
+      cfg.rateLimit.ratePerSecond > 0
+        ? new RateLimiter(
+            new DynamoRequestBudget(client, cfg.tableName, { deleteSpentWindows: cfg.mode === "local" }),
+            clock,
+            cfg.rateLimit,
+            {
+              onLeaseError: (error) =>
+                logger.warn("Rate-limit lease failed; request let through", {
+                  error_name: error instanceof Error ? error.name : "unknown",
+                }),
+            },
+          )
+        : undefined,
   };
 }
 

@@ -163,13 +163,25 @@ describe("least privilege", () => {
   ];
   const indexArn = () => ({ "Fn::Join": ["", [tableArn(), "/index/GSI1"]] });
 
-  it("logs reads the table and its index, and cannot write", () => {
+  it("logs reads the table and its index, and writes nothing but rate-limit counters", () => {
     const statements = statementsOf("logs");
-    expect(actionsOf(statements, "dynamodb:").sort()).toEqual([...TABLE_READ_ACTIONS].sort());
-    for (const action of [...writes, "dynamodb:ConditionCheckItem", "dynamodb:Scan"])
+    expect(actionsOf(statements, "dynamodb:").sort()).toEqual(
+      [...TABLE_READ_ACTIONS, "dynamodb:UpdateItem"].sort(),
+    );
+    for (const action of [
+      ...writes.filter((a) => a !== "dynamodb:UpdateItem"),
+      "dynamodb:ConditionCheckItem",
+    ])
       expect(actionsOf(statements)).not.toContain(action);
-    const [read] = statementsWithAction(statements, "dynamodb:");
+    expect(actionsOf(statements)).not.toContain("dynamodb:Scan");
+    const [read] = statementsWithAction(statements, "dynamodb:GetItem");
     expect(asArray(read?.Resource)).toEqual([tableArn(), indexArn()]);
+    const [counters] = statementsWithAction(statements, "dynamodb:UpdateItem");
+    expect(counters).toMatchObject({
+      Action: "dynamodb:UpdateItem",
+      Resource: tableArn(),
+      Condition: { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["RATE#*"] } },
+    });
   });
 
   it.each(["tenants", "applications"] as const)("%s reads and writes the table, and never scans", (group) => {
