@@ -40,6 +40,7 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
 import type { Mailer } from "#shared/ports/mailer.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
+import { NoSandbox } from "#shared/sandbox/none.ts";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 
@@ -71,9 +72,13 @@ export function createDeps(cfg: Config) {
   );
   // Customer code runs in permission-restricted child processes, one per tenant and code version: here
   // locally, in AWS inside the tenant's own runner function.
-  const sandbox: Sandbox = cfg.runner
-    ? new LambdaSandbox(new LambdaClient({ region: cfg.region }), cfg.runner, cfg.apiUrl)
-    : new ProcessSandbox();
+  // (config.ts refuses AWS mode without the runner settings: never a ProcessSandbox in a Lambda.)
+  const sandbox: Sandbox =
+    cfg.sandbox === "runner" && cfg.runner
+      ? new LambdaSandbox(new LambdaClient({ region: cfg.region }), cfg.runner, cfg.apiUrl)
+      : cfg.sandbox === "process" && cfg.mode === "local"
+        ? new ProcessSandbox()
+        : new NoSandbox();
   // Asynchronous reactions: SQS in AWS, an in-process queue with the same retry semantics locally.
   const localJobQueue =
     cfg.mode === "local"

@@ -25,6 +25,12 @@ export interface LocalServiceOptions {
   inMemory?: boolean;
   testClock?: boolean;
   tableName?: string;
+  /**
+   * SVC_PROXY_ALLOW_PRIVATE for this service: proxies and callbacks may reach loopback/private addresses
+   * (never this API's or DynamoDB's ports, nor link-local/metadata ones). Absent: the environment decides
+   * (off unless set).
+   */
+  proxyAllowPrivate?: boolean;
 }
 
 export interface LocalService {
@@ -50,6 +56,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     SVC_ROOT_KEY: options.rootKey,
     SVC_TEST_CLOCK: options.testClock ? "1" : "0",
     ...(options.tableName ? { SVC_TABLE_NAME: options.tableName } : {}),
+    ...(options.proxyAllowPrivate === undefined
+      ? {}
+      : { SVC_PROXY_ALLOW_PRIVATE: options.proxyAllowPrivate ? "1" : "0" }),
   });
   resetConfig();
   const deps = createDeps(config());
