@@ -40,6 +40,7 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
 import type { Mailer } from "#shared/ports/mailer.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
+import { protectEndpoint } from "#shared/proxy/address-guard.ts";
 import { NoSandbox } from "#shared/sandbox/none.ts";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
@@ -49,6 +50,8 @@ export function createDeps(cfg: Config) {
   const testClock = cfg.testClock ? new TestClock() : undefined;
   const clock: Clock = testClock ?? systemClock;
   const client = createDocumentClient({ region: cfg.region, endpoint: cfg.dynamodbEndpoint });
+  // A tenant's proxy or callback never reaches the table's endpoint (DynamoDB Local checks no credentials).
+  if (cfg.dynamodbEndpoint) protectEndpoint(cfg.dynamodbEndpoint);
   const audit = new AuditItems(cfg.tableName, cfg.logRetentionDays);
   const applications = new DynamoApplicationStore(client, cfg.tableName, audit);
   const rootKey: RootKeyVerifier = cfg.rootKeyParameter

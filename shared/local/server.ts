@@ -7,6 +7,7 @@ import { createDeps, type Deps, setDeps } from "#shared/container.ts";
 import { processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { logger } from "#shared/logger.ts";
+import { protectEndpoint } from "#shared/proxy/address-guard.ts";
 import { type DynamoDbLocal, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { createGateway } from "./gateway.ts";
 import { groupHandlers } from "./handlers.ts";
@@ -93,10 +94,13 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   // Queued reactions (react with callback_url) are run and delivered in this process.
   deps.localJobQueue?.start((job, attempt) => processCallbackJob(callbackDepsFor(deps), job, attempt));
   deps.selfHosts.push(`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`);
+  // Whatever name or address of this machine a destination uses, the API's port is refused at connect time.
+  const unprotect = protectEndpoint(`http://127.0.0.1:${port}`);
   return {
     url: `http://${options.host ?? "127.0.0.1"}:${port}`,
     deps,
     stop: async () => {
+      unprotect();
       clearInterval(sweepTimer);
       await deps.localJobQueue?.stop();
       await deps.sandbox.close();
