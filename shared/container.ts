@@ -43,6 +43,8 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
 import type { Mailer } from "#shared/ports/mailer.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
+import { protectEndpoint } from "#shared/proxy/address-guard.ts";
+import { NoSandbox } from "#shared/sandbox/none.ts";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 
@@ -51,6 +53,8 @@ export function createDeps(cfg: Config) {
   const testClock = cfg.testClock ? new TestClock() : undefined;
   const clock: Clock = testClock ?? systemClock;
   const client = createDocumentClient({ region: cfg.region, endpoint: cfg.dynamodbEndpoint });
+  // A tenant's proxy or callback never reaches the table's endpoint (DynamoDB Local checks no credentials).
+  if (cfg.dynamodbEndpoint) protectEndpoint(cfg.dynamodbEndpoint);
   const audit = new AuditItems(cfg.tableName, cfg.logRetentionDays);
   const applications = new DynamoApplicationStore(client, cfg.tableName, audit);
   const rootKey: RootKeyVerifier = cfg.rootKeyParameter
@@ -74,12 +78,16 @@ export function createDeps(cfg: Config) {
   );
   // Customer code runs in permission-restricted child processes, one per tenant and code version: here
   // locally, in AWS inside the tenant's own runner function.
-  const sandbox: Sandbox = cfg.runner
-    ? new LambdaSandbox(new LambdaClient({ region: cfg.region }), cfg.runner, cfg.apiUrl)
-    : new ProcessSandbox({
-        maxProcesses: cfg.sandboxProcesses,
-        maxProcessesPerTenant: cfg.sandboxTenantProcesses,
-      });
+  // (config.ts refuses AWS mode without the runner settings: never a ProcessSandbox in a Lambda.)
+  const sandbox: Sandbox =
+    cfg.sandbox === "runner" && cfg.runner
+      ? new LambdaSandbox(new LambdaClient({ region: cfg.region }), cfg.runner, cfg.apiUrl)
+      : cfg.sandbox === "process" && cfg.mode === "local"
+        ? new ProcessSandbox({
+            maxProcesses: cfg.sandboxProcesses,
+            maxProcessesPerTenant: cfg.sandboxTenantProcesses,
+          })
+        : new NoSandbox();
   // Asynchronous reactions: SQS in AWS, an in-process queue with the same retry semantics locally.
   const localJobQueue =
     cfg.mode === "local"

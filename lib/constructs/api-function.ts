@@ -92,6 +92,8 @@ export class ApiFunction extends Construct {
       logGroup: this.logGroup,
       environment: {
         SVC_MODE: "aws",
+        // Runs no tenant code unless SandboxRunners.bind gives it a runner (shared/config.ts fails closed).
+        SVC_SANDBOX: "none",
         LOG_LEVEL: "INFO",
         POWERTOOLS_SERVICE_NAME: "svc-vault",
         // Stack traces in logs point at the TypeScript sources through the bundled source map.

@@ -5,7 +5,7 @@ import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
-const svc = useService();
+const svc = useService({ allowPrivateDestinations: true });
 
 let destination: Server;
 let destinationUrl: string;
