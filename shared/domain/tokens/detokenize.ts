@@ -37,6 +37,13 @@ const forbiddenToken = (id: string) =>
     `The key may not use the token ${JSON.stringify(id)} (token:use on its container).`,
   );
 
+const tooManyTokens = () =>
+  new DetokenizeError(
+    400,
+    "too-many-tokens",
+    "Bad Request",
+    `At most ${MAX_DETOKENIZED} tokens can be detokenized per request.`,
+  );
 const tooManyExpressions = () =>
   new DetokenizeError(
     400,
@@ -105,13 +112,7 @@ export function createDetokenizer(deps: TokenDeps, tenantId: string, access: Tok
   const load = (id: string) => {
     let pending = tokens.get(id);
     if (!pending) {
-      if (tokens.size >= MAX_DETOKENIZED)
-        throw new DetokenizeError(
-          400,
-          "too-many-tokens",
-          "Bad Request",
-          `At most ${MAX_DETOKENIZED} tokens can be detokenized per request.`,
-        );
+      if (tokens.size >= MAX_DETOKENIZED) throw tooManyTokens();
       pending = (async () => {
         const token = await deps.tokens.get(tenantId, id);
         if (!token || isExpired(token, deps.clock.now()) || token.lock?.operation === "create")
@@ -232,7 +233,12 @@ export function createDetokenizer(deps: TokenDeps, tenantId: string, access: Tok
    */
   const prepare = async (refs: Reference[]) => {
     admit(refs);
-    await Promise.all([...new Set(refs.map((ref) => ref.id))].map(load));
+    const fresh = [...new Set(refs.map((ref) => ref.id))].filter((id) => !tokens.has(id));
+    if (tokens.size + fresh.length > MAX_DETOKENIZED) throw tooManyTokens();
+    // Every load settles (none left rejecting unobserved); the first failure in the request's order answers.
+    const outcomes = await Promise.allSettled(fresh.map(load));
+    const failed = outcomes.find((outcome) => outcome.status === "rejected");
+    if (failed) throw failed.reason;
   };
 
   return {

@@ -78,18 +78,41 @@ async function setup(requestTransform?: string) {
     },
   });
   expect(proxy.status, JSON.stringify(proxy.body)).toBe(201);
-  const react = (args: unknown) =>
-    api.post<Record<string, unknown>>(`/reactors/${reactor.body.id}/react`, {
-      key: app.body.key,
-      body: { args },
-    });
+  const numbers = await api.post<{ id: string }>("/reactor-formulas", {
+    key: tenant.managementKey,
+    body: {
+      name: "Numbers",
+      code: ECHO,
+      configuration: [],
+      request_parameters: [
+        { name: "n1", type: "number" },
+        { name: "n2", type: "number" },
+        { name: "clear", type: "number", optional: true },
+      ],
+    },
+  });
+  const numbersReactor = await api.post<{ id: string }>("/reactors", {
+    key: tenant.managementKey,
+    body: {
+      name: "numbers",
+      formula: { id: numbers.body.id },
+      configuration: {},
+      application: { id: app.body.id },
+    },
+  });
+  const reactOn = (id: string) => (args: unknown) =>
+    api.post<Record<string, unknown>>(`/reactors/${id}/react`, { key: app.body.key, body: { args } });
+  const react = reactOn(reactor.body.id);
+  const reactNumbers = reactOn(numbersReactor.body.id);
+  const digits = await token("token", "12");
+  const letters = await token("token", "ab");
   // Anyone holding the proxy key: no SVC-API-KEY.
   const invoke = (body: unknown) =>
     api.post<{ proxy_error?: Record<string, unknown> }>("/proxy", {
       headers: { "svc-proxy-key": proxy.body.key },
       body,
     });
-  return { api, react, invoke, badMonth, badYear, pan };
+  return { api, react, reactNumbers, invoke, badMonth, badYear, pan, digits, letters };
 }
 
 const withoutRequestId = (body: unknown) => {
@@ -133,6 +156,20 @@ describe("attack: reading token data from detokenization errors", () => {
     expect(failing.status).toBe(400);
     expect(withoutRequestId(failing.body)).toEqual(withoutRequestId(passing.body));
     expect(failing.body).toMatchObject({ type: expect.stringContaining("unknown-token") });
+  });
+
+  it("does not tell which detokenized reactor arg failed its parameter type, only the clear ones", async () => {
+    const { reactNumbers, digits, letters } = await setup();
+
+    const first = await reactNumbers({ n1: `{{ ${letters} }}`, n2: `{{ ${digits} }}`, clear: "x" });
+    const second = await reactNumbers({ n1: `{{ ${digits} }}`, n2: `{{ ${letters} }}`, clear: "x" });
+
+    expect(first.status).toBe(400);
+    expect(withoutRequestId(second.body)).toEqual(withoutRequestId(first.body));
+    expect(first.body.errors).toEqual({
+      args: [expect.any(String)],
+      "args.clear": ["must be a number"],
+    });
   });
 
   it("still names a filter syntax error, which does not depend on the data", async () => {
