@@ -201,6 +201,15 @@ export async function patchToken(
   next.modified_at = deps.clock.now().toISOString();
   next.version = current.version + 1;
 
+  // Presented with the mask stored before the change: a new mask is the caller's expression, not a transform.
+  // Built before the write, so a mask that fails on the data changes nothing.
+  const shown: StoredToken = { ...next };
+  if (current.mask === undefined) delete shown.mask;
+  else shown.mask = current.mask;
+  const view = await present(deps, shown, transform, async () => data ?? openData(deps, next));
+  if (next.mask === undefined) delete view.mask;
+  else view.mask = next.mask;
+
   const outcome = await deps.tokens.replace(
     next,
     current.version,
@@ -214,13 +223,7 @@ export async function patchToken(
     { now: deps.clock.now(), transaction },
   );
   assertWritten(outcome);
-  // Presented with the mask stored before the change: a new mask is the caller's expression, not a transform.
-  const shown: StoredToken = { ...next };
-  if (current.mask === undefined) delete shown.mask;
-  else shown.mask = current.mask;
-  const view = await present(deps, shown, transform, async () => data ?? openData(deps, next));
-  if (next.mask === undefined) delete view.mask;
-  else view.mask = next.mask;
+  // An answer carrying data is a read too; logged before it leaves (fail-closed).
   if (view.data !== undefined)
     await deps.auditLog.append([tokenAudit(deps, principal, next, "read", "Token read in an update answer")]);
   return view;
