@@ -56,6 +56,25 @@ export function outboundHeaders(incoming: IncomingHeaders): Record<string, strin
   return result;
 }
 
+/**
+ * What tenant code (a request transform) may see of the caller's headers: everything but the service's own
+ * `svc-*` headers, which carry the API key, the proxy key and options meant for the service alone.
+ */
+export function transformVisibleHeaders(incoming: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(incoming).filter(([name]) => !name.toLowerCase().startsWith(SERVICE_PREFIX)),
+  );
+}
+
+/** The caller's SVC-PROXY-CONNECTION and SVC-PROXY-KEEP-ALIVE, kept aside for outboundHeaders. */
+export function proxyOptionHeaders(incoming: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(incoming)
+      .map(([name, value]) => [name.toLowerCase(), value] as const)
+      .filter(([name]) => name === INJECT_CONNECTION || name === INJECT_KEEP_ALIVE),
+  );
+}
+
 /** Headers to hand back to the caller, from the destination's response headers (Node's lower-cased form). */
 export function responseHeaders(destination: IncomingHeaders): Record<string, string | string[]> {
   const connection = destination.connection;

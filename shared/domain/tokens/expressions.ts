@@ -387,3 +387,14 @@ export function createExpressionEngine(options: ExpressionEngineOptions = {}): E
     },
   };
 }
+
+/** Parses only (no filters or tags run, no partials read): templates reach here after validate(). */
+const analyzer = new Liquid({ strictFilters: false, dynamicPartials: false, fs: NO_FILES, root: [] });
+
+/**
+ * The global variables a template reads (`data` for `{{ data.number | last4 }}`), from the parsed template:
+ * variables it assigns or captures itself are not global. Call after validate().
+ */
+export function variablesRead(template: string): string[] {
+  return analyzer.globalVariablesSync(template, { partials: false });
+}
