@@ -10,8 +10,7 @@ import { type TokenBody, VISA } from "#test/support/tokens.ts";
  * it from the errors: a filter's or a transform's message that depends on the data, or a status that does.
  * Also: one request that makes detokenization do unbounded work.
  */
-process.env.SVC_PROXY_ALLOW_PRIVATE = "1";
-const svc = useService();
+const svc = useService({ allowPrivateDestinations: true });
 
 let destination: Server;
 let destinationUrl: string;

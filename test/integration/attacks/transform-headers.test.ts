@@ -9,8 +9,7 @@ import { useService } from "#test/support/service.ts";
  * never held the callers' keys) reads the caller's SVC-API-KEY and the proxy key from its input headers
  * and sends them on.
  */
-process.env.SVC_PROXY_ALLOW_PRIVATE = "1";
-const svc = useService();
+const svc = useService({ allowPrivateDestinations: true });
 
 let destination: Server;
 let destinationUrl: string;
