@@ -23,6 +23,7 @@ import type {
   ReactionRunner,
   WebhookSecretSource,
 } from "./callback-job.ts";
+import { callbackUrlProblem } from "./callbacks.ts";
 import { invalidCode } from "./manage.ts";
 import { RUNTIME_PRELUDE, type StoredFormula, type StoredReactor } from "./model.ts";
 
@@ -36,7 +37,7 @@ export interface ReactDeps extends TokenDeps {
   sessions: SessionStore;
   sandbox: Sandbox;
   jobQueue?: JobQueue;
-  config: { syncReactTimeoutMs: number };
+  config: { syncReactTimeoutMs: number; proxyAllowPrivate: boolean };
 }
 
 export interface ReactInput {
@@ -206,6 +207,12 @@ export async function react(
   reactorId: string,
   input: ReactInput,
 ) {
+  // A callback_url delivery would refuse is a 400 now, not a dead letter after the run.
+  const callbackProblem =
+    input.callback_url === undefined
+      ? undefined
+      : callbackUrlProblem(input.callback_url, { allowPrivate: deps.config.proxyAllowPrivate });
+  if (callbackProblem) throw validationError(callbackProblem, { callback_url: [callbackProblem] });
   const { reactor, formula } = await reactorAndFormula(deps, principal.tenantId, reactorId);
   const args = await prepareArgs(deps, principal, formula, input.args);
   const actor = actorOf(principal);

@@ -175,27 +175,10 @@ describe("with SVC_PROXY_ALLOW_PRIVATE on", () => {
 
   it("refuses a reaction's callback to DynamoDB Local (a webhook delivery goes through the same rule)", async () => {
     const api = client(svc.url);
-    const { managementKey } = await createTenant(api, svc.rootKey);
-    const app = await api.post<{ id: string; key: string }>("/applications", {
-      key: managementKey,
-      body: { name: "r", type: "private", permissions: ["token:use"] },
-    });
-    const formula = await api.post<{ id: string }>("/reactor-formulas", {
-      key: managementKey,
-      body: { name: "Noop", code: "module.exports = async () => ({ raw: { ok: true } });" },
-    });
-    const reactor = await api.post<{ id: string }>("/reactors", {
-      key: managementKey,
-      body: {
-        name: "noop",
-        formula: { id: formula.body.id },
-        configuration: {},
-        application: { id: app.body.id },
-      },
-    });
+    const { managementKey, appKey, reactorId } = await noopReactor(api, svc.rootKey);
 
-    const accepted = await api.post<{ request_id: string }>(`/reactors/${reactor.body.id}/react`, {
-      key: app.body.key,
+    const accepted = await api.post<{ request_id: string }>(`/reactors/${reactorId}/react`, {
+      key: appKey,
       body: { args: {}, callback_url: `http://dynamo.attacker.test:${dynamoPort}/` },
     });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
@@ -203,10 +186,9 @@ describe("with SVC_PROXY_ALLOW_PRIVATE on", () => {
     const deadline = Date.now() + 15_000;
     while (attempts.length === 0 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 100));
-      const logs = await api.get<{ data: { message: string }[] }>(
-        `/logs?entity_id=${reactor.body.id}&size=50`,
-        { key: managementKey },
-      );
+      const logs = await api.get<{ data: { message: string }[] }>(`/logs?entity_id=${reactorId}&size=50`, {
+        key: managementKey,
+      });
       attempts = logs.body.data
         .map((entry) => entry.message)
         .filter((message) => message.includes(accepted.body.request_id) && /attempt/i.test(message));
@@ -215,6 +197,20 @@ describe("with SVC_PROXY_ALLOW_PRIVATE on", () => {
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatch(/refused/);
     expect(attempts[0]).not.toMatch(/127\.0\.0\.1|dynamo/i);
+  });
+
+  it("refuses a metadata callback_url with 400 before anything runs or is queued", async () => {
+    const api = client(svc.url);
+    const { appKey, reactorId } = await noopReactor(api, svc.rootKey);
+
+    const res = await api.post(`/reactors/${reactorId}/react`, {
+      key: appKey,
+      body: { args: {}, callback_url: "http://169.254.169.254/latest/meta-data/" },
+    });
+
+    expect(res.status).toBe(400);
+    expect(res.headers.get("content-type")).toMatch(/problem\+json/);
+    expect(res.body).toMatchObject({ errors: { callback_url: [expect.stringMatching(/does not call/)] } });
   });
 });
 
@@ -259,3 +255,26 @@ describe("with SVC_PROXY_ALLOW_PRIVATE unset (the default, locally too)", () => 
     expect(hits).toBe(0);
   });
 });
+
+/** A tenant with a reactor whose formula does nothing, and a key that may react with it. */
+async function noopReactor(api: ReturnType<typeof client>, rootKey: string) {
+  const { managementKey } = await createTenant(api, rootKey);
+  const app = await api.post<{ id: string; key: string }>("/applications", {
+    key: managementKey,
+    body: { name: "r", type: "private", permissions: ["token:use"] },
+  });
+  const formula = await api.post<{ id: string }>("/reactor-formulas", {
+    key: managementKey,
+    body: { name: "Noop", code: "module.exports = async () => ({ raw: { ok: true } });" },
+  });
+  const reactor = await api.post<{ id: string }>("/reactors", {
+    key: managementKey,
+    body: {
+      name: "noop",
+      formula: { id: formula.body.id },
+      configuration: {},
+      application: { id: app.body.id },
+    },
+  });
+  return { managementKey, appKey: app.body.key, reactorId: reactor.body.id };
+}
