@@ -52,3 +52,12 @@ describe("request keys never reach the prototype machinery", () => {
     expect({ ...query }).toEqual({ a: ["1", "2"], b: "3" });
   });
 });
+
+describe("process hardening", () => {
+  it("test workers run as production does: Object.prototype.__proto__ throws", () => {
+    expect(process.execArgv).toContain("--disable-proto=throw");
+    expect(() => Reflect.get({}, "__proto__")).toThrow(expect.objectContaining({ code: "ERR_PROTO_ACCESS" }));
+    // JSON.parse still makes an own "__proto__" member (refused at the edge), never a prototype.
+    expect(Object.getPrototypeOf(JSON.parse('{"__proto__":{"x":1}}'))).toBe(Object.prototype);
+  });
+});
