@@ -44,4 +44,29 @@ describe("deeply nested JSON bodies", () => {
     expect(atLimit.status, JSON.stringify(atLimit.body)).toBe(201);
     expect(health.status).toBe(200);
   });
+
+  it("answers a 400 proxy problem for a proxied JSON body nested 100,000 levels (it was walked recursively)", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+    const app = await api.post<{ id: string }>("/applications", {
+      key: managementKey,
+      body: { name: "proxy app", type: "private", permissions: ["token:use"] },
+    });
+    const proxy = await api.post<{ key: string }>("/proxies", {
+      key: managementKey,
+      body: {
+        name: "open",
+        destination_url: "https://api.example.com/v1",
+        require_auth: false,
+        application: { id: app.body.id },
+      },
+    });
+    const res = await api.call<{ proxy_error?: { status: number; detail: string } }>("POST", "/proxy", {
+      headers: { "svc-proxy-key": proxy.body.key, "content-type": "application/json" },
+      rawBody: nestedArrays(100_000),
+    });
+
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(400);
+    expect(res.body.proxy_error?.detail).toMatch(/deeper than 64/);
+  });
 });
