@@ -47,6 +47,7 @@ describe("request keys never reach the prototype machinery", () => {
     expect(forbiddenKeyPath({ a: [{ prototypes: 1 }] })).toBeUndefined();
     expect(() => parseJsonBody('{"data":{"constructor":{}}}')).toThrow(/reserved key/);
     expect(() => parseQuery("__proto__=a&__proto__=b")).toThrow(/query string/);
+    expect(() => parseQuery("metadata.constructor=x")).toThrow(/query string/);
     const query = parseQuery("a=1&a=2&b=3");
     expect(Object.getPrototypeOf(query)).toBeNull();
     expect({ ...query }).toEqual({ a: ["1", "2"], b: "3" });

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { config } from "#shared/config.ts";
-import { FORBIDDEN_KEY_MESSAGE, isForbiddenKey, nullObject } from "#shared/domain/safe-keys.ts";
+import { FORBIDDEN_KEY_MESSAGE, hasForbiddenSegment, nullObject } from "#shared/domain/safe-keys.ts";
 import { routeList } from "#shared/routes.ts";
 import {
   type FieldErrors,
@@ -19,13 +19,13 @@ const matcher = new RouteMatcher(routeList);
 
 /**
  * Repeated query parameters become arrays (API Gateway joins them with commas, so read the raw string).
- * The names come from the caller: the map has no prototype, and `__proto__`, `prototype` and `constructor`
- * are refused.
+ * The names come from the caller: the map has no prototype, and a name that is or has a dotted segment
+ * `__proto__`, `prototype` or `constructor` (`metadata.__proto__`) is refused.
  */
 export function parseQuery(rawQueryString: string | undefined): Record<string, string | string[]> {
   const result = nullObject<string | string[]>();
   for (const [name, value] of new URLSearchParams(rawQueryString ?? "")) {
-    if (isForbiddenKey(name))
+    if (hasForbiddenSegment(name))
       throw validationError("The query string is invalid.", { [name]: [FORBIDDEN_KEY_MESSAGE] });
     const existing = result[name];
     result[name] = existing === undefined ? value : [existing, value].flat();

@@ -1,3 +1,4 @@
+import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Client, client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
@@ -16,6 +17,21 @@ afterEach(() => {
   // On vulnerable code the attack leaves the prototype polluted; clean up so one failure does not cascade.
   for (const name of POLLUTED) delete (Object.prototype as Record<string, unknown>)[name];
 });
+
+/** GET with raw header pairs (fetch itself trips over a `__proto__` header under --disable-proto=throw). */
+function statusWithHeaders(url: string, headers: [string, string][]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: headers.flat() }, (res) => {
+      let body = "";
+      res.on("data", (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      res.on("end", () => resolve(`${res.statusCode} ${body.slice(0, 200)}`));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
 
 /** A bystander tenant, created before the attack, that must keep working afterwards. */
 async function bystander(api: Client) {
@@ -166,9 +182,27 @@ describe("prototype pollution through request keys", () => {
       rawBody: '{"name":"x","formula":{"id":"nope"},"configuration":{"__proto__":{"polluted":"yes"}}}',
     });
     const query = await api.get("/tokens?__proto__=a&__proto__=b&constructor=c", { key: evil.key });
+    const metadataQuery = await api.get("/tokens?metadata.__proto__=a", { key: evil.key });
+    // A header may be called __proto__ too: an ordinary name wherever headers are mapped.
+    const header = await statusWithHeaders(`${svc.url}/tokens`, [
+      ["host", new URL(svc.url).host],
+      ["svc-api-key", evil.key],
+      ["__proto__", "x"],
+      ["constructor", "y"],
+    ]);
 
     await expectUnharmed(api, other);
-    for (const res of [metadata, metadataConstructor, data, patch, patchConstructor, reactorConfig, query])
+    expect(header).toMatch(/^200 /);
+    for (const res of [
+      metadata,
+      metadataConstructor,
+      data,
+      patch,
+      patchConstructor,
+      reactorConfig,
+      query,
+      metadataQuery,
+    ])
       expectRefused(res);
   });
 
