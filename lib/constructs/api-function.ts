@@ -21,6 +21,13 @@ export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const NODE_RUNTIME = Runtime.NODEJS_24_X;
 
 /**
+ * Node.js options of every function. `--enable-source-maps`: stack traces in logs point at the TypeScript
+ * sources through the bundled source map. `--disable-proto=throw`: `Object.prototype.__proto__` throws, so
+ * no request-derived key can reach a prototype through it (docs/security.md, "process integrity").
+ */
+export const LAMBDA_NODE_OPTIONS = "--enable-source-maps --disable-proto=throw";
+
+/**
  * How a function reaches the table:
  * - `nameOnly`: SVC_TABLE_NAME is set (shared/config.ts requires it in AWS mode), nothing is granted.
  * - `read`: GetItem, BatchGetItem, Query on the table and GSI1, and UpdateItem on rate-limit counters only
@@ -96,8 +103,7 @@ export class ApiFunction extends Construct {
         SVC_SANDBOX: "none",
         LOG_LEVEL: "INFO",
         POWERTOOLS_SERVICE_NAME: "svc-vault",
-        // Stack traces in logs point at the TypeScript sources through the bundled source map.
-        NODE_OPTIONS: "--enable-source-maps",
+        NODE_OPTIONS: LAMBDA_NODE_OPTIONS,
       },
       bundling: {
         // Smaller asset and faster cold start.

@@ -10,6 +10,7 @@
  * re-framed by whoever sends it on) and `svc-*` (that namespace is the service's: a destination must not
  * be able to fake SVC-PROXY-DESTINATION-STATUS or any other service header).
  */
+import { nullObject } from "#shared/domain/safe-keys.ts";
 
 export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
   "connection",
@@ -42,7 +43,7 @@ export type IncomingHeaders = Readonly<Record<string, string | string[] | undefi
 export function outboundHeaders(incoming: IncomingHeaders): Record<string, string> {
   const headers = normalize(incoming);
   const nominated = connectionOptions(headers.connection);
-  const result: Record<string, string> = {};
+  const result = nullObject<string>();
   for (const [name, value] of Object.entries(headers)) {
     if (name.startsWith(SERVICE_PREFIX) || HOP_BY_HOP_HEADERS.has(name) || nominated.has(name)) continue;
     if (name === "host" || name === "content-length") continue;
@@ -79,7 +80,7 @@ export function proxyOptionHeaders(incoming: Readonly<Record<string, string>>): 
 export function responseHeaders(destination: IncomingHeaders): Record<string, string | string[]> {
   const connection = destination.connection;
   const nominated = connectionOptions(Array.isArray(connection) ? connection.join(",") : connection);
-  const result: Record<string, string | string[]> = {};
+  const result = nullObject<string | string[]>();
   for (const [rawName, value] of Object.entries(destination)) {
     if (value === undefined) continue;
     const name = rawName.toLowerCase();
@@ -92,7 +93,8 @@ export function responseHeaders(destination: IncomingHeaders): Record<string, st
 
 /** Lower-cased names; repeated fields (as arrays or differently-cased names) joined with ", " (RFC 9110 §5.3). */
 function normalize(incoming: IncomingHeaders): Record<string, string> {
-  const headers: Record<string, string> = {};
+  // Names come from callers and destinations: a null-prototype map, so `__proto__` is an ordinary name.
+  const headers = nullObject<string>();
   for (const [rawName, rawValue] of Object.entries(incoming)) {
     if (rawValue === undefined) continue;
     const name = rawName.toLowerCase();

@@ -142,7 +142,8 @@ describe("functions", () => {
       SVC_MODE: "aws",
       LOG_LEVEL: "INFO",
       POWERTOOLS_SERVICE_NAME: "svc-vault",
-      NODE_OPTIONS: "--enable-source-maps",
+      // Source-mapped traces; Object.prototype.__proto__ throws in every function (process integrity).
+      NODE_OPTIONS: "--enable-source-maps --disable-proto=throw",
       // Every group: shared/config.ts requires SVC_TABLE_NAME in AWS mode (system's is name only).
       SVC_TABLE_NAME: tableRef(),
     });
@@ -151,6 +152,20 @@ describe("functions", () => {
     else expect(env).not.toHaveProperty("SVC_ROOT_KEY_PARAMETER");
     expect(env).not.toHaveProperty("SVC_ROOT_KEY");
     expect(env).not.toHaveProperty("SVC_TEST_CLOCK");
+  });
+});
+
+describe("process integrity", () => {
+  it("runs every function of the service with --disable-proto=throw", () => {
+    const functions = Object.entries(template.findResources("AWS::Lambda::Function")).filter(
+      ([, resource]) => resource.Properties?.Environment?.Variables?.SVC_MODE === "aws",
+    );
+    // The API groups plus the sweeper and the callback consumer.
+    expect(functions.length).toBeGreaterThanOrEqual(FUNCTION_GROUPS.length + 2);
+    for (const [id, resource] of functions) {
+      const options: string = resource.Properties.Environment.Variables.NODE_OPTIONS ?? "";
+      expect(options.split(/\s+/), id).toContain("--disable-proto=throw");
+    }
   });
 });
 

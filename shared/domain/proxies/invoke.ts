@@ -7,7 +7,8 @@ import { accessOf } from "#shared/domain/tokens/access.ts";
 import { createDetokenizer } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import { auditEntityType } from "#shared/domain/tokens/types.ts";
-import { forbidden, HttpError, payloadTooLarge, unauthorized } from "#shared/http/errors.ts";
+import { forbidden, HttpError, payloadTooLarge, unauthorized, validationError } from "#shared/http/errors.ts";
+import { jsonTextDepth, MAX_JSON_DEPTH } from "#shared/http/json-guard.ts";
 import { hashKey } from "#shared/ids.ts";
 import { ForwardError, forward } from "#shared/proxy/forward.ts";
 import { proxyOptionHeaders, transformVisibleHeaders } from "#shared/proxy/headers.ts";
@@ -149,8 +150,12 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
     let bodyBytes = request.body;
     if (request.body?.length && isJson(request.headers)) {
       let parsed: unknown;
+      const text = request.body.toString("utf8");
+      // Detokenization walks the body recursively: the same depth limit as every other JSON body.
+      if (jsonTextDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
+        throw validationError(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
       try {
-        parsed = JSON.parse(request.body.toString("utf8"));
+        parsed = JSON.parse(text);
       } catch {
         parsed = undefined;
       }
