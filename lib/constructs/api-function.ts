@@ -10,6 +10,7 @@ import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { RATE_KEY_PREFIX } from "#shared/adapters/dynamodb/request-budget.ts";
 import { TABLE_KEYS } from "#shared/adapters/dynamodb/schema.ts";
+import { LAMBDA_NODE_OPTIONS } from "#shared/node-options.ts";
 
 /** Repository root: functions/<group>/handler.ts and package-lock.json live there. */
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -20,12 +21,6 @@ export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
  */
 export const NODE_RUNTIME = Runtime.NODEJS_24_X;
 
-/**
- * Node.js options of every function. `--enable-source-maps`: stack traces in logs point at the TypeScript
- * sources through the bundled source map. `--disable-proto=throw`: `Object.prototype.__proto__` throws, so
- * no request-derived key can reach a prototype through it (docs/security.md, "process integrity").
- */
-export const LAMBDA_NODE_OPTIONS = "--enable-source-maps --disable-proto=throw";
 
 /**
  * How a function reaches the table:
