@@ -21,7 +21,6 @@ export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
  */
 export const NODE_RUNTIME = Runtime.NODEJS_24_X;
 
-
 /**
  * How a function reaches the table:
  * - `nameOnly`: SVC_TABLE_NAME is set (shared/config.ts requires it in AWS mode), nothing is granted.
