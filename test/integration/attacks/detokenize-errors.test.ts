@@ -129,7 +129,7 @@ describe("attack: reading token data from detokenization errors", () => {
     expect(month.status).toBe(400);
     expect(year.status).toBe(month.status);
     expect(withoutRequestId(year.body)).toEqual(withoutRequestId(month.body));
-    expect(JSON.stringify(month.body)).not.toMatch(/month|year|13|99999/);
+    expect(JSON.stringify(withoutRequestId(month.body))).not.toMatch(/month|year|13|99999/);
   });
 
   it("answers a failing filter in a proxy body the same way whatever the data, sending nothing", async () => {
@@ -142,7 +142,7 @@ describe("attack: reading token data from detokenization errors", () => {
     expect(month.status).toBe(400);
     expect(year.status).toBe(month.status);
     expect(withoutRequestId(year.body.proxy_error)).toEqual(withoutRequestId(month.body.proxy_error));
-    expect(JSON.stringify(month.body)).not.toMatch(/month|year/);
+    expect(JSON.stringify(withoutRequestId(month.body))).not.toMatch(/month|year/);
     expect(forwarded).toBe(before);
   });
 
