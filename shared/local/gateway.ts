@@ -5,6 +5,7 @@ import { nullObject } from "#shared/domain/safe-keys.ts";
 import { RouteMatcher } from "#shared/http/match.ts";
 import { PROBLEM_CONTENT_TYPE } from "#shared/http/problem.ts";
 import type { FunctionGroup } from "#shared/http/route.ts";
+import { SECURITY_HEADERS } from "#shared/http/security-headers.ts";
 import { routeList } from "#shared/routes.ts";
 
 export type HttpLambda = (
@@ -125,7 +126,7 @@ function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): v
 
 const gatewayProblem = (status: number, title: string, detail: string) => ({
   statusCode: status,
-  headers: { "content-type": PROBLEM_CONTENT_TYPE },
+  headers: { "content-type": PROBLEM_CONTENT_TYPE, ...SECURITY_HEADERS },
   body: JSON.stringify({ type: "about:blank", title, status, detail }),
 });
 

@@ -1,13 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { logger } from "#shared/logger.ts";
 import type { SvcMiddleware } from "../request-state.ts";
+import { withSecurityHeaders } from "../security-headers.ts";
 
-/** Gives the request its id (API Gateway's when there is one), echoes it back and logs one access line. */
+/**
+ * Gives the request its id (API Gateway's when there is one), echoes it back with the security headers on every
+ * answer (errors and proxied answers included), and logs one access line.
+ */
 export function requestContext(): SvcMiddleware {
   const finish: NonNullable<SvcMiddleware["after"]> = async (request) => {
     const state = request.context.svc;
     if (!state || !request.response) return;
-    request.response.headers = { ...request.response.headers, "svc-request-id": state.requestId };
+    request.response.headers = {
+      ...withSecurityHeaders(request.response.headers),
+      "svc-request-id": state.requestId,
+    };
     logger.info("request", {
       request_id: state.requestId,
       route: state.route ? `${state.route.method} ${state.route.path}` : request.event.routeKey,

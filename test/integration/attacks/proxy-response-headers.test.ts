@@ -84,4 +84,16 @@ describe("/proxy answers cannot run script in the vault's origin", () => {
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
   });
+
+  it.each([
+    ["a key refused before any handler runs", "/proxy/page", { "svc-api-key": "key_pvt_unknown" }],
+    ["an API route without a key", "/tokens", {}],
+    ["a path no route serves", "/nowhere", {}],
+  ])("every answer of the API carries them: %s", async (_, path, headers) => {
+    const res = await fetch(`${svc.url}${path}`, { headers });
+
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(res.headers.get("content-security-policy")).toBe("sandbox");
+  });
 });

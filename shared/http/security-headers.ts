@@ -1,0 +1,21 @@
+/**
+ * Set on every answer of the API, replacing any header of the same name (in any case) a handler or a proxy
+ * destination set: answers are served from the vault's own origin, so a destination (or a tenant who controls
+ * one) answering text/html with a script must not get it run there, nor have a browser sniff a harmless-looking
+ * type into HTML. `sandbox` makes a browser render the answer in a unique origin with scripts, forms and plugins
+ * disabled; the API's own JSON answers lose nothing by it.
+ */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  "x-content-type-options": "nosniff",
+  "content-security-policy": "sandbox",
+};
+
+/** `headers` without any header named in SECURITY_HEADERS (in any case), then those set. */
+export function withSecurityHeaders(
+  headers: Record<string, string | number | boolean> | undefined,
+): Record<string, string | number | boolean> {
+  const result: Record<string, string | number | boolean> = {};
+  for (const [name, value] of Object.entries(headers ?? {}))
+    if (!Object.hasOwn(SECURITY_HEADERS, name.toLowerCase())) result[name] = value;
+  return { ...result, ...SECURITY_HEADERS };
+}
