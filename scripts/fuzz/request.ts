@@ -1,0 +1,166 @@
+/** A case, resolved against the batch's fixtures into the HTTP request it stands for, and sent. */
+import {
+  applyMutations,
+  type FuzzCase,
+  type Hostile,
+  type KeyRole,
+  renderBody,
+  type WriteRoute,
+} from "./cases.ts";
+import type { Answer, CheckContext } from "./check.ts";
+import { type ExampleWorld, exampleFor } from "./examples.ts";
+import type { Marker } from "./values.ts";
+import { CARDS, type TenantWorld } from "./world.ts";
+
+export interface Fixtures {
+  A: TenantWorld;
+  B: TenantWorld;
+  rootKey: string;
+  destinationUrl: string;
+  /** SVC_MAX_BODY_BYTES: the limit of every route without its own. */
+  defaultBodyLimit: number;
+}
+
+export interface PreparedRequest {
+  method: string;
+  /** Path and query. */
+  path: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+  context: CheckContext;
+}
+
+function keyOf(role: KeyRole, f: Fixtures): { key?: string; tenant?: "A" | "B" } {
+  if (role === "root") return { key: f.rootKey };
+  if (role === "none") return {};
+  if (role === "garbage") return { key: "key_fuzz_garbage_0000000000000000" };
+  const [tenant, kind] = role.split(".") as ["A" | "B", keyof TenantWorld["keys"]];
+  return { key: f[tenant].keys[kind], tenant };
+}
+
+export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures): PreparedRequest {
+  const { key, tenant } = keyOf(c.key, f);
+  const own = tenant === "B" ? f.B : f.A;
+  const other = tenant === "B" ? f.A : f.B;
+  let crossTenant = false;
+
+  let path = route.path;
+  let previous = "";
+  for (const segment of route.path.split("/")) {
+    const name = /^\{(.+)\}$/.exec(segment)?.[1];
+    if (!name) {
+      previous = segment;
+      continue;
+    }
+    const choice = c.params[name];
+    let value = "";
+    if (!choice || choice.kind === "odd") value = choice?.value ?? "";
+    else if (name.endsWith("+")) value = choice.kind === "own" ? "fuzz/echo" : "fuzz/other";
+    else {
+      const world = choice.kind === "own" ? own : other;
+      const pool = name === "keyId" ? world.keyIds : (world.ids[previous] ?? []);
+      value = pool.length > 0 ? (pool[choice.index % pool.length] as string) : "missing-fixture";
+      if (choice.kind === "other" && tenant) crossTenant = true;
+    }
+    path = path.replace(segment, () => value);
+  }
+
+  const headers: Record<string, string> = {};
+  if (key) headers["svc-api-key"] = key;
+  if (c.idempotencyKey !== undefined) headers["svc-idempotency-key"] = c.idempotencyKey;
+  if (route.group === "proxy" && c.proxyKey) {
+    const proxyKey =
+      c.proxyKey === "own" ? own.proxyKey : c.proxyKey === "other" ? other.proxyKey : "pk_fuzz_garbage";
+    if (c.proxyKey === "query") path += `${path.includes("?") ? "&" : "?"}svc-proxy-key=${own.proxyKey}`;
+    else if (c.proxyKey !== "none") headers["svc-proxy-key"] = proxyKey;
+  }
+
+  const body = bodyOf(c, route, f, own, other);
+  if (c.contentType === "default") {
+    if (body !== undefined) headers["content-type"] = route.contentType ?? "application/json";
+  } else if (c.contentType !== null) headers["content-type"] = c.contentType;
+
+  const bodyText = body === undefined ? "" : body.subarray(0, 256 * 1024).toString("utf8");
+  return {
+    method: route.method,
+    path,
+    headers,
+    body,
+    context: {
+      requestText: `${path}\n${Object.values(headers).join("\n")}\n${bodyText}`,
+      crossTenant,
+      proxy: route.group === "proxy",
+      secrets: secretsFor(c.key, f),
+    },
+  };
+}
+
+/** Only the private applications reveal (their rules), each its own tenant's tokens; every other key sees none. */
+function secretsFor(role: KeyRole, f: Fixtures): { value: string; whose: string }[] {
+  const secrets: { value: string; whose: string }[] = [];
+  if (role !== "A.private") secrets.push({ value: f.A.cardNumber, whose: "tenant A's" });
+  if (role !== "B.private") secrets.push({ value: f.B.cardNumber, whose: "tenant B's" });
+  secrets.push({ value: CARDS.canary, whose: "the canary tenant's" });
+  return secrets;
+}
+
+function bodyOf(
+  c: FuzzCase,
+  route: WriteRoute,
+  f: Fixtures,
+  own: TenantWorld,
+  other: TenantWorld,
+): Buffer | undefined {
+  const limit = route.maxBodyBytes ?? f.defaultBodyLimit;
+  switch (c.body.kind) {
+    case "none":
+      return undefined;
+    case "raw":
+      return Buffer.from(c.body.text);
+    case "bytes":
+      return Buffer.from(c.body.hex, "hex");
+    case "value":
+      return renderHostile(c.body.value, limit);
+    case "example": {
+      const world: ExampleWorld = {
+        tokenId: own.tokenIds[0] as string,
+        otherTokenId: other.tokenIds[0] as string,
+        applicationId: own.ids.applications?.[1] as string,
+        formulaId: own.ids["reactor-formulas"]?.[0] as string,
+        nonce: own.nonce,
+        invitationCode: own.invitationCode,
+        destinationUrl: f.destinationUrl,
+      };
+      const example = exampleFor(route)?.(world) ?? {};
+      const markers: Marker[] = [];
+      return renderBody(applyMutations(example, c.body.mutations, markers), markers, limit);
+    }
+  }
+}
+
+function renderHostile(value: Hostile, limit: number): Buffer {
+  if (value.t === "json") return Buffer.from(JSON.stringify(value.v) ?? "null");
+  const markers: Marker[] = [];
+  // An empty path replaces the root: the whole body is the marker (a 5,000-deep array, a 2 MB string).
+  return renderBody(applyMutations({}, [{ op: "set", path: [], value }], markers), markers, limit);
+}
+
+/** Sends it; a connection failure or a timeout is an answer too (status 0). */
+export async function send(base: string, request: PreparedRequest, timeoutMs: number): Promise<Answer> {
+  try {
+    const res = await fetch(`${base}${request.path}`, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    return {
+      status: res.status,
+      contentType: res.headers.get("content-type") ?? "",
+      text: await res.text(),
+    };
+  } catch (error) {
+    const name = error instanceof Error ? error.name : "Error";
+    return { status: 0, contentType: "", text: `${name}: ${error instanceof Error ? error.message : ""}` };
+  }
+}
