@@ -159,6 +159,7 @@ async function main(): Promise<number> {
         rootKey,
         destinationUrl: destination.url,
         defaultBodyLimit: config().maxBodyBytes,
+        revealerPatched: new Set(),
       };
       let next = 0;
       const inFlight = new Set<string>();

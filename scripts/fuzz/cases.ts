@@ -6,7 +6,15 @@
 import fc from "fast-check";
 import type { RouteSpec } from "#shared/http/route.ts";
 import { type ExampleWorld, exampleFor } from "./examples.ts";
-import { hostileJson, hostileKey, type Marker, marker, type PadSize, rawBodyText } from "./values.ts";
+import {
+  expressionString,
+  hostileJson,
+  hostileKey,
+  type Marker,
+  marker,
+  type PadSize,
+  rawBodyText,
+} from "./values.ts";
 
 export type WriteRoute = RouteSpec & { operationId: string };
 export const WRITE_METHODS = ["POST", "PUT", "PATCH", "DELETE"] as const;
@@ -120,6 +128,8 @@ function keyArbitrary(route: WriteRoute): fc.Arbitrary<KeyRole> {
     route.auth === "root" ? "root" : tokenRoute ? "A.private" : route.auth === "none" ? "none" : "A.owner";
   return fc.oneof(
     { arbitrary: fc.constant(heavy), weight: 12 },
+    // Token routes: the keys without reveal, whose answers must never carry plaintext.
+    { arbitrary: fc.constantFrom<KeyRole>("A.public", "A.session"), weight: tokenRoute ? 4 : 0 },
     {
       arbitrary: fc.constantFrom<KeyRole>(
         "A.owner",
@@ -174,6 +184,15 @@ function mutationArbitrary(example: unknown): fc.Arbitrary<Mutation> {
       weight: 3,
     },
   ];
+  // Where the example holds an expression, another expression: what it reaches is what it may disclose.
+  const expressionPaths = leafPaths.filter((p) => String(valueAt(example, p)).includes("{{"));
+  if (expressionPaths.length > 0)
+    options.push({
+      arbitrary: fc
+        .tuple(fc.constantFrom(...expressionPaths), expressionString)
+        .map(([path, v]) => ({ op: "set" as const, path, value: { t: "json" as const, v } })),
+      weight: 4,
+    });
   if (leafPaths.length > 0) {
     options.push({
       arbitrary: fc
@@ -206,7 +225,11 @@ function bodyArbitrary(route: WriteRoute): fc.Arbitrary<BodyPlan> {
   options.push({ arbitrary: fc.constant({ kind: "example" as const, mutations: [] }), weight: 2 });
   options.push({
     arbitrary: fc
-      .array(mutationArbitrary(mutable), { minLength: 1, maxLength: 3 })
+      // Mostly one mutation, so that the rest of the body stays valid and the mutation reaches the handler.
+      .oneof(
+        { arbitrary: fc.array(mutationArbitrary(mutable), { minLength: 1, maxLength: 1 }), weight: 3 },
+        { arbitrary: fc.array(mutationArbitrary(mutable), { minLength: 2, maxLength: 3 }), weight: 1 },
+      )
       .map((mutations) => ({ kind: "example" as const, mutations })),
     weight: 14,
   });
@@ -222,7 +245,7 @@ export function caseArbitrary(route: WriteRoute): fc.Arbitrary<FuzzCase> {
     params: fc.record(params),
     contentType: fc.oneof(
       { arbitrary: fc.constant("default"), weight: 12 },
-      { arbitrary: fc.constantFrom(...CONTENT_TYPES), weight: 4 },
+      { arbitrary: fc.constantFrom(...CONTENT_TYPES), weight: 3 },
       { arbitrary: fc.constant(null), weight: 1 },
     ),
     body: bodyArbitrary(route),

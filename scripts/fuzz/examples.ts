@@ -65,8 +65,8 @@ export const examples: Record<string, Example> = {
     deduplicate_token: false,
     expires_at: future,
   }),
+  // No data: a patch of the mask alone is what must not reveal the stored data to a key without reveal.
   patchToken: () => ({
-    data: CARD,
     mask: { number: "{{ data.number | reveal_last: 4 }}" },
     metadata: { origin: null, other: "x" },
     containers: ["/fuzz/"],

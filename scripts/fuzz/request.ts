@@ -19,6 +19,8 @@ export interface Fixtures {
   destinationUrl: string;
   /** SVC_MAX_BODY_BYTES: the limit of every route without its own. */
   defaultBodyLimit: number;
+  /** Tokens a private (revealing) key has sent a PATCH to in this batch. */
+  revealerPatched: Set<string>;
 }
 
 export interface PreparedRequest {
@@ -60,6 +62,8 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures): PreparedRe
       const world = choice.kind === "own" ? own : other;
       const pool = name === "keyId" ? world.keyIds : (world.ids[previous] ?? []);
       value = pool.length > 0 ? (pool[choice.index % pool.length] as string) : "missing-fixture";
+      if (previous === "tokens" && route.method === "PATCH" && c.key.endsWith(".private"))
+        f.revealerPatched.add(value);
       if (choice.kind === "other" && tenant) crossTenant = true;
     }
     path = path.replace(segment, () => value);
@@ -95,12 +99,19 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures): PreparedRe
   };
 }
 
-/** Only the private applications reveal (their rules), each its own tenant's tokens; every other key sees none. */
+/**
+ * The card numbers this caller may not see in full: every fixture token's, but its own tenant's for the private
+ * application (its rules reveal). A token a revealing key has PATCHed (maybe its mask) is left out for the rest
+ * of the batch: a mask set by an allowed caller may show the data to everyone.
+ */
 function secretsFor(role: KeyRole, f: Fixtures): { value: string; whose: string }[] {
-  const secrets: { value: string; whose: string }[] = [];
-  if (role !== "A.private") secrets.push({ value: f.A.cardNumber, whose: "tenant A's" });
-  if (role !== "B.private") secrets.push({ value: f.B.cardNumber, whose: "tenant B's" });
-  secrets.push({ value: CARDS.canary, whose: "the canary tenant's" });
+  const secrets: { value: string; whose: string }[] = [{ value: CARDS.canary, whose: "the canary tenant's" }];
+  for (const tenant of ["A", "B"] as const) {
+    if (role === `${tenant}.private`) continue;
+    for (const [id, number] of f[tenant].numbers)
+      if (!f.revealerPatched.has(id))
+        secrets.push({ value: number, whose: `tenant ${tenant}'s token ${id}` });
+  }
   return secrets;
 }
 

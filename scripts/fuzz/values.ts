@@ -92,7 +92,7 @@ const oddString: fc.Arbitrary<string> = fc.constantFrom(
   "not-a-date",
 );
 
-const expressionString: fc.Arbitrary<string> = fc.constantFrom(
+export const expressionString: fc.Arbitrary<string> = fc.constantFrom(
   "{{ data.number }}",
   "{{ data }}",
   "{{ data | json }}",

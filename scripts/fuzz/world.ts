@@ -8,14 +8,24 @@ import { join } from "node:path";
 import { MANAGEMENT_PERMISSIONS, TOKEN_PERMISSIONS } from "#shared/domain/permissions.ts";
 import { ownKeys } from "./values.ts";
 
-/** Card numbers by owner, so that an answer holding one says whose data leaked (all Luhn-valid test cards). */
-export const CARDS = {
-  A: "4111111111111111",
-  B: "5555555555554444",
-  canary: "4242424242424242",
-  /** The examples' bodies: a number no fixture token holds. */
-  example: "4000056655665556",
-} as const;
+/** Fixed numbers: the canary tenant's token, and the examples' bodies (a number no fixture token holds). */
+export const CARDS = { canary: "4242424242424242", example: "4000056655665556" } as const;
+
+/** A Luhn-valid 16-digit number from 15 digits, so that each fixture token holds a number of its own. */
+export function luhnNumber(first15: string): string {
+  let sum = 0;
+  for (let i = 0; i < 15; i++) {
+    // Counting from the check digit (position 0, at the right end), every odd position is doubled.
+    let d = Number(first15[14 - i]);
+    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return `${first15}${(10 - (sum % 10)) % 10}`;
+}
+
+let numbers = 0;
+/** A number no other fixture token of this run holds: an answer carrying it says whose data leaked. */
+const fixtureNumber = () => luhnNumber(`4${String(++numbers).padStart(14, "0")}`);
 export const card = (number: string) => ({ number, expiration_month: 12, expiration_year: 2030 });
 
 const revealEverything = [
@@ -30,8 +40,8 @@ const revealEverything = [
 
 export interface TenantWorld {
   tenantId: string;
-  /** The number every token of this tenant holds. */
-  cardNumber: string;
+  /** Each fixture token's card number, by token id. */
+  numbers: Map<string, string>;
   keys: {
     /** The OWNER's management key (from POST /tenants). */
     owner: string;
@@ -157,15 +167,18 @@ export async function buildTenant(api: Api, label: "A" | "B", destinationUrl: st
   const spare = await api.call<{ nonce: string }>("POST", "/sessions", pub.key, {}, 201);
 
   const tokenIds: string[] = [];
+  const numbers = new Map<string, string>();
   for (let i = 0; i < 3; i++) {
+    const number = fixtureNumber();
     const token = await api.call<{ id: string }>(
       "POST",
       "/tokens",
       pvt.key,
-      { type: "card", data: card(CARDS[label]), containers: ["/fuzz/"], metadata: { n: String(i) } },
+      { type: "card", data: card(number), containers: ["/fuzz/"], metadata: { n: String(i) } },
       201,
     );
     tokenIds.push(token.id);
+    numbers.set(token.id, number);
   }
   const transaction = await api.call<{ id: string }>("POST", "/transactions", pvt.key, {}, 201);
   const proxy = await api.call<{ id: string; key: string }>(
@@ -257,7 +270,7 @@ export async function buildTenant(api: Api, label: "A" | "B", destinationUrl: st
 
   return {
     tenantId: tenant.id,
-    cardNumber: CARDS[label],
+    numbers,
     keys: {
       owner,
       management: management.key,

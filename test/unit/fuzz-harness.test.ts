@@ -10,6 +10,7 @@ import {
 } from "../../scripts/fuzz/cases.ts";
 import { checkAnswer, cleanPollution, pollutionSince, prototypeSnapshot } from "../../scripts/fuzz/check.ts";
 import type { Marker } from "../../scripts/fuzz/values.ts";
+import { luhnNumber } from "../../scripts/fuzz/world.ts";
 
 const problem = (status: number) => ({
   status,
@@ -77,6 +78,11 @@ describe("fuzz generator (scripts/fuzz/cases.ts)", () => {
     expect(text).toContain('"__proto__":{"polluted":1}');
     expect(text).toContain(`"a":${"[".repeat(70)}${"]".repeat(70)}`);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("makes Luhn-valid fixture card numbers", () => {
+    expect(luhnNumber("424242424242424")).toBe("4242424242424242");
+    expect(luhnNumber("411111111111111")).toBe("4111111111111111");
   });
 
   it("generates the same cases from the same seed, for every write route of the table", () => {
