@@ -162,16 +162,19 @@ async function main(): Promise<number> {
         revealerPatched: new Set(),
       };
       let next = 0;
-      const inFlight = new Set<string>();
+      const inFlight = new Set<Suspect>();
+      const suspects = new Set<Suspect>();
+      const pollutions: string[] = [];
       const worker = async () => {
         while (next < batch.length) {
           const plan = batch[next++] as FuzzCase;
           const route = byId.get(plan.route) as WriteRoute;
           const request = prepare(plan, route, fixtures);
           const shown = reproducer(request, plan.key);
-          inFlight.add(shown);
+          const self: Suspect = { route: route.operationId, shown, plan, protoKeys: PROTO_KEYS.test(shown) };
+          inFlight.add(self);
           const answer = await send(service.url, request, settings.timeoutMs);
-          inFlight.delete(shown);
+          inFlight.delete(self);
           tally.count(route.operationId, answer.status);
           if (settings.show.includes(route.operationId))
             log(
@@ -183,14 +186,6 @@ async function main(): Promise<number> {
               const logged = loggedErrorFor(answer.text);
               if (logged) violation.detail += ` (service log: ${logged})`;
             }
-          const added = pollutionSince(baseline);
-          if (added.length > 0) {
-            cleanPollution(added);
-            violations.push({
-              kind: "prototype-pollution",
-              detail: `${added.join(", ")} appeared (requests in flight meanwhile: ${inFlight.size})`,
-            });
-          }
           for (const violation of violations)
             tally.fail({
               route: route.operationId,
@@ -199,9 +194,18 @@ async function main(): Promise<number> {
               reproducer: shown,
               plan,
             });
+          const added = pollutionSince(baseline);
+          if (added.length > 0) {
+            cleanPollution(added);
+            // The polluter is this request or one still in flight: each is replayed alone after the batch.
+            for (const suspect of [self, ...inFlight]) if (suspect.protoKeys) suspects.add(suspect);
+            pollutions.push(added.join(", "));
+          }
         }
       };
       await Promise.all(Array.from({ length: settings.concurrency }, worker));
+      if (pollutions.length > 0)
+        await replaySuspects(service.url, [...suspects], fixtures, baseline, tally, pollutions);
       const canaryProblem = await checkCanary(api, canary, baseline);
       if (canaryProblem)
         tally.fail({
@@ -230,6 +234,56 @@ async function main(): Promise<number> {
   );
   return tally.failures === 0 ? 0 : 1;
 }
+
+/**
+ * Replays, one at a time, the requests in flight when the prototypes changed: those that change them again
+ * alone are the failures, with their own reproducer (at most 30 replays per batch).
+ */
+async function replaySuspects(
+  base: string,
+  suspects: Suspect[],
+  fixtures: Fixtures,
+  baseline: Map<string, string[]>,
+  tally: Tally,
+  pollutions: string[],
+): Promise<void> {
+  let confirmed = 0;
+  for (const suspect of suspects.slice(0, 30)) {
+    const route = routeList.find((r) => r.operationId === suspect.route) as WriteRoute;
+    const answer = await send(base, prepare(suspect.plan, route, fixtures), settings.timeoutMs);
+    const added = pollutionSince(baseline);
+    if (added.length === 0) continue;
+    cleanPollution(added);
+    confirmed += 1;
+    tally.fail({
+      route: suspect.route,
+      violation: { kind: "prototype-pollution", detail: `${added.join(", ")} appeared (replayed alone)` },
+      status: answer.status,
+      reproducer: suspect.shown,
+      plan: suspect.plan,
+    });
+  }
+  if (confirmed === 0)
+    tally.fail({
+      route: "unknown",
+      violation: {
+        kind: "prototype-pollution",
+        detail: `${pollutions[0]} appeared; no replayed request (of ${suspects.length}) did it alone`,
+      },
+      status: 0,
+      reproducer: "(see the batch's requests with FUZZ_SHOW)",
+      plan: suspects[0]?.plan ?? ({} as FuzzCase),
+    });
+}
+
+/** A request in flight: if the prototypes change meanwhile, it may be the cause. */
+interface Suspect {
+  route: string;
+  shown: string;
+  plan: FuzzCase;
+  protoKeys: boolean;
+}
+const PROTO_KEYS = /__proto__|constructor|prototype/;
 
 interface Canary {
   readKey: string;

@@ -133,7 +133,7 @@ export const examples: Record<string, Example> = {
       ["card", { number: `{{ ${w.tokenId} }}` }],
       ["amount", 5],
       ["__proto__", { expires_at: "2000-01-01T00:00:00Z" }],
-      ["constructor", { prototype: { mask: "{{ data.number }}" } }],
+      ["constructor", { prototype: { mask: "polluted-by-fuzz" } }],
     ]),
     callback_url: w.destinationUrl,
   }),
