@@ -24,7 +24,7 @@ import { routeList } from "#shared/routes.ts";
 import { caseArbitrary, type FuzzCase, WRITE_METHODS, type WriteRoute } from "./fuzz/cases.ts";
 import { checkAnswer, cleanPollution, pollutionSince, prototypeSnapshot } from "./fuzz/check.ts";
 import { describePlan, reproducer, summary, Tally } from "./fuzz/report.ts";
-import { type Fixtures, prepare, send } from "./fuzz/request.ts";
+import { type Fixtures, markSent, prepare, secretsAfter, send } from "./fuzz/request.ts";
 import { captureServiceLog, loggedErrorFor } from "./fuzz/server-log.ts";
 import { Api, buildTenant, CARDS, card } from "./fuzz/world.ts";
 
@@ -159,7 +159,7 @@ async function main(): Promise<number> {
         rootKey,
         destinationUrl: destination.url,
         defaultBodyLimit: config().maxBodyBytes,
-        revealerPatched: new Set(),
+        revealerPatches: new Map(),
       };
       let next = 0;
       const inFlight = new Set<Suspect>();
@@ -173,12 +173,14 @@ async function main(): Promise<number> {
           const shown = reproducer(request, plan.key);
           const self: Suspect = { route: route.operationId, shown, plan, protoKeys: PROTO_KEYS.test(shown) };
           inFlight.add(self);
+          markSent(request, fixtures);
           const answer = await send(service.url, request, settings.timeoutMs);
+          request.context.secrets = secretsAfter(request, answer.status, fixtures);
           inFlight.delete(self);
           tally.count(route.operationId, answer.status);
           if (settings.show.includes(route.operationId))
             log(
-              `${shown}\n      plan: ${describePlan(plan)}\n      -> ${answer.status} ${answer.text.slice(0, 300)}`,
+              `${shown}\n      plan: ${describePlan(plan)}\n      -> ${answer.status} ${answer.text.slice(0, 1000)}`,
             );
           const violations = checkAnswer(answer, request.context);
           for (const violation of violations)

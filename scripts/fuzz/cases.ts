@@ -189,9 +189,15 @@ function mutationArbitrary(example: unknown): fc.Arbitrary<Mutation> {
   if (expressionPaths.length > 0)
     options.push({
       arbitrary: fc
-        .tuple(fc.constantFrom(...expressionPaths), expressionString)
+        .tuple(
+          fc.constantFrom(...expressionPaths),
+          fc.oneof(
+            { arbitrary: fc.constantFrom("{{ data.number }}", "{{ data | json }}", "{{ data }}"), weight: 2 },
+            { arbitrary: expressionString, weight: 1 },
+          ),
+        )
         .map(([path, v]) => ({ op: "set" as const, path, value: { t: "json" as const, v } })),
-      weight: 4,
+      weight: 6,
     });
   if (leafPaths.length > 0) {
     options.push({

@@ -19,8 +19,8 @@ export interface Fixtures {
   destinationUrl: string;
   /** SVC_MAX_BODY_BYTES: the limit of every route without its own. */
   defaultBodyLimit: number;
-  /** Tokens a private (revealing) key has sent a PATCH to in this batch. */
-  revealerPatched: Set<string>;
+  /** PATCHes of fixture tokens by a private (revealing) key in this batch: in flight, and whether one succeeded. */
+  revealerPatches: Map<string, { pending: number; succeeded: boolean }>;
 }
 
 export interface PreparedRequest {
@@ -30,6 +30,11 @@ export interface PreparedRequest {
   headers: Record<string, string>;
   body?: Buffer;
   context: CheckContext;
+  keyRole: KeyRole;
+  /** The fixture token a revealing key PATCHes with this request. */
+  revealerPatch?: string;
+  /** Fixture tokens a revealing key was PATCHing when this request was sent. */
+  sentDuringPatch: Set<string>;
 }
 
 function keyOf(role: KeyRole, f: Fixtures): { key?: string; tenant?: "A" | "B" } {
@@ -45,6 +50,7 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures): PreparedRe
   const own = tenant === "B" ? f.B : f.A;
   const other = tenant === "B" ? f.A : f.B;
   let crossTenant = false;
+  let patched: string | undefined;
 
   let path = route.path;
   let previous = "";
@@ -62,8 +68,7 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures): PreparedRe
       const world = choice.kind === "own" ? own : other;
       const pool = name === "keyId" ? world.keyIds : (world.ids[previous] ?? []);
       value = pool.length > 0 ? (pool[choice.index % pool.length] as string) : "missing-fixture";
-      if (previous === "tokens" && route.method === "PATCH" && c.key.endsWith(".private"))
-        f.revealerPatched.add(value);
+      if (previous === "tokens" && route.method === "PATCH" && c.key.endsWith(".private")) patched = value;
       if (choice.kind === "other" && tenant) crossTenant = true;
     }
     path = path.replace(segment, () => value);
@@ -86,6 +91,9 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures): PreparedRe
 
   const bodyText = body === undefined ? "" : body.subarray(0, 256 * 1024).toString("utf8");
   return {
+    keyRole: c.key,
+    sentDuringPatch: new Set(),
+    ...(patched ? { revealerPatch: patched } : {}),
     method: route.method,
     path,
     headers,
@@ -94,23 +102,43 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures): PreparedRe
       requestText: `${path}\n${Object.values(headers).join("\n")}\n${bodyText}`,
       crossTenant,
       proxy: route.group === "proxy",
-      secrets: secretsFor(c.key, f),
+      secrets: [],
     },
   };
 }
 
+/** Before sending: note a revealing key's PATCH of a fixture token, and which such PATCHes are in flight. */
+export function markSent(request: PreparedRequest, f: Fixtures): void {
+  for (const [id, patch] of f.revealerPatches) if (patch.pending > 0) request.sentDuringPatch.add(id);
+  if (!request.revealerPatch) return;
+  const patch = f.revealerPatches.get(request.revealerPatch) ?? { pending: 0, succeeded: false };
+  patch.pending += 1;
+  f.revealerPatches.set(request.revealerPatch, patch);
+}
+
 /**
- * The card numbers this caller may not see in full: every fixture token's, but its own tenant's for the private
- * application (its rules reveal). A token a revealing key has PATCHed (maybe its mask) is left out for the rest
- * of the batch: a mask set by an allowed caller may show the data to everyone.
+ * After the answer: the card numbers this caller may not see in full. Every fixture token's, but its own
+ * tenant's for the private application (its rules reveal). A token a revealing key has PATCHed successfully
+ * (maybe its mask), or was PATCHing meanwhile, is left out: a mask set by an allowed caller may show the data,
+ * unless this request sets a mask or expression itself.
  */
-function secretsFor(role: KeyRole, f: Fixtures): { value: string; whose: string }[] {
+export function secretsAfter(request: PreparedRequest, status: number, f: Fixtures): CheckContext["secrets"] {
+  const own = request.revealerPatch ? f.revealerPatches.get(request.revealerPatch) : undefined;
+  if (own) {
+    own.pending -= 1;
+    if (status >= 200 && status < 300) own.succeeded = true;
+  }
+  // A request that itself sets how data is presented is never exempt: that is the attack to catch.
+  const presents = /"(mask|fingerprint_expression|search_indexes)"/.test(request.context.requestText);
   const secrets: { value: string; whose: string }[] = [{ value: CARDS.canary, whose: "the canary tenant's" }];
   for (const tenant of ["A", "B"] as const) {
-    if (role === `${tenant}.private`) continue;
-    for (const [id, number] of f[tenant].numbers)
-      if (!f.revealerPatched.has(id))
-        secrets.push({ value: number, whose: `tenant ${tenant}'s token ${id}` });
+    if (request.keyRole === `${tenant}.private`) continue;
+    for (const [id, number] of f[tenant].numbers) {
+      const patch = f.revealerPatches.get(id);
+      const exempt = (patch && (patch.succeeded || patch.pending > 0)) || request.sentDuringPatch.has(id);
+      if (exempt && !presents) continue;
+      secrets.push({ value: number, whose: `tenant ${tenant}'s` });
+    }
   }
   return secrets;
 }
