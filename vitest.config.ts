@@ -9,6 +9,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Two cores: more workers only fight over CPU with DynamoDB Local.
     maxWorkers: 2,
+    // Workers run as production does: Object.prototype.__proto__ throws (docs/security.md, process integrity).
+    execArgv: ["--disable-proto=throw"],
     reporters: ["default"],
   },
 });

@@ -2,15 +2,39 @@
  * `npm start`: DynamoDB Local + the API on http://127.0.0.1:$PORT (default 3000), data under $SVC_DATA_DIR.
  * Prints the base URL and, when it generated one, the root key.
  */
+import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { newApiKey } from "#shared/ids.ts";
 import { startLocalService } from "#shared/local/server.ts";
 
+/** Every host process runs with Object.prototype.__proto__ throwing (docs/security.md, process integrity). */
+const HARDENING_FLAG = "--disable-proto=throw";
+
+function protoDisabled(): boolean {
+  try {
+    Reflect.get({}, "__proto__");
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Started without the flag (`node --import tsx scripts/start.ts`, `tsx scripts/start.ts`): run this script
+ * again in a child that has it, pass signals on, and exit as the child does.
+ */
+function relaunchHardened(): void {
+  const child = spawn(process.execPath, [HARDENING_FLAG, ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: "inherit",
+  });
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
+  child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
 const startedAt = Date.now();
 const port = Number(process.env.PORT ?? 3000);
 const dataDir = resolve(process.env.SVC_DATA_DIR ?? ".svc-data");
-mkdirSync(dataDir, { recursive: true });
 
 /** The root key: SVC_ROOT_KEY, else the one generated on an earlier start, else a new one (saved, mode 600). */
 function rootKey(): { key: string; generated: boolean; file: string } {
@@ -24,6 +48,7 @@ function rootKey(): { key: string; generated: boolean; file: string } {
 }
 
 async function main() {
+  mkdirSync(dataDir, { recursive: true });
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`PORT must be a port number, got ${process.env.PORT}`);
   const root = rootKey();
@@ -40,6 +65,7 @@ async function main() {
   console.log(`Data directory: ${dataDir}`);
   if (root.generated) console.log(`Root key (generated, saved to ${root.file}): ${root.key}`);
   else if (!process.env.SVC_ROOT_KEY) console.log(`Root key: read from ${root.file}`);
+  console.log(`Object.prototype.__proto__ access throws (${HARDENING_FLAG})`);
   if (service.deps.testClock) console.log('Test clock enabled: POST /_test/clock {"advance_seconds": n}');
 
   let stopping = false;
@@ -59,7 +85,9 @@ async function main() {
   process.on("SIGTERM", () => stop("SIGTERM"));
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+if (!protoDisabled()) relaunchHardened();
+else
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });

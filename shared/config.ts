@@ -44,6 +44,8 @@ const envSchema = z
     SVC_RUNNER_ARCHITECTURE: z.enum(["arm64", "x86_64"]).optional(),
     SVC_RUNNER_LOG_GROUP: z.string().min(1).optional(),
     SVC_STACK_NAME: z.string().min(1).optional(),
+    // Where tenant code runs: child processes here (local), the tenant's runner function (AWS), or nowhere.
+    SVC_SANDBOX: z.enum(["process", "runner", "none"]).optional(),
     SVC_CALLBACK_QUEUE_URL: z.url().optional(),
     SVC_SYNC_REACT_TIMEOUT_MS: z.coerce.number().int().min(100).max(25_000).default(20_000),
     SVC_CALLBACK_RETRY_BASE_SECONDS: z.coerce.number().min(0.01).max(900).default(60),
@@ -54,11 +56,15 @@ const envSchema = z
     SVC_PROXY_ALLOW_PRIVATE: z.enum(["0", "1", "true", "false"]).optional(),
     SVC_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
     SVC_AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
+    SVC_SANDBOX_PROCESSES: z.coerce.number().int().min(2).max(256).default(16),
+    SVC_SANDBOX_TENANT_PROCESSES: z.coerce.number().int().min(1).max(256).optional(),
     SVC_MAX_BODY_BYTES: z.coerce
       .number()
       .int()
       .min(1024)
       .default(1024 * 1024),
+    SVC_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(1000),
+    SVC_RATE_LIMIT_BURST: z.coerce.number().int().min(1).max(100_000_000).optional(),
   })
   .superRefine((env, ctx) => {
     const set = RUNNER_VARIABLES.filter((name) => env[name] !== undefined);
@@ -79,6 +85,8 @@ const envSchema = z
       kmsKeyId: env.SVC_KMS_KEY_ID,
       emailSender: env.SVC_EMAIL_SENDER ?? "svc-vault@localhost",
       runner: runnerSpec(env),
+      sandbox:
+        env.SVC_SANDBOX ?? (mode === "local" && env.SVC_RUNNER_PREFIX === undefined ? "process" : "runner"),
       callbackQueueUrl: env.SVC_CALLBACK_QUEUE_URL,
       // A synchronous react runs at most this long (API Gateway answers within 30 s).
       syncReactTimeoutMs: env.SVC_SYNC_REACT_TIMEOUT_MS,
@@ -88,19 +96,40 @@ const envSchema = z
       // Where the invitation e-mail's link points; a front end there POSTs the code to /invitations/accept.
       invitationUrl: env.SVC_INVITATION_URL ?? `http://127.0.0.1:${env.PORT ?? "3000"}/invitations/accept`,
       testClock: env.SVC_TEST_CLOCK,
-      proxyAllowPrivate:
-        env.SVC_PROXY_ALLOW_PRIVATE === undefined
-          ? mode === "local"
-          : env.SVC_PROXY_ALLOW_PRIVATE === "1" || env.SVC_PROXY_ALLOW_PRIVATE === "true",
+      // Off unless set, locally too: a proxy or callback reaching loopback/private addresses is opt-in.
+      proxyAllowPrivate: env.SVC_PROXY_ALLOW_PRIVATE === "1" || env.SVC_PROXY_ALLOW_PRIVATE === "true",
       logRetentionDays: env.SVC_LOG_RETENTION_DAYS,
       authCacheSeconds: env.SVC_AUTH_CACHE_SECONDS,
       maxBodyBytes: env.SVC_MAX_BODY_BYTES,
+      // The local sandbox pool: processes in all, and at most this many busy for one tenant (docs/sandbox.md).
+      sandboxProcesses: env.SVC_SANDBOX_PROCESSES,
+      sandboxTenantProcesses: env.SVC_SANDBOX_TENANT_PROCESSES,
+      // Per tenant (anonymous routes: per source address); 0 = off. Burst defaults to 10 s of the rate.
+      rateLimit: {
+        ratePerSecond: env.SVC_RATE_LIMIT_PER_SECOND,
+        burst: env.SVC_RATE_LIMIT_BURST ?? Math.max(1, Math.ceil(env.SVC_RATE_LIMIT_PER_SECOND * 10)),
+      },
     } as const;
   })
   .superRefine((cfg, ctx) => {
     if (!cfg.tableName) ctx.addIssue({ code: "custom", message: "SVC_TABLE_NAME is required in AWS mode" });
     if (cfg.mode === "aws" && cfg.testClock)
       ctx.addIssue({ code: "custom", message: "SVC_TEST_CLOCK is refused in AWS mode" });
+    // Fail closed: in AWS, tenant code runs only in the tenant's runner function, never in this (privileged)
+    // function. A function that runs no tenant code says so with SVC_SANDBOX=none.
+    if (cfg.mode === "aws" && cfg.sandbox === "process")
+      ctx.addIssue({
+        code: "custom",
+        message: "SVC_SANDBOX=process is refused in AWS mode: tenant code runs only in the runner functions",
+      });
+    if (cfg.sandbox === "runner" && !cfg.runner)
+      ctx.addIssue({
+        code: "custom",
+        message:
+          cfg.mode === "aws"
+            ? `${RUNNER_VARIABLES.join(", ")} are required in AWS mode (tenant code runs only in the tenant's runner function); set SVC_SANDBOX=none on a function that runs no tenant code`
+            : `SVC_SANDBOX=runner needs all of ${RUNNER_VARIABLES.join(", ")}`,
+      });
     if (cfg.mode === "aws" && cfg.rootKey)
       ctx.addIssue({
         code: "custom",

@@ -18,6 +18,7 @@ import { DynamoIdempotencyStore } from "#shared/adapters/dynamodb/idempotency-st
 import { DynamoMemberStore } from "#shared/adapters/dynamodb/member-store.ts";
 import { DynamoProxyStore } from "#shared/adapters/dynamodb/proxy-store.ts";
 import { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store.ts";
+import { DynamoRequestBudget } from "#shared/adapters/dynamodb/request-budget.ts";
 import { DynamoSessionStore } from "#shared/adapters/dynamodb/session-store.ts";
 import { DynamoSweepStore } from "#shared/adapters/dynamodb/sweep-store.ts";
 import { DynamoTenantStore } from "#shared/adapters/dynamodb/tenant-store.ts";
@@ -33,13 +34,17 @@ import { Authenticator } from "#shared/domain/authentication.ts";
 import { Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { CachingProxyStore } from "#shared/domain/proxies/caching-proxy-store.ts";
+import { RateLimiter } from "#shared/domain/rate-limit.ts";
 import type { JobQueue } from "#shared/domain/reactors/callback-job.ts";
 import { createExpressionEngine } from "#shared/domain/tokens/expressions.ts";
 import { hashKey } from "#shared/ids.ts";
+import { logger } from "#shared/logger.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
 import type { Mailer } from "#shared/ports/mailer.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
+import { protectEndpoint } from "#shared/proxy/address-guard.ts";
+import { NoSandbox } from "#shared/sandbox/none.ts";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 
@@ -48,6 +53,8 @@ export function createDeps(cfg: Config) {
   const testClock = cfg.testClock ? new TestClock() : undefined;
   const clock: Clock = testClock ?? systemClock;
   const client = createDocumentClient({ region: cfg.region, endpoint: cfg.dynamodbEndpoint });
+  // A tenant's proxy or callback never reaches the table's endpoint (DynamoDB Local checks no credentials).
+  if (cfg.dynamodbEndpoint) protectEndpoint(cfg.dynamodbEndpoint);
   const audit = new AuditItems(cfg.tableName, cfg.logRetentionDays);
   const applications = new DynamoApplicationStore(client, cfg.tableName, audit);
   const rootKey: RootKeyVerifier = cfg.rootKeyParameter
@@ -71,9 +78,16 @@ export function createDeps(cfg: Config) {
   );
   // Customer code runs in permission-restricted child processes, one per tenant and code version: here
   // locally, in AWS inside the tenant's own runner function.
-  const sandbox: Sandbox = cfg.runner
-    ? new LambdaSandbox(new LambdaClient({ region: cfg.region }), cfg.runner, cfg.apiUrl)
-    : new ProcessSandbox();
+  // (config.ts refuses AWS mode without the runner settings: never a ProcessSandbox in a Lambda.)
+  const sandbox: Sandbox =
+    cfg.sandbox === "runner" && cfg.runner
+      ? new LambdaSandbox(new LambdaClient({ region: cfg.region }), cfg.runner, cfg.apiUrl)
+      : cfg.sandbox === "process" && cfg.mode === "local"
+        ? new ProcessSandbox({
+            maxProcesses: cfg.sandboxProcesses,
+            maxProcessesPerTenant: cfg.sandboxTenantProcesses,
+          })
+        : new NoSandbox();
   // Asynchronous reactions: SQS in AWS, an in-process queue with the same retry semantics locally.
   const localJobQueue =
     cfg.mode === "local"
@@ -115,6 +129,21 @@ export function createDeps(cfg: Config) {
     auditLog: new DynamoAuditLogStore(client, cfg.tableName, audit),
     idempotency: new DynamoIdempotencyStore(client, cfg.tableName, clock),
     authenticator: new Authenticator(applications, sessions, rootKey, clock, cfg.authCacheSeconds),
+    // Per-tenant request budgets shared by every process through the table (docs/operations.md).
+    rateLimiter:
+      cfg.rateLimit.ratePerSecond > 0
+        ? new RateLimiter(
+            new DynamoRequestBudget(client, cfg.tableName, { deleteSpentWindows: cfg.mode === "local" }),
+            clock,
+            cfg.rateLimit,
+            {
+              onLeaseError: (error) =>
+                logger.warn("Rate-limit lease failed; request let through", {
+                  error_name: error instanceof Error ? error.name : "unknown",
+                }),
+            },
+          )
+        : undefined,
   };
 }
 

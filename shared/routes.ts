@@ -45,6 +45,7 @@ const common = {
   400: problem("Invalid input"),
   401: problem("Missing, invalid or revoked key"),
   403: problem("The key lacks the permission"),
+  429: problem("The tenant's request budget is spent; Retry-After says when to retry"),
 };
 
 /** Largest proxied request: Lambda's 6 MB payload, with room for the event around it. */

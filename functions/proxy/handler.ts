@@ -21,12 +21,31 @@ function forwardedQuery(raw: string): { rawQuery: string; proxyKey?: string } {
   return { rawQuery: kept.join("&"), ...(proxyKey !== undefined ? { proxyKey } : {}) };
 }
 
+/**
+ * Set on every /proxy answer, replacing whatever the destination sent under those names: the answer is served
+ * from the vault's own origin, so a destination (or a tenant who controls one) answering text/html with a
+ * script must not get it run there, nor have a browser sniff a harmless-looking type into HTML. `sandbox`
+ * makes a browser render the answer in a unique origin with scripts, forms and plugins disabled.
+ */
+export const PROXY_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
+  "x-content-type-options": "nosniff",
+  "content-security-policy": "sandbox",
+};
+
+/** `headers` without any header named in PROXY_RESPONSE_HEADERS (in any case), then those set. */
+function withProxyResponseHeaders(headers: Record<string, string>): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers))
+    if (!Object.hasOwn(PROXY_RESPONSE_HEADERS, name.toLowerCase())) result[name] = value;
+  return { ...result, ...PROXY_RESPONSE_HEADERS };
+}
+
 function proxyErrorReply(status: number, body: unknown): Reply {
   return {
     status,
     raw: {
       statusCode: status,
-      headers: { "content-type": "application/json" },
+      headers: withProxyResponseHeaders({ "content-type": "application/json" }),
       body: JSON.stringify({ proxy_error: body }),
     },
   };
@@ -69,7 +88,7 @@ async function invoke({
       status: response.status,
       raw: {
         statusCode: response.status,
-        headers,
+        headers: withProxyResponseHeaders(headers),
         ...(cookies.length ? { cookies } : {}),
         body: response.body.toString("base64"),
         isBase64Encoded: true,

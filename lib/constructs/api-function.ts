@@ -8,7 +8,9 @@ import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { LogLevel, NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
+import { RATE_KEY_PREFIX } from "#shared/adapters/dynamodb/request-budget.ts";
 import { TABLE_KEYS } from "#shared/adapters/dynamodb/schema.ts";
+import { LAMBDA_NODE_OPTIONS } from "#shared/node-options.ts";
 
 /** Repository root: functions/<group>/handler.ts and package-lock.json live there. */
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -22,7 +24,8 @@ export const NODE_RUNTIME = Runtime.NODEJS_24_X;
 /**
  * How a function reaches the table:
  * - `nameOnly`: SVC_TABLE_NAME is set (shared/config.ts requires it in AWS mode), nothing is granted.
- * - `read`: GetItem, BatchGetItem, Query on the table and GSI1.
+ * - `read`: GetItem, BatchGetItem, Query on the table and GSI1, and UpdateItem on rate-limit counters only
+ *   (items whose partition key starts with `RATE#`: shared/adapters/dynamodb/request-budget.ts).
  * - `readWrite`: read, plus ConditionCheckItem, PutItem, UpdateItem, DeleteItem, BatchWriteItem on the table
  *   (TransactWriteItems is authorised through these per-item actions).
  */
@@ -90,10 +93,11 @@ export class ApiFunction extends Construct {
       logGroup: this.logGroup,
       environment: {
         SVC_MODE: "aws",
+        // Runs no tenant code unless SandboxRunners.bind gives it a runner (shared/config.ts fails closed).
+        SVC_SANDBOX: "none",
         LOG_LEVEL: "INFO",
         POWERTOOLS_SERVICE_NAME: "svc-vault",
-        // Stack traces in logs point at the TypeScript sources through the bundled source map.
-        NODE_OPTIONS: "--enable-source-maps",
+        NODE_OPTIONS: LAMBDA_NODE_OPTIONS,
       },
       bundling: {
         // Smaller asset and faster cold start.
@@ -151,6 +155,15 @@ export class ApiFunction extends Construct {
     if (access === "readWrite")
       this.function.addToRolePolicy(
         new PolicyStatement({ actions: [...TABLE_WRITE_ACTIONS], resources: [table.tableArn] }),
+      );
+    // Every rate-limited request may lease from its bucket's counter, read-only groups too.
+    else
+      this.function.addToRolePolicy(
+        new PolicyStatement({
+          actions: ["dynamodb:UpdateItem"],
+          resources: [table.tableArn],
+          conditions: { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": [`${RATE_KEY_PREFIX}*`] } },
+        }),
       );
     return this;
   }

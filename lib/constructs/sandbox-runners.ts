@@ -116,6 +116,7 @@ export class SandboxRunners extends Construct {
       SVC_RUNNER_ARCHITECTURE: String(cfn.architectures?.[0] ?? "x86_64"),
       SVC_RUNNER_LOG_GROUP: this.logGroup.logGroupName,
       SVC_STACK_NAME: stack.stackName,
+      SVC_SANDBOX: "runner",
     };
     for (const [name, value] of Object.entries(env)) fn.function.addEnvironment(name, value);
     if (access === "run") {

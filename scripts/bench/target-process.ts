@@ -48,6 +48,8 @@ async function start(
       dataDir,
       dynamodbEndpoint,
       testClock: false,
+      // The proxy scenario's destination runs on 127.0.0.1 (off by default since issue 10).
+      proxyAllowPrivate: true,
     });
     return { url: service.url, dynamo: service.deps.dynamo, stop: () => service.stop() };
   }

@@ -39,11 +39,16 @@ export async function startTarget(
   startTimeoutMs = 60_000,
 ): Promise<RunningTarget> {
   const log = openSync(logFile, "w");
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", ENTRY, name], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", log, "pipe", "ipc"],
-  });
+  // As in production: Object.prototype.__proto__ throws in every host process.
+  const child = spawn(
+    process.execPath,
+    ["--disable-proto=throw", ...nodeArgs, "--import", "tsx", ENTRY, name],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", log, "pipe", "ipc"],
+    },
+  );
   closeSync(log);
   // Never leave a child behind when this process exits, however it exits (short of SIGKILL).
   const killOnExit = () => child.kill("SIGKILL");

@@ -1,4 +1,4 @@
-import { notFound, validationError } from "#shared/http/errors.ts";
+import { forbidden, HttpError, notFound, validationError } from "#shared/http/errors.ts";
 import { hashKey, type KeyKind, newApiKey, uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { ApplicationStore, AuditLogStore, PageRequest, StoredKey } from "#shared/ports/stores.ts";
@@ -7,6 +7,7 @@ import type { Operation } from "./audit.ts";
 import { actorOf, auditEntry } from "./audit-entry.ts";
 import type { Authenticator } from "./authentication.ts";
 import type { Application, ApplicationKey, TenantPrincipal } from "./entities.ts";
+import { ceilingOf, isMemberBound, mintingMemberOf, widerThan } from "./grant-ceiling.ts";
 import { type ApplicationType, disallowedPermissions, type Permission } from "./permissions.ts";
 
 export interface ApplicationDeps {
@@ -38,6 +39,30 @@ function assertValidAccess(input: AccessInput): void {
   if (Object.keys(errors).length > 0) throw validationError("The application's access is invalid.", errors);
 }
 
+/** 403 unless the caller holds everything `input` grants (grant-ceiling.ts defines "no wider"). */
+function assertWithinCeiling(
+  principal: TenantPrincipal,
+  input: { permissions: Permission[]; rules: AccessRule[] },
+) {
+  const ceiling = ceilingOf(principal);
+  if (!ceiling) return;
+  const problems = widerThan(ceiling, input);
+  if (problems.length > 0)
+    throw new HttpError(
+      403,
+      "forbidden",
+      "Forbidden",
+      "A key can only grant permissions and token access it holds itself.",
+      { permissions: problems },
+    );
+}
+
+/** A member's own management application is changed only through its own keys (403 for every other caller). */
+function assertMayManage(principal: TenantPrincipal, application: Application, action: string) {
+  if (isMemberBound(application) && principal.application.id !== application.id)
+    throw forbidden(`Only its own keys may ${action} a member's own management application.`);
+}
+
 function entry(
   deps: ApplicationDeps,
   principal: TenantPrincipal,
@@ -55,14 +80,20 @@ function entry(
   });
 }
 
-function newKey(deps: ApplicationDeps, application: Application): { stored: StoredKey; key: string } {
+function newKey(
+  deps: ApplicationDeps,
+  principal: TenantPrincipal,
+  application: Application,
+): { stored: StoredKey; key: string } {
   const key = newApiKey(KEY_KIND[application.type]);
+  const mintedBy = mintingMemberOf(principal);
   const stored: StoredKey = {
     id: uuidv7(deps.clock.now()),
     tenant_id: application.tenant_id,
     application_id: application.id,
     created_at: deps.clock.now().toISOString(),
     key_hash: hashKey(key),
+    ...(mintedBy ? { minted_by: mintedBy } : {}),
   };
   return { stored, key };
 }
@@ -73,7 +104,9 @@ export async function createApplication(
   input: AccessInput & { name: string; create_key: boolean },
 ) {
   assertValidAccess(input);
+  assertWithinCeiling(principal, input);
   const now = deps.clock.now();
+  const mintedBy = mintingMemberOf(principal);
   const application: Application = {
     id: uuidv7(now),
     tenant_id: principal.tenantId,
@@ -81,10 +114,11 @@ export async function createApplication(
     type: input.type,
     permissions: [...new Set(input.permissions)],
     rules: input.rules,
+    ...(mintedBy ? { minted_by: mintedBy } : {}),
     created_by: principal.application.id,
     created_at: now.toISOString(),
   };
-  const issued = input.create_key ? newKey(deps, application) : undefined;
+  const issued = input.create_key ? newKey(deps, principal, application) : undefined;
   await deps.applications.create(
     application,
     issued?.stored,
@@ -133,7 +167,9 @@ export async function updateApplication(
   input: { name: string; permissions: Permission[]; rules: AccessRule[] },
 ) {
   const current = await findApplication(deps, principal, id);
+  assertMayManage(principal, current, "change");
   assertValidAccess({ ...input, type: current.type });
+  assertWithinCeiling(principal, input);
   const updated: Application = {
     ...current,
     name: input.name,
@@ -148,6 +184,10 @@ export async function updateApplication(
 }
 
 export async function deleteApplication(deps: ApplicationDeps, principal: TenantPrincipal, id: string) {
+  // member_id never changes, so checking before the delete is race-free.
+  const current = await findApplication(deps, principal, id);
+  if (isMemberBound(current))
+    throw forbidden("A member's own management application is removed only by deleting the member.");
   const deleted = await deps.applications.delete(
     principal.tenantId,
     id,
@@ -159,7 +199,10 @@ export async function deleteApplication(deps: ApplicationDeps, principal: Tenant
 
 export async function createApplicationKey(deps: ApplicationDeps, principal: TenantPrincipal, id: string) {
   const application = await findApplication(deps, principal, id);
-  const issued = newKey(deps, application);
+  assertMayManage(principal, application, "add keys to");
+  // A new key is a new holder of the application's access: only a caller holding that access may mint it.
+  assertWithinCeiling(principal, application);
+  const issued = newKey(deps, principal, application);
   await deps.applications.addKey(
     issued.stored,
     entry(
@@ -205,6 +248,7 @@ export async function deleteApplicationKey(
   id: string,
   keyId: string,
 ) {
+  assertMayManage(principal, await findApplication(deps, principal, id), "delete keys of");
   const keyHash = await deps.applications.deleteKey(
     principal.tenantId,
     id,

@@ -34,6 +34,8 @@ export interface Application {
   rules: AccessRule[];
   /** Set on a member's own management application: deleting the member deletes it and its keys. */
   member_id?: string;
+  /** The member through whose keys this application was created (directly or transitively): see grant-ceiling.ts. */
+  minted_by?: string;
   created_by?: string;
   created_at: string;
   modified_by?: string;

@@ -31,8 +31,15 @@ export interface MemberStore {
     page: PageRequest,
   ): Promise<StorePage<TenantMember>>;
   getMember(tenantId: string, id: string): Promise<TenantMember | undefined>;
-  /** Deletes the member and every application bound to it, with their keys; the deleted applications' ids. */
-  deleteMember(tenantId: string, memberId: string, audit: LogEntry): Promise<string[] | undefined>;
+  /**
+   * Deletes the member, every application bound to it with their keys, and every key the member's credentials
+   * minted (`minted_by`); what was removed, for cache eviction. Undefined when the member is gone (or the OWNER).
+   */
+  deleteMember(
+    tenantId: string,
+    memberId: string,
+    audit: LogEntry,
+  ): Promise<{ applicationIds: string[]; keyHashes: string[] } | undefined>;
   createInvitation(invitation: StoredInvitation, codeHash: string, audit: LogEntry): Promise<void>;
   getInvitation(tenantId: string, id: string): Promise<StoredInvitation | undefined>;
   listInvitations(tenantId: string): Promise<StoredInvitation[]>;
@@ -110,13 +117,21 @@ export async function deleteMember(
   const member = await deps.members.getMember(principal.tenantId, memberId);
   if (!member) throw notFound("The member");
   if (member.role === "OWNER") throw conflict("The tenant's OWNER member cannot be deleted.");
-  const applications = await deps.members.deleteMember(
+  const removed = await deps.members.deleteMember(
     principal.tenantId,
     memberId,
-    entry(deps, principal, "tenant_member", memberId, "delete", "Member deleted and its access revoked"),
+    entry(
+      deps,
+      principal,
+      "tenant_member",
+      memberId,
+      "delete",
+      "Member deleted; its applications and every key its credentials minted revoked",
+    ),
   );
-  if (!applications) throw notFound("The member");
-  for (const applicationId of applications) deps.authenticator.evict({ applicationId });
+  if (!removed) throw notFound("The member");
+  for (const applicationId of removed.applicationIds) deps.authenticator.evict({ applicationId });
+  for (const keyHash of removed.keyHashes) deps.authenticator.evict({ keyHash });
 }
 
 /** A new single-use code: only its hash is stored; the e-mail carries the code itself. */

@@ -9,6 +9,7 @@ import type { OperationId, Routes } from "#shared/routes.ts";
 import { authenticateAndAuthorize } from "./middleware/authenticate.ts";
 import { errorHandler } from "./middleware/error-handler.ts";
 import { idempotency } from "./middleware/idempotency.ts";
+import { rateLimit } from "./middleware/rate-limit.ts";
 import { requestContext } from "./middleware/request-context.ts";
 import { routeAndValidate } from "./middleware/route-and-validate.ts";
 import { type HttpResult, jsonResult, type SvcContext } from "./request-state.ts";
@@ -77,6 +78,7 @@ export function createHttpHandler<G extends FunctionGroup>(group: G, handlers: G
       .use(errorHandler())
       .use(routeAndValidate(group))
       .use(authenticateAndAuthorize())
+      .use(rateLimit())
       .use(idempotency())
       .handler(dispatch) as unknown as (
       event: APIGatewayProxyEventV2,

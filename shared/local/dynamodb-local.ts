@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer, Socket } from "node:net";
 import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 
 export interface DynamoDbLocal {
   endpoint: string;
@@ -67,25 +68,37 @@ function exited(child: ChildProcess): Promise<void> {
   });
 }
 
-/** Starts DynamoDB Local with the machine's Java; `-disableTelemetry` always (it phones home otherwise). */
+/** Jetty XML that starts DynamoDB Local on 127.0.0.1 only (the file explains how). */
+const LOOPBACK_CONFIGURATION = fileURLToPath(new URL("./dynamodb-local-loopback.xml", import.meta.url));
+
+/**
+ * Starts DynamoDB Local with the machine's Java; `-disableTelemetry` always (it phones home otherwise).
+ *
+ * It listens on 127.0.0.1 only. DynamoDB Local checks no credentials and has no bind-address option (its
+ * Jetty listens on every interface), so it is not started through its own main class but through Jetty's
+ * XmlConfiguration (shipped in DynamoDBLocal_lib), which runs the same start-up with the connector's host set
+ * to 127.0.0.1 (dynamodb-local-loopback.xml). Nothing on another machine can reach the tables.
+ */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   assertJava();
   const dir = emulatorDirectory();
   const port = options.port ?? (await freePort());
   const storage = options.dbPath ? ["-dbPath", resolve(options.dbPath)] : ["-inMemory"];
   if (options.dbPath) mkdirSync(resolve(options.dbPath), { recursive: true });
+  const args = ["-sharedDb", "-disableTelemetry", "-port", String(port), ...storage];
+  // One argument per line in the property; a path holding a line break cannot be passed that way.
+  if (args.some((arg) => /[\r\n]/.test(arg)))
+    throw new Error("The DynamoDB Local data path must not contain line breaks.");
   const child = spawn(
     "java",
     [
       "-Xmx512m",
       `-Djava.library.path=${join(dir, "DynamoDBLocal_lib")}`,
-      "-jar",
+      "-cp",
       join(dir, "DynamoDBLocal.jar"),
-      "-sharedDb",
-      "-disableTelemetry",
-      "-port",
-      String(port),
-      ...storage,
+      "org.eclipse.jetty.xml.XmlConfiguration",
+      `ddb.args=${args.join("\n")}`,
+      LOOPBACK_CONFIGURATION,
     ],
     { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
   );

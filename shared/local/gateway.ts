@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import { nullObject } from "#shared/domain/safe-keys.ts";
 import { RouteMatcher } from "#shared/http/match.ts";
 import { PROBLEM_CONTENT_TYPE } from "#shared/http/problem.ts";
 import type { FunctionGroup } from "#shared/http/route.ts";
@@ -44,11 +45,12 @@ export function toEvent(
   const method = (req.method ?? "GET").toUpperCase();
   const found = matcher.match(method, url.pathname);
   const routed = found && "route" in found ? found : undefined;
-  const headers: Record<string, string> = {};
+  // Header and query names come from the caller: null-prototype maps, so `__proto__` is an ordinary name.
+  const headers = nullObject<string>();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(",") : value;
   }
-  const queryStringParameters: Record<string, string> = {};
+  const queryStringParameters = nullObject<string>();
   for (const [name, value] of url.searchParams) {
     queryStringParameters[name] =
       queryStringParameters[name] === undefined ? value : `${queryStringParameters[name]},${value}`;
@@ -110,7 +112,7 @@ function lambdaContext(group: FunctionGroup, requestId: string): Context {
 }
 
 function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
-  const headers: Record<string, string | string[]> = {};
+  const headers = nullObject<string | string[]>();
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
   if (result.cookies?.length) headers["set-cookie"] = result.cookies;
   const body =
@@ -127,9 +129,29 @@ const gatewayProblem = (status: number, title: string, detail: string) => ({
   body: JSON.stringify({ type: "about:blank", title, status, detail }),
 });
 
+type AddHeaderLine = (this: IncomingMessage, field: string, value: string, dest: object) => void;
+
+/**
+ * Node's IncomingMessage collects `headers` on an ordinary object: under --disable-proto=throw a request
+ * header named `__proto__` makes that throw inside the HTTP parser, an uncaught exception that would stop the
+ * server for everyone. This message class drops that one header (no protocol has it); all others are kept.
+ */
+class SafeIncomingMessage extends IncomingMessage {}
+for (const method of ["_addHeaderLine", "_addHeaderLineDistinct"]) {
+  const original = (IncomingMessage.prototype as unknown as Record<string, AddHeaderLine | undefined>)[
+    method
+  ];
+  if (typeof original !== "function") continue;
+  Object.defineProperty(SafeIncomingMessage.prototype, method, {
+    value: function (this: IncomingMessage, field: string, value: string, dest: object) {
+      if (field.toLowerCase() !== "__proto__") original.call(this, field, value, dest);
+    },
+  });
+}
+
 /** The local stand-in for API Gateway: routes by the route table and calls the group's handler. */
 export function createGateway(handlers: Record<FunctionGroup, HttpLambda>): Server {
-  return createServer((req, res) => {
+  return createServer({ IncomingMessage: SafeIncomingMessage }, (req, res) => {
     void (async () => {
       const body = await readBody(req);
       if (body === "too-large") {

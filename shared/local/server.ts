@@ -7,6 +7,7 @@ import { createDeps, type Deps, setDeps } from "#shared/container.ts";
 import { processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { logger } from "#shared/logger.ts";
+import { protectEndpoint } from "#shared/proxy/address-guard.ts";
 import { type DynamoDbLocal, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { createGateway } from "./gateway.ts";
 import { groupHandlers } from "./handlers.ts";
@@ -25,6 +26,12 @@ export interface LocalServiceOptions {
   inMemory?: boolean;
   testClock?: boolean;
   tableName?: string;
+  /**
+   * SVC_PROXY_ALLOW_PRIVATE for this service: proxies and callbacks may reach loopback/private addresses
+   * (never this API's or DynamoDB's ports, nor link-local/metadata ones). Absent: the environment decides
+   * (off unless set).
+   */
+  proxyAllowPrivate?: boolean;
 }
 
 export interface LocalService {
@@ -50,6 +57,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     SVC_ROOT_KEY: options.rootKey,
     SVC_TEST_CLOCK: options.testClock ? "1" : "0",
     ...(options.tableName ? { SVC_TABLE_NAME: options.tableName } : {}),
+    ...(options.proxyAllowPrivate === undefined
+      ? {}
+      : { SVC_PROXY_ALLOW_PRIVATE: options.proxyAllowPrivate ? "1" : "0" }),
   });
   resetConfig();
   const deps = createDeps(config());
@@ -84,10 +94,13 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   // Queued reactions (react with callback_url) are run and delivered in this process.
   deps.localJobQueue?.start((job, attempt) => processCallbackJob(callbackDepsFor(deps), job, attempt));
   deps.selfHosts.push(`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`);
+  // Whatever name or address of this machine a destination uses, the API's port is refused at connect time.
+  const unprotect = protectEndpoint(`http://127.0.0.1:${port}`);
   return {
     url: `http://${options.host ?? "127.0.0.1"}:${port}`,
     deps,
     stop: async () => {
+      unprotect();
       clearInterval(sweepTimer);
       await deps.localJobQueue?.stop();
       await deps.sandbox.close();

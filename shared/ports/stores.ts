@@ -21,6 +21,8 @@ export interface PageRequest {
 export interface StoredKey extends ApplicationKey {
   tenant_id: string;
   key_hash: string;
+  /** The member whose credentials minted this key: deleting that member revokes it. */
+  minted_by?: string;
 }
 
 export interface KeyRecord {
@@ -73,7 +75,8 @@ export interface AuditLogStore {
 
 export interface StoredResponse {
   status: number;
-  body?: string;
+  /** The response body sealed with the caller's tenant data key (never stored in plaintext). */
+  sealed_body?: string;
   headers: Record<string, string>;
 }
 
@@ -83,7 +86,10 @@ export type IdempotencyClaim =
   | { outcome: "completed"; response: StoredResponse; requestSignature: string };
 
 export interface IdempotencyStore {
-  /** Takes the in-flight marker for a key with a conditional write, or reports what holds it. */
+  /**
+   * Takes the in-flight marker for a key with a conditional write, or reports what holds it. `scope` names the
+   * credential (no `#`); `requestSignature` is opaque to the store and handed back with a completed result.
+   */
   claim(scope: string, key: string, requestSignature: string): Promise<IdempotencyClaim>;
   complete(scope: string, key: string, response: StoredResponse): Promise<void>;
   release(scope: string, key: string): Promise<void>;

@@ -2,10 +2,11 @@
  * The outbound half of a proxy invocation: send an already-detokenized request to the proxy's destination
  * and return the destination's raw response (status, headers, body bytes unchanged).
  *
- * SSRF: unless private destinations are allowed, connections go through request-filtering-agent, which
- * checks every address AT CONNECT TIME (IP literals before a socket exists, names after their DNS lookup),
- * so a name that resolves to a private, loopback, link-local (169.254.169.254) or reserved address, or that
- * re-binds to one between checks, is refused before any packet reaches it.
+ * SSRF: every connection goes through address-guard.ts's agents, which check every address AT CONNECT
+ * TIME (IP literals before a socket exists, names after their DNS lookup), so a name that resolves to a
+ * refused address, or that re-binds to one between checks, is refused before any packet reaches it.
+ * Link-local/metadata addresses and the service's internal endpoints (DynamoDB Local, the local API) are
+ * refused always; private, loopback and reserved ones unless private destinations are allowed.
  *
  * Path suffixes are never normalized: a suffix holding a `.` or `..` segment (in any percent-encoded,
  * double-encoded, backslash or `;param` disguise) is refused, so the request cannot climb above
@@ -16,8 +17,7 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import net from "node:net";
-import os from "node:os";
-import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent";
+import { AddressRefusedError, guardedAgents, isLocalAddress, isLocalName } from "./address-guard.ts";
 import { outboundHeaders, responseHeaders } from "./headers.ts";
 
 export interface OutboundRequest {
@@ -85,6 +85,9 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 
 const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
 const SELF = "The destination is this service; a proxy cannot call itself.";
+const FORBIDDEN =
+  "The destination resolves to an address this service does not call (private, loopback, link-local, " +
+  "metadata, reserved, or one of the service's own internal endpoints).";
 
 /** An idle connection is closed after this long: below the 5 s keep-alive timeout of Node servers (and most others'), so a reused connection is rarely one the destination is closing. */
 export const IDLE_CONNECTION_MS = 4_000;
@@ -115,15 +118,8 @@ function poolOf(tenantId: string, allowPrivate: boolean): Pool {
   if (pool && now - pool.lastActive > IDLE_CONNECTION_MS) pool = undefined;
   if (!pool) {
     const options = { keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: "lifo" as const };
-    // Filtering defaults kept strict.
-    const filtering = { ...options, allowPrivateIPAddress: false, allowMetaIPAddress: false };
-    pool = allowPrivate
-      ? { "http:": new http.Agent(options), "https:": new https.Agent(options), lastActive: now }
-      : {
-          "http:": new RequestFilteringHttpAgent(filtering),
-          "https:": new RequestFilteringHttpsAgent(filtering),
-          lastActive: now,
-        };
+    // The address rule applies in both modes; allowPrivate only lifts the private-address part of it.
+    pool = { ...guardedAgents(options, allowPrivate), lastActive: now };
   }
   pool.lastActive = now;
   pools.set(key, pool);
@@ -343,38 +339,6 @@ function stripDot(hostname: string): string {
   return hostname.endsWith(".") ? hostname.slice(0, -1) : hostname;
 }
 
-/** localhost names, loopback and unspecified addresses, and this machine's own interface addresses. */
-function isLocalName(hostname: string): boolean {
-  const name = stripDot(hostname.toLowerCase());
-  if (name === "localhost" || name.endsWith(".localhost")) return true;
-  return isLocalAddress(name);
-}
-
-function isLocalAddress(address: string): boolean {
-  const lowered = address.toLowerCase();
-  const v4 = net.isIPv4(lowered) ? lowered : mappedV4(lowered);
-  if (v4 !== undefined) {
-    if (v4.startsWith("127.") || v4 === "0.0.0.0") return true;
-  } else if (lowered === "::1" || lowered === "::") {
-    return true;
-  }
-  if (net.isIP(lowered) === 0) return false;
-  return Object.values(os.networkInterfaces()).some((infos) =>
-    (infos ?? []).some((info) => info.address.toLowerCase() === (v4 ?? lowered)),
-  );
-}
-
-/** The IPv4 address inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d or ::ffff:xxxx:xxxx). */
-function mappedV4(address: string): string | undefined {
-  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
-  if (dotted?.[1] && net.isIPv4(dotted[1])) return dotted[1];
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(address);
-  if (!hex?.[1] || !hex[2]) return undefined;
-  const high = Number.parseInt(hex[1], 16);
-  const low = Number.parseInt(hex[2], 16);
-  return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
-}
-
 class SelfDestinationError extends Error {}
 
 // dns.lookup read at call time (not bound at import) so there is one resolution path, filtered or not.
@@ -412,14 +376,10 @@ function classify(error: unknown): ForwardError {
   if (error instanceof ForwardError) return error;
   if (error instanceof SelfDestinationError) return invalid(SELF, error);
   const message = error instanceof Error ? error.message : "";
-  // request-filtering-agent's refusal ("DNS lookup <ip>(…) is not allowed. Because …"); it sets no code.
-  if (/^DNS lookup .* is not allowed\. Because/s.test(message))
-    return new ForwardError(
-      403,
-      "forbidden_destination",
-      "The destination resolves to a private, loopback, link-local or reserved address.",
-      { cause: error },
-    );
+  // address-guard's refusal, or request-filtering-agent's ("DNS lookup <ip>(…) is not allowed. Because …";
+  // it sets no code): one answer for both, naming no address and not which rule refused it.
+  if (error instanceof AddressRefusedError || /^DNS lookup .* is not allowed\. Because/s.test(message))
+    return new ForwardError(403, "forbidden_destination", FORBIDDEN, { cause: error });
   if ((error as NodeJS.ErrnoException | undefined)?.code === "ETIMEDOUT")
     return new ForwardError(504, "timeout", "Connecting to the destination timed out.", { cause: error });
   return new ForwardError(502, "unreachable", "The destination could not be reached.", { cause: error });

@@ -10,6 +10,7 @@
  * re-framed by whoever sends it on) and `svc-*` (that namespace is the service's: a destination must not
  * be able to fake SVC-PROXY-DESTINATION-STATUS or any other service header).
  */
+import { nullObject } from "#shared/domain/safe-keys.ts";
 
 export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
   "connection",
@@ -42,7 +43,7 @@ export type IncomingHeaders = Readonly<Record<string, string | string[] | undefi
 export function outboundHeaders(incoming: IncomingHeaders): Record<string, string> {
   const headers = normalize(incoming);
   const nominated = connectionOptions(headers.connection);
-  const result: Record<string, string> = {};
+  const result = nullObject<string>();
   for (const [name, value] of Object.entries(headers)) {
     if (name.startsWith(SERVICE_PREFIX) || HOP_BY_HOP_HEADERS.has(name) || nominated.has(name)) continue;
     if (name === "host" || name === "content-length") continue;
@@ -56,11 +57,30 @@ export function outboundHeaders(incoming: IncomingHeaders): Record<string, strin
   return result;
 }
 
+/**
+ * What tenant code (a request transform) may see of the caller's headers: everything but the service's own
+ * `svc-*` headers, which carry the API key, the proxy key and options meant for the service alone.
+ */
+export function transformVisibleHeaders(incoming: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(incoming).filter(([name]) => !name.toLowerCase().startsWith(SERVICE_PREFIX)),
+  );
+}
+
+/** The caller's SVC-PROXY-CONNECTION and SVC-PROXY-KEEP-ALIVE, kept aside for outboundHeaders. */
+export function proxyOptionHeaders(incoming: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(incoming)
+      .map(([name, value]) => [name.toLowerCase(), value] as const)
+      .filter(([name]) => name === INJECT_CONNECTION || name === INJECT_KEEP_ALIVE),
+  );
+}
+
 /** Headers to hand back to the caller, from the destination's response headers (Node's lower-cased form). */
 export function responseHeaders(destination: IncomingHeaders): Record<string, string | string[]> {
   const connection = destination.connection;
   const nominated = connectionOptions(Array.isArray(connection) ? connection.join(",") : connection);
-  const result: Record<string, string | string[]> = {};
+  const result = nullObject<string | string[]>();
   for (const [rawName, value] of Object.entries(destination)) {
     if (value === undefined) continue;
     const name = rawName.toLowerCase();
@@ -73,7 +93,8 @@ export function responseHeaders(destination: IncomingHeaders): Record<string, st
 
 /** Lower-cased names; repeated fields (as arrays or differently-cased names) joined with ", " (RFC 9110 §5.3). */
 function normalize(incoming: IncomingHeaders): Record<string, string> {
-  const headers: Record<string, string> = {};
+  // Names come from callers and destinations: a null-prototype map, so `__proto__` is an ordinary name.
+  const headers = nullObject<string>();
   for (const [rawName, rawValue] of Object.entries(incoming)) {
     if (rawValue === undefined) continue;
     const name = rawName.toLowerCase();

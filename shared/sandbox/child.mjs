@@ -315,7 +315,7 @@ function compile(code) {
 }
 
 /**
- * Runs in flight: id → { context, deadline, answers (svc answers not yet taken), nextCall, drainTimer }.
+ * Runs in flight: id → { context, deadline, answers (svc answers not yet taken), nextCall, drainTimer, cleanups }.
  * Contexts use their own microtask queue (`afterEvaluate`), which only runs when this file enters the
  * context with a vm timeout: so every piece of the code's work, promise jobs included, is bounded by the
  * run's deadline here too, and a process whose host vanished (no one left to kill it) never spins for
@@ -332,6 +332,10 @@ function done(id, kind, payload) {
   if (state === undefined) return;
   runs.delete(id);
   clearInterval(state.drainTimer);
+  // Nothing a run scheduled outlives it: whatever this file gives a run that schedules work (timers, later)
+  // registers its canceller in `cleanups`. Work scheduled through Node itself (a module's callback,
+  // thread-pool jobs) cannot be cancelled here: the host's watchdog kills a process that uses CPU while idle.
+  for (const cancel of state.cleanups.splice(0)) cancel();
   send({ t: "done", id, kind, payload });
 }
 
@@ -371,7 +375,7 @@ function run(message) {
   const sandbox = Object.create(null);
   Object.assign(sandbox, GLOBALS);
   const context = vm.createContext(sandbox, CONTEXT_OPTIONS);
-  const state = { context, deadline: performance.now() + timeoutMs, answers: [], nextCall: 0 };
+  const state = { context, deadline: performance.now() + timeoutMs, answers: [], nextCall: 0, cleanups: [] };
   runs.set(id, state);
 
   const factory = enter(id, entry.script);

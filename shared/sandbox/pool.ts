@@ -6,6 +6,16 @@ import { DEFAULT_CHILD_SCRIPT } from "./spawn.ts";
 export interface ProcessSandboxOptions {
   /** Most processes alive at once, the blank spare included (default 16). */
   maxProcesses?: number;
+  /**
+   * Most processes one tenant may keep busy at once, whatever its fair share (default: no cap beyond the
+   * share). The share is `max(1, floor(maxProcesses / (busy tenants + 1)))`, where busy tenants are those
+   * with a run in flight, the asking tenant included; see `ProcessSandbox`.
+   */
+  maxProcessesPerTenant?: number;
+  /** CPU time a process may use with no run in flight, per idle spell, before it is killed (default 100 ms). */
+  idleCpuMs?: number;
+  /** Most CPU a process may average over each second of its life, in cores (default 2). */
+  maxCpuCores?: number;
   /** An idle process exits after this long (default 60 s). */
   idleMs?: number;
   /** V8 heap limit per process (default 64 MB). */
@@ -28,6 +38,14 @@ const MAX_TIMEOUT_MS = 5 * 60_000;
  * The local sandbox: a pool of child processes, at most one per (tenant, SHA-256 of the code). Warm runs reuse
  * it (concurrent runs of one key share it, multiplexed by run id); a process is never given to another key.
  * New keys take the blank spare, which has run nobody's code, and a new spare starts behind it.
+ *
+ * Fair share: a busy process (a run in flight or about to start) cannot be evicted, so a tenant could hold
+ * the whole pool with long runs of many code versions. A tenant may therefore make a process busy only while
+ * it has fewer busy processes than `max(1, floor(maxProcesses / (n + 1)))`, n being the number of tenants
+ * with a busy process, itself included (and at most `maxProcessesPerTenant`): the "+ 1" keeps room for a
+ * tenant that is not running yet. Runs of a key whose process is already busy join it and need no share.
+ * A run over its tenant's share waits, like any run in a full pool, until one of that tenant's processes
+ * goes idle, and fails as `timeout` at its deadline.
  */
 export class ProcessSandbox implements Sandbox {
   private readonly byKey = new Map<string, SandboxProcess>();
@@ -36,6 +54,7 @@ export class ProcessSandbox implements Sandbox {
   private waiters: Array<() => void> = [];
   private closed = false;
   private readonly maxProcesses: number;
+  private readonly maxPerTenant: number;
   private readonly idleMs: number;
   private readonly prespawn: boolean;
   private readonly childScript: string;
@@ -43,6 +62,7 @@ export class ProcessSandbox implements Sandbox {
 
   constructor(options: ProcessSandboxOptions = {}) {
     this.maxProcesses = Math.max(1, options.maxProcesses ?? 16);
+    this.maxPerTenant = Math.max(1, options.maxProcessesPerTenant ?? this.maxProcesses);
     this.idleMs = options.idleMs ?? 60_000;
     this.prespawn = options.prespawn ?? true;
     this.childScript = options.childScript ?? DEFAULT_CHILD_SCRIPT;
@@ -52,6 +72,8 @@ export class ProcessSandbox implements Sandbox {
       rssLimitMb: options.rssLimitMb ?? memoryMb * 2 + 128,
       maxResultChars: options.maxResultChars ?? 6 * 1024 * 1024,
       startTimeoutMs: options.startTimeoutMs ?? 5000,
+      idleCpuMs: options.idleCpuMs ?? 100,
+      maxCpuCores: options.maxCpuCores ?? 2,
     };
   }
 
@@ -80,7 +102,7 @@ export class ProcessSandbox implements Sandbox {
     const hash = createHash("sha256").update(code).digest("hex");
     const key = JSON.stringify([tenantId, hash]);
 
-    const acquired = await this.acquire(key, Date.now() + timeoutMs);
+    const acquired = await this.acquire(tenantId, key, Date.now() + timeoutMs);
     if (acquired === undefined) return failure("timeout", "no sandbox process became free in time");
     const { proc, release } = acquired;
     try {
@@ -118,12 +140,19 @@ export class ProcessSandbox implements Sandbox {
    * starts); undefined when every slot stayed busy until the deadline.
    */
   private async acquire(
+    tenantId: string,
     key: string,
     deadline: number,
   ): Promise<{ proc: SandboxProcess; release: () => void } | undefined> {
     for (;;) {
       if (this.closed) throw new Error("the sandbox is closed");
-      const proc = this.byKey.get(key)?.isAlive ? this.byKey.get(key) : this.assign(key);
+      const current = this.byKey.get(key)?.isAlive ? this.byKey.get(key) : undefined;
+      const proc =
+        current !== undefined && !current.isIdle
+          ? current
+          : this.withinShare(tenantId)
+            ? (current ?? this.assign(key, tenantId))
+            : undefined;
       if (proc !== undefined) {
         const release = proc.reserve();
         // After the reservation, so making room for the next spare can never retire this process.
@@ -134,7 +163,17 @@ export class ProcessSandbox implements Sandbox {
     }
   }
 
-  private assign(key: string): SandboxProcess | undefined {
+  /** Whether the tenant may make one more process busy (see the class comment). */
+  private withinShare(tenantId: string): boolean {
+    const busy = new Map<string, number>([[tenantId, 0]]);
+    for (const proc of this.all) {
+      if (proc.tenantId !== undefined && !proc.isIdle)
+        busy.set(proc.tenantId, (busy.get(proc.tenantId) ?? 0) + 1);
+    }
+    return (busy.get(tenantId) ?? 0) < fairShare(this.maxProcesses, busy.size, this.maxPerTenant);
+  }
+
+  private assign(key: string, tenantId: string): SandboxProcess | undefined {
     let proc = this.spare?.isAlive ? this.spare : undefined;
     this.spare = undefined;
     if (proc === undefined) {
@@ -142,6 +181,7 @@ export class ProcessSandbox implements Sandbox {
       proc = this.spawn();
     }
     proc.key = key;
+    proc.tenantId = tenantId;
     this.byKey.set(key, proc);
     return proc;
   }
@@ -199,6 +239,14 @@ export class ProcessSandbox implements Sandbox {
   private wake(): void {
     for (const waiter of this.waiters.splice(0)) waiter();
   }
+}
+
+/**
+ * How many processes one tenant may keep busy: `max(1, floor(maxProcesses / (busyTenants + 1)))`, at most
+ * `maxPerTenant`. `busyTenants` counts the tenants with a run in flight, the asking one included.
+ */
+export function fairShare(maxProcesses: number, busyTenants: number, maxPerTenant = maxProcesses): number {
+  return Math.min(maxPerTenant, Math.max(1, Math.floor(maxProcesses / (busyTenants + 1))));
 }
 
 function failure(kind: "timeout" | "crashed", message: string): SandboxResult {

@@ -23,9 +23,16 @@ export interface ProcessLimits {
   maxResultChars: number;
   /** Longest wait for a new process to say it is ready. */
   startTimeoutMs: number;
+  /**
+   * CPU time a process may use while no run is in flight, summed over each idle spell (Linux): more means
+   * something a run scheduled (a callback, thread-pool work) outlived it, and the process is killed as `cpu`.
+   */
+  idleCpuMs: number;
+  /** Most CPU per wall-clock time, in cores, averaged over each second of the process's life (Linux). */
+  maxCpuCores: number;
 }
 
-type ExitReason = "timeout" | "memory" | "crashed" | "stopped";
+type ExitReason = "timeout" | "memory" | "cpu" | "crashed" | "stopped";
 
 interface InflightRun {
   resolve: (result: SandboxResult) => void;
@@ -44,10 +51,17 @@ export interface RunOrder {
 }
 
 const STDERR_KEEP = 4096;
-const RSS_POLL_MS = 20;
+/** How often the watchdog reads a process's CPU time and resident set: while runs are in flight, and idle. */
+const BUSY_POLL_MS = 20;
+const IDLE_POLL_MS = 100;
+/** The window over which `maxCpuCores` is averaged. */
+const CPU_WINDOW_MS = 1000;
+/** USER_HZ: the unit of utime and stime in /proc/<pid>/stat (100 on every Linux architecture Node runs on). */
+const CLOCK_TICK_MS = 10;
 
 const EXIT_MESSAGES: Record<ExitReason, string> = {
   memory: "the code exceeded the sandbox memory limit",
+  cpu: "the sandbox process was stopped for using more CPU than its runs may",
   timeout: "the sandbox process was stopped because another run of the same code timed out",
   crashed: "the sandbox process stopped unexpectedly",
   stopped: "the sandbox was stopped",
@@ -66,6 +80,8 @@ const failure = (
 export class SandboxProcess {
   /** (tenant, code hash) once assigned; a blank spare has none. */
   key: string | undefined;
+  /** The tenant of `key`. */
+  tenantId: string | undefined;
   lastUsed = Date.now();
   readonly ready: Promise<boolean>;
   private readonly child: ChildProcess;
@@ -79,7 +95,14 @@ export class SandboxProcess {
   private exitReason: ExitReason | undefined;
   private stderr = "";
   private idleTimer: NodeJS.Timeout | undefined;
-  private rssTimer: NodeJS.Timeout | undefined;
+  private watchTimer: NodeJS.Timeout | undefined;
+  private watching = false;
+  /** Whether the watchdog last saw the process idle (`touch` tracks the transitions). */
+  private wasIdle = true;
+  /** CPU time (ms) when the current idle spell began; undefined while busy or before the process is ready. */
+  private idleCpuStart: number | undefined;
+  /** Start of the current `maxCpuCores` window. */
+  private cpuWindow: { at: number; cpuMs: number } | undefined;
   private readonly onExitCallbacks: Array<() => void> = [];
 
   constructor(
@@ -103,6 +126,7 @@ export class SandboxProcess {
         clearTimeout(timer);
         const ready = readChildMessage(raw)?.t === "ready" && this.alive;
         if (!ready) this.kill("crashed");
+        else this.startWatchdog();
         resolve(ready);
       });
       this.onExit(() => {
@@ -297,7 +321,7 @@ export class SandboxProcess {
   private exited(): void {
     this.alive = false;
     clearTimeout(this.idleTimer);
-    clearInterval(this.rssTimer);
+    clearTimeout(this.watchTimer);
     const oom = /out of memory|heap limit/i.test(this.stderr);
     const reason: ExitReason = oom ? "memory" : (this.exitReason ?? "crashed");
     const result = failure(reason === "memory" ? "memory" : "crashed", EXIT_MESSAGES[reason]);
@@ -309,7 +333,7 @@ export class SandboxProcess {
   private touch(): void {
     this.lastUsed = Date.now();
     this.updateRef();
-    this.watchMemory();
+    this.trackIdle();
   }
 
   private updateRef(): void {
@@ -324,24 +348,95 @@ export class SandboxProcess {
     }
   }
 
-  /** Polls the resident set size while runs are in flight (Linux only): V8's heap limit misses ArrayBuffers. */
-  private watchMemory(): void {
-    if (this.inflight.size === 0 || !this.alive) {
-      clearInterval(this.rssTimer);
-      this.rssTimer = undefined;
+  /**
+   * The watchdog, from the moment the process is ready until it exits (Linux): it reads the process's CPU
+   * time and resident set from /proc, which the code cannot fake, and kills the process
+   * - as `memory` when the resident set passes `rssLimitMb` (V8's heap limit misses ArrayBuffers), busy or idle;
+   * - as `cpu` when, with no run in flight, it used more than `idleCpuMs` since it last became idle: work a
+   *   run scheduled outlived it (a module callback, thread-pool work), and the process is replaced;
+   * - as `cpu` when it averaged more than `maxCpuCores` over a second, busy or idle (thread-pool work piling
+   *   up behind a tenant's back-to-back runs).
+   */
+  private startWatchdog(): void {
+    if (process.platform !== "linux" || !this.alive) return;
+    this.watching = true;
+    this.trackIdle();
+    this.schedulePoll();
+  }
+
+  private schedulePoll(): void {
+    clearTimeout(this.watchTimer);
+    if (!this.alive || this.dying) return;
+    this.watchTimer = setTimeout(
+      () => {
+        this.sample();
+        this.schedulePoll();
+      },
+      this.isIdle ? IDLE_POLL_MS : BUSY_POLL_MS,
+    ).unref();
+  }
+
+  /** Notes the start of an idle spell (its CPU baseline) or of a busy one; Linux only. */
+  private trackIdle(): void {
+    if (!this.watching || !this.alive) return;
+    const idle = this.isIdle;
+    if (idle === this.wasIdle && (!idle || this.idleCpuStart !== undefined)) return;
+    this.wasIdle = idle;
+    if (!idle) {
+      this.idleCpuStart = undefined;
+      this.schedulePoll(); // sooner samples while busy (a memory bomb grows fast)
       return;
     }
-    if (this.rssTimer !== undefined || process.platform !== "linux") return;
-    const path = `/proc/${this.child.pid}/status`;
-    this.rssTimer = setInterval(() => {
-      let kb = 0;
-      try {
-        kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(path, "utf8"))?.[1] ?? 0);
-      } catch {
-        return;
-      }
-      if (kb > this.limits.rssLimitMb * 1024) this.kill("memory");
-    }, RSS_POLL_MS);
-    this.rssTimer.unref();
+    this.idleCpuStart = this.cpuMs();
+  }
+
+  private sample(): void {
+    if (!this.alive || this.dying) return;
+    const cpuMs = this.cpuMs();
+    const rssKb = this.rssKb();
+    if (cpuMs === undefined || rssKb === undefined) return;
+    if (rssKb > this.limits.rssLimitMb * 1024) {
+      this.kill("memory");
+      return;
+    }
+    this.trackIdle();
+    if (this.isIdle && this.idleCpuStart !== undefined && cpuMs - this.idleCpuStart > this.limits.idleCpuMs) {
+      this.kill("cpu");
+      return;
+    }
+    // Whether busy or idle (short idle spells between back-to-back runs must not reset it).
+    const now = performance.now();
+    const window = this.cpuWindow;
+    if (window !== undefined && now - window.at < CPU_WINDOW_MS) return;
+    if (window !== undefined && (cpuMs - window.cpuMs) / (now - window.at) > this.limits.maxCpuCores) {
+      this.kill("cpu");
+      return;
+    }
+    this.cpuWindow = { at: now, cpuMs };
+  }
+
+  /** CPU time (user + system, all threads) of the process in ms, from /proc; undefined if it is gone. */
+  private cpuMs(): number | undefined {
+    const stat = this.readProc("stat");
+    if (stat === undefined) return undefined;
+    // The fields after the command name (which may hold spaces and parentheses): utime is the 12th, stime the 13th.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * CLOCK_TICK_MS : undefined;
+  }
+
+  /** Resident set of the process in KiB, from /proc; undefined if it is gone. */
+  private rssKb(): number | undefined {
+    const status = this.readProc("status");
+    return status === undefined ? undefined : Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  }
+
+  private readProc(file: "stat" | "status"): string | undefined {
+    if (this.child.pid === undefined) return undefined;
+    try {
+      return readFileSync(`/proc/${this.child.pid}/${file}`, "utf8");
+    } catch {
+      return undefined;
+    }
   }
 }

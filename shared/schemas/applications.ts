@@ -1,20 +1,34 @@
 import { z } from "zod";
-import { CONTAINER_PATTERN } from "#shared/domain/access-rules.ts";
+import { CONTAINER_PATTERN, normalizeContainer } from "#shared/domain/access-rules.ts";
 import { ALL_PERMISSIONS, APPLICATION_TYPES, TOKEN_PERMISSIONS } from "#shared/domain/permissions.ts";
 
 export const permissionSchema = z.enum(ALL_PERMISSIONS);
 
+const CONTAINER_MESSAGE = "must start and end with / and hold segments of [a-z0-9_-]";
+
+/** A container wherever a request names one (tokens, rules, conditions): `[""]`, `a/b` and `//` are 400s. */
 export const containerSchema = z
   .string()
   .max(512)
   .transform((v) => v.trim().toLowerCase())
-  .pipe(z.string().regex(CONTAINER_PATTERN, "must start and end with / and hold segments of [a-z0-9_-]"));
+  .pipe(z.string().regex(CONTAINER_PATTERN, CONTAINER_MESSAGE));
 
-export const conditionSchema = z.object({
-  attribute: z.enum(["id", "container"]),
-  operator: z.enum(["equals", "starts_with"]),
-  value: z.string().min(1).max(400),
-});
+/** A condition on the container compares whole containers: its value is one, normalised like the others. */
+export const conditionSchema = z
+  .object({
+    attribute: z.enum(["id", "container"]),
+    operator: z.enum(["equals", "starts_with"]),
+    value: z.string().min(1).max(400),
+  })
+  .transform((condition, ctx) => {
+    if (condition.attribute !== "container") return condition;
+    const value = normalizeContainer(condition.value);
+    if (value === undefined) {
+      ctx.addIssue({ code: "custom", path: ["value"], message: CONTAINER_MESSAGE });
+      return z.NEVER;
+    }
+    return { ...condition, value };
+  });
 
 export const accessRuleSchema = z
   .object({
@@ -57,6 +71,11 @@ export const applicationSchema = z
     rules: z.array(accessRuleSchema),
     keys: z.array(applicationKeySchema).optional(),
     key: z.string().optional(),
+    member_id: z.string().optional().describe("Set on a member's own management application."),
+    minted_by: z
+      .string()
+      .optional()
+      .describe("The member through whose keys the application was created; deleting it revokes their keys."),
     created_by: z.string().optional(),
     created_at: z.string(),
     modified_by: z.string().optional(),

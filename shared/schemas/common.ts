@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { FORBIDDEN_KEY_MESSAGE, hasForbiddenSegment } from "#shared/domain/safe-keys.ts";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -48,3 +49,14 @@ export const paginated = <T extends z.ZodType>(item: T) =>
   z.object({ pagination: paginationSchema, data: z.array(item) });
 
 export const isoDate = z.iso.datetime({ offset: true });
+
+/**
+ * A key or dotted path named by the caller (metadata keys, configuration and parameter names): never
+ * `__proto__`, `prototype` or `constructor`, nor a path with one of them as a segment.
+ */
+export const safeKey = (max: number, min = 1) =>
+  z
+    .string()
+    .min(min)
+    .max(max)
+    .refine((key) => !hasForbiddenSegment(key), FORBIDDEN_KEY_MESSAGE);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { pagingQuery, repeatable } from "./common.ts";
+import { pagingQuery, repeatable, safeKey } from "./common.ts";
 
 /** Transform code is stored as given; 256 KB is far beyond any sensible transform. */
 const transform = z.object({
@@ -10,7 +10,7 @@ const transform = z.object({
 });
 const name = z.string().trim().min(1).max(200);
 const destination = z.string().min(1).max(2048);
-const configuration = z.record(z.string().max(200), z.unknown());
+const configuration = z.record(safeKey(200, 0), z.unknown());
 
 export const proxyBody = z.object({
   name,

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { pagingQuery, repeatable } from "./common.ts";
+import { pagingQuery, repeatable, safeKey } from "./common.ts";
 
 const name = z.string().trim().min(1).max(200);
-const parameterName = z.string().min(1).max(200);
+const parameterName = safeKey(200);
 const scalarType = z.enum(["string", "number", "boolean"]);
 
 export const formulaBody = z.object({
@@ -30,7 +30,7 @@ export const formulaBody = z.object({
     .default([]),
 });
 
-const configuration = z.record(z.string().max(200), z.unknown());
+const configuration = z.record(safeKey(200, 0), z.unknown());
 const application = z.object({ id: z.string().min(1) });
 
 export const createReactorBody = z.object({

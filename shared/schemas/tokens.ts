@@ -1,15 +1,16 @@
 import { z } from "zod";
 import { TOKEN_TYPE_NAMES } from "#shared/domain/tokens/types.ts";
-import { pagingQuery, repeatable } from "./common.ts";
+import { containerSchema } from "./applications.ts";
+import { pagingQuery, repeatable, safeKey } from "./common.ts";
 
 export const MAX_METADATA_ENTRIES = 20;
 export const MAX_DATA_BYTES = 64 * 1024;
 
 const metadata = z
-  .record(z.string().min(1).max(100), z.string().max(500))
+  .record(safeKey(100), z.string().max(500))
   .refine((m) => Object.keys(m).length <= MAX_METADATA_ENTRIES, `at most ${MAX_METADATA_ENTRIES} entries`);
 const expression = z.string().min(1).max(4096);
-const containers = z.array(z.string().max(512)).length(1, "a token belongs to exactly one container");
+const containers = z.array(containerSchema).length(1, "a token belongs to exactly one container");
 const tokenData = z
   .unknown()
   .refine((v) => v !== undefined, "is required")
@@ -35,7 +36,7 @@ export const createTokenBody = z.object({
 export const patchTokenBody = z.object({
   data: z.unknown().optional(),
   mask: z.unknown().optional(),
-  metadata: z.record(z.string().min(1).max(100), z.string().max(500).nullable()).nullable().optional(),
+  metadata: z.record(safeKey(100), z.string().max(500).nullable()).nullable().optional(),
   containers: containers.optional(),
   search_indexes: z.array(expression).max(10).nullable().optional(),
   fingerprint_expression: expression.nullable().optional(),

@@ -142,7 +142,8 @@ describe("functions", () => {
       SVC_MODE: "aws",
       LOG_LEVEL: "INFO",
       POWERTOOLS_SERVICE_NAME: "svc-vault",
-      NODE_OPTIONS: "--enable-source-maps",
+      // Source-mapped traces; Object.prototype.__proto__ throws in every function (process integrity).
+      NODE_OPTIONS: "--enable-source-maps --disable-proto=throw",
       // Every group: shared/config.ts requires SVC_TABLE_NAME in AWS mode (system's is name only).
       SVC_TABLE_NAME: tableRef(),
     });
@@ -151,6 +152,20 @@ describe("functions", () => {
     else expect(env).not.toHaveProperty("SVC_ROOT_KEY_PARAMETER");
     expect(env).not.toHaveProperty("SVC_ROOT_KEY");
     expect(env).not.toHaveProperty("SVC_TEST_CLOCK");
+  });
+});
+
+describe("process integrity", () => {
+  it("runs every function of the service with --disable-proto=throw", () => {
+    const functions = Object.entries(template.findResources("AWS::Lambda::Function")).filter(
+      ([, resource]) => resource.Properties?.Environment?.Variables?.SVC_MODE === "aws",
+    );
+    // The API groups plus the sweeper and the callback consumer.
+    expect(functions.length).toBeGreaterThanOrEqual(FUNCTION_GROUPS.length + 2);
+    for (const [id, resource] of functions) {
+      const options: string = resource.Properties.Environment.Variables.NODE_OPTIONS ?? "";
+      expect(options.split(/\s+/), id).toContain("--disable-proto=throw");
+    }
   });
 });
 
@@ -163,13 +178,25 @@ describe("least privilege", () => {
   ];
   const indexArn = () => ({ "Fn::Join": ["", [tableArn(), "/index/GSI1"]] });
 
-  it("logs reads the table and its index, and cannot write", () => {
+  it("logs reads the table and its index, and writes nothing but rate-limit counters", () => {
     const statements = statementsOf("logs");
-    expect(actionsOf(statements, "dynamodb:").sort()).toEqual([...TABLE_READ_ACTIONS].sort());
-    for (const action of [...writes, "dynamodb:ConditionCheckItem", "dynamodb:Scan"])
+    expect(actionsOf(statements, "dynamodb:").sort()).toEqual(
+      [...TABLE_READ_ACTIONS, "dynamodb:UpdateItem"].sort(),
+    );
+    for (const action of [
+      ...writes.filter((a) => a !== "dynamodb:UpdateItem"),
+      "dynamodb:ConditionCheckItem",
+    ])
       expect(actionsOf(statements)).not.toContain(action);
-    const [read] = statementsWithAction(statements, "dynamodb:");
+    expect(actionsOf(statements)).not.toContain("dynamodb:Scan");
+    const [read] = statementsWithAction(statements, "dynamodb:GetItem");
     expect(asArray(read?.Resource)).toEqual([tableArn(), indexArn()]);
+    const [counters] = statementsWithAction(statements, "dynamodb:UpdateItem");
+    expect(counters).toMatchObject({
+      Action: "dynamodb:UpdateItem",
+      Resource: tableArn(),
+      Condition: { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["RATE#*"] } },
+    });
   });
 
   it.each(["tenants", "applications"] as const)("%s reads and writes the table, and never scans", (group) => {

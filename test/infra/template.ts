@@ -28,6 +28,7 @@ export async function runAsLambda(script: string): Promise<string> {
     env: {
       PATH: process.env.PATH,
       SVC_MODE: "aws",
+      SVC_SANDBOX: "none",
       SVC_TABLE_NAME: "svc-vault-smoke",
       AWS_REGION: "us-east-1",
       AWS_LAMBDA_FUNCTION_NAME: "smoke",

@@ -413,7 +413,7 @@ describe("callback delivery", () => {
 });
 
 describe("end to end through POST /reactors/{id}/react", () => {
-  const svc = useService();
+  const svc = useService({ allowPrivateDestinations: true });
 
   it("answers 202, runs the reaction once through the queue and delivers it signed with the tenant's secret", async () => {
     const deps = svc.service.deps;

@@ -59,6 +59,8 @@ describe("npm start (the local contract)", () => {
 
     expect(output).toContain(`http://127.0.0.1:${port}`);
     expect(output).toContain(rootKey);
+    // Started without the flag, the script runs itself again with it (process integrity).
+    expect(output).toContain("--disable-proto=throw");
     expect(health.status).toBe(200);
     expect(tenant.status).toBe(201);
     expect(statSync(join(dataDir, "root-key")).mode & 0o777).toBe(0o600);

@@ -4,7 +4,7 @@ import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey } from "#test/support/tokens.ts";
 
-const svc = useService();
+const svc = useService({ allowPrivateDestinations: true });
 const mergePatch = { "content-type": "application/merge-patch+json" };
 
 type Proxy = {

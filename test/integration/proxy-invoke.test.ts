@@ -8,7 +8,7 @@ import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
-const svc = useService();
+const svc = useService({ allowPrivateDestinations: true });
 
 interface Received {
   method: string;

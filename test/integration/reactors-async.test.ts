@@ -10,7 +10,7 @@ import { type TokenBody, VISA } from "#test/support/tokens.ts";
 
 // Retries of failed callbacks wait 50 ms, 100 ms, … instead of minutes.
 process.env.SVC_CALLBACK_RETRY_BASE_SECONDS = "0.05";
-const svc = useService();
+const svc = useService({ allowPrivateDestinations: true });
 
 interface Delivery {
   headers: IncomingHttpHeaders;

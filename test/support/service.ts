@@ -8,11 +8,19 @@ export interface TestService {
   service: LocalService;
 }
 
+export interface UseServiceOptions {
+  /**
+   * Let proxies and callbacks reach loopback destinations (the tests' own receivers on 127.0.0.1): sets
+   * SVC_PROXY_ALLOW_PRIVATE=1. Default off, as the service's own default.
+   */
+  allowPrivateDestinations?: boolean;
+}
+
 /**
  * Starts the service in this test file's process, on a free port, against the run's DynamoDB Local,
  * with the test clock on. Returns a holder filled in by beforeAll.
  */
-export function useService(): TestService {
+export function useService(options: UseServiceOptions = {}): TestService {
   const holder = {} as TestService;
   beforeAll(async () => {
     const rootKey = `key_root_test_${randomUUID()}`;
@@ -24,6 +32,7 @@ export function useService(): TestService {
       testClock: true,
       // A table per test file: each file moves its own test clock, and the sweep's progress is per table.
       tableName: `svc-test-${randomUUID()}`,
+      proxyAllowPrivate: options.allowPrivateDestinations ?? false,
     });
     Object.assign(holder, { url: service.url, rootKey, service });
   });

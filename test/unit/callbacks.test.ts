@@ -118,6 +118,8 @@ describe("callbackUrlProblem", () => {
     expect(callbackUrlProblem("ftp://hooks.example/", { allowPrivate: true })).toMatch(/http or https/);
     expect(callbackUrlProblem("/relative", { allowPrivate: true })).toMatch(/absolute/);
     expect(callbackUrlProblem("https://u:p@hooks.example/", { allowPrivate: false })).toMatch(/credentials/);
+    expect(callbackUrlProblem("http://169.254.169.254/x", { allowPrivate: true })).toMatch(/does not call/);
+    expect(callbackUrlProblem("https://[fd00:ec2::254]/x", { allowPrivate: false })).toMatch(/does not call/);
     expect(callbackUrlProblem(`https://hooks.example/${"a".repeat(2100)}`, { allowPrivate: false })).toMatch(
       /at most/,
     );

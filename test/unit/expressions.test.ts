@@ -215,9 +215,17 @@ describe("json", () => {
     expect(global.pwned).toBeUndefined();
   });
 
-  it("does not reach the prototype", async () => {
-    expect(await evaluate("{{ data | json: '$.constructor' }}", card)).toBeNull();
-    expect(await evaluate("{{ data | json: '$.__proto__' }}", card)).toBeNull();
+  it("refuses paths that name the prototype machinery, in the template or from the data", async () => {
+    for (const path of ["$.constructor", "$.__proto__", "$..prototype", "$['constructor']"]) {
+      expect((await failure(evaluate(`{{ data | json: '${path}' }}`, card))).message).toMatch(
+        /must not name/,
+      );
+      expect((await failure(evaluate("{{ data | json: data.p }}", { ...card, p: path }))).message).toMatch(
+        /JSONPath must not name/,
+      );
+    }
+    // jsonpath-plus itself follows own properties only: a harmless path never reaches a prototype.
+    expect(await evaluate("{{ data | json: '$.toString' }}", card)).toBeNull();
   });
 });
 
@@ -711,20 +719,26 @@ describe("hostile expressions", () => {
     );
   });
 
-  it("does not expose prototypes", async () => {
+  it("refuses expressions that name __proto__, prototype or constructor, and never exposes prototypes", async () => {
     const data = { a: 1 };
     for (const template of [
       "{{ data.constructor }}",
       "{{ data.__proto__ }}",
       "{{ data['constructor'] }}",
       "{{ data.constructor.name }}",
-      "{{ data.toString }}",
       "{{ constructor }}",
       "{{ data.a.constructor }}",
+      '{% assign k = "prototype" %}{{ data[k] }}',
+      "{{ data | map: 'constructor' }}",
     ]) {
-      expect(await render(template, data)).toBe("");
+      expect(syncFailure(() => engine.validate(template)).message).toMatch(/must not name/);
+      expect((await failure(render(template, data))).message).toMatch(/must not name/);
     }
-    expect(await evaluate("{{ data.__proto__ }}", data)).toBeNull();
+    // Outside tags the words are text; inherited members stay invisible (liquidjs ownPropertyOnly).
+    expect(await render("constructor: {{ data.a }}", data)).toBe("constructor: 1");
+    expect(await render("{{ data.toString }}", data)).toBe("");
+    expect(await render("{% assign k = data.key %}{{ data[k] }}", { key: "__proto__" })).toBe("");
+    expect(await evaluate("{{ data.hasOwnProperty }}", data)).toBeNull();
   });
 });
 

@@ -55,20 +55,23 @@ describe("envelope", () => {
 
 describe("configuration", () => {
   it("refuses the test clock and a plaintext root key in AWS mode", () => {
-    expect(() => loadConfig({ SVC_MODE: "aws", SVC_TABLE_NAME: "svc", SVC_TEST_CLOCK: "1" })).toThrow(
-      /SVC_TEST_CLOCK/,
-    );
-    expect(() =>
-      loadConfig({ SVC_MODE: "aws", SVC_TABLE_NAME: "svc", SVC_ROOT_KEY: "x".repeat(20) }),
-    ).toThrow(/SVC_ROOT_KEY/);
+    const aws = { SVC_MODE: "aws", SVC_TABLE_NAME: "svc", SVC_SANDBOX: "none" };
+    expect(() => loadConfig({ ...aws, SVC_TEST_CLOCK: "1" })).toThrow(/SVC_TEST_CLOCK/);
+    expect(() => loadConfig({ ...aws, SVC_ROOT_KEY: "x".repeat(20) })).toThrow(/SVC_ROOT_KEY/);
     expect(() => loadConfig({ SVC_MODE: "aws" })).toThrow(/SVC_TABLE_NAME/);
   });
 
-  it("defaults private proxy destinations on locally and off in AWS", () => {
-    expect(loadConfig({}).proxyAllowPrivate).toBe(true);
-    expect(loadConfig({ SVC_MODE: "aws", SVC_TABLE_NAME: "svc" }).proxyAllowPrivate).toBe(false);
+  it("keeps private proxy destinations off unless SVC_PROXY_ALLOW_PRIVATE is set, locally too", () => {
+    expect(loadConfig({}).proxyAllowPrivate).toBe(false);
+    expect(loadConfig({ SVC_PROXY_ALLOW_PRIVATE: "1" }).proxyAllowPrivate).toBe(true);
+    expect(loadConfig({ SVC_PROXY_ALLOW_PRIVATE: "0" }).proxyAllowPrivate).toBe(false);
+    expect(
+      loadConfig({ SVC_MODE: "aws", SVC_TABLE_NAME: "svc", SVC_SANDBOX: "none" }).proxyAllowPrivate,
+    ).toBe(false);
     expect(loadConfig({}).mode).toBe("local");
-    expect(loadConfig({ AWS_LAMBDA_FUNCTION_NAME: "f", SVC_TABLE_NAME: "svc" }).mode).toBe("aws");
+    expect(
+      loadConfig({ AWS_LAMBDA_FUNCTION_NAME: "f", SVC_TABLE_NAME: "svc", SVC_SANDBOX: "none" }).mode,
+    ).toBe("aws");
   });
 
   it("reads the sandbox runner definition when all of SVC_RUNNER_* are set, and refuses a partial one", () => {
@@ -99,7 +102,7 @@ describe("configuration", () => {
       logGroup: "runners",
       stackName: "SvcVault",
     });
-    expect(loadConfig(aws).runner).toBeUndefined();
+    expect(loadConfig({ ...aws, SVC_SANDBOX: "none" }).runner).toBeUndefined();
     const { SVC_RUNNER_CODE_KEY: _key, ...partial } = runner;
     expect(() => loadConfig({ ...aws, ...partial })).toThrow(/SVC_RUNNER_CODE_KEY/);
     expect(() => loadConfig({ ...aws, ...runner, SVC_RUNNER_PREFIX: "x".repeat(20) })).toThrow(/PREFIX/);

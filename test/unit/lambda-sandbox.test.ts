@@ -108,7 +108,7 @@ describe("LambdaSandbox", () => {
         MemorySize: 1024,
         Timeout: 240,
         Architectures: ["arm64"],
-        Environment: { Variables: { NODE_OPTIONS: "--enable-source-maps" } },
+        Environment: { Variables: { NODE_OPTIONS: "--enable-source-maps --disable-proto=throw" } },
         LoggingConfig: { LogGroup: spec.logGroup, LogFormat: "Text" },
         Tags: {
           "svc-vault:stack": "SvcVault",

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { HOP_BY_HOP_HEADERS, outboundHeaders, responseHeaders } from "#shared/proxy/headers.ts";
+import {
+  HOP_BY_HOP_HEADERS,
+  outboundHeaders,
+  proxyOptionHeaders,
+  responseHeaders,
+  transformVisibleHeaders,
+} from "#shared/proxy/headers.ts";
 
 describe("outboundHeaders", () => {
   it("forwards destination headers such as Authorization, Content-Type and custom ones", () => {
@@ -175,5 +181,30 @@ describe("responseHeaders", () => {
     cookies.push("b=2");
 
     expect(headers).toEqual({ "set-cookie": ["a=1"] });
+  });
+});
+
+describe("transformVisibleHeaders and proxyOptionHeaders", () => {
+  const incoming = {
+    "svc-api-key": "key_pvt_secret",
+    "SVC-PROXY-KEY": "key_prx_secret",
+    "Svc-Proxy-Connection": "keep-alive",
+    "svc-proxy-keep-alive": "timeout=5",
+    authorization: "Bearer sk_test_123",
+  };
+
+  it("shows tenant code every header but the service's own, whatever their case", () => {
+    expect(transformVisibleHeaders(incoming)).toEqual({ authorization: "Bearer sk_test_123" });
+  });
+
+  it("keeps only the proxy options aside, lower-cased, for outboundHeaders", () => {
+    const options = proxyOptionHeaders(incoming);
+
+    expect(options).toEqual({ "svc-proxy-connection": "keep-alive", "svc-proxy-keep-alive": "timeout=5" });
+    expect(outboundHeaders({ ...transformVisibleHeaders(incoming), ...options })).toEqual({
+      authorization: "Bearer sk_test_123",
+      connection: "keep-alive",
+      "keep-alive": "timeout=5",
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { ProcessSandbox } from "#shared/sandbox/pool.ts";
+import { fairShare, ProcessSandbox } from "#shared/sandbox/pool.ts";
 import type { SandboxRequest, SandboxResult, SvcOperation } from "#shared/sandbox/sandbox.ts";
 import { permissionFlag } from "#shared/sandbox/spawn.ts";
 
@@ -435,5 +435,77 @@ describe("a full pool", () => {
     } finally {
       await pool.close();
     }
+  });
+});
+
+describe("fair share", () => {
+  it("gives each busy tenant max(1, floor(maxProcesses / (busy tenants + 1))), at most the per-tenant cap", () => {
+    expect(fairShare(16, 1)).toBe(8);
+    expect(fairShare(16, 2)).toBe(5);
+    expect(fairShare(16, 15)).toBe(1);
+    expect(fairShare(16, 40)).toBe(1);
+    expect(fairShare(4, 1)).toBe(2);
+    expect(fairShare(16, 1, 3)).toBe(3);
+  });
+
+  it("makes a tenant over its share wait, while another tenant gets a process at once", async () => {
+    const pool = new ProcessSandbox({ maxProcesses: 4 });
+    const hold = (n: number) =>
+      `module.exports = () => { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5000); return ${n}; }`;
+    try {
+      await pool.warm();
+      const flooder = newTenant();
+      const flood = [0, 1, 2, 3, 4].map((n) =>
+        pool.run({ tenantId: flooder, code: hold(n), input: {}, timeoutMs: 3000 }),
+      );
+      await sleep(300);
+      const other = await pool.run({
+        tenantId: newTenant(),
+        code: "module.exports = () => 'mine'",
+        input: {},
+        timeoutMs: 2000,
+      });
+
+      // Without a share, the flood holds all 4 processes for 3 s and this run finds none within its 2 s.
+      expect(other).toEqual({ ok: true, value: "mine" });
+      const kinds = (await Promise.all(flood)).map((r) => (r.ok ? "ok" : r.error.kind));
+      expect(kinds).toEqual(["timeout", "timeout", "timeout", "timeout", "timeout"]);
+      expect(pool.size).toBeLessThanOrEqual(4);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe.skipIf(process.platform !== "linux")("the CPU watchdog", () => {
+  it("kills a busy process that averages more CPU than maxCpuCores over a second, failing its runs", async () => {
+    const pool = new ProcessSandbox({ maxCpuCores: 0.01 }); // a spinning run gets little CPU on a loaded machine;
+    try {
+      const spin =
+        "module.exports = () => { const end = Date.now() + 3000; while (Date.now() < end) {} return 1; }";
+      const result = await pool.run({ tenantId: newTenant(), code: spin, input: {}, timeoutMs: 5000 });
+      expect(result).toEqual({
+        ok: false,
+        error: {
+          kind: "crashed",
+          message: "the sandbox process was stopped for using more CPU than its runs may",
+        },
+      });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("leaves a process that is idle and quiet alone", async () => {
+    const tenantId = newTenant();
+    const code =
+      "module.exports = () => { const a = []; for (let i = 0; i < 2e5; i++) a.push({ i }); return a.length; }";
+    expect(await sandbox.run({ tenantId, code, input: {}, timeoutMs: 5000 })).toEqual({
+      ok: true,
+      value: 2e5,
+    });
+    const pid = sandbox.pidOf(tenantId, code);
+    await sleep(1000);
+    expect(sandbox.pidOf(tenantId, code)).toBe(pid);
   });
 });

@@ -6,6 +6,7 @@ import {
   type Runtime,
   waitUntilFunctionActiveV2,
 } from "@aws-sdk/client-lambda";
+import { LAMBDA_NODE_OPTIONS } from "#shared/node-options.ts";
 
 /**
  * How every tenant's runner function is built, set by the stack (SVC_RUNNER_*): one bundle (the template
@@ -138,7 +139,7 @@ export class RunnerFunctions {
       Timeout: spec.timeoutSeconds,
       Architectures: [spec.architecture as Architecture],
       // Nothing secret, and nothing about the service: the runner needs no configuration.
-      Environment: { Variables: { NODE_OPTIONS: "--enable-source-maps" } },
+      Environment: { Variables: { NODE_OPTIONS: LAMBDA_NODE_OPTIONS } },
       LoggingConfig: { LogGroup: spec.logGroup, LogFormat: "Text" as const },
       Tags: {
         "svc-vault:stack": spec.stackName,

@@ -28,6 +28,7 @@ export class DynamoApplicationStore implements ApplicationStore {
       application_id: key.application_id,
       created_at: key.created_at,
       key_hash: key.key_hash,
+      ...(key.minted_by ? { minted_by: key.minted_by } : {}),
     };
     const lookup = {
       ...keys.apiKey(key.key_hash),

@@ -18,6 +18,11 @@ const invitationKeys = {
 
 type Item = Record<string, unknown>;
 
+/** DynamoDB's limit on the items of one TransactWriteItems. */
+const MAX_TRANSACTION_ITEMS = 100;
+/** Minted keys revoked per transaction when they do not fit with the member's own deletion (2 items each). */
+const KEYS_PER_CHUNK = 50;
+
 /** Members and invitations live in the tenant's partition; invitation codes are looked up by hash. */
 export class DynamoMemberStore implements MemberStore {
   constructor(
@@ -64,11 +69,33 @@ export class DynamoMemberStore implements MemberStore {
     return out.Item ? stripKeys<TenantMember>(out.Item) : undefined;
   }
 
-  async deleteMember(tenantId: string, memberId: string, audit: LogEntry): Promise<string[] | undefined> {
+  async deleteMember(
+    tenantId: string,
+    memberId: string,
+    audit: LogEntry,
+  ): Promise<{ applicationIds: string[]; keyHashes: string[] } | undefined> {
+    const member = await this.getMember(tenantId, memberId);
+    if (!member || member.role === "OWNER") return undefined;
     const bound = (await this.queryPrefix(tenantId, "APP#")).filter((app) => app.member_id === memberId);
-    const keyItems = (await this.queryPrefix(tenantId, "APPKEY#")).filter((k) =>
-      bound.some((app) => String(k.SK).startsWith(`APPKEY#${app.id}#`)),
-    );
+    const allKeys = await this.queryPrefix(tenantId, "APPKEY#");
+    const ofBound = allKeys.filter((k) => bound.some((app) => String(k.SK).startsWith(`APPKEY#${app.id}#`)));
+    const minted = allKeys.filter((k) => k.minted_by === memberId && !ofBound.includes(k));
+    const keyDeletes = (k: Item) => [
+      { Delete: { TableName: this.tableName, Key: { PK: k.PK, SK: k.SK } } },
+      { Delete: { TableName: this.tableName, Key: keys.apiKey(String(k.key_hash)) } },
+    ];
+    // Minted keys go first, in chunks when there are many: a failure part-way leaves the member in place,
+    // so deleting it again finishes the revocation (never a deleted member with live keys).
+    const room = Math.floor((MAX_TRANSACTION_ITEMS - 2 - bound.length - 2 * ofBound.length) / 2);
+    const inLast = minted.length <= room ? minted : [];
+    const early = minted.length <= room ? [] : minted;
+    for (let i = 0; i < early.length; i += KEYS_PER_CHUNK) {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: early.slice(i, i + KEYS_PER_CHUNK).flatMap(keyDeletes),
+        }),
+      );
+    }
     const written = await transactOrFalse(this.client, [
       {
         Delete: {
@@ -82,14 +109,15 @@ export class DynamoMemberStore implements MemberStore {
       ...bound.map((app) => ({
         Delete: { TableName: this.tableName, Key: keys.application(tenantId, String(app.id)) },
       })),
-      ...keyItems.flatMap((k) => [
-        { Delete: { TableName: this.tableName, Key: { PK: k.PK, SK: k.SK } } },
-        { Delete: { TableName: this.tableName, Key: keys.apiKey(String(k.key_hash)) } },
-      ]),
+      ...ofBound.flatMap(keyDeletes),
+      ...inLast.flatMap(keyDeletes),
       this.audit.put(audit),
     ]);
     if (!written) return undefined;
-    return bound.map((app) => String(app.id));
+    return {
+      applicationIds: bound.map((app) => String(app.id)),
+      keyHashes: minted.map((k) => String(k.key_hash)),
+    };
   }
 
   private invitationItem(invitation: StoredInvitation, codeHash: string) {

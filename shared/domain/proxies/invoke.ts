@@ -7,9 +7,11 @@ import { accessOf } from "#shared/domain/tokens/access.ts";
 import { createDetokenizer } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import { auditEntityType } from "#shared/domain/tokens/types.ts";
-import { forbidden, HttpError, payloadTooLarge, unauthorized } from "#shared/http/errors.ts";
+import { forbidden, HttpError, payloadTooLarge, unauthorized, validationError } from "#shared/http/errors.ts";
+import { jsonTextDepth, MAX_JSON_DEPTH } from "#shared/http/json-guard.ts";
 import { hashKey } from "#shared/ids.ts";
 import { ForwardError, forward } from "#shared/proxy/forward.ts";
+import { proxyOptionHeaders, transformVisibleHeaders } from "#shared/proxy/headers.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import type { ProxyStore } from "./manage.ts";
 import type { StoredProxy } from "./proxy.ts";
@@ -18,6 +20,7 @@ import { configuredApplication, sandboxSvc } from "./svc-calls.ts";
 /** With a transform configured, a proxied payload may be at most 5 MB (spec). */
 export const TRANSFORM_PAYLOAD_LIMIT = 5 * 1024 * 1024;
 export const TRANSFORM_TIMEOUT_MS = 5_000;
+export const TRANSFORM_FAILED = "The proxy transform failed. Quote the request id when reporting it.";
 
 export interface ProxyInvokeDeps extends TokenDeps {
   proxies: ProxyStore;
@@ -109,21 +112,11 @@ async function runTransform(
     ...sandboxSvc(deps, svcPrincipal, `proxy ${proxy.id}`),
   });
   if (!result.ok) {
-    const { error } = result;
-    const status =
-      error.kind === "thrown"
-        ? error.status && error.status >= 400 && error.status < 600
-          ? error.status
-          : 400
-        : error.kind === "timeout"
-          ? 504
-          : 500;
-    throw new ProxyError(
-      status,
-      `transform-${error.kind}`,
-      "Transform Failed",
-      `The proxy transform failed: ${error.message}`,
-    );
+    // Generic, with the request id added by the handler: the message is tenant code's, may hold detokenized
+    // data, and a caller of a proxy without require_auth is anyone. It is not logged either.
+    if (result.error.kind === "timeout")
+      throw new ProxyError(504, "transform-timeout", "Transform Failed", "The proxy transform timed out.");
+    throw new ProxyError(500, "transform-failed", "Transform Failed", TRANSFORM_FAILED);
   }
   const value = result.value;
   if (typeof value !== "object" || value === null)
@@ -157,8 +150,12 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
     let bodyBytes = request.body;
     if (request.body?.length && isJson(request.headers)) {
       let parsed: unknown;
+      const text = request.body.toString("utf8");
+      // Detokenization walks the body recursively: the same depth limit as every other JSON body.
+      if (jsonTextDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
+        throw validationError(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
       try {
-        parsed = JSON.parse(request.body.toString("utf8"));
+        parsed = JSON.parse(text);
       } catch {
         parsed = undefined;
       }
@@ -192,7 +189,9 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
       }),
     ]);
 
-    let headers = request.headers;
+    // Tenant code never sees the service's own headers (API key, proxy key); the proxy options go on aside.
+    let headers = transformVisibleHeaders(request.headers);
+    const options = proxyOptionHeaders(request.headers);
     if (proxy.response_transform) {
       // The response transform reads the body: ask the destination for it uncompressed.
       const { "accept-encoding": _encoding, ...rest } = headers;
@@ -222,7 +221,7 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
           pathSuffix: request.pathSuffix,
           rawQuery: request.rawQuery,
           method: request.method,
-          headers,
+          headers: { ...headers, ...options },
           ...(bodyBytes ? { body: bodyBytes } : {}),
         },
         {

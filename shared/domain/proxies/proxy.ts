@@ -47,15 +47,31 @@ export function transformCodeError(code: string): string | undefined {
   }
 }
 
-/** `name` search: `*` is a wildcard (anchored, case-insensitive); without one, a case-insensitive substring. */
+/**
+ * `name` search (proxies, reactors): `*` is a wildcard (anchored, case-insensitive); without one, a
+ * case-insensitive substring. A glob of `*` alone needs no backtracking: the text before the first `*` must
+ * start the name, the text after the last must end it, and each piece between is found at its leftmost
+ * place after the previous one. Each piece is searched once, so a search costs at most name length times
+ * pattern length (never the exponential time a `.*` regex takes on `a*a*a*...`).
+ */
 export function nameMatcher(pattern: string): (name: string) => boolean {
   const lowered = pattern.toLowerCase();
   if (!lowered.includes("*")) return (name) => name.toLowerCase().includes(lowered);
-  const regex = new RegExp(
-    `^${lowered
-      .split("*")
-      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-      .join(".*")}$`,
-  );
-  return (name) => regex.test(name.toLowerCase());
+  const parts = lowered.split("*");
+  const first = parts[0] ?? "";
+  const last = parts.at(-1) ?? "";
+  const middle = parts.slice(1, -1).filter((part) => part !== "");
+  return (raw) => {
+    const name = raw.toLowerCase();
+    if (name.length < first.length + last.length) return false;
+    if (!name.startsWith(first) || !name.endsWith(last)) return false;
+    const end = name.length - last.length;
+    let from = first.length;
+    for (const part of middle) {
+      const at = name.indexOf(part, from);
+      if (at < 0 || at + part.length > end) return false;
+      from = at + part.length;
+    }
+    return true;
+  };
 }

@@ -1,4 +1,5 @@
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
+import { FORBIDDEN_KEY_MESSAGE, hasForbiddenSegment, nullObject } from "#shared/domain/safe-keys.ts";
 
 export type ParameterType = "string" | "number" | "boolean";
 
@@ -22,11 +23,15 @@ function getPath(source: unknown, path: string[]): { found: boolean; value?: unk
   return { found: true, value: current };
 }
 
+/**
+ * Writes `value` at `path`, creating null-prototype objects on the way: whatever the segments are, only own
+ * properties of objects built here are ever written (the schemas also refuse the reserved segments).
+ */
 function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
   let current = target;
   for (const part of path.slice(0, -1)) {
-    const next = current[part];
-    if (!isPlainObject(next)) current[part] = {};
+    const next = Object.hasOwn(current, part) ? current[part] : undefined;
+    if (!isPlainObject(next)) current[part] = nullObject();
     current = current[part] as Record<string, unknown>;
   }
   current[path.at(-1) as string] = value;
@@ -64,9 +69,13 @@ export function validateArgs(args: unknown, parameters: readonly RequestParamete
   const given = args === undefined || args === null ? {} : args;
   if (!isPlainObject(given)) return { ok: false, errors: { args: ["must be an object"] } };
   if (parameters.length === 0) return { ok: true, args: given };
-  const errors: Record<string, string[]> = {};
-  const validated: Record<string, unknown> = {};
+  const errors: Record<string, string[]> = nullObject();
+  const validated: Record<string, unknown> = nullObject();
   for (const parameter of parameters) {
+    if (hasForbiddenSegment(parameter.name)) {
+      errors[`args.${parameter.name}`] = [FORBIDDEN_KEY_MESSAGE];
+      continue;
+    }
     const path = parameter.name.split(".");
     const { found, value } = getPath(given, path);
     if (!found || value === undefined || value === null) {

@@ -14,6 +14,7 @@ import { auditEntry } from "#shared/domain/audit-entry.ts";
 import { internalProblem } from "#shared/http/problem.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
+import { refusal } from "#shared/proxy/address-guard.ts";
 import { ForwardError, forward } from "#shared/proxy/forward.ts";
 import type { CallbackJob, ReactionOutcome, ReactionRunner, WebhookSecretSource } from "./callback-job.ts";
 
@@ -302,7 +303,8 @@ export function parseCallbackJob(text: string): CallbackJob {
 /**
  * The checks react can make on callback_url before answering 202 (so an obviously unusable URL is a 400,
  * not a dead letter): absolute http(s) URL, no credentials, https unless private destinations are allowed,
- * at most MAX_CALLBACK_URL_LENGTH characters. Addresses are checked at delivery, at connect time.
+ * at most MAX_CALLBACK_URL_LENGTH characters, not an always-refused IP literal. Every address is checked
+ * again at delivery, at connect time (address-guard.ts).
  * Returns the reason for refusing it, or undefined.
  */
 export function callbackUrlProblem(url: string, options: { allowPrivate: boolean }): string | undefined {
@@ -318,5 +320,10 @@ export function callbackUrlProblem(url: string, options: { allowPrivate: boolean
     return "The callback_url must use http or https.";
   if (!options.allowPrivate && parsed.protocol !== "https:") return "The callback_url must use https.";
   if (parsed.username || parsed.password) return "The callback_url must not carry credentials.";
+  // An address that delivery would refuse whatever the settings (link-local/metadata, the service's own
+  // endpoints) is refused now; names are checked at delivery, at connect time.
+  const port = parsed.port ? Number(parsed.port) : parsed.protocol === "https:" ? 443 : 80;
+  if (refusal(parsed.hostname, port) !== undefined)
+    return "The callback_url's address is one this service does not call.";
   return undefined;
 }

@@ -8,7 +8,7 @@ import { configuredApplication, sandboxSvc } from "#shared/domain/proxies/svc-ca
 import type { SessionStore } from "#shared/domain/sessions.ts";
 import { accessOf } from "#shared/domain/tokens/access.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
-import { createDetokenizer } from "#shared/domain/tokens/detokenize.ts";
+import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import { type FieldErrors, HttpError, notFound, validationError } from "#shared/http/errors.ts";
 import { problemFromError } from "#shared/http/problem.ts";
@@ -23,6 +23,7 @@ import type {
   ReactionRunner,
   WebhookSecretSource,
 } from "./callback-job.ts";
+import { callbackUrlProblem } from "./callbacks.ts";
 import { invalidCode } from "./manage.ts";
 import { RUNTIME_PRELUDE, type StoredFormula, type StoredReactor } from "./model.ts";
 
@@ -36,7 +37,7 @@ export interface ReactDeps extends TokenDeps {
   sessions: SessionStore;
   sandbox: Sandbox;
   jobQueue?: JobQueue;
-  config: { syncReactTimeoutMs: number };
+  config: { syncReactTimeoutMs: number; proxyAllowPrivate: boolean };
 }
 
 export interface ReactInput {
@@ -168,8 +169,36 @@ async function prepareArgs(
   const detokenized = await createDetokenizer(deps, principal.tenantId, accessOf(principal)).json(args ?? {});
   const validated = validateArgs(detokenized, formula.request_parameters);
   if (!validated.ok)
-    throw validationError("The args do not satisfy the formula's request parameters.", validated.errors);
+    throw validationError(
+      "The args do not satisfy the formula's request parameters.",
+      withoutDetokenizedFields(args, validated.errors),
+    );
   return validated.args;
+}
+
+/**
+ * Which parameters failed tells about the data when their values came from tokens (one bit per parameter per
+ * request): those are folded into one fixed entry; parameters the caller gave in the clear keep theirs.
+ */
+function withoutDetokenizedFields(raw: unknown, errors: FieldErrors): FieldErrors {
+  // `args.card.number` came from a token when the raw args hold an expression at card.number or card.
+  const fromTokens = (field: string) => {
+    let value: unknown = raw;
+    for (const part of field.split(".").slice(1)) {
+      if (typeof value === "string") break;
+      if (!isPlainObject(value) || !Object.hasOwn(value, part)) return false;
+      value = value[part];
+    }
+    return findReferences(value).length > 0;
+  };
+  const kept: FieldErrors = {};
+  let folded = false;
+  for (const [field, messages] of Object.entries(errors)) {
+    if (fromTokens(field)) folded = true;
+    else kept[field] = messages;
+  }
+  if (folded) kept.args = ["a detokenized value does not satisfy the request parameters"];
+  return kept;
 }
 
 export async function react(
@@ -178,6 +207,12 @@ export async function react(
   reactorId: string,
   input: ReactInput,
 ) {
+  // A callback_url delivery would refuse is a 400 now, not a dead letter after the run.
+  const callbackProblem =
+    input.callback_url === undefined
+      ? undefined
+      : callbackUrlProblem(input.callback_url, { allowPrivate: deps.config.proxyAllowPrivate });
+  if (callbackProblem) throw validationError(callbackProblem, { callback_url: [callbackProblem] });
   const { reactor, formula } = await reactorAndFormula(deps, principal.tenantId, reactorId);
   const args = await prepareArgs(deps, principal, formula, input.args);
   const actor = actorOf(principal);

@@ -38,11 +38,16 @@ export function accessOf(principal: TenantPrincipal): TokenAccess {
       const own = evaluateAccess(session, token, permission);
       const granted = evaluateAccess(application, token, permission);
       if (!own || !granted) return undefined;
-      return STRENGTH[own] <= STRENGTH[granted] ? own : granted;
+      return weaker(own, granted);
     },
     visibility: (permission) =>
       mayEverHold(application, permission) ? visibilityFor(session, permission) : [],
   };
+}
+
+/** The transform that shows less of the two. */
+export function weaker(a: Transform, b: Transform): Transform {
+  return STRENGTH[a] <= STRENGTH[b] ? a : b;
 }
 
 /** The transform the caller gets for `permission` on the token, or a 403 naming what is missing. */
@@ -54,6 +59,22 @@ export function requireAccess(
   const transform = access.evaluate(token, permission);
   if (!transform) throw forbidden(`The key lacks ${permission} on the container ${token.container}.`);
   return transform;
+}
+
+/**
+ * Reveal-level `permission` on the token's container, or a 403. Changing what is evaluated on stored data
+ * (a mask, a fingerprint or search expression) would otherwise read the data past the caller's transform.
+ */
+export function requireReveal(
+  access: TokenAccess,
+  token: { id: string; container: string },
+  permission: TokenPermission,
+  what: string,
+): void {
+  if (requireAccess(access, token, permission) !== "reveal")
+    throw forbidden(
+      `Changing ${what} needs ${permission} with the reveal transform on the container ${token.container}.`,
+    );
 }
 
 /**

@@ -6,6 +6,7 @@ import { accessOf, requireAccess } from "./access.ts";
 import { parseExpiresAt } from "./expiry.ts";
 import {
   checkExpression,
+  checkFingerprintExpression,
   checkMask,
   openData,
   present,
@@ -30,6 +31,9 @@ export interface CreateTokenInput {
   deduplicate_token?: boolean;
   expires_at?: string;
 }
+
+export const DUPLICATE_NOT_READABLE =
+  "A token with the same fingerprint exists, and the key may not read it (token:read on its container).";
 
 /** Literal ids: 3–400 characters, none of the characters that would make them ambiguous in paths and keys. */
 const FORBIDDEN_ID_CHARS = /[#/\\+?[\]|&=%<>{}^\s]/;
@@ -101,13 +105,15 @@ export async function createToken(
   const mask = input.mask === undefined ? spec.mask : input.mask;
   checkMask(deps, mask);
   const fingerprint_expression = input.fingerprint_expression ?? spec.fingerprint;
-  checkExpression(deps, "fingerprint_expression", fingerprint_expression);
+  checkFingerprintExpression(deps, fingerprint_expression);
   input.search_indexes?.forEach((expression, i) => {
     checkExpression(deps, `search_indexes.${i}`, expression);
   });
 
   const id = await tokenIdOf(deps, input.id, input.data);
-  requireAccess(accessOf(principal), { id, container }, "token:create");
+  const access = accessOf(principal);
+  // The answer follows the rule that granted token:create (decisions.md "Applications").
+  const transform = requireAccess(access, { id, container }, "token:create");
 
   // The fingerprint ignores the cvc, which is deleted after an hour.
   const fingerprintInput = await renderField(
@@ -162,10 +168,13 @@ export async function createToken(
   if (outcome.outcome === "duplicate") {
     const existing = await deps.tokens.get(principal.tenantId, outcome.tokenId);
     if (!existing) throw conflict("The token was deleted while deduplicating; retry.");
+    // Handed back only to a caller who may read it, as a read would show it; others learn no id or data.
+    const readAs = access.evaluate(existing, "token:read");
+    if (!readAs) throw conflict(DUPLICATE_NOT_READABLE);
     await deps.auditLog.append([
       tokenAudit(deps, principal, existing, "read", "Existing token returned by deduplication"),
     ]);
-    return present(deps, existing, "mask", () => openData(deps, existing));
+    return present(deps, existing, readAs, () => openData(deps, existing));
   }
-  return present(deps, token, "mask", async () => input.data);
+  return present(deps, token, transform, async () => input.data);
 }

@@ -1,3 +1,4 @@
+import type { Transform } from "#shared/domain/access-rules.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { HttpError } from "#shared/http/errors.ts";
 import type { TokenAccess } from "./access.ts";
@@ -14,6 +15,10 @@ const WHOLE = new RegExp(`^\\s*${EXPRESSION.source}\\s*$`);
 
 /** At most this many distinct tokens per request (the spec's reactor limit, applied to proxies too). */
 export const MAX_DETOKENIZED = 100;
+/** At most this many detokenization expressions per request (every occurrence counts). */
+export const MAX_EXPRESSIONS = 1_000;
+/** At most this many bytes of detokenized values (UTF-8, as inserted, every occurrence counted) per request. */
+export const MAX_DETOKENIZED_BYTES = 1024 * 1024;
 
 export class DetokenizeError extends HttpError {}
 
@@ -32,10 +37,45 @@ const forbiddenToken = (id: string) =>
     `The key may not use the token ${JSON.stringify(id)} (token:use on its container).`,
   );
 
+const tooManyTokens = () =>
+  new DetokenizeError(
+    400,
+    "too-many-tokens",
+    "Bad Request",
+    `At most ${MAX_DETOKENIZED} tokens can be detokenized per request.`,
+  );
+const tooManyExpressions = () =>
+  new DetokenizeError(
+    400,
+    "too-many-expressions",
+    "Bad Request",
+    `At most ${MAX_EXPRESSIONS} detokenization expressions are replaced per request.`,
+  );
+const tooMuchOutput = () =>
+  new DetokenizeError(
+    400,
+    "detokenized-too-large",
+    "Bad Request",
+    `Detokenization may produce at most ${MAX_DETOKENIZED_BYTES} bytes per request.`,
+  );
+/**
+ * Filters and masks run on token data: whatever failed, and whatever the data was, the answer is this one
+ * (a message or status that depended on the data would let the caller read it bit by bit).
+ */
+const evaluationFailed = () =>
+  new DetokenizeError(
+    400,
+    "invalid-expression",
+    "Bad Request",
+    "A detokenization expression could not be evaluated on the token's data.",
+  );
+
 interface Reference {
   id: string;
   filters: string;
 }
+
+const filterTemplate = (ref: Reference) => `{{ data ${ref.filters} }}`;
 
 function referencesIn(text: string): Reference[] {
   return [...text.matchAll(EXPRESSION)].map((m) => ({ id: m[1] as string, filters: (m[2] ?? "").trim() }));
@@ -63,20 +103,16 @@ export interface Detokenizer {
  * its data transformed as that access says (reveal, mask, or nothing for redact), then the filters applied.
  */
 export function createDetokenizer(deps: TokenDeps, tenantId: string, access: TokenAccess): Detokenizer {
-  const tokens = new Map<string, Promise<{ token: StoredToken; data: unknown }>>();
+  const tokens = new Map<string, Promise<{ token: StoredToken; transform: Transform }>>();
   const usedTokens: StoredToken[] = [];
+  const shownData = new Map<string, Promise<unknown>>();
   const values = new Map<string, Promise<unknown>>();
 
+  /** The token and the caller's transform for token:use on it; no data is opened yet. */
   const load = (id: string) => {
     let pending = tokens.get(id);
     if (!pending) {
-      if (tokens.size >= MAX_DETOKENIZED)
-        throw new DetokenizeError(
-          400,
-          "too-many-tokens",
-          "Bad Request",
-          `At most ${MAX_DETOKENIZED} tokens can be detokenized per request.`,
-        );
+      if (tokens.size >= MAX_DETOKENIZED) throw tooManyTokens();
       pending = (async () => {
         const token = await deps.tokens.get(tenantId, id);
         if (!token || isExpired(token, deps.clock.now()) || token.lock?.operation === "create")
@@ -84,16 +120,30 @@ export function createDetokenizer(deps: TokenDeps, tenantId: string, access: Tok
         const transform = access.evaluate(token, "token:use");
         if (!transform) throw forbiddenToken(id);
         usedTokens.push(token);
-        if (transform === "redact") return { token, data: null };
-        const plain = await openData(deps, token);
-        if (transform === "reveal") return { token, data: plain };
-        const masked =
-          token.mask === undefined
-            ? null
-            : await deps.expressions.evaluateStructure(token.mask, { data: plain });
-        return { token, data: masked };
+        return { token, transform };
       })();
       tokens.set(id, pending);
+    }
+    return pending;
+  };
+
+  /** The token's data as the caller's transform shows it (reveal, mask, or null for redact). */
+  const dataOf = (id: string) => {
+    let pending = shownData.get(id);
+    if (!pending) {
+      pending = load(id).then(async ({ token, transform }) => {
+        if (transform === "redact") return null;
+        const plain = await openData(deps, token);
+        if (transform === "reveal") return plain;
+        if (token.mask === undefined) return null;
+        try {
+          return await deps.expressions.evaluateStructure(token.mask, { data: plain });
+        } catch (error) {
+          if (error instanceof ExpressionError) throw evaluationFailed();
+          throw error;
+        }
+      });
+      shownData.set(id, pending);
     }
     return pending;
   };
@@ -102,18 +152,12 @@ export function createDetokenizer(deps: TokenDeps, tenantId: string, access: Tok
     const key = `${ref.id}\u0000${ref.filters}`;
     let pending = values.get(key);
     if (!pending) {
-      pending = load(ref.id).then(async ({ data }) => {
+      pending = dataOf(ref.id).then(async (data) => {
         if (!ref.filters) return data;
         try {
-          return await deps.expressions.evaluate(`{{ data ${ref.filters} }}`, { data });
+          return await deps.expressions.evaluate(filterTemplate(ref), { data });
         } catch (error) {
-          if (error instanceof ExpressionError)
-            throw new DetokenizeError(
-              400,
-              "invalid-expression",
-              "Bad Request",
-              `A detokenization expression is invalid: ${error.message}`,
-            );
+          if (error instanceof ExpressionError) throw evaluationFailed();
           throw error;
         }
       });
@@ -122,34 +166,90 @@ export function createDetokenizer(deps: TokenDeps, tenantId: string, access: Tok
     return pending;
   };
 
+  let expressionCount = 0;
+  let outputBytes = 0;
+  /** Counts a request's expressions and checks their filters' syntax. */
+  const admit = (refs: Reference[]) => {
+    expressionCount += refs.length;
+    if (expressionCount > MAX_EXPRESSIONS) throw tooManyExpressions();
+    for (const ref of refs) {
+      if (!ref.filters) continue;
+      try {
+        deps.expressions.validate(filterTemplate(ref));
+      } catch (error) {
+        // Syntax only: the same for any data, so the parser's message may be shown.
+        if (error instanceof ExpressionError)
+          throw new DetokenizeError(
+            400,
+            "invalid-expression",
+            "Bad Request",
+            `A detokenization expression is invalid: ${error.message}`,
+          );
+        throw error;
+      }
+    }
+  };
+  /** Charges a value's bytes, as inserted, to the request's output budget. */
+  const charge = <T>(value: T, size: number): T => {
+    outputBytes += size;
+    if (outputBytes > MAX_DETOKENIZED_BYTES) throw tooMuchOutput();
+    return value;
+  };
+
   const asText = (value: unknown) =>
     value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
 
   const replaceIn = async (text: string): Promise<string> => {
     const refs = referencesIn(text);
     if (refs.length === 0) return text;
-    const resolved = await Promise.all(refs.map(resolve));
+    const resolved = (await Promise.all(refs.map(resolve))).map((value) => {
+      const inserted = asText(value);
+      return charge(inserted, Buffer.byteLength(inserted, "utf8"));
+    });
     let index = 0;
-    return text.replace(EXPRESSION, () => asText(resolved[index++]));
+    return text.replace(EXPRESSION, () => resolved[index++] as string);
   };
 
-  const json = async (value: unknown): Promise<unknown> => {
+  const replaceJson = async (value: unknown): Promise<unknown> => {
     if (typeof value === "string") {
       const whole = WHOLE.exec(value);
-      if (whole) return resolve({ id: whole[1] as string, filters: (whole[2] ?? "").trim() });
+      if (whole) {
+        const resolved = await resolve({ id: whole[1] as string, filters: (whole[2] ?? "").trim() });
+        return charge(resolved, Buffer.byteLength(JSON.stringify(resolved) ?? "", "utf8"));
+      }
       return replaceIn(value);
     }
-    if (Array.isArray(value)) return Promise.all(value.map(json));
+    if (Array.isArray(value)) return Promise.all(value.map(replaceJson));
     if (isPlainObject(value))
       return Object.fromEntries(
-        await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await json(v)] as const)),
+        await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await replaceJson(v)] as const)),
       );
     return value;
   };
 
+  /**
+   * Before anything runs on data: the request's limits and filter syntax, then every token loaded and its
+   * access checked, so an unknown or forbidden token answers the same whatever another token's data is.
+   */
+  const prepare = async (refs: Reference[]) => {
+    admit(refs);
+    const fresh = [...new Set(refs.map((ref) => ref.id))].filter((id) => !tokens.has(id));
+    if (tokens.size + fresh.length > MAX_DETOKENIZED) throw tooManyTokens();
+    // Every load settles (none left rejecting unobserved); the first failure in the request's order answers.
+    const outcomes = await Promise.allSettled(fresh.map(load));
+    const failed = outcomes.find((outcome) => outcome.status === "rejected");
+    if (failed) throw failed.reason;
+  };
+
   return {
-    json,
-    text: replaceIn,
+    json: async (value) => {
+      await prepare(findReferences(value));
+      return replaceJson(value);
+    },
+    text: async (value) => {
+      await prepare(referencesIn(value));
+      return replaceIn(value);
+    },
     used: () => [...usedTokens],
   };
 }

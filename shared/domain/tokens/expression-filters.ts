@@ -5,6 +5,7 @@
  */
 import { createHmac, randomInt } from "node:crypto";
 import { JSONPath } from "jsonpath-plus";
+import { namesForbiddenKey } from "#shared/domain/safe-keys.ts";
 import { luhnSum, luhnValid } from "./checksums.ts";
 
 /** An expression problem whose message is safe to show to API callers: it never holds data or output. */
@@ -234,6 +235,9 @@ const jsonPathStatics = JSONPath as unknown as { cache: Record<string, unknown> 
 function jsonPath(value: unknown, path: unknown): unknown {
   if (typeof path !== "string" || path.trim() === "")
     throw new ExpressionError("json expects a JSONPath string");
+  // jsonpath-plus only follows own properties; a path naming the prototype machinery is refused outright.
+  if (namesForbiddenKey(path))
+    throw new ExpressionError("json: a JSONPath must not name __proto__, prototype or constructor");
   if (value === null || value === undefined) return null;
   let json: unknown = value;
   if (typeof value === "string") {

@@ -19,6 +19,7 @@ import {
   toPromise,
   toValue,
 } from "liquidjs";
+import { namesForbiddenKey } from "#shared/domain/safe-keys.ts";
 import { canonicalJson, ExpressionError, expressionFilters } from "./expression-filters.ts";
 
 export { luhnValid } from "./checksums.ts";
@@ -159,6 +160,28 @@ function toExpressionError(error: unknown, phase: "parse" | "render"): Expressio
   );
 }
 
+const RESERVED_NAME = "Expressions must not name __proto__, prototype or constructor";
+
+/**
+ * Whether the code of any tag (`{{ ... }}`, `{% ... %}`) names `__proto__`, `prototype` or `constructor`,
+ * as a property, an index or a string. A linear scan with indexOf; text outside tags is not looked at.
+ * liquidjs already reads own properties only (ownPropertyOnly); this refuses such expressions outright.
+ */
+export function tagsNameReservedKey(template: string): boolean {
+  let from = 0;
+  for (;;) {
+    const output = template.indexOf("{{", from);
+    const tag = template.indexOf("{%", from);
+    if (output < 0 && tag < 0) return false;
+    const start = output < 0 ? tag : tag < 0 ? output : Math.min(output, tag);
+    const close = template.indexOf(start === output ? "}}" : "%}", start + 2);
+    const end = close < 0 ? template.length : close;
+    if (namesForbiddenKey(template.slice(start + 2, end))) return true;
+    if (close < 0) return false;
+    from = close + 2;
+  }
+}
+
 type FilterHandler = Extract<FilterImplOptions, (...args: never[]) => unknown>;
 type FilterThis = ThisParameterType<FilterHandler>;
 
@@ -275,6 +298,7 @@ export function createExpressionEngine(options: ExpressionEngineOptions = {}): E
     if (template.length > maxTemplateChars) {
       throw new ExpressionError(`Expression is longer than ${maxTemplateChars} characters`);
     }
+    if (tagsNameReservedKey(template)) throw new ExpressionError(RESERVED_NAME);
     let parsed: Parsed;
     try {
       parsed = { templates: liquid.parse(template) };
@@ -386,4 +410,15 @@ export function createExpressionEngine(options: ExpressionEngineOptions = {}): E
       return walk(structure, scope, deadlineFromNow(), 0);
     },
   };
+}
+
+/** Parses only (no filters or tags run, no partials read): templates reach here after validate(). */
+const analyzer = new Liquid({ strictFilters: false, dynamicPartials: false, fs: NO_FILES, root: [] });
+
+/**
+ * The global variables a template reads (`data` for `{{ data.number | last4 }}`), from the parsed template:
+ * variables it assigns or captures itself are not global. Call after validate().
+ */
+export function variablesRead(template: string): string[] {
+  return analyzer.globalVariablesSync(template, { partials: false });
 }

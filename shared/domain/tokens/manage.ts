@@ -2,10 +2,11 @@ import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { conflict, notFound, validationError } from "#shared/http/errors.ts";
 import type { PageRequest, WriteOutcome } from "#shared/ports/stores.ts";
-import { accessOf, requireAccess } from "./access.ts";
+import { accessOf, requireAccess, requireReveal, weaker } from "./access.ts";
 import { containerOf, expiryOf } from "./create.ts";
 import {
   checkExpression,
+  checkFingerprintExpression,
   checkMask,
   isExpired,
   openData,
@@ -110,9 +111,18 @@ export async function patchToken(
 ) {
   const grant = accessOf(principal);
   const current = await liveToken(deps, principal, id);
-  const transform = requireAccess(grant, current, "token:update");
   const container = patch.containers ? containerOf(current.type, patch.containers) : current.container;
-  if (container !== current.container) requireAccess(grant, { id, container }, "token:update");
+  const containers = container === current.container ? [current] : [current, { id, container }];
+  // The answer shows no more than the weaker of the caller's token:update transforms on both containers.
+  const transform = containers
+    .map((token) => requireAccess(grant, token, "token:update"))
+    .reduce((a, b) => weaker(a, b));
+  const evaluated = EVALUATED_FIELDS.filter((field) => patch[field] !== undefined);
+  if (evaluated.length > 0)
+    for (const token of containers) requireReveal(grant, token, "token:update", evaluated.join(", "));
+  // Expressions run on the token's stored data: without reveal, their errors must not depend on it.
+  const render = (field: string, template: string, value: unknown) =>
+    renderField(deps, field, template, value, { dataDependent: transform !== "reveal" });
 
   const next: StoredToken = { ...current, container };
   const needsData =
@@ -157,15 +167,10 @@ export async function patchToken(
   }
   if (patch.fingerprint_expression !== undefined) {
     next.fingerprint_expression = patch.fingerprint_expression ?? current.fingerprint_expression;
-    checkExpression(deps, "fingerprint_expression", next.fingerprint_expression);
+    checkFingerprintExpression(deps, next.fingerprint_expression);
   }
   if (patch.data !== undefined || patch.fingerprint_expression !== undefined) {
-    const value = await renderField(
-      deps,
-      "fingerprint_expression",
-      next.fingerprint_expression,
-      splitCvc(data).rest,
-    );
+    const value = await render("fingerprint_expression", next.fingerprint_expression, splitCvc(data).rest);
     next.fingerprint = await deps.sealer.fingerprint(current.tenant_id, current.type, value);
   }
   if (patch.search_indexes !== undefined) {
@@ -176,7 +181,7 @@ export async function patchToken(
       const hashes: string[] = [];
       for (const [i, expression] of patch.search_indexes.entries()) {
         checkExpression(deps, `search_indexes.${i}`, expression);
-        const value = await renderField(deps, `search_indexes.${i}`, expression, data);
+        const value = await render(`search_indexes.${i}`, expression, data);
         if (value !== "")
           hashes.push(await deps.sealer.fingerprint(current.tenant_id, `search:${current.type}`, value));
       }
@@ -196,6 +201,15 @@ export async function patchToken(
   next.modified_at = deps.clock.now().toISOString();
   next.version = current.version + 1;
 
+  // Presented with the mask stored before the change: a new mask is the caller's expression, not a transform.
+  // Built before the write, so a mask that fails on the data changes nothing.
+  const shown: StoredToken = { ...next };
+  if (current.mask === undefined) delete shown.mask;
+  else shown.mask = current.mask;
+  const view = await present(deps, shown, transform, async () => data ?? openData(deps, next));
+  if (next.mask === undefined) delete view.mask;
+  else view.mask = next.mask;
+
   const outcome = await deps.tokens.replace(
     next,
     current.version,
@@ -209,8 +223,14 @@ export async function patchToken(
     { now: deps.clock.now(), transaction },
   );
   assertWritten(outcome);
-  return present(deps, next, transform, async () => data ?? openData(deps, next));
+  // An answer carrying data is a read too; logged before it leaves (fail-closed).
+  if (view.data !== undefined)
+    await deps.auditLog.append([tokenAudit(deps, principal, next, "read", "Token read in an update answer")]);
+  return view;
 }
+
+/** Fields whose expressions are evaluated on the stored data: changing them takes reveal-level token:update. */
+const EVALUATED_FIELDS = ["mask", "fingerprint_expression", "search_indexes"] as const;
 
 export async function deleteToken(
   deps: TokenDeps,

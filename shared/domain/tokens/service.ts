@@ -6,7 +6,7 @@ import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/http/errors.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore, TokenStore } from "#shared/ports/stores.ts";
-import { type ExpressionEngine, ExpressionError } from "./expressions.ts";
+import { type ExpressionEngine, ExpressionError, variablesRead } from "./expressions.ts";
 import type { StoredToken } from "./token.ts";
 import { auditEntityType } from "./types.ts";
 
@@ -69,19 +69,24 @@ export async function openData(deps: TokenDeps, token: StoredToken): Promise<unk
   return { ...data, cvc };
 }
 
-/** Renders a caller's expression; an expression error is the caller's 400, naming the field, never the data. */
+/**
+ * Renders a caller's expression; an expression error is the caller's 400, naming the field, never the data.
+ * `dataDependent`: the data is not (all) the caller's own, so the answer is the same whatever the error was.
+ */
 export async function renderField(
   deps: TokenDeps,
   field: string,
   template: string,
   data: unknown,
+  options: { dataDependent?: boolean } = {},
 ): Promise<string> {
   try {
     return await deps.expressions.render(template, { data });
   } catch (error) {
-    if (error instanceof ExpressionError)
-      throw validationError(`The ${field} could not be evaluated.`, { [field]: [error.message] });
-    throw error;
+    if (!(error instanceof ExpressionError)) throw error;
+    if (options.dataDependent)
+      throw validationError(`The ${field} could not be evaluated on the token's data.`);
+    throw validationError(`The ${field} could not be evaluated.`, { [field]: [error.message] });
   }
 }
 
@@ -93,6 +98,18 @@ export function checkExpression(deps: TokenDeps, field: string, template: string
       throw validationError(`The ${field} is not a valid expression.`, { [field]: [error.message] });
     throw error;
   }
+}
+
+/**
+ * A fingerprint expression must read `data` (a global of the parsed template, not one it assigns itself):
+ * a constant would give every token one fingerprint, and deduplication would hand back unrelated tokens.
+ */
+export function checkFingerprintExpression(deps: TokenDeps, template: string): void {
+  checkExpression(deps, "fingerprint_expression", template);
+  if (!variablesRead(template).includes("data"))
+    throw validationError("The fingerprint_expression must depend on the token's data.", {
+      fingerprint_expression: ["must read data, e.g. {{ data | stringify }}"],
+    });
 }
 
 /** Every string leaf of a mask structure must be a valid expression. */
@@ -151,8 +168,9 @@ export async function present(
     try {
       return { ...view, data: await deps.expressions.evaluateStructure(token.mask, scope) };
     } catch (error) {
+      // The mask ran on stored data: the same answer whatever the data (and the error) was.
       if (error instanceof ExpressionError)
-        throw validationError("The token's mask could not be evaluated.", { mask: [error.message] });
+        throw validationError("The token's mask could not be evaluated on its data.");
       throw error;
     }
   }

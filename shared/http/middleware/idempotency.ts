@@ -1,22 +1,80 @@
 import { createHash } from "node:crypto";
 import { deps } from "#shared/container.ts";
+import type { Principal } from "#shared/domain/entities.ts";
 import { logger } from "#shared/logger.ts";
-import { conflict, validationError } from "../errors.ts";
+import { conflict, HttpError, validationError } from "../errors.ts";
 import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
 
 const IDEMPOTENT_METHODS = new Set(["POST", "PUT", "PATCH"]);
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 export const REPLAYED_HEADER = "svc-idempotent-replayed";
+/**
+ * Stored results of callers without a tenant (the root key, anonymous routes) are sealed under this
+ * keyring owner: a deployment data key wrapped by the same master key, never a tenant's.
+ */
+export const DEPLOYMENT_SEAL_OWNER = "_deployment";
 
-function signatureOf(request: SvcRequest): string {
-  const { method } = request.event.requestContext.http;
-  return createHash("sha256").update(`${method} ${request.event.rawPath}`).digest("hex");
+const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+
+/**
+ * What a replay must match: method, path and query (`request`) and the exact body bytes (`body`). Keyed hashes
+ * (HMAC under the seal owner's fingerprint key): a plain SHA-256 of a body holding a card number would let
+ * anyone with the table (or a backup) test guesses offline.
+ */
+async function signatureOf(request: SvcRequest, owner: string): Promise<{ request: string; body: string }> {
+  const { event } = request;
+  const query = event.rawQueryString ? `?${event.rawQueryString}` : "";
+  const { sealer } = deps();
+  const [route, body] = await Promise.all([
+    sealer.fingerprint(
+      owner,
+      "svc-idempotency-request",
+      `${event.requestContext.http.method} ${event.rawPath}${query}`,
+    ),
+    sealer.fingerprint(
+      owner,
+      "svc-idempotency-body",
+      `${event.isBase64Encoded ? "b64" : "txt"}\n${event.body ?? ""}`,
+    ),
+  ]);
+  return { request: route, body };
 }
 
 /**
+ * Whose answers a key may replay: the credential that sent the request (an application key, a session) within
+ * its tenant. Anonymous callers have no credential, so the whole request is the scope: only the same request
+ * (for POST /invitations/accept: the same secret code) can ever be answered from a stored result.
+ */
+function scopeOf(principal: Principal | undefined, signature: { request: string; body: string }) {
+  if (!principal) return `anonymous:${sha256(`${signature.request}\n${signature.body}`)}`;
+  if (principal.kind === "root") return "root";
+  if (principal.kind === "session") return `tenant:${principal.tenantId}:session:${principal.session.id}`;
+  return `tenant:${principal.tenantId}:key:${principal.keyId}`;
+}
+
+const sealOwnerOf = (principal: Principal | undefined) =>
+  principal && principal.kind !== "root" ? principal.tenantId : DEPLOYMENT_SEAL_OWNER;
+
+/** The ciphertext is bound to its record: a sealed body copied to another key or scope does not open. */
+const bindingOf = (owner: string, scope: string, key: string) => ({
+  tenantId: owner,
+  tokenId: `idempotency:${sha256(`${scope}\n${key}`)}`,
+  field: "response_body",
+});
+
+const mismatch = () =>
+  new HttpError(
+    422,
+    "idempotency-key-mismatch",
+    "Unprocessable Content",
+    "This idempotency key was used with a different request body.",
+  );
+
+/**
  * SVC-IDEMPOTENCY-KEY on POST, PUT and PATCH (the spec's seven rules): a conditional write takes an
- * in-flight marker (a racing duplicate gets 409), a 2xx result is stored for 24 h and replayed with
- * SVC-IDEMPOTENT-REPLAYED: true, and a failure releases the key so a retry runs as new.
+ * in-flight marker (a racing duplicate gets 409), a 2xx result is stored for 24 h, its body sealed with the
+ * caller's tenant data key, and replayed with SVC-IDEMPOTENT-REPLAYED: true to the same credential for the
+ * same request only; a failure releases the key so a retry runs as new.
  */
 export function idempotency(): SvcMiddleware {
   const release = async (request: SvcRequest) => {
@@ -42,17 +100,20 @@ export function idempotency(): SvcMiddleware {
         return;
       if (!KEY_PATTERN.test(key))
         throw validationError("SVC-IDEMPOTENCY-KEY must be 1 to 255 visible ASCII characters.");
-      const scope =
-        state.principal?.kind === "application"
-          ? state.principal.tenantId
-          : (state.principal?.kind ?? "anonymous");
-      const signature = signatureOf(request);
-      const claim = await deps().idempotency.claim(scope, key, signature);
+      const owner = sealOwnerOf(state.principal);
+      const signature = await signatureOf(request, owner);
+      const scope = scopeOf(state.principal, signature);
+      const claim = await deps().idempotency.claim(scope, key, `${signature.request}.${signature.body}`);
       if (claim.outcome === "in-flight")
         throw conflict("A request with this idempotency key is still being processed.");
       if (claim.outcome === "completed") {
-        if (claim.requestSignature !== signature)
+        const [storedRequest, storedBody] = claim.requestSignature.split(".");
+        if (storedRequest !== signature.request)
           throw conflict("This idempotency key was used for a different request.");
+        if (storedBody !== signature.body) throw mismatch();
+        const { sealed_body: sealed } = claim.response;
+        const body =
+          sealed === undefined ? undefined : await deps().sealer.open(bindingOf(owner, scope, key), sealed);
         return {
           statusCode: claim.response.status,
           headers: {
@@ -60,7 +121,7 @@ export function idempotency(): SvcMiddleware {
             [REPLAYED_HEADER]: "true",
             "svc-request-id": state.requestId,
           },
-          ...(claim.response.body === undefined ? {} : { body: claim.response.body }),
+          ...(body === undefined ? {} : { body }),
         };
       }
       state.idempotency = { scope, key };
@@ -72,9 +133,14 @@ export function idempotency(): SvcMiddleware {
       const status = response.statusCode ?? 200;
       if (status < 200 || status >= 300) return release(request);
       const contentType = response.headers?.["content-type"];
+      const owner = sealOwnerOf(request.context.svc.principal);
+      const sealed =
+        typeof response.body === "string"
+          ? await deps().sealer.seal(bindingOf(owner, claim.scope, claim.key), response.body)
+          : undefined;
       await deps().idempotency.complete(claim.scope, claim.key, {
         status,
-        ...(typeof response.body === "string" ? { body: response.body } : {}),
+        ...(sealed === undefined ? {} : { sealed_body: sealed }),
         headers: contentType ? { "content-type": String(contentType) } : {},
       });
       request.context.svc.idempotency = undefined;

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { config } from "#shared/config.ts";
+import { FORBIDDEN_KEY_MESSAGE, hasForbiddenSegment, nullObject } from "#shared/domain/safe-keys.ts";
 import { routeList } from "#shared/routes.ts";
 import {
   type FieldErrors,
@@ -9,16 +10,23 @@ import {
   unsupportedMediaType,
   validationError,
 } from "../errors.ts";
+import { forbiddenKeyPath, jsonTextDepth, MAX_JSON_DEPTH } from "../json-guard.ts";
 import { RouteMatcher } from "../match.ts";
 import { header, type MatchedRoute, type SvcMiddleware } from "../request-state.ts";
 
 const byRouteKey = new Map<string, MatchedRoute>(routeList.map((r) => [`${r.method} ${r.path}`, r]));
 const matcher = new RouteMatcher(routeList);
 
-/** Repeated query parameters become arrays (API Gateway joins them with commas, so read the raw string). */
+/**
+ * Repeated query parameters become arrays (API Gateway joins them with commas, so read the raw string).
+ * The names come from the caller: the map has no prototype, and a name that is or has a dotted segment
+ * `__proto__`, `prototype` or `constructor` (`metadata.__proto__`) is refused.
+ */
 export function parseQuery(rawQueryString: string | undefined): Record<string, string | string[]> {
-  const result: Record<string, string | string[]> = {};
+  const result = nullObject<string | string[]>();
   for (const [name, value] of new URLSearchParams(rawQueryString ?? "")) {
+    if (hasForbiddenSegment(name))
+      throw validationError("The query string is invalid.", { [name]: [FORBIDDEN_KEY_MESSAGE] });
     const existing = result[name];
     result[name] = existing === undefined ? value : [existing, value].flat();
   }
@@ -40,12 +48,28 @@ function check<S extends z.ZodType>(schema: S, value: unknown, what: string, pre
   return parsed.data;
 }
 
-function parseJsonBody(raw: string): unknown {
+/**
+ * Parses a JSON body that nests at most MAX_JSON_DEPTH levels (checked on the text, before parsing) and
+ * whose object keys are never `__proto__`, `prototype` or `constructor` (checked before zod or any domain
+ * code walks the value). Both checks are loops, not recursion.
+ */
+export function parseJsonBody(raw: string): unknown {
+  if (jsonTextDepth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
+    throw validationError(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, {
+      body: [`must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`],
+    });
+  let value: unknown;
   try {
-    return JSON.parse(raw);
+    value = JSON.parse(raw);
   } catch {
     throw validationError("The request body is not valid JSON.");
   }
+  const forbidden = forbiddenKeyPath(value);
+  if (forbidden !== undefined)
+    throw validationError("The request body uses a reserved key.", {
+      [forbidden.slice(0, 300)]: [FORBIDDEN_KEY_MESSAGE],
+    });
+  return value;
 }
 
 /**

@@ -1,0 +1,163 @@
+import type { Clock } from "#shared/ports/clock.ts";
+import type { RequestBudget } from "#shared/ports/request-budget.ts";
+
+/**
+ * Per-bucket rate limits (a bucket is a tenant, or a source address for anonymous routes).
+ *
+ * Time is cut into fixed windows of `burst / ratePerSecond` seconds (at least 1 s), aligned to the epoch; a
+ * bucket may spend `burst` requests per window. The budget of a window is one shared counter (RequestBudget),
+ * so every process of the deployment draws from the same budget. A process does not touch the counter per
+ * request: it leases a small block of requests at a time and serves from the block in memory. A window's
+ * counter never passes its capacity, so all processes together admit at most `burst` requests per window per
+ * bucket; what a process leased and did not spend lapses with the window.
+ */
+export interface RateLimitPolicy {
+  /** Sustained requests per second per bucket; 0 turns limiting off. */
+  ratePerSecond: number;
+  /** Requests per window: how many a bucket may send at once. */
+  burst: number;
+}
+
+export interface RateWindow {
+  /** The window's number since the epoch: the counter's key. */
+  id: number;
+  endsAtMs: number;
+  capacity: number;
+}
+
+export type Admission = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+/** Leases are at most this share of a window's capacity, so many processes can still share a small budget. */
+const LEASE_SHARE = 100;
+/** Largest block one lease takes: one counter write per this many requests of a busy bucket. */
+const MAX_LEASE = 100;
+/** Counters are kept this long after their window (TTL), for inspection; nothing reads them then. */
+const COUNTER_GRACE_SECONDS = 60;
+/** Above this many buckets in memory, those of past windows are forgotten. */
+const MAX_BUCKETS = 10_000;
+
+export function windowLengthMs(policy: RateLimitPolicy): number {
+  return Math.max(1000, Math.round((policy.burst / policy.ratePerSecond) * 1000));
+}
+
+/** The window `nowMs` falls in. */
+export function windowAt(policy: RateLimitPolicy, nowMs: number): RateWindow {
+  const length = windowLengthMs(policy);
+  const id = Math.floor(nowMs / length);
+  // A window longer than burst / rate (the 1 s floor) holds as much as the rate allows in it.
+  const capacity = Math.max(policy.burst, Math.floor((policy.ratePerSecond * length) / 1000));
+  return { id, endsAtMs: (id + 1) * length, capacity };
+}
+
+/** How many requests one lease asks for: a small share of the window, at least one. */
+export function leaseSize(capacity: number): number {
+  return Math.min(MAX_LEASE, Math.max(1, Math.ceil(capacity / LEASE_SHARE)));
+}
+
+/** Whole seconds until the window ends, at least 1: the Retry-After of a refused request. */
+export function retryAfterSeconds(window: RateWindow, nowMs: number): number {
+  return Math.max(1, Math.ceil((window.endsAtMs - nowMs) / 1000));
+}
+
+interface BucketState {
+  window: number;
+  /** Leased and not yet spent in this process. */
+  remaining: number;
+  /** The shared counter answered 0: every request of this window is refused without asking again. */
+  spent: boolean;
+  /** A lease on its way: concurrent requests of the bucket wait for it instead of leasing too. */
+  pending?: Promise<void>;
+}
+
+export interface RateLimiterOptions {
+  /** A lease failed (the store is unreachable): the request is let through, and this is told. */
+  onLeaseError?: (error: unknown) => void;
+}
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, BucketState>();
+
+  constructor(
+    private readonly budget: RequestBudget,
+    private readonly clock: Clock,
+    readonly policy: RateLimitPolicy,
+    private readonly options: RateLimiterOptions = {},
+  ) {
+    if (!(policy.ratePerSecond > 0) || !(policy.burst >= 1))
+      throw new Error("A rate limit needs a positive rate and a burst of at least 1");
+  }
+
+  /** Counts one request of `bucket`: allowed, or refused with the seconds until its window ends. */
+  async admit(bucket: string): Promise<Admission> {
+    const nowMs = this.clock.now().getTime();
+    const window = windowAt(this.policy, nowMs);
+    const state = this.stateOf(bucket, window);
+    for (;;) {
+      if (state.remaining > 0) {
+        state.remaining -= 1;
+        return { allowed: true };
+      }
+      if (state.spent) return { allowed: false, retryAfterSeconds: retryAfterSeconds(window, nowMs) };
+      state.pending ??= this.lease(bucket, window, state).finally(() => {
+        state.pending = undefined;
+      });
+      // A failed lease lets this request through (fail-open: the limiter guards capacity, not access).
+      const leased = await state.pending.then(
+        () => true,
+        () => false,
+      );
+      if (!leased) return { allowed: true };
+    }
+  }
+
+  private async lease(bucket: string, window: RateWindow, state: BucketState): Promise<void> {
+    try {
+      const granted = await this.budget.lease({
+        bucket,
+        window: window.id,
+        wanted: leaseSize(window.capacity),
+        capacity: window.capacity,
+        expiresAt: new Date(window.endsAtMs + COUNTER_GRACE_SECONDS * 1000),
+      });
+      if (granted > 0) state.remaining += granted;
+      else state.spent = true;
+    } catch (error) {
+      this.options.onLeaseError?.(error);
+      throw error;
+    }
+  }
+
+  private stateOf(bucket: string, window: RateWindow): BucketState {
+    let state = this.buckets.get(bucket);
+    if (state && state.window === window.id) return state;
+    if (!state && this.buckets.size >= MAX_BUCKETS) this.forgetBefore(window.id);
+    state = { window: window.id, remaining: 0, spent: false };
+    this.buckets.set(bucket, state);
+    return state;
+  }
+
+  private forgetBefore(window: number): void {
+    for (const [bucket, state] of this.buckets)
+      if (state.window < window && !state.pending) this.buckets.delete(bucket);
+  }
+}
+
+/**
+ * The bucket of a caller without a key: its IPv4 address, or its IPv6 /64 (one host commonly holds a whole
+ * /64, so counting single IPv6 addresses would give it unlimited buckets).
+ */
+export function addressBucket(sourceIp: string): string {
+  const address = sourceIp.trim().toLowerCase();
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(address);
+  if (mapped) return `ip#${mapped[1]}`;
+  if (!address.includes(":")) return `ip#${address}`;
+  const [head = "", tail] = address.split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups =
+    tail === undefined
+      ? left
+      : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  const prefix = groups.slice(0, 4).map((group) => Number.parseInt(group || "0", 16).toString(16));
+  return `ip#${prefix.join(":")}::/64`;
+}

@@ -1,0 +1,58 @@
+/**
+ * Checks on a JSON request body before anything walks it: how deep it nests and which keys it uses.
+ * Both checks loop over an explicit stack (never recursion), so no body can overflow the call stack here,
+ * and both run before zod or any domain code sees the value.
+ */
+import { isForbiddenKey } from "#shared/domain/safe-keys.ts";
+
+/** Deepest nesting of objects and arrays a request body may have; the body itself is level 1. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * The nesting depth of JSON text, counted on the raw characters (brackets outside strings), so a hostile
+ * body is refused before it is even parsed. Returns early once `limit` is passed.
+ */
+export function jsonTextDepth(text: string, limit = Number.POSITIVE_INFINITY): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > limit) return deepest;
+      }
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return deepest;
+}
+
+/**
+ * The path (`args.__proto__`) of the first object key in `value` that is `__proto__`, `prototype` or
+ * `constructor`, or undefined when there is none. Depth-first over an explicit stack.
+ */
+export function forbiddenKeyPath(value: unknown, root?: string): string | undefined {
+  const stack: { node: unknown; path: string[] }[] = [{ node: value, path: root ? [root] : [] }];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const { node, path } = next;
+    if (typeof node !== "object" || node === null) continue;
+    if (Array.isArray(node)) {
+      node.forEach((item, index) => {
+        stack.push({ node: item, path: [...path, String(index)] });
+      });
+      continue;
+    }
+    for (const key of Object.keys(node)) {
+      if (isForbiddenKey(key)) return [...path, key].join(".");
+      stack.push({ node: (node as Record<string, unknown>)[key], path: [...path, key] });
+    }
+  }
+  return undefined;
+}

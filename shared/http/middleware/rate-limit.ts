@@ -1,0 +1,63 @@
+import type { APIGatewayProxyEventV2 } from "aws-lambda";
+import { deps } from "#shared/container.ts";
+import { addressBucket } from "#shared/domain/rate-limit.ts";
+import { hashKey } from "#shared/ids.ts";
+import { HttpError } from "../errors.ts";
+import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
+
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new HttpError(
+    429,
+    "rate-limited",
+    "Too Many Requests",
+    `The request rate limit is exhausted; retry in ${retryAfterSeconds} s.`,
+    undefined,
+    { "retry-after": String(retryAfterSeconds) },
+  );
+
+/**
+ * Counts every request against its bucket, after authentication: a key's tenant (application and session
+ * keys alike), a proxy invocation's tenant (by its proxy key), and otherwise the caller's source address
+ * (an IPv6 caller's /64). Root-key requests (the operator) and system routes are not limited.
+ * Over the limit: 429 problem+json with Retry-After (docs/operations.md, "Rate limits").
+ */
+export function rateLimit(): SvcMiddleware {
+  return {
+    before: async (request) => {
+      const limiter = deps().rateLimiter;
+      const route = request.context.svc.route;
+      // System routes answer from memory (health, OpenAPI; the test clock is root-only) and reach no table.
+      if (!limiter || !route || route.auth === "root" || route.group === "system") return;
+      const admission = await limiter.admit(await bucketOf(request));
+      if (!admission.allowed) throw tooManyRequests(admission.retryAfterSeconds);
+    },
+  };
+}
+
+async function bucketOf(request: SvcRequest): Promise<string> {
+  const { principal, route } = request.context.svc;
+  if (principal && principal.kind !== "root") return `tenant#${principal.tenantId}`;
+  if (route?.group === "proxy") {
+    const proxyKey = proxyKeyOf(request.event);
+    // Through the proxy store's cache: the invocation's own lookup of the same key is then a cache hit.
+    const proxy = proxyKey ? await deps().proxies.findByKey(hashKey(proxyKey)) : undefined;
+    if (proxy) return `tenant#${proxy.tenant_id}`;
+  }
+  return addressBucket(request.event.requestContext.http.sourceIp);
+}
+
+/** The proxy key as the proxy handler reads it: the header, else the first svc-proxy-key query parameter. */
+function proxyKeyOf(event: APIGatewayProxyEventV2): string | undefined {
+  const fromHeader = header(event, "svc-proxy-key");
+  if (fromHeader !== undefined) return fromHeader;
+  try {
+    for (const pair of (event.rawQueryString ?? "").split("&")) {
+      if (pair === "") continue;
+      if (decodeURIComponent(pair.split("=")[0] ?? "").toLowerCase() !== "svc-proxy-key") continue;
+      return decodeURIComponent(pair.slice(pair.indexOf("=") + 1).replace(/\+/g, " "));
+    }
+  } catch {
+    // A malformed query: the invocation refuses it; here it counts against the source address.
+  }
+  return undefined;
+}

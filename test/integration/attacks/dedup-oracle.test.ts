@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { client, createTenant } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+import { ALL_TOKEN_PERMISSIONS, appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
+
+/**
+ * Attack: a key that may create tokens but not read them asks for deduplication, to be handed an existing
+ * token (its id, its data) it could never read; or sets a constant fingerprint so that every token collides.
+ */
+const svc = useService();
+const card = { number: VISA, expiration_month: 12, expiration_year: 2030 };
+
+async function setup() {
+  const api = client(svc.url);
+  const tenant = await createTenant(api, svc.rootKey);
+  const owner = await appKey(api, tenant.managementKey, {
+    type: "private",
+    permissions: ALL_TOKEN_PERMISSIONS,
+  });
+  const creator = await appKey(api, tenant.managementKey, { type: "public", permissions: ["token:create"] });
+  const victim = await api.post<TokenBody>("/tokens", {
+    key: owner,
+    body: { type: "card", data: card, metadata: { owner: "victim" } },
+  });
+  expect(victim.status).toBe(201);
+  return { api, ...tenant, owner, creator, victim: victim.body };
+}
+
+describe("attack: deduplication as a way to another caller's token", () => {
+  it("answers 409 with no id or data to a key that may not read the existing token", async () => {
+    const { api, creator, victim } = await setup();
+
+    const res = await api.post<TokenBody>("/tokens", {
+      key: creator,
+      body: { type: "card", data: card, deduplicate_token: true },
+    });
+
+    expect(res.status).toBe(409);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    expect(JSON.stringify(res.body)).not.toContain(victim.id);
+    expect(JSON.stringify(res.body)).not.toContain("4242");
+    expect(JSON.stringify(res.body)).not.toContain("victim");
+  });
+
+  it("refuses a key whose token:read does not reach the existing token's container", async () => {
+    const { api, managementKey, victim } = await setup();
+    const elsewhere = await appKey(api, managementKey, {
+      type: "private",
+      rules: [
+        { priority: 1, container: "/pci/", transform: "mask", permissions: ["token:create"] },
+        { priority: 2, container: "/general/", transform: "reveal", permissions: ["token:read"] },
+      ],
+    });
+
+    const res = await api.post<TokenBody>("/tokens", {
+      key: elsewhere,
+      body: { type: "card", data: card, deduplicate_token: true },
+    });
+
+    expect(res.status).toBe(409);
+    expect(JSON.stringify(res.body)).not.toContain(victim.id);
+  });
+
+  it("hands the existing token back to a reader, presented with its read transform", async () => {
+    const { api, managementKey, victim } = await setup();
+    const reader = await appKey(api, managementKey, {
+      type: "private",
+      rules: [
+        { priority: 1, container: "/pci/", transform: "mask", permissions: ["token:create"] },
+        { priority: 2, container: "/pci/", transform: "reveal", permissions: ["token:read"] },
+      ],
+    });
+
+    const res = await api.post<TokenBody>("/tokens", {
+      key: reader,
+      body: { type: "card", data: card, deduplicate_token: true },
+    });
+
+    expect(res.status).toBe(201);
+    expect(res.body.id).toBe(victim.id);
+    expect(res.body.data).toEqual(card);
+  });
+
+  it.each([
+    ["a constant", "constant"],
+    ["a literal output", "{{ 'same for all' }}"],
+    ["a variable it assigns itself", "{% assign data = 'x' %}{{ data }}"],
+    ["a capture of its own", "{% capture data %}x{% endcapture %}{{ data }}"],
+    ["another variable", "{{ datum }}"],
+  ])("refuses a fingerprint_expression that does not read data: %s (400)", async (_, expression) => {
+    const { api, creator, owner, victim } = await setup();
+
+    const results = await Promise.all(
+      [creator, owner].map((key) =>
+        api.post<TokenBody>("/tokens", {
+          key,
+          body: { type: "card", data: card, fingerprint_expression: expression, deduplicate_token: true },
+        }),
+      ),
+    );
+
+    expect(results.map((r) => r.status)).toEqual([400, 400]);
+    for (const r of results) {
+      expect(r.body).toMatchObject({ errors: { fingerprint_expression: expect.any(Array) } });
+      expect(JSON.stringify(r.body)).not.toContain(victim.id);
+    }
+  });
+
+  it("refuses a constant fingerprint_expression in PATCH too", async () => {
+    const { api, managementKey, victim } = await setup();
+    const revealer = await appKey(api, managementKey, {
+      type: "private",
+      rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:update"] }],
+    });
+
+    const res = await api.patch(`/tokens/${victim.id}`, {
+      key: revealer,
+      headers: { "content-type": "application/merge-patch+json" },
+      body: { fingerprint_expression: "constant" },
+    });
+
+    expect(res.status).toBe(400);
+  });
+});

@@ -1,0 +1,232 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { client, createTenant } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+import { type TokenBody, VISA } from "#test/support/tokens.ts";
+
+/**
+ * Attack: a caller who may use a token but never sees its value (it goes to a destination or a formula) reads
+ * it from the errors: a filter's or a transform's message that depends on the data, or a status that does.
+ * Also: one request that makes detokenization do unbounded work.
+ */
+const svc = useService({ allowPrivateDestinations: true });
+
+let destination: Server;
+let destinationUrl: string;
+let forwarded = 0;
+
+beforeAll(async () => {
+  destination = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      forwarded++;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => destination.listen(0, "127.0.0.1", resolve));
+  destinationUrl = `http://127.0.0.1:${(destination.address() as AddressInfo).port}`;
+});
+
+afterAll(() => {
+  destination.close();
+});
+
+const ECHO = "module.exports = async (req) => ({ raw: { args: req.args } });";
+
+async function setup(requestTransform?: string) {
+  const api = client(svc.url);
+  const tenant = await createTenant(api, svc.rootKey);
+  const app = await api.post<{ id: string; key: string }>("/applications", {
+    key: tenant.managementKey,
+    body: { name: "user", type: "private", permissions: ["token:create", "token:use"] },
+  });
+  const token = async (type: string, data: unknown) =>
+    (await api.post<TokenBody>("/tokens", { key: app.body.key, body: { type, data } })).body.id;
+  // Two tokens whose data fails card_exp for different reasons (month, then year).
+  const badMonth = await token("token", { expiration_month: 13, expiration_year: 2030 });
+  const badYear = await token("token", { expiration_month: 1, expiration_year: 99999 });
+  const pan = await token("card_number", VISA);
+  const formula = await api.post<{ id: string }>("/reactor-formulas", {
+    key: tenant.managementKey,
+    body: {
+      name: "Echo",
+      code: ECHO,
+      configuration: [],
+      request_parameters: [{ name: "v", type: "string", optional: true }],
+    },
+  });
+  const reactor = await api.post<{ id: string }>("/reactors", {
+    key: tenant.managementKey,
+    body: {
+      name: "echo",
+      formula: { id: formula.body.id },
+      configuration: {},
+      application: { id: app.body.id },
+    },
+  });
+  const proxy = await api.post<{ key: string }>("/proxies", {
+    key: tenant.managementKey,
+    body: {
+      name: "open",
+      destination_url: destinationUrl,
+      require_auth: false,
+      application: { id: app.body.id },
+      ...(requestTransform ? { request_transform: { code: requestTransform } } : {}),
+    },
+  });
+  expect(proxy.status, JSON.stringify(proxy.body)).toBe(201);
+  const numbers = await api.post<{ id: string }>("/reactor-formulas", {
+    key: tenant.managementKey,
+    body: {
+      name: "Numbers",
+      code: ECHO,
+      configuration: [],
+      request_parameters: [
+        { name: "n1", type: "number" },
+        { name: "n2", type: "number" },
+        { name: "clear", type: "number", optional: true },
+      ],
+    },
+  });
+  const numbersReactor = await api.post<{ id: string }>("/reactors", {
+    key: tenant.managementKey,
+    body: {
+      name: "numbers",
+      formula: { id: numbers.body.id },
+      configuration: {},
+      application: { id: app.body.id },
+    },
+  });
+  const reactOn = (id: string) => (args: unknown) =>
+    api.post<Record<string, unknown>>(`/reactors/${id}/react`, { key: app.body.key, body: { args } });
+  const react = reactOn(reactor.body.id);
+  const reactNumbers = reactOn(numbersReactor.body.id);
+  const digits = await token("token", "12");
+  const letters = await token("token", "ab");
+  // Anyone holding the proxy key: no SVC-API-KEY.
+  const invoke = (body: unknown) =>
+    api.post<{ proxy_error?: Record<string, unknown> }>("/proxy", {
+      headers: { "svc-proxy-key": proxy.body.key },
+      body,
+    });
+  return { api, react, reactNumbers, invoke, badMonth, badYear, pan, digits, letters };
+}
+
+const withoutRequestId = (body: unknown) => {
+  const { request_id: _, ...rest } = (body ?? {}) as Record<string, unknown>;
+  return rest;
+};
+
+describe("attack: reading token data from detokenization errors", () => {
+  it("answers a failing filter in reactor args the same way whatever the data", async () => {
+    const { react, badMonth, badYear } = await setup();
+
+    const month = await react({ v: `{{ token: ${badMonth} | card_exp }}` });
+    const year = await react({ v: `{{ token: ${badYear} | card_exp }}` });
+
+    expect(month.status).toBe(400);
+    expect(year.status).toBe(month.status);
+    expect(withoutRequestId(year.body)).toEqual(withoutRequestId(month.body));
+    expect(JSON.stringify(withoutRequestId(month.body))).not.toMatch(/month|year|13|99999/);
+  });
+
+  it("answers a failing filter in a proxy body the same way whatever the data, sending nothing", async () => {
+    const { invoke, badMonth, badYear } = await setup();
+    const before = forwarded;
+
+    const month = await invoke({ v: `{{ token: ${badMonth} | card_exp }}` });
+    const year = await invoke({ v: `{{ token: ${badYear} | card_exp }}` });
+
+    expect(month.status).toBe(400);
+    expect(year.status).toBe(month.status);
+    expect(withoutRequestId(year.body.proxy_error)).toEqual(withoutRequestId(month.body.proxy_error));
+    expect(JSON.stringify(withoutRequestId(month.body))).not.toMatch(/month|year/);
+    expect(forwarded).toBe(before);
+  });
+
+  it("answers an unknown token before any filter runs on another token's data", async () => {
+    const { react, badMonth, pan } = await setup();
+
+    const failing = await react({ v: `{{ token: ${badMonth} | card_exp }} {{ no-such-token }}` });
+    const passing = await react({ v: `{{ token: ${pan} | last4 }} {{ no-such-token }}` });
+
+    expect(failing.status).toBe(400);
+    expect(withoutRequestId(failing.body)).toEqual(withoutRequestId(passing.body));
+    expect(failing.body).toMatchObject({ type: expect.stringContaining("unknown-token") });
+  });
+
+  it("does not tell which detokenized reactor arg failed its parameter type, only the clear ones", async () => {
+    const { reactNumbers, digits, letters } = await setup();
+
+    const first = await reactNumbers({ n1: `{{ ${letters} }}`, n2: `{{ ${digits} }}`, clear: "x" });
+    const second = await reactNumbers({ n1: `{{ ${digits} }}`, n2: `{{ ${letters} }}`, clear: "x" });
+
+    expect(first.status).toBe(400);
+    expect(withoutRequestId(second.body)).toEqual(withoutRequestId(first.body));
+    expect(first.body.errors).toEqual({
+      args: [expect.any(String)],
+      "args.clear": ["must be a number"],
+    });
+  });
+
+  it("still names a filter syntax error, which does not depend on the data", async () => {
+    const { react, pan } = await setup();
+
+    const res = await react({ v: `{{ token: ${pan} | no_such_filter }}` });
+
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain("no_such_filter");
+  });
+
+  it("answers a proxy transform's runtime error generically with the request id, not its message", async () => {
+    // A transform bug whose message quotes the detokenized value: "Cannot convert 4242…x to a BigInt".
+    const { invoke, pan } = await setup(
+      "module.exports = async (req) => { BigInt(req.args.body.n + 'x'); return { body: {}, headers: {} }; };",
+    );
+    const before = forwarded;
+
+    const res = await invoke({ n: `{{ ${pan} }}` });
+
+    expect(res.status).toBe(500);
+    expect(res.body.proxy_error).toMatchObject({ status: 500, request_id: expect.any(String) });
+    expect(JSON.stringify(res.body)).not.toContain("4242");
+    expect(JSON.stringify(res.body)).not.toContain("BigInt");
+    expect(forwarded).toBe(before);
+  });
+});
+
+describe("attack: unbounded detokenization in one request", () => {
+  it("refuses more than 1,000 expressions per request with a 400 problem", async () => {
+    const { react, invoke, pan } = await setup();
+    const many = Array.from({ length: 1001 }, () => `{{ ${pan} }}`).join(",");
+
+    const reacted = await react({ v: many });
+    const proxied = await invoke({ v: many });
+
+    expect(reacted.status).toBe(400);
+    expect(reacted.headers.get("content-type")).toContain("application/problem+json");
+    expect(reacted.body).toMatchObject({ type: expect.stringContaining("too-many-expressions") });
+    expect(proxied.status).toBe(400);
+    expect(proxied.body.proxy_error).toMatchObject({ type: expect.stringContaining("too-many-expressions") });
+  });
+
+  it("refuses more than 1 MiB of detokenized output per request with a 400 problem", async () => {
+    const { react, invoke, pan } = await setup();
+    const padded = `{{ token: ${pan} | pad_left: 65536, '0' }}`;
+    const huge = Array.from({ length: 17 }, () => padded).join("");
+
+    const reacted = await react({ v: huge });
+    const proxied = await invoke({ v: huge });
+    const fine = await react({ v: Array.from({ length: 15 }, () => padded).join("") });
+
+    expect(reacted.status).toBe(400);
+    expect(reacted.body).toMatchObject({ type: expect.stringContaining("detokenized-too-large") });
+    expect(proxied.status).toBe(400);
+    expect(proxied.body.proxy_error).toMatchObject({
+      type: expect.stringContaining("detokenized-too-large"),
+    });
+    expect(fine.status).toBe(200);
+  });
+});

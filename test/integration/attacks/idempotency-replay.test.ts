@@ -1,0 +1,145 @@
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { describe, expect, it } from "vitest";
+import { client, createTenant } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+
+const svc = useService();
+
+type Created = { id: string; key?: string };
+type Accepted = { id: string; management_key?: string };
+
+/** The acceptance code of the newest e-mail sent to `email`, read from the local outbox. */
+function codeFromOutbox(email: string): string {
+  const outbox = join(svc.service.deps.config.dataDir, "outbox");
+  const eml = readdirSync(outbox)
+    .sort()
+    .map((f) => readFileSync(join(outbox, f), "utf8"))
+    .filter((m) => m.includes(`To: <${email}>`))
+    .at(-1);
+  const code = eml && /\?code=([A-Za-z0-9_-]+)/.exec(eml)?.[1];
+  if (!code) throw new Error(`no code for ${email}`);
+  return decodeURIComponent(code);
+}
+
+async function setup() {
+  const api = client(svc.url);
+  const tenant = await createTenant(api, svc.rootKey);
+  return { api, ...tenant };
+}
+
+const privateApp = (name: string) => ({ name, type: "private", permissions: ["token:read"] });
+
+describe("attack: replaying another caller's idempotent answer", () => {
+  it("never replays one credential's answer (holding a new API key) to another key of the same tenant", async () => {
+    const { api, managementKey, managementAppId } = await setup();
+    const secondKey = await api.post<Created>(`/applications/${managementAppId}/keys`, {
+      key: managementKey,
+    });
+    const headers = { "svc-idempotency-key": "guessable-1" };
+
+    const victim = await api.post<Created>("/applications", {
+      key: managementKey,
+      body: privateApp("a"),
+      headers,
+    });
+    const attacker = await api.post<Created>("/applications", {
+      key: String(secondKey.body.key),
+      body: privateApp("a"),
+      headers,
+    });
+    const victimRetry = await api.post<Created>("/applications", {
+      key: managementKey,
+      body: privateApp("a"),
+      headers,
+    });
+
+    expect(victim.status).toBe(201);
+    expect(attacker.status).toBe(201);
+    expect(attacker.headers.get("svc-idempotent-replayed")).toBeNull();
+    expect(attacker.body.id).not.toBe(victim.body.id);
+    expect(attacker.body.key).not.toBe(victim.body.key);
+    expect(victimRetry.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(victimRetry.body).toEqual(victim.body);
+  });
+
+  it("never replays an anonymous invitation acceptance (and its management key) to another body", async () => {
+    const { api, managementKey } = await setup();
+    const email = `replay${Date.now()}@example.com`;
+    await api.post("/tenants/self/invitations", { key: managementKey, body: { email } });
+    const headers = { "svc-idempotency-key": "accept-1" };
+    const code = codeFromOutbox(email);
+
+    const accepted = await api.post<Accepted>("/invitations/accept", { body: { code }, headers });
+    const attacker = await api.post<Accepted>("/invitations/accept", {
+      body: { code: "not-the-code" },
+      headers,
+    });
+    const sameRequest = await api.post<Accepted>("/invitations/accept", { body: { code }, headers });
+
+    expect(accepted.status).toBe(201);
+    expect(attacker.status).toBe(400);
+    expect(attacker.headers.get("svc-idempotent-replayed")).toBeNull();
+    expect(JSON.stringify(attacker.body)).not.toContain(String(accepted.body.management_key));
+    expect(sameRequest.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(sameRequest.body).toEqual(accepted.body);
+  });
+
+  it("answers 422 problem+json to the same key with a different body, and does not run it", async () => {
+    const { api, managementKey } = await setup();
+    const headers = { "svc-idempotency-key": "body-bound" };
+
+    const first = await api.post<Created>("/applications", {
+      key: managementKey,
+      body: privateApp("a"),
+      headers,
+    });
+    const other = await api.post<Created & { type?: string; detail?: string }>("/applications", {
+      key: managementKey,
+      body: privateApp("b"),
+      headers,
+    });
+    const list = await api.get<{ data: { name: string }[] }>("/applications", { key: managementKey });
+
+    expect(first.status).toBe(201);
+    expect(other.status).toBe(422);
+    expect(other.headers.get("content-type")).toContain("application/problem+json");
+    expect(JSON.stringify(other.body)).not.toContain(String(first.body.key));
+    expect(list.body.data.map((a) => a.name)).not.toContain("b");
+  });
+
+  it("keeps stored answers sealed: the raw DynamoDB item holds neither the key, the body nor its plain hash", async () => {
+    const { api, managementKey } = await setup();
+    const headers = { "svc-idempotency-key": `sealed-${Date.now()}` };
+    const body = privateApp("sealed-app-name");
+    const plainHash = createHash("sha256").update(JSON.stringify(body)).digest();
+    const created = await api.post<Created>("/applications", { key: managementKey, body, headers });
+    const tenant = await api.post<{ management_key: string }>("/tenants", {
+      key: svc.rootKey,
+      body: { name: "Root-created" },
+      headers,
+    });
+    const { deps } = svc.service;
+
+    const scanned = await deps.dynamo.send(
+      new ScanCommand({
+        TableName: deps.config.tableName,
+        FilterExpression: "entity = :e",
+        ExpressionAttributeValues: { ":e": "idempotency" },
+      }),
+    );
+    const raw = JSON.stringify(scanned.Items);
+
+    expect(created.status).toBe(201);
+    expect(tenant.status).toBe(201);
+    expect(scanned.Items?.length).toBeGreaterThan(0);
+    expect(raw).not.toContain(String(created.body.key));
+    expect(raw).not.toContain(created.body.id);
+    expect(raw).not.toContain("sealed-app-name");
+    expect(raw).not.toContain(tenant.body.management_key);
+    expect(raw).not.toContain(plainHash.toString("hex"));
+    expect(raw).not.toContain(plainHash.toString("base64url"));
+  });
+});

@@ -1,0 +1,161 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type Client, client, createTenant } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+
+const svc = useService();
+
+type Created = { id: string; key: string; keys: { id: string }[] };
+type Accepted = { id: string; management_key: string; management_application_id: string };
+
+function codeFromOutbox(email: string): string {
+  const outbox = join(svc.service.deps.config.dataDir, "outbox");
+  const eml = readdirSync(outbox)
+    .sort()
+    .map((f) => readFileSync(join(outbox, f), "utf8"))
+    .filter((m) => m.includes(`To: <${email}>`))
+    .at(-1);
+  const code = eml && /\?code=([A-Za-z0-9_-]+)/.exec(eml)?.[1];
+  if (!code) throw new Error(`no code for ${email}`);
+  return decodeURIComponent(code);
+}
+
+let counter = 0;
+
+/** An ADMIN member joined by invitation: a second person of the tenant with a management key of their own. */
+async function joinMember(api: Client, ownerKey: string): Promise<Accepted> {
+  const email = `admin${Date.now()}${counter++}@example.com`;
+  await api.post("/tenants/self/invitations", { key: ownerKey, body: { email } });
+  const accepted = await api.post<Accepted>("/invitations/accept", { body: { code: codeFromOutbox(email) } });
+  expect(accepted.status).toBe(201);
+  return accepted.body;
+}
+
+async function createApp(api: Client, key: string, body: Record<string, unknown>) {
+  return api.post<Created>("/applications", { key, body });
+}
+
+async function setup() {
+  const api = client(svc.url);
+  return { api, ...(await createTenant(api, svc.rootKey)) };
+}
+
+describe("attack: a key granting more than it holds", () => {
+  it("refuses a narrow management key minting token access or management permissions it lacks (403)", async () => {
+    const { api, managementKey } = await setup();
+    const narrow = await createApp(api, managementKey, {
+      name: "ci",
+      type: "management",
+      permissions: ["application:create", "application:read", "application:update"],
+    });
+    const reader = await createApp(api, managementKey, {
+      name: "reader",
+      type: "private",
+      rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:read"] }],
+    });
+    const ci = narrow.body.key;
+
+    const tokenApp = await createApp(api, ci, {
+      name: "all-tokens",
+      type: "private",
+      permissions: ["token:create", "token:read", "token:update", "token:delete", "token:use"],
+    });
+    const revealRule = await createApp(api, ci, {
+      name: "reveal",
+      type: "private",
+      rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:read"] }],
+    });
+    const wideManagement = await createApp(api, ci, {
+      name: "admin",
+      type: "management",
+      permissions: ["tenant:member:delete", "application:delete"],
+    });
+    const selfWiden = await api.put(`/applications/${narrow.body.id}`, {
+      key: ci,
+      body: { name: "ci", permissions: ["application:create", "application:delete", "log:read"] },
+    });
+    const keyForWiderApp = await api.post(`/applications/${reader.body.id}/keys`, { key: ci });
+    const within = await createApp(api, ci, {
+      name: "ro",
+      type: "management",
+      permissions: ["application:read"],
+    });
+
+    for (const refused of [tokenApp, revealRule, wideManagement, selfWiden, keyForWiderApp]) {
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get("content-type")).toContain("application/problem+json");
+      expect(refused.body).not.toHaveProperty("key");
+    }
+    expect(within.status).toBe(201);
+  });
+
+  it("refuses other management keys deleting, re-permissioning or rekeying the OWNER's application (403)", async () => {
+    const { api, managementKey, managementAppId } = await setup();
+    const admin = await joinMember(api, managementKey);
+    const ownerKeys = await api.get<{ id: string }[]>(`/applications/${managementAppId}/keys`, {
+      key: managementKey,
+    });
+    const ownerKeyId = ownerKeys.body[0]?.id;
+    expect(ownerKeyId).toEqual(expect.any(String));
+
+    const rekey = await api.post(`/applications/${managementAppId}/keys`, { key: admin.management_key });
+    const repermission = await api.put(`/applications/${managementAppId}`, {
+      key: admin.management_key,
+      body: { name: "owned", permissions: ["tenant:read"] },
+    });
+    const dropKey = await api.delete(`/applications/${managementAppId}/keys/${ownerKeyId}`, {
+      key: admin.management_key,
+    });
+    const remove = await api.delete(`/applications/${managementAppId}`, { key: admin.management_key });
+    const removeMember = await api.delete(`/applications/${admin.management_application_id}`, {
+      key: managementKey,
+    });
+    const ownerStillWorks = await api.get("/applications/key", { key: managementKey });
+    const adminStillWorks = await api.get("/applications/key", { key: admin.management_key });
+
+    for (const refused of [rekey, repermission, dropKey, remove, removeMember]) {
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get("content-type")).toContain("application/problem+json");
+    }
+    expect(ownerStillWorks.status).toBe(200);
+    expect(adminStillWorks.status).toBe(200);
+  });
+
+  it("revokes every key a deleted member's credentials minted, directly or through applications it created (401)", async () => {
+    const { api, managementKey } = await setup();
+    const admin = await joinMember(api, managementKey);
+    const direct = await createApp(api, admin.management_key, {
+      name: "backend",
+      type: "private",
+      permissions: ["token:read"],
+    });
+    const extraKey = await api.post<{ key: string }>(`/applications/${direct.body.id}/keys`, {
+      key: admin.management_key,
+    });
+    const delegate = await createApp(api, admin.management_key, {
+      name: "delegate",
+      type: "management",
+      permissions: ["application:create", "application:read"],
+    });
+    const transitive = await createApp(api, delegate.body.key, {
+      name: "grandchild",
+      type: "management",
+      permissions: ["application:read"],
+    });
+    const ownersKeyForBackend = await api.post<{ key: string }>(`/applications/${direct.body.id}/keys`, {
+      key: managementKey,
+    });
+    const minted = [direct.body.key, extraKey.body.key, delegate.body.key, transitive.body.key];
+    const before = await Promise.all(minted.map((key) => api.get("/applications/key", { key })));
+
+    const deleted = await api.delete(`/tenants/self/members/${admin.id}`, { key: managementKey });
+    const after = await Promise.all(minted.map((key) => api.get("/applications/key", { key })));
+    const ownerMinted = await api.get("/applications/key", { key: ownersKeyForBackend.body.key });
+
+    expect(before.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(deleted.status).toBe(204);
+    expect(after.map((r) => r.status)).toEqual([401, 401, 401, 401]);
+    expect(ownerMinted.status).toBe(200);
+  });
+});

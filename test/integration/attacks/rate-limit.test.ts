@@ -1,0 +1,156 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { DynamoRequestBudget } from "#shared/adapters/dynamodb/request-budget.ts";
+import { RateLimiter, windowLengthMs } from "#shared/domain/rate-limit.ts";
+import { client, createTenant, type HttpResponse } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+
+// A low limit for this file's service only: 3 requests per 30 s window (0.1/s sustained).
+const LIMIT = { SVC_RATE_LIMIT_PER_SECOND: "0.1", SVC_RATE_LIMIT_BURST: "3" };
+const saved = Object.fromEntries(Object.keys(LIMIT).map((name) => [name, process.env[name]]));
+Object.assign(process.env, LIMIT);
+afterAll(() => {
+  for (const [name, value] of Object.entries(saved))
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+});
+
+const svc = useService();
+const WINDOW_MS = windowLengthMs({ ratePerSecond: 0.1, burst: 3 });
+
+/** Moves the service clock to just past the start of a window, so a test's requests all fall in one window. */
+async function startOfWindow(api: ReturnType<typeof client>) {
+  const now = svc.service.deps.clock.now().getTime();
+  const advance = Math.ceil((WINDOW_MS - (now % WINDOW_MS)) / 1000);
+  const moved = await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: advance } });
+  expect(moved.status).toBe(200);
+}
+
+function expectRateLimited(res: HttpResponse) {
+  expect(res.status).toBe(429);
+  expect(res.headers.get("content-type")).toContain("application/problem+json");
+  const retryAfter = Number(res.headers.get("retry-after"));
+  expect(Number.isInteger(retryAfter)).toBe(true);
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(WINDOW_MS / 1000);
+  expect(res.body).toMatchObject({ status: 429, title: "Too Many Requests" });
+  return retryAfter;
+}
+
+describe("attack: one caller floods the service (per-tenant rate limits)", () => {
+  it("answers 429 with Retry-After to a tenant over its budget, whichever of its keys it uses, and serves it again in the next window", async () => {
+    // Prepare: two tenants; the first holds a second (public) key.
+    const api = client(svc.url);
+    const a = await createTenant(api, svc.rootKey, "Flooder");
+    const b = await createTenant(api, svc.rootKey, "Neighbour");
+    await startOfWindow(api);
+    const publicApp = await api.post<{ key: string }>("/applications", {
+      key: a.managementKey,
+      body: { name: "web", type: "public", permissions: ["token:create"] },
+    });
+    expect(publicApp.status).toBe(201);
+
+    // Act: the flooder spends the rest of its 3 requests, then asks again with both keys.
+    const served = [
+      await api.get("/applications", { key: a.managementKey }),
+      await api.get("/applications", { key: a.managementKey }),
+    ];
+    const refused = await api.get("/applications", { key: a.managementKey });
+    const refusedOtherKey = await api.post("/tokens", {
+      key: publicApp.body.key,
+      body: { type: "token", data: "x" },
+    });
+    const neighbour = await api.get("/applications", { key: b.managementKey });
+
+    // Assess: over the budget, both keys of the tenant are refused; the other tenant is not affected.
+    expect(served.map((r) => r.status)).toEqual([200, 200]);
+    const retryAfter = expectRateLimited(refused);
+    expectRateLimited(refusedOtherKey);
+    expect(JSON.stringify(refusedOtherKey.body)).not.toContain('"x"');
+    expect(neighbour.status).toBe(200);
+
+    // Act and assess: once Retry-After has passed, the tenant is served again.
+    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: retryAfter } });
+    const again = await api.get("/applications", { key: a.managementKey });
+    expect(again.status).toBe(200);
+  });
+
+  it("holds across processes: another instance sharing the table sees the tenant's budget spent", async () => {
+    // Prepare: a tenant spends its window's budget through the service.
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey, "Spread");
+    await startOfWindow(api);
+    for (let i = 0; i < 3; i++)
+      expect((await api.get("/applications", { key: tenant.managementKey })).status).toBe(200);
+
+    // Act: a second limiter, as a second warm Lambda instance would hold, on the same table and clock.
+    const { deps } = svc.service;
+    const otherInstance = new RateLimiter(
+      new DynamoRequestBudget(deps.dynamo, deps.config.tableName),
+      deps.clock,
+      deps.config.rateLimit,
+    );
+    const admission = await otherInstance.admit(`tenant#${tenant.tenantId}`);
+
+    // Assess
+    expect(admission.allowed).toBe(false);
+  });
+
+  it("never leases past a window's budget, whichever instance asks: a late lease gets what is left, then nothing", async () => {
+    // Prepare: two instances' views of one counter.
+    const { deps } = svc.service;
+    const first = new DynamoRequestBudget(deps.dynamo, deps.config.tableName);
+    const second = new DynamoRequestBudget(deps.dynamo, deps.config.tableName);
+    const lease = { bucket: "tenant#lease-test", window: 1, capacity: 10, expiresAt: new Date() };
+
+    // Act
+    const granted = [
+      await first.lease({ ...lease, wanted: 6 }),
+      await second.lease({ ...lease, wanted: 6 }),
+      await first.lease({ ...lease, wanted: 1 }),
+    ];
+
+    // Assess
+    expect(granted).toEqual([6, 4, 0]);
+  });
+
+  it("counts proxy invocations against the proxy's tenant, whoever holds the proxy key", async () => {
+    // Prepare: a tenant with a proxy, then its API traffic spends the rest of the window.
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey, "Proxied");
+    await startOfWindow(api);
+    const proxy = await api.post<{ key: string }>("/proxies", {
+      key: tenant.managementKey,
+      body: { name: "open", destination_url: "https://payments.example.com/", require_auth: false },
+    });
+    expect(proxy.status).toBe(201);
+    await api.get("/applications", { key: tenant.managementKey });
+    await api.get("/applications", { key: tenant.managementKey });
+
+    // Act: the proxy, by header and by query parameter; and a proxy key nobody holds.
+    const byHeader = await api.post("/proxy", { headers: { "svc-proxy-key": proxy.body.key }, body: {} });
+    const byQuery = await api.post(`/proxy?svc-proxy-key=${encodeURIComponent(proxy.body.key)}`, {
+      body: {},
+    });
+    const unknown = await api.post("/proxy", { headers: { "svc-proxy-key": "key_unknown" }, body: {} });
+
+    // Assess: refused before anything is forwarded; an unknown key is counted by address, apart.
+    expectRateLimited(byHeader);
+    expectRateLimited(byQuery);
+    expect(unknown.status).toBe(401);
+  });
+
+  it("limits routes without a key by source address", async () => {
+    // Prepare
+    const api = client(svc.url);
+    await startOfWindow(api);
+
+    // Act: guessing invitation codes, anonymously.
+    const guesses: HttpResponse[] = [];
+    for (let i = 0; i < 4; i++)
+      guesses.push(await api.post("/invitations/accept", { body: { code: `guess-${i}` } }));
+
+    // Assess
+    expect(guesses.slice(0, 3).map((r) => r.status)).toEqual([400, 400, 400]);
+    expectRateLimited(guesses[3] as HttpResponse);
+  });
+});

@@ -1,0 +1,181 @@
+import { describe, expect, it } from "vitest";
+import {
+  addressBucket,
+  leaseSize,
+  RateLimiter,
+  type RateLimitPolicy,
+  retryAfterSeconds,
+  windowAt,
+  windowLengthMs,
+} from "#shared/domain/rate-limit.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import type { BudgetLease, RequestBudget } from "#shared/ports/request-budget.ts";
+
+/** The shared counters as the DynamoDB adapter keeps them: never past the capacity. */
+class MemoryBudget implements RequestBudget {
+  readonly counters = new Map<string, number>();
+  leases: BudgetLease[] = [];
+
+  async lease(request: BudgetLease): Promise<number> {
+    this.leases.push(request);
+    const key = `${request.bucket}/${request.window}`;
+    const used = this.counters.get(key) ?? 0;
+    const granted = Math.max(0, Math.min(request.wanted, request.capacity - used));
+    this.counters.set(key, used + granted);
+    return granted;
+  }
+}
+
+function clockAt(ms: number): Clock & { ms: number } {
+  const clock = { ms, now: () => new Date(clock.ms) };
+  return clock;
+}
+
+async function admitMany(limiter: RateLimiter, bucket: string, count: number) {
+  const results = [];
+  for (let i = 0; i < count; i++) results.push(await limiter.admit(bucket));
+  return results;
+}
+
+const allowed = (results: { allowed: boolean }[]) => results.filter((r) => r.allowed).length;
+
+describe("rate-limit windows", () => {
+  it("cuts time into windows of burst / rate seconds, aligned to the epoch, at least 1 s", () => {
+    expect(windowLengthMs({ ratePerSecond: 100, burst: 1000 })).toBe(10_000);
+    expect(windowLengthMs({ ratePerSecond: 0.1, burst: 3 })).toBe(30_000);
+    expect(windowLengthMs({ ratePerSecond: 1000, burst: 10 })).toBe(1000);
+
+    const window = windowAt({ ratePerSecond: 100, burst: 1000 }, 25_000);
+    expect(window).toEqual({ id: 2, endsAtMs: 30_000, capacity: 1000 });
+  });
+
+  it("gives a window floored at 1 s what the rate allows in it", () => {
+    expect(windowAt({ ratePerSecond: 1000, burst: 10 }, 0).capacity).toBe(1000);
+  });
+
+  it("leases a small share of a window, at least 1 and at most 100", () => {
+    expect(leaseSize(3)).toBe(1);
+    expect(leaseSize(1000)).toBe(10);
+    expect(leaseSize(10_000_000)).toBe(100);
+  });
+
+  it("tells a refused caller the whole seconds until the window ends, at least 1", () => {
+    const window = windowAt({ ratePerSecond: 1, burst: 10 }, 0);
+    expect(retryAfterSeconds(window, 0)).toBe(10);
+    expect(retryAfterSeconds(window, 8_500)).toBe(2);
+    expect(retryAfterSeconds(window, 9_999)).toBe(1);
+  });
+});
+
+describe("RateLimiter", () => {
+  const policy: RateLimitPolicy = { ratePerSecond: 100, burst: 1000 };
+
+  it("admits a bucket's burst in a window, refuses the rest, and admits again in the next window", async () => {
+    const clock = clockAt(0);
+    const limiter = new RateLimiter(new MemoryBudget(), clock, { ratePerSecond: 1, burst: 5 });
+
+    const first = await admitMany(limiter, "tenant#a", 7);
+    clock.ms = 4_000;
+    const later = await limiter.admit("tenant#a");
+    clock.ms = 5_000;
+    const next = await limiter.admit("tenant#a");
+
+    expect(allowed(first)).toBe(5);
+    expect(first[6]).toEqual({ allowed: false, retryAfterSeconds: 5 });
+    expect(later).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect(next).toEqual({ allowed: true });
+  });
+
+  it("keeps buckets apart: one spent bucket does not touch another", async () => {
+    const limiter = new RateLimiter(new MemoryBudget(), clockAt(0), { ratePerSecond: 1, burst: 2 });
+
+    await admitMany(limiter, "tenant#a", 5);
+    const other = await admitMany(limiter, "tenant#b", 2);
+
+    expect(allowed(other)).toBe(2);
+  });
+
+  it("writes the shared counter once per lease, not once per request", async () => {
+    const budget = new MemoryBudget();
+    const limiter = new RateLimiter(budget, clockAt(0), policy);
+
+    await admitMany(limiter, "tenant#a", 25);
+
+    expect(budget.leases).toHaveLength(3);
+    expect(budget.leases[0]).toMatchObject({ bucket: "tenant#a", window: 0, wanted: 10, capacity: 1000 });
+    expect(budget.leases[0]?.expiresAt.getTime()).toBeGreaterThan(10_000);
+  });
+
+  it("asks the shared counter no more once it answered that the window is spent", async () => {
+    const budget = new MemoryBudget();
+    const limiter = new RateLimiter(budget, clockAt(0), { ratePerSecond: 1, burst: 2 });
+
+    await admitMany(limiter, "tenant#a", 50);
+
+    expect(budget.leases).toHaveLength(3);
+  });
+
+  it("holds across processes: instances sharing the counters admit at most the burst together", async () => {
+    const budget = new MemoryBudget();
+    const clock = clockAt(0);
+    const instances = Array.from({ length: 8 }, () => new RateLimiter(budget, clock, policy));
+
+    const results = await Promise.all(instances.map((limiter) => admitMany(limiter, "tenant#a", 200)));
+
+    const admitted = results.reduce((sum, r) => sum + allowed(r), 0);
+    expect(admitted).toBe(1000);
+  });
+
+  it("under-admits at most what other instances leased and did not spend", async () => {
+    const budget = new MemoryBudget();
+    const clock = clockAt(0);
+    const idle = new RateLimiter(budget, clock, policy);
+    const busy = new RateLimiter(budget, clock, policy);
+
+    const first = await idle.admit("tenant#a"); // leases 10, spends 1: 9 lapse unspent
+    const results = await admitMany(busy, "tenant#a", 1000);
+
+    expect(first.allowed).toBe(true);
+    expect(allowed(results)).toBe(1000 - 10);
+  });
+
+  it("shares one lease among concurrent requests of a bucket", async () => {
+    const budget = new MemoryBudget();
+    const limiter = new RateLimiter(budget, clockAt(0), policy);
+
+    const results = await Promise.all(Array.from({ length: 10 }, () => limiter.admit("tenant#a")));
+
+    expect(allowed(results)).toBe(10);
+    expect(budget.leases).toHaveLength(1);
+  });
+
+  it("lets requests through and reports the error when the shared counter cannot be reached", async () => {
+    const errors: unknown[] = [];
+    const failing: RequestBudget = { lease: () => Promise.reject(new Error("unreachable")) };
+    const limiter = new RateLimiter(failing, clockAt(0), policy, { onLeaseError: (e) => errors.push(e) });
+
+    const result = await limiter.admit("tenant#a");
+
+    expect(result).toEqual({ allowed: true });
+    expect(errors).toHaveLength(1);
+  });
+
+  it("refuses a policy without a positive rate", () => {
+    expect(() => new RateLimiter(new MemoryBudget(), clockAt(0), { ratePerSecond: 0, burst: 1 })).toThrow();
+  });
+});
+
+describe("addressBucket", () => {
+  it("counts IPv4 callers by address, also when written as IPv4-mapped IPv6", () => {
+    expect(addressBucket("203.0.113.7")).toBe("ip#203.0.113.7");
+    expect(addressBucket("::ffff:203.0.113.7")).toBe("ip#203.0.113.7");
+  });
+
+  it("counts IPv6 callers by /64, however the address is written", () => {
+    const bucket = addressBucket("2001:db8:0:1::1");
+    expect(bucket).toBe("ip#2001:db8:0:1::/64");
+    expect(addressBucket("2001:0DB8:0000:0001:ffff:ffff:ffff:fffe")).toBe(bucket);
+    expect(addressBucket("2001:db8::1")).toBe("ip#2001:db8:0:0::/64");
+    expect(addressBucket("::1")).toBe("ip#0:0:0:0::/64");
+  });
+});
