@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { CONTAINER_PATTERN, normalizeContainer } from "#shared/domain/access-rules.ts";
 import { ALL_PERMISSIONS, APPLICATION_TYPES, TOKEN_PERMISSIONS } from "#shared/domain/permissions.ts";
+import { generatedId } from "./common.ts";
 
 export const permissionSchema = z.enum(ALL_PERMISSIONS);
 
@@ -83,4 +84,4 @@ export const applicationSchema = z
   })
   .meta({ id: "Application" });
 
-export const applicationKeyParams = z.object({ id: z.string().min(1), keyId: z.string().min(1) });
+export const applicationKeyParams = z.object({ id: generatedId, keyId: generatedId });

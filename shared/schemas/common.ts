@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { FORBIDDEN_KEY_MESSAGE, hasForbiddenSegment } from "#shared/domain/safe-keys.ts";
+import { storableProblem } from "#shared/domain/storable.ts";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -22,7 +23,29 @@ export function pagingQuery(maxSize = MAX_PAGE_SIZE) {
 export const repeatable = <T extends z.ZodType>(item: T) =>
   z.preprocess((value) => (value === undefined ? undefined : [value].flat()), z.array(item).optional());
 
-export const idParams = z.object({ id: z.string().min(1).max(400) });
+/**
+ * An id in a path or a reference: at most 400 characters and 900 bytes of UTF-8, so every key built from it
+ * stays within DynamoDB's key sizes (2,048 bytes for a partition key, 1,024 for a sort key).
+ */
+export const idString = z
+  .string()
+  .min(1)
+  .max(400)
+  .refine((id) => Buffer.byteLength(id) <= 900, "must be at most 900 bytes of UTF-8");
+
+/** An id the service generated (UUIDs): short, so two of them fit in one sort key. */
+export const generatedId = z.string().min(1).max(100);
+
+export const idParams = z.object({ id: idString });
+
+/** A caller's structure the store keeps as a map (a mask, a configuration): see shared/domain/storable.ts. */
+export const storedJson = (maxBytes: number) => z.unknown().superRefine(storable(maxBytes));
+
+/** The refinement behind storedJson, for schemas of a more precise type (a record of configuration). */
+export const storable = (maxBytes: number) => (value: unknown, ctx: z.RefinementCtx) => {
+  const problem = storableProblem(value, maxBytes);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+};
 
 export const problemSchema = z
   .object({

@@ -1,23 +1,27 @@
 import { z } from "zod";
-import { pagingQuery, repeatable, safeKey } from "./common.ts";
+import { generatedId, pagingQuery, repeatable, safeKey, storable } from "./common.ts";
 
-/** Transform code is stored as given; 256 KB is far beyond any sensible transform. */
+/**
+ * Transform code is stored as given, both transforms and the configuration in the proxy's one item (DynamoDB
+ * keeps at most 400 KB): 128 KB each is far beyond any sensible transform.
+ */
 const transform = z.object({
   code: z
     .string()
     .min(1)
-    .max(256 * 1024),
+    .max(128 * 1024),
 });
 const name = z.string().trim().min(1).max(200);
 const destination = z.string().min(1).max(2048);
-const configuration = z.record(safeKey(200, 0), z.unknown());
+/** Stored as a map beside the record: what DynamoDB keeps, at most 64 KiB (shared/domain/storable.ts). */
+const configuration = z.record(safeKey(200), z.unknown()).superRefine(storable(64 * 1024));
 
 export const proxyBody = z.object({
   name,
   destination_url: destination,
   request_transform: transform.optional(),
   response_transform: transform.optional(),
-  application: z.object({ id: z.string().min(1) }).optional(),
+  application: z.object({ id: generatedId }).optional(),
   configuration: configuration.optional(),
   require_auth: z.boolean().optional(),
 });

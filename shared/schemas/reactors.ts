@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { pagingQuery, repeatable, safeKey } from "./common.ts";
+import { generatedId, pagingQuery, repeatable, safeKey, storable } from "./common.ts";
 
 const name = z.string().trim().min(1).max(200);
 const parameterName = safeKey(200);
@@ -30,13 +30,14 @@ export const formulaBody = z.object({
     .default([]),
 });
 
-const configuration = z.record(safeKey(200, 0), z.unknown());
-const application = z.object({ id: z.string().min(1) });
+/** Stored as a map beside the record: what DynamoDB keeps, at most 64 KiB (shared/domain/storable.ts). */
+const configuration = z.record(safeKey(200), z.unknown()).superRefine(storable(64 * 1024));
+const application = z.object({ id: generatedId });
 
 export const createReactorBody = z.object({
   name,
   configuration: configuration.default({}),
-  formula: z.object({ id: z.string().min(1) }),
+  formula: z.object({ id: generatedId }),
   application: application.optional(),
 });
 

@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { MAX_MASK_BYTES } from "#shared/domain/tokens/service.ts";
 import { TOKEN_TYPE_NAMES } from "#shared/domain/tokens/types.ts";
 import { containerSchema } from "./applications.ts";
-import { pagingQuery, repeatable, safeKey } from "./common.ts";
+import { pagingQuery, repeatable, safeKey, storedJson } from "./common.ts";
 
 export const MAX_METADATA_ENTRIES = 20;
 export const MAX_DATA_BYTES = 64 * 1024;
@@ -23,7 +24,7 @@ export const createTokenBody = z.object({
   id: z.string().min(1).max(4096).optional(),
   type: z.enum(TOKEN_TYPE_NAMES),
   data: tokenData,
-  mask: z.unknown().optional(),
+  mask: storedJson(MAX_MASK_BYTES).optional(),
   containers: containers.optional(),
   metadata: metadata.optional(),
   search_indexes: z.array(expression).max(10).optional(),
@@ -35,7 +36,7 @@ export const createTokenBody = z.object({
 /** Merge patch body: null clears a field (RFC 7386). */
 export const patchTokenBody = z.object({
   data: z.unknown().optional(),
-  mask: z.unknown().optional(),
+  mask: storedJson(MAX_MASK_BYTES).optional(),
   metadata: z.record(safeKey(100), z.string().max(500).nullable()).nullable().optional(),
   containers: containers.optional(),
   search_indexes: z.array(expression).max(10).nullable().optional(),
@@ -57,7 +58,7 @@ export const tokenSchema = z
     tenant_id: z.string(),
     type: z.string(),
     data: z.unknown().optional(),
-    mask: z.unknown().optional(),
+    mask: storedJson(MAX_MASK_BYTES).optional(),
     fingerprint: z.string(),
     fingerprint_expression: z.string(),
     containers: z.array(z.string()),

@@ -3,6 +3,7 @@ import type { Operation } from "#shared/domain/audit.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { storableProblem } from "#shared/domain/storable.ts";
 import { validationError } from "#shared/http/errors.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore, TokenStore } from "#shared/ports/stores.ts";
@@ -112,13 +113,22 @@ export function checkFingerprintExpression(deps: TokenDeps, template: string): v
     });
 }
 
-/** Every string leaf of a mask structure must be a valid expression. */
-export function checkMask(deps: TokenDeps, mask: unknown, path = "mask"): void {
+/** A mask is stored as a map in the token's item: what DynamoDB keeps, at most this many bytes of JSON. */
+export const MAX_MASK_BYTES = 32 * 1024;
+
+/** A mask the store keeps (also after a merge patch), whose every string leaf is a valid expression. */
+export function checkMask(deps: TokenDeps, mask: unknown): void {
+  const problem = storableProblem(mask, MAX_MASK_BYTES);
+  if (problem) throw validationError("The mask cannot be stored.", { mask: [problem] });
+  checkMaskExpressions(deps, mask);
+}
+
+function checkMaskExpressions(deps: TokenDeps, mask: unknown, path = "mask"): void {
   if (typeof mask === "string") checkExpression(deps, path, mask);
   else if (Array.isArray(mask)) {
-    for (const [i, item] of mask.entries()) checkMask(deps, item, `${path}.${i}`);
+    for (const [i, item] of mask.entries()) checkMaskExpressions(deps, item, `${path}.${i}`);
   } else if (typeof mask === "object" && mask !== null)
-    for (const [key, value] of Object.entries(mask)) checkMask(deps, value, `${path}.${key}`);
+    for (const [key, value] of Object.entries(mask)) checkMaskExpressions(deps, value, `${path}.${key}`);
 }
 
 export interface TokenView {
