@@ -22,9 +22,39 @@ export function createDocumentClient(connection: DynamoConnection): DynamoDBDocu
       : {}),
     maxAttempts: 3,
   });
+  client.middlewareStack.add(
+    (next, context) => (args) =>
+      context.commandName === "TransactWriteItemsCommand" ? retryingConflicts(() => next(args)) : next(args),
+    { step: "initialize", name: "retryTransactionConflicts" },
+  );
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
+}
+
+/** Attempts of a write transaction cancelled only because another transaction held one of its items. */
+export const TRANSACTION_CONFLICT_ATTEMPTS = 4;
+
+/**
+ * DynamoDB cancels a transaction touching an item another transaction is writing (`TransactionConflict`), and the
+ * SDK does not retry it: two concurrent writes of one token, or a sweep meeting a caller's write, would be a 500.
+ * Such a cancellation is retried here, for every write transaction of every adapter, after a short random wait;
+ * a failed condition is never retried (it is the caller's answer).
+ */
+/** Runs `send`, again after a short random wait while it fails only by TransactionConflict (at most 4 times). */
+export async function retryingConflicts<T>(send: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (error) {
+      const codes = cancellationCodes(error);
+      const conflictOnly =
+        codes?.includes("TransactionConflict") &&
+        codes.every((code) => code === undefined || code === "TransactionConflict");
+      if (!conflictOnly || attempt >= TRANSACTION_CONFLICT_ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10 * attempt + Math.random() * 40));
+    }
+  }
 }
 
 export function isConditionalCheckFailed(error: unknown): boolean {
