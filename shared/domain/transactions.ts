@@ -17,6 +17,15 @@ export interface TransactionDeps {
 const isLive = (t: StoredTransaction, now: Date) =>
   t.state === "open" && Date.parse(t.expires_at) > now.getTime();
 
+/**
+ * The credential a transaction belongs to: the application key that opened it, or the session. Only that
+ * credential may join, commit or roll it back; another key of the same application is another credential
+ * (keys are what is handed out and revoked, and idempotency is scoped the same way).
+ */
+export function openerOf(principal: TenantPrincipal): string {
+  return principal.kind === "session" ? `session:${principal.session.id}` : `key:${principal.keyId}`;
+}
+
 function view(t: StoredTransaction) {
   return {
     id: t.id,
@@ -49,6 +58,7 @@ export async function openTransaction(deps: TransactionDeps, principal: TenantPr
     tenant_id: principal.tenantId,
     state: "open",
     created_by: principal.application.id,
+    opened_by: openerOf(principal),
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + TRANSACTION_LIFETIME_SECONDS * 1000).toISOString(),
   };
@@ -59,21 +69,35 @@ export async function openTransaction(deps: TransactionDeps, principal: TenantPr
   return view(transaction);
 }
 
-/** The open transaction a write joins through SVC-TRANSACTION-ID; unknown, finished or expired ones are 404. */
+/**
+ * The open transaction a write joins through SVC-TRANSACTION-ID; unknown, finished, expired or another
+ * credential's ones are 404.
+ */
 export async function joinTransaction(
   deps: TransactionDeps,
   principal: TenantPrincipal,
   id: string | undefined,
 ): Promise<TransactionContext | undefined> {
   if (id === undefined) return undefined;
-  const transaction = await deps.transactions.get(principal.tenantId, id);
-  if (!transaction || !isLive(transaction, deps.clock.now())) throw notFound("The transaction");
+  const transaction = await liveTransaction(deps, principal, id);
   return { id, expiresEpoch: Math.floor(Date.parse(transaction.expires_at) / 1000) };
 }
 
+/**
+ * The open transaction `id` of the caller's own credential, the one check join, commit and rollback share.
+ * Another credential's transaction (even of the same tenant and application) answers exactly like an unknown
+ * one, 404, so a leaked id neither works nor confirms that the transaction exists. A record without an opener
+ * (written before openers were recorded) belongs to no one and rolls back at its expiry.
+ */
 async function liveTransaction(deps: TransactionDeps, principal: TenantPrincipal, id: string) {
   const transaction = await deps.transactions.get(principal.tenantId, id);
-  if (!transaction || !isLive(transaction, deps.clock.now())) throw notFound("The transaction");
+  if (
+    !transaction ||
+    !isLive(transaction, deps.clock.now()) ||
+    transaction.opened_by === undefined ||
+    transaction.opened_by !== openerOf(principal)
+  )
+    throw notFound("The transaction");
   return transaction;
 }
 

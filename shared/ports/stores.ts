@@ -139,7 +139,10 @@ export interface StoredTransaction {
   id: string;
   tenant_id: string;
   state: "open" | "committed" | "rolled_back";
+  /** The application that opened it (shown to callers). */
   created_by?: string;
+  /** The credential that opened it and alone may use it: `key:<application key id>` or `session:<session id>`. */
+  opened_by?: string;
   created_at: string;
   expires_at: string;
 }

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { deps } from "#shared/container.ts";
 import type { Principal } from "#shared/domain/entities.ts";
+import { grantVersionOf } from "#shared/domain/grant-version.ts";
 import { logger } from "#shared/logger.ts";
 import { conflict, HttpError, validationError } from "../errors.ts";
 import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
@@ -17,15 +18,36 @@ export const DEPLOYMENT_SEAL_OWNER = "_deployment";
 const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
 
 /**
- * What a replay must match: method, path and query (`request`) and the exact body bytes (`body`). Keyed hashes
+ * Request headers that change what a request does, so a replay must match them too: a token write with
+ * SVC-TRANSACTION-ID joins a transaction, the same write without it is applied at once. (SVC-API-KEY is the
+ * scope; Content-Type is checked before this middleware runs and does not change the outcome of a request that
+ * passes; SVC-PROXY-KEY only reaches proxy routes, which are never idempotent.)
+ */
+export const SIGNED_HEADERS = ["svc-transaction-id"] as const;
+
+interface Signature {
+  /** Method, path and query. */
+  request: string;
+  /** The exact body bytes. */
+  body: string;
+  /** The SIGNED_HEADERS, present or absent. */
+  headers: string;
+}
+
+/**
+ * What a replay must match: method, path and query, the exact body bytes and the signed headers. Keyed hashes
  * (HMAC under the seal owner's fingerprint key): a plain SHA-256 of a body holding a card number would let
  * anyone with the table (or a backup) test guesses offline.
  */
-async function signatureOf(request: SvcRequest, owner: string): Promise<{ request: string; body: string }> {
+async function signatureOf(request: SvcRequest, owner: string): Promise<Signature> {
   const { event } = request;
   const query = event.rawQueryString ? `?${event.rawQueryString}` : "";
   const { sealer } = deps();
-  const [route, body] = await Promise.all([
+  const signed = SIGNED_HEADERS.map((name) => {
+    const value = header(event, name);
+    return value === undefined ? `${name}:absent` : `${name}=${JSON.stringify(value)}`;
+  }).join("\n");
+  const [route, body, headers] = await Promise.all([
     sealer.fingerprint(
       owner,
       "svc-idempotency-request",
@@ -36,20 +58,28 @@ async function signatureOf(request: SvcRequest, owner: string): Promise<{ reques
       "svc-idempotency-body",
       `${event.isBase64Encoded ? "b64" : "txt"}\n${event.body ?? ""}`,
     ),
+    sealer.fingerprint(owner, "svc-idempotency-headers", signed),
   ]);
-  return { request: route, body };
+  return { request: route, body, headers };
 }
 
 /**
  * Whose answers a key may replay: the credential that sent the request (an application key, a session) within
- * its tenant. Anonymous callers have no credential, so the whole request is the scope: only the same request
- * (for POST /invitations/accept: the same secret code) can ever be answered from a stored result.
+ * its tenant, in the state its grant had: the scope ends with a digest of the application's (and session's)
+ * permissions and access rules, so after any change of the grant (say reveal downgraded to redact) a stored
+ * answer is never replayed and a retry runs afresh under the grant as it is now. Anonymous callers have no
+ * credential, so the whole request is the scope: only the same request (for POST /invitations/accept: the
+ * same secret code) can ever be answered from a stored result.
  */
-function scopeOf(principal: Principal | undefined, signature: { request: string; body: string }) {
-  if (!principal) return `anonymous:${sha256(`${signature.request}\n${signature.body}`)}`;
+function scopeOf(principal: Principal | undefined, signature: Signature) {
+  if (!principal)
+    return `anonymous:${sha256(`${signature.request}\n${signature.body}\n${signature.headers}`)}`;
   if (principal.kind === "root") return "root";
-  if (principal.kind === "session") return `tenant:${principal.tenantId}:session:${principal.session.id}`;
-  return `tenant:${principal.tenantId}:key:${principal.keyId}`;
+  const credential =
+    principal.kind === "session"
+      ? `tenant:${principal.tenantId}:session:${principal.session.id}`
+      : `tenant:${principal.tenantId}:key:${principal.keyId}`;
+  return `${credential}:grant:${grantVersionOf(principal)}`;
 }
 
 const sealOwnerOf = (principal: Principal | undefined) =>
@@ -62,12 +92,12 @@ const bindingOf = (owner: string, scope: string, key: string) => ({
   field: "response_body",
 });
 
-const mismatch = () =>
+const mismatch = (what: "request body" | "SVC-TRANSACTION-ID") =>
   new HttpError(
     422,
     "idempotency-key-mismatch",
     "Unprocessable Content",
-    "This idempotency key was used with a different request body.",
+    `This idempotency key was used with a different ${what}.`,
   );
 
 /**
@@ -103,14 +133,19 @@ export function idempotency(): SvcMiddleware {
       const owner = sealOwnerOf(state.principal);
       const signature = await signatureOf(request, owner);
       const scope = scopeOf(state.principal, signature);
-      const claim = await deps().idempotency.claim(scope, key, `${signature.request}.${signature.body}`);
+      const claim = await deps().idempotency.claim(
+        scope,
+        key,
+        `${signature.request}.${signature.body}.${signature.headers}`,
+      );
       if (claim.outcome === "in-flight")
         throw conflict("A request with this idempotency key is still being processed.");
       if (claim.outcome === "completed") {
-        const [storedRequest, storedBody] = claim.requestSignature.split(".");
+        const [storedRequest, storedBody, storedHeaders] = claim.requestSignature.split(".");
         if (storedRequest !== signature.request)
           throw conflict("This idempotency key was used for a different request.");
-        if (storedBody !== signature.body) throw mismatch();
+        if (storedBody !== signature.body) throw mismatch("request body");
+        if (storedHeaders !== signature.headers) throw mismatch("SVC-TRANSACTION-ID");
         const { sealed_body: sealed } = claim.response;
         const body =
           sealed === undefined ? undefined : await deps().sealer.open(bindingOf(owner, scope, key), sealed);

@@ -5,6 +5,7 @@ import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
+import { ALL_TOKEN_PERMISSIONS, appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
 const svc = useService();
 
@@ -141,5 +142,66 @@ describe("attack: replaying another caller's idempotent answer", () => {
     expect(raw).not.toContain(tenant.body.management_key);
     expect(raw).not.toContain(plainHash.toString("hex"));
     expect(raw).not.toContain(plainHash.toString("base64url"));
+  });
+
+  it("never answers a write that joins a transaction with the replay of the same write made outside it", async () => {
+    const { api, managementKey } = await setup();
+    const writer = await appKey(api, managementKey, { type: "private", permissions: ALL_TOKEN_PERMISSIONS });
+    const token = await api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data: "v1" } });
+    const txn = await api.post<{ id: string }>("/transactions", { key: writer });
+    const patch = { "content-type": "application/merge-patch+json", "svc-idempotency-key": "txn-bound" };
+    const body = { metadata: { step: "2" } };
+
+    const outside = await api.patch(`/tokens/${token.body.id}`, { key: writer, body, headers: patch });
+    const inside = await api.patch<{ type?: string }>(`/tokens/${token.body.id}`, {
+      key: writer,
+      body,
+      headers: { ...patch, "svc-transaction-id": txn.body.id },
+    });
+    const sameAgain = await api.patch(`/tokens/${token.body.id}`, { key: writer, body, headers: patch });
+
+    expect(outside.status).toBe(200);
+    expect(inside.status).toBe(422);
+    expect(inside.headers.get("svc-idempotent-replayed")).toBeNull();
+    expect(inside.headers.get("content-type")).toContain("application/problem+json");
+    expect(inside.body.type).toContain("idempotency-key-mismatch");
+    expect(sameAgain.headers.get("svc-idempotent-replayed")).toBe("true");
+  });
+
+  it("never replays revealed data after the application's grant is downgraded: the retry runs under the new grant", async () => {
+    const { api, managementKey } = await setup();
+    const rule = (transform: string) => [
+      { priority: 1, container: "/", transform, permissions: ["token:create", "token:read"] },
+    ];
+    const app = await api.post<Created>("/applications", {
+      key: managementKey,
+      body: { name: "checkout", type: "private", rules: rule("reveal") },
+    });
+    const key = String(app.body.key);
+    const card = { number: VISA, expiration_month: 12, expiration_year: 2030 };
+    const headers = { "svc-idempotency-key": "downgrade-1" };
+
+    const first = await api.post<TokenBody>("/tokens", { key, body: { type: "card", data: card }, headers });
+    const downgrade = await api.put(`/applications/${app.body.id}`, {
+      key: managementKey,
+      body: { name: "checkout", rules: rule("redact") },
+    });
+    const retry = await api.post<TokenBody>("/tokens", { key, body: { type: "card", data: card }, headers });
+    const retryAgain = await api.post<TokenBody>("/tokens", {
+      key,
+      body: { type: "card", data: card },
+      headers,
+    });
+
+    expect(first.status).toBe(201);
+    expect(JSON.stringify(first.body)).toContain(VISA);
+    expect(downgrade.status).toBe(200);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("svc-idempotent-replayed")).toBeNull();
+    expect(JSON.stringify(retry.body)).not.toContain(VISA);
+    expect(JSON.stringify(retry.body)).not.toContain("4242");
+    // Under the unchanged (new) grant the key replays again, as before.
+    expect(retryAgain.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(retryAgain.body).toEqual(retry.body);
   });
 });
