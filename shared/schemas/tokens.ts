@@ -59,7 +59,9 @@ export const tokenSchema = z
     type: z.string(),
     data: z.unknown().optional(),
     mask: storedJson(MAX_MASK_BYTES).optional(),
-    fingerprint: z.string(),
+    fingerprint: z.string().optional().meta({
+      description: "Only when the answer reveals the data (the caller could read the value anyway).",
+    }),
     fingerprint_expression: z.string(),
     containers: z.array(z.string()),
     metadata: z.record(z.string(), z.string()).optional(),

@@ -50,20 +50,25 @@ export function weaker(a: Transform, b: Transform): Transform {
   return STRENGTH[a] <= STRENGTH[b] ? a : b;
 }
 
-/** The transform the caller gets for `permission` on the token, or a 403 naming what is missing. */
+/** The transform the caller gets for `permission` on the token, or a 403 naming what is missing (and why). */
 export function requireAccess(
   access: TokenAccess,
   token: { id: string; container: string },
   permission: TokenPermission,
+  why?: string,
 ): Transform {
   const transform = access.evaluate(token, permission);
-  if (!transform) throw forbidden(`The key lacks ${permission} on the container ${token.container}.`);
+  if (!transform)
+    throw forbidden(
+      `The key lacks ${permission} on the container ${token.container}${why ? ` (${why})` : ""}.`,
+    );
   return transform;
 }
 
 /**
  * Reveal-level `permission` on the token's container, or a 403. Changing what is evaluated on stored data
- * (a mask, a fingerprint or search expression) would otherwise read the data past the caller's transform.
+ * (a mask, a fingerprint or search expression) or where the token lives (its container) would otherwise read
+ * the data past the caller's transform.
  */
 export function requireReveal(
   access: TokenAccess,

@@ -101,7 +101,11 @@ export interface PatchTokenInput {
   expires_at?: string | null;
 }
 
-/** PATCH: merge patch for data, mask and metadata; replace for the rest. Needs token:update on both containers. */
+/**
+ * PATCH: merge patch for data, mask and metadata; replace for the rest. Needs token:update on both containers,
+ * reveal-level to move the token or change what is evaluated on its data, and token:delete as well to set or
+ * shorten its expiry.
+ */
 export async function patchToken(
   deps: TokenDeps,
   principal: TenantPrincipal,
@@ -112,14 +116,20 @@ export async function patchToken(
   const grant = accessOf(principal);
   const current = await liveToken(deps, principal, id);
   const container = patch.containers ? containerOf(current.type, patch.containers) : current.container;
-  const containers = container === current.container ? [current] : [current, { id, container }];
+  const moves = container !== current.container;
+  const containers = moves ? [current, { id, container }] : [current];
   // The answer shows no more than the weaker of the caller's token:update transforms on both containers.
   const transform = containers
     .map((token) => requireAccess(grant, token, "token:update"))
     .reduce((a, b) => weaker(a, b));
-  const evaluated = EVALUATED_FIELDS.filter((field) => patch[field] !== undefined);
-  if (evaluated.length > 0)
-    for (const token of containers) requireReveal(grant, token, "token:update", evaluated.join(", "));
+  const revealed = revealChanges(patch, moves);
+  if (revealed.length > 0)
+    for (const token of containers) requireReveal(grant, token, "token:update", revealed.join(", "));
+  const expiresAt = patch.expires_at === null ? null : expiryOf(deps, patch.expires_at);
+  // An expiry that comes sooner deletes the token for everyone: that is token:delete's to decide.
+  if (expiresAt && shortens(current.expires_at, expiresAt))
+    for (const token of containers)
+      requireAccess(grant, token, "token:delete", "needed to set or shorten expires_at");
   // Expressions run on the token's stored data: without reveal, their errors must not depend on it.
   const render = (field: string, template: string, value: unknown) =>
     renderField(deps, field, template, value, { dataDependent: transform !== "reveal" });
@@ -193,10 +203,8 @@ export async function patchToken(
     if (patch.deduplicate_token === null) delete next.deduplicate_token;
     else next.deduplicate_token = patch.deduplicate_token;
   }
-  if (patch.expires_at !== undefined) {
-    if (patch.expires_at === null) delete next.expires_at;
-    else next.expires_at = expiryOf(deps, patch.expires_at);
-  }
+  if (expiresAt === null) delete next.expires_at;
+  else if (expiresAt !== undefined) next.expires_at = expiresAt;
   next.modified_by = principal.application.id;
   next.modified_at = deps.clock.now().toISOString();
   next.version = current.version + 1;
@@ -231,6 +239,22 @@ export async function patchToken(
 
 /** Fields whose expressions are evaluated on the stored data: changing them takes reveal-level token:update. */
 const EVALUATED_FIELDS = ["mask", "fingerprint_expression", "search_indexes"] as const;
+
+/**
+ * What a patch changes that takes reveal-level token:update (on both containers when the token moves): the
+ * fields evaluated on the stored data, and the container itself, which decides who may see the data (a move
+ * into a container where the caller, or another key, reveals would read the data past the caller's transform).
+ */
+export function revealChanges(patch: PatchTokenInput, moves: boolean): string[] {
+  const changes: string[] = EVALUATED_FIELDS.filter((field) => patch[field] !== undefined);
+  if (moves) changes.push("containers");
+  return changes;
+}
+
+/** Whether `next` (ISO 8601) ends the token's life sooner than `current` (none: never). */
+export function shortens(current: string | undefined, next: string): boolean {
+  return current === undefined || Date.parse(next) < Date.parse(current);
+}
 
 export async function deleteToken(
   deps: TokenDeps,

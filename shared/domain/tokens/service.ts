@@ -137,7 +137,8 @@ export interface TokenView {
   type: string;
   data?: unknown;
   mask?: unknown;
-  fingerprint: string;
+  /** Only in revealed answers: to anyone else a fingerprint would be an oracle for the masked value. */
+  fingerprint?: string;
   fingerprint_expression: string;
   containers: string[];
   metadata?: Record<string, string>;
@@ -149,7 +150,11 @@ export interface TokenView {
   modified_at?: string;
 }
 
-/** The token as a caller sees it: `data` revealed, masked by the token's mask, or left out (redact). */
+/**
+ * The token as a caller sees it: `data` revealed, masked by the token's mask, or left out (redact). The
+ * `fingerprint` only with `reveal`: it equals the fingerprint of a token created with the same value, so a
+ * caller who sees it masked (last 4 digits of an SSN) could confirm guesses of the rest by creating candidates.
+ */
 export async function present(
   deps: TokenDeps,
   token: StoredToken,
@@ -161,7 +166,7 @@ export async function present(
     tenant_id: token.tenant_id,
     type: token.type,
     ...(token.mask !== undefined ? { mask: token.mask } : {}),
-    fingerprint: token.fingerprint,
+    ...(transform === "reveal" ? { fingerprint: token.fingerprint } : {}),
     fingerprint_expression: token.fingerprint_expression,
     containers: [token.container],
     ...(token.metadata ? { metadata: token.metadata } : {}),

@@ -91,8 +91,8 @@ describe("attack: disclosure through PATCH of mask, fingerprint or search expres
     });
 
     expect(res.status).toBe(403);
-    // Moving alone is allowed; the answer shows the weaker (mask) of the two containers' transforms.
-    expect(plainMove.status).toBe(200);
+    // Moving alone takes reveal on both containers too (a move changes who may see the data: container-move).
+    expect(plainMove.status).toBe(403);
     expect(JSON.stringify(plainMove.body)).not.toContain(VISA);
   });
 

@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { client, createTenant } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+import { ALL_TOKEN_PERMISSIONS, appKey, type TokenBody } from "#test/support/tokens.ts";
+
+/**
+ * Attack: a key holding token:update but not token:delete sets a token's `expires_at` to a minute from now:
+ * the token disappears for everyone, a deletion the key was never granted.
+ */
+const svc = useService();
+const mergePatch = { "content-type": "application/merge-patch+json" };
+
+function inSeconds(seconds: number): string {
+  return new Date(svc.service.deps.clock.now().getTime() + seconds * 1000).toISOString();
+}
+
+async function setup(expiresAt?: string) {
+  const api = client(svc.url);
+  const tenant = await createTenant(api, svc.rootKey);
+  const owner = await appKey(api, tenant.managementKey, {
+    type: "private",
+    permissions: ALL_TOKEN_PERMISSIONS,
+  });
+  const pub = await appKey(api, tenant.managementKey, {
+    type: "public",
+    permissions: ["token:create", "token:update"],
+  });
+  const token = await api.post<TokenBody>("/tokens", {
+    key: owner,
+    body: { type: "token", data: "victim's value", ...(expiresAt ? { expires_at: expiresAt } : {}) },
+  });
+  expect(token.status).toBe(201);
+  return { api, ...tenant, owner, pub, id: token.body.id };
+}
+
+describe("attack: deleting a token through expires_at with only token:update", () => {
+  it("refuses to set an expiry on a token without one (403), and the token stays", async () => {
+    const { api, owner, pub, id } = await setup();
+
+    const res = await api.patch<TokenBody>(`/tokens/${id}`, {
+      key: pub,
+      headers: mergePatch,
+      body: { expires_at: inSeconds(60) },
+    });
+    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 120 } });
+    const read = await api.get<TokenBody>(`/tokens/${id}`, { key: owner });
+
+    expect(res.status).toBe(403);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    expect(read.status).toBe(200);
+    expect(read.body.expires_at).toBeUndefined();
+  });
+
+  it("refuses to shorten an existing expiry (403)", async () => {
+    const { api, owner, pub, id } = await setup(inSeconds(7 * 24 * 3600));
+
+    const res = await api.patch<TokenBody>(`/tokens/${id}`, {
+      key: pub,
+      headers: mergePatch,
+      body: { expires_at: inSeconds(60) },
+    });
+    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 120 } });
+    const read = await api.get<TokenBody>(`/tokens/${id}`, { key: owner });
+
+    expect(res.status).toBe(403);
+    expect(read.status).toBe(200);
+  });
+
+  it("still lets token:update remove or lengthen an expiry", async () => {
+    const { api, pub, id } = await setup(inSeconds(3600));
+    const other = await setup(inSeconds(3600));
+    const later = inSeconds(7200);
+
+    const lengthened = await api.patch<TokenBody>(`/tokens/${id}`, {
+      key: pub,
+      headers: mergePatch,
+      body: { expires_at: later },
+    });
+    const removed = await other.api.patch<TokenBody>(`/tokens/${other.id}`, {
+      key: other.pub,
+      headers: mergePatch,
+      body: { expires_at: null },
+    });
+
+    expect(lengthened.status).toBe(200);
+    expect(lengthened.body.expires_at).toBe(later);
+    expect(removed.status).toBe(200);
+    expect(removed.body.expires_at).toBeUndefined();
+  });
+
+  it("lets a key with token:delete on the container set or shorten the expiry", async () => {
+    const { api, owner, id } = await setup(inSeconds(7 * 24 * 3600));
+
+    const res = await api.patch<TokenBody>(`/tokens/${id}`, {
+      key: owner,
+      headers: mergePatch,
+      body: { expires_at: inSeconds(60) },
+    });
+    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 120 } });
+    const read = await api.get<TokenBody>(`/tokens/${id}`, { key: owner });
+
+    expect(res.status).toBe(200);
+    expect(read.status).toBe(404);
+  });
+
+  it("follows container rules: token:delete elsewhere does not count", async () => {
+    const { api, managementKey, id } = await setup();
+    const elsewhere = await appKey(api, managementKey, {
+      type: "private",
+      rules: [
+        { priority: 1, container: "/general/", transform: "mask", permissions: ["token:update"] },
+        { priority: 2, container: "/pci/", transform: "mask", permissions: ["token:delete"] },
+      ],
+    });
+
+    const res = await api.patch<TokenBody>(`/tokens/${id}`, {
+      key: elsewhere,
+      headers: mergePatch,
+      body: { expires_at: inSeconds(60) },
+    });
+
+    expect(res.status).toBe(403);
+  });
+});
