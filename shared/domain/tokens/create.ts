@@ -8,6 +8,7 @@ import {
   checkExpression,
   checkFingerprintExpression,
   checkMask,
+  isLive,
   openData,
   present,
   renderField,
@@ -172,7 +173,9 @@ export async function createToken(
   if (outcome.outcome === "transaction-closed") throw notFound("The transaction");
   if (outcome.outcome === "duplicate") {
     const existing = await deps.tokens.get(principal.tenantId, outcome.tokenId);
-    if (!existing) throw conflict("The token was deleted while deduplicating; retry.");
+    // Deleted meanwhile, expired, or pending in another caller's transaction: nothing to hand back (yet).
+    if (!existing || !isLive(existing, deps.clock.now()))
+      throw conflict("A token with the same fingerprint is changing or expiring; retry later.");
     // Handed back only to a caller who may read it, as a read would show it; others learn no id or data.
     const readAs = access.evaluate(existing, "token:read");
     if (!readAs) throw conflict(DUPLICATE_NOT_READABLE);

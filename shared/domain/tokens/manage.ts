@@ -8,7 +8,7 @@ import {
   checkExpression,
   checkFingerprintExpression,
   checkMask,
-  isExpired,
+  isLive,
   openData,
   present,
   renderField,
@@ -23,9 +23,7 @@ import { dataErrors } from "./types.ts";
 /** A live token of the caller's tenant, or 404 (unknown, another tenant's, or expired: all look the same). */
 async function liveToken(deps: TokenDeps, principal: TenantPrincipal, id: string): Promise<StoredToken> {
   const token = await deps.tokens.get(principal.tenantId, id);
-  // Expired, or created in a transaction not yet committed: to everyone else it does not exist.
-  if (!token || isExpired(token, deps.clock.now()) || token.lock?.operation === "create")
-    throw notFound("The token");
+  if (!token || !isLive(token, deps.clock.now())) throw notFound("The token");
   return token;
 }
 
@@ -58,8 +56,7 @@ export async function listTokens(
     // Tokens by id: fetched directly, then the same filters and visibility as the listing.
     const visible = (await deps.tokens.getMany(principal.tenantId, query.ids)).filter(
       (t) =>
-        !isExpired(t, now) &&
-        t.lock?.operation !== "create" &&
+        isLive(t, now) &&
         (!query.types?.length || query.types.includes(t.type)) &&
         Object.entries(metadata ?? {}).every(([k, v]) =>
           Object.entries(t.metadata ?? {}).some(

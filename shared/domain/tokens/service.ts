@@ -42,6 +42,11 @@ export function isExpired(token: Pick<StoredToken, "expires_at">, now: Date): bo
   return token.expires_at !== undefined && Date.parse(token.expires_at) <= now.getTime();
 }
 
+/** Expired, or created in a transaction not yet committed: to everyone else such a token does not exist. */
+export function isLive(token: Pick<StoredToken, "expires_at" | "lock">, now: Date): boolean {
+  return !isExpired(token, now) && token.lock?.operation !== "create";
+}
+
 /** Seals data and, for cards, the cvc apart (it must become unreadable after an hour). */
 export async function sealData(deps: TokenDeps, tenantId: string, tokenId: string, data: unknown) {
   const { cvc, rest } = splitCvc(data);

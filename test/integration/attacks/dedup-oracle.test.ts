@@ -27,6 +27,27 @@ async function setup() {
 }
 
 describe("attack: deduplication as a way to another caller's token", () => {
+  it("answers 409 with no id for a token still pending in another caller's open transaction", async () => {
+    const { api, owner } = await setup();
+    const pendingCard = { number: "5555555555554444", expiration_month: 1, expiration_year: 2031 };
+    const reader = await api.post<{ id: string }>("/transactions", { key: owner });
+    const pending = await api.post<TokenBody>("/tokens", {
+      key: owner,
+      headers: { "svc-transaction-id": reader.body.id },
+      body: { type: "card", data: pendingCard, deduplicate_token: true },
+    });
+    expect(pending.status).toBe(201);
+
+    const res = await api.post<TokenBody>("/tokens", {
+      key: owner,
+      body: { type: "card", data: pendingCard, deduplicate_token: true },
+    });
+
+    expect(res.status).toBe(409);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    expect(JSON.stringify(res.body)).not.toContain(pending.body.id);
+  });
+
   it("answers 409 with no id or data to a key that may not read the existing token", async () => {
     const { api, creator, victim } = await setup();
 
