@@ -1,21 +1,37 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
 import type { Deps } from "#shared/container.ts";
 import { invokeProxy, ProxyError } from "#shared/domain/proxies/invoke.ts";
+import { nullObject } from "#shared/domain/safe-keys.ts";
 import { createHttpHandler, type Reply } from "#shared/http/lambda.ts";
 import { internalProblem, problemFromError } from "#shared/http/problem.ts";
 import { header } from "#shared/http/request-state.ts";
+import { isForbiddenHeaderName } from "#shared/http/safe-headers.ts";
 import { logger } from "#shared/logger.ts";
 
 const PROXY_KEY_PARAMETER = "svc-proxy-key";
 
-/** The query as forwarded: everything but the proxy key parameter, in its original order and encoding. */
+const malformedQuery = () =>
+  new ProxyError(400, "invalid-query", "Bad Request", "The query string holds malformed percent-encoding.");
+
+function decodeQueryPart(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw malformedQuery();
+  }
+}
+
+/**
+ * The query as forwarded: everything but the proxy key parameter, in its original order and encoding.
+ * A name (or the proxy key's value) that is not valid percent-encoding is the caller's mistake: a 400 ProxyError.
+ */
 function forwardedQuery(raw: string): { rawQuery: string; proxyKey?: string } {
   let proxyKey: string | undefined;
   const kept = raw.split("&").filter((pair) => {
     if (pair === "") return false;
-    const name = decodeURIComponent(pair.split("=")[0] ?? "").toLowerCase();
+    const name = decodeQueryPart(pair.split("=")[0] ?? "").toLowerCase();
     if (name !== PROXY_KEY_PARAMETER) return true;
-    proxyKey ??= decodeURIComponent(pair.slice(pair.indexOf("=") + 1).replace(/\+/g, " "));
+    proxyKey ??= decodeQueryPart(pair.slice(pair.indexOf("=") + 1).replace(/\+/g, " "));
     return false;
   });
   return { rawQuery: kept.join("&"), ...(proxyKey !== undefined ? { proxyKey } : {}) };
@@ -41,9 +57,9 @@ async function invoke({
   event: APIGatewayProxyEventV2;
   requestId: string;
 }): Promise<Reply> {
-  const query = forwardedQuery(event.rawQueryString ?? "");
   const suffix = event.rawPath.replace(/^\/proxy/, "");
   try {
+    const query = forwardedQuery(event.rawQueryString ?? "");
     const response = await invokeProxy(deps, {
       proxyKey: header(event, "svc-proxy-key") ?? query.proxyKey,
       apiKey: header(event, "svc-api-key"),
@@ -51,16 +67,20 @@ async function invoke({
       pathSuffix: suffix,
       rawQuery: query.rawQuery,
       headers: Object.fromEntries(
-        Object.entries(event.headers ?? {}).filter((e): e is [string, string] => e[1] !== undefined),
+        Object.entries(event.headers ?? {}).filter(
+          (e): e is [string, string] => e[1] !== undefined && !isForbiddenHeaderName(e[0]),
+        ),
       ),
       ...(event.body ? { body: Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8") } : {}),
       selfHosts: [event.headers?.host, event.requestContext.domainName].filter((h): h is string =>
         Boolean(h),
       ),
     });
-    const headers: Record<string, string> = {};
+    // Names come from the destination or tenant code: a null-prototype map, and never `__proto__`.
+    const headers = nullObject<string>();
     const cookies: string[] = [];
     for (const [name, value] of Object.entries(response.headers)) {
+      if (isForbiddenHeaderName(name)) continue;
       if (name.toLowerCase() === "set-cookie") cookies.push(...[value].flat());
       else headers[name] = [value].flat().join(", ");
     }

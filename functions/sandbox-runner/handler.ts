@@ -1,4 +1,5 @@
 import type { RunnerEvent } from "#shared/adapters/aws/lambda-sandbox.ts";
+import "#shared/http/safe-headers.ts"; // it makes HTTP calls: no `__proto__` header line crashes it
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import type { SandboxResult, SvcOperation } from "#shared/sandbox/sandbox.ts";
 

@@ -11,6 +11,7 @@ import { errorHandler } from "./middleware/error-handler.ts";
 import { idempotency } from "./middleware/idempotency.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { requestContext } from "./middleware/request-context.ts";
+import "./safe-headers.ts"; // a `__proto__` header line never crashes the process (see there)
 import { routeAndValidate } from "./middleware/route-and-validate.ts";
 import { type HttpResult, jsonResult, type SvcContext } from "./request-state.ts";
 import type { BodyOf, FunctionGroup, ParamsOf, QueryOf, RouteSpec } from "./route.ts";

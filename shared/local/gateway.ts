@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { createServer, IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { nullObject } from "#shared/domain/safe-keys.ts";
 import { RouteMatcher } from "#shared/http/match.ts";
+// A caller's `__proto__` header line is dropped by the parser instead of crashing the server for everyone.
+import "#shared/http/safe-headers.ts";
 import { PROBLEM_CONTENT_TYPE } from "#shared/http/problem.ts";
 import type { FunctionGroup } from "#shared/http/route.ts";
 import { SECURITY_HEADERS } from "#shared/http/security-headers.ts";
@@ -130,29 +132,9 @@ const gatewayProblem = (status: number, title: string, detail: string) => ({
   body: JSON.stringify({ type: "about:blank", title, status, detail }),
 });
 
-type AddHeaderLine = (this: IncomingMessage, field: string, value: string, dest: object) => void;
-
-/**
- * Node's IncomingMessage collects `headers` on an ordinary object: under --disable-proto=throw a request
- * header named `__proto__` makes that throw inside the HTTP parser, an uncaught exception that would stop the
- * server for everyone. This message class drops that one header (no protocol has it); all others are kept.
- */
-class SafeIncomingMessage extends IncomingMessage {}
-for (const method of ["_addHeaderLine", "_addHeaderLineDistinct"]) {
-  const original = (IncomingMessage.prototype as unknown as Record<string, AddHeaderLine | undefined>)[
-    method
-  ];
-  if (typeof original !== "function") continue;
-  Object.defineProperty(SafeIncomingMessage.prototype, method, {
-    value: function (this: IncomingMessage, field: string, value: string, dest: object) {
-      if (field.toLowerCase() !== "__proto__") original.call(this, field, value, dest);
-    },
-  });
-}
-
 /** The local stand-in for API Gateway: routes by the route table and calls the group's handler. */
 export function createGateway(handlers: Record<FunctionGroup, HttpLambda>): Server {
-  return createServer({ IncomingMessage: SafeIncomingMessage }, (req, res) => {
+  return createServer((req, res) => {
     void (async () => {
       const body = await readBody(req);
       if (body === "too-large") {

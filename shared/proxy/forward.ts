@@ -17,6 +17,8 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import net from "node:net";
+// Responses are parsed by Node's IncomingMessage: a destination's `__proto__` header line must not crash us.
+import "#shared/http/safe-headers.ts";
 import { AddressRefusedError, guardedAgents, isLocalAddress, isLocalName } from "./address-guard.ts";
 import { outboundHeaders, responseHeaders } from "./headers.ts";
 

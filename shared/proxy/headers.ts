@@ -29,12 +29,12 @@ const INJECT_CONNECTION = "svc-proxy-connection";
 const INJECT_KEEP_ALIVE = "svc-proxy-keep-alive";
 
 /** RFC 9110 §5.6.2 token (header names, Connection options). */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+export const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Keep-Alive parameters, e.g. `timeout=5, max=100` (RFC 2068 keep-alive-info without quoted strings). */
 const KEEP_ALIVE =
   /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+(=[!#$%&'*+\-.^_`|~0-9A-Za-z]+)?( *, *[!#$%&'*+\-.^_`|~0-9A-Za-z]+(=[!#$%&'*+\-.^_`|~0-9A-Za-z]+)?)*$/;
 /** What Node's http client accepts in a header value (it throws on anything else, CR and LF included). */
-const SAFE_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+export const SAFE_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const MAX_INJECTED_LENGTH = 128;
 
 export type IncomingHeaders = Readonly<Record<string, string | string[] | undefined>>;

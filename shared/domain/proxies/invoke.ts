@@ -2,6 +2,7 @@ import { mayEverHold } from "#shared/domain/access-rules.ts";
 import type { Actor } from "#shared/domain/audit.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
+import { nullObject } from "#shared/domain/safe-keys.ts";
 import type { SessionStore } from "#shared/domain/sessions.ts";
 import { accessOf } from "#shared/domain/tokens/access.ts";
 import { createDetokenizer } from "#shared/domain/tokens/detokenize.ts";
@@ -9,9 +10,16 @@ import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import { auditEntityType } from "#shared/domain/tokens/types.ts";
 import { forbidden, HttpError, payloadTooLarge, unauthorized, validationError } from "#shared/http/errors.ts";
 import { jsonTextDepth, MAX_JSON_DEPTH } from "#shared/http/json-guard.ts";
+import { isForbiddenHeaderName } from "#shared/http/safe-headers.ts";
 import { hashKey } from "#shared/ids.ts";
 import { ForwardError, forward } from "#shared/proxy/forward.ts";
-import { proxyOptionHeaders, transformVisibleHeaders } from "#shared/proxy/headers.ts";
+import {
+  proxyOptionHeaders,
+  responseHeaders,
+  SAFE_VALUE,
+  TOKEN,
+  transformVisibleHeaders,
+} from "#shared/proxy/headers.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import type { ProxyStore } from "./manage.ts";
 import type { StoredProxy } from "./proxy.ts";
@@ -62,13 +70,21 @@ const isText = (headers: Record<string, string>) =>
 /** Request header names a transform may set: alphanumerics, hyphens and underscores (spec). */
 const HEADER_NAME = /^[A-Za-z0-9_-]+$/;
 
-function transformHeaders(value: unknown, restrictNames: boolean): Record<string, string> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
-  return Object.fromEntries(
-    Object.entries(value as Record<string, unknown>)
-      .filter(([name, v]) => (!restrictNames || HEADER_NAME.test(name)) && v !== undefined && v !== null)
-      .map(([name, v]) => [name, String(v)]),
-  );
+/**
+ * The headers a transform returned (tenant code: any object), on a null-prototype map. Dropped: names that are
+ * not `names` (request: HEADER_NAME; response: any RFC 9110 token), `__proto__` (no protocol has it, and an
+ * ordinary object the answer later passes through cannot hold it), values Node cannot send (CR, LF, …), and
+ * null/undefined values.
+ */
+function transformHeaders(value: unknown, names: RegExp): Record<string, string> {
+  const headers = nullObject<string>();
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return headers;
+  for (const [name, raw] of Object.entries(value as Record<string, unknown>)) {
+    if (!names.test(name) || isForbiddenHeaderName(name) || raw === undefined || raw === null) continue;
+    const text = String(raw);
+    if (SAFE_VALUE.test(text)) headers[name] = text;
+  }
+  return headers;
 }
 
 function encodeBody(body: unknown): Buffer | undefined {
@@ -208,7 +224,7 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
         },
         configuration: proxy.configuration ?? {},
       });
-      headers = transformHeaders(out.headers, true);
+      headers = transformHeaders(out.headers, HEADER_NAME);
       bodyBytes = encodeBody(out.body);
     }
 
@@ -252,14 +268,16 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
       });
       response = {
         status: response.status,
-        headers: transformHeaders(out.headers, false),
+        // As the destination's own: no hop-by-hop, content-length (re-framed) or svc-* header.
+        headers: responseHeaders(transformHeaders(out.headers, TOKEN)),
         body: encodeBody(out.body) ?? Buffer.alloc(0),
       };
     }
-    return {
-      ...response,
-      headers: { ...response.headers, "svc-proxy-destination-status": destinationStatus },
-    };
+    const answerHeaders = nullObject<string | string[]>();
+    for (const [name, value] of Object.entries(response.headers))
+      if (!isForbiddenHeaderName(name)) answerHeaders[name] = value;
+    answerHeaders["svc-proxy-destination-status"] = destinationStatus;
+    return { ...response, headers: answerHeaders };
   } catch (error) {
     if (error instanceof ProxyError) throw error;
     if (error instanceof HttpError) throw asProxyError(error);
