@@ -1,3 +1,5 @@
+import { nullObject } from "#shared/domain/safe-keys.ts";
+
 /**
  * Set on every answer of the API, replacing any header of the same name (in any case) a handler or a proxy
  * destination set: answers are served from the vault's own origin, so a destination (or a tenant who controls
@@ -14,7 +16,8 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 export function withSecurityHeaders(
   headers: Record<string, string | number | boolean> | undefined,
 ): Record<string, string | number | boolean> {
-  const result: Record<string, string | number | boolean> = {};
+  // Null prototype: a header named `__proto__` (from a destination or a transform) stays an ordinary entry.
+  const result = nullObject<string | number | boolean>();
   for (const [name, value] of Object.entries(headers ?? {}))
     if (!Object.hasOwn(SECURITY_HEADERS, name.toLowerCase())) result[name] = value;
   return { ...result, ...SECURITY_HEADERS };
