@@ -8,6 +8,7 @@ import type { LogEntry } from "./audit.ts";
 import { actorOf, auditEntry } from "./audit-entry.ts";
 import type { Authenticator } from "./authentication.ts";
 import type { Application, TenantMember, TenantPrincipal, User } from "./entities.ts";
+import { assertActsForMember } from "./grant-ceiling.ts";
 import { MANAGEMENT_PERMISSIONS } from "./permissions.ts";
 
 /** Invitations are valid 72 hours; a resend gives them 72 hours from then. */
@@ -157,7 +158,12 @@ async function sendInvitation(deps: MemberDeps, invitation: StoredInvitation, co
   });
 }
 
+/**
+ * An accepted invitation makes an ADMIN whose own key has no ceiling (grant-ceiling.ts), so only a key that has
+ * none either, a member's own, may invite (403 for every other key, whatever permissions it holds).
+ */
 export async function createInvitation(deps: MemberDeps, principal: TenantPrincipal, email: string) {
+  assertActsForMember(principal, "invite members");
   const now = deps.clock.now();
   const invitation: StoredInvitation = {
     id: uuidv7(now),
