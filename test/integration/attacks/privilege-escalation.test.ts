@@ -171,6 +171,24 @@ describe("attack: a key granting more than it holds", () => {
     expect(byMember.status).toBe(201);
   });
 
+  it("refuses an invitation whose inviting member was deleted before it was accepted (400)", async () => {
+    const { api, managementKey } = await setup();
+    const admin = await joinMember(api, managementKey);
+    const email = `accomplice${Date.now()}${counter++}@evil.example`;
+    const invited = await api.post("/tenants/self/invitations", {
+      key: admin.management_key,
+      body: { email },
+    });
+    expect(invited.status).toBe(201);
+
+    const removed = await api.delete(`/tenants/self/members/${admin.id}`, { key: managementKey });
+    const accepted = await api.post("/invitations/accept", { body: { code: codeFromOutbox(email) } });
+
+    expect(removed.status).toBe(204);
+    expect(accepted.status).toBe(400);
+    expect(accepted.body).not.toHaveProperty("management_key");
+  });
+
   it("revokes every key a deleted member's credentials minted, directly or through applications it created (401)", async () => {
     const { api, managementKey } = await setup();
     const admin = await joinMember(api, managementKey);
