@@ -1,5 +1,7 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Client, client, createTenant, type HttpResponse } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
@@ -213,5 +215,41 @@ describe("attack: a narrow key acting through a proxy or reactor bound to a wide
     expect(reacted.status).toBe(200);
     expect(JSON.stringify(reacted.body)).not.toContain(VISA);
     expect(ownerSwap.status).toBe(200);
+  });
+
+  it("stops a removed member's proxy acting as the application it was bound to (nothing is detokenized)", async () => {
+    const { api, managementKey, vaultId, tokenId } = await setup();
+    const email = `leaver${Date.now()}@example.com`;
+    await api.post("/tenants/self/invitations", { key: managementKey, body: { email } });
+    const outbox = join(svc.service.deps.config.dataDir, "outbox");
+    const eml = readdirSync(outbox)
+      .map((f) => readFileSync(join(outbox, f), "utf8"))
+      .find((m) => m.includes(`To: <${email}>`));
+    const code = decodeURIComponent(/\?code=([A-Za-z0-9_%-]+)/.exec(eml ?? "")?.[1] ?? "");
+    const member = await api.post<{ id: string; management_key: string }>("/invitations/accept", {
+      body: { code },
+    });
+    expect(member.status).toBe(201);
+    const proxy = await api.post<{ key: string }>("/proxies", {
+      key: member.body.management_key,
+      body: { name: "exfil", destination_url: echoUrl, require_auth: false, application: { id: vaultId } },
+    });
+    expect(proxy.status).toBe(201);
+    const call = async () => {
+      const before = received.length;
+      await api.post("/proxy", {
+        headers: { "svc-proxy-key": proxy.body.key },
+        body: { n: `{{ token: ${tokenId} }}` },
+      });
+      return received.slice(before).some((body) => body.includes(VISA));
+    };
+
+    const whileMember = await call();
+    const removed = await api.delete(`/tenants/self/members/${member.body.id}`, { key: managementKey });
+    const afterRemoval = await call();
+
+    expect(whileMember).toBe(true);
+    expect(removed.status).toBe(204);
+    expect(afterRemoval).toBe(false);
   });
 });
