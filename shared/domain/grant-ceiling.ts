@@ -1,3 +1,4 @@
+import { forbidden } from "#shared/http/errors.ts";
 import { type AccessGrant, evaluateAccess, mayEverHold, type Transform } from "./access-rules.ts";
 import type { Application, TenantPrincipal } from "./entities.ts";
 import { isTokenPermission, type Permission, TOKEN_PERMISSIONS } from "./permissions.ts";
@@ -66,4 +67,31 @@ export const isMemberBound = (application: Application) => application.member_id
  */
 export function mintingMemberOf(principal: TenantPrincipal): string | undefined {
   return principal.application.member_id ?? principal.application.minted_by;
+}
+
+/**
+ * 403 unless the caller's ceiling covers everything `application` holds. Binding a proxy or reactor to an
+ * application, or changing what runs with its rights (destination, transforms, `require_auth`, configuration,
+ * formula code), is acting as that application, so it needs the same coverage as minting a key for it. The
+ * answer names neither the application's access nor what the caller lacks.
+ */
+export function assertMayActAs(
+  principal: TenantPrincipal,
+  application: Pick<Application, "permissions" | "rules">,
+  action: string,
+): void {
+  const ceiling = ceilingOf(principal);
+  if (ceiling && widerThan(ceiling, application).length > 0)
+    throw forbidden(
+      `A key can only ${action} an application whose permissions and token access it holds itself.`,
+    );
+}
+
+/**
+ * 403 unless the caller is a member's own key. An accepted invitation makes a member with no ceiling at all,
+ * so only a caller without one (a person of the tenant) may invite: any other key would grant more than it holds.
+ */
+export function assertActsForMember(principal: TenantPrincipal, action: string): void {
+  if (ceilingOf(principal) !== undefined)
+    throw forbidden(`Only a member's own management key may ${action}: a new member can grant anything.`);
 }

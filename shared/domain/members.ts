@@ -8,6 +8,7 @@ import type { LogEntry } from "./audit.ts";
 import { actorOf, auditEntry } from "./audit-entry.ts";
 import type { Authenticator } from "./authentication.ts";
 import type { Application, TenantMember, TenantPrincipal, User } from "./entities.ts";
+import { assertActsForMember, isMemberBound } from "./grant-ceiling.ts";
 import { MANAGEMENT_PERMISSIONS } from "./permissions.ts";
 
 /** Invitations are valid 72 hours; a resend gives them 72 hours from then. */
@@ -157,7 +158,12 @@ async function sendInvitation(deps: MemberDeps, invitation: StoredInvitation, co
   });
 }
 
+/**
+ * An accepted invitation makes an ADMIN whose own key has no ceiling (grant-ceiling.ts), so only a key that has
+ * none either, a member's own, may invite (403 for every other key, whatever permissions it holds).
+ */
 export async function createInvitation(deps: MemberDeps, principal: TenantPrincipal, email: string) {
+  assertActsForMember(principal, "invite members");
   const now = deps.clock.now();
   const invitation: StoredInvitation = {
     id: uuidv7(now),
@@ -275,6 +281,13 @@ export async function acceptInvitation(
   const invitation = await deps.members.getInvitation(found.tenantId, found.invitationId);
   const now = deps.clock.now();
   if (!invitation || statusOf(invitation, now) === "EXPIRED") throw refused();
+  // Only a member may invite (createInvitation), and still be one when the invitation is accepted: an invitation
+  // from a member since deleted, or one a narrower key made before that rule, is refused like a spent code.
+  const inviter =
+    invitation.created_by === undefined
+      ? undefined
+      : await deps.authenticator.application(invitation.tenant_id, invitation.created_by);
+  if (!inviter || !isMemberBound(inviter)) throw refused();
 
   const at = now.toISOString();
   const user: User = {

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type AccessRule, evaluateAccess } from "#shared/domain/access-rules.ts";
-import { widerThan } from "#shared/domain/grant-ceiling.ts";
+import type { Application, TenantPrincipal } from "#shared/domain/entities.ts";
+import { assertActsForMember, assertMayActAs, widerThan } from "#shared/domain/grant-ceiling.ts";
 import type { Permission } from "#shared/domain/permissions.ts";
 
 const rule = (overrides: Partial<AccessRule>): AccessRule => ({
@@ -82,6 +83,51 @@ describe("widerThan (a key grants no more than it holds)", () => {
         }
       }),
       { numRuns: 500 },
+    );
+  });
+});
+
+const application = (fields: Partial<Application>): Application => ({
+  id: "a",
+  tenant_id: "t",
+  name: "app",
+  type: "management",
+  permissions: [],
+  rules: [],
+  created_at: "2026-01-01T00:00:00Z",
+  ...fields,
+});
+const principalOf = (fields: Partial<Application>): TenantPrincipal => ({
+  kind: "application",
+  tenantId: "t",
+  keyId: "k",
+  application: application(fields),
+});
+
+describe("acting as an application (proxies, reactors) and inviting members", () => {
+  const vault = application({ type: "private", rules: [rule({ transform: "reveal" })] });
+  const narrow = principalOf({ permissions: ["proxy:create", "proxy:update", "tenant:invitation:create"] });
+  const member = principalOf({ permissions: ["proxy:create"], member_id: "m" });
+
+  it("lets only a caller whose ceiling covers the application act as it, with a 403 naming no access", () => {
+    expect(() => assertMayActAs(member, vault, "bind a proxy to")).not.toThrow();
+    expect(() => assertMayActAs(narrow, application({ type: "private" }), "bind a proxy to")).not.toThrow();
+    const refused = (() => {
+      try {
+        assertMayActAs(narrow, vault, "bind a proxy to");
+      } catch (error) {
+        return error as { status: number; detail: string; errors?: unknown };
+      }
+    })();
+    expect(refused?.status).toBe(403);
+    expect(refused?.detail).not.toContain("token:read");
+    expect(refused?.errors).toBeUndefined();
+  });
+
+  it("lets only a member's own key invite, whatever permissions another key holds", () => {
+    expect(() => assertActsForMember(member, "invite members")).not.toThrow();
+    expect(() => assertActsForMember(narrow, "invite members")).toThrow(
+      expect.objectContaining({ status: 403 }),
     );
   });
 });

@@ -105,7 +105,9 @@ async function authorize(deps: ProxyInvokeDeps, proxy: StoredProxy, apiKey: stri
     return principal;
   }
   // Without require_auth, detokenization runs with the proxy's application, if it has one.
-  return configuredApplication(deps.authenticator, proxy.tenant_id, proxy.application_id, "proxy");
+  return configuredApplication(deps.authenticator, proxy.tenant_id, proxy.application_id, "proxy", [
+    proxy.modified_by ?? proxy.created_by,
+  ]);
 }
 
 async function runTransform(
@@ -119,6 +121,7 @@ async function runTransform(
     proxy.tenant_id,
     proxy.application_id,
     "proxy",
+    [proxy.modified_by ?? proxy.created_by],
   );
   const result = await deps.sandbox.run({
     tenantId: proxy.tenant_id,

@@ -2,6 +2,7 @@ import type { LogEntry } from "#shared/domain/audit.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { assertMayActAs } from "#shared/domain/grant-ceiling.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { notFound, validationError } from "#shared/http/errors.ts";
 import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
@@ -74,11 +75,16 @@ function entry(
   });
 }
 
-/** Field rules shared by create, PUT and PATCH; the application must be a public or private one of the tenant. */
+/**
+ * Field rules shared by create, PUT and PATCH; the application must be a public or private one of the tenant.
+ * A proxy acts as its application (detokenization without `require_auth`, `req.svc` in transforms), so the
+ * caller's ceiling must cover that application, and on updates the one it is bound to now (403).
+ */
 async function assertValid(
   deps: ProxyDeps,
   principal: TenantPrincipal,
   proxy: Omit<StoredProxy, "sealed_key" | "key_hash">,
+  current?: StoredProxy,
 ) {
   const errors: Record<string, string[]> = {};
   const requireHttps = !deps.config.proxyAllowPrivate;
@@ -89,12 +95,19 @@ async function assertValid(
     const problem = code === undefined ? undefined : transformCodeError(code);
     if (problem) errors[`${field}.code`] = [problem];
   }
-  if (proxy.application_id !== undefined) {
-    const application = await deps.applications.get(principal.tenantId, proxy.application_id);
-    if (!application || application.type === "management")
-      errors["application.id"] = ["must name a public or private application of the tenant"];
-  }
+  const application =
+    proxy.application_id === undefined
+      ? undefined
+      : await deps.applications.get(principal.tenantId, proxy.application_id);
+  if (proxy.application_id !== undefined && (!application || application.type === "management"))
+    errors["application.id"] = ["must name a public or private application of the tenant"];
   if (Object.keys(errors).length > 0) throw validationError("The proxy is invalid.", errors);
+  if (application) assertMayActAs(principal, application, "configure a proxy acting as");
+  const bound = current?.application_id;
+  if (bound !== undefined && bound !== application?.id) {
+    const previous = await deps.applications.get(principal.tenantId, bound);
+    if (previous) assertMayActAs(principal, previous, "configure a proxy acting as");
+  }
 }
 
 function fieldsOf(input: ProxyInput) {
@@ -170,7 +183,7 @@ async function save(deps: ProxyDeps, principal: TenantPrincipal, current: Stored
     modified_by: principal.application.id,
     modified_at: deps.clock.now().toISOString(),
   };
-  await assertValid(deps, principal, next);
+  await assertValid(deps, principal, next, current);
   const saved = await deps.proxies.replace(next, entry(deps, principal, next.id, "update", "Proxy updated"));
   if (!saved) throw notFound("The proxy");
   await prepareSandbox(deps, next);

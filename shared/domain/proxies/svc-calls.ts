@@ -1,5 +1,6 @@
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { ceilingOf, widerThan } from "#shared/domain/grant-ceiling.ts";
 import { issueServiceSession, type SessionDeps } from "#shared/domain/sessions.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { deleteToken, getToken, patchToken } from "#shared/domain/tokens/manage.ts";
@@ -55,16 +56,29 @@ export function svcCallHandler(deps: TokenDeps, principal: TenantPrincipal) {
 /**
  * The principal a configured application acts as (proxy transforms, reactors), or undefined without one.
  * Looked up through the Authenticator's cache, so a warm call reads no application from the table.
+ *
+ * `configuredBy` names the applications whose keys last changed what runs (a proxy's or reactor's last
+ * writer, a formula changed since): each must still cover the application (grant-ceiling.ts), or nothing is
+ * acted as. Saving already requires that; this also holds for configurations saved before that rule, and
+ * after the configurer was narrowed or removed (a deleted member's proxies stop acting as their application).
  */
 export async function configuredApplication(
   applications: Pick<Authenticator, "application">,
   tenantId: string,
   applicationId: string | undefined,
   keyId: string,
+  configuredBy: (string | undefined)[] = [],
 ): Promise<TenantPrincipal | undefined> {
   if (!applicationId) return undefined;
   const application = await applications.application(tenantId, applicationId);
-  return application ? { kind: "application", tenantId, keyId, application } : undefined;
+  if (!application) return undefined;
+  for (const id of new Set(configuredBy)) {
+    const configurer = id === undefined ? undefined : await applications.application(tenantId, id);
+    if (!configurer) return undefined;
+    const ceiling = ceilingOf({ kind: "application", tenantId, keyId, application: configurer });
+    if (ceiling && widerThan(ceiling, application).length > 0) return undefined;
+  }
+  return { kind: "application", tenantId, keyId, application };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { assertMayActAs } from "#shared/domain/grant-ceiling.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { nameMatcher, transformCodeError } from "#shared/domain/proxies/proxy.ts";
 import { HttpError, notFound, validationError } from "#shared/http/errors.ts";
@@ -113,6 +114,14 @@ export async function replaceFormula(
 ) {
   const current = await findFormula(deps, principal, id);
   assertFormula(input);
+  await assertMayActAsEach(
+    deps,
+    principal,
+    (await deps.reactors.list<StoredReactor>("reactor", principal.tenantId))
+      .filter((r) => r.formula_id === id)
+      .map((r) => r.application_id),
+    "change the code of a formula that reactors run as",
+  );
   const next: StoredFormula = {
     ...current,
     ...input,
@@ -176,6 +185,25 @@ function checkedConfiguration(formula: StoredFormula, configuration: Record<stri
   return result;
 }
 
+/**
+ * 403 unless the caller's ceiling covers each of these applications (grant-ceiling.ts): a reactor runs its
+ * formula as its application, so whoever binds it, or changes what runs with its rights, must hold as much.
+ * Applications since deleted give nothing to run as and are skipped.
+ */
+async function assertMayActAsEach(
+  deps: ReactorDeps,
+  principal: TenantPrincipal,
+  applicationIds: (string | undefined)[],
+  action: string,
+) {
+  for (const id of new Set(applicationIds)) {
+    if (id === undefined) continue;
+    const application = await deps.applications.get(principal.tenantId, id);
+    if (application) assertMayActAs(principal, application, action);
+  }
+}
+
+/** The application a reactor is bound to: a public or private one of the tenant (400), covered by the caller (403). */
 async function checkedApplication(
   deps: ReactorDeps,
   principal: TenantPrincipal,
@@ -187,6 +215,7 @@ async function checkedApplication(
     throw validationError("The application is invalid.", {
       "application.id": ["must name a public or private application of the tenant"],
     });
+  assertMayActAs(principal, found, "bind a reactor to");
   return found.id;
 }
 
@@ -268,6 +297,7 @@ async function saveReactor(
 ) {
   const formula = await deps.reactors.get<StoredFormula>("formula", principal.tenantId, current.formula_id);
   if (!formula) throw notFound("The reactor's formula");
+  await assertMayActAsEach(deps, principal, [current.application_id], "change a reactor acting as");
   const applicationId = await checkedApplication(deps, principal, input.application);
   const { application_id: _previous, ...rest } = current;
   const next: StoredReactor = {

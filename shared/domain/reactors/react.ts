@@ -125,6 +125,12 @@ async function run(
     reactor.tenant_id,
     reactor.application_id,
     "reactor",
+    [
+      reactor.modified_by ?? reactor.created_by,
+      ...((formula.modified_at ?? "") > (reactor.modified_at ?? reactor.created_at)
+        ? [formula.modified_by]
+        : []),
+    ],
   );
   const result = await deps.sandbox.run({
     tenantId: reactor.tenant_id,

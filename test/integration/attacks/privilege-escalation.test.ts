@@ -122,6 +122,73 @@ describe("attack: a key granting more than it holds", () => {
     expect(adminStillWorks.status).toBe(200);
   });
 
+  it("refuses a key that may only invite making itself an ADMIN member through an invitation (403)", async () => {
+    const { api, managementKey } = await setup();
+    const inviter = await createApp(api, managementKey, {
+      name: "inviter",
+      type: "management",
+      permissions: ["tenant:invitation:create"],
+    });
+    const everything = await createApp(api, managementKey, {
+      name: "all-management",
+      type: "management",
+      permissions: [
+        "application:create",
+        "application:read",
+        "tenant:member:read",
+        "tenant:invitation:create",
+        "tenant:invitation:read",
+      ],
+    });
+    const email = `attacker${Date.now()}${counter++}@evil.example`;
+
+    const invited = await api.post("/tenants/self/invitations", { key: inviter.body.key, body: { email } });
+    const byWideKey = await api.post("/tenants/self/invitations", {
+      key: everything.body.key,
+      body: { email },
+    });
+    const members = await api.get<{ data: { user: { email: string } }[] }>("/tenants/self/members", {
+      key: managementKey,
+    });
+    const sent = readdirSync(join(svc.service.deps.config.dataDir, "outbox")).some((f) =>
+      readFileSync(join(svc.service.deps.config.dataDir, "outbox", f), "utf8").includes(`To: <${email}>`),
+    );
+    const byOwner = await api.post("/tenants/self/invitations", { key: managementKey, body: { email } });
+
+    for (const refused of [invited, byWideKey]) {
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get("content-type")).toContain("application/problem+json");
+    }
+    expect(sent).toBe(false);
+    expect(members.body.data.map((m) => m.user.email)).not.toContain(email);
+    expect(byOwner.status).toBe(201);
+    const admin = await api.post<Accepted>("/invitations/accept", { body: { code: codeFromOutbox(email) } });
+    expect(admin.status).toBe(201);
+    const byMember = await api.post("/tenants/self/invitations", {
+      key: admin.body.management_key,
+      body: { email: `next${email}` },
+    });
+    expect(byMember.status).toBe(201);
+  });
+
+  it("refuses an invitation whose inviting member was deleted before it was accepted (400)", async () => {
+    const { api, managementKey } = await setup();
+    const admin = await joinMember(api, managementKey);
+    const email = `accomplice${Date.now()}${counter++}@evil.example`;
+    const invited = await api.post("/tenants/self/invitations", {
+      key: admin.management_key,
+      body: { email },
+    });
+    expect(invited.status).toBe(201);
+
+    const removed = await api.delete(`/tenants/self/members/${admin.id}`, { key: managementKey });
+    const accepted = await api.post("/invitations/accept", { body: { code: codeFromOutbox(email) } });
+
+    expect(removed.status).toBe(204);
+    expect(accepted.status).toBe(400);
+    expect(accepted.body).not.toHaveProperty("management_key");
+  });
+
   it("revokes every key a deleted member's credentials minted, directly or through applications it created (401)", async () => {
     const { api, managementKey } = await setup();
     const admin = await joinMember(api, managementKey);
