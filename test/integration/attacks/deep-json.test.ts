@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { client, createTenant } from "#test/support/http.ts";
+import { openProxy } from "#test/support/proxies.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey } from "#test/support/tokens.ts";
 
@@ -47,22 +48,9 @@ describe("deeply nested JSON bodies", () => {
 
   it("answers a 400 proxy problem for a proxied JSON body nested 100,000 levels (it was walked recursively)", async () => {
     const api = client(svc.url);
-    const { managementKey } = await createTenant(api, svc.rootKey);
-    const app = await api.post<{ id: string }>("/applications", {
-      key: managementKey,
-      body: { name: "proxy app", type: "private", permissions: ["token:use"] },
-    });
-    const proxy = await api.post<{ key: string }>("/proxies", {
-      key: managementKey,
-      body: {
-        name: "open",
-        destination_url: "https://api.example.com/v1",
-        require_auth: false,
-        application: { id: app.body.id },
-      },
-    });
+    const proxyKey = await openProxy(svc.url, svc.rootKey, "https://api.example.com/v1");
     const res = await api.call<{ proxy_error?: { status: number; detail: string } }>("POST", "/proxy", {
-      headers: { "svc-proxy-key": proxy.body.key, "content-type": "application/json" },
+      headers: { "svc-proxy-key": proxyKey, "content-type": "application/json" },
       rawBody: nestedArrays(100_000),
     });
 

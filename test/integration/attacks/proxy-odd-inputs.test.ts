@@ -8,7 +8,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, createTenant } from "#test/support/http.ts";
+import { openProxy } from "#test/support/proxies.ts";
 import { useService } from "#test/support/service.ts";
 
 const svc = useService({ allowPrivateDestinations: true });
@@ -35,29 +35,10 @@ afterAll(() => {
   destination.close();
 });
 
-async function proxyWith(transforms: {
+const proxyWith = (transforms: {
   request_transform?: { code: string };
   response_transform?: { code: string };
-}) {
-  const api = client(svc.url);
-  const { managementKey } = await createTenant(api, svc.rootKey);
-  const app = await api.post<{ id: string }>("/applications", {
-    key: managementKey,
-    body: { name: "proxy app", type: "private", permissions: ["token:use"] },
-  });
-  const proxy = await api.post<{ key: string }>("/proxies", {
-    key: managementKey,
-    body: {
-      name: "odd",
-      destination_url: destinationUrl,
-      require_auth: false,
-      application: { id: app.body.id },
-      ...transforms,
-    },
-  });
-  expect(proxy.status, JSON.stringify(proxy.body)).toBe(201);
-  return proxy.body.key;
-}
+}) => openProxy(svc.url, svc.rootKey, destinationUrl, transforms);
 
 /** Header names a transform may try: the first would reach Object.prototype, the rest Node cannot send. */
 const ODD_HEADERS = `{

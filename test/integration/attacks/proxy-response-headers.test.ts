@@ -8,7 +8,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, createTenant } from "#test/support/http.ts";
+import { openProxy as openSharedProxy } from "#test/support/proxies.ts";
 import { useService } from "#test/support/service.ts";
 
 const svc = useService({ allowPrivateDestinations: true });
@@ -42,25 +42,7 @@ afterAll(() => {
 });
 
 /** An open (require_auth: false) proxy to the destination: its URL is a link anyone can be sent. */
-async function openProxy() {
-  const api = client(svc.url);
-  const { managementKey } = await createTenant(api, svc.rootKey);
-  const app = await api.post<{ id: string }>("/applications", {
-    key: managementKey,
-    body: { name: "proxy app", type: "private", permissions: ["token:use"] },
-  });
-  const proxy = await api.post<{ key: string }>("/proxies", {
-    key: managementKey,
-    body: {
-      name: "html",
-      destination_url: destinationUrl,
-      require_auth: false,
-      application: { id: app.body.id },
-    },
-  });
-  expect(proxy.status, JSON.stringify(proxy.body)).toBe(201);
-  return proxy.body.key;
-}
+const openProxy = () => openSharedProxy(svc.url, svc.rootKey, destinationUrl);
 
 describe("/proxy answers cannot run script in the vault's origin", () => {
   it.each([
