@@ -1,6 +1,6 @@
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
-import { client, createTenant } from "#test/support/http.ts";
+import { bodyText, client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import {
   ALL_TOKEN_PERMISSIONS,
@@ -82,7 +82,7 @@ describe("POST /tokens", () => {
 
     expect(res.status).toBe(400);
     expect(res.body.errors).toHaveProperty([field]);
-    expect(JSON.stringify(res.body)).not.toContain(
+    expect(bodyText(res.body)).not.toContain(
       typeof data === "string" ? data : String((data as { number?: string }).number ?? "§"),
     );
   });

@@ -61,3 +61,13 @@ export async function createTenant(api: Client, rootKey: string, name = "Acme") 
     managementAppId: res.body.management_application_id,
   };
 }
+
+/**
+ * A body as text with the identifiers and times the service generates blanked out, for asserting that a value
+ * (a card's last 4, a cvc) is absent: a random request id or token UUID may hold "4242" or "737" by chance.
+ */
+export function bodyText(body: unknown): string {
+  return JSON.stringify(body)
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, "<uuid>")
+    .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g, "<time>");
+}
