@@ -12,7 +12,7 @@ export interface CallbackJob {
   callbackUrl: string;
   /** 10000–210000 (spec); the run's limit. */
   timeoutMs: number;
-  /** Sealer output of JSON `{args}` bound to (tenantId, requestId, "reaction_args"). */
+  /** Sealer output of JSON `{args, viewer}` (the caller's grants) bound to (tenantId, requestId, "reaction_args"). */
   sealedArgs: string;
   /** Who asked, for the audit log. */
   actor: Actor;

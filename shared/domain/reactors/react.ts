@@ -6,7 +6,13 @@ import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { configuredApplication, sandboxSvc } from "#shared/domain/proxies/svc-calls.ts";
 import type { SessionStore } from "#shared/domain/sessions.ts";
-import { accessOf } from "#shared/domain/tokens/access.ts";
+import {
+  accessOf,
+  accessOfGrants,
+  type Grants,
+  grantsOf,
+  type TokenAccess,
+} from "#shared/domain/tokens/access.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
@@ -70,6 +76,7 @@ async function tokenize(
   deps: ReactDeps,
   principal: TenantPrincipal | undefined,
   block: unknown,
+  viewer: TokenAccess,
 ): Promise<unknown> {
   if (block === undefined || block === null) return undefined;
   if (!principal)
@@ -82,7 +89,8 @@ async function tokenize(
   const create = async (body: unknown) => {
     const parsed = createTokenBody.safeParse(body);
     if (!parsed.success) throw validationError("The reactor's tokenize block holds an invalid token.");
-    return createToken(deps, principal, parsed.data);
+    // Created as the reactor's application, answered to the caller: no more than the caller may read.
+    return createToken(deps, principal, parsed.data, undefined, viewer);
   };
   if (Array.isArray(block)) return Promise.all(block.map(create));
   if (isPlainObject(block))
@@ -119,6 +127,7 @@ async function run(
   formula: StoredFormula,
   args: Record<string, unknown>,
   timeoutMs: number,
+  viewer: TokenAccess,
 ) {
   const principal = await configuredApplication(
     deps.authenticator,
@@ -158,7 +167,7 @@ async function run(
     throw failure;
   }
   const value = isPlainObject(result.value) ? result.value : {};
-  const tokens = await tokenize(deps, principal, value.tokenize);
+  const tokens = await tokenize(deps, principal, value.tokenize, viewer);
   return {
     ...(tokens !== undefined ? { tokens } : {}),
     ...(value.raw !== undefined ? { raw: value.raw } : {}),
@@ -248,7 +257,7 @@ export async function react(
       timeoutMs: input.timeout_ms ?? ASYNC_TIMEOUT_DEFAULT_MS,
       sealedArgs: await deps.sealer.seal(
         argsBinding(principal.tenantId, requestId),
-        JSON.stringify({ args }),
+        JSON.stringify({ args, viewer: grantsOf(principal) }),
       ),
       actor,
       enqueuedAt: deps.clock.now().toISOString(),
@@ -258,7 +267,10 @@ export async function react(
     return { status: 202, body: { request_id: requestId } };
   }
   await deps.auditLog.append([log("Reactor invoked")]);
-  return { status: 200, body: await run(deps, reactor, formula, args, deps.config.syncReactTimeoutMs) };
+  return {
+    status: 200,
+    body: await run(deps, reactor, formula, args, deps.config.syncReactTimeoutMs, accessOf(principal)),
+  };
 }
 
 /** The outcome a failed run answers: its status and problem (a custom error's own body). */
@@ -284,12 +296,12 @@ export function reactionRunner(deps: ReactDeps): ReactionRunner {
       let outcome: ReactionOutcome;
       try {
         const { reactor, formula } = await reactorAndFormula(deps, job.tenantId, job.reactorId);
-        const { args } = JSON.parse(
+        const { args, viewer } = JSON.parse(
           await deps.sealer.open(argsBinding(job.tenantId, job.requestId), job.sealedArgs),
-        ) as {
-          args: Record<string, unknown>;
-        };
-        outcome = { status: 200, body: await run(deps, reactor, formula, args, job.timeoutMs) };
+        ) as { args: Record<string, unknown>; viewer?: Grants };
+        // The caller's grants at react time (a job queued before they were recorded shows nothing).
+        const access = accessOfGrants(viewer ?? { application: { permissions: [], rules: [] } });
+        outcome = { status: 200, body: await run(deps, reactor, formula, args, job.timeoutMs, access) };
       } catch (error) {
         outcome = outcomeOfError(error, job.requestId);
       }

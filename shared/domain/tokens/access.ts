@@ -18,30 +18,60 @@ export interface TokenAccess {
 
 const STRENGTH: Record<Transform, number> = { redact: 0, mask: 1, reveal: 2 };
 
+/** The grants a caller's token access is made of, as plain data (so it can travel sealed with a queued job). */
+export interface Grants {
+  application: AccessGrant;
+  /** A session's own grant (empty until authorized), intersected with the application's. */
+  session?: AccessGrant;
+}
+
+export function grantsOf(principal: TenantPrincipal): Grants {
+  const grant = (g: AccessGrant): AccessGrant => ({ permissions: g.permissions, rules: g.rules });
+  if (principal.kind === "application") return { application: grant(principal.application) };
+  return {
+    application: grant(principal.application),
+    session: principal.session.authorized ? grant(principal.session) : { permissions: [], rules: [] },
+  };
+}
+
 /**
  * An application's access is its grant. A session's is its own grant intersected with the authorizing
  * application's, evaluated each time: the weaker transform wins, so a session never sees more than that
  * application would (even after the application's rules change).
  */
 export function accessOf(principal: TenantPrincipal): TokenAccess {
-  const application: AccessGrant = principal.application;
-  if (principal.kind === "application")
+  return accessOfGrants(grantsOf(principal));
+}
+
+export function accessOfGrants({ application, session }: Grants): TokenAccess {
+  if (!session)
     return {
       evaluate: (token, permission) => evaluateAccess(application, token, permission),
       visibility: (permission) => visibilityFor(application, permission),
     };
-  const session: AccessGrant = principal.session.authorized
-    ? principal.session
-    : { permissions: [], rules: [] };
+  return intersect(
+    {
+      evaluate: (token, permission) => evaluateAccess(application, token, permission),
+      visibility: () => undefined,
+    },
+    {
+      evaluate: (token, permission) => evaluateAccess(session, token, permission),
+      visibility: (permission) =>
+        mayEverHold(application, permission) ? visibilityFor(session, permission) : [],
+    },
+  );
+}
+
+/** Access no wider than either: a permission only where both hold it, with the weaker transform. */
+export function intersect(a: TokenAccess, b: TokenAccess): TokenAccess {
   return {
     evaluate: (token, permission) => {
-      const own = evaluateAccess(session, token, permission);
-      const granted = evaluateAccess(application, token, permission);
-      if (!own || !granted) return undefined;
-      return weaker(own, granted);
+      const first = a.evaluate(token, permission);
+      const second = b.evaluate(token, permission);
+      return first && second ? weaker(first, second) : undefined;
     },
-    visibility: (permission) =>
-      mayEverHold(application, permission) ? visibilityFor(session, permission) : [],
+    // Lists filter by the second's clauses; every shown token still passes evaluate.
+    visibility: (permission) => b.visibility(permission),
   };
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { normalizeContainer } from "#shared/domain/access-rules.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/http/errors.ts";
-import { accessOf, requireAccess } from "./access.ts";
+import { accessOf, intersect, requireAccess, type TokenAccess, weaker } from "./access.ts";
 import { parseExpiresAt } from "./expiry.ts";
 import {
   checkExpression,
@@ -97,11 +97,17 @@ async function searchHashes(
   return hashes;
 }
 
+/**
+ * Creates a token as `principal`. `viewer`: whoever the answer goes to when that is not the principal (a reactor's
+ * caller, for tokens its formula created with the reactor's application): the answer then shows no more than the
+ * viewer's token:read would, and deduplication hands back only a token both may read.
+ */
 export async function createToken(
   deps: TokenDeps,
   principal: TenantPrincipal,
   input: CreateTokenInput,
   transaction?: TransactionContext,
+  viewer?: TokenAccess,
 ) {
   const spec = typeSpec(input.type);
   const container = containerOf(input.type, input.containers);
@@ -117,9 +123,13 @@ export async function createToken(
   });
 
   const id = await tokenIdOf(deps, input.id, input.data);
-  const access = accessOf(principal);
-  // The answer follows the rule that granted token:create (decisions.md "Applications").
-  const transform = requireAccess(access, { id, container }, "token:create");
+  const own = accessOf(principal);
+  // The answer follows the rule that granted token:create (decisions.md "Applications"), and the viewer's.
+  const created = requireAccess(own, { id, container }, "token:create");
+  const transform = viewer
+    ? weaker(created, viewer.evaluate({ id, container }, "token:read") ?? "redact")
+    : created;
+  const access = viewer ? intersect(own, viewer) : own;
 
   // The fingerprint ignores the cvc, which is deleted after an hour.
   const fingerprintInput = await renderField(
