@@ -154,6 +154,7 @@ export class DynamoTokenStore implements TokenStore {
     operation: "create" | "update" | "delete",
     now: Date,
     next?: StoredToken,
+    previousFingerprint?: string,
   ) {
     return [
       {
@@ -182,6 +183,9 @@ export class DynamoTokenStore implements TokenStore {
             token_id: token.id,
             token_type: token.type,
             fingerprint: token.fingerprint,
+            ...(previousFingerprint !== undefined && previousFingerprint !== token.fingerprint
+              ? { previous_fingerprint: previousFingerprint }
+              : {}),
             ...(next ? { next: this.item(next) } : {}),
             ttl: transaction.expiresEpoch + 7 * 86_400,
           },
@@ -428,7 +432,7 @@ export class DynamoTokenStore implements TokenStore {
               },
             },
           },
-          ...this.transactionWrites(token, transaction, "update", now, token),
+          ...this.transactionWrites(token, transaction, "update", now, token, previousFingerprint),
         ]
       : [{ Put: { TableName: this.tableName, Item: this.item(token), ...guard } }, ...this.sweepPuts(token)];
     return this.write([...items, this.audit.put(audit)], transaction ? 1 : undefined);
@@ -577,6 +581,12 @@ export class DynamoTokenStore implements TokenStore {
       .catch((error: unknown) => {
         if (!isConditionalCheckFailed(error)) throw error;
       });
+  }
+
+  /** After a committed update changed a token's fingerprint: release its old claim if it holds it, claim the new one if free. */
+  async moveClaim(tenantId: string, type: string, from: string, to: string, tokenId: string) {
+    await this.releaseFingerprint(tenantId, type, from, tokenId);
+    await this.claimIfUnclaimed(tokenKeys.fingerprint(tenantId, type, to), tokenId);
   }
 
   releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {

@@ -1,4 +1,6 @@
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
+import { tokenKeys } from "#shared/adapters/dynamodb/token-store.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, ROUTING, revealEverything, type TokenBody } from "#test/support/tokens.ts";
@@ -31,7 +33,7 @@ async function setup() {
         deduplicate_token: true,
       },
     });
-  return { api, attacker, victim, dedup };
+  return { api, ...tenant, attacker, victim, dedup };
 }
 
 describe("attack: deduplication poisoning", () => {
@@ -75,7 +77,7 @@ describe("attack: deduplication poisoning", () => {
     expect(res.body.data).toEqual({ routing_number: ROUTING, account_number: VICTIM_ACCOUNT });
   });
 
-  it("B in a transaction: a stale claim (data changed at commit) is taken over, never handed back", async () => {
+  it("B in a transaction: the claim moves at commit, the old value is not handed back", async () => {
     const { api, attacker, dedup } = await setup();
     const planted = await api.post<TokenBody>("/tokens", {
       key: attacker,
@@ -91,6 +93,43 @@ describe("attack: deduplication poisoning", () => {
     });
     expect(patched.status).toBe(200);
     expect((await api.post(`/transactions/${txn.body.id}/commit`, { key: attacker })).status).toBe(200);
+
+    const res = await dedup(VICTIM_ACCOUNT);
+    const again = await dedup(VICTIM_ACCOUNT);
+
+    expect(res.status).toBe(201);
+    expect(res.body.id).not.toBe(planted.body.id);
+    expect(res.body.data).toEqual({ routing_number: ROUTING, account_number: VICTIM_ACCOUNT });
+    expect(again.body.id).toBe(res.body.id);
+    // The claim moved with the committed data: the token is found under its new value.
+    expect((await dedup(ATTACKER_ACCOUNT)).body.id).toBe(planted.body.id);
+  });
+
+  it("a stale claim (left by a token patched before claims moved) is taken over, never handed back", async () => {
+    const { api, tenantId, attacker, victim, dedup } = await setup();
+    const planted = await api.post<TokenBody>("/tokens", {
+      key: attacker,
+      body: { type: "bank", data: { routing_number: ROUTING, account_number: VICTIM_ACCOUNT } },
+    });
+    expect(planted.status).toBe(201);
+    const before = await api.get<TokenBody>(`/tokens/${planted.body.id}`, { key: victim });
+    const patched = await api.patch<TokenBody>(`/tokens/${planted.body.id}`, {
+      key: attacker,
+      headers: mergePatch,
+      body: { data: { account_number: ATTACKER_ACCOUNT } },
+    });
+    expect(patched.status).toBe(200);
+    // What the store held after such a PATCH before this fix: the old value's claim still naming the token.
+    await svc.service.deps.dynamo.send(
+      new PutCommand({
+        TableName: svc.service.deps.config.tableName,
+        Item: {
+          ...tokenKeys.fingerprint(tenantId, "bank", before.body.fingerprint),
+          entity: "fingerprint",
+          token_id: planted.body.id,
+        },
+      }),
+    );
 
     const res = await dedup(VICTIM_ACCOUNT);
     const again = await dedup(VICTIM_ACCOUNT);
