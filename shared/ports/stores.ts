@@ -119,13 +119,15 @@ export interface TokenStore {
   list(tenantId: string, filter: TokenListFilter, page: PageRequest): Promise<StorePage<StoredToken>>;
   /**
    * Replaces the token if its version is still `expectedVersion` and no live transaction holds it; false
-   * otherwise. In a transaction the new version waits on the transaction's op item until commit.
+   * otherwise. In a transaction the new version waits on the transaction's op item until commit. Outside one, a
+   * changed fingerprint moves the fingerprint claim in the same write: the claim of `previousFingerprint` is
+   * released if this token holds it, the new one is claimed if free.
    */
   replace(
     token: StoredToken,
     expectedVersion: number,
     audit: LogEntry,
-    options: { now: Date; transaction?: TransactionContext },
+    options: { now: Date; transaction?: TransactionContext; previousFingerprint?: string },
   ): Promise<WriteOutcome>;
   /** Deletes the token (or, in a transaction, marks it for deletion at commit); false when gone or locked. */
   delete(

@@ -154,6 +154,7 @@ export class DynamoTokenStore implements TokenStore {
     operation: "create" | "update" | "delete",
     now: Date,
     next?: StoredToken,
+    previousFingerprint?: string,
   ) {
     return [
       {
@@ -182,6 +183,9 @@ export class DynamoTokenStore implements TokenStore {
             token_id: token.id,
             token_type: token.type,
             fingerprint: token.fingerprint,
+            ...(previousFingerprint !== undefined && previousFingerprint !== token.fingerprint
+              ? { previous_fingerprint: previousFingerprint }
+              : {}),
             ...(next ? { next: this.item(next) } : {}),
             ttl: transaction.expiresEpoch + 7 * 86_400,
           },
@@ -274,10 +278,16 @@ export class DynamoTokenStore implements TokenStore {
       const ownerId = owner.Item?.token_id as string | undefined;
       if (!ownerId) continue;
       const existing = await this.get(token.tenant_id, ownerId);
+      // A claim is honoured only for a live token whose current fingerprint is this one: a token whose data or
+      // expression changed since it claimed (a stale claim) must never be handed back for this value.
       const live =
-        existing && (!existing.expires_at || Date.parse(existing.expires_at) > options.now.getTime());
+        existing &&
+        existing.type === token.type &&
+        existing.fingerprint === token.fingerprint &&
+        (!existing.expires_at || Date.parse(existing.expires_at) > options.now.getTime());
       if (live) return { outcome: "duplicate", tokenId: ownerId } as TokenCreateOutcome;
-      // A claim left by a deleted or expired token: release it, then claim again.
+      // A claim left by a deleted, expired or changed token: release it (only if it still names that owner),
+      // then claim again.
       await this.releaseFingerprint(token.tenant_id, token.type, token.fingerprint, ownerId);
     }
     throw new Error("Could not claim the token fingerprint");
@@ -395,9 +405,11 @@ export class DynamoTokenStore implements TokenStore {
     token: StoredToken,
     expectedVersion: number,
     audit: LogEntry,
-    options: { now: Date; transaction?: TransactionContext },
+    options: { now: Date; transaction?: TransactionContext; previousFingerprint?: string },
   ): Promise<WriteOutcome> {
-    const { transaction, now } = options;
+    const { transaction, now, previousFingerprint } = options;
+    if (!transaction && previousFingerprint !== undefined && previousFingerprint !== token.fingerprint)
+      return this.replaceMovingClaim(token, expectedVersion, audit, now, previousFingerprint);
     const guard = {
       ConditionExpression: `#version = :expected AND ${LOCK_FREE}`,
       ExpressionAttributeNames: { "#version": "version" },
@@ -420,10 +432,89 @@ export class DynamoTokenStore implements TokenStore {
               },
             },
           },
-          ...this.transactionWrites(token, transaction, "update", now, token),
+          ...this.transactionWrites(token, transaction, "update", now, token, previousFingerprint),
         ]
       : [{ Put: { TableName: this.tableName, Item: this.item(token), ...guard } }, ...this.sweepPuts(token)];
     return this.write([...items, this.audit.put(audit)], transaction ? 1 : undefined);
+  }
+
+  /**
+   * Replaces a token whose fingerprint changed, moving its claim in the same transaction: the old claim is
+   * released if this token holds it, the new fingerprint is claimed if free. So a deduplicating create finds the
+   * token under its new value and never under its old one. A claim that changed between the read and the write
+   * is read again (a few times); the token's own version guard failing is a conflict.
+   */
+  private async replaceMovingClaim(
+    token: StoredToken,
+    expectedVersion: number,
+    audit: LogEntry,
+    now: Date,
+    previousFingerprint: string,
+  ): Promise<WriteOutcome> {
+    const oldKey = tokenKeys.fingerprint(token.tenant_id, token.type, previousFingerprint);
+    const newKey = tokenKeys.fingerprint(token.tenant_id, token.type, token.fingerprint);
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const [oldClaim, newClaim] = await Promise.all(
+        [oldKey, newKey].map((Key) =>
+          this.client.send(new GetCommand({ TableName: this.tableName, Key, ConsistentRead: true })),
+        ),
+      );
+      const claimItems = [
+        ...(oldClaim?.Item?.token_id === token.id
+          ? [
+              {
+                Delete: {
+                  TableName: this.tableName,
+                  Key: oldKey,
+                  ConditionExpression: "token_id = :id",
+                  ExpressionAttributeValues: { ":id": token.id },
+                },
+              },
+            ]
+          : []),
+        ...(newClaim?.Item
+          ? []
+          : [
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: { ...newKey, entity: "fingerprint", token_id: token.id },
+                  ConditionExpression: "attribute_not_exists(PK)",
+                },
+              },
+            ]),
+      ];
+      const items = [
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: this.item(token),
+            ConditionExpression: `#version = :expected AND ${LOCK_FREE}`,
+            ExpressionAttributeNames: { "#version": "version" },
+            ExpressionAttributeValues: { ":expected": expectedVersion, ":now": epochSeconds(now) },
+          },
+        },
+        ...claimItems,
+        ...this.sweepPuts(token),
+        this.audit.put(audit),
+      ];
+      try {
+        await this.client.send(new TransactWriteCommand({ TransactItems: items as never }));
+        return "ok";
+      } catch (error) {
+        const reasons = cancellationCodes(error);
+        if (!reasons) throw error;
+        if (reasons[0] === "ConditionalCheckFailed") return "conflict";
+        const claimFailed = reasons
+          .slice(1, 1 + claimItems.length)
+          .some((reason) => reason === "ConditionalCheckFailed");
+        if (!claimFailed) {
+          if (reasons.includes("ConditionalCheckFailed")) return "conflict";
+          throw error;
+        }
+      }
+    }
+    return "conflict";
   }
 
   async delete(
@@ -490,6 +581,12 @@ export class DynamoTokenStore implements TokenStore {
       .catch((error: unknown) => {
         if (!isConditionalCheckFailed(error)) throw error;
       });
+  }
+
+  /** After a committed update changed a token's fingerprint: release its old claim if it holds it, claim the new one if free. */
+  async moveClaim(tenantId: string, type: string, from: string, to: string, tokenId: string) {
+    await this.releaseFingerprint(tenantId, type, from, tokenId);
+    await this.claimIfUnclaimed(tokenKeys.fingerprint(tenantId, type, to), tokenId);
   }
 
   releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {

@@ -21,6 +21,8 @@ interface Operation {
   token_id: string;
   token_type: string;
   fingerprint: string;
+  /** An update's fingerprint before it, when the update changes it. */
+  previous_fingerprint?: string;
   next?: Record<string, unknown>;
 }
 
@@ -133,6 +135,17 @@ export class DynamoTransactionStore implements TransactionStore {
     }
     for (const op of operations.filter((o) => o.operation === "delete"))
       await this.tokens.releaseFingerprint(tenantId, op.token_type, op.fingerprint, op.token_id);
+    // An update that changed the fingerprint moves its claim (best effort: a claim left behind is stale, and a
+    // deduplicating create never honours a stale claim).
+    for (const op of operations)
+      if (op.operation === "update" && op.previous_fingerprint !== undefined)
+        await this.tokens.moveClaim(
+          tenantId,
+          op.token_type,
+          op.previous_fingerprint,
+          op.fingerprint,
+          op.token_id,
+        );
     return true;
   }
 

@@ -8,6 +8,7 @@ import {
   checkExpression,
   checkFingerprintExpression,
   checkMask,
+  fingerprintOf,
   isLive,
   openData,
   present,
@@ -159,7 +160,13 @@ export async function createToken(
           ),
         }
       : {}),
-    fingerprint: await deps.sealer.fingerprint(principal.tenantId, input.type, fingerprintInput),
+    fingerprint: await fingerprintOf(
+      deps,
+      principal.tenantId,
+      input.type,
+      fingerprint_expression,
+      fingerprintInput,
+    ),
     fingerprint_expression,
     ...(input.deduplicate_token !== undefined ? { deduplicate_token: input.deduplicate_token } : {}),
     ...(expires_at ? { expires_at } : {}),

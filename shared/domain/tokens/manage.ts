@@ -8,6 +8,7 @@ import {
   checkExpression,
   checkFingerprintExpression,
   checkMask,
+  fingerprintOf,
   isLive,
   openData,
   present,
@@ -178,7 +179,13 @@ export async function patchToken(
   }
   if (patch.data !== undefined || patch.fingerprint_expression !== undefined) {
     const value = await render("fingerprint_expression", next.fingerprint_expression, splitCvc(data).rest);
-    next.fingerprint = await deps.sealer.fingerprint(current.tenant_id, current.type, value);
+    next.fingerprint = await fingerprintOf(
+      deps,
+      current.tenant_id,
+      current.type,
+      next.fingerprint_expression,
+      value,
+    );
   }
   if (patch.search_indexes !== undefined) {
     if (patch.search_indexes === null || patch.search_indexes.length === 0) {
@@ -225,7 +232,7 @@ export async function patchToken(
       "update",
       transaction ? `Token update pending in transaction ${transaction.id}` : "Token updated",
     ),
-    { now: deps.clock.now(), transaction },
+    { now: deps.clock.now(), transaction, previousFingerprint: current.fingerprint },
   );
   assertWritten(outcome);
   // An answer carrying data is a read too; logged before it leaves (fail-closed).

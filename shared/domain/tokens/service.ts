@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Transform } from "#shared/domain/access-rules.ts";
 import type { Operation } from "#shared/domain/audit.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
@@ -9,7 +10,7 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore, TokenStore } from "#shared/ports/stores.ts";
 import { type ExpressionEngine, ExpressionError, variablesRead } from "./expressions.ts";
 import type { StoredToken } from "./token.ts";
-import { auditEntityType } from "./types.ts";
+import { auditEntityType, type TokenType, typeSpec } from "./types.ts";
 
 export interface TokenDeps {
   tokens: TokenStore;
@@ -116,6 +117,26 @@ export function checkFingerprintExpression(deps: TokenDeps, template: string): v
     throw validationError("The fingerprint_expression must depend on the token's data.", {
       fingerprint_expression: ["must read data, e.g. {{ data | stringify }}"],
     });
+}
+
+/**
+ * The token's fingerprint: an HMAC of the rendered fingerprint expression, scoped by tenant and type. A token whose
+ * expression is not its type's default is scoped by a hash of that expression too, so tokens fingerprinted by
+ * different expressions never compare (an expression that renders another value than its data cannot make a
+ * deduplicating create of that value find it). Default-expression fingerprints keep the plain type scope.
+ */
+export function fingerprintOf(
+  deps: Pick<TokenDeps, "sealer">,
+  tenantId: string,
+  type: TokenType,
+  expression: string,
+  rendered: string,
+): Promise<string> {
+  const scope =
+    expression === typeSpec(type).fingerprint
+      ? type
+      : `${type}#x:${createHash("sha256").update(expression, "utf8").digest("hex")}`;
+  return deps.sealer.fingerprint(tenantId, scope, rendered);
 }
 
 /** A mask is stored as a map in the token's item: what DynamoDB keeps, at most this many bytes of JSON. */
