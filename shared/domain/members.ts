@@ -115,6 +115,7 @@ export async function deleteMember(
   principal: TenantPrincipal,
   memberId: string,
 ): Promise<void> {
+  assertActsForMember(principal, "delete members");
   const member = await deps.members.getMember(principal.tenantId, memberId);
   if (!member) throw notFound("The member");
   if (member.role === "OWNER") throw conflict("The tenant's OWNER member cannot be deleted.");
@@ -206,7 +207,9 @@ async function findInvitation(deps: MemberDeps, principal: TenantPrincipal, id: 
   return invitation;
 }
 
+/** Resending renews the invitation (a fresh code, 72 h more), so like inviting it needs a member's own key. */
 export async function resendInvitation(deps: MemberDeps, principal: TenantPrincipal, id: string) {
+  assertActsForMember(principal, "resend invitations");
   const current = await findInvitation(deps, principal, id);
   const now = deps.clock.now();
   const renewed: StoredInvitation = {
@@ -255,6 +258,7 @@ export async function deleteInvitation(
   principal: TenantPrincipal,
   id: string,
 ): Promise<void> {
+  assertActsForMember(principal, "withdraw invitations");
   const deleted = await deps.members.deleteInvitation(
     principal.tenantId,
     id,

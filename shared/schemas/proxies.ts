@@ -47,7 +47,8 @@ export const listProxiesQuery = pagingQuery().extend({
 export const proxySchema = z
   .object({
     id: z.string(),
-    key: z.string(),
+    /** Only for a member's own key (docs/proxies.md). */
+    key: z.string().optional(),
     name: z.string(),
     destination_url: z.string(),
     tenant_id: z.string(),

@@ -2,7 +2,7 @@ import type { LogEntry } from "#shared/domain/audit.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
-import { assertMayActAs } from "#shared/domain/grant-ceiling.ts";
+import { assertActsForMember, assertMayActAs, ceilingOf } from "#shared/domain/grant-ceiling.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { notFound, validationError } from "#shared/http/errors.ts";
 import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
@@ -53,10 +53,31 @@ const keyBinding = (proxy: Pick<StoredProxy, "tenant_id" | "id">) => ({
   field: "proxy_key",
 });
 
-/** The proxy as managers see it: its key (unsealed), `application_id` in place of the application object. */
-async function view(deps: ProxyDeps, proxy: StoredProxy) {
+/**
+ * The proxy as managers see it: `application_id` in place of the application object, and its key (unsealed)
+ * only for a caller who could have created it, a member's own key (which covers any bound application). The key
+ * acts as the bound application (anonymously when `require_auth` is false), so a narrower key never sees it.
+ */
+async function view(deps: ProxyDeps, principal: TenantPrincipal, proxy: StoredProxy) {
   const { sealed_key, key_hash, ...fields } = proxy;
+  if (ceilingOf(principal) !== undefined) return fields;
   return { ...fields, key: await deps.sealer.open(keyBinding(proxy), sealed_key) };
+}
+
+/**
+ * Where detokenized data goes and who may send it: whoever sets these acts for every caller of the proxy (bound
+ * to an application or not), so only a member's own key may create a proxy or change them.
+ */
+const ROUTING_FIELDS = [
+  "destination_url",
+  "request_transform",
+  "response_transform",
+  "require_auth",
+] as const;
+
+function routingChanged(next: Omit<StoredProxy, "sealed_key" | "key_hash">, current?: StoredProxy): boolean {
+  if (!current) return true;
+  return ROUTING_FIELDS.some((field) => JSON.stringify(next[field]) !== JSON.stringify(current[field]));
 }
 
 function entry(
@@ -78,7 +99,8 @@ function entry(
 /**
  * Field rules shared by create, PUT and PATCH; the application must be a public or private one of the tenant.
  * A proxy acts as its application (detokenization without `require_auth`, `req.svc` in transforms), so the
- * caller's ceiling must cover that application, and on updates the one it is bound to now (403).
+ * caller's ceiling must cover that application, and on updates the one it is bound to now (403). Creating a
+ * proxy or changing its destination, transforms or `require_auth` needs a member's own key (403).
  */
 async function assertValid(
   deps: ProxyDeps,
@@ -102,6 +124,8 @@ async function assertValid(
   if (proxy.application_id !== undefined && (!application || application.type === "management"))
     errors["application.id"] = ["must name a public or private application of the tenant"];
   if (Object.keys(errors).length > 0) throw validationError("The proxy is invalid.", errors);
+  if (routingChanged(proxy, current))
+    assertActsForMember(principal, "create a proxy or change where it sends detokenized data");
   if (application) assertMayActAs(principal, application, "configure a proxy acting as");
   const bound = current?.application_id;
   if (bound !== undefined && bound !== application?.id) {
@@ -140,7 +164,7 @@ export async function createProxy(deps: ProxyDeps, principal: TenantPrincipal, i
   };
   await deps.proxies.create(proxy, entry(deps, principal, proxy.id, "create", "Proxy created"));
   await prepareSandbox(deps, proxy);
-  return view(deps, proxy);
+  return view(deps, principal, proxy);
 }
 
 async function findProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string) {
@@ -152,7 +176,7 @@ async function findProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string
 export async function getProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string) {
   const proxy = await findProxy(deps, principal, id);
   await deps.auditLog.append([entry(deps, principal, id, "read", "Proxy read")]);
-  return view(deps, proxy);
+  return view(deps, principal, proxy);
 }
 
 export async function listProxies(
@@ -168,7 +192,7 @@ export async function listProxies(
   const offset = (page.page - 1) * page.size;
   const items = all.slice(offset, offset + page.size);
   await deps.auditLog.append(items.map((p) => entry(deps, principal, p.id, "read", "Proxy read in a list")));
-  return { items: await Promise.all(items.map((p) => view(deps, p))), total: all.length };
+  return { items: await Promise.all(items.map((p) => view(deps, principal, p))), total: all.length };
 }
 
 async function save(deps: ProxyDeps, principal: TenantPrincipal, current: StoredProxy, input: ProxyInput) {
@@ -203,7 +227,7 @@ export async function replaceProxy(
   input: ProxyInput,
 ) {
   const current = await findProxy(deps, principal, id);
-  return view(deps, await save(deps, principal, current, input));
+  return view(deps, principal, await save(deps, principal, current, input));
 }
 
 /** PATCH (merge patch, answered 204): absent fields kept, null removes, configuration merged. */

@@ -117,7 +117,72 @@ describe("attack: a narrow key acting through a proxy or reactor bound to a wide
     });
 
     expect(leaked()).toBe(false);
-    expect(unbound.status).toBe(201);
+    expectRefused(unbound);
+  });
+
+  it("D: refuses a proxy:update key redirecting an unbound require_auth proxy to itself (403), so callers' data stays", async () => {
+    const { api, managementKey, tokenId, narrow } = await setup();
+    const vaultKey = await appKey(api, managementKey, { type: "private", rules: revealEverything });
+    const created = await api.post<{ id: string; key: string }>("/proxies", {
+      key: managementKey,
+      body: { name: "unbound", destination_url: "https://example.com", require_auth: true },
+    });
+    expect(created.status).toBe(201);
+    const key = await narrow("proxy:update", "proxy:read");
+
+    const patched = await api.patch(`/proxies/${created.body.id}`, {
+      key,
+      headers: mergePatch,
+      body: { destination_url: echoUrl },
+    });
+    const transformed = await api.patch(`/proxies/${created.body.id}`, {
+      key,
+      headers: mergePatch,
+      body: { response_transform: { code: "module.exports = async (res) => res;" } },
+    });
+    const open = await api.patch(`/proxies/${created.body.id}`, {
+      key,
+      headers: mergePatch,
+      body: { require_auth: false },
+    });
+    const renamed = await api.patch(`/proxies/${created.body.id}`, {
+      key,
+      headers: mergePatch,
+      body: { name: "renamed" },
+    });
+    if (patched.status === 204)
+      // a legitimate caller of the proxy, whose card number would now go to the attacker
+      await api.post("/proxy", {
+        key: vaultKey,
+        headers: { "svc-proxy-key": created.body.key },
+        body: { n: `{{ token: ${tokenId} }}` },
+      });
+
+    for (const res of [patched, transformed, open]) expectRefused(res);
+    expect(renamed.status).toBe(204);
+    expect(leaked()).toBe(false);
+  });
+
+  it("E: shows a proxy's key only to a member's own key, not to a proxy:read key (no anonymous access)", async () => {
+    const { api, managementKey, vaultId, narrow } = await setup();
+    const created = await api.post<{ id: string; key: string }>("/proxies", {
+      key: managementKey,
+      body: { name: "open", destination_url: echoUrl, require_auth: false, application: { id: vaultId } },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.key).toBeTruthy();
+    const key = await narrow("proxy:read");
+
+    const list = await api.get<{ data: Record<string, unknown>[] }>("/proxies", { key });
+    const one = await api.get<Record<string, unknown>>(`/proxies/${created.body.id}`, { key });
+    const byMember = await api.get<{ key?: string }>(`/proxies/${created.body.id}`, { key: managementKey });
+
+    expect(list.status).toBe(200);
+    expect(one.status).toBe(200);
+    expect(list.body.data.map((p) => p.id)).toContain(created.body.id);
+    for (const view of [...list.body.data, one.body]) expect(view).not.toHaveProperty("key");
+    expect(JSON.stringify([list.body, one.body])).not.toContain(created.body.key);
+    expect(byMember.body.key).toBe(created.body.key);
   });
 
   it("B: refuses a proxy:update key redirecting a bound proxy or dropping its require_auth (403)", async () => {

@@ -225,4 +225,53 @@ describe("attack: a key granting more than it holds", () => {
     expect(after.map((r) => r.status)).toEqual([401, 401, 401, 401]);
     expect(ownerMinted.status).toBe(200);
   });
+  it("refuses a narrow non-member key deleting a member or resending or withdrawing an invitation (403)", async () => {
+    const { api, managementKey } = await setup();
+    const admin = await joinMember(api, managementKey);
+    const adminMinted = await createApp(api, admin.management_key, {
+      name: "admin-backend",
+      type: "private",
+      permissions: ["token:read"],
+    });
+    const email = `pending${Date.now()}${counter++}@example.com`;
+    const invitation = await api.post<{ id: string; expires_at: string }>("/tenants/self/invitations", {
+      key: managementKey,
+      body: { email },
+    });
+    expect(invitation.status).toBe(201);
+    const deleter = await createApp(api, managementKey, {
+      name: "deleter",
+      type: "management",
+      permissions: ["tenant:member:delete", "tenant:invitation:delete"],
+    });
+    const resender = await createApp(api, managementKey, {
+      name: "resender",
+      type: "management",
+      permissions: ["tenant:invitation:create", "tenant:invitation:update", "tenant:invitation:read"],
+    });
+
+    const deleted = await api.delete(`/tenants/self/members/${admin.id}`, { key: deleter.body.key });
+    const resent = await api.post(`/tenants/self/invitations/${invitation.body.id}/resend`, {
+      key: resender.body.key,
+    });
+    const withdrawn = await api.delete(`/tenants/self/invitations/${invitation.body.id}`, {
+      key: deleter.body.key,
+    });
+    const adminStill = await api.get("/applications/key", { key: adminMinted.body.key });
+    const after = await api.get<{ expires_at: string }>(`/tenants/self/invitations/${invitation.body.id}`, {
+      key: managementKey,
+    });
+
+    for (const refused of [deleted, resent, withdrawn]) {
+      expect(refused.status, JSON.stringify(refused.body)).toBe(403);
+      expect(refused.headers.get("content-type")).toContain("application/problem+json");
+    }
+    expect(adminStill.status).toBe(200);
+    expect(after.status).toBe(200);
+    expect(after.body.expires_at).toBe(invitation.body.expires_at);
+    const byMember = await api.post(`/tenants/self/invitations/${invitation.body.id}/resend`, {
+      key: admin.management_key,
+    });
+    expect(byMember.status).toBe(200);
+  });
 });
