@@ -54,6 +54,7 @@ import {
 } from "./bench/proxy.ts";
 import { REACT_BODY, setUpReactor } from "./bench/react.ts";
 import { type RunningTarget, startTarget } from "./bench/targets.ts";
+import { intEnv } from "./int-env.ts";
 
 type Scenario = "tokenize" | "read" | "proxy" | "react";
 const SCENARIOS: Scenario[] = ["tokenize", "read", "proxy", "react"];
@@ -66,15 +67,6 @@ const TARGET_RATIO: Partial<Record<Scenario, number>> = { tokenize: 0.5, read: 0
 const TRANSFORM_ADDS_TARGET_MS = 5;
 const NEW_CODE_TARGET_MS = 150;
 const CARD = { number: "4242424242424242", expiration_month: 12, expiration_year: 2030 };
-
-function intEnv(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max)
-    throw new Error(`${name} must be an integer from ${min} to ${max}, got ${raw}`);
-  return value;
-}
 
 const settings = {
   durationSeconds: intEnv("BENCH_DURATION_S", 5, 1, 600),

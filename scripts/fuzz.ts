@@ -27,15 +27,7 @@ import { describePlan, reproducer, summary, Tally } from "./fuzz/report.ts";
 import { type Fixtures, markSent, prepare, secretsAfter, send } from "./fuzz/request.ts";
 import { captureServiceLog, loggedErrorFor } from "./fuzz/server-log.ts";
 import { Api, buildTenant, CARDS, card } from "./fuzz/world.ts";
-
-function intEnv(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max)
-    throw new Error(`${name} must be an integer from ${min} to ${max}, got ${raw}`);
-  return value;
-}
+import { intEnv } from "./int-env.ts";
 
 const settings = {
   seed: intEnv("FUZZ_SEED", Math.floor(Math.random() * 2 ** 31), 0, 2 ** 31 - 1),
