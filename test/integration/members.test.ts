@@ -1,10 +1,10 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { client, createTenant } from "#test/support/http.ts";
+import { invitationFromOutbox } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
 
 const svc = useService();
+const codeFromOutbox = (email: string) => invitationFromOutbox(svc, email);
 
 type Invitation = { id: string; email: string; status: string; expires_at: string; tenant_id: string };
 type Member = {
@@ -14,20 +14,6 @@ type Member = {
   management_key?: string;
 };
 type Page<T> = { pagination: { total_items: number; page_size: number }; data: T[] };
-
-/** The acceptance code of the newest e-mail sent to `email`, read from the local outbox. */
-function codeFromOutbox(email: string): { code: string; eml: string } {
-  const outbox = join(svc.service.deps.config.dataDir, "outbox");
-  const files = readdirSync(outbox).sort();
-  const mails = files
-    .map((f) => readFileSync(join(outbox, f), "utf8"))
-    .filter((m) => m.includes(`To: <${email}>`));
-  const eml = mails.at(-1);
-  if (!eml) throw new Error(`no e-mail to ${email}`);
-  const code = /\?code=([A-Za-z0-9_-]+)/.exec(eml)?.[1];
-  if (!code) throw new Error("no code in e-mail");
-  return { code: decodeURIComponent(code), eml };
-}
 
 let counter = 0;
 const uniqueEmail = () => `invitee${Date.now()}${counter++}@example.com`;

@@ -1,9 +1,8 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Client, client, createTenant, type HttpResponse } from "#test/support/http.ts";
+import { invitationFromOutbox } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, revealEverything, type TokenBody, VISA } from "#test/support/tokens.ts";
 
@@ -286,11 +285,7 @@ describe("attack: a narrow key acting through a proxy or reactor bound to a wide
     const { api, managementKey, vaultId, tokenId } = await setup();
     const email = `leaver${Date.now()}@example.com`;
     await api.post("/tenants/self/invitations", { key: managementKey, body: { email } });
-    const outbox = join(svc.service.deps.config.dataDir, "outbox");
-    const eml = readdirSync(outbox)
-      .map((f) => readFileSync(join(outbox, f), "utf8"))
-      .find((m) => m.includes(`To: <${email}>`));
-    const code = decodeURIComponent(/\?code=([A-Za-z0-9_%-]+)/.exec(eml ?? "")?.[1] ?? "");
+    const { code } = invitationFromOutbox(svc, email);
     const member = await api.post<{ id: string; management_key: string }>("/invitations/accept", {
       body: { code },
     });

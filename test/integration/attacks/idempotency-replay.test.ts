@@ -1,29 +1,16 @@
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { bodyText, client, createTenant } from "#test/support/http.ts";
+import { invitationFromOutbox } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
 import { ALL_TOKEN_PERMISSIONS, appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
 const svc = useService();
+const codeFromOutbox = (email: string) => invitationFromOutbox(svc, email).code;
 
 type Created = { id: string; key?: string };
 type Accepted = { id: string; management_key?: string };
-
-/** The acceptance code of the newest e-mail sent to `email`, read from the local outbox. */
-function codeFromOutbox(email: string): string {
-  const outbox = join(svc.service.deps.config.dataDir, "outbox");
-  const eml = readdirSync(outbox)
-    .sort()
-    .map((f) => readFileSync(join(outbox, f), "utf8"))
-    .filter((m) => m.includes(`To: <${email}>`))
-    .at(-1);
-  const code = eml && /\?code=([A-Za-z0-9_-]+)/.exec(eml)?.[1];
-  if (!code) throw new Error(`no code for ${email}`);
-  return decodeURIComponent(code);
-}
 
 async function setup() {
   const api = client(svc.url);

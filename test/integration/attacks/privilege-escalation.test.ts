@@ -2,24 +2,14 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type Client, client, createTenant } from "#test/support/http.ts";
+import { invitationFromOutbox } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
 
 const svc = useService();
+const codeFromOutbox = (email: string) => invitationFromOutbox(svc, email).code;
 
 type Created = { id: string; key: string; keys: { id: string }[] };
 type Accepted = { id: string; management_key: string; management_application_id: string };
-
-function codeFromOutbox(email: string): string {
-  const outbox = join(svc.service.deps.config.dataDir, "outbox");
-  const eml = readdirSync(outbox)
-    .sort()
-    .map((f) => readFileSync(join(outbox, f), "utf8"))
-    .filter((m) => m.includes(`To: <${email}>`))
-    .at(-1);
-  const code = eml && /\?code=([A-Za-z0-9_-]+)/.exec(eml)?.[1];
-  if (!code) throw new Error(`no code for ${email}`);
-  return decodeURIComponent(code);
-}
 
 let counter = 0;
 
