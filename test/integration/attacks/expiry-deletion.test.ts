@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { client, createTenant } from "#test/support/http.ts";
+import { type Client, client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import { ALL_TOKEN_PERMISSIONS, appKey, type TokenBody } from "#test/support/tokens.ts";
 
@@ -33,16 +33,19 @@ async function setup(expiresAt?: string) {
   return { api, ...tenant, owner, pub, id: token.body.id };
 }
 
+/** PATCH a token's expires_at alone (merge patch). */
+const setExpiry = (api: Client, key: string, id: string, expiresAt: string | null) =>
+  api.patch<TokenBody>(`/tokens/${id}`, { key, headers: mergePatch, body: { expires_at: expiresAt } });
+
+const advanceClock = (api: Client, seconds: number) =>
+  api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: seconds } });
+
 describe("attack: deleting a token through expires_at with only token:update", () => {
   it("refuses to set an expiry on a token without one (403), and the token stays", async () => {
     const { api, owner, pub, id } = await setup();
 
-    const res = await api.patch<TokenBody>(`/tokens/${id}`, {
-      key: pub,
-      headers: mergePatch,
-      body: { expires_at: inSeconds(60) },
-    });
-    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 120 } });
+    const res = await setExpiry(api, pub, id, inSeconds(60));
+    await advanceClock(api, 120);
     const read = await api.get<TokenBody>(`/tokens/${id}`, { key: owner });
 
     expect(res.status).toBe(403);
@@ -54,12 +57,8 @@ describe("attack: deleting a token through expires_at with only token:update", (
   it("refuses to shorten an existing expiry (403)", async () => {
     const { api, owner, pub, id } = await setup(inSeconds(7 * 24 * 3600));
 
-    const res = await api.patch<TokenBody>(`/tokens/${id}`, {
-      key: pub,
-      headers: mergePatch,
-      body: { expires_at: inSeconds(60) },
-    });
-    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 120 } });
+    const res = await setExpiry(api, pub, id, inSeconds(60));
+    await advanceClock(api, 120);
     const read = await api.get<TokenBody>(`/tokens/${id}`, { key: owner });
 
     expect(res.status).toBe(403);
@@ -71,16 +70,8 @@ describe("attack: deleting a token through expires_at with only token:update", (
     const other = await setup(inSeconds(3600));
     const later = inSeconds(7200);
 
-    const lengthened = await api.patch<TokenBody>(`/tokens/${id}`, {
-      key: pub,
-      headers: mergePatch,
-      body: { expires_at: later },
-    });
-    const removed = await other.api.patch<TokenBody>(`/tokens/${other.id}`, {
-      key: other.pub,
-      headers: mergePatch,
-      body: { expires_at: null },
-    });
+    const lengthened = await setExpiry(api, pub, id, later);
+    const removed = await setExpiry(other.api, other.pub, other.id, null);
 
     expect(lengthened.status).toBe(200);
     expect(lengthened.body.expires_at).toBe(later);
@@ -91,12 +82,8 @@ describe("attack: deleting a token through expires_at with only token:update", (
   it("lets a key with token:delete on the container set or shorten the expiry", async () => {
     const { api, owner, id } = await setup(inSeconds(7 * 24 * 3600));
 
-    const res = await api.patch<TokenBody>(`/tokens/${id}`, {
-      key: owner,
-      headers: mergePatch,
-      body: { expires_at: inSeconds(60) },
-    });
-    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 120 } });
+    const res = await setExpiry(api, owner, id, inSeconds(60));
+    await advanceClock(api, 120);
     const read = await api.get<TokenBody>(`/tokens/${id}`, { key: owner });
 
     expect(res.status).toBe(200);
@@ -113,11 +100,7 @@ describe("attack: deleting a token through expires_at with only token:update", (
       ],
     });
 
-    const res = await api.patch<TokenBody>(`/tokens/${id}`, {
-      key: elsewhere,
-      headers: mergePatch,
-      body: { expires_at: inSeconds(60) },
-    });
+    const res = await setExpiry(api, elsewhere, id, inSeconds(60));
 
     expect(res.status).toBe(403);
   });
