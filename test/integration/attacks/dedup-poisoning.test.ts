@@ -33,7 +33,16 @@ async function setup() {
         deduplicate_token: true,
       },
     });
-  return { api, ...tenant, attacker, victim, dedup };
+  /** The attacker's token holding the victim's account (created without deduplication). */
+  const plantVictimValue = async () => {
+    const planted = await api.post<TokenBody>("/tokens", {
+      key: attacker,
+      body: { type: "bank", data: { routing_number: ROUTING, account_number: VICTIM_ACCOUNT } },
+    });
+    expect(planted.status).toBe(201);
+    return planted.body;
+  };
+  return { api, ...tenant, attacker, victim, dedup, plantVictimValue };
 }
 
 describe("attack: deduplication poisoning", () => {
@@ -57,13 +66,9 @@ describe("attack: deduplication poisoning", () => {
   });
 
   it("B: a token whose data was patched away from the victim's value is not handed back for it", async () => {
-    const { api, attacker, dedup } = await setup();
-    const planted = await api.post<TokenBody>("/tokens", {
-      key: attacker,
-      body: { type: "bank", data: { routing_number: ROUTING, account_number: VICTIM_ACCOUNT } },
-    });
-    expect(planted.status).toBe(201);
-    const patched = await api.patch<TokenBody>(`/tokens/${planted.body.id}`, {
+    const { api, attacker, dedup, plantVictimValue } = await setup();
+    const planted = await plantVictimValue();
+    const patched = await api.patch<TokenBody>(`/tokens/${planted.id}`, {
       key: attacker,
       headers: mergePatch,
       body: { data: { account_number: ATTACKER_ACCOUNT } },
@@ -73,20 +78,16 @@ describe("attack: deduplication poisoning", () => {
     const res = await dedup(VICTIM_ACCOUNT);
 
     expect(res.status).toBe(201);
-    expect(res.body.id).not.toBe(planted.body.id);
+    expect(res.body.id).not.toBe(planted.id);
     expect(res.body.data).toEqual({ routing_number: ROUTING, account_number: VICTIM_ACCOUNT });
   });
 
   it("B in a transaction: the claim moves at commit, the old value is not handed back", async () => {
-    const { api, attacker, dedup } = await setup();
-    const planted = await api.post<TokenBody>("/tokens", {
-      key: attacker,
-      body: { type: "bank", data: { routing_number: ROUTING, account_number: VICTIM_ACCOUNT } },
-    });
-    expect(planted.status).toBe(201);
+    const { api, attacker, dedup, plantVictimValue } = await setup();
+    const planted = await plantVictimValue();
     const txn = await api.post<{ id: string }>("/transactions", { key: attacker });
     expect(txn.status).toBe(201);
-    const patched = await api.patch<TokenBody>(`/tokens/${planted.body.id}`, {
+    const patched = await api.patch<TokenBody>(`/tokens/${planted.id}`, {
       key: attacker,
       headers: { ...mergePatch, "svc-transaction-id": txn.body.id },
       body: { data: { account_number: ATTACKER_ACCOUNT } },
@@ -98,22 +99,18 @@ describe("attack: deduplication poisoning", () => {
     const again = await dedup(VICTIM_ACCOUNT);
 
     expect(res.status).toBe(201);
-    expect(res.body.id).not.toBe(planted.body.id);
+    expect(res.body.id).not.toBe(planted.id);
     expect(res.body.data).toEqual({ routing_number: ROUTING, account_number: VICTIM_ACCOUNT });
     expect(again.body.id).toBe(res.body.id);
     // The claim moved with the committed data: the token is found under its new value.
-    expect((await dedup(ATTACKER_ACCOUNT)).body.id).toBe(planted.body.id);
+    expect((await dedup(ATTACKER_ACCOUNT)).body.id).toBe(planted.id);
   });
 
   it("a stale claim (left by a token patched before claims moved) is taken over, never handed back", async () => {
-    const { api, tenantId, attacker, victim, dedup } = await setup();
-    const planted = await api.post<TokenBody>("/tokens", {
-      key: attacker,
-      body: { type: "bank", data: { routing_number: ROUTING, account_number: VICTIM_ACCOUNT } },
-    });
-    expect(planted.status).toBe(201);
-    const before = await api.get<TokenBody>(`/tokens/${planted.body.id}`, { key: victim });
-    const patched = await api.patch<TokenBody>(`/tokens/${planted.body.id}`, {
+    const { api, tenantId, attacker, victim, dedup, plantVictimValue } = await setup();
+    const planted = await plantVictimValue();
+    const before = await api.get<TokenBody>(`/tokens/${planted.id}`, { key: victim });
+    const patched = await api.patch<TokenBody>(`/tokens/${planted.id}`, {
       key: attacker,
       headers: mergePatch,
       body: { data: { account_number: ATTACKER_ACCOUNT } },
@@ -126,7 +123,7 @@ describe("attack: deduplication poisoning", () => {
         Item: {
           ...tokenKeys.fingerprint(tenantId, "bank", before.body.fingerprint),
           entity: "fingerprint",
-          token_id: planted.body.id,
+          token_id: planted.id,
         },
       }),
     );
@@ -135,7 +132,7 @@ describe("attack: deduplication poisoning", () => {
     const again = await dedup(VICTIM_ACCOUNT);
 
     expect(res.status).toBe(201);
-    expect(res.body.id).not.toBe(planted.body.id);
+    expect(res.body.id).not.toBe(planted.id);
     expect(res.body.data).toEqual({ routing_number: ROUTING, account_number: VICTIM_ACCOUNT });
     expect(again.body.id).toBe(res.body.id);
   });
