@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { ArnFormat, Duration, Stack, Validations } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
@@ -8,12 +7,22 @@ import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { LogLevel, NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
+import { BUNDLE_POLICY, REPO_ROOT } from "#lib/bundling.ts";
 import { RATE_KEY_PREFIX } from "#shared/adapters/dynamodb/request-budget.ts";
 import { TABLE_KEYS } from "#shared/adapters/dynamodb/schema.ts";
 import { LAMBDA_NODE_OPTIONS } from "#shared/node-options.ts";
 
-/** Repository root: functions/<group>/handler.ts and package-lock.json live there. */
-export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** lib/bundling.ts's policy in CDK's terms. */
+const cdkBundling = () => ({
+  minify: BUNDLE_POLICY.minify,
+  keepNames: BUNDLE_POLICY.keepNames,
+  format: OutputFormat.ESM,
+  target: BUNDLE_POLICY.target,
+  mainFields: [...BUNDLE_POLICY.mainFields],
+  banner: BUNDLE_POLICY.banner,
+});
+
+export { REPO_ROOT };
 
 /**
  * The newest Node.js runtime this aws-cdk-lib knows (cdk-nag AwsSolutions-L1 wants the latest).
@@ -100,24 +109,11 @@ export class ApiFunction extends Construct {
         NODE_OPTIONS: LAMBDA_NODE_OPTIONS,
       },
       bundling: {
-        // Smaller asset and faster cold start.
-        minify: true,
+        ...cdkBundling(),
         // Emits index.mjs.map; with --enable-source-maps errors show TypeScript file:line.
         sourceMap: true,
         // Line mappings suffice for stack traces; leaving sources out keeps the asset small.
         sourcesContent: false,
-        // Minified, but class and function names survive (error.name checks, readable traces).
-        keepNames: true,
-        // ESM output (index.mjs): the SDK v3, middy and zod ship ESM builds that tree-shake better.
-        format: OutputFormat.ESM,
-        // Syntax level of nodejs22.x, the oldest runtime we support; nodejs24.x runs it unchanged.
-        target: "node22",
-        // Prefer packages' ESM entry points, fall back to CommonJS ones.
-        mainFields: ["module", "main"],
-        // CommonJS dependencies bundled into ESM still call require() for Node built-ins; give them one
-        // (aliased import, so it cannot clash with a bundled `import { createRequire }`).
-        banner:
-          "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",
         // Bundle the AWS SDK: run the exact version the tests ran against, not whatever the runtime ships,
         // tree-shaken to the clients we use.
         bundleAwsSDK: true,

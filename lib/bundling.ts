@@ -1,0 +1,71 @@
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type BuildOptions, build, type Metafile } from "esbuild";
+
+/** Repository root: functions/<group>/handler.ts and package-lock.json live there. */
+export const REPO_ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+/**
+ * The one esbuild policy of every Lambda bundle. CDK's NodejsFunction (lib/constructs/api-function.ts)
+ * is configured from it, and the bundle-size test and `npm run bench` build with it directly, so what is
+ * measured is what is deployed.
+ */
+export const BUNDLE_POLICY = {
+  // Smaller asset and faster cold start.
+  minify: true,
+  // Minified, but class and function names survive (error.name checks, readable traces).
+  keepNames: true,
+  // ESM output (index.mjs): the SDK v3, middy and zod ship ESM builds that tree-shake better.
+  format: "esm",
+  // Syntax level of nodejs22.x, the oldest runtime we support; nodejs24.x runs it unchanged.
+  target: "node22",
+  // Prefer packages' ESM entry points, fall back to CommonJS ones.
+  mainFields: ["module", "main"],
+  // CommonJS dependencies bundled into ESM still call require() for Node built-ins; give them one
+  // (aliased import, so it cannot clash with a bundled `import { createRequire }`).
+  banner:
+    "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",
+} as const;
+
+/** functions/<group>/handler.ts */
+export const handlerEntry = (group: string) => join(REPO_ROOT, "functions", group, "handler.ts");
+
+export interface BuiltBundle {
+  /** The minified bundle (no source map), as deployed. */
+  code: Uint8Array;
+  /** esbuild's metafile: which inputs (files and packages) the bundle holds. */
+  metafile: Metafile;
+}
+
+/** Builds one function group's bundle in memory exactly as CDK does (minus the source map). */
+export async function bundleGroup(group: string): Promise<BuiltBundle> {
+  const options: BuildOptions = {
+    entryPoints: [handlerEntry(group)],
+    bundle: true,
+    platform: "node",
+    write: false,
+    metafile: true,
+    minify: BUNDLE_POLICY.minify,
+    keepNames: BUNDLE_POLICY.keepNames,
+    format: BUNDLE_POLICY.format,
+    target: BUNDLE_POLICY.target,
+    mainFields: [...BUNDLE_POLICY.mainFields],
+    banner: { js: BUNDLE_POLICY.banner },
+    absWorkingDir: REPO_ROOT,
+    logLevel: "warning",
+  };
+  const result = await build(options);
+  const output = result.outputFiles?.[0];
+  if (!output) throw new Error(`esbuild produced no output for ${group}`);
+  return { code: output.contents, metafile: result.metafile as Metafile };
+}
+
+/** The npm packages a bundle holds (node_modules/<name> or node_modules/@scope/name of each input). */
+export function packagesIn(metafile: Metafile): Set<string> {
+  const names = new Set<string>();
+  for (const input of Object.keys(metafile.inputs)) {
+    const match = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+    if (match?.[1]) names.add(match[1]);
+  }
+  return names;
+}
