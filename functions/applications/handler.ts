@@ -1,3 +1,4 @@
+import { routes } from "#shared/api/index.ts";
 import {
   createApplication,
   createApplicationKey,
@@ -13,7 +14,7 @@ import {
 import { createHttpHandler } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
-export const handler = createHttpHandler("applications", {
+export const handler = createHttpHandler(routes, "applications", {
   createApplication: async ({ deps, principal, body }) => ({
     status: 201,
     body: await createApplication(deps, principal, body),

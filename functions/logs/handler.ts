@@ -1,8 +1,9 @@
+import { routes } from "#shared/api/index.ts";
 import { entityTypeList } from "#shared/domain/audit.ts";
 import { createHttpHandler } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
-export const handler = createHttpHandler("logs", {
+export const handler = createHttpHandler(routes, "logs", {
   listLogs: async ({ deps, principal, query }) => {
     const page = await deps.auditLog.list(
       principal.tenantId,

@@ -1,3 +1,4 @@
+import { routes } from "#shared/api/index.ts";
 import {
   acceptInvitation,
   createInvitation,
@@ -11,7 +12,7 @@ import {
 import { createHttpHandler } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
-export const handler = createHttpHandler("members", {
+export const handler = createHttpHandler(routes, "members", {
   listMembers: async ({ deps, principal, query }) => ({
     status: 200,
     body: envelope(await listMembers(deps, principal, query.user_id, pageRequest(query)), query),

@@ -1,3 +1,4 @@
+import { routes } from "#shared/api/index.ts";
 import {
   createProxy,
   deleteProxy,
@@ -9,7 +10,7 @@ import {
 import { createHttpHandler } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
-export const handler = createHttpHandler("proxies", {
+export const handler = createHttpHandler(routes, "proxies", {
   createProxy: async ({ deps, principal, body }) => ({
     status: 201,
     body: await createProxy(deps, principal, body),

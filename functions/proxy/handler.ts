@@ -1,17 +1,17 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
+import { routes } from "#shared/api/index.ts";
 import type { Deps } from "#shared/container.ts";
 import { invokeProxy, ProxyError } from "#shared/domain/proxies/invoke.ts";
-import { nullObject } from "#shared/domain/safe-keys.ts";
+import { isForbiddenHeaderName, nullObject } from "#shared/domain/safe-keys.ts";
 import { createHttpHandler, type Reply } from "#shared/http/lambda.ts";
-import { internalProblem, problemFromError } from "#shared/http/problem.ts";
+import { httpErrorOf, internalProblem, problemFromError } from "#shared/http/problem.ts";
 import { header } from "#shared/http/request-state.ts";
-import { isForbiddenHeaderName } from "#shared/http/safe-headers.ts";
 import { logger } from "#shared/logger.ts";
 
 const PROXY_KEY_PARAMETER = "svc-proxy-key";
 
 const malformedQuery = () =>
-  new ProxyError(400, "invalid-query", "Bad Request", "The query string holds malformed percent-encoding.");
+  new ProxyError("invalid", "The query string holds malformed percent-encoding.", { code: "invalid-query" });
 
 function decodeQueryPart(text: string): string {
   try {
@@ -97,7 +97,8 @@ async function invoke({
       },
     };
   } catch (error) {
-    if (error instanceof ProxyError) return proxyErrorReply(error.status, problemFromError(error, requestId));
+    const known = error instanceof ProxyError ? httpErrorOf(error) : undefined;
+    if (known) return proxyErrorReply(known.status, problemFromError(known, requestId));
     logger.error("Proxy invocation failed", {
       request_id: requestId,
       error_name: error instanceof Error ? error.name : typeof error,
@@ -107,7 +108,7 @@ async function invoke({
 }
 
 /** /proxy and /proxy/* for GET, POST, PUT, PATCH and DELETE: one implementation. */
-export const handler = createHttpHandler("proxy", {
+export const handler = createHttpHandler(routes, "proxy", {
   invokeProxyGet: invoke,
   invokeProxyGetPath: invoke,
   invokeProxyPost: invoke,

@@ -16,6 +16,7 @@ import {
   retryDelaySeconds,
 } from "#shared/domain/reactors/callbacks.ts";
 import { reactionRunner, webhookSecrets } from "#shared/domain/reactors/react.ts";
+import { reactionFailures } from "#shared/http/problem.ts";
 import { logger } from "#shared/logger.ts";
 
 /**
@@ -38,7 +39,8 @@ export function callbackDepsFor(container: Deps): CallbackDeps {
   const fields = container as Deps & Partial<Pick<CallbackContainer, "reactionRunner" | "webhookSecrets">>;
   return callbackDepsOf({
     ...container,
-    reactionRunner: fields.reactionRunner ?? reactionRunner(container),
+    reactionRunner: fields.reactionRunner ?? reactionRunner(container, reactionFailures),
+    reactionFailures,
     webhookSecrets: fields.webhookSecrets ?? webhookSecrets(container),
   });
 }

@@ -1,3 +1,4 @@
+import { routes } from "#shared/api/index.ts";
 import {
   createFormula,
   createReactor,
@@ -15,7 +16,7 @@ import { ReactorError, react, webhookSecrets } from "#shared/domain/reactors/rea
 import { createHttpHandler } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
-export const handler = createHttpHandler("reactors", {
+export const handler = createHttpHandler(routes, "reactors", {
   createFormula: async ({ deps, principal, body }) => ({
     status: 201,
     body: await createFormula(deps, principal, body),
@@ -69,7 +70,10 @@ export const handler = createHttpHandler("reactors", {
   },
   react: async ({ deps, principal, params, body }) => {
     try {
-      return await react(deps, principal, params.id, body);
+      const reaction = await react(deps, principal, params.id, body);
+      // Queued for a callback: 202 with the request id the webhook will carry.
+      if (reaction.queued) return { status: 202, body: { request_id: reaction.requestId } };
+      return { status: 200, body: reaction.reaction };
     } catch (error) {
       // A CustomHttpResponseError answers its own status and body; every other error is problem+json.
       if (error instanceof ReactorError && error.customBody !== undefined)

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
+import { routes } from "#shared/api/index.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { deleteToken, getToken, listTokens, patchToken } from "#shared/domain/tokens/manage.ts";
 import { joinTransaction } from "#shared/domain/transactions.ts";
@@ -17,7 +18,7 @@ function metadataFilter(query: Record<string, unknown>): Record<string, string> 
 /** Token writes join an open transaction with SVC-TRANSACTION-ID (beta). */
 const transactionId = (event: APIGatewayProxyEventV2) => header(event, "svc-transaction-id");
 
-export const handler = createHttpHandler("tokens", {
+export const handler = createHttpHandler(routes, "tokens", {
   createToken: async ({ deps, principal, body, event }) => ({
     status: 201,
     body: await createToken(

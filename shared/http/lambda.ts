@@ -5,7 +5,6 @@ import type { Deps } from "#shared/container.ts";
 import { deps } from "#shared/container.ts";
 import type { Principal, TenantPrincipal } from "#shared/domain/entities.ts";
 import { logger } from "#shared/logger.ts";
-import type { OperationId, Routes } from "#shared/routes.ts";
 import { authenticateAndAuthorize } from "./middleware/authenticate.ts";
 import { errorHandler } from "./middleware/error-handler.ts";
 import { idempotency } from "./middleware/idempotency.ts";
@@ -14,7 +13,15 @@ import { requestContext } from "./middleware/request-context.ts";
 import "./safe-headers.ts"; // a `__proto__` header line never crashes the process (see there)
 import { routeAndValidate } from "./middleware/route-and-validate.ts";
 import { type HttpResult, jsonResult, type SvcContext } from "./request-state.ts";
-import type { BodyOf, FunctionGroup, ParamsOf, QueryOf, RouteSpec } from "./route.ts";
+import {
+  type BodyOf,
+  type FunctionGroup,
+  listRoutes,
+  type ParamsOf,
+  type QueryOf,
+  type RouteSpec,
+  type RouteTable,
+} from "./route.ts";
 
 type PrincipalFor<R extends RouteSpec> = R["auth"] extends "key"
   ? TenantPrincipal
@@ -43,15 +50,21 @@ export interface Reply {
 export type RouteHandler<R extends RouteSpec> = (input: HandlerInput<R>) => Promise<Reply>;
 
 /** The implementations a function group must provide: one per route of the group, no more, no less. */
-export type GroupHandlers<G extends FunctionGroup> = {
-  [K in OperationId as Routes[K]["group"] extends G ? K : never]: RouteHandler<Routes[K]>;
+export type GroupHandlers<T extends RouteTable, G extends FunctionGroup> = {
+  [K in keyof T as T[K]["group"] extends G ? K : never]: RouteHandler<T[K]>;
 };
 
 /**
  * Builds a function group's Lambda handler: the shared middy chain, then the route's implementation.
+ * `routes` is the whole table (shared/api): a route of another group is refused, and the system function,
+ * API Gateway's $default route, answers 405 with the methods a known path allows.
  * The local gateway calls exactly this handler with the same event shape.
  */
-export function createHttpHandler<G extends FunctionGroup>(group: G, handlers: GroupHandlers<G>) {
+export function createHttpHandler<T extends RouteTable, G extends FunctionGroup>(
+  routes: T,
+  group: G,
+  handlers: GroupHandlers<T, G>,
+) {
   const table = handlers as unknown as Record<string, RouteHandler<RouteSpec>>;
   const dispatch = async (event: APIGatewayProxyEventV2, context: SvcContext): Promise<HttpResult> => {
     const state = context.svc;
@@ -77,7 +90,7 @@ export function createHttpHandler<G extends FunctionGroup>(group: G, handlers: G
       .use(injectLambdaContext(logger, { logEvent: false, resetKeys: true }))
       .use(requestContext())
       .use(errorHandler())
-      .use(routeAndValidate(group))
+      .use(routeAndValidate(listRoutes(routes), group))
       .use(authenticateAndAuthorize())
       .use(rateLimit())
       .use(idempotency())

@@ -2,6 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { callbackDepsFor } from "#functions/reactor-callbacks/handler.ts";
 import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
+import { routeList } from "#shared/api/index.ts";
 import { config, resetConfig } from "#shared/config.ts";
 import { createDeps, type Deps, setDeps } from "#shared/container.ts";
 import { processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
@@ -77,7 +78,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   // The sandbox's blank spare process, so the first transform of new code does not wait for Node to boot.
   await deps.sandbox.warm?.();
 
-  const server: Server = createGateway(groupHandlers);
+  const server: Server = createGateway(routeList, groupHandlers);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);

@@ -8,8 +8,8 @@ import {
   TransactWriteCommand,
 } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
+import { validationError } from "#shared/domain/errors.ts";
 import type { StoredToken, TokenListFilter, TransactionContext } from "#shared/domain/tokens/token.ts";
-import { validationError } from "#shared/http/errors.ts";
 import type {
   PageRequest,
   StorePage,

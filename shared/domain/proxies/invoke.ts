@@ -2,17 +2,23 @@ import { mayEverHold } from "#shared/domain/access-rules.ts";
 import type { Actor } from "#shared/domain/audit.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
-import { nullObject } from "#shared/domain/safe-keys.ts";
+import {
+  DomainError,
+  type ErrorKind,
+  forbidden,
+  payloadTooLarge,
+  unauthorized,
+  validationError,
+} from "#shared/domain/errors.ts";
+import { jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
+import { isForbiddenHeaderName, nullObject } from "#shared/domain/safe-keys.ts";
 import type { SessionStore } from "#shared/domain/sessions.ts";
 import { accessOf } from "#shared/domain/tokens/access.ts";
 import { createDetokenizer } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import { auditEntityType } from "#shared/domain/tokens/types.ts";
-import { forbidden, HttpError, payloadTooLarge, unauthorized, validationError } from "#shared/http/errors.ts";
-import { jsonTextDepth, MAX_JSON_DEPTH } from "#shared/http/json-guard.ts";
-import { isForbiddenHeaderName } from "#shared/http/safe-headers.ts";
 import { hashKey } from "#shared/ids.ts";
-import { ForwardError, forward } from "#shared/proxy/forward.ts";
+import { ForwardError, type ForwardErrorCode, forward } from "#shared/proxy/forward.ts";
 import {
   proxyOptionHeaders,
   responseHeaders,
@@ -58,10 +64,18 @@ export interface InvokeResponse {
 }
 
 /** A failure of the proxy itself (not of the destination): answered as `{proxy_error: problem}`. */
-export class ProxyError extends HttpError {}
+export class ProxyError extends DomainError {}
 
-const asProxyError = (error: HttpError) =>
-  new ProxyError(error.status, error.slug, error.title, error.detail, error.errors, error.headers);
+const asProxyError = (error: DomainError) => new ProxyError(error.kind, error.detail, error.options());
+
+/** What a refused or failed forward is: the caller's (a refused destination) or the destination's. */
+const KIND_OF_FORWARD_ERROR: Record<ForwardErrorCode, ErrorKind> = {
+  invalid_destination: "invalid",
+  forbidden_destination: "forbidden",
+  timeout: "timed-out",
+  unreachable: "upstream-failed",
+  response_too_large: "upstream-failed",
+};
 
 const isJson = (headers: Record<string, string>) => /\bjson\b/i.test(headers["content-type"] ?? "");
 const isText = (headers: Record<string, string>) =>
@@ -134,17 +148,18 @@ async function runTransform(
     // Generic, with the request id added by the handler: the message is tenant code's, may hold detokenized
     // data, and a caller of a proxy without require_auth is anyone. It is not logged either.
     if (result.error.kind === "timeout")
-      throw new ProxyError(504, "transform-timeout", "Transform Failed", "The proxy transform timed out.");
-    throw new ProxyError(500, "transform-failed", "Transform Failed", TRANSFORM_FAILED);
+      throw new ProxyError("timed-out", "The proxy transform timed out.", {
+        code: "transform-timeout",
+        title: "Transform Failed",
+      });
+    throw new ProxyError("failed", TRANSFORM_FAILED, { code: "transform-failed", title: "Transform Failed" });
   }
   const value = result.value;
   if (typeof value !== "object" || value === null)
-    throw new ProxyError(
-      500,
-      "transform-invalid",
-      "Transform Failed",
-      "A transform must return an object with body and headers.",
-    );
+    throw new ProxyError("failed", "A transform must return an object with body and headers.", {
+      code: "transform-invalid",
+      title: "Transform Failed",
+    });
   return value as { body?: unknown; headers?: unknown };
 }
 
@@ -251,7 +266,10 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
       );
     } catch (error) {
       if (error instanceof ForwardError)
-        throw new ProxyError(error.status, error.code.replace(/_/g, "-"), "Proxy Error", error.message);
+        throw new ProxyError(KIND_OF_FORWARD_ERROR[error.code], error.message, {
+          code: error.code.replace(/_/g, "-"),
+          title: "Proxy Error",
+        });
       throw error;
     }
     const destinationStatus = String(response.status);
@@ -283,7 +301,7 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
     return { ...response, headers: answerHeaders };
   } catch (error) {
     if (error instanceof ProxyError) throw error;
-    if (error instanceof HttpError) throw asProxyError(error);
+    if (error instanceof DomainError) throw asProxyError(error);
     throw error;
   }
 }

@@ -11,12 +11,17 @@
 import { Webhook } from "standardwebhooks";
 import { z } from "zod";
 import { auditEntry } from "#shared/domain/audit-entry.ts";
-import { internalProblem } from "#shared/http/problem.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
 import { refusal } from "#shared/proxy/address-guard.ts";
 import { ForwardError, forward } from "#shared/proxy/forward.ts";
-import type { CallbackJob, ReactionOutcome, ReactionRunner, WebhookSecretSource } from "./callback-job.ts";
+import type {
+  CallbackJob,
+  ReactionFailures,
+  ReactionOutcome,
+  ReactionRunner,
+  WebhookSecretSource,
+} from "./callback-job.ts";
 
 /** Attempts before a job is dead-lettered; equals CALLBACK_MAX_RECEIVE_COUNT (the SQS redrive policy). */
 export const MAX_ATTEMPTS = 5;
@@ -114,6 +119,8 @@ export function signWebhook(secret: string, messageId: string, at: Date, body: s
 
 export interface CallbackDeps {
   runner: ReactionRunner;
+  /** The webhook's answer when the runner itself failed (problem+json, rendered by shared/http). */
+  failures: Pick<ReactionFailures, "unrunnable">;
   webhookSecrets: WebhookSecretSource;
   auditLog: Pick<AuditLogStore, "append">;
   /** The service clock (audit entries follow the test clock locally). */
@@ -138,6 +145,7 @@ export interface CallbackDeps {
 /** The container fields the callback path needs (structural, so the domain does not import the container). */
 export interface CallbackContainer {
   reactionRunner: ReactionRunner;
+  reactionFailures: ReactionFailures;
   webhookSecrets: WebhookSecretSource;
   auditLog: Pick<AuditLogStore, "append">;
   clock: Clock;
@@ -148,6 +156,7 @@ export interface CallbackContainer {
 export function callbackDepsOf(container: CallbackContainer): CallbackDeps {
   return {
     runner: container.reactionRunner,
+    failures: container.reactionFailures,
     webhookSecrets: container.webhookSecrets,
     auditLog: container.auditLog,
     clock: container.clock,
@@ -190,7 +199,7 @@ export async function processCallbackJob(
       await audit("the reaction could not be run");
       throw new DeliveryError("The reaction could not be run.", true, { cause: error });
     }
-    outcome = { status: 500, body: internalProblem(job.requestId) };
+    outcome = deps.failures.unrunnable(job.requestId);
   }
 
   let secret: string;

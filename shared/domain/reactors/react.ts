@@ -3,6 +3,7 @@ import type { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { DomainError, type FieldErrors, notFound, validationError } from "#shared/domain/errors.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { configuredApplication, sandboxSvc } from "#shared/domain/proxies/svc-calls.ts";
 import type { SessionStore } from "#shared/domain/sessions.ts";
@@ -16,8 +17,6 @@ import {
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
-import { type FieldErrors, HttpError, notFound, validationError } from "#shared/http/errors.ts";
-import { problemFromError } from "#shared/http/problem.ts";
 import type { ApplicationStore } from "#shared/ports/stores.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import { createTokenBody } from "#shared/schemas/tokens.ts";
@@ -25,6 +24,7 @@ import { validateArgs } from "./args.ts";
 import type {
   CallbackJob,
   JobQueue,
+  ReactionFailures,
   ReactionOutcome,
   ReactionRunner,
   WebhookSecretSource,
@@ -80,12 +80,9 @@ async function tokenize(
 ): Promise<unknown> {
   if (block === undefined || block === null) return undefined;
   if (!principal)
-    throw new HttpError(
-      400,
-      "reactor-error",
-      "Bad Request",
-      "The reactor has no application to tokenize with.",
-    );
+    throw new DomainError("invalid", "The reactor has no application to tokenize with.", {
+      code: "reactor-error",
+    });
   const create = async (body: unknown) => {
     const parsed = createTokenBody.safeParse(body);
     if (!parsed.success) throw validationError("The reactor's tokenize block holds an invalid token.");
@@ -101,10 +98,21 @@ async function tokenize(
 }
 
 /** An error the formula's code threw with a status: answered as problem+json, or as its own body (custom). */
-export class ReactorError extends HttpError {
+export class ReactorError extends DomainError {
   customBody?: unknown;
-  constructor(status: number, name: string, message: string, errors?: FieldErrors) {
-    super(status, "reactor-error", name, message, errors);
+  constructor(
+    /** The 4xx or 5xx the code threw with. */
+    readonly status: number,
+    name: string,
+    message: string,
+    errors?: FieldErrors,
+  ) {
+    super(status < 500 ? "invalid" : "failed", message, {
+      code: "reactor-error",
+      title: name,
+      statusFromCode: status,
+      ...(errors ? { errors } : {}),
+    });
   }
 }
 
@@ -152,14 +160,11 @@ async function run(
     const { error } = result;
     if (error.kind === "invalid-code") throw invalidCode(`The formula's code cannot run: ${error.message}`);
     if (error.kind === "timeout")
-      throw new HttpError(
-        504,
-        "reactor-timeout",
-        "Gateway Timeout",
-        `The reactor did not finish within ${timeoutMs} ms.`,
-      );
+      throw new DomainError("timed-out", `The reactor did not finish within ${timeoutMs} ms.`, {
+        code: "reactor-timeout",
+      });
     if (error.kind !== "thrown" || error.status === undefined || error.status < 400 || error.status > 599)
-      throw new HttpError(500, "reactor-error", "Internal Server Error", "The reactor failed.");
+      throw new DomainError("failed", "The reactor failed.", { code: "reactor-error" });
     const custom = error.name === "CustomHttpResponseError";
     const errors = !custom && isPlainObject(error.body) ? fieldErrorsOf(error.body.errors) : undefined;
     const failure = new ReactorError(error.status, error.name ?? "Error", error.message, errors);
@@ -216,12 +221,17 @@ function withoutDetokenizedFields(raw: unknown, errors: FieldErrors): FieldError
   return kept;
 }
 
+/** A reaction: run now (its answer), or queued for a callback (the request id the webhook will carry). */
+export type Reaction =
+  | { queued: false; reaction: Awaited<ReturnType<typeof run>> }
+  | { queued: true; requestId: string };
+
 export async function react(
   deps: ReactDeps,
   principal: TenantPrincipal,
   reactorId: string,
   input: ReactInput,
-) {
+): Promise<Reaction> {
   // A callback_url delivery would refuse is a 400 now, not a dead letter after the run.
   const callbackProblem =
     input.callback_url === undefined
@@ -241,13 +251,7 @@ export async function react(
     });
 
   if (input.callback_url !== undefined) {
-    if (!deps.jobQueue)
-      throw new HttpError(
-        503,
-        "unavailable",
-        "Service Unavailable",
-        "Asynchronous reactions are not available.",
-      );
+    if (!deps.jobQueue) throw new DomainError("unavailable", "Asynchronous reactions are not available.");
     const requestId = randomUUID();
     const job: CallbackJob = {
       requestId,
@@ -264,28 +268,29 @@ export async function react(
     };
     await deps.auditLog.append([log(`Reactor invoked asynchronously (request ${requestId})`)]);
     await deps.jobQueue.enqueue(job);
-    return { status: 202, body: { request_id: requestId } };
+    return { queued: true, requestId };
   }
   await deps.auditLog.append([log("Reactor invoked")]);
-  return {
-    status: 200,
-    body: await run(deps, reactor, formula, args, deps.config.syncReactTimeoutMs, accessOf(principal)),
-  };
+  const reaction = await run(
+    deps,
+    reactor,
+    formula,
+    args,
+    deps.config.syncReactTimeoutMs,
+    accessOf(principal),
+  );
+  return { queued: false, reaction };
 }
 
-/** The outcome a failed run answers: its status and problem (a custom error's own body). */
-export function outcomeOfError(error: unknown, requestId: string): ReactionOutcome {
+/** The outcome a failed run answers: a custom error's own status and body, else `failures` renders it. */
+function outcomeOfError(failures: ReactionFailures, error: unknown, requestId: string): ReactionOutcome {
   if (error instanceof ReactorError && error.customBody !== undefined)
     return { status: error.status, body: error.customBody };
-  if (error instanceof HttpError) return { status: error.status, body: problemFromError(error, requestId) };
-  return {
-    status: 500,
-    body: { type: "about:blank", title: "Internal Server Error", status: 500, detail: "The reactor failed." },
-  };
+  return failures.ofError(error, requestId);
 }
 
 /** Runs queued reactions once per request id; the outcome is stored sealed, so redeliveries reuse it. */
-export function reactionRunner(deps: ReactDeps): ReactionRunner {
+export function reactionRunner(deps: ReactDeps, failures: ReactionFailures): ReactionRunner {
   return {
     async run(job) {
       const stored = await deps.reactors.reaction(job.tenantId, job.requestId);
@@ -303,7 +308,7 @@ export function reactionRunner(deps: ReactDeps): ReactionRunner {
         const access = accessOfGrants(viewer ?? { application: { permissions: [], rules: [] } });
         outcome = { status: 200, body: await run(deps, reactor, formula, args, job.timeoutMs, access) };
       } catch (error) {
-        outcome = outcomeOfError(error, job.requestId);
+        outcome = outcomeOfError(failures, error, job.requestId);
       }
       const sealed = await deps.sealer.seal(
         outcomeBinding(job.tenantId, job.requestId),

@@ -1,6 +1,6 @@
 import { deps } from "#shared/container.ts";
 import { mayEverHold } from "#shared/domain/access-rules.ts";
-import { forbidden, unauthorized } from "../errors.ts";
+import { forbidden, unauthorized } from "#shared/domain/errors.ts";
 import { header, type SvcMiddleware } from "../request-state.ts";
 
 /**

@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import { deps } from "#shared/container.ts";
 import type { Principal } from "#shared/domain/entities.ts";
+import { conflict, validationError } from "#shared/domain/errors.ts";
 import { grantVersionOf } from "#shared/domain/grant-version.ts";
 import { logger } from "#shared/logger.ts";
-import { conflict, HttpError, validationError } from "../errors.ts";
+import { HttpError } from "../errors.ts";
 import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
 
 const IDEMPOTENT_METHODS = new Set(["POST", "PUT", "PATCH"]);

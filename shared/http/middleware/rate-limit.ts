@@ -1,19 +1,9 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
 import { deps } from "#shared/container.ts";
+import { tooManyRequests } from "#shared/domain/errors.ts";
 import { addressBucket } from "#shared/domain/rate-limit.ts";
 import { hashKey } from "#shared/ids.ts";
-import { HttpError } from "../errors.ts";
 import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
-
-export const tooManyRequests = (retryAfterSeconds: number) =>
-  new HttpError(
-    429,
-    "rate-limited",
-    "Too Many Requests",
-    `The request rate limit is exhausted; retry in ${retryAfterSeconds} s.`,
-    undefined,
-    { "retry-after": String(retryAfterSeconds) },
-  );
 
 /**
  * Counts every request against its bucket, after authentication: a key's tenant (application and session
