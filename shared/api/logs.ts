@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { paginated } from "#shared/schemas/common.ts";
 import { entityTypeSchema, logQuery, logSchema } from "#shared/schemas/logs.ts";
 import { routeGroup } from "./group.ts";

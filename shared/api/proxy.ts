@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { HttpMethod } from "#shared/http/route.ts";
 import { routeGroup } from "./group.ts";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { idParams, paginated, pagingQuery } from "#shared/schemas/common.ts";
 import {
   createReactorBody,

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { clockBody } from "#shared/schemas/tenants.ts";
 import { routeGroup } from "./group.ts";
 
