@@ -122,9 +122,9 @@ function fieldTable(schema: Schema): string[] {
 
 function operationSection(method: string, path: string, operation: Operation): string[] {
   const lines = [`### ${method.toUpperCase()} ${path}`, "", `${operation.summary ?? ""}`, ""];
-  const auth = operation.security?.length ? "`SVC-API-KEY`" : "none";
+  const key = operation.security?.length ? "required" : "not required";
   lines.push(
-    `Operation \`${operation.operationId}\`. Authentication: ${auth}.${operation.description ? ` ${operation.description}` : ""}`,
+    `Operation \`${operation.operationId}\`. \`SVC-API-KEY\`: ${key}.${operation.description ? ` ${operation.description}` : ""}`,
     "",
   );
   const parameters = operation.parameters ?? [];
