@@ -1,6 +1,6 @@
 import dns from "node:dns";
 import type { LookupFunction } from "node:net";
-import { isLocalAddress } from "./address-guard.ts";
+import { isLocalAddress, refusingLookup } from "./address-guard.ts";
 import { SelfDestinationError } from "./forward-errors.ts";
 
 export interface SelfHost {
@@ -37,18 +37,6 @@ export const plainLookup: LookupFunction = (hostname, options, callback) => {
 };
 
 /** A name that resolves to this machine on the service's own port is the service itself. */
-export const selfGuardedLookup: LookupFunction = (hostname, options, callback) => {
-  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, []);
-    if (addresses.some((entry) => isLocalAddress(entry.address)))
-      return callback(new SelfDestinationError("resolves to this service"), []);
-    if (options.all) return callback(null, addresses);
-    const first = addresses[0];
-    if (!first)
-      return callback(
-        Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }),
-        [],
-      );
-    callback(null, first.address, first.family);
-  });
-};
+export const selfGuardedLookup: LookupFunction = refusingLookup(plainLookup, (address) =>
+  isLocalAddress(address) ? new SelfDestinationError("resolves to this service") : undefined,
+);
