@@ -1,17 +1,18 @@
 /**
  * `npm run bench`: the service against its floor (scripts/bench/floor-service.ts), on one DynamoDB Local, with
- * autocannon; the proxy against direct requests to its loopback destination; and react. See
- * docs/performance.md.
+ * autocannon; the proxy against the proxy floor and against calling a slow destination directly; react; and the
+ * size and cold import time of every function bundle. See docs/performance.md.
  *
  * One DynamoDB Local (in memory) serves both. The service, the floor and the proxy's destination each run in
  * their own Node process (scripts/bench/target-process.ts); this process only generates load. For each
  * scenario it warms its targets up, then alternates their runs, and reports medians:
  *
  * - tokenize, read: floor and service, and the ratio service/floor;
- * - proxy: `direct` (POST to the destination), `proxy` (POST /proxy, one detokenization) and `proxy+transform`
- *   (a trivial request transform), the ratio proxy/direct, what the warm transform adds at p50; then, without
- *   load, one request at a time, the same targets, the transform alone in a sandbox, and the first request
- *   through proxies with new transform code (scripts/bench/proxy.ts);
+ * - proxy: `proxy` (POST /proxy, one detokenization) against the proxy floor, `proxy, slow destination` against
+ *   calling a destination that answers after 20 ms directly, `proxy+transform` (a trivial request transform),
+ *   what the warm transform adds at p50; then, without load, one request at a time, the transform alone in a
+ *   sandbox, and the first request through proxies with new transform code (scripts/bench/scenarios/proxy.ts,
+ *   scripts/bench/proxy.ts);
  * - react: a trivial formula, warm (no target to compare with).
  *
  * Exit 1 when any request failed (non-2xx, connection error, timeout) or the set-up failed; exit 0 otherwise,
@@ -49,11 +50,12 @@ import { countDynamoDbLocal, RequestFailures, type RunRecord, runScenario } from
 import {
   fixedRateLatency,
   NEW_CODE_TARGET_MS,
-  PROXY_TARGET_RATIO,
+  PROXY_OF_FLOOR_TARGET,
   printProxyLatency,
   proxyChecks,
   proxyTable,
   proxyTargets,
+  SLOW_TARGET_RATIO,
   summarizeProxy,
   TRANSFORM_ADDS_TARGET_MS,
 } from "./bench/scenarios/proxy.ts";
@@ -266,7 +268,10 @@ async function main(): Promise<number> {
   const file = writeResults(startedAt, m, {
     settings: {
       ...settings,
-      target_ratios: { ...FLOOR_TARGET_RATIO, proxy: PROXY_TARGET_RATIO },
+      target_ratios: {
+        ...FLOOR_TARGET_RATIO,
+        proxy: { of_floor: PROXY_OF_FLOOR_TARGET, of_slow_destination: SLOW_TARGET_RATIO },
+      },
       transform_adds_target_ms: TRANSFORM_ADDS_TARGET_MS,
       new_code_target_ms: NEW_CODE_TARGET_MS,
     },

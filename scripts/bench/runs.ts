@@ -7,7 +7,15 @@ import { checkInterrupted } from "./shutdown.ts";
 import type { RunningTarget } from "./targets.ts";
 
 /** What a run measured: floor or service (tokenize, read, react), or one of the proxy scenario's targets. */
-export type TargetLabel = "floor" | "service" | "direct" | "pass-through" | "proxy" | "proxy+transform";
+export type TargetLabel =
+  | "floor"
+  | "service"
+  | "direct"
+  | "pass-through"
+  | "proxy"
+  | "proxy+transform"
+  | "direct, slow destination"
+  | "proxy, slow destination";
 
 /** What one load run hits, and whose CPU it counts. */
 export interface LoadTarget {
@@ -50,11 +58,17 @@ export interface RunRecord extends RunFigures {
 
 /** A POST of a fixed body with fixed headers, as autocannon runs them. */
 export const postLoad =
-  (url: string, path: string, headers: Record<string, string>, body: string) =>
+  (
+    url: string,
+    path: string,
+    headers: Record<string, string>,
+    body: string,
+    connections = settings.connections,
+  ) =>
   (durationSeconds: number, overallRate?: number) =>
     runLoad({
       url,
-      connections: settings.connections,
+      connections,
       durationSeconds,
       headers,
       method: "POST",

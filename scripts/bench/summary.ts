@@ -25,10 +25,10 @@ export interface Summary {
   cpu_ratio?: number;
   /** Median share of the machine (% of all cores) used by other processes during the runs: noise. */
   others_pct?: number;
-  /** req/s over the comparison target's (floor for tokenize and read, direct for proxy). */
+  /** The target this one is compared with (floor for tokenize and read; see scenarios/proxy.ts for proxy). */
+  compared_with?: TargetLabel;
+  /** req/s over compared_with's. */
   ratio?: number;
-  /** Proxy scenario: req/s over the proxy floor's (the proxy's mandatory work, scripts/bench/floor-service.ts). */
-  of_floor?: number;
   target_ratio?: number;
   pass?: boolean;
 }
@@ -92,6 +92,7 @@ export function compared(against: Summary, base: Summary, target?: number): Summ
   const cpu = totalCpu(against);
   return {
     ...against,
+    compared_with: base.target,
     ratio,
     ...(baseCpu && cpu ? { cpu_ratio: Number((baseCpu / cpu).toFixed(3)) } : {}),
     ...(target !== undefined ? { target_ratio: target, pass: ratio >= target } : {}),
