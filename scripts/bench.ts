@@ -13,14 +13,16 @@
  *   what the warm transform adds at p50; then, without load, one request at a time, the transform alone in a
  *   sandbox, and the first request through proxies with new transform code (scripts/bench/scenarios/proxy.ts,
  *   scripts/bench/proxy.ts);
- * - react: a trivial formula, warm (no target to compare with).
+ * - react: a trivial formula, warm (no target to compare with);
+ * - bundles: each function group's bundle size and cold import time (scripts/bench/scenarios/bundles.ts); it
+ *   runs first, before any other party of the bench is started.
  *
  * Exit 1 when any request failed (non-2xx, connection error, timeout) or the set-up failed; exit 0 otherwise,
  * also when a target is missed (the output says FAIL).
  *
  * Environment: BENCH_DURATION_S (5), BENCH_ROUNDS (3), BENCH_WARMUP_S (8), BENCH_CONNECTIONS (16),
  * BENCH_SEED_TOKENS (200), BENCH_CARDS (fixed | unique: the same card number in every create, or a new one),
- * BENCH_SCENARIOS (tokenize,read,proxy,react), BENCH_LATENCY_SAMPLES (200: unloaded requests per proxy target
+ * BENCH_SCENARIOS (tokenize,read,proxy,react,bundles), BENCH_LATENCY_SAMPLES (200: unloaded requests per proxy target
  * and warm sandbox runs), BENCH_NEW_PROXIES (10: new proxies per first-request series), BENCH_NODE_ARGS
  * (extra node flags for the service and the floor, e.g. --cpu-prof), BENCH_TRACE=1 (count and time the
  * targets' DynamoDB calls; adds a little work to both).
@@ -30,23 +32,17 @@
  * scenarios/: its targets, how its rounds are summarized, and what it prints.
  */
 
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type DynamoDbLocal, startDynamoDbLocal } from "#shared/local/dynamodb-local.ts";
 import { call } from "./bench/api.ts";
-import { childPids, descendantPids } from "./bench/cpu.ts";
-import {
-  DESTINATION_PATH,
-  measureProxyLatency,
-  type ProxyLatency,
-  type ProxySetup,
-  setUpProxies,
-} from "./bench/proxy.ts";
+import { descendantPids } from "./bench/cpu.ts";
+import { printProblems, startParties } from "./bench/parties.ts";
+import { measureProxyLatency, type ProxyLatency, type ProxySetup, setUpProxies } from "./bench/proxy.ts";
 import { setUpReactor } from "./bench/react.ts";
 import { machine, writeResults } from "./bench/results.ts";
-import { countDynamoDbLocal, RequestFailures, type RunRecord, runScenario } from "./bench/runs.ts";
+import { RequestFailures, type RunRecord, runScenario } from "./bench/runs.ts";
+import { bundlesTable, measureBundles } from "./bench/scenarios/bundles.ts";
 import {
   fixedRateLatency,
   NEW_CODE_TARGET_MS,
@@ -71,101 +67,25 @@ import { seed, serviceKeys, useApplication } from "./bench/service-setup.ts";
 import { CARD, floorScenarios, log, settings } from "./bench/settings.ts";
 import { checkInterrupted, cleanUp, onCleanUp, wasInterrupted } from "./bench/shutdown.ts";
 import { noiseNote, type Summary } from "./bench/summary.ts";
-import { type RunningTarget, startTarget } from "./bench/targets.ts";
 
 /** Each scenario's summaries, in the order the scenarios ran. */
 function summarize(records: RunRecord[]): Summary[] {
   return settings.scenarios.flatMap((scenario) => {
     if (scenario === "tokenize" || scenario === "read") return summarizeFloorScenario(scenario, records);
     if (scenario === "proxy") return summarizeProxy(records);
-    return summarizeReact(records);
+    if (scenario === "react") return summarizeReact(records);
+    return []; // bundles: figures of their own, no load runs
   });
 }
 
-const runningTargets: RunningTarget[] = [];
-
-/** The targets' last logged errors, to explain a failure (their logs are not shown otherwise). */
-function printProblems(): void {
-  for (const target of runningTargets) {
-    const problems = target.problems();
-    if (problems.length === 0) continue;
-    console.error(`\nlast errors logged by the ${target.name}:`);
-    for (const line of problems) console.error(`  ${line.slice(0, 2000)}`);
-  }
-}
-
-async function main(): Promise<number> {
-  const startedAt = new Date();
-  const m = machine();
-  log(
-    `${m.cpus} × ${m.cpu_model}, ${m.memory_gb} GB, Node ${m.node}, load average ${m.load_average_1m}; ${settings.connections} connections, ` +
-      `${settings.rounds} rounds × ${settings.durationSeconds} s per target and scenario after ${settings.warmupSeconds} s of warm-up; ` +
-      `scenarios: ${settings.scenarios.join(", ")}; cards: ${settings.cards}`,
-  );
-  const dataDir = mkdtempSync(join(tmpdir(), "svc-bench-"));
-  onCleanUp(async () => rmSync(dataDir, { recursive: true, force: true }));
+/** The scenarios that put load on the service: start-up, set-up through the API, then each scenario's runs. */
+async function runLoadScenarios(
+  dataDir: string,
+  records: RunRecord[],
+): Promise<{ proxyLatency?: ProxyLatency; failure?: string }> {
   const wantsProxy = settings.scenarios.includes("proxy");
   const wantsReact = settings.scenarios.includes("react");
-
-  log("starting DynamoDB Local (in memory)…");
-  const dynamo: DynamoDbLocal = await startDynamoDbLocal({});
-  onCleanUp(() => dynamo.stop());
-  countDynamoDbLocal(childPids("java")[0]);
-  checkInterrupted();
-
-  const rootKey = `key_root_bench_${randomUUID()}`;
-  const wantsFloor = floorScenarios.length > 0 || wantsProxy;
-  // The destination first: the floor's proxies need its URL.
-  let destination: RunningTarget | undefined;
-  if (wantsProxy) {
-    log("starting the proxy's destination (a child process)…");
-    const started = await startTarget("destination", {}, join(dataDir, "destination.log"));
-    onCleanUp(() => started.stop());
-    runningTargets.push(started);
-    destination = started;
-  }
-  const parts = ["the service", ...(wantsFloor ? ["the floor"] : [])];
-  log(`starting ${parts.join(" and ")} (one child process each)…`);
-  const started = await Promise.allSettled([
-    startTarget(
-      "service",
-      {
-        BENCH_DYNAMODB_ENDPOINT: dynamo.endpoint,
-        BENCH_DATA_DIR: join(dataDir, "service"),
-        BENCH_ROOT_KEY: rootKey,
-        // The rate limiter stays on, so its cost is measured, with a limit the load cannot reach.
-        SVC_RATE_LIMIT_PER_SECOND: process.env.SVC_RATE_LIMIT_PER_SECOND ?? "1000000",
-      },
-      join(dataDir, "service.log"),
-      settings.nodeArgs,
-    ),
-    wantsFloor
-      ? startTarget(
-          "floor",
-          {
-            BENCH_DYNAMODB_ENDPOINT: dynamo.endpoint,
-            BENCH_DATA_DIR: join(dataDir, "floor"),
-            ...(destination ? { BENCH_DESTINATION_URL: `${destination.url}${DESTINATION_PATH}` } : {}),
-          },
-          join(dataDir, "floor.log"),
-          settings.nodeArgs,
-        )
-      : undefined,
-  ]);
-  for (const result of started)
-    if (result.status === "fulfilled" && result.value) {
-      const target = result.value;
-      onCleanUp(() => target.stop());
-      runningTargets.push(target);
-    }
-  const failedStart = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failedStart) throw failedStart.reason;
-  const [service, floor] = started.map((r) => (r.status === "fulfilled" ? r.value : undefined)) as [
-    RunningTarget,
-    RunningTarget | undefined,
-  ];
-  log(runningTargets.map((t) => `${t.name} at ${t.url} (pid ${t.pid})`).join(", "));
-  checkInterrupted();
+  const { rootKey, service, floor, destination } = await startParties(dataDir);
 
   log("creating a tenant, a public application (token:create) and a private one (token:read)…");
   const keys = await serviceKeys(service.url, rootKey);
@@ -187,7 +107,7 @@ async function main(): Promise<number> {
   const use = wantsProxy || wantsReact ? await useApplication(service.url, keys.management) : undefined;
   let proxySetup: ProxySetup | undefined;
   if (destination && floor && use) {
-    log("creating a card token, a proxy and a proxy with a request transform, to the destination…");
+    log("creating a card token and three proxies to the destination: plain, with a request transform, and to its slow path…");
     proxySetup = await setUpProxies({
       serviceUrl: service.url,
       floorUrl: floor.url,
@@ -208,10 +128,7 @@ async function main(): Promise<number> {
       useKey: use.key,
     });
   }
-
-  const records: RunRecord[] = [];
   let proxyLatency: ProxyLatency | undefined;
-  let failure: string | undefined;
   try {
     for (const scenario of settings.scenarios) {
       if (scenario === "tokenize" || scenario === "read")
@@ -245,10 +162,35 @@ async function main(): Promise<number> {
     }
   } catch (error) {
     if (!(error instanceof RequestFailures) && !wasInterrupted()) throw error;
-    failure = wasInterrupted()
-      ? "interrupted"
-      : `requests failed in the ${error instanceof Error ? error.message : ""}`;
+    return {
+      proxyLatency,
+      failure: wasInterrupted()
+        ? "interrupted"
+        : `requests failed in the ${error instanceof Error ? error.message : ""}`,
+    };
   }
+  return { proxyLatency };
+}
+
+async function main(): Promise<number> {
+  const startedAt = new Date();
+  const m = machine();
+  log(
+    `${m.cpus} × ${m.cpu_model}, ${m.memory_gb} GB, Node ${m.node}, load average ${m.load_average_1m}; ${settings.connections} connections, ` +
+      `${settings.rounds} rounds × ${settings.durationSeconds} s per target and scenario after ${settings.warmupSeconds} s of warm-up; ` +
+      `scenarios: ${settings.scenarios.join(", ")}; cards: ${settings.cards}`,
+  );
+  const dataDir = mkdtempSync(join(tmpdir(), "svc-bench-"));
+  onCleanUp(async () => rmSync(dataDir, { recursive: true, force: true }));
+  const records: RunRecord[] = [];
+  let proxyLatency: ProxyLatency | undefined;
+  let failure: string | undefined;
+  // First, while no other party of the bench runs: it starts processes of its own.
+  const bundles = settings.scenarios.includes("bundles")
+    ? await measureBundles({ log, check: checkInterrupted })
+    : undefined;
+  if (settings.scenarios.some((scenario) => scenario !== "bundles"))
+    ({ proxyLatency, failure } = await runLoadScenarios(dataDir, records));
 
   const summaries = summarize(records);
   const checks = proxyChecks(proxyLatency);
@@ -263,6 +205,7 @@ async function main(): Promise<number> {
     printProxyLatency(proxySummaries, proxyLatency, checks);
   }
   if (reactSummaries.length > 0) console.log(`\n${reactTable(reactSummaries)}`);
+  if (bundles) console.log(`\n${bundlesTable(bundles)}`);
   const noise = noiseNote(summaries);
   if (noise) console.log(`\n${noise}`);
   const file = writeResults(startedAt, m, {
@@ -279,6 +222,7 @@ async function main(): Promise<number> {
     summary: summaries,
     ...(checks.length ? { checks } : {}),
     ...(proxyLatency ? { proxy_latency: proxyLatency } : {}),
+    ...(bundles ? { bundles } : {}),
     runs: records,
   });
   console.log(

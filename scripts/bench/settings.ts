@@ -2,8 +2,9 @@
 import { randomInt } from "node:crypto";
 import { intEnv } from "../int-env.ts";
 
-export type Scenario = "tokenize" | "read" | "proxy" | "react";
-export const SCENARIOS: Scenario[] = ["tokenize", "read", "proxy", "react"];
+/** Each has its module under scenarios/. */
+export type Scenario = "tokenize" | "read" | "proxy" | "react" | "bundles";
+export const SCENARIOS: Scenario[] = ["tokenize", "read", "proxy", "react", "bundles"];
 
 export const CARD = { number: "4242424242424242", expiration_month: 12, expiration_year: 2030 };
 
