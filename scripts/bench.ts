@@ -107,7 +107,9 @@ async function runLoadScenarios(
   const use = wantsProxy || wantsReact ? await useApplication(service.url, keys.management) : undefined;
   let proxySetup: ProxySetup | undefined;
   if (destination && floor && use) {
-    log("creating a card token and three proxies to the destination: plain, with a request transform, and to its slow path…");
+    log(
+      "creating a card token and three proxies to the destination: plain, with a request transform, and to its slow path…",
+    );
     proxySetup = await setUpProxies({
       serviceUrl: service.url,
       floorUrl: floor.url,

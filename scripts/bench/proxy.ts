@@ -129,7 +129,8 @@ export async function setUpProxies(options: {
   for (const key of [setup.proxyKey, setup.transformProxyKey, setup.slowProxyKey])
     await call(serviceUrl, "POST", "/proxy", undefined, setup.proxyBody, 200, proxyHeaders(key, useKey));
   await call(options.floorUrl, "POST", "/pass", undefined, setup.directBody, 200);
-  await call(options.floorUrl, "POST", `/proxy/${floorToken.id}`, undefined, setup.proxyBody, 200);
+  for (const path of [`/proxy/${floorToken.id}`, `/slow/proxy/${floorToken.id}`])
+    await call(options.floorUrl, "POST", path, undefined, setup.proxyBody, 200);
   return setup;
 }
 

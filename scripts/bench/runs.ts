@@ -15,6 +15,7 @@ export type TargetLabel =
   | "proxy"
   | "proxy+transform"
   | "direct, slow destination"
+  | "floor, slow destination"
   | "proxy, slow destination";
 
 /** What one load run hits, and whose CPU it counts. */

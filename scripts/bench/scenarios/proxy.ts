@@ -55,48 +55,35 @@ export function proxyTargets(
   setup: ProxySetup,
 ): LoadTarget[] {
   const json = { "content-type": "application/json" };
-  const viaFloor = (label: TargetLabel, path: string, body: string): LoadTarget => ({
+  const floorProxyPath = `/proxy/${encodeURIComponent(setup.floorCardTokenId)}`;
+  const direct = (label: TargetLabel, path: string, connections?: number): LoadTarget => ({
+    label,
+    pid: destination.pid,
+    load: postLoad(destination.url, path, json, setup.directBody, connections),
+  });
+  const viaFloor = (label: TargetLabel, path: string, body: string, connections?: number): LoadTarget => ({
     label,
     pid: floor.pid,
     destinationPid: destination.pid,
     traced: floor,
-    load: postLoad(floor.url, path, json, body),
+    load: postLoad(floor.url, path, json, body, connections),
   });
-  const through = (label: TargetLabel, proxyKey: string): LoadTarget => ({
+  const through = (label: TargetLabel, proxyKey: string, connections?: number): LoadTarget => ({
     label,
     pid: service.pid,
     destinationPid: destination.pid,
     traced: service,
-    load: postLoad(service.url, "/proxy", proxyHeaders(proxyKey, setup.useKey), setup.proxyBody),
+    load: postLoad(service.url, "/proxy", proxyHeaders(proxyKey, setup.useKey), setup.proxyBody, connections),
   });
   return [
-    {
-      label: "direct",
-      pid: destination.pid,
-      load: postLoad(destination.url, DESTINATION_PATH, json, setup.directBody),
-    },
+    direct("direct", DESTINATION_PATH),
     viaFloor("pass-through", "/pass", setup.directBody),
-    viaFloor("floor", `/proxy/${encodeURIComponent(setup.floorCardTokenId)}`, setup.proxyBody),
+    viaFloor("floor", floorProxyPath, setup.proxyBody),
     through("proxy", setup.proxyKey),
     through("proxy+transform", setup.transformProxyKey),
-    {
-      label: "direct, slow destination",
-      pid: destination.pid,
-      load: postLoad(destination.url, SLOW_DESTINATION_PATH, json, setup.directBody, SLOW_CONNECTIONS),
-    },
-    {
-      label: "proxy, slow destination",
-      pid: service.pid,
-      destinationPid: destination.pid,
-      traced: service,
-      load: postLoad(
-        service.url,
-        "/proxy",
-        proxyHeaders(setup.slowProxyKey, setup.useKey),
-        setup.proxyBody,
-        SLOW_CONNECTIONS,
-      ),
-    },
+    direct("direct, slow destination", SLOW_DESTINATION_PATH, SLOW_CONNECTIONS),
+    viaFloor("floor, slow destination", `/slow${floorProxyPath}`, setup.proxyBody, SLOW_CONNECTIONS),
+    through("proxy, slow destination", setup.slowProxyKey, SLOW_CONNECTIONS),
   ];
 }
 
@@ -141,6 +128,7 @@ const BASELINE: Partial<Record<TargetLabel, { base: TargetLabel; target?: number
   floor: { base: "direct" },
   proxy: { base: "floor", target: PROXY_OF_FLOOR_TARGET },
   "proxy+transform": { base: "floor" },
+  "floor, slow destination": { base: "direct, slow destination" },
   "proxy, slow destination": { base: "direct, slow destination", target: SLOW_TARGET_RATIO },
 };
 
@@ -153,6 +141,7 @@ export function summarizeProxy(records: RunRecord[]): Summary[] {
     "proxy",
     "proxy+transform",
     "direct, slow destination",
+    "floor, slow destination",
     "proxy, slow destination",
   ] as const) {
     const runs = runsOf(records, "proxy", label);
