@@ -12,12 +12,14 @@
  * latency at a fixed rate and without load (scripts/bench/proxy.ts).
  */
 
+import { descendantPids } from "../cpu.ts";
 import { SLOW_ANSWER_MS } from "../destination.ts";
 import { median } from "../load.ts";
 import {
   DESTINATION_PATH,
   describeStats,
   type FixedRateLatency,
+  measureProxyLatency,
   type NewCodeSeries,
   type ProxyLatency,
   type ProxySetup,
@@ -30,10 +32,11 @@ import {
   postLoad,
   RequestFailures,
   type RunRecord,
+  runScenario,
   type TargetLabel,
 } from "../runs.ts";
 import { log, settings } from "../settings.ts";
-import { checkInterrupted } from "../shutdown.ts";
+import { checkInterrupted, wasInterrupted } from "../shutdown.ts";
 import { type Check, compared, runsOf, type Summary, summaryOf } from "../summary.ts";
 import { LEAD_HEADER, leadCells, ms2, pct, renderTable, serviceCpu, targetCell, verdict } from "../tables.ts";
 import type { RunningTarget } from "../targets.ts";
@@ -48,7 +51,7 @@ export const SLOW_CONNECTIONS = 16;
 export const TRANSFORM_ADDS_TARGET_MS = 5;
 export const NEW_CODE_TARGET_MS = 150;
 
-export function proxyTargets(
+function proxyTargets(
   service: RunningTarget,
   floor: RunningTarget,
   destination: RunningTarget,
@@ -87,10 +90,41 @@ export function proxyTargets(
   ];
 }
 
-export async function fixedRateLatency(
-  targets: LoadTarget[],
-  records: RunRecord[],
-): Promise<FixedRateLatency> {
+/**
+ * The scenario: its targets under load, then proxy and proxy+transform at a fixed rate, then the unloaded
+ * measurements. A failed request anywhere is a RequestFailures (the bench stops and says so).
+ */
+export async function runProxyScenario(options: {
+  service: RunningTarget;
+  floor: RunningTarget;
+  destination: RunningTarget;
+  setup: ProxySetup;
+  managementKey: string;
+  records: RunRecord[];
+}): Promise<ProxyLatency> {
+  const { service, setup, records } = options;
+  const targets = proxyTargets(service, options.floor, options.destination, setup);
+  await runScenario("proxy", targets, records);
+  checkInterrupted();
+  const fixedRate = await fixedRateLatency(targets, records);
+  try {
+    const latency = await measureProxyLatency(setup, service.url, options.managementKey, {
+      samples: settings.latencySamples,
+      newProxies: settings.newProxies,
+      log,
+      check: checkInterrupted,
+      sandboxProcesses: () => descendantPids(service.pid).length,
+    });
+    return { ...latency, fixed_rate: fixedRate };
+  } catch (error) {
+    if (wasInterrupted()) throw error;
+    throw new RequestFailures(
+      `proxy's unloaded measurements: ${error instanceof Error ? error.message : error}`,
+    );
+  }
+}
+
+async function fixedRateLatency(targets: LoadTarget[], records: RunRecord[]): Promise<FixedRateLatency> {
   const saturated = records.filter((r) => r.scenario === "proxy" && r.target === "proxy+transform");
   const rate = Math.max(10, Math.floor(median(saturated.map((r) => r.rps)) / 2 / 10) * 10);
   const result: FixedRateLatency = {
