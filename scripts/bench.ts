@@ -45,14 +45,12 @@ import { bundlesTable, measureBundles } from "./bench/scenarios/bundles.ts";
 import {
   NEW_CODE_TARGET_MS,
   PROXY_OF_FLOOR_TARGET,
-  printProxyLatency,
-  proxyChecks,
-  proxyTable,
   runProxyScenario,
   SLOW_TARGET_RATIO,
   summarizeProxy,
   TRANSFORM_ADDS_TARGET_MS,
 } from "./bench/scenarios/proxy.ts";
+import { printProxyLatency, proxyChecks, proxyTable } from "./bench/scenarios/proxy-report.ts";
 import { reactTable, reactTarget, summarizeReact } from "./bench/scenarios/react.ts";
 import {
   FLOOR_TARGET_RATIO,
