@@ -11,7 +11,12 @@ import type {
 } from "#shared/ports/stores.ts";
 import type { AuditItems } from "./audit-items.ts";
 import { cancellationCodes } from "./client.ts";
-import { claimIfUnclaimed, fingerprintClaimItem, releaseFingerprint } from "./fingerprint-claims.ts";
+import {
+  claimIfUnclaimed,
+  claimIfUnclaimedUpdate,
+  fingerprintClaimItem,
+  releaseFingerprint,
+} from "./fingerprint-claims.ts";
 import { epochSeconds } from "./schema.ts";
 import { tokenSweepPuts } from "./sweep-index.ts";
 import { tokenFromItem, tokenItem } from "./token-items.ts";
@@ -44,11 +49,25 @@ export class DynamoTokenStore implements TokenStore {
         }
       : input;
     const fingerprintKey = tokenKeys.fingerprint(token.tenant_id, token.type, token.fingerprint);
-    // A deduplicating create claims the fingerprint inside its transaction (race-safe). Any other create must
-    // not fail because the value is already tokenized: it claims afterwards, only if nobody has (best effort),
-    // so later deduplicating creates find a token, without a cancelled transaction on every repeat.
-    const claim = options.deduplicate;
+    // A deduplicating create claims the fingerprint inside its transaction, failing if it is taken (race-safe).
+    // Any other create must not fail because the value is already tokenized: its transaction claims the
+    // fingerprint only if nobody has (an Update that never fails), so later deduplicating creates find a token,
+    // without a cancelled transaction or a failing request on every repeat.
+    const deduplicate = options.deduplicate;
     for (let attempt = 0; attempt < 4; attempt++) {
+      const claimItem = deduplicate
+        ? {
+            Put: {
+              TableName: this.tableName,
+              Item: fingerprintClaimItem(fingerprintKey, token.id),
+              ConditionExpression: "attribute_not_exists(PK)",
+            },
+          }
+        : claimIfUnclaimedUpdate(this.tableName, fingerprintKey, token.id);
+      const sweepPuts = tokenSweepPuts(this.tableName, token);
+      const enrolment = transaction
+        ? transactionWrites(this.tableName, token, transaction, "create", options.now)
+        : [];
       const transactItems = [
         {
           Put: {
@@ -57,33 +76,23 @@ export class DynamoTokenStore implements TokenStore {
             ConditionExpression: "attribute_not_exists(PK)",
           },
         },
-        ...(claim
-          ? [
-              {
-                Put: {
-                  TableName: this.tableName,
-                  Item: fingerprintClaimItem(fingerprintKey, token.id),
-                  ConditionExpression: "attribute_not_exists(PK)",
-                },
-              },
-            ]
-          : []),
-        ...tokenSweepPuts(this.tableName, token),
-        ...(transaction ? transactionWrites(this.tableName, token, transaction, "create", options.now) : []),
+        claimItem,
+        ...sweepPuts,
+        ...enrolment,
         this.audit.put(audit),
       ];
+      // Where the transaction record's update sits (its condition says whether the transaction is still open).
+      const transactionAt = enrolment.length > 0 ? 2 + sweepPuts.length : -1;
       try {
         await this.client.send(new TransactWriteCommand({ TransactItems: transactItems }));
-        if (!claim) await claimIfUnclaimed(this.client, this.tableName, fingerprintKey, token.id);
         return { outcome: "created" } as TokenCreateOutcome;
       } catch (error) {
         const reasons = cancellationCodes(error);
         if (!reasons) throw error;
         if (reasons[0] === "ConditionalCheckFailed") return { outcome: "id-taken" } as TokenCreateOutcome;
-        const transactionAt = transactItems.findIndex((item) => "Update" in item);
         if (transactionAt >= 0 && reasons[transactionAt] === "ConditionalCheckFailed")
           return { outcome: "transaction-closed" } as TokenCreateOutcome;
-        if (!claim || reasons[1] !== "ConditionalCheckFailed") throw error;
+        if (!deduplicate || reasons[1] !== "ConditionalCheckFailed") throw error;
       }
       // The fingerprint is claimed: answer its live owner, or release a stale claim and try again.
       const owner = await this.client.send(
