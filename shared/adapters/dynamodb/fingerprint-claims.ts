@@ -8,28 +8,6 @@ export function fingerprintClaimItem(fingerprintKey: { PK: string; SK: string },
   return { ...fingerprintKey, entity: "fingerprint", token_id: tokenId };
 }
 
-/**
- * A transaction item that claims a fingerprint only if nobody holds it, and never fails: an existing claim is left
- * as it is (`if_not_exists`). So a non-deduplicating create claims in its own write, with no cancelled transaction
- * and no separate (failing) request on every repeat of a value.
- */
-export function claimIfUnclaimedUpdate(
-  tableName: string,
-  fingerprintKey: { PK: string; SK: string },
-  tokenId: string,
-) {
-  return {
-    Update: {
-      TableName: tableName,
-      Key: fingerprintKey,
-      UpdateExpression:
-        "SET #entity = if_not_exists(#entity, :entity), token_id = if_not_exists(token_id, :id)",
-      ExpressionAttributeNames: { "#entity": "entity" },
-      ExpressionAttributeValues: { ":entity": "fingerprint", ":id": tokenId },
-    },
-  };
-}
-
 /** Drops a fingerprint claim if (and only if) it still names this token. */
 export async function releaseFingerprint(
   client: DynamoDBDocumentClient,

@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchGetCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
+import { ExpiringCache } from "#shared/domain/expiring-cache.ts";
 import type { StoredToken, TokenListFilter, TransactionContext } from "#shared/domain/tokens/token.ts";
 import type {
   PageRequest,
@@ -11,12 +12,7 @@ import type {
 } from "#shared/ports/stores.ts";
 import type { AuditItems } from "./audit-items.ts";
 import { cancellationCodes } from "./client.ts";
-import {
-  claimIfUnclaimed,
-  claimIfUnclaimedUpdate,
-  fingerprintClaimItem,
-  releaseFingerprint,
-} from "./fingerprint-claims.ts";
+import { claimIfUnclaimed, fingerprintClaimItem, releaseFingerprint } from "./fingerprint-claims.ts";
 import { epochSeconds } from "./schema.ts";
 import { tokenSweepPuts } from "./sweep-index.ts";
 import { tokenFromItem, tokenItem } from "./token-items.ts";
@@ -24,8 +20,18 @@ import { tokenKeys } from "./token-keys.ts";
 import { listTokens } from "./token-listing.ts";
 import { LOCK_FREE, lockUpdate, transactionWrites } from "./token-transaction-writes.ts";
 
+/** How long this process trusts that a fingerprint it saw claimed is still claimed (as long as API keys). */
+const HELD_CLAIM_SECONDS = 5;
+
 /** Tokens in DynamoDB: creates that claim fingerprints, guarded replaces and deletes, and transaction enrolment. */
 export class DynamoTokenStore implements TokenStore {
+  /**
+   * Fingerprints this process saw claimed (by its own claim or a refused one), so repeats of a value skip the
+   * best-effort claim, which would fail. Evicted by this process's own releases; another process's release is
+   * seen after HELD_CLAIM_SECONDS at most (until then its repeats do not claim: best effort, as before).
+   */
+  private readonly heldClaims = new ExpiringCache<true>(HELD_CLAIM_SECONDS * 1000);
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -49,25 +55,11 @@ export class DynamoTokenStore implements TokenStore {
         }
       : input;
     const fingerprintKey = tokenKeys.fingerprint(token.tenant_id, token.type, token.fingerprint);
-    // A deduplicating create claims the fingerprint inside its transaction, failing if it is taken (race-safe).
-    // Any other create must not fail because the value is already tokenized: its transaction claims the
-    // fingerprint only if nobody has (an Update that never fails), so later deduplicating creates find a token,
-    // without a cancelled transaction or a failing request on every repeat.
-    const deduplicate = options.deduplicate;
+    // A deduplicating create claims the fingerprint inside its transaction (race-safe). Any other create must
+    // not fail because the value is already tokenized: it claims afterwards, only if nobody has (best effort),
+    // so later deduplicating creates find a token, without a cancelled transaction on every repeat.
+    const claim = options.deduplicate;
     for (let attempt = 0; attempt < 4; attempt++) {
-      const claimItem = deduplicate
-        ? {
-            Put: {
-              TableName: this.tableName,
-              Item: fingerprintClaimItem(fingerprintKey, token.id),
-              ConditionExpression: "attribute_not_exists(PK)",
-            },
-          }
-        : claimIfUnclaimedUpdate(this.tableName, fingerprintKey, token.id);
-      const sweepPuts = tokenSweepPuts(this.tableName, token);
-      const enrolment = transaction
-        ? transactionWrites(this.tableName, token, transaction, "create", options.now)
-        : [];
       const transactItems = [
         {
           Put: {
@@ -76,23 +68,33 @@ export class DynamoTokenStore implements TokenStore {
             ConditionExpression: "attribute_not_exists(PK)",
           },
         },
-        claimItem,
-        ...sweepPuts,
-        ...enrolment,
+        ...(claim
+          ? [
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: fingerprintClaimItem(fingerprintKey, token.id),
+                  ConditionExpression: "attribute_not_exists(PK)",
+                },
+              },
+            ]
+          : []),
+        ...tokenSweepPuts(this.tableName, token),
+        ...(transaction ? transactionWrites(this.tableName, token, transaction, "create", options.now) : []),
         this.audit.put(audit),
       ];
-      // Where the transaction record's update sits (its condition says whether the transaction is still open).
-      const transactionAt = enrolment.length > 0 ? 2 + sweepPuts.length : -1;
       try {
         await this.client.send(new TransactWriteCommand({ TransactItems: transactItems }));
+        if (!claim) await this.claimUnlessHeld(fingerprintKey, token.id, options.now);
         return { outcome: "created" } as TokenCreateOutcome;
       } catch (error) {
         const reasons = cancellationCodes(error);
         if (!reasons) throw error;
         if (reasons[0] === "ConditionalCheckFailed") return { outcome: "id-taken" } as TokenCreateOutcome;
+        const transactionAt = transactItems.findIndex((item) => "Update" in item);
         if (transactionAt >= 0 && reasons[transactionAt] === "ConditionalCheckFailed")
           return { outcome: "transaction-closed" } as TokenCreateOutcome;
-        if (!deduplicate || reasons[1] !== "ConditionalCheckFailed") throw error;
+        if (!claim || reasons[1] !== "ConditionalCheckFailed") throw error;
       }
       // The fingerprint is claimed: answer its live owner, or release a stale claim and try again.
       const owner = await this.client.send(
@@ -241,6 +243,7 @@ export class DynamoTokenStore implements TokenStore {
       ];
       try {
         await this.client.send(new TransactWriteCommand({ TransactItems: items as never }));
+        this.forgetHeld(oldKey);
         return "ok";
       } catch (error) {
         const reasons = cancellationCodes(error);
@@ -303,7 +306,26 @@ export class DynamoTokenStore implements TokenStore {
     await claimIfUnclaimed(this.client, this.tableName, tokenKeys.fingerprint(tenantId, type, to), tokenId);
   }
 
-  releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
-    return releaseFingerprint(this.client, this.tableName, { tenantId, type, fingerprint, tokenId });
+  async releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
+    await releaseFingerprint(this.client, this.tableName, { tenantId, type, fingerprint, tokenId });
+    // After the delete: a claim seen held while it was on its way is not trusted either.
+    this.forgetHeld(tokenKeys.fingerprint(tenantId, type, fingerprint));
+  }
+
+  /**
+   * The best-effort claim of a non-deduplicating create: claims the fingerprint if nobody holds it. Once this
+   * process saw it held, repeats skip the request (it would fail) for a few seconds; concurrent repeats share one.
+   */
+  private async claimUnlessHeld(fingerprintKey: { PK: string; SK: string }, tokenId: string, now: Date) {
+    await this.heldClaims.get(heldKey(fingerprintKey), now.getTime(), async () => {
+      await claimIfUnclaimed(this.client, this.tableName, fingerprintKey, tokenId);
+      return true;
+    });
+  }
+
+  private forgetHeld(fingerprintKey: { PK: string; SK: string }) {
+    this.heldClaims.evict(heldKey(fingerprintKey));
   }
 }
+
+const heldKey = (fingerprintKey: { PK: string; SK: string }) => `${fingerprintKey.PK}\n${fingerprintKey.SK}`;
