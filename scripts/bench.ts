@@ -36,25 +36,21 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { call } from "./bench/api.ts";
-import { descendantPids } from "./bench/cpu.ts";
 import { printProblems, startParties } from "./bench/parties.ts";
-import { measureProxyLatency, type ProxyLatency, type ProxySetup, setUpProxies } from "./bench/proxy.ts";
+import { type ProxyLatency, type ProxySetup, setUpProxies } from "./bench/proxy.ts";
 import { setUpReactor } from "./bench/react.ts";
 import { machine, writeResults } from "./bench/results.ts";
 import { RequestFailures, type RunRecord, runScenario } from "./bench/runs.ts";
 import { bundlesTable, measureBundles } from "./bench/scenarios/bundles.ts";
 import {
-  fixedRateLatency,
   NEW_CODE_TARGET_MS,
   PROXY_OF_FLOOR_TARGET,
-  printProxyLatency,
-  proxyChecks,
-  proxyTable,
-  proxyTargets,
+  runProxyScenario,
   SLOW_TARGET_RATIO,
   summarizeProxy,
   TRANSFORM_ADDS_TARGET_MS,
 } from "./bench/scenarios/proxy.ts";
+import { printProxyLatency, proxyChecks, proxyTable } from "./bench/scenarios/proxy-report.ts";
 import { reactTable, reactTarget, summarizeReact } from "./bench/scenarios/react.ts";
 import {
   FLOOR_TARGET_RATIO,
@@ -139,27 +135,16 @@ async function runLoadScenarios(
           targets.map((t) => floorServiceTarget(scenario, t)),
           records,
         );
-      else if (scenario === "proxy" && destination && floor && proxySetup) {
-        const proxyLoadTargets = proxyTargets(service, floor, destination, proxySetup);
-        await runScenario(scenario, proxyLoadTargets, records);
-        checkInterrupted();
-        const fixedRate = await fixedRateLatency(proxyLoadTargets, records);
-        try {
-          proxyLatency = await measureProxyLatency(proxySetup, service.url, keys.management, {
-            samples: settings.latencySamples,
-            newProxies: settings.newProxies,
-            log,
-            check: checkInterrupted,
-            sandboxProcesses: () => descendantPids(service.pid).length,
-          });
-          proxyLatency.fixed_rate = fixedRate;
-        } catch (error) {
-          if (wasInterrupted()) throw error;
-          throw new RequestFailures(
-            `proxy's unloaded measurements: ${error instanceof Error ? error.message : error}`,
-          );
-        }
-      } else if (scenario === "react" && reactPath && use)
+      else if (scenario === "proxy" && destination && floor && proxySetup)
+        proxyLatency = await runProxyScenario({
+          service,
+          floor,
+          destination,
+          setup: proxySetup,
+          managementKey: keys.management,
+          records,
+        });
+      else if (scenario === "react" && reactPath && use)
         await runScenario(scenario, [reactTarget(service, reactPath, use.key)], records);
     }
   } catch (error) {
