@@ -13,7 +13,7 @@ import type { RunningTarget } from "../targets.ts";
 export type FloorScenario = "tokenize" | "read";
 
 /** Share of the floor's req/s the service must reach. */
-export const FLOOR_TARGET_RATIO: Record<FloorScenario, number> = { tokenize: 0.5, read: 0.6 };
+export const FLOOR_TARGET_RATIO: Record<FloorScenario, number> = { tokenize: 0.6, read: 0.6 };
 
 /** A floor or service target of the tokenize and read scenarios. */
 export interface FloorOrService {

@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchGetCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
+import { ExpiringCache } from "#shared/domain/expiring-cache.ts";
 import type { StoredToken, TokenListFilter, TransactionContext } from "#shared/domain/tokens/token.ts";
 import type {
   PageRequest,
@@ -19,8 +20,18 @@ import { tokenKeys } from "./token-keys.ts";
 import { listTokens } from "./token-listing.ts";
 import { LOCK_FREE, lockUpdate, transactionWrites } from "./token-transaction-writes.ts";
 
+/** How long this process trusts that a fingerprint it saw claimed is still claimed (as long as API keys). */
+const HELD_CLAIM_SECONDS = 5;
+
 /** Tokens in DynamoDB: creates that claim fingerprints, guarded replaces and deletes, and transaction enrolment. */
 export class DynamoTokenStore implements TokenStore {
+  /**
+   * Fingerprints this process saw claimed (by its own claim or a refused one), so repeats of a value skip the
+   * best-effort claim, which would fail. Evicted by this process's own releases; another process's release is
+   * seen after HELD_CLAIM_SECONDS at most (until then its repeats do not claim: best effort, as before).
+   */
+  private readonly heldClaims = new ExpiringCache<true>(HELD_CLAIM_SECONDS * 1000);
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -74,7 +85,7 @@ export class DynamoTokenStore implements TokenStore {
       ];
       try {
         await this.client.send(new TransactWriteCommand({ TransactItems: transactItems }));
-        if (!claim) await claimIfUnclaimed(this.client, this.tableName, fingerprintKey, token.id);
+        if (!claim) await this.claimUnlessHeld(fingerprintKey, token.id, options.now);
         return { outcome: "created" } as TokenCreateOutcome;
       } catch (error) {
         const reasons = cancellationCodes(error);
@@ -232,6 +243,7 @@ export class DynamoTokenStore implements TokenStore {
       ];
       try {
         await this.client.send(new TransactWriteCommand({ TransactItems: items as never }));
+        this.forgetHeld(oldKey);
         return "ok";
       } catch (error) {
         const reasons = cancellationCodes(error);
@@ -294,7 +306,26 @@ export class DynamoTokenStore implements TokenStore {
     await claimIfUnclaimed(this.client, this.tableName, tokenKeys.fingerprint(tenantId, type, to), tokenId);
   }
 
-  releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
-    return releaseFingerprint(this.client, this.tableName, { tenantId, type, fingerprint, tokenId });
+  async releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
+    await releaseFingerprint(this.client, this.tableName, { tenantId, type, fingerprint, tokenId });
+    // After the delete: a claim seen held while it was on its way is not trusted either.
+    this.forgetHeld(tokenKeys.fingerprint(tenantId, type, fingerprint));
+  }
+
+  /**
+   * The best-effort claim of a non-deduplicating create: claims the fingerprint if nobody holds it. Once this
+   * process saw it held, repeats skip the request (it would fail) for a few seconds; concurrent repeats share one.
+   */
+  private async claimUnlessHeld(fingerprintKey: { PK: string; SK: string }, tokenId: string, now: Date) {
+    await this.heldClaims.get(heldKey(fingerprintKey), now.getTime(), async () => {
+      await claimIfUnclaimed(this.client, this.tableName, fingerprintKey, tokenId);
+      return true;
+    });
+  }
+
+  private forgetHeld(fingerprintKey: { PK: string; SK: string }) {
+    this.heldClaims.evict(heldKey(fingerprintKey));
   }
 }
+
+const heldKey = (fingerprintKey: { PK: string; SK: string }) => `${fingerprintKey.PK}\n${fingerprintKey.SK}`;
