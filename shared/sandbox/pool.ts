@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { DEFAULT_OUTBOUND_LIMITS, type OutboundPolicy } from "./outbound-request.ts";
+import { DEFAULT_OUTBOUND_LIMITS, type OutboundLimits, type OutboundPolicy } from "./outbound-request.ts";
 import type { Sandbox, SandboxRequest, SandboxResult } from "./sandbox.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
 import { DEFAULT_CHILD_SCRIPT } from "./spawn.ts";
@@ -102,7 +102,8 @@ export class ProcessSandbox implements Sandbox {
     }
   }
 
-  async run(request: SandboxRequest): Promise<SandboxResult> {
+  /** `outboundLimits`: this run's fetch limits instead of the pool's (the runner Lambda gets them per run). */
+  async run(request: SandboxRequest & { outboundLimits?: OutboundLimits }): Promise<SandboxResult> {
     const { tenantId, code, timeoutMs, onSvcCall } = request;
     if (this.closed) throw new Error("the sandbox is closed");
     if (typeof tenantId !== "string" || tenantId === "")
@@ -119,7 +120,10 @@ export class ProcessSandbox implements Sandbox {
     const { proc, release } = acquired;
     try {
       if (!(await proc.ready)) return failure("crashed", "the sandbox process could not start");
-      const outbound = { tenantId, policy: this.outbound, allowedHosts: request.allowedHosts };
+      const policy = request.outboundLimits
+        ? { ...this.outbound, limits: request.outboundLimits }
+        : this.outbound;
+      const outbound = { tenantId, policy, allowedHosts: request.allowedHosts };
       return await proc.run({ hash, code, input, timeoutMs, onSvcCall, outbound });
     } finally {
       release();

@@ -146,6 +146,7 @@ async function run(
     code: `${RUNTIME_PRELUDE}\n${formula.code}`,
     input: { args, configuration: reactor.configuration },
     timeoutMs,
+    ...(formula.allowed_hosts ? { allowedHosts: formula.allowed_hosts } : {}),
     ...sandboxSvc(deps, principal, `reactor ${reactor.id}`),
   });
   if (!result.ok) {
