@@ -55,10 +55,14 @@ export class LambdaSandbox implements Sandbox {
       input: request.input,
       timeoutMs: request.timeoutMs,
       ...(apiKey && this.apiBaseUrl ? { svc: { baseUrl: this.apiBaseUrl, apiKey } } : {}),
-      outbound: {
-        ...(request.allowedHosts ? { allowedHosts: request.allowedHosts } : {}),
-        ...(this.outboundLimits ? { limits: this.outboundLimits } : {}),
-      },
+      ...(request.allowedHosts || this.outboundLimits
+        ? {
+            outbound: {
+              ...(request.allowedHosts ? { allowedHosts: request.allowedHosts } : {}),
+              ...(this.outboundLimits ? { limits: this.outboundLimits } : {}),
+            },
+          }
+        : {}),
     };
     const out = await this.invoke(request.tenantId, name, Buffer.from(JSON.stringify(event)));
     if (out.FunctionError || !out.Payload)
