@@ -12,7 +12,8 @@
  *   (a trivial request transform), the ratio proxy/direct, what the warm transform adds at p50; then, without
  *   load, one request at a time, the same targets, the transform alone in a sandbox, and the first request
  *   through proxies with new transform code (scripts/bench/proxy.ts);
- * - react: a trivial formula, warm (no target to compare with).
+ * - react: a trivial formula, warm (no target to compare with);
+ * - react-outbound: react with one fetch to the destination against a plain fetch (scripts/bench/react-outbound.ts).
  *
  * Exit 1 when any request failed (non-2xx, connection error, timeout) or the set-up failed; exit 0 otherwise,
  * also when a target is missed (the output says FAIL).
@@ -53,11 +54,17 @@ import {
   setUpProxies,
 } from "./bench/proxy.ts";
 import { REACT_BODY, setUpReactor } from "./bench/react.ts";
+import {
+  describeReactOutbound,
+  measureReactOutbound,
+  REACT_OUTBOUND_TARGET_MS,
+  type ReactOutboundLatency,
+} from "./bench/react-outbound.ts";
 import { type RunningTarget, startTarget } from "./bench/targets.ts";
 import { intEnv } from "./int-env.ts";
 
-type Scenario = "tokenize" | "read" | "proxy" | "react";
-const SCENARIOS: Scenario[] = ["tokenize", "read", "proxy", "react"];
+type Scenario = "tokenize" | "read" | "proxy" | "react" | "react-outbound";
+const SCENARIOS: Scenario[] = ["tokenize", "read", "proxy", "react", "react-outbound"];
 /** What a run measured: floor or service (tokenize, read, react), or one of the proxy scenario's targets. */
 type TargetLabel = "floor" | "service" | "direct" | "pass-through" | "proxy" | "proxy+transform";
 
@@ -881,6 +888,7 @@ async function main(): Promise<number> {
   cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
   const wantsProxy = settings.scenarios.includes("proxy");
   const wantsReact = settings.scenarios.includes("react");
+  const wantsOutbound = settings.scenarios.includes("react-outbound");
 
   log("starting DynamoDB Local (in memory)…");
   const dynamo: DynamoDbLocal = await startDynamoDbLocal({});
@@ -892,7 +900,7 @@ async function main(): Promise<number> {
   const wantsFloor = floorScenarios.length > 0 || wantsProxy;
   // The destination first: the floor's proxies need its URL.
   let destination: RunningTarget | undefined;
-  if (wantsProxy) {
+  if (wantsProxy || wantsOutbound) {
     log("starting the proxy's destination (a child process)…");
     const started = await startTarget("destination", {}, join(dataDir, "destination.log"));
     cleanups.push(() => started.stop());
@@ -959,7 +967,10 @@ async function main(): Promise<number> {
       { name: "service", running: service, createKey: keys.create, readKey: keys.read, ids: serviceIds },
     );
   }
-  const use = wantsProxy || wantsReact ? await useApplication(service.url, keys.management) : undefined;
+  const use =
+    wantsProxy || wantsReact || wantsOutbound
+      ? await useApplication(service.url, keys.management)
+      : undefined;
   let proxySetup: ProxySetup | undefined;
   if (destination && floor && use) {
     log("creating a card token, a proxy and a proxy with a request transform, to the destination…");
@@ -986,6 +997,7 @@ async function main(): Promise<number> {
 
   const records: RunRecord[] = [];
   let proxyLatency: ProxyLatency | undefined;
+  let outboundLatency: ReactOutboundLatency | undefined;
   let failure: string | undefined;
   try {
     for (const scenario of settings.scenarios) {
@@ -1017,6 +1029,17 @@ async function main(): Promise<number> {
         }
       } else if (scenario === "react" && reactPath && use)
         await runScenario(scenario, [reactTarget(service, reactPath, use.key)], records);
+      else if (scenario === "react-outbound" && destination && use)
+        outboundLatency = await measureReactOutbound({
+          serviceUrl: service.url,
+          managementKey: keys.management,
+          applicationId: use.id,
+          useKey: use.key,
+          destinationUrl: destination.url,
+          samples: settings.latencySamples,
+          log,
+          check: checkInterrupted,
+        });
     }
   } catch (error) {
     if (!(error instanceof RequestFailures) && !interrupted) throw error;
@@ -1027,6 +1050,14 @@ async function main(): Promise<number> {
 
   const summaries = summarize(records);
   const checks = proxyChecks(proxyLatency);
+  if (outboundLatency)
+    checks.push({
+      scenario: "react-outbound",
+      what: "one outbound fetch adds over a plain fetch at p50, warm, one request at a time",
+      value_ms: outboundLatency.outbound_adds_p50_ms,
+      target_ms: REACT_OUTBOUND_TARGET_MS,
+      pass: outboundLatency.outbound_adds_p50_ms <= REACT_OUTBOUND_TARGET_MS,
+    });
   const floorSummaries = summaries.filter((s) => s.scenario === "tokenize" || s.scenario === "read");
   const proxySummaries = summaries.filter((s) => s.scenario === "proxy");
   const reactSummaries = summaries.filter((s) => s.scenario === "react");
@@ -1044,6 +1075,10 @@ async function main(): Promise<number> {
     printProxyLatency(proxySummaries, proxyLatency, checks);
   }
   if (reactSummaries.length > 0) console.log(`\n${reactTable(reactSummaries)}`);
+  if (outboundLatency)
+    console.log(
+      `\n${describeReactOutbound(outboundLatency)} ${verdict(outboundLatency.outbound_adds_p50_ms <= REACT_OUTBOUND_TARGET_MS)}`,
+    );
   const noise = noiseNote(summaries);
   if (noise) console.log(`\n${noise}`);
   const file = writeResults(startedAt, m, records, summaries, proxyLatency, checks, failure);

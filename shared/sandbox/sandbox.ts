@@ -29,6 +29,11 @@ export interface SandboxRequest {
    * key for this run only, with the permissions `onSvcCall` would have. The local ProcessSandbox ignores it.
    */
   issueSvcKey?: () => Promise<string>;
+  /**
+   * Where the code's `fetch` may go (the formula's or proxy's `allowed_hosts`: `host`, `host:port`,
+   * `*.domain`); undefined lets it reach any host the address rule allows.
+   */
+  allowedHosts?: readonly string[];
 }
 
 /**

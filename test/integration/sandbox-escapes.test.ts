@@ -483,19 +483,24 @@ describe("prototype pollution", () => {
 });
 
 describe("network and other ways out", () => {
-  it("gives the code no network module or global", async () => {
+  it("gives the code no network module or global but the host-carried fetch, a function of its own context", async () => {
     const code = `module.exports = () => ({
       modules: ["net", "http", "https", "http2", "dgram", "dns", "tls", "inspector"].map((name) => {
         try { require(name); return "loaded"; } catch { return "refused"; }
       }),
-      globals: [typeof fetch, typeof WebSocket, typeof XMLHttpRequest, typeof EventSource],
+      globals: [typeof WebSocket, typeof XMLHttpRequest, typeof EventSource],
+      fetchOfThisContext: Object.getPrototypeOf(fetch) === Function.prototype && fetch === globalThis.fetch,
     });`;
 
     const result = await attempt(code);
 
     expect(result).toEqual({
       ok: true,
-      value: { modules: Array(8).fill("refused"), globals: Array(4).fill("undefined") },
+      value: {
+        modules: Array(8).fill("refused"),
+        globals: Array(3).fill("undefined"),
+        fetchOfThisContext: true,
+      },
     });
     await expectHealthy();
   });

@@ -128,6 +128,7 @@ async function runTransform(
     code,
     input,
     timeoutMs: TRANSFORM_TIMEOUT_MS,
+    ...(proxy.allowed_hosts ? { allowedHosts: proxy.allowed_hosts } : {}),
     ...sandboxSvc(deps, svcPrincipal, `proxy ${proxy.id}`),
   });
   if (!result.ok) {

@@ -11,6 +11,8 @@ export interface StoredFormula {
   code: string;
   configuration: { name: string; type: ConfigurationType; description?: string }[];
   request_parameters: RequestParameter[];
+  /** Where the code's `fetch` may go (docs/reactors.md); absent: anywhere the address rule allows. */
+  allowed_hosts?: string[];
   created_by?: string;
   created_at: string;
   modified_by?: string;

@@ -128,6 +128,7 @@ async function run(
     code: formula.code,
     input: { args, configuration: reactor.configuration },
     timeoutMs,
+    ...(formula.allowed_hosts ? { allowedHosts: formula.allowed_hosts } : {}),
     ...sandboxSvc(deps, principal, `reactor ${reactor.id}`),
   });
   if (!result.ok) throw reactorFailure(result.error, timeoutMs);
