@@ -177,7 +177,7 @@ const ERROR_GLOBALS = [
   "ReactorRuntimeError",
   "ServiceUnavailableError",
 ];
-const REQUIRABLE = [...ALLOWED_MODULES, ...PACKAGE_FILES.keys()].join(", ");
+const REQUIRABLE = [...ALLOWED_MODULES, "node-fetch", ...PACKAGE_FILES.keys()].join(", ");
 /** Compiled packages by name: { script } or { error } (a file that cannot be read or compiled). */
 const packageScripts = new Map();
 function packageScript(name) {
