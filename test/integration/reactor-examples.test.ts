@@ -1,11 +1,14 @@
 /**
- * The formulas of docs/reactors.md ("Examples"), run as written against a local partner: each is the
- * hosted vault's documented style (node-fetch, axios with retries, the reactor-errors SDK, req.svc).
- * Keep the code here and in the docs in step.
+ * The formulas of docs/reactors.md ("Examples"), read from the docs and run as written against a local partner:
+ * each is in the hosted vault's documented style (node-fetch, axios with retries, the reactor-errors SDK,
+ * req.svc).
  */
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO_ROOT } from "#lib/bundling.ts";
 import { client, createTenant, type HttpResponse } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
@@ -71,96 +74,17 @@ afterAll(() => {
   server.close();
 });
 
-export const CALL_A_THIRD_PARTY = `const fetch = require("node-fetch");
-
-module.exports = async function (req) {
-  const { card } = req.args;
-  const res = await fetch(\`\${req.configuration.BASE_URL}/v1/cards\`, {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/json",
-      Authorization: \`Bearer \${req.configuration.API_KEY}\`,
-    },
-    body: JSON.stringify({ number: card.number, exp_month: card.expiration_month }),
-  });
-  const body = await res.json();
-  return { raw: { id: body.id, last4: body.last4, brand: body.brand } };
-};`;
-
-export const AXIOS_WITH_RETRIES = `const axios = require("axios");
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-module.exports = async function (req) {
-  const partner = axios.create({
-    baseURL: req.configuration.BASE_URL,
-    headers: { Authorization: \`Bearer \${req.configuration.API_KEY}\` },
-    timeout: 2000,
-  });
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const { data } = await partner.post("/v1/payouts", {
-        account: req.args.account,
-        amount: req.args.amount,
-      });
-      return { raw: { payout: data.id, attempts: attempt } };
-    } catch (error) {
-      const status = error.response?.status;
-      // Retry 5xx and network failures, twice, with backoff; anything else is the caller's problem.
-      if (attempt === 3 || (status !== undefined && status < 500)) throw new ReactorRuntimeError(error);
-      await sleep(50 * 2 ** attempt);
-    }
-  }
-};`;
-
-export const PAYMENT_PROVIDER = `const fetch = require("node-fetch");
-const {
-  AuthenticationError,
-  BadRequestError,
-  InvalidPaymentMethodError,
-  RateLimitError,
-  ReactorRuntimeError,
-} = require("@basis-theory/basis-theory-reactor-formulas-sdk-js");
-
-module.exports = async function (req) {
-  const res = await fetch(\`\${req.configuration.BASE_URL}/v1/charges\`, {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/json",
-      Authorization: \`Bearer \${req.configuration.API_KEY}\`,
-    },
-    body: JSON.stringify({ number: req.args.card.number, amount: req.args.amount }),
-  });
-  const body = await res.json();
-  if (res.ok) return { raw: { charge: body.id, status: body.status } };
-  switch (res.status) {
-    case 400:
-      throw new BadRequestError(body.error.message);
-    case 401:
-      throw new AuthenticationError();
-    case 402:
-      throw new InvalidPaymentMethodError({ decline_code: body.error.code });
-    case 429:
-      throw new RateLimitError();
-    default:
-      throw new ReactorRuntimeError(body.error);
-  }
-};`;
-
-export const IMPORT_A_FILE = `const fetch = require("node-fetch");
-const { parse } = require("csv-parse/sync");
-
-module.exports = async function (req) {
-  const res = await fetch(req.args.file_url);
-  if (!res.ok) throw new BadRequestError(\`the file could not be read (\${res.status})\`);
-  const rows = parse(await res.text(), { columns: true, skip_empty_lines: true });
-  const imported = [];
-  for (const row of rows) {
-    const token = await req.svc.tokens.create({ type: "card_number", data: row.number });
-    imported.push({ name: row.name, token: token.id });
-  }
-  return { raw: { imported } };
-};`;
+/** The code of the docs' example whose block starts with `// Example: <name>`. */
+function example(name: string): string {
+  const docs = readFileSync(join(REPO_ROOT, "docs", "reactors.md"), "utf8");
+  const block = new RegExp(`\`\`\`js\n// Example: ${name}\n([\\s\\S]*?)\`\`\``).exec(docs)?.[1];
+  if (block === undefined) throw new Error(`docs/reactors.md has no example "${name}"`);
+  return block;
+}
+const CALL_A_THIRD_PARTY = example("call a third party");
+const AXIOS_WITH_RETRIES = example("axios with retries");
+const PAYMENT_PROVIDER = example("payment provider");
+const IMPORT_A_FILE = example("import a file");
 
 const configuration = [
   { name: "BASE_URL", type: "string" },
