@@ -13,7 +13,9 @@
  *   load, one request at a time, the same targets, the transform alone in a sandbox, and the first request
  *   through proxies with new transform code (scripts/bench/proxy.ts);
  * - react: a trivial formula, warm (no target to compare with);
- * - react-outbound: react with one fetch to the destination against a plain fetch (scripts/bench/react-outbound.ts).
+ * - react-outbound: react with one fetch to the destination against a plain fetch (scripts/bench/react-outbound.ts);
+ * - runner-cold-start: a runner function's cold start with and without the package set
+ *   (scripts/bench/runner-cold-start.ts; needs no service).
  *
  * Exit 1 when any request failed (non-2xx, connection error, timeout) or the set-up failed; exit 0 otherwise,
  * also when a target is missed (the output says FAIL).
@@ -60,11 +62,12 @@ import {
   REACT_OUTBOUND_TARGET_MS,
   type ReactOutboundLatency,
 } from "./bench/react-outbound.ts";
+import { describeRunnerColdStart, measureRunnerColdStart } from "./bench/runner-cold-start.ts";
 import { type RunningTarget, startTarget } from "./bench/targets.ts";
 import { intEnv } from "./int-env.ts";
 
-type Scenario = "tokenize" | "read" | "proxy" | "react" | "react-outbound";
-const SCENARIOS: Scenario[] = ["tokenize", "read", "proxy", "react", "react-outbound"];
+type Scenario = "tokenize" | "read" | "proxy" | "react" | "react-outbound" | "runner-cold-start";
+const SCENARIOS: Scenario[] = ["tokenize", "read", "proxy", "react", "react-outbound", "runner-cold-start"];
 /** What a run measured: floor or service (tokenize, read, react), or one of the proxy scenario's targets. */
 type TargetLabel = "floor" | "service" | "direct" | "pass-through" | "proxy" | "proxy+transform";
 
@@ -1078,6 +1081,11 @@ async function main(): Promise<number> {
   if (outboundLatency)
     console.log(
       `\n${describeReactOutbound(outboundLatency)} ${verdict(outboundLatency.outbound_adds_p50_ms <= REACT_OUTBOUND_TARGET_MS)}`,
+    );
+  // Measured last, alone: it starts Node processes of its own and needs no target.
+  if (settings.scenarios.includes("runner-cold-start") && !failure)
+    console.log(
+      `\n${describeRunnerColdStart(await measureRunnerColdStart(intEnv("BENCH_COLD_STARTS", 7, 1, 50), log))}`,
     );
   const noise = noiseNote(summaries);
   if (noise) console.log(`\n${noise}`);
