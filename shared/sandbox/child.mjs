@@ -195,9 +195,13 @@ function packageScript(name) {
   }
   return entry.script;
 }
-/** Package names the code requires by a string literal: their wrappers are made before the run starts. */
+/**
+ * Package names the code requires by a string literal, and the errors module when the code names one of its
+ * classes: their wrappers are made before each run starts (the others only if the code asks at run time).
+ */
 function packagesNamedIn(code) {
-  const names = new Set([ERRORS_MODULE]);
+  const names = new Set();
+  if (ERROR_GLOBALS.some((name) => code.includes(name))) names.add(ERRORS_MODULE);
   for (const match of code.matchAll(/\brequire\s*\(\s*(["'`])([^"'`]+)\1\s*\)/g)) {
     const name = match[2].startsWith("node:") ? match[2].slice(5) : match[2];
     if (PACKAGE_FILES.has(name)) names.add(name);
