@@ -158,7 +158,6 @@ const CONTEXT_OPTIONS = {
 function codeRuntime(host, calls, fail) {
   const parse = JSON.parse;
   const stringify = JSON.stringify;
-  const freeze = Object.freeze;
   const ownKeys = Object.keys;
   const isView = ArrayBuffer.isView;
   const tag = (value) => Object.prototype.toString.call(value);
@@ -196,7 +195,7 @@ function codeRuntime(host, calls, fail) {
     const id = host.timer(kind, Math.floor(ms));
     if (typeof id !== "number" || id < 1) throw new Error("the run has ended, or schedules too many timers");
     timers.set(id, { callback, args, repeat: kind === "interval" });
-    return kind === "immediate" ? freeze(new Timeout(id)) : new Timeout(id);
+    return new Timeout(id);
   };
   const clear = (handle) => {
     const id = handle instanceof Timeout ? handle[TIMER_ID] : Number(handle);
@@ -339,8 +338,7 @@ function codeRuntime(host, calls, fail) {
     }
     get(name) {
       const values = this.#map.get(headerName(name));
-      if (values === undefined) return null;
-      return headerName(name) === "set-cookie" ? values.join(", ") : values.join(", ");
+      return values === undefined ? null : values.join(", ");
     }
     getSetCookie() {
       return [...(this.#map.get("set-cookie") ?? [])];
