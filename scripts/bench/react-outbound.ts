@@ -7,6 +7,7 @@
  * What the bridge adds at p50 = p50(react-outbound) − p50(react) − p50(direct). The same three, without the
  * service, through a ProcessSandbox in this process: the bridge alone, with less of the machine's noise.
  */
+import { logger } from "#shared/logger.ts";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import { call, timedCall } from "./api.ts";
 import { DESTINATION_PATH, describeStats, type LatencyStats, latencyStats } from "./proxy.ts";
@@ -122,6 +123,8 @@ export async function measureReactOutbound(options: {
 }
 
 async function bridgeAlone(destinationUrl: string, samples: number, check: () => void) {
+  // The host side logs each call; here that would be the bench's own output.
+  logger.setLogLevel("WARN");
   const sandbox = new ProcessSandbox({ outbound: { allowPrivate: true } });
   const input = { url: `${destinationUrl}${DESTINATION_PATH}` };
   const withFetch = `module.exports = async (req) => {
