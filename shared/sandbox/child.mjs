@@ -7,7 +7,9 @@
  * is. Messages are described in runner-protocol.ts.
  *
  * Each run gets a NEW vm context: the input is parsed and the result serialised inside it, and the only
- * objects of this realm it can reach are frozen built-ins (the allowed modules and a few globals).
+ * objects of this realm it can reach are frozen built-ins (the allowed modules and a few globals). Timers,
+ * `fetch` and their classes are built inside the context (codeRuntime); `fetch` asks the host, which carries
+ * the request out: this process has no network.
  */
 import { createRequire } from "node:module";
 import vm from "node:vm";
@@ -757,14 +759,16 @@ function compile(code) {
 }
 
 /**
- * Runs in flight: id → { context, deadline, answers (svc answers not yet taken), nextCall, drainTimer, cleanups }.
+ * Runs in flight: id → { context, deadline, answers (svc and fetch answers not yet taken), nextCall (one
+ * numbering for svc and fetch calls), drainTimer, cleanups, timers (pending: id → cancel), fired (timer ids
+ * not yet taken), nextTimer }.
  * Contexts use their own microtask queue (`afterEvaluate`), which only runs when this file enters the
  * context with a vm timeout: so every piece of the code's work, promise jobs included, is bounded by the
  * run's deadline here too, and a process whose host vanished (no one left to kill it) never spins for
  * longer than one timeout before it notices the disconnect.
  */
 const runs = new Map();
-/** Hands the run its svc answers, then (afterEvaluate) runs its queued promise jobs. */
+/** Hands the run its svc/fetch answers and fired timers, then (afterEvaluate) runs its queued promise jobs. */
 const DRAIN = new vm.Script('"use strict"; __sandboxPump();', { filename: "sandbox-drain.js" });
 /** How often a waiting run's queue is drained: jobs of promises settled outside the context (webcrypto). */
 const DRAIN_INTERVAL_MS = 1;
