@@ -62,3 +62,6 @@ export const handler = async (event: RunnerEvent): Promise<SandboxResult> =>
       ? { onSvcCall: (op, args) => callApi(event.svc as NonNullable<RunnerEvent["svc"]>, op, args) }
       : {}),
   });
+
+/** Stops the runner's sandbox processes (tests; Lambda just freezes or ends the environment). */
+export const closeSandbox = (): Promise<void> => sandbox.close();

@@ -4,8 +4,11 @@
  * - direct: this process POSTs to the destination;
  * - react: a trivial formula (the same react path, no call);
  * - react-outbound: a formula that POSTs once to the destination (through the host's fetch bridge).
- * What the bridge adds at p50 = p50(react-outbound) − p50(react) − p50(direct).
+ * What the bridge adds at p50 = p50(react-outbound) − p50(react) − p50(direct). The same three, without the
+ * service, through a ProcessSandbox in this process: the bridge alone, with less of the machine's noise.
  */
+import { logger } from "#shared/logger.ts";
+import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import { call, timedCall } from "./api.ts";
 import { DESTINATION_PATH, describeStats, type LatencyStats, latencyStats } from "./proxy.ts";
 import { REACT_BODY, TRIVIAL_FORMULA } from "./react.ts";
@@ -31,6 +34,13 @@ export interface ReactOutboundLatency {
   react_outbound: LatencyStats;
   /** p50(react-outbound) − p50(react) − p50(direct). */
   outbound_adds_p50_ms: number;
+  /** The same through a ProcessSandbox in the bench process: p50(run with fetch) − p50(plain run) − p50(direct). */
+  sandbox: {
+    direct: LatencyStats;
+    run: LatencyStats;
+    run_with_fetch: LatencyStats;
+    bridge_adds_p50_ms: number;
+  };
 }
 
 async function reactorRunning(
@@ -101,12 +111,58 @@ export async function measureReactOutbound(options: {
     LatencyStats,
     LatencyStats,
   ];
+  check();
+  log(`react-outbound: ${samples} warm runs per target through a ProcessSandbox in this process…`);
   return {
     direct,
     react,
     react_outbound,
     outbound_adds_p50_ms: Number((react_outbound.p50 - react.p50 - direct.p50).toFixed(2)),
+    sandbox: await bridgeAlone(destinationUrl, samples, check),
   };
+}
+
+async function bridgeAlone(destinationUrl: string, samples: number, check: () => void) {
+  // The host side logs each call; here that would be the bench's own output.
+  logger.setLogLevel("WARN");
+  const sandbox = new ProcessSandbox({ outbound: { allowPrivate: true } });
+  const input = { url: `${destinationUrl}${DESTINATION_PATH}` };
+  const withFetch = `module.exports = async (req) => {
+    const res = await fetch(req.url, { method: "POST", headers: { "content-type": "application/json" }, body: ${JSON.stringify(CHARGE)} });
+    return (await res.json()).status;
+  };`;
+  const plain = `module.exports = async () => "succeeded";`;
+  const timed = async (work: () => Promise<unknown>) => {
+    const started = performance.now();
+    await work();
+    return performance.now() - started;
+  };
+  const targets = [
+    () => timedCall(destinationUrl, "POST", DESTINATION_PATH, undefined, CHARGE, 200),
+    () => timed(() => sandbox.run({ tenantId: "bench", code: plain, input, timeoutMs: 5000 })),
+    () => timed(() => sandbox.run({ tenantId: "bench", code: withFetch, input, timeoutMs: 5000 })),
+  ];
+  try {
+    for (let i = 0; i < 20; i++) for (const target of targets) await target();
+    const times: number[][] = [[], [], []];
+    for (let i = 0; i < samples; i++) {
+      check();
+      for (const [t, target] of targets.entries()) times[t]?.push(await target());
+    }
+    const [direct, run, run_with_fetch] = times.map(latencyStats) as [
+      LatencyStats,
+      LatencyStats,
+      LatencyStats,
+    ];
+    return {
+      direct,
+      run,
+      run_with_fetch,
+      bridge_adds_p50_ms: Number((run_with_fetch.p50 - run.p50 - direct.p50).toFixed(2)),
+    };
+  } finally {
+    await sandbox.close();
+  }
 }
 
 export function describeReactOutbound(latency: ReactOutboundLatency): string {
@@ -115,6 +171,11 @@ export function describeReactOutbound(latency: ReactOutboundLatency): string {
     `  direct fetch from Node   ${describeStats(latency.direct)}`,
     `  react, trivial formula   ${describeStats(latency.react)}`,
     `  react, one fetch         ${describeStats(latency.react_outbound)}`,
-    `  the fetch bridge adds at p50: ${latency.outbound_adds_p50_ms.toFixed(2)} ms (target ≤ ${REACT_OUTBOUND_TARGET_MS} ms)`,
+    "The bridge alone (a ProcessSandbox in the bench process, same destination):",
+    `  direct fetch from Node   ${describeStats(latency.sandbox.direct)}`,
+    `  warm run, no fetch       ${describeStats(latency.sandbox.run)}`,
+    `  warm run, one fetch      ${describeStats(latency.sandbox.run_with_fetch)}`,
+    `  the bridge alone adds at p50: ${latency.sandbox.bridge_adds_p50_ms.toFixed(2)} ms`,
+    `One fetch adds over a plain fetch at p50, through the service: ${latency.outbound_adds_p50_ms.toFixed(2)} ms (target ≤ ${REACT_OUTBOUND_TARGET_MS} ms)`,
   ].join("\n");
 }

@@ -7,7 +7,9 @@
  * is. Messages are described in runner-protocol.ts.
  *
  * Each run gets a NEW vm context: the input is parsed and the result serialised inside it, and the only
- * objects of this realm it can reach are frozen built-ins (the allowed modules and a few globals).
+ * objects of this realm it can reach are frozen built-ins (the allowed modules and a few globals). Timers,
+ * `fetch` and their classes are built inside the context (codeRuntime); `fetch` asks the host, which carries
+ * the request out: this process has no network.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -228,7 +230,6 @@ const CONTEXT_OPTIONS = {
 function codeRuntime(host, calls, fail) {
   const parse = JSON.parse;
   const stringify = JSON.stringify;
-  const freeze = Object.freeze;
   const ownKeys = Object.keys;
   const isView = ArrayBuffer.isView;
   const tag = (value) => Object.prototype.toString.call(value);
@@ -266,7 +267,7 @@ function codeRuntime(host, calls, fail) {
     const id = host.timer(kind, Math.floor(ms));
     if (typeof id !== "number" || id < 1) throw new Error("the run has ended, or schedules too many timers");
     timers.set(id, { callback, args, repeat: kind === "interval" });
-    return kind === "immediate" ? freeze(new Timeout(id)) : new Timeout(id);
+    return new Timeout(id);
   };
   const clear = (handle) => {
     const id = handle instanceof Timeout ? handle[TIMER_ID] : Number(handle);
@@ -409,8 +410,7 @@ function codeRuntime(host, calls, fail) {
     }
     get(name) {
       const values = this.#map.get(headerName(name));
-      if (values === undefined) return null;
-      return headerName(name) === "set-cookie" ? values.join(", ") : values.join(", ");
+      return values === undefined ? null : values.join(", ");
     }
     getSetCookie() {
       return [...(this.#map.get("set-cookie") ?? [])];
@@ -940,14 +940,16 @@ function compile(code) {
 }
 
 /**
- * Runs in flight: id → { context, deadline, answers (svc answers not yet taken), nextCall, drainTimer, cleanups }.
+ * Runs in flight: id → { context, deadline, answers (svc and fetch answers not yet taken), nextCall (one
+ * numbering for svc and fetch calls), drainTimer, cleanups, timers (pending: id → cancel), fired (timer ids
+ * not yet taken), nextTimer }.
  * Contexts use their own microtask queue (`afterEvaluate`), which only runs when this file enters the
  * context with a vm timeout: so every piece of the code's work, promise jobs included, is bounded by the
  * run's deadline here too, and a process whose host vanished (no one left to kill it) never spins for
  * longer than one timeout before it notices the disconnect.
  */
 const runs = new Map();
-/** Hands the run its svc answers, then (afterEvaluate) runs its queued promise jobs. */
+/** Hands the run its svc/fetch answers and fired timers, then (afterEvaluate) runs its queued promise jobs. */
 const DRAIN = new vm.Script('"use strict"; __sandboxPump();', { filename: "sandbox-drain.js" });
 /** How often a waiting run's queue is drained: jobs of promises settled outside the context (webcrypto). */
 const DRAIN_INTERVAL_MS = 1;

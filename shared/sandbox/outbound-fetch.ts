@@ -118,15 +118,24 @@ function exchange(request: CodeRequest, timeoutMs: number, context: FetchContext
         ),
       timeoutMs,
     );
-    const req = (https_ ? https : http).request({
-      protocol: url.protocol,
-      hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
-      port: url.port || (https_ ? 443 : 80),
-      path: `${url.pathname}${url.search}`,
-      method: request.method,
-      headers,
-      agent: https_ ? pool["https:"] : pool["http:"],
-    });
+    let req: http.ClientRequest;
+    try {
+      req = (https_ ? https : http).request({
+        protocol: url.protocol,
+        hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
+        port: url.port || (https_ ? 443 : 80),
+        path: `${url.pathname}${url.search}`,
+        method: request.method,
+        headers,
+        agent: https_ ? pool["https:"] : pool["http:"],
+      });
+    } catch {
+      // Node refuses what it cannot send; readCodeRequest leaves nothing such, so this is a safety net.
+      settled = true;
+      clearTimeout(timer);
+      reject(new OutboundError(`request to ${url.origin} could not be sent`, "invalid"));
+      return;
+    }
     if (context.signal.aborted) {
       onAbort();
       return;

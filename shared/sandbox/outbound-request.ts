@@ -62,7 +62,8 @@ export class OutboundError extends Error {
 
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
-const SAFE_VALUE = /^[^\r\n\0]*$/;
+/** What Node sends as a header value: tab, visible ASCII and Latin-1 (it throws on anything else). */
+const SAFE_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** Set by the host (framing, connection reuse, encodings it does not decode): dropped from the code's headers. */
 const HOST_HEADERS = new Set([
   "host",

@@ -51,6 +51,10 @@ describe("readCodeRequest", () => {
       { url: "https://a.example", method: "GET", headers: [["x", "a\r\nb: c"]] },
       "a header name or value is invalid",
     ],
+    [
+      { url: "https://a.example", method: "GET", headers: [["x", "5 €"]] },
+      "a header name or value is invalid",
+    ],
     [{ method: "GET" }, "the request is malformed"],
   ])("refuses %j", (raw, message) => {
     expect(() => readCodeRequest(JSON.stringify(raw))).toThrow(message);

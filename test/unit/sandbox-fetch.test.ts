@@ -74,4 +74,36 @@ describe("fetch rules in the sandbox host", () => {
     });
     expect(hits).toBe(0);
   });
+
+  it("offers node-fetch's exports (default and named) and WHATWG classes of the code's own context", async () => {
+    const code = `const nodeFetch = require("node-fetch");
+      const { default: byDefault, Headers, Response, Request, FetchError, AbortError } = require("node-fetch");
+      module.exports = async () => {
+        const headers = new Headers({ "Content-Type": "text/plain" });
+        headers.append("x-a", "1");
+        headers.append("X-A", "2");
+        const res = new Response("hello", { status: 201, headers });
+        const json = Response.json({ a: 1 });
+        return {
+          same: byDefault === nodeFetch && typeof nodeFetch === "function" && nodeFetch.Headers === Headers,
+          header: [res.headers.get("content-type"), res.headers.get("x-a"), [...res.headers.keys()]],
+          body: [res.ok, res.status, await res.text(), res.bodyUsed, await json.json()],
+          request: new Request("https://a.example/x", { method: "post", body: "b" }).method,
+          errors: [new FetchError("m", "system") instanceof TypeError, new AbortError().name],
+        };
+      };`;
+
+    const result = await filtered.run({ tenantId: "t-d", code, input: {}, timeoutMs: 3000 });
+
+    expect(result).toEqual({
+      ok: true,
+      value: {
+        same: true,
+        header: ["text/plain", "1, 2", ["content-type", "x-a"]],
+        body: [true, 201, "hello", true, { a: 1 }],
+        request: "POST",
+        errors: [true, "AbortError"],
+      },
+    });
+  });
 });
