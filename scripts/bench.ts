@@ -22,8 +22,9 @@
  *
  * Environment: BENCH_DURATION_S (5), BENCH_ROUNDS (3), BENCH_WARMUP_S (8), BENCH_CONNECTIONS (16),
  * BENCH_SEED_TOKENS (200), BENCH_CARDS (fixed | unique: the same card number in every create, or a new one),
- * BENCH_SCENARIOS (tokenize,read,proxy,react), BENCH_LATENCY_SAMPLES (200: unloaded requests per proxy target
- * and warm sandbox runs), BENCH_NEW_PROXIES (10: new proxies per first-request series), BENCH_NODE_ARGS
+ * BENCH_SCENARIOS (tokenize,read,proxy,react,react-outbound,runner-cold-start), BENCH_LATENCY_SAMPLES (200:
+ * unloaded requests per proxy target and warm sandbox runs), BENCH_NEW_PROXIES (10: new proxies per
+ * first-request series), BENCH_COLD_STARTS (7: runner cold starts with and without the packages), BENCH_NODE_ARGS
  * (extra node flags for the service and the floor, e.g. --cpu-prof), BENCH_TRACE=1 (count and time the
  * targets' DynamoDB calls; adds a little work to both).
  */
