@@ -14,6 +14,9 @@
  *   sandbox, and the first request through proxies with new transform code (scripts/bench/scenarios/proxy.ts,
  *   scripts/bench/proxy.ts);
  * - react: a trivial formula, warm (no target to compare with);
+ * - react-outbound: react with one fetch to the destination against a plain fetch (scripts/bench/react-outbound.ts);
+ * - runner-cold-start: a runner function's cold start with and without the package set
+ *   (scripts/bench/runner-cold-start.ts; needs no service);
  * - bundles: each function group's bundle size and cold import time (scripts/bench/scenarios/bundles.ts); it
  *   runs first, before any other party of the bench is started.
  *
@@ -22,8 +25,9 @@
  *
  * Environment: BENCH_DURATION_S (5), BENCH_ROUNDS (3), BENCH_WARMUP_S (8), BENCH_CONNECTIONS (16),
  * BENCH_SEED_TOKENS (200), BENCH_CARDS (fixed | unique: the same card number in every create, or a new one),
- * BENCH_SCENARIOS (tokenize,read,proxy,react,bundles), BENCH_LATENCY_SAMPLES (200: unloaded requests per proxy target
- * and warm sandbox runs), BENCH_NEW_PROXIES (10: new proxies per first-request series), BENCH_NODE_ARGS
+ * BENCH_SCENARIOS (tokenize,read,proxy,react,react-outbound,runner-cold-start,bundles), BENCH_LATENCY_SAMPLES (200: unloaded requests per proxy target
+ * and warm sandbox runs), BENCH_NEW_PROXIES (10: new proxies per first-request series), BENCH_COLD_STARTS (7: runner cold starts with
+ * and without the packages), BENCH_NODE_ARGS
  * (extra node flags for the service and the floor, e.g. --cpu-prof), BENCH_TRACE=1 (count and time the
  * targets' DynamoDB calls; adds a little work to both).
  *
@@ -39,7 +43,14 @@ import { call } from "./bench/api.ts";
 import { printProblems, startParties } from "./bench/parties.ts";
 import { type ProxyLatency, type ProxySetup, setUpProxies } from "./bench/proxy.ts";
 import { setUpReactor } from "./bench/react.ts";
+import {
+  describeReactOutbound,
+  measureReactOutbound,
+  REACT_OUTBOUND_TARGET_MS,
+  type ReactOutboundLatency,
+} from "./bench/react-outbound.ts";
 import { machine, writeResults } from "./bench/results.ts";
+import { describeRunnerColdStart, measureRunnerColdStart } from "./bench/runner-cold-start.ts";
 import { RequestFailures, type RunRecord, runScenario } from "./bench/runs.ts";
 import { bundlesTable, measureBundles } from "./bench/scenarios/bundles.ts";
 import {
@@ -60,9 +71,11 @@ import {
   summarizeFloorScenario,
 } from "./bench/scenarios/tokenize-read.ts";
 import { seed, serviceKeys, useApplication } from "./bench/service-setup.ts";
-import { CARD, floorScenarios, log, settings } from "./bench/settings.ts";
+import { CARD, floorScenarios, log, STANDALONE_SCENARIOS, settings } from "./bench/settings.ts";
 import { checkInterrupted, cleanUp, onCleanUp, wasInterrupted } from "./bench/shutdown.ts";
 import { noiseNote, type Summary } from "./bench/summary.ts";
+import { verdict } from "./bench/tables.ts";
+import { intEnv } from "./int-env.ts";
 
 /** Each scenario's summaries, in the order the scenarios ran. */
 function summarize(records: RunRecord[]): Summary[] {
@@ -78,9 +91,10 @@ function summarize(records: RunRecord[]): Summary[] {
 async function runLoadScenarios(
   dataDir: string,
   records: RunRecord[],
-): Promise<{ proxyLatency?: ProxyLatency; failure?: string }> {
+): Promise<{ proxyLatency?: ProxyLatency; outboundLatency?: ReactOutboundLatency; failure?: string }> {
   const wantsProxy = settings.scenarios.includes("proxy");
   const wantsReact = settings.scenarios.includes("react");
+  const wantsOutbound = settings.scenarios.includes("react-outbound");
   const { rootKey, service, floor, destination } = await startParties(dataDir);
 
   log("creating a tenant, a public application (token:create) and a private one (token:read)…");
@@ -100,7 +114,10 @@ async function runLoadScenarios(
       { name: "service", running: service, createKey: keys.create, readKey: keys.read, ids: serviceIds },
     );
   }
-  const use = wantsProxy || wantsReact ? await useApplication(service.url, keys.management) : undefined;
+  const use =
+    wantsProxy || wantsReact || wantsOutbound
+      ? await useApplication(service.url, keys.management)
+      : undefined;
   let proxySetup: ProxySetup | undefined;
   if (destination && floor && use) {
     log(
@@ -127,6 +144,7 @@ async function runLoadScenarios(
     });
   }
   let proxyLatency: ProxyLatency | undefined;
+  let outboundLatency: ReactOutboundLatency | undefined;
   try {
     for (const scenario of settings.scenarios) {
       if (scenario === "tokenize" || scenario === "read")
@@ -146,17 +164,29 @@ async function runLoadScenarios(
         });
       else if (scenario === "react" && reactPath && use)
         await runScenario(scenario, [reactTarget(service, reactPath, use.key)], records);
+      else if (scenario === "react-outbound" && destination && use)
+        outboundLatency = await measureReactOutbound({
+          serviceUrl: service.url,
+          managementKey: keys.management,
+          applicationId: use.id,
+          useKey: use.key,
+          destinationUrl: destination.url,
+          samples: settings.latencySamples,
+          log,
+          check: checkInterrupted,
+        });
     }
   } catch (error) {
     if (!(error instanceof RequestFailures) && !wasInterrupted()) throw error;
     return {
       proxyLatency,
+      outboundLatency,
       failure: wasInterrupted()
         ? "interrupted"
         : `requests failed in the ${error instanceof Error ? error.message : ""}`,
     };
   }
-  return { proxyLatency };
+  return { proxyLatency, outboundLatency };
 }
 
 async function main(): Promise<number> {
@@ -171,16 +201,26 @@ async function main(): Promise<number> {
   onCleanUp(async () => rmSync(dataDir, { recursive: true, force: true }));
   const records: RunRecord[] = [];
   let proxyLatency: ProxyLatency | undefined;
+  let outboundLatency: ReactOutboundLatency | undefined;
   let failure: string | undefined;
   // First, while no other party of the bench runs: it starts processes of its own.
   const bundles = settings.scenarios.includes("bundles")
     ? await measureBundles({ log, check: checkInterrupted })
     : undefined;
-  if (settings.scenarios.some((scenario) => scenario !== "bundles"))
-    ({ proxyLatency, failure } = await runLoadScenarios(dataDir, records));
+  if (settings.scenarios.some((scenario) => !STANDALONE_SCENARIOS.includes(scenario)))
+    ({ proxyLatency, outboundLatency, failure } = await runLoadScenarios(dataDir, records));
 
   const summaries = summarize(records);
   const checks = proxyChecks(proxyLatency);
+  const outboundPass = outboundLatency && outboundLatency.outbound_adds_p50_ms <= REACT_OUTBOUND_TARGET_MS;
+  if (outboundLatency)
+    checks.push({
+      scenario: "react-outbound",
+      what: "one outbound fetch adds over a plain fetch at p50, warm, one request at a time",
+      value_ms: outboundLatency.outbound_adds_p50_ms,
+      target_ms: REACT_OUTBOUND_TARGET_MS,
+      pass: outboundPass === true,
+    });
   const floorSummaries = summaries.filter((s) => s.scenario === "tokenize" || s.scenario === "read");
   const proxySummaries = summaries.filter((s) => s.scenario === "proxy");
   const reactSummaries = summaries.filter((s) => s.scenario === "react");
@@ -192,6 +232,12 @@ async function main(): Promise<number> {
     printProxyLatency(proxySummaries, proxyLatency, checks);
   }
   if (reactSummaries.length > 0) console.log(`\n${reactTable(reactSummaries)}`);
+  if (outboundLatency) console.log(`\n${describeReactOutbound(outboundLatency)} ${verdict(outboundPass)}`);
+  // Measured after the load scenarios, alone: it starts Node processes of its own and needs no service.
+  if (settings.scenarios.includes("runner-cold-start") && !failure)
+    console.log(
+      `\n${describeRunnerColdStart(await measureRunnerColdStart(intEnv("BENCH_COLD_STARTS", 7, 1, 50), log))}`,
+    );
   if (bundles) console.log(`\n${bundlesTable(bundles)}`);
   const noise = noiseNote(summaries);
   if (noise) console.log(`\n${noise}`);
@@ -209,6 +255,7 @@ async function main(): Promise<number> {
     summary: summaries,
     ...(checks.length ? { checks } : {}),
     ...(proxyLatency ? { proxy_latency: proxyLatency } : {}),
+    ...(outboundLatency ? { react_outbound: outboundLatency } : {}),
     ...(bundles ? { bundles } : {}),
     runs: records,
   });

@@ -46,7 +46,8 @@ export async function startParties(dataDir: string): Promise<Parties> {
   const wantsFloor = floorScenarios.length > 0 || wantsProxy;
   // The destination first: the floor's proxies need its URL.
   let destination: RunningTarget | undefined;
-  if (wantsProxy) {
+  // react-outbound calls it from a formula.
+  if (wantsProxy || settings.scenarios.includes("react-outbound")) {
     log("starting the proxy's destination (a child process)…");
     const started = await startTarget("destination", {}, join(dataDir, "destination.log"));
     onCleanUp(() => started.stop());

@@ -3,8 +3,25 @@ import { randomInt } from "node:crypto";
 import { intEnv } from "../int-env.ts";
 
 /** Each has its module under scenarios/. */
-export type Scenario = "tokenize" | "read" | "proxy" | "react" | "bundles";
-export const SCENARIOS: Scenario[] = ["tokenize", "read", "proxy", "react", "bundles"];
+export type Scenario =
+  | "tokenize"
+  | "read"
+  | "proxy"
+  | "react"
+  | "react-outbound"
+  | "runner-cold-start"
+  | "bundles";
+export const SCENARIOS: Scenario[] = [
+  "tokenize",
+  "read",
+  "proxy",
+  "react",
+  "react-outbound",
+  "runner-cold-start",
+  "bundles",
+];
+/** Scenarios that start processes of their own and need no service. */
+export const STANDALONE_SCENARIOS: Scenario[] = ["bundles", "runner-cold-start"];
 
 export const CARD = { number: "4242424242424242", expiration_month: 12, expiration_year: 2030 };
 
