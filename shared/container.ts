@@ -81,11 +81,15 @@ export function createDeps(cfg: Config) {
   // (config.ts refuses AWS mode without the runner settings: never a ProcessSandbox in a Lambda.)
   const sandbox: Sandbox =
     cfg.sandbox === "runner" && cfg.runner
-      ? new LambdaSandbox(new LambdaClient({ region: cfg.region }), cfg.runner, cfg.apiUrl)
+      ? new LambdaSandbox(new LambdaClient({ region: cfg.region }), cfg.runner, cfg.apiUrl, {
+          outboundLimits: cfg.sandboxFetch,
+        })
       : cfg.sandbox === "process" && cfg.mode === "local"
         ? new ProcessSandbox({
             maxProcesses: cfg.sandboxProcesses,
             maxProcessesPerTenant: cfg.sandboxTenantProcesses,
+            // The code's fetch follows the proxies' address rule (SVC_PROXY_ALLOW_PRIVATE included).
+            outbound: { allowPrivate: cfg.proxyAllowPrivate, requireHttps: false, limits: cfg.sandboxFetch },
           })
         : new NoSandbox();
   // Asynchronous reactions: SQS in AWS, an in-process queue with the same retry semantics locally.

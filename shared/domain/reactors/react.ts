@@ -30,8 +30,10 @@ import type {
   WebhookSecretSource,
 } from "./callback-job.ts";
 import { callbackUrlProblem } from "./callbacks.ts";
-import { invalidCode } from "./manage.ts";
-import { RUNTIME_PRELUDE, type StoredFormula, type StoredReactor } from "./model.ts";
+import type { StoredFormula, StoredReactor } from "./model.ts";
+import { ReactorError, reactorFailure } from "./run-error.ts";
+
+export { ReactorError };
 
 export const ASYNC_TIMEOUT_DEFAULT_MS = 10_000;
 
@@ -97,37 +99,6 @@ async function tokenize(
   throw validationError("The reactor's tokenize block must be an object or an array.");
 }
 
-/** An error the formula's code threw with a status: answered as problem+json, or as its own body (custom). */
-export class ReactorError extends DomainError {
-  customBody?: unknown;
-  constructor(
-    /** The 4xx or 5xx the code threw with. */
-    readonly status: number,
-    name: string,
-    message: string,
-    errors?: FieldErrors,
-  ) {
-    super(status < 500 ? "invalid" : "failed", message, {
-      code: "reactor-error",
-      title: name,
-      statusFromCode: status,
-      ...(errors ? { errors } : {}),
-    });
-  }
-}
-
-/** Field errors given by code (BadRequestError(message, errors)): only string lists survive. */
-function fieldErrorsOf(value: unknown): FieldErrors | undefined {
-  if (!isPlainObject(value)) return undefined;
-  const entries = Object.entries(value)
-    .map(
-      ([field, messages]) =>
-        [field, [messages].flat().filter((m): m is string => typeof m === "string")] as const,
-    )
-    .filter(([, messages]) => messages.length > 0);
-  return entries.length ? Object.fromEntries(entries) : undefined;
-}
-
 /** Runs the formula's code on validated args; answers `{tokens?, raw?}` or throws the error the caller gets. */
 async function run(
   deps: ReactDeps,
@@ -151,26 +122,13 @@ async function run(
   );
   const result = await deps.sandbox.run({
     tenantId: reactor.tenant_id,
-    code: `${RUNTIME_PRELUDE}\n${formula.code}`,
+    code: formula.code,
     input: { args, configuration: reactor.configuration },
     timeoutMs,
+    ...(formula.allowed_hosts ? { allowedHosts: formula.allowed_hosts } : {}),
     ...sandboxSvc(deps, principal, `reactor ${reactor.id}`),
   });
-  if (!result.ok) {
-    const { error } = result;
-    if (error.kind === "invalid-code") throw invalidCode(`The formula's code cannot run: ${error.message}`);
-    if (error.kind === "timeout")
-      throw new DomainError("timed-out", `The reactor did not finish within ${timeoutMs} ms.`, {
-        code: "reactor-timeout",
-      });
-    if (error.kind !== "thrown" || error.status === undefined || error.status < 400 || error.status > 599)
-      throw new DomainError("failed", "The reactor failed.", { code: "reactor-error" });
-    const custom = error.name === "CustomHttpResponseError";
-    const errors = !custom && isPlainObject(error.body) ? fieldErrorsOf(error.body.errors) : undefined;
-    const failure = new ReactorError(error.status, error.name ?? "Error", error.message, errors);
-    if (custom) failure.customBody = error.body;
-    throw failure;
-  }
+  if (!result.ok) throw reactorFailure(result.error, timeoutMs);
   const value = isPlainObject(result.value) ? result.value : {};
   const tokens = await tokenize(deps, principal, value.tokenize, viewer);
   return {
