@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { PREFIX_PATTERN, type RunnerSpec } from "#shared/adapters/aws/runner-functions.ts";
 
 /**

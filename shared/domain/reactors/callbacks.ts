@@ -9,7 +9,7 @@
  * outcome: never the payload, the URL or the secret.
  */
 import { Webhook } from "standardwebhooks";
-import { z } from "zod";
+import * as z from "zod";
 import { auditEntry } from "#shared/domain/audit-entry.ts";
 import { internalProblem } from "#shared/http/problem.ts";
 import type { Clock } from "#shared/ports/clock.ts";
