@@ -16,10 +16,16 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
 import { refusal } from "#shared/proxy/address-guard.ts";
 import { ForwardError, forward } from "#shared/proxy/forward.ts";
-import type { CallbackJob, ReactionOutcome, ReactionRunner, WebhookSecretSource } from "./callback-job.ts";
+import {
+  type CallbackJob,
+  MAX_ATTEMPTS,
+  type ReactionOutcome,
+  type ReactionRunner,
+  type WebhookSecretSource,
+} from "./callback-job.ts";
 
-/** Attempts before a job is dead-lettered; equals CALLBACK_MAX_RECEIVE_COUNT (the SQS redrive policy). */
-export const MAX_ATTEMPTS = 5;
+/** Attempts before a job is dead-lettered (the SQS redrive's maxReceiveCount too). */
+export { MAX_ATTEMPTS };
 /** Delay after the first failed attempt; it doubles with each further one. */
 export const DEFAULT_RETRY_BASE_SECONDS = 60;
 /** No retry waits longer than this (SQS allows 12 h; a quarter of an hour keeps the last try timely). */
@@ -133,26 +139,6 @@ export interface CallbackDeps {
    * real time even when the service clock is a test clock. Default: real time.
    */
   webhookClock?: Clock;
-}
-
-/** The container fields the callback path needs (structural, so the domain does not import the container). */
-export interface CallbackContainer {
-  reactionRunner: ReactionRunner;
-  webhookSecrets: WebhookSecretSource;
-  auditLog: Pick<AuditLogStore, "append">;
-  clock: Clock;
-  config: { proxyAllowPrivate: boolean };
-  selfHosts: readonly string[];
-}
-
-export function callbackDepsOf(container: CallbackContainer): CallbackDeps {
-  return {
-    runner: container.reactionRunner,
-    webhookSecrets: container.webhookSecrets,
-    auditLog: container.auditLog,
-    clock: container.clock,
-    delivery: { allowPrivate: container.config.proxyAllowPrivate, selfHosts: container.selfHosts },
-  };
 }
 
 const realTime: Clock = { now: () => new Date() };
