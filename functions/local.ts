@@ -13,8 +13,8 @@ import {
   reactorStore,
   sweepStore,
   tenantStore,
-  tokenDomain,
 } from "#shared/composition/stores.ts";
+import { tokenDomain } from "#shared/composition/token-domain.ts";
 import { type Config, config, resetConfig } from "#shared/config.ts";
 import { processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
@@ -24,6 +24,8 @@ import { type DynamoDbLocal, startDynamoDbLocal } from "#shared/local/dynamodb-l
 import { createGateway, type HttpLambda } from "#shared/local/gateway.ts";
 import { logger } from "#shared/logger.ts";
 import { protectEndpoint } from "#shared/proxy/address-guard.ts";
+import { ProcessSandbox } from "#shared/sandbox/pool.ts";
+import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import * as applications from "./applications/handler.ts";
 import * as logs from "./logs/handler.ts";
 import * as members from "./members/handler.ts";
@@ -58,7 +60,15 @@ export function composeLocal(cfg: Config) {
     ...proxyStore(core),
     ...reactorStore(core),
     ...mailer(core),
-    ...sandbox(core),
+    // Customer code runs in permission-restricted child processes, one per tenant and code version (or, with
+    // the runner settings, in runner functions as in AWS; or nowhere with SVC_SANDBOX=none).
+    sandbox:
+      cfg.sandbox === "process"
+        ? (new ProcessSandbox({
+            maxProcesses: cfg.sandboxProcesses,
+            maxProcessesPerTenant: cfg.sandboxTenantProcesses,
+          }) as Sandbox)
+        : sandbox(core).sandbox,
     jobQueue: localJobQueue,
     localJobQueue,
   };

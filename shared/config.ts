@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { PREFIX_PATTERN, type RunnerSpec } from "#shared/adapters/aws/runner-functions.ts";
+import { PREFIX_PATTERN, type RunnerSpec } from "#shared/adapters/aws/runner-spec.ts";
 
 /**
  * Environment parsed once, with zod, at first use. Local defaults exist only where local mode needs them;

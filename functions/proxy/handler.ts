@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
 import { composeCore } from "#shared/composition/core.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
-import { proxyStore, tokenDomain } from "#shared/composition/stores.ts";
+import { proxyStore } from "#shared/composition/stores.ts";
+import { tokenDomain } from "#shared/composition/token-domain.ts";
 import { type Config, config } from "#shared/config.ts";
 import { invokeProxy, ProxyError, type ProxyInvokeDeps } from "#shared/domain/proxies/invoke.ts";
 import { nullObject } from "#shared/domain/safe-keys.ts";

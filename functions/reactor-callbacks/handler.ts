@@ -6,7 +6,8 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { callbackDeps } from "#shared/composition/callbacks.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
-import { reactorStore, tokenDomain } from "#shared/composition/stores.ts";
+import { reactorStore } from "#shared/composition/stores.ts";
+import { tokenDomain } from "#shared/composition/token-domain.ts";
 import { type Config, config } from "#shared/config.ts";
 import {
   type CallbackDeps,

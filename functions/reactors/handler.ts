@@ -1,7 +1,8 @@
 import { composeCore } from "#shared/composition/core.ts";
 import { sqsJobQueue } from "#shared/composition/job-queue.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
-import { reactorStore, tokenDomain } from "#shared/composition/stores.ts";
+import { reactorStore } from "#shared/composition/stores.ts";
+import { tokenDomain } from "#shared/composition/token-domain.ts";
 import { type Config, config } from "#shared/config.ts";
 import {
   createFormula,

@@ -1,15 +1,15 @@
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import middy from "@middy/core";
-import { composeCore } from "#shared/composition/core.ts";
-import { sweepStore, tokenStores } from "#shared/composition/stores.ts";
+import { sessionStore, sweepStore, tokenStores } from "#shared/composition/stores.ts";
+import { composeTable } from "#shared/composition/table.ts";
 import { type Config, config } from "#shared/config.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { logger } from "#shared/logger.ts";
 
-/** The sweep's adapters: the token, transaction, session and sweep stores. */
+/** The sweep's adapters: the token, transaction, session and sweep stores (no KMS: it opens no data). */
 export function compose(cfg: Config) {
-  const core = composeCore(cfg);
-  return { ...core, ...tokenStores(core), ...sweepStore(core) };
+  const table = composeTable(cfg);
+  return { ...table, ...tokenStores(table), ...sessionStore(table), ...sweepStore(table) };
 }
 
 let deps: ReturnType<typeof compose> | undefined;

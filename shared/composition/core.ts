@@ -1,13 +1,9 @@
 import { join } from "node:path";
 import { KMSClient } from "@aws-sdk/client-kms";
-import { systemClock, TestClock } from "#shared/adapters/clock.ts";
 import { DynamoApplicationStore } from "#shared/adapters/dynamodb/application-store.ts";
-import { AuditItems } from "#shared/adapters/dynamodb/audit-items.ts";
-import { createDocumentClient } from "#shared/adapters/dynamodb/client.ts";
 import { DynamoDataKeyStore } from "#shared/adapters/dynamodb/data-key-store.ts";
 import { DynamoIdempotencyStore } from "#shared/adapters/dynamodb/idempotency-store.ts";
 import { DynamoRequestBudget } from "#shared/adapters/dynamodb/request-budget.ts";
-import { DynamoSessionStore } from "#shared/adapters/dynamodb/session-store.ts";
 import { KmsKeyWrapper } from "#shared/adapters/kms/kms-key-wrapper.ts";
 import { loadOrCreateMasterKey, MasterKeyWrapper } from "#shared/adapters/local/master-key-wrapper.ts";
 import { StaticRootKeyVerifier } from "#shared/adapters/local/root-key.ts";
@@ -21,7 +17,8 @@ import { logger } from "#shared/logger.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
-import { protectEndpoint } from "#shared/proxy/address-guard.ts";
+import { sessionStore } from "./stores.ts";
+import { composeTable } from "./table.ts";
 
 export interface CoreOptions {
   /**
@@ -40,14 +37,10 @@ const rootKeyInMemory = (cfg: Config): RootKeyVerifier =>
  * Each function group adds only the adapters its routes use (the other builders of shared/composition/).
  */
 export function composeCore(cfg: Config, options: CoreOptions = {}) {
-  const testClock = cfg.testClock ? new TestClock() : undefined;
-  const clock: Clock = testClock ?? systemClock;
-  const dynamo = createDocumentClient({ region: cfg.region, endpoint: cfg.dynamodbEndpoint });
-  // A tenant's proxy or callback never reaches the table's endpoint (DynamoDB Local checks no credentials).
-  if (cfg.dynamodbEndpoint) protectEndpoint(cfg.dynamodbEndpoint);
-  const audit = new AuditItems(cfg.tableName, cfg.logRetentionDays);
+  const table = composeTable(cfg);
+  const { clock, dynamo, audit } = table;
   const applications = new DynamoApplicationStore(dynamo, cfg.tableName, audit);
-  const sessions = new DynamoSessionStore(dynamo, cfg.tableName, audit);
+  const { sessions } = sessionStore(table);
   const rootKey = options.rootKey?.(cfg, clock) ?? rootKeyInMemory(cfg);
   // KMS in AWS; locally a master key file under the data dir, created on first use.
   const keyWrapper: KeyWrapper = cfg.kmsKeyId
@@ -59,14 +52,7 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
     clock,
   );
   return {
-    config: cfg,
-    clock,
-    testClock,
-    dynamo,
-    /** Audit items written with each store's own writes. */
-    audit,
-    /** host:port names this service answers on (set by the local server once listening): proxies never call them. */
-    selfHosts: [] as string[],
+    ...table,
     sealer: new Sealer(keyring),
     applications,
     sessions,

@@ -29,7 +29,7 @@ import type {
   ReactionRunner,
   WebhookSecretSource,
 } from "./callback-job.ts";
-import { callbackUrlProblem } from "./callbacks.ts";
+import { callbackUrlProblem } from "./callback-url.ts";
 import { invalidCode } from "./manage.ts";
 import { RUNTIME_PRELUDE, type StoredFormula, type StoredReactor } from "./model.ts";
 
