@@ -45,6 +45,4 @@ export interface WebhookSecretSource {
   secret(tenantId: string): Promise<string>;
 }
 
-export interface JobQueue {
-  enqueue(job: CallbackJob): Promise<void>;
-}
+export type { JobQueue } from "#shared/ports/job-queue.ts";
