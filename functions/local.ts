@@ -67,6 +67,8 @@ export function composeLocal(cfg: Config) {
         ? (new ProcessSandbox({
             maxProcesses: cfg.sandboxProcesses,
             maxProcessesPerTenant: cfg.sandboxTenantProcesses,
+            // The code's fetch follows the proxies' address rule (SVC_PROXY_ALLOW_PRIVATE included).
+            outbound: { allowPrivate: cfg.proxyAllowPrivate, requireHttps: false, limits: cfg.sandboxFetch },
           }) as Sandbox)
         : sandbox(core).sandbox,
     jobQueue: localJobQueue,

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { PREFIX_PATTERN, type RunnerSpec } from "#shared/adapters/aws/runner-spec.ts";
+import { DEFAULT_OUTBOUND_LIMITS } from "#shared/sandbox/outbound-request.ts";
 
 /**
  * Environment parsed once, with zod, at first use. Local defaults exist only where local mode needs them;
@@ -60,6 +61,31 @@ const envSchema = z
     SVC_AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
     SVC_SANDBOX_PROCESSES: z.coerce.number().int().min(2).max(256).default(16),
     SVC_SANDBOX_TENANT_PROCESSES: z.coerce.number().int().min(1).max(256).optional(),
+    // What one run of tenant code may do with fetch (docs/sandbox.md#outbound-http).
+    SVC_SANDBOX_FETCH_MAX_REQUESTS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(10_000)
+      .default(DEFAULT_OUTBOUND_LIMITS.maxRequests),
+    SVC_SANDBOX_FETCH_MAX_BYTES_OUT: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(100 * 1024 * 1024)
+      .default(DEFAULT_OUTBOUND_LIMITS.maxBytesOut),
+    SVC_SANDBOX_FETCH_MAX_BYTES_IN: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(100 * 1024 * 1024)
+      .default(DEFAULT_OUTBOUND_LIMITS.maxBytesIn),
+    SVC_SANDBOX_FETCH_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(100)
+      .max(300_000)
+      .default(DEFAULT_OUTBOUND_LIMITS.timeoutMs),
     SVC_MAX_BODY_BYTES: z.coerce
       .number()
       .int()
@@ -107,6 +133,13 @@ const envSchema = z
       // The local sandbox pool: processes in all, and at most this many busy for one tenant (docs/sandbox.md).
       sandboxProcesses: env.SVC_SANDBOX_PROCESSES,
       sandboxTenantProcesses: env.SVC_SANDBOX_TENANT_PROCESSES,
+      // Per run of tenant code: requests (redirects included), body bytes each way, one request's time.
+      sandboxFetch: {
+        maxRequests: env.SVC_SANDBOX_FETCH_MAX_REQUESTS,
+        maxBytesOut: env.SVC_SANDBOX_FETCH_MAX_BYTES_OUT,
+        maxBytesIn: env.SVC_SANDBOX_FETCH_MAX_BYTES_IN,
+        timeoutMs: env.SVC_SANDBOX_FETCH_TIMEOUT_MS,
+      },
       // Per tenant (anonymous routes: per source address); 0 = off. Burst defaults to 10 s of the rate.
       rateLimit: {
         ratePerSecond: env.SVC_RATE_LIMIT_PER_SECOND,

@@ -8,7 +8,9 @@ import type { SandboxResult, SvcOperation } from "#shared/sandbox/sandbox.ts";
  * grants, nothing secret in its environment. It runs the tenant's code in child processes (one per code
  * version), and answers `svc` calls through the public API with the short-lived key the caller gave for this run.
  */
-const sandbox = new ProcessSandbox();
+// The code's fetch is carried out here (the child processes have no network): https and public addresses
+// only, as every outbound call in AWS (docs/security.md#network-egress).
+const sandbox = new ProcessSandbox({ outbound: { allowPrivate: false, requireHttps: true } });
 // Start the blank spare during init, so a new tenant's first run does not pay Node's start-up.
 await sandbox.warm();
 
@@ -54,7 +56,12 @@ export const handler = async (event: RunnerEvent): Promise<SandboxResult> =>
     code: event.code,
     input: event.input,
     timeoutMs: event.timeoutMs,
+    ...(event.outbound?.allowedHosts ? { allowedHosts: event.outbound.allowedHosts } : {}),
+    ...(event.outbound?.limits ? { outboundLimits: event.outbound.limits } : {}),
     ...(event.svc
       ? { onSvcCall: (op, args) => callApi(event.svc as NonNullable<RunnerEvent["svc"]>, op, args) }
       : {}),
   });
+
+/** Stops the runner's sandbox processes (tests; Lambda just freezes or ends the environment). */
+export const closeSandbox = (): Promise<void> => sandbox.close();

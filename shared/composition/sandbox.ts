@@ -13,7 +13,9 @@ export function sandbox({ config }: { config: Config }): { sandbox: Sandbox } {
   return {
     sandbox:
       config.sandbox === "runner" && config.runner
-        ? new LambdaSandbox(new LambdaClient({ region: config.region }), config.runner, config.apiUrl)
+        ? new LambdaSandbox(new LambdaClient({ region: config.region }), config.runner, config.apiUrl, {
+            outboundLimits: config.sandboxFetch,
+          })
         : new NoSandbox(),
   };
 }

@@ -7,9 +7,13 @@
  * is. Messages are described in runner-protocol.ts.
  *
  * Each run gets a NEW vm context: the input is parsed and the result serialised inside it, and the only
- * objects of this realm it can reach are frozen built-ins (the allowed modules and a few globals).
+ * objects of this realm it can reach are frozen built-ins (the allowed modules and a few globals). Timers,
+ * `fetch` and their classes are built inside the context (codeRuntime); `fetch` asks the host, which carries
+ * the request out: this process has no network.
  */
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 import vm from "node:vm";
 
 const ALLOWED_MODULES = ["crypto", "util", "url", "querystring", "buffer", "string_decoder"];
@@ -140,7 +144,75 @@ const GLOBALS = {
   URLSearchParams: url.URLSearchParams,
   TextEncoder: util.TextEncoder,
   TextDecoder: util.TextDecoder,
+  // Web Crypto, as Node offers it globally (jose and uuid's browser builds use it).
+  crypto: facade("crypto").webcrypto,
 };
+
+/**
+ * Packages the code may require besides the built-in facades (docs/sandbox.md, "Packages"): files in
+ * `sandbox-packages/` next to this file (the host lets this process read exactly those). Each is compiled once
+ * per process and evaluated inside the context of every run that requires it, so a package's state (axios
+ * defaults, a yup locale) is the run's own and no run can change what another run gets.
+ */
+const PACKAGES_URL = new URL("./sandbox-packages/", import.meta.url);
+const ERRORS_MODULE = "@basis-theory/basis-theory-reactor-formulas-sdk-js";
+const PACKAGE_FILES = new Map([[ERRORS_MODULE, new URL("reactor-errors.cjs", PACKAGES_URL)]]);
+try {
+  const manifest = JSON.parse(readFileSync(new URL("built/manifest.json", PACKAGES_URL), "utf8"));
+  for (const [name, file] of Object.entries(manifest.packages ?? {}))
+    if (typeof file === "string" && /^[\w.-]+\.js$/.test(file))
+      PACKAGE_FILES.set(name, new URL(`built/${file}`, PACKAGES_URL));
+} catch {
+  // Nothing built (a checkout before `npm run build:sandbox-packages`): the facades and the errors module only.
+}
+/** The errors module's classes, also offered as globals (defined on first use, shadowed by the code's own names). */
+const ERROR_GLOBALS = [
+  "BasisTheoryReactorError",
+  "AuthenticationError",
+  "AuthorizationError",
+  "BadRequestError",
+  "CustomHttpResponseError",
+  "InvalidPaymentMethodError",
+  "InvalidReactorConfigurationError",
+  "PaymentRequiredError",
+  "RateLimitError",
+  "ReactorRuntimeError",
+  "ServiceUnavailableError",
+];
+const REQUIRABLE = [...ALLOWED_MODULES, "node-fetch", ...PACKAGE_FILES.keys()].join(", ");
+/** Compiled packages by name: { script } or { error } (a file that cannot be read or compiled). */
+const packageScripts = new Map();
+function packageScript(name) {
+  let entry = packageScripts.get(name);
+  if (entry === undefined) {
+    try {
+      const source = readFileSync(PACKAGE_FILES.get(name), "utf8");
+      // `self`: browser builds find the global object by that name (node-forge).
+      const wrapped = `(function (exports, require, module, self) {${source}\n})`;
+      entry = { script: new vm.Script(wrapped, { filename: `sandbox-packages/${name}` }) };
+    } catch {
+      entry = { error: true };
+    }
+    packageScripts.set(name, entry);
+  }
+  return entry.script;
+}
+/**
+ * Package names the code requires by a string literal, and the errors module when the code names one of its
+ * classes: their wrappers are made before each run starts (the others only if the code asks at run time).
+ */
+function packagesNamedIn(code) {
+  const names = new Set();
+  if (ERROR_GLOBALS.some((name) => code.includes(name))) names.add(ERRORS_MODULE);
+  for (const match of code.matchAll(/\brequire\s*\(\s*(["'`])([^"'`]+)\1\s*\)/g)) {
+    const name = match[2].startsWith("node:") ? match[2].slice(5) : match[2];
+    if (PACKAGE_FILES.has(name)) names.add(name);
+  }
+  return [...names];
+}
+/** This file's directory: left out of every message sent back (a run's errors may quote it). */
+const HOST_DIR = fileURLToPath(new URL(".", import.meta.url));
+const withoutHostPaths = (text) => (HOST_DIR.length > 1 ? text.split(HOST_DIR).join("") : text);
 
 const CONTEXT_OPTIONS = {
   name: "transform",
@@ -149,16 +221,442 @@ const CONTEXT_OPTIONS = {
 };
 
 /**
+ * What a run's code gets on top of the JavaScript built-ins: timers, `fetch` (carried out by the host) and
+ * the WHATWG classes around it. Evaluated inside each run's context by the driver (so every class and
+ * promise is of that context's realm), never in this file's realm. `host` is the run's capability object;
+ * `calls` maps the ids of host calls in flight to their `settle(ok, payload)` (the driver's pump delivers the
+ * answers); `fail` ends the run as `thrown` (an error thrown by a timer callback, as Node would crash on it).
+ */
+function codeRuntime(host, calls, fail) {
+  const parse = JSON.parse;
+  const stringify = JSON.stringify;
+  const ownKeys = Object.keys;
+  const isView = ArrayBuffer.isView;
+  const tag = (value) => Object.prototype.toString.call(value);
+  const Bytes = Buffer; // this process's frozen Buffer, also a global of the context
+
+  // --- timers: the host's real timers, cancelled when the run ends; callbacks run inside the context ---
+  const timers = new Map();
+  const TIMER_ID = Symbol("timer id");
+  class Timeout {
+    constructor(id) {
+      this[TIMER_ID] = id;
+    }
+    ref() {
+      return this;
+    }
+    unref() {
+      return this;
+    }
+    hasRef() {
+      return true;
+    }
+    close() {
+      clear(this);
+      return this;
+    }
+    [Symbol.toPrimitive]() {
+      return this[TIMER_ID];
+    }
+  }
+  const schedule = (kind, callback, delay, args) => {
+    if (typeof callback !== "function")
+      throw new TypeError('The "callback" argument must be of type function');
+    let ms = Number(delay);
+    if (!(ms >= 1 && ms <= 2147483647)) ms = kind === "immediate" ? 0 : 1; // Node's rule: out of range is 1
+    const id = host.timer(kind, Math.floor(ms));
+    if (typeof id !== "number" || id < 1) throw new Error("the run has ended, or schedules too many timers");
+    timers.set(id, { callback, args, repeat: kind === "interval" });
+    return new Timeout(id);
+  };
+  const clear = (handle) => {
+    const id = handle instanceof Timeout ? handle[TIMER_ID] : Number(handle);
+    if (!timers.has(id)) return;
+    timers.delete(id);
+    host.clearTimer(id);
+  };
+  /** Runs the callbacks of timers the host saw fire, in order. */
+  const fired = (ids) => {
+    for (let i = 0; i < ids.length; i++) {
+      const timer = timers.get(ids[i]);
+      if (timer === undefined) continue;
+      if (!timer.repeat) timers.delete(ids[i]);
+      try {
+        timer.callback(...timer.args);
+      } catch (error) {
+        fail(error);
+        return;
+      }
+    }
+  };
+  const queued = Promise.resolve();
+  const globals = {
+    setTimeout: (callback, delay, ...args) => schedule("timeout", callback, delay, args),
+    setInterval: (callback, delay, ...args) => schedule("interval", callback, delay, args),
+    setImmediate: (callback, ...args) => schedule("immediate", callback, 0, args),
+    clearTimeout: clear,
+    clearInterval: clear,
+    clearImmediate: clear,
+    queueMicrotask: (callback) => {
+      if (typeof callback !== "function")
+        throw new TypeError('The "callback" argument must be of type function');
+      queued.then(() => callback()).catch(fail);
+    },
+  };
+
+  // --- AbortController, enough for fetch and timeouts ---
+  class AbortSignal {
+    #listeners = [];
+    aborted = false;
+    reason = undefined;
+    onabort = null;
+    addEventListener(type, listener) {
+      if (type === "abort" && typeof listener === "function") this.#listeners.push(listener);
+    }
+    removeEventListener(_type, listener) {
+      this.#listeners = this.#listeners.filter((l) => l !== listener);
+    }
+    throwIfAborted() {
+      if (this.aborted) throw this.reason;
+    }
+    static abort(reason) {
+      const controller = new AbortController();
+      controller.abort(reason);
+      return controller.signal;
+    }
+    static timeout(ms) {
+      const controller = new AbortController();
+      globals.setTimeout(
+        () => controller.abort(domError("The operation was aborted due to timeout", "TimeoutError")),
+        ms,
+      );
+      return controller.signal;
+    }
+    _abort(reason) {
+      if (this.aborted) return;
+      this.aborted = true;
+      this.reason = reason;
+      const event = { type: "abort", target: this };
+      if (typeof this.onabort === "function") this.onabort(event);
+      for (const listener of this.#listeners.splice(0)) listener(event);
+    }
+  }
+  class AbortController {
+    signal = new AbortSignal();
+    abort(reason) {
+      this.signal._abort(
+        reason === undefined ? domError("This operation was aborted", "AbortError") : reason,
+      );
+    }
+  }
+  const domError = (message, name) => {
+    const error = new Error(message);
+    error.name = name;
+    return error;
+  };
+
+  // --- fetch and its classes (node-fetch's names and shapes) ---
+  class FetchError extends TypeError {
+    constructor(message, type, systemError) {
+      super(message);
+      this.name = "FetchError";
+      this.type = type;
+      if (systemError?.code !== undefined) this.code = this.errno = systemError.code;
+    }
+  }
+  class AbortError extends Error {
+    constructor(message = "The operation was aborted.", type = "aborted") {
+      super(message);
+      this.name = "AbortError";
+      this.type = type;
+    }
+  }
+  const headerName = (name) => {
+    const text = String(name).toLowerCase();
+    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(text))
+      throw new TypeError(`Header name must be a valid HTTP token [${name}]`);
+    return text;
+  };
+  const headerValue = (value) => {
+    const text = String(value).trim();
+    if (/[\r\n\0]/.test(text)) throw new TypeError("Invalid character in header content");
+    return text;
+  };
+  class Headers {
+    #map = new Map(); // lower-cased name → values
+    constructor(init) {
+      if (init === undefined || init === null) return;
+      if (init instanceof Headers) {
+        for (const [name, value] of init.#pairs()) this.append(name, value);
+      } else if (typeof init[Symbol.iterator] === "function") {
+        for (const pair of init) {
+          const [name, value, ...rest] = pair;
+          if (rest.length > 0 || value === undefined)
+            throw new TypeError("Each header pair must be [name, value]");
+          this.append(name, value);
+        }
+      } else if (typeof init === "object") {
+        for (const name of ownKeys(init)) this.append(name, init[name]);
+      } else throw new TypeError("Headers init must be an object or an iterable");
+    }
+    append(name, value) {
+      const key = headerName(name);
+      const values = this.#map.get(key);
+      if (values) values.push(headerValue(value));
+      else this.#map.set(key, [headerValue(value)]);
+    }
+    set(name, value) {
+      this.#map.set(headerName(name), [headerValue(value)]);
+    }
+    get(name) {
+      const values = this.#map.get(headerName(name));
+      return values === undefined ? null : values.join(", ");
+    }
+    getSetCookie() {
+      return [...(this.#map.get("set-cookie") ?? [])];
+    }
+    has(name) {
+      return this.#map.has(headerName(name));
+    }
+    delete(name) {
+      this.#map.delete(headerName(name));
+    }
+    forEach(callback, thisArg) {
+      for (const [name, value] of this.entries()) callback.call(thisArg, value, name, this);
+    }
+    *entries() {
+      for (const name of [...this.#map.keys()].sort()) yield [name, this.get(name)];
+    }
+    *keys() {
+      for (const [name] of this.entries()) yield name;
+    }
+    *values() {
+      for (const [, value] of this.entries()) yield value;
+    }
+    [Symbol.iterator]() {
+      return this.entries();
+    }
+    /** node-fetch v2: every value of every header. */
+    raw() {
+      const raw = {};
+      for (const [name, values] of this.#map) raw[name] = [...values];
+      return raw;
+    }
+    #pairs() {
+      const pairs = [];
+      for (const [name, values] of this.#map) for (const value of values) pairs.push([name, value]);
+      return pairs;
+    }
+    static pairsOf(headers) {
+      return headers.#pairs();
+    }
+  }
+  /** Bytes of a request or response body, and the content type it implies. */
+  const bodyBytes = (body) => {
+    if (body === undefined || body === null) return { bytes: undefined };
+    if (typeof body === "string")
+      return { bytes: Bytes.from(body, "utf8"), type: "text/plain;charset=UTF-8" };
+    if (body instanceof URLSearchParams)
+      return {
+        bytes: Bytes.from(body.toString(), "utf8"),
+        type: "application/x-www-form-urlencoded;charset=UTF-8",
+      };
+    if (isView(body)) return { bytes: Bytes.from(body.buffer, body.byteOffset, body.byteLength) };
+    if (tag(body) === "[object ArrayBuffer]") return { bytes: Bytes.from(body) };
+    if (typeof body === "object" && typeof body.pipe === "function")
+      throw new TypeError("Stream bodies are not supported here: pass a string, Buffer or ArrayBuffer");
+    return { bytes: Bytes.from(String(body), "utf8"), type: "text/plain;charset=UTF-8" };
+  };
+  class Body {
+    #bytes;
+    bodyUsed = false;
+    constructor(bytes) {
+      this.#bytes = bytes;
+    }
+    #consume() {
+      if (this.bodyUsed) return Promise.reject(new TypeError("Body is unusable: Body has already been read"));
+      this.bodyUsed = true;
+      return Promise.resolve(this.#bytes ?? Bytes.alloc(0));
+    }
+    get body() {
+      return this.#bytes === undefined ? null : this.#bytes;
+    }
+    text() {
+      return this.#consume().then((bytes) => bytes.toString("utf8"));
+    }
+    json() {
+      return this.text().then((text) => parse(text));
+    }
+    arrayBuffer() {
+      return this.#consume().then((bytes) =>
+        bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength),
+      );
+    }
+    /** node-fetch v2. */
+    buffer() {
+      return this.#consume();
+    }
+    bytes() {
+      return this.#consume().then((bytes) => new Uint8Array(bytes));
+    }
+    static bytesOf(body) {
+      return body.#bytes;
+    }
+  }
+  class Request extends Body {
+    constructor(input, init = {}) {
+      const from = input instanceof Request ? input : undefined;
+      const given = init.body !== undefined ? init.body : from ? Body.bytesOf(from) : undefined;
+      const { bytes, type } = bodyBytes(given);
+      super(bytes);
+      this.url = new URL(from ? from.url : String(input)).href;
+      this.method = String(init.method ?? from?.method ?? "GET").toUpperCase();
+      if ((this.method === "GET" || this.method === "HEAD") && bytes !== undefined)
+        throw new TypeError("Request with GET/HEAD method cannot have body");
+      this.headers = new Headers(init.headers ?? from?.headers);
+      if (type !== undefined && !this.headers.has("content-type")) this.headers.set("content-type", type);
+      this.redirect = init.redirect ?? from?.redirect ?? "follow";
+      if (!["follow", "manual", "error"].includes(this.redirect))
+        throw new TypeError(`Invalid redirect: ${this.redirect}`);
+      this.signal = init.signal ?? from?.signal ?? null;
+      this.timeout = init.timeout ?? from?.timeout ?? 0; // node-fetch v2's per-request timeout
+    }
+    clone() {
+      return new Request(this);
+    }
+  }
+  class Response extends Body {
+    #url;
+    #redirected;
+    constructor(body = null, init = {}, meta = undefined) {
+      const { bytes, type } = bodyBytes(body);
+      super(bytes);
+      this.status = init.status ?? 200;
+      this.statusText = init.statusText ?? "";
+      this.headers = new Headers(init.headers);
+      if (type !== undefined && !this.headers.has("content-type")) this.headers.set("content-type", type);
+      this.#url = meta?.url ?? "";
+      this.#redirected = meta?.redirected === true;
+    }
+    get ok() {
+      return this.status >= 200 && this.status < 300;
+    }
+    get url() {
+      return this.#url;
+    }
+    get redirected() {
+      return this.#redirected;
+    }
+    get type() {
+      return "basic";
+    }
+    clone() {
+      if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.");
+      return new Response(Body.bytesOf(this) ?? null, this, { url: this.#url, redirected: this.#redirected });
+    }
+    static json(data, init = {}) {
+      const headers = new Headers(init.headers);
+      if (!headers.has("content-type")) headers.set("content-type", "application/json");
+      return new Response(stringify(data), { ...init, headers });
+    }
+    static error() {
+      return new Response(null, { status: 0 });
+    }
+    static redirect(url, status = 302) {
+      return new Response(null, { status, headers: { location: new URL(String(url)).href } });
+    }
+  }
+
+  const fetch = (input, init) => {
+    let request;
+    try {
+      request = new Request(input, init ?? {});
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const signal = request.signal;
+    if (signal?.aborted) return Promise.reject(new AbortError());
+    const bytes = Body.bytesOf(request);
+    let json;
+    try {
+      json = stringify({
+        url: request.url,
+        method: request.method,
+        headers: Headers.pairsOf(request.headers),
+        body: bytes === undefined ? undefined : bytes.toString("base64"),
+        redirect: request.redirect,
+        timeoutMs: Number(request.timeout) > 0 ? Number(request.timeout) : undefined,
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise((resolve, reject) => {
+      const id = host.fetch(json);
+      if (typeof id !== "number" || id < 1) {
+        reject(
+          new FetchError(
+            `request to ${request.url} failed: the run has ended, or the request is too large`,
+            "refused",
+          ),
+        );
+        return;
+      }
+      const onAbort = () => {
+        calls.delete(id);
+        host.cancelFetch(id);
+        reject(new AbortError());
+      };
+      if (signal) signal.addEventListener("abort", onAbort);
+      calls.set(id, (ok, payload) => {
+        if (signal) signal.removeEventListener("abort", onAbort);
+        if (!ok) {
+          const info = parse(payload);
+          reject(
+            info.type === "aborted" ? new AbortError(info.message) : new FetchError(info.message, info.type),
+          );
+          return;
+        }
+        const answer = parse(payload);
+        resolve(
+          new Response(
+            answer.body === undefined ? null : Bytes.from(answer.body, "base64"),
+            { status: answer.status, statusText: answer.statusText, headers: answer.headers },
+            { url: answer.url, redirected: answer.redirected },
+          ),
+        );
+      });
+    });
+  };
+
+  // node-fetch: the function itself, with `default` and the named exports of v2 and v3.
+  const nodeFetch = (input, init) => fetch(input, init);
+  Object.assign(nodeFetch, {
+    default: nodeFetch,
+    Headers,
+    Request,
+    Response,
+    FetchError,
+    AbortError,
+    isRedirect: (status) => [301, 302, 303, 307, 308].includes(status),
+  });
+  Object.defineProperty(nodeFetch, "__esModule", { value: true });
+
+  Object.assign(globals, { fetch, Headers, Request, Response, AbortController, AbortSignal });
+  return { globals, fired, nodeFetch };
+}
+
+/**
  * Runs first in every fresh context, compiled once (in strict mode) and evaluated as `(driver)()`. It takes the host
  * capabilities off the global before any code of the run can look, builds `module`, `require` and
  * `req.svc`, calls the code and reports through `host.done`. It hands the host only strings and numbers,
  * and never passes a host object to anything the code could have replaced.
  */
-function driver() {
+function driver(codeRuntime) {
   const host = globalThis.__sandboxHost;
   delete globalThis.__sandboxHost;
   const parse = JSON.parse;
   const stringify = JSON.stringify;
+  /** Host calls in flight (svc and fetch, one numbering): id → settle(ok, payload). */
   const calls = new Map();
   let finished = false;
 
@@ -181,6 +679,14 @@ function driver() {
             info.body = parse(stringify(error.body));
           } catch {
             // a body that is not JSON-able is left out
+          }
+        }
+        // The typed errors' field messages (reactor-errors.cjs): a map of string lists.
+        if (error.errors !== null && typeof error.errors === "object") {
+          try {
+            info.errors = parse(stringify(error.errors));
+          } catch {
+            // left out, as a body
           }
         }
       } else {
@@ -212,7 +718,18 @@ function driver() {
         reject(new Error(`svc.${op} was refused: the run has ended, or its arguments are too large`));
         return;
       }
-      calls.set(id, { resolve, reject });
+      calls.set(id, (ok, payload) => {
+        if (ok) {
+          resolve(payload === undefined || payload === null ? undefined : parse(payload));
+          return;
+        }
+        const info = parse(payload);
+        const error = new Error(info.message);
+        error.name = "SvcError";
+        if (info.status !== undefined) error.status = info.status;
+        if (info.body !== undefined) error.body = info.body;
+        reject(error);
+      });
     });
   const freeze = Object.freeze;
   const svc = host.svc
@@ -226,40 +743,143 @@ function driver() {
       })
     : null;
 
-  /** Settles svc call `id` with the host's answer (primitives only). */
+  /** Settles host call `id` with the host's answer (primitives only). */
   const deliver = (id, ok, payload) => {
-    const pending = calls.get(id);
-    if (pending === undefined) return;
+    const settle = calls.get(id);
+    if (settle === undefined) return;
     calls.delete(id);
-    if (ok) {
-      pending.resolve(payload === undefined || payload === null ? undefined : parse(payload));
-      return;
-    }
-    const info = parse(payload);
-    const error = new Error(info.message);
-    error.name = "SvcError";
-    if (info.status !== undefined) error.status = info.status;
-    if (info.body !== undefined) error.body = info.body;
-    pending.reject(error);
+    settle(ok, payload);
   };
 
-  // The host enters the context only through scripts with a timeout: answers wait in the host until the
-  // pump (which the code can neither replace nor remove) takes them, within the run's time.
+  // Timers, fetch and their classes: globals the code may replace in its own context, like any other.
+  const runtime = codeRuntime(host, calls, (error) => fail("thrown", error));
+  for (const name of Object.keys(runtime.globals))
+    Object.defineProperty(globalThis, name, {
+      value: runtime.globals[name],
+      writable: true,
+      configurable: true,
+      enumerable: false,
+    });
+
+  // The host enters the context only through scripts with a timeout: answers and fired timers wait in the
+  // host until the pump (which the code can neither replace nor remove) takes them, within the run's time.
   Object.defineProperty(globalThis, "__sandboxPump", {
     value: () => {
       const answers = parse(host.take());
       for (let i = 0; i < answers.length; i++) deliver(answers[i][0], answers[i][1], answers[i][2]);
+      runtime.fired(parse(host.fired()));
     },
   });
 
   const allowed = host.allowed;
+  /** Packages this run has required: name → its module (evaluated at most once per run). */
+  const packages = Object.create(null);
   const require = (name) => {
     const key = typeof name === "string" && name.startsWith("node:") ? name.slice(5) : name;
+    if (key === "node-fetch") return runtime.nodeFetch;
     const found = typeof key === "string" ? host.require(key) : undefined;
-    if (found === undefined)
-      throw new Error(`Cannot require '${String(name)}': a transform may require only ${allowed}`);
-    return found;
+    if (found !== undefined) return found;
+    if (typeof key === "string" && Object.hasOwn(packages, key)) return packages[key].exports;
+    const factory = typeof key === "string" ? host.packageFactory(key) : undefined;
+    if (typeof factory !== "function")
+      throw new Error(`Cannot require '${String(name)}': the code may require only ${allowed}`);
+    const loaded = { exports: {} };
+    packages[key] = loaded; // before it runs: a package that requires itself (a cycle) gets what it has so far
+    try {
+      factory.call(loaded.exports, loaded.exports, require, loaded, globalThis);
+    } catch (error) {
+      delete packages[key];
+      throw error;
+    }
+    return loaded.exports;
   };
+
+  // Node's global structuredClone for values of this context (Node's own would answer objects of the host's
+  // realm): plain data, Date, RegExp, Map, Set, ArrayBuffer and typed arrays, cycles kept; jose uses it.
+  const structuredClone = (value) => {
+    const copies = new Map();
+    const copy = (v) => {
+      if (v === null || (typeof v !== "object" && typeof v !== "function")) return v;
+      if (typeof v === "function" || typeof v === "symbol") throw new TypeError("value could not be cloned");
+      if (copies.has(v)) return copies.get(v);
+      let out;
+      if (v instanceof Date) out = new Date(v.getTime());
+      else if (v instanceof RegExp) out = new RegExp(v.source, v.flags);
+      else if (v instanceof ArrayBuffer) out = v.slice(0);
+      else if (ArrayBuffer.isView(v)) out = new v.constructor(v.buffer.slice(0), v.byteOffset, v.length);
+      else if (v instanceof Map) {
+        out = new Map();
+        copies.set(v, out);
+        for (const [k, item] of v) out.set(copy(k), copy(item));
+        return out;
+      } else if (v instanceof Set) {
+        out = new Set();
+        copies.set(v, out);
+        for (const item of v) out.add(copy(item));
+        return out;
+      } else {
+        out = Array.isArray(v) ? [] : {};
+        copies.set(v, out);
+        for (const key of Object.keys(v)) out[key] = copy(v[key]);
+        return out;
+      }
+      copies.set(v, out);
+      return out;
+    };
+    return copy(value);
+  };
+  Object.defineProperty(globalThis, "structuredClone", {
+    value: structuredClone,
+    writable: true,
+    configurable: true,
+  });
+
+  // A TextEncoder whose arrays are this context's Uint8Arrays (the host's answers arrays of its own realm, which
+  // fail `instanceof Uint8Array` here: jose refuses such a key).
+  const HostTextEncoder = globalThis.TextEncoder;
+  const ContextUint8Array = Uint8Array;
+  class TextEncoder {
+    #encoder = new HostTextEncoder();
+    get encoding() {
+      return "utf-8";
+    }
+    encode(input = "") {
+      return new ContextUint8Array(this.#encoder.encode(input));
+    }
+    encodeInto(input, destination) {
+      const { read, written } = this.#encoder.encodeInto(input, destination);
+      return { read, written };
+    }
+  }
+  Object.defineProperty(globalThis, "TextEncoder", {
+    value: TextEncoder,
+    writable: true,
+    configurable: true,
+  });
+
+  // The typed errors as globals, made on first use: code that declares its own (`const { BadRequestError } =
+  // require(...)`) shadows them, where a declaration in the code's scope would collide.
+  const errorNames = host.errorGlobals.split(",");
+  const defineGlobal = (name, value) =>
+    Object.defineProperty(globalThis, name, { value, writable: true, configurable: true });
+  const installErrors = () => {
+    const errors = require(host.errorsModule);
+    for (let i = 0; i < errorNames.length; i++) defineGlobal(errorNames[i], errors[errorNames[i]]);
+  };
+  for (let i = 0; i < errorNames.length; i++) {
+    const name = errorNames[i];
+    Object.defineProperty(globalThis, name, {
+      configurable: true,
+      get() {
+        installErrors();
+        return globalThis[name];
+      },
+      set(value) {
+        installErrors();
+        defineGlobal(name, value);
+      },
+    });
+  }
   const module = { exports: {} };
   try {
     host.factory.call(module.exports, module.exports, require, module);
@@ -296,7 +916,9 @@ function driver() {
   );
 }
 // Strict, so that stack frames of the driver give the code neither its function nor its receiver.
-const DRIVER = new vm.Script(`"use strict"; (${driver.toString()})()`, { filename: "sandbox-driver.js" });
+const DRIVER = new vm.Script(`"use strict"; (${driver.toString()})(${codeRuntime.toString()})`, {
+  filename: "sandbox-driver.js",
+});
 
 /** Compiled code by SHA-256 (computed by the host): { script } or { error } for code that does not compile. */
 const compiled = new Map();
@@ -306,7 +928,10 @@ function compile(code) {
     // running outside the module function.
     vm.compileFunction(code, ["exports", "require", "module"]);
     const wrapped = `(function (exports, require, module) {\n${code}\n})`;
-    return { script: new vm.Script(wrapped, { filename: "transform.js", lineOffset: -1 }) };
+    return {
+      script: new vm.Script(wrapped, { filename: "transform.js", lineOffset: -1 }),
+      packages: packagesNamedIn(code),
+    };
   } catch (error) {
     const name = typeof error?.name === "string" ? error.name : "SyntaxError";
     const message = typeof error?.message === "string" ? error.message : "";
@@ -315,14 +940,16 @@ function compile(code) {
 }
 
 /**
- * Runs in flight: id → { context, deadline, answers (svc answers not yet taken), nextCall, drainTimer, cleanups }.
+ * Runs in flight: id → { context, deadline, answers (svc and fetch answers not yet taken), nextCall (one
+ * numbering for svc and fetch calls), drainTimer, cleanups, timers (pending: id → cancel), fired (timer ids
+ * not yet taken), nextTimer }.
  * Contexts use their own microtask queue (`afterEvaluate`), which only runs when this file enters the
  * context with a vm timeout: so every piece of the code's work, promise jobs included, is bounded by the
  * run's deadline here too, and a process whose host vanished (no one left to kill it) never spins for
  * longer than one timeout before it notices the disconnect.
  */
 const runs = new Map();
-/** Hands the run its svc answers, then (afterEvaluate) runs its queued promise jobs. */
+/** Hands the run its svc/fetch answers and fired timers, then (afterEvaluate) runs its queued promise jobs. */
 const DRAIN = new vm.Script('"use strict"; __sandboxPump();', { filename: "sandbox-drain.js" });
 /** How often a waiting run's queue is drained: jobs of promises settled outside the context (webcrypto). */
 const DRAIN_INTERVAL_MS = 1;
@@ -375,7 +1002,20 @@ function run(message) {
   const sandbox = Object.create(null);
   Object.assign(sandbox, GLOBALS);
   const context = vm.createContext(sandbox, CONTEXT_OPTIONS);
-  const state = { context, deadline: performance.now() + timeoutMs, answers: [], nextCall: 0, cleanups: [] };
+  const state = {
+    context,
+    deadline: performance.now() + timeoutMs,
+    answers: [],
+    nextCall: 0,
+    cleanups: [],
+    timers: new Map(),
+    fired: [],
+    nextTimer: 0,
+  };
+  state.cleanups.push(() => {
+    for (const cancel of state.timers.values()) cancel();
+    state.timers.clear();
+  });
   runs.set(id, state);
 
   const factory = enter(id, entry.script);
@@ -384,13 +1024,34 @@ function run(message) {
     done(id, "invalid-code", '{"name":"TypeError","message":"the code is not a module body"}');
     return;
   }
+  // Wrappers of the packages the code names, made now, outside the code's turn: making one while the code runs
+  // (a name computed at run time) runs the context's queued promise jobs early (afterEvaluate).
+  const packageFactories = new Map();
+  for (const name of entry.packages) {
+    const script = packageScript(name);
+    if (script === undefined) continue;
+    const wrapper = enter(id, script);
+    if (!runs.has(id)) return;
+    packageFactories.set(name, wrapper);
+  }
   sandbox.__sandboxHost = Object.freeze({
     __proto__: null,
     factory,
     input,
     svc,
-    allowed: ALLOWED_MODULES.join(", "),
+    allowed: REQUIRABLE,
+    errorsModule: ERRORS_MODULE,
+    errorGlobals: ERROR_GLOBALS.join(","),
     require: (name) => (typeof name === "string" && FACADES.has(name) ? facade(name) : undefined),
+    packageFactory: (name) => {
+      if (typeof name !== "string" || !PACKAGE_FILES.has(name) || !runs.has(id)) return undefined;
+      if (!packageFactories.has(name)) {
+        const script = packageScript(name);
+        if (script === undefined) return undefined;
+        packageFactories.set(name, script.runInContext(context));
+      }
+      return packageFactories.get(name);
+    },
     take: () => {
       const answers = state.answers;
       state.answers = [];
@@ -403,16 +1064,63 @@ function run(message) {
       send({ t: "svc", id, call: state.nextCall, op, args });
       return state.nextCall;
     },
+    fetch: (request) => {
+      if (!runs.has(id) || typeof request !== "string" || request.length > maxResultChars) return -1;
+      state.nextCall += 1;
+      send({ t: "fetch", id, call: state.nextCall, request });
+      return state.nextCall;
+    },
+    cancelFetch: (call) => {
+      if (runs.has(id) && typeof call === "number") send({ t: "fetch-cancel", id, call });
+    },
+    timer: (kind, ms) => schedule(id, state, kind, ms),
+    clearTimer: (timer) => {
+      state.timers.get(timer)?.();
+      state.timers.delete(timer);
+    },
+    fired: () => {
+      const fired = state.fired;
+      state.fired = [];
+      return JSON.stringify(fired);
+    },
     done: (kind, payload) => {
       if (kind !== "ok" && kind !== "thrown" && kind !== "invalid-code") return;
       if (payload !== undefined && typeof payload !== "string") return;
       if (payload !== undefined && payload.length > maxResultChars) done(id, "too-large", undefined);
-      else done(id, kind, payload);
+      else done(id, kind, kind === "ok" || payload === undefined ? payload : withoutHostPaths(payload));
     },
   });
   enter(id, DRIVER);
   if (!runs.has(id)) return; // finished (or failed) within its first turn: the usual case
   state.drainTimer = setInterval(() => enter(id, DRAIN), DRAIN_INTERVAL_MS);
+}
+
+/** Most timers one run may have pending at once. */
+const MAX_TIMERS = 10_000;
+
+/** Starts a real timer for the run; when it fires, the run's pump calls the code's callback. */
+function schedule(id, state, kind, ms) {
+  if (!runs.has(id) || state.timers.size >= MAX_TIMERS) return -1;
+  if (kind !== "timeout" && kind !== "interval" && kind !== "immediate") return -1;
+  const delay = typeof ms === "number" && ms >= 1 && ms <= 2147483647 ? ms : 1;
+  state.nextTimer += 1;
+  const timer = state.nextTimer;
+  const fire = () => {
+    if (kind !== "interval") state.timers.delete(timer);
+    state.fired.push(timer);
+    enter(id, DRAIN);
+  };
+  if (kind === "immediate") {
+    const handle = setImmediate(fire);
+    state.timers.set(timer, () => clearImmediate(handle));
+  } else if (kind === "interval") {
+    const handle = setInterval(fire, delay);
+    state.timers.set(timer, () => clearInterval(handle));
+  } else {
+    const handle = setTimeout(fire, delay);
+    state.timers.set(timer, () => clearTimeout(handle));
+  }
+  return timer;
 }
 
 function svcResult(message) {
@@ -424,7 +1132,7 @@ function svcResult(message) {
 
 proc.on("message", (message) => {
   if (message?.t === "run") run(message);
-  else if (message?.t === "svc-result") svcResult(message);
+  else if (message?.t === "svc-result" || message?.t === "fetch-result") svcResult(message);
 });
 // The code's own unhandled rejections must not end the process (and the other runs in it).
 proc.on("unhandledRejection", () => {});

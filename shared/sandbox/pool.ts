@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { DEFAULT_OUTBOUND_LIMITS, type OutboundLimits, type OutboundPolicy } from "./outbound-request.ts";
 import type { Sandbox, SandboxRequest, SandboxResult } from "./sandbox.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
 import { DEFAULT_CHILD_SCRIPT } from "./spawn.ts";
@@ -30,6 +31,11 @@ export interface ProcessSandboxOptions {
   prespawn?: boolean;
   /** Where child.mjs is (next to the bundle in a Lambda package). */
   childScript?: string;
+  /**
+   * How the code's `fetch` calls are carried out by this (host) process: default private addresses refused,
+   * http allowed, DEFAULT_OUTBOUND_LIMITS.
+   */
+  outbound?: Partial<OutboundPolicy>;
 }
 
 const MAX_TIMEOUT_MS = 5 * 60_000;
@@ -59,6 +65,7 @@ export class ProcessSandbox implements Sandbox {
   private readonly prespawn: boolean;
   private readonly childScript: string;
   private readonly limits: ConstructorParameters<typeof SandboxProcess>[0];
+  private readonly outbound: OutboundPolicy;
 
   constructor(options: ProcessSandboxOptions = {}) {
     this.maxProcesses = Math.max(1, options.maxProcesses ?? 16);
@@ -66,6 +73,11 @@ export class ProcessSandbox implements Sandbox {
     this.idleMs = options.idleMs ?? 60_000;
     this.prespawn = options.prespawn ?? true;
     this.childScript = options.childScript ?? DEFAULT_CHILD_SCRIPT;
+    this.outbound = {
+      allowPrivate: options.outbound?.allowPrivate ?? false,
+      requireHttps: options.outbound?.requireHttps ?? false,
+      limits: options.outbound?.limits ?? DEFAULT_OUTBOUND_LIMITS,
+    };
     const memoryMb = options.memoryMb ?? 64;
     this.limits = {
       memoryMb,
@@ -90,7 +102,8 @@ export class ProcessSandbox implements Sandbox {
     }
   }
 
-  async run(request: SandboxRequest): Promise<SandboxResult> {
+  /** `outboundLimits`: this run's fetch limits instead of the pool's (the runner Lambda gets them per run). */
+  async run(request: SandboxRequest & { outboundLimits?: OutboundLimits }): Promise<SandboxResult> {
     const { tenantId, code, timeoutMs, onSvcCall } = request;
     if (this.closed) throw new Error("the sandbox is closed");
     if (typeof tenantId !== "string" || tenantId === "")
@@ -107,7 +120,11 @@ export class ProcessSandbox implements Sandbox {
     const { proc, release } = acquired;
     try {
       if (!(await proc.ready)) return failure("crashed", "the sandbox process could not start");
-      return await proc.run({ hash, code, input, timeoutMs, onSvcCall });
+      const policy = request.outboundLimits
+        ? { ...this.outbound, limits: request.outboundLimits }
+        : this.outbound;
+      const outbound = { tenantId, policy, allowedHosts: request.allowedHosts };
+      return await proc.run({ hash, code, input, timeoutMs, onSvcCall, outbound });
     } finally {
       release();
       if (proc.isIdle) proc.scheduleIdleExit(this.idleMs);

@@ -38,7 +38,32 @@ export interface SvcFailure {
   body?: unknown;
 }
 
-export type HostMessage = RunMessage | SvcResultMessage;
+/** Host → child: the answer to a fetch. ok: payload is JSON of FetchAnswer; not ok: JSON of FetchFailure. */
+export interface FetchResultMessage {
+  t: "fetch-result";
+  id: number;
+  call: number;
+  ok: boolean;
+  payload: string;
+}
+
+/** What a fetch answers the code: the body base64-encoded (absent for none). */
+export interface FetchAnswer {
+  status: number;
+  statusText: string;
+  url: string;
+  redirected: boolean;
+  headers: [string, string][];
+  body?: string;
+}
+
+/** Why a fetch failed: node-fetch's FetchError `type` (or "aborted") and a message naming no address. */
+export interface FetchFailure {
+  message: string;
+  type: string;
+}
+
+export type HostMessage = RunMessage | SvcResultMessage | FetchResultMessage;
 
 /** Child → host: started and ready for its first run (nobody's code has run in it yet). */
 export interface ReadyMessage {
@@ -67,6 +92,8 @@ export interface ThrownInfo {
   message: string;
   status?: number;
   body?: unknown;
+  /** The typed errors' field messages (reactor-errors.cjs): a map of string lists. */
+  errors?: Record<string, string[]>;
 }
 
 /** Child → host: the code called `req.svc.<op>(...args)`; args is the JSON of the argument array. */
@@ -78,7 +105,22 @@ export interface SvcMessage {
   args: string;
 }
 
-export type ChildMessage = ReadyMessage | DoneMessage | SvcMessage;
+/** Child → host: the code called `fetch`; request is JSON of the request (read by outbound-request.ts). */
+export interface FetchMessage {
+  t: "fetch";
+  id: number;
+  call: number;
+  request: string;
+}
+
+/** Child → host: the code aborted fetch `call` (its AbortSignal); nothing is answered. */
+export interface FetchCancelMessage {
+  t: "fetch-cancel";
+  id: number;
+  call: number;
+}
+
+export type ChildMessage = ReadyMessage | DoneMessage | SvcMessage | FetchMessage | FetchCancelMessage;
 
 const isId = (value: unknown): value is number =>
   typeof value === "number" && Number.isSafeInteger(value) && value > 0;
@@ -104,6 +146,12 @@ export function readChildMessage(raw: unknown): ChildMessage | undefined {
       if (!isId(raw.id) || !isId(raw.call) || typeof raw.op !== "string" || typeof raw.args !== "string")
         return undefined;
       return { t: "svc", id: raw.id, call: raw.call, op: raw.op, args: raw.args };
+    case "fetch":
+      if (!isId(raw.id) || !isId(raw.call) || typeof raw.request !== "string") return undefined;
+      return { t: "fetch", id: raw.id, call: raw.call, request: raw.request };
+    case "fetch-cancel":
+      if (!isId(raw.id) || !isId(raw.call)) return undefined;
+      return { t: "fetch-cancel", id: raw.id, call: raw.call };
     default:
       return undefined;
   }
@@ -124,5 +172,25 @@ export function readThrownInfo(payload: string | undefined): ThrownInfo {
   };
   if (typeof parsed.status === "number" && Number.isInteger(parsed.status)) info.status = parsed.status;
   if (parsed.body !== undefined) info.body = parsed.body;
+  const errors = fieldMessages(parsed.errors);
+  if (errors !== undefined) info.errors = errors;
   return info;
+}
+
+/** At most 50 fields of at most 20 strings each, each string at most 1,000 characters; anything else is dropped. */
+function fieldMessages(value: unknown): Record<string, string[]> | undefined {
+  if (!isRecord(value)) return undefined;
+  const errors: Record<string, string[]> = Object.create(null);
+  let fields = 0;
+  for (const [field, messages] of Object.entries(value)) {
+    if (!Array.isArray(messages)) continue;
+    const kept = messages
+      .filter((m): m is string => typeof m === "string")
+      .slice(0, 20)
+      .map((m) => m.slice(0, 1000));
+    if (kept.length === 0) continue;
+    errors[field.slice(0, 200)] = kept;
+    if (++fields >= 50) break;
+  }
+  return fields > 0 ? { ...errors } : undefined;
 }

@@ -1,9 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Socket } from "node:net";
+import { carryOutFetch } from "./outbound-fetch.ts";
+import { OutboundError, type OutboundPolicy, RunBudget, readCodeRequest } from "./outbound-request.ts";
 import {
   type ChildMessage,
   type DoneMessage,
+  type FetchFailure,
+  type FetchMessage,
   type HostMessage,
   readChildMessage,
   readThrownInfo,
@@ -40,6 +44,15 @@ interface InflightRun {
   timeoutMs: number;
   onSvcCall: ((op: SvcOperation, args: unknown[]) => Promise<unknown>) | undefined;
   svcCalls: number;
+  outbound: RunOutbound | undefined;
+}
+
+/** A run's fetches: its budget, and what aborts them (the run's end, or the code's AbortSignal). */
+interface RunOutbound {
+  order: NonNullable<RunOrder["outbound"]>;
+  budget: RunBudget;
+  ended: AbortController;
+  calls: Map<number, AbortController>;
 }
 
 export interface RunOrder {
@@ -48,6 +61,8 @@ export interface RunOrder {
   input: string;
   timeoutMs: number;
   onSvcCall: ((op: SvcOperation, args: unknown[]) => Promise<unknown>) | undefined;
+  /** How the code's fetches are carried out; without it every fetch is refused. */
+  outbound?: { tenantId: string; policy: OutboundPolicy; allowedHosts: readonly string[] | undefined };
 }
 
 const STDERR_KEEP = 4096;
@@ -186,6 +201,15 @@ export class SandboxProcess {
         timeoutMs: order.timeoutMs,
         onSvcCall: order.onSvcCall,
         svcCalls: 0,
+        outbound:
+          order.outbound === undefined
+            ? undefined
+            : {
+                order: order.outbound,
+                budget: new RunBudget(order.outbound.policy.limits, performance.now() + order.timeoutMs),
+                ended: new AbortController(),
+                calls: new Map(),
+              },
       });
       this.touch();
       this.send({
@@ -244,6 +268,9 @@ export class SandboxProcess {
     }
     if (message.t === "done") this.finished(message);
     else if (message.t === "svc") this.svcCall(message);
+    else if (message.t === "fetch") this.fetchCall(message);
+    else if (message.t === "fetch-cancel")
+      this.inflight.get(message.id)?.outbound?.calls.get(message.call)?.abort();
   }
 
   private finished(message: DoneMessage): void {
@@ -309,9 +336,47 @@ export class SandboxProcess {
       .catch(() => refuse({ message: "the svc call failed" }));
   }
 
+  /** Carries out the code's fetch in this (host) process; the answer goes back only while the run is in flight. */
+  private fetchCall(message: FetchMessage): void {
+    const run = this.inflight.get(message.id);
+    if (run === undefined) return; // the run has ended
+    const reply = (ok: boolean, payload: string) => {
+      run.outbound?.calls.delete(message.call);
+      if (this.inflight.get(message.id) === run && this.isAlive)
+        this.send({ t: "fetch-result", id: message.id, call: message.call, ok, payload });
+    };
+    const refuse = (error: unknown) => {
+      const info: FetchFailure =
+        error instanceof OutboundError
+          ? { message: error.message, type: error.type }
+          : { message: "the request failed", type: "system" };
+      reply(false, JSON.stringify(info));
+    };
+    const outbound = run.outbound;
+    if (outbound === undefined) {
+      refuse(new OutboundError("fetch is not available to this code", "refused"));
+      return;
+    }
+    const aborted = new AbortController();
+    outbound.calls.set(message.call, aborted);
+    Promise.resolve()
+      .then(() =>
+        carryOutFetch(readCodeRequest(message.request), {
+          tenantId: outbound.order.tenantId,
+          policy: outbound.order.policy,
+          allowedHosts: outbound.order.allowedHosts,
+          budget: outbound.budget,
+          signal: AbortSignal.any([aborted.signal, outbound.ended.signal]),
+        }),
+      )
+      .then((answer) => reply(true, JSON.stringify(answer)), refuse)
+      .catch(() => refuse(undefined));
+  }
+
   private settle(id: number, result: SandboxResult): void {
     const run = this.inflight.get(id);
     if (run === undefined) return;
+    run.outbound?.ended.abort(); // nothing the run started outlives it
     clearTimeout(run.timer);
     this.inflight.delete(id);
     run.resolve(result);

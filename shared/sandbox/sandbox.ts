@@ -8,7 +8,7 @@
 export const SVC_OPERATIONS = ["tokens.create", "tokens.retrieve", "tokens.update", "tokens.delete"] as const;
 export type SvcOperation = (typeof SVC_OPERATIONS)[number];
 
-/** Built-in modules the code may `require` (also as `node:<name>`); anything else throws. */
+/** Built-in modules the code may `require` (also as `node:<name>`), besides the packages (docs/sandbox.md). */
 export const ALLOWED_MODULES = ["crypto", "util", "url", "querystring", "buffer", "string_decoder"] as const;
 
 export interface SandboxRequest {
@@ -29,6 +29,11 @@ export interface SandboxRequest {
    * key for this run only, with the permissions `onSvcCall` would have. The local ProcessSandbox ignores it.
    */
   issueSvcKey?: () => Promise<string>;
+  /**
+   * Where the code's `fetch` may go (the formula's or proxy's `allowed_hosts`: `host`, `host:port`,
+   * `*.domain`); undefined lets it reach any host the address rule allows.
+   */
+  allowedHosts?: readonly string[];
 }
 
 /**
@@ -50,6 +55,8 @@ export interface SandboxError {
   status?: number;
   /** `thrown` only: the error's JSON-able `body`. */
   body?: unknown;
+  /** `thrown` only: the field messages of a typed error (`errors`), a map of string lists. */
+  errors?: Record<string, string[]>;
 }
 
 export type SandboxResult = { ok: true; value: unknown } | { ok: false; error: SandboxError };

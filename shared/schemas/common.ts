@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { FORBIDDEN_KEY_MESSAGE, hasForbiddenSegment } from "#shared/domain/safe-keys.ts";
 import { storableProblem } from "#shared/domain/storable.ts";
+import { allowedHostError } from "#shared/sandbox/outbound-request.ts";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -83,3 +84,20 @@ export const safeKey = (max: number, min = 1) =>
     .min(min)
     .max(max)
     .refine((key) => !hasForbiddenSegment(key), FORBIDDEN_KEY_MESSAGE);
+
+/**
+ * Where a formula's or proxy transform's `fetch` may go: `host`, `host:port` or `*.domain` (any subdomain).
+ * Absent: any host the address rule allows. An empty list: no outbound call at all.
+ */
+export const allowedHosts = z
+  .array(
+    z
+      .string()
+      .min(1)
+      .max(300)
+      .superRefine((entry, ctx) => {
+        const problem = allowedHostError(entry);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
+  )
+  .max(100);

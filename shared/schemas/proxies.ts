@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { generatedId, pagingQuery, repeatable, safeKey, storable } from "./common.ts";
+import { allowedHosts, generatedId, pagingQuery, repeatable, safeKey, storable } from "./common.ts";
 
 /**
  * Transform code is stored as given, both transforms and the configuration in the proxy's one item (DynamoDB
@@ -24,6 +24,7 @@ export const proxyBody = z.object({
   application: z.object({ id: generatedId }).optional(),
   configuration: configuration.optional(),
   require_auth: z.boolean().optional(),
+  allowed_hosts: allowedHosts.optional(),
 });
 
 export const patchProxyBody = z.object({
@@ -37,6 +38,7 @@ export const patchProxyBody = z.object({
     .optional(),
   configuration: configuration.nullable().optional(),
   require_auth: z.boolean().optional(),
+  allowed_hosts: allowedHosts.nullable().optional(),
 });
 
 export const listProxiesQuery = pagingQuery().extend({
@@ -57,6 +59,7 @@ export const proxySchema = z
     response_transform: transform.optional(),
     application_id: z.string().optional(),
     configuration: configuration.optional(),
+    allowed_hosts: z.array(z.string()).optional(),
     created_by: z.string().optional(),
     created_at: z.string(),
     modified_by: z.string().optional(),

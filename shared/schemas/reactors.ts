@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { generatedId, pagingQuery, repeatable, safeKey, storable } from "./common.ts";
+import { allowedHosts, generatedId, pagingQuery, repeatable, safeKey, storable } from "./common.ts";
 
 const name = z.string().trim().min(1).max(200);
 const parameterName = safeKey(200);
@@ -28,6 +28,7 @@ export const formulaBody = z.object({
     )
     .max(100)
     .default([]),
+  allowed_hosts: allowedHosts.optional(),
 });
 
 /** Stored as a map beside the record: what DynamoDB keeps, at most 64 KiB (shared/domain/storable.ts). */
@@ -85,6 +86,7 @@ export const formulaSchema = z
     code: z.string(),
     configuration: z.array(parameterSchema),
     request_parameters: z.array(parameterSchema),
+    allowed_hosts: z.array(z.string()).optional(),
     created_at: z.string(),
   })
   .meta({ id: "ReactorFormula" });

@@ -88,6 +88,29 @@ describe("LambdaSandbox", () => {
     expect(lambda.commandCalls(GetFunctionCommand)).toHaveLength(0);
   });
 
+  it("gives the runner the code's allowed hosts and the control plane's fetch limits", async () => {
+    lambda.on(InvokeCommand).resolves(okPayload);
+    const limits = { maxRequests: 2, maxBytesOut: 10, maxBytesIn: 20, timeoutMs: 300 };
+    const sandbox = new LambdaSandbox(
+      new LambdaClient({ region: "us-east-1" }),
+      spec,
+      "https://api.example.com",
+      {
+        outboundLimits: limits,
+      },
+    );
+
+    await sandbox.run({
+      tenantId: TENANT,
+      code: "c",
+      input: {},
+      timeoutMs: 5000,
+      allowedHosts: ["api.example.com"],
+    });
+
+    expect(payloadOf(0)).toMatchObject({ outbound: { allowedHosts: ["api.example.com"], limits } });
+  });
+
   it("creates a missing function with the runner role, bundle, sizing and nothing secret, waits until Active, then invokes", async () => {
     lambda.on(InvokeCommand).rejectsOnce(awsError("ResourceNotFoundException")).resolves(okPayload);
     lambda.on(CreateFunctionCommand).resolves({});

@@ -57,14 +57,15 @@ describe("running code", () => {
     expect(lossy).toEqual({ ok: true, value: { d: "1970-01-01T00:00:00.000Z", n: null } });
   });
 
-  it("gives Buffer, URL, TextEncoder and atob/btoa, but no timers, process or fetch", async () => {
+  it("gives Buffer, URL, TextEncoder, atob/btoa, timers and fetch, but no process", async () => {
     const code = `module.exports = () => ({
       b64: Buffer.from("hello").toString("base64"),
       host: new URL("https://example.com/a?b=1").host,
       query: new URLSearchParams({ a: "1" }).toString(),
       bytes: new TextEncoder().encode("é").length,
       atob: atob(btoa("x")),
-      missing: [typeof setTimeout, typeof process, typeof fetch, typeof global, typeof __sandboxHost],
+      present: [typeof setTimeout, typeof queueMicrotask, typeof fetch],
+      missing: [typeof process, typeof global, typeof __sandboxHost],
     });`;
 
     const result = await run(code);
@@ -77,7 +78,8 @@ describe("running code", () => {
         query: "a=1",
         bytes: 2,
         atob: "x",
-        missing: ["undefined", "undefined", "undefined", "undefined", "undefined"],
+        present: ["function", "function", "function"],
+        missing: ["undefined", "undefined", "undefined"],
       },
     });
   });

@@ -1,5 +1,6 @@
 import { InvokeCommand, type InvokeCommandOutput, type LambdaClient } from "@aws-sdk/client-lambda";
 import { logger } from "#shared/logger.ts";
+import type { OutboundLimits } from "#shared/sandbox/outbound-request.ts";
 import type { Sandbox, SandboxRequest, SandboxResult } from "#shared/sandbox/sandbox.ts";
 import { errorName, RunnerFunctions, type RunnerSpec, type WaiterTiming } from "./runner-functions.ts";
 
@@ -10,6 +11,8 @@ export interface RunnerEvent {
   input: unknown;
   timeoutMs: number;
   svc?: { baseUrl: string; apiKey: string };
+  /** The code's fetch: the formula's or proxy's allowed hosts, and the control plane's per-run limits. */
+  outbound?: { allowedHosts?: readonly string[]; limits?: OutboundLimits };
 }
 
 /** Invoke errors that mean "the function exists but cannot run yet": wait until it is Active, then retry. */
@@ -23,15 +26,17 @@ const NOT_READY = new Set(["ResourceConflictException", "ResourceNotReadyExcepti
  */
 export class LambdaSandbox implements Sandbox {
   private readonly functions: RunnerFunctions;
+  private readonly outboundLimits: OutboundLimits | undefined;
 
   constructor(
     private readonly lambda: LambdaClient,
     spec: RunnerSpec,
     /** The public API, for `svc` calls; functions that only prepare runners do not need it. */
     private readonly apiBaseUrl: string | undefined,
-    options: { waiter?: WaiterTiming } = {},
+    options: { waiter?: WaiterTiming; outboundLimits?: OutboundLimits } = {},
   ) {
     this.functions = new RunnerFunctions(lambda, spec, options.waiter);
+    this.outboundLimits = options.outboundLimits;
   }
 
   /** The tenant's runner function name (tests and operators). */
@@ -50,6 +55,14 @@ export class LambdaSandbox implements Sandbox {
       input: request.input,
       timeoutMs: request.timeoutMs,
       ...(apiKey && this.apiBaseUrl ? { svc: { baseUrl: this.apiBaseUrl, apiKey } } : {}),
+      ...(request.allowedHosts || this.outboundLimits
+        ? {
+            outbound: {
+              ...(request.allowedHosts ? { allowedHosts: request.allowedHosts } : {}),
+              ...(this.outboundLimits ? { limits: this.outboundLimits } : {}),
+            },
+          }
+        : {}),
     };
     const out = await this.invoke(request.tenantId, name, Buffer.from(JSON.stringify(event)));
     if (out.FunctionError || !out.Payload)

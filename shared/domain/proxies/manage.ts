@@ -36,6 +36,7 @@ export interface ProxyInput {
   application?: { id: string } | null;
   configuration?: Record<string, unknown> | null;
   require_auth?: boolean;
+  allowed_hosts?: string[] | null;
 }
 
 const keyBinding = (proxy: Pick<StoredProxy, "tenant_id" | "id">) => ({
@@ -64,6 +65,7 @@ const ROUTING_FIELDS = [
   "request_transform",
   "response_transform",
   "require_auth",
+  "allowed_hosts",
 ] as const;
 
 function routingChanged(next: Omit<StoredProxy, "sealed_key" | "key_hash">, current?: StoredProxy): boolean {
@@ -134,6 +136,7 @@ function fieldsOf(input: ProxyInput) {
     ...(input.response_transform ? { response_transform: { code: input.response_transform.code } } : {}),
     ...(input.application ? { application_id: input.application.id } : {}),
     ...(input.configuration ? { configuration: input.configuration } : {}),
+    ...(input.allowed_hosts ? { allowed_hosts: input.allowed_hosts } : {}),
   };
 }
 
@@ -237,6 +240,7 @@ export async function patchProxy(
     response_transform: current.response_transform ?? null,
     application: current.application_id ? { id: current.application_id } : null,
     configuration: current.configuration ?? null,
+    allowed_hosts: current.allowed_hosts ?? null,
   };
   const merged = mergePatch(currentInput, patch) as ProxyInput;
   if (

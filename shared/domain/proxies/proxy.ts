@@ -15,6 +15,8 @@ export interface StoredProxy {
   response_transform?: ProxyTransform;
   application_id?: string;
   configuration?: Record<string, unknown>;
+  /** Where the transforms' `fetch` may go (docs/proxies.md); absent: anywhere the address rule allows. */
+  allowed_hosts?: string[];
   sealed_key: string;
   key_hash: string;
   created_by?: string;

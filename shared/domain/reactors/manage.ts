@@ -122,8 +122,9 @@ export async function replaceFormula(
       .map((r) => r.application_id),
     "change the code of a formula that reactors run as",
   );
+  const { allowed_hosts: _previous, ...kept } = current; // PUT: an absent allowed_hosts is removed
   const next: StoredFormula = {
-    ...current,
+    ...kept,
     ...input,
     modified_by: principal.application.id,
     modified_at: deps.clock.now().toISOString(),

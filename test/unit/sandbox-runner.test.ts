@@ -1,0 +1,57 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { closeSandbox, handler } from "#functions/sandbox-runner/handler.ts";
+import type { RunnerEvent } from "#shared/adapters/aws/lambda-sandbox.ts";
+
+afterAll(() => closeSandbox());
+
+const CAUGHT = (url: string, times = 1) => `module.exports = async () => {
+  try { for (let i = 0; i < ${times}; i++) await fetch(${JSON.stringify(url)}); return "sent"; }
+  catch (error) { return { type: error.type, message: error.message }; }
+};`;
+
+const event = (code: string, outbound?: RunnerEvent["outbound"]): RunnerEvent => ({
+  tenantId: "0190f5b2-7c1e-7a3b-8d4e-1f2a3b4c5d6e",
+  code,
+  input: {},
+  timeoutMs: 3000,
+  ...(outbound ? { outbound } : {}),
+});
+
+describe("the runner function's fetch (AWS)", () => {
+  it("refuses plain http and private addresses whatever the service's local settings", async () => {
+    const http = await handler(event(CAUGHT("http://api.partner.example/")));
+    const loopback = await handler(
+      event(CAUGHT("https://127.0.0.1:9001/2018-06-01/runtime/invocation/next")),
+    );
+
+    expect(http).toEqual({
+      ok: true,
+      value: { type: "refused", message: expect.stringContaining("only https") },
+    });
+    expect(loopback).toEqual({
+      ok: true,
+      value: { type: "refused", message: expect.stringContaining("address is not allowed") },
+    });
+  });
+
+  it("applies the allowed hosts and limits the control plane sent with the run", async () => {
+    const limits = { maxRequests: 0, maxBytesOut: 0, maxBytesIn: 0, timeoutMs: 1000 };
+
+    const offList = await handler(
+      event(CAUGHT("https://elsewhere.example/"), { allowedHosts: ["api.partner.example"] }),
+    );
+    const overLimit = await handler(event(CAUGHT("https://api.partner.example/"), { limits }));
+
+    expect(offList).toEqual({
+      ok: true,
+      value: {
+        type: "refused",
+        message: expect.stringContaining("elsewhere.example is not one of the allowed hosts"),
+      },
+    });
+    expect(overLimit).toEqual({
+      ok: true,
+      value: { type: "limit", message: expect.stringContaining("at most 0 requests") },
+    });
+  });
+});
