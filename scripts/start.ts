@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { ensureSandboxPackages } from "#lib/sandbox-packages.ts";
 import { newApiKey } from "#shared/ids.ts";
 import { startLocalService } from "#shared/local/server.ts";
 
@@ -52,6 +53,8 @@ async function main() {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`PORT must be a port number, got ${process.env.PORT}`);
   const root = rootKey();
+  // The packages tenant code may require (lib/sandbox-packages.ts), built when missing or stale.
+  if (await ensureSandboxPackages()) console.log("Built the sandbox packages");
   const external = process.env.SVC_DYNAMODB_ENDPOINT || undefined;
   console.log(external ? `Using DynamoDB at ${external}` : "Starting DynamoDB Local…");
   const service = await startLocalService({

@@ -61,6 +61,8 @@ export interface ApiFunctionProps {
   timeout?: Duration;
   /** Repository files copied next to the bundle (the sandbox's child script, which runs as its own process). */
   copyFiles?: string[];
+  /** More shell commands after bundling, given the repository and the bundle's directories. */
+  afterBundling?: (inputDir: string, outputDir: string) => string[];
 }
 
 /**
@@ -119,13 +121,15 @@ export class ApiFunction extends Construct {
         bundleAwsSDK: true,
         // esbuild prints warnings and errors only, not its per-build size summary.
         logLevel: LogLevel.WARNING,
-        ...(props.copyFiles?.length
+        ...(props.copyFiles?.length || props.afterBundling
           ? {
               commandHooks: {
                 beforeBundling: () => [],
                 beforeInstall: () => [],
-                afterBundling: (inputDir: string, outputDir: string) =>
-                  (props.copyFiles ?? []).map((file) => `cp "${inputDir}/${file}" "${outputDir}/"`),
+                afterBundling: (inputDir: string, outputDir: string) => [
+                  ...(props.copyFiles ?? []).map((file) => `cp "${inputDir}/${file}" "${outputDir}/"`),
+                  ...(props.afterBundling?.(inputDir, outputDir) ?? []),
+                ],
               },
             }
           : {}),

@@ -51,6 +51,13 @@ export class SandboxRunners extends Construct {
       // Asynchronous reactions may run 210 s (spec); synchronous callers stop waiting much earlier.
       timeout: Duration.seconds(240),
       copyFiles: ["shared/sandbox/child.mjs"],
+      // The packages tenant code may require, next to child.mjs where it looks for them: the errors module and
+      // the pre-built npm packages (lib/sandbox-packages.ts, built from this checkout's pinned versions).
+      afterBundling: (inputDir, outputDir) => [
+        `mkdir -p "${outputDir}/sandbox-packages"`,
+        `cp "${inputDir}/shared/sandbox/sandbox-packages/reactor-errors.cjs" "${outputDir}/sandbox-packages/"`,
+        `cd "${inputDir}" && "${process.execPath}" --import tsx scripts/build-sandbox-packages.ts "${outputDir}/sandbox-packages/built"`,
+      ],
     });
     const cfn = this.template.function.node.defaultChild as CfnFunction;
     const code = cfn.code as CfnFunction.CodeProperty;

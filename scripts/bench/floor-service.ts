@@ -9,6 +9,7 @@
  *
  *   POST /proxy/{id}  GetItem + open + PutItem of the log entry, then forward and answer the destination's
  *                     response (the proxy's mandatory work: detokenize one token, fail-closed audit)
+ *   POST /slow/proxy/{id}  the same to the destination's slow path (it answers SLOW_ANSWER_MS late)
  *   POST /pass        forward the request body as it is, nothing else: what any Node proxy costs here
  *
  * Both forward on keep-alive connections, as the service does within a tenant.
@@ -40,6 +41,7 @@ import { loadOrCreateMasterKey, MasterKeyWrapper } from "#shared/adapters/local/
 import { auditEntry } from "#shared/domain/audit-entry.ts";
 import { Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
+import { SLOW_PATH_PREFIX } from "./destination.ts";
 
 export interface FloorServiceOptions {
   dynamodbEndpoint: string;
@@ -64,7 +66,7 @@ export const FLOOR_TENANT_ID = "floor-tenant";
 const FLOOR_ACTOR = { type: "application" as const, id: "floor-application" };
 const MAX_BODY_BYTES = 1024 * 1024;
 const TOKEN_PATH = /^\/tokens\/([^/?#]+)$/;
-const PROXY_PATH = /^\/proxy\/([^/?#]+)$/;
+const PROXY_PATH = /^(\/slow)?\/proxy\/([^/?#]+)$/;
 
 const tokenKey = (id: string) => ({ PK: `TOKEN#${FLOOR_TENANT_ID}#${id}`, SK: "META" });
 
@@ -205,13 +207,15 @@ export async function startFloorService(options: FloorServiceOptions): Promise<F
   }
 
   const destination = options.destinationUrl ? new URL(options.destinationUrl) : undefined;
+  const slowDestination = destination && new URL(`${SLOW_PATH_PREFIX}${destination.pathname}`, destination);
   const agent = new Agent({ keepAlive: true });
 
-  async function proxy(id: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function proxy(id: string, slow: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
     req.resume();
-    const token = destination ? await readLogged(id) : undefined;
-    if (!destination || !token) return reply(res, 404, { title: "Not Found", status: 404 });
-    relay(res, await post(destination, agent, Buffer.from(JSON.stringify({ card: token.data }))));
+    const target = slow ? slowDestination : destination;
+    const token = target ? await readLogged(id) : undefined;
+    if (!target || !token) return reply(res, 404, { title: "Not Found", status: 404 });
+    relay(res, await post(target, agent, Buffer.from(JSON.stringify({ card: token.data }))));
   }
 
   async function pass(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -226,9 +230,10 @@ export async function startFloorService(options: FloorServiceOptions): Promise<F
     if (req.method === "POST" && path === "/tokens") work = create(req, res);
     else if (req.method === "GET" && TOKEN_PATH.test(path))
       work = read(decodeURIComponent(TOKEN_PATH.exec(path)?.[1] ?? ""), res);
-    else if (req.method === "POST" && PROXY_PATH.test(path))
-      work = proxy(decodeURIComponent(PROXY_PATH.exec(path)?.[1] ?? ""), req, res);
-    else if (req.method === "POST" && path === "/pass") work = pass(req, res);
+    else if (req.method === "POST" && PROXY_PATH.test(path)) {
+      const [, slow, id] = PROXY_PATH.exec(path) ?? [];
+      work = proxy(decodeURIComponent(id ?? ""), slow !== undefined, req, res);
+    } else if (req.method === "POST" && path === "/pass") work = pass(req, res);
     else {
       req.resume();
       work = Promise.resolve(reply(res, 404, { title: "Not Found", status: 404 }));

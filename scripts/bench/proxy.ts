@@ -14,6 +14,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import { call, timedCall } from "./api.ts";
+import { SLOW_PATH_PREFIX } from "./destination.ts";
 import { median } from "./load.ts";
 
 /** The request transform of `proxy+transform`: hands the body and headers on unchanged. */
@@ -22,6 +23,8 @@ export const TRIVIAL_TRANSFORM =
 
 /** The destination's path; proxies point at `<destination>/charges`, with no suffix. */
 export const DESTINATION_PATH = "/charges";
+/** The same, answered SLOW_ANSWER_MS late (scripts/bench/destination.ts). */
+export const SLOW_DESTINATION_PATH = `${SLOW_PATH_PREFIX}${DESTINATION_PATH}`;
 
 export interface ProxySetup {
   destinationUrl: string;
@@ -32,6 +35,8 @@ export interface ProxySetup {
   floorCardTokenId: string;
   proxyKey: string;
   transformProxyKey: string;
+  /** A proxy without a transform to SLOW_DESTINATION_PATH. */
+  slowProxyKey: string;
   /** What `direct` sends, and what the destination receives from both proxies. */
   directBody: string;
   /** What the proxies get: one detokenization expression. */
@@ -44,6 +49,7 @@ async function createProxy(
   destinationUrl: string,
   name: string,
   transformCode?: string,
+  path = DESTINATION_PATH,
 ): Promise<string> {
   const proxy = await call<{ key: string }>(
     serviceUrl,
@@ -52,7 +58,7 @@ async function createProxy(
     managementKey,
     {
       name,
-      destination_url: `${destinationUrl}${DESTINATION_PATH}`,
+      destination_url: `${destinationUrl}${path}`,
       ...(transformCode ? { request_transform: { code: transformCode } } : {}),
     },
     201,
@@ -106,15 +112,25 @@ export async function setUpProxies(options: {
       "bench proxy+transform",
       TRIVIAL_TRANSFORM,
     ),
+    slowProxyKey: await createProxy(
+      serviceUrl,
+      managementKey,
+      destinationUrl,
+      "bench proxy, slow destination",
+      undefined,
+      SLOW_DESTINATION_PATH,
+    ),
     directBody: JSON.stringify({ card: options.card }),
     proxyBody: JSON.stringify({ card: `{{ ${token.id} }}` }),
   };
   // One request through each, so that a broken path fails here rather than after the other scenarios.
-  await call(destinationUrl, "POST", DESTINATION_PATH, undefined, setup.directBody, 200);
-  for (const key of [setup.proxyKey, setup.transformProxyKey])
+  for (const path of [DESTINATION_PATH, SLOW_DESTINATION_PATH])
+    await call(destinationUrl, "POST", path, undefined, setup.directBody, 200);
+  for (const key of [setup.proxyKey, setup.transformProxyKey, setup.slowProxyKey])
     await call(serviceUrl, "POST", "/proxy", undefined, setup.proxyBody, 200, proxyHeaders(key, useKey));
   await call(options.floorUrl, "POST", "/pass", undefined, setup.directBody, 200);
-  await call(options.floorUrl, "POST", `/proxy/${floorToken.id}`, undefined, setup.proxyBody, 200);
+  for (const path of [`/proxy/${floorToken.id}`, `/slow/proxy/${floorToken.id}`])
+    await call(options.floorUrl, "POST", path, undefined, setup.proxyBody, 200);
   return setup;
 }
 

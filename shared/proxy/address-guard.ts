@@ -162,14 +162,22 @@ function bare(hostname: string): string {
   return name.endsWith(".") ? name.slice(0, -1) : name;
 }
 
-/** Wraps `lookup` so that a name is refused when any address it resolves to is. */
-function guardedLookup(lookup: LookupFunction, port: number): LookupFunction {
+/**
+ * Wraps `lookup` so that a name is refused, with the error `refuse` gives, when any address it resolves to is
+ * refused; otherwise it answers in the shape asked (all addresses, or the first).
+ */
+export function refusingLookup(
+  lookup: LookupFunction,
+  refuse: (address: string, hostname: string) => Error | undefined,
+): LookupFunction {
   return (hostname, options, callback) => {
     lookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
       const list = Array.isArray(addresses) ? addresses : [];
-      if (list.some((entry) => refusal(entry.address, port, hostname) !== undefined))
-        return callback(new AddressRefusedError(), []);
+      for (const entry of list) {
+        const refused = refuse(entry.address, hostname);
+        if (refused) return callback(refused, []);
+      }
       if (options.all) return callback(null, list);
       const first = list[0];
       if (!first)
@@ -180,6 +188,13 @@ function guardedLookup(lookup: LookupFunction, port: number): LookupFunction {
       callback(null, first.address, first.family);
     });
   };
+}
+
+/** Wraps `lookup` so that a name is refused when any address it resolves to is. */
+function guardedLookup(lookup: LookupFunction, port: number): LookupFunction {
+  return refusingLookup(lookup, (address, hostname) =>
+    refusal(address, port, hostname) !== undefined ? new AddressRefusedError() : undefined,
+  );
 }
 
 // dns.lookup read at call time (not bound at import), so there is one resolution path to observe or fake.

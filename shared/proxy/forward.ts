@@ -8,19 +8,21 @@
  * Link-local/metadata addresses and the service's internal endpoints (DynamoDB Local, the local API) are
  * refused always; private, loopback and reserved ones unless private destinations are allowed.
  *
- * Path suffixes are never normalized: a suffix holding a `.` or `..` segment (in any percent-encoded,
- * double-encoded, backslash or `;param` disguise) is refused, so the request cannot climb above
- * destination_url's path on any server, whatever its own normalization.
+ * Path suffixes are never normalized (request-path.ts); destinations that are this service are refused
+ * (destination-target.ts, self-hosts.ts); connections are pooled per tenant (connection-pools.ts).
  */
-import dns from "node:dns";
 import http from "node:http";
 import https from "node:https";
-import type { LookupFunction } from "node:net";
-import net from "node:net";
 // Responses are parsed by Node's IncomingMessage: a destination's `__proto__` header line must not crash us.
 import "#shared/http/safe-headers.ts";
-import { AddressRefusedError, guardedAgents, isLocalAddress, isLocalName } from "./address-guard.ts";
+import { poolOf } from "./connection-pools.ts";
+import { resolveTarget } from "./destination-target.ts";
+import { classify, ForwardError, tooLarge } from "./forward-errors.ts";
 import { outboundHeaders, responseHeaders } from "./headers.ts";
+import { plainLookup, selfGuardedLookup } from "./self-hosts.ts";
+
+// Callers of forward() catch what it throws from here.
+export { ForwardError, type ForwardErrorCode } from "./forward-errors.ts";
 
 export interface OutboundRequest {
   /** Whose request this is: connections are reused within one tenant only. */
@@ -62,73 +64,10 @@ export interface ForwardOptions {
   maxResponseBytes?: number;
 }
 
-export type ForwardErrorCode =
-  | "invalid_destination"
-  | "forbidden_destination"
-  | "timeout"
-  | "unreachable"
-  | "response_too_large";
-
-/** status 4xx: the caller's fault; 502/504: the destination could not be used. Messages are safe to show. */
-export class ForwardError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: ForwardErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "ForwardError";
-  }
-}
-
 export const DEFAULT_TIMEOUT_MS = 25_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 
 const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
-const SELF = "The destination is this service; a proxy cannot call itself.";
-const FORBIDDEN =
-  "The destination resolves to an address this service does not call (private, loopback, link-local, " +
-  "metadata, reserved, or one of the service's own internal endpoints).";
-
-/** An idle connection is closed after this long: below the 5 s keep-alive timeout of Node servers (and most others'), so a reused connection is rarely one the destination is closing. */
-export const IDLE_CONNECTION_MS = 4_000;
-/** Tenants whose connection pools are kept; beyond this the least recently used one is dropped. */
-const MAX_POOLS = 256;
-
-interface Pool {
-  "http:": http.Agent;
-  "https:": https.Agent;
-  /** performance.now() of the last call's start or end. */
-  lastActive: number;
-}
-const pools = new Map<string, Pool>();
-
-/**
- * Connections are kept alive and reused, but only within one tenant: each tenant has its own agents, so
- * no socket or TLS session is ever shared between tenants' calls. Every new connection passes the
- * connect-time address check; a reused one passed it when it was opened, to the address it still uses.
- */
-function poolOf(tenantId: string, allowPrivate: boolean): Pool {
-  const key = `${allowPrivate ? "plain" : "filtered"}:${tenantId}`;
-  const now = performance.now();
-  let pool = pools.get(key);
-  if (pool) pools.delete(key); // re-inserted below: the Map's order is least recently used first
-  // Idle sockets close on a timer, but a frozen process (a Lambda between invocations) runs no timers: a
-  // pool unused for longer than the idle limit may hold connections the destination has closed meanwhile,
-  // and a POST must not be sent on one (it would fail, and is not retried). Such a pool is replaced.
-  if (pool && now - pool.lastActive > IDLE_CONNECTION_MS) pool = undefined;
-  if (!pool) {
-    const options = { keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: "lifo" as const };
-    // The address rule applies in both modes; allowPrivate only lifts the private-address part of it.
-    pool = { ...guardedAgents(options, allowPrivate), lastActive: now };
-  }
-  pool.lastActive = now;
-  pools.set(key, pool);
-  // A dropped pool is not destroyed: requests in flight finish, then its idle sockets time out.
-  if (pools.size > MAX_POOLS) pools.delete(pools.keys().next().value as string);
-  return pool;
-}
 
 export async function forward(request: OutboundRequest, options: ForwardOptions): Promise<OutboundResponse> {
   const method = request.method.toUpperCase();
@@ -209,180 +148,4 @@ export async function forward(request: OutboundRequest, options: ForwardOptions)
     });
     req.end(request.body);
   });
-}
-
-interface Target {
-  url: URL & { protocol: "http:" | "https:" };
-  /** For the socket: IPv6 without brackets. */
-  hostname: string;
-  port: number;
-  /** Request target: destination path + suffix + query, exactly as sent. */
-  path: string;
-  /** The port is this service's and the name is not an IP literal: refuse local addresses after lookup. */
-  guardLookup: boolean;
-}
-
-function resolveTarget(request: OutboundRequest, options: ForwardOptions): Target {
-  let url: URL;
-  try {
-    url = new URL(request.destinationUrl);
-  } catch {
-    throw invalid("The destination_url is not an absolute URL.");
-  }
-  if (!isHttpUrl(url)) throw invalid("The destination_url must use http or https.");
-  if (url.username || url.password) throw invalid("The destination_url must not carry credentials.");
-  if (options.requireHttps && url.protocol !== "https:")
-    throw new ForwardError(403, "forbidden_destination", "The destination_url must use https.");
-
-  const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
-  const self = parseSelfHosts(options.selfHosts ?? []);
-  const name = stripDot(url.hostname);
-  if (self.some((entry) => entry.hostname === name && (entry.port === undefined || entry.port === port)))
-    throw invalid(SELF);
-  // An entry without a port stands for the default ports here: local mode always names its port.
-  const selfPort = self.some((entry) =>
-    entry.port === undefined ? port === 80 || port === 443 : entry.port === port,
-  );
-  if (options.allowPrivate && selfPort && isLocalName(hostname)) throw invalid(SELF);
-
-  return {
-    url,
-    hostname,
-    port,
-    path: joinPath(url, request.pathSuffix, request.rawQuery),
-    guardLookup: options.allowPrivate && selfPort && net.isIP(hostname) === 0,
-  };
-}
-
-function isHttpUrl(url: URL): url is URL & { protocol: "http:" | "https:" } {
-  return url.protocol === "http:" || url.protocol === "https:";
-}
-
-/** destination path (one trailing "/" removed) + suffix + "?" + query (merged with "&" into an existing one). */
-function joinPath(url: URL, pathSuffix: string, rawQuery: string): string {
-  const suffix = pathSuffix === "" || pathSuffix.startsWith("/") ? pathSuffix : `/${pathSuffix}`;
-  if (hasDotSegment(suffix)) throw invalid("The path suffix must not contain '.' or '..' segments.");
-  const base = url.pathname.endsWith("/") ? url.pathname.slice(0, -1) : url.pathname;
-  const path = `${base}${encodeUnsafe(suffix, /[?#]/)}` || "/";
-  const query = [url.search.slice(1), encodeUnsafe(rawQuery, /#/)].filter((part) => part !== "").join("&");
-  return query ? `${path}?${query}` : path;
-}
-
-/**
- * True when some segment, once percent-decoded (repeatedly, to see through double encoding) and split on
- * "/" and "\" (encoded slashes, Windows-style servers), is "." or ".." possibly followed by ";params".
- */
-function hasDotSegment(suffix: string): boolean {
-  for (const segment of suffix.split("/")) {
-    let decoded = segment;
-    for (let round = 0; round < 4; round++) {
-      const next = decoded.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) =>
-        String.fromCharCode(Number.parseInt(hex, 16)),
-      );
-      if (next === decoded) break;
-      decoded = next;
-    }
-    for (const piece of decoded.split(/[/\\]/)) {
-      const name = piece.split(";")[0];
-      if (name === "." || name === "..") return true;
-    }
-  }
-  return false;
-}
-
-/**
- * Percent-encode only what cannot appear raw in a request target (controls, space, non-ASCII, and the
- * delimiters in `special`); everything else, existing %XX escapes included, is passed byte for byte so
- * signatures over the path or query still hold.
- */
-function encodeUnsafe(text: string, special: RegExp): string {
-  let out = "";
-  for (const char of text) {
-    const code = char.codePointAt(0) ?? 0;
-    if (code > 0x20 && code < 0x7f && !special.test(char)) {
-      out += char;
-      continue;
-    }
-    try {
-      out += encodeURIComponent(char);
-    } catch {
-      throw invalid("The path or query holds malformed text.");
-    }
-  }
-  return out;
-}
-
-interface SelfHost {
-  hostname: string;
-  port: number | undefined;
-}
-
-/** Entries that are not host[:port] are skipped: no destination URL's host could match them anyway. */
-function parseSelfHosts(entries: readonly string[]): SelfHost[] {
-  const hosts: SelfHost[] = [];
-  for (const entry of entries) {
-    const match = /^(\[[^\]]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(entry.trim());
-    if (!match?.[1]) continue;
-    try {
-      const { hostname } = new URL(`http://${match[1]}`); // same normalization as the destination's
-      hosts.push({
-        hostname: stripDot(hostname),
-        port: match[2] === undefined ? undefined : Number(match[2]),
-      });
-    } catch {
-      // not a host
-    }
-  }
-  return hosts;
-}
-
-function stripDot(hostname: string): string {
-  return hostname.endsWith(".") ? hostname.slice(0, -1) : hostname;
-}
-
-class SelfDestinationError extends Error {}
-
-// dns.lookup read at call time (not bound at import) so there is one resolution path, filtered or not.
-const plainLookup: LookupFunction = (hostname, options, callback) => {
-  dns.lookup(hostname, options, callback);
-};
-
-/** A name that resolves to this machine on the service's own port is the service itself. */
-const selfGuardedLookup: LookupFunction = (hostname, options, callback) => {
-  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, []);
-    if (addresses.some((entry) => isLocalAddress(entry.address)))
-      return callback(new SelfDestinationError("resolves to this service"), []);
-    if (options.all) return callback(null, addresses);
-    const first = addresses[0];
-    if (!first)
-      return callback(
-        Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }),
-        [],
-      );
-    callback(null, first.address, first.family);
-  });
-};
-
-function invalid(message: string, cause?: unknown): ForwardError {
-  return new ForwardError(400, "invalid_destination", message, cause === undefined ? undefined : { cause });
-}
-
-function tooLarge(maxBytes: number): ForwardError {
-  return new ForwardError(502, "response_too_large", `The destination's response exceeds ${maxBytes} bytes.`);
-}
-
-/** Map a socket/agent failure to a ForwardError. Messages never echo addresses (no DNS oracle). */
-function classify(error: unknown): ForwardError {
-  if (error instanceof ForwardError) return error;
-  if (error instanceof SelfDestinationError) return invalid(SELF, error);
-  const message = error instanceof Error ? error.message : "";
-  // address-guard's refusal, or request-filtering-agent's ("DNS lookup <ip>(…) is not allowed. Because …";
-  // it sets no code): one answer for both, naming no address and not which rule refused it.
-  if (error instanceof AddressRefusedError || /^DNS lookup .* is not allowed\. Because/s.test(message))
-    return new ForwardError(403, "forbidden_destination", FORBIDDEN, { cause: error });
-  if ((error as NodeJS.ErrnoException | undefined)?.code === "ETIMEDOUT")
-    return new ForwardError(504, "timeout", "Connecting to the destination timed out.", { cause: error });
-  return new ForwardError(502, "unreachable", "The destination could not be reached.", { cause: error });
 }

@@ -11,7 +11,9 @@
  * `fetch` and their classes are built inside the context (codeRuntime); `fetch` asks the host, which carries
  * the request out: this process has no network.
  */
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 import vm from "node:vm";
 
 const ALLOWED_MODULES = ["crypto", "util", "url", "querystring", "buffer", "string_decoder"];
@@ -142,7 +144,75 @@ const GLOBALS = {
   URLSearchParams: url.URLSearchParams,
   TextEncoder: util.TextEncoder,
   TextDecoder: util.TextDecoder,
+  // Web Crypto, as Node offers it globally (jose and uuid's browser builds use it).
+  crypto: facade("crypto").webcrypto,
 };
+
+/**
+ * Packages the code may require besides the built-in facades (docs/sandbox.md, "Packages"): files in
+ * `sandbox-packages/` next to this file (the host lets this process read exactly those). Each is compiled once
+ * per process and evaluated inside the context of every run that requires it, so a package's state (axios
+ * defaults, a yup locale) is the run's own and no run can change what another run gets.
+ */
+const PACKAGES_URL = new URL("./sandbox-packages/", import.meta.url);
+const ERRORS_MODULE = "@basis-theory/basis-theory-reactor-formulas-sdk-js";
+const PACKAGE_FILES = new Map([[ERRORS_MODULE, new URL("reactor-errors.cjs", PACKAGES_URL)]]);
+try {
+  const manifest = JSON.parse(readFileSync(new URL("built/manifest.json", PACKAGES_URL), "utf8"));
+  for (const [name, file] of Object.entries(manifest.packages ?? {}))
+    if (typeof file === "string" && /^[\w.-]+\.js$/.test(file))
+      PACKAGE_FILES.set(name, new URL(`built/${file}`, PACKAGES_URL));
+} catch {
+  // Nothing built (a checkout before `npm run build:sandbox-packages`): the facades and the errors module only.
+}
+/** The errors module's classes, also offered as globals (defined on first use, shadowed by the code's own names). */
+const ERROR_GLOBALS = [
+  "BasisTheoryReactorError",
+  "AuthenticationError",
+  "AuthorizationError",
+  "BadRequestError",
+  "CustomHttpResponseError",
+  "InvalidPaymentMethodError",
+  "InvalidReactorConfigurationError",
+  "PaymentRequiredError",
+  "RateLimitError",
+  "ReactorRuntimeError",
+  "ServiceUnavailableError",
+];
+const REQUIRABLE = [...ALLOWED_MODULES, "node-fetch", ...PACKAGE_FILES.keys()].join(", ");
+/** Compiled packages by name: { script } or { error } (a file that cannot be read or compiled). */
+const packageScripts = new Map();
+function packageScript(name) {
+  let entry = packageScripts.get(name);
+  if (entry === undefined) {
+    try {
+      const source = readFileSync(PACKAGE_FILES.get(name), "utf8");
+      // `self`: browser builds find the global object by that name (node-forge).
+      const wrapped = `(function (exports, require, module, self) {${source}\n})`;
+      entry = { script: new vm.Script(wrapped, { filename: `sandbox-packages/${name}` }) };
+    } catch {
+      entry = { error: true };
+    }
+    packageScripts.set(name, entry);
+  }
+  return entry.script;
+}
+/**
+ * Package names the code requires by a string literal, and the errors module when the code names one of its
+ * classes: their wrappers are made before each run starts (the others only if the code asks at run time).
+ */
+function packagesNamedIn(code) {
+  const names = new Set();
+  if (ERROR_GLOBALS.some((name) => code.includes(name))) names.add(ERRORS_MODULE);
+  for (const match of code.matchAll(/\brequire\s*\(\s*(["'`])([^"'`]+)\1\s*\)/g)) {
+    const name = match[2].startsWith("node:") ? match[2].slice(5) : match[2];
+    if (PACKAGE_FILES.has(name)) names.add(name);
+  }
+  return [...names];
+}
+/** This file's directory: left out of every message sent back (a run's errors may quote it). */
+const HOST_DIR = fileURLToPath(new URL(".", import.meta.url));
+const withoutHostPaths = (text) => (HOST_DIR.length > 1 ? text.split(HOST_DIR).join("") : text);
 
 const CONTEXT_OPTIONS = {
   name: "transform",
@@ -611,6 +681,14 @@ function driver(codeRuntime) {
             // a body that is not JSON-able is left out
           }
         }
+        // The typed errors' field messages (reactor-errors.cjs): a map of string lists.
+        if (error.errors !== null && typeof error.errors === "object") {
+          try {
+            info.errors = parse(stringify(error.errors));
+          } catch {
+            // left out, as a body
+          }
+        }
       } else {
         info = { name: "Error", message: String(error) };
       }
@@ -694,14 +772,114 @@ function driver(codeRuntime) {
   });
 
   const allowed = host.allowed;
+  /** Packages this run has required: name → its module (evaluated at most once per run). */
+  const packages = Object.create(null);
   const require = (name) => {
     const key = typeof name === "string" && name.startsWith("node:") ? name.slice(5) : name;
     if (key === "node-fetch") return runtime.nodeFetch;
     const found = typeof key === "string" ? host.require(key) : undefined;
-    if (found === undefined)
-      throw new Error(`Cannot require '${String(name)}': a transform may require only ${allowed}`);
-    return found;
+    if (found !== undefined) return found;
+    if (typeof key === "string" && Object.hasOwn(packages, key)) return packages[key].exports;
+    const factory = typeof key === "string" ? host.packageFactory(key) : undefined;
+    if (typeof factory !== "function")
+      throw new Error(`Cannot require '${String(name)}': the code may require only ${allowed}`);
+    const loaded = { exports: {} };
+    packages[key] = loaded; // before it runs: a package that requires itself (a cycle) gets what it has so far
+    try {
+      factory.call(loaded.exports, loaded.exports, require, loaded, globalThis);
+    } catch (error) {
+      delete packages[key];
+      throw error;
+    }
+    return loaded.exports;
   };
+
+  // Node's global structuredClone for values of this context (Node's own would answer objects of the host's
+  // realm): plain data, Date, RegExp, Map, Set, ArrayBuffer and typed arrays, cycles kept; jose uses it.
+  const structuredClone = (value) => {
+    const copies = new Map();
+    const copy = (v) => {
+      if (v === null || (typeof v !== "object" && typeof v !== "function")) return v;
+      if (typeof v === "function" || typeof v === "symbol") throw new TypeError("value could not be cloned");
+      if (copies.has(v)) return copies.get(v);
+      let out;
+      if (v instanceof Date) out = new Date(v.getTime());
+      else if (v instanceof RegExp) out = new RegExp(v.source, v.flags);
+      else if (v instanceof ArrayBuffer) out = v.slice(0);
+      else if (ArrayBuffer.isView(v)) out = new v.constructor(v.buffer.slice(0), v.byteOffset, v.length);
+      else if (v instanceof Map) {
+        out = new Map();
+        copies.set(v, out);
+        for (const [k, item] of v) out.set(copy(k), copy(item));
+        return out;
+      } else if (v instanceof Set) {
+        out = new Set();
+        copies.set(v, out);
+        for (const item of v) out.add(copy(item));
+        return out;
+      } else {
+        out = Array.isArray(v) ? [] : {};
+        copies.set(v, out);
+        for (const key of Object.keys(v)) out[key] = copy(v[key]);
+        return out;
+      }
+      copies.set(v, out);
+      return out;
+    };
+    return copy(value);
+  };
+  Object.defineProperty(globalThis, "structuredClone", {
+    value: structuredClone,
+    writable: true,
+    configurable: true,
+  });
+
+  // A TextEncoder whose arrays are this context's Uint8Arrays (the host's answers arrays of its own realm, which
+  // fail `instanceof Uint8Array` here: jose refuses such a key).
+  const HostTextEncoder = globalThis.TextEncoder;
+  const ContextUint8Array = Uint8Array;
+  class TextEncoder {
+    #encoder = new HostTextEncoder();
+    get encoding() {
+      return "utf-8";
+    }
+    encode(input = "") {
+      return new ContextUint8Array(this.#encoder.encode(input));
+    }
+    encodeInto(input, destination) {
+      const { read, written } = this.#encoder.encodeInto(input, destination);
+      return { read, written };
+    }
+  }
+  Object.defineProperty(globalThis, "TextEncoder", {
+    value: TextEncoder,
+    writable: true,
+    configurable: true,
+  });
+
+  // The typed errors as globals, made on first use: code that declares its own (`const { BadRequestError } =
+  // require(...)`) shadows them, where a declaration in the code's scope would collide.
+  const errorNames = host.errorGlobals.split(",");
+  const defineGlobal = (name, value) =>
+    Object.defineProperty(globalThis, name, { value, writable: true, configurable: true });
+  const installErrors = () => {
+    const errors = require(host.errorsModule);
+    for (let i = 0; i < errorNames.length; i++) defineGlobal(errorNames[i], errors[errorNames[i]]);
+  };
+  for (let i = 0; i < errorNames.length; i++) {
+    const name = errorNames[i];
+    Object.defineProperty(globalThis, name, {
+      configurable: true,
+      get() {
+        installErrors();
+        return globalThis[name];
+      },
+      set(value) {
+        installErrors();
+        defineGlobal(name, value);
+      },
+    });
+  }
   const module = { exports: {} };
   try {
     host.factory.call(module.exports, module.exports, require, module);
@@ -750,7 +928,10 @@ function compile(code) {
     // running outside the module function.
     vm.compileFunction(code, ["exports", "require", "module"]);
     const wrapped = `(function (exports, require, module) {\n${code}\n})`;
-    return { script: new vm.Script(wrapped, { filename: "transform.js", lineOffset: -1 }) };
+    return {
+      script: new vm.Script(wrapped, { filename: "transform.js", lineOffset: -1 }),
+      packages: packagesNamedIn(code),
+    };
   } catch (error) {
     const name = typeof error?.name === "string" ? error.name : "SyntaxError";
     const message = typeof error?.message === "string" ? error.message : "";
@@ -843,13 +1024,34 @@ function run(message) {
     done(id, "invalid-code", '{"name":"TypeError","message":"the code is not a module body"}');
     return;
   }
+  // Wrappers of the packages the code names, made now, outside the code's turn: making one while the code runs
+  // (a name computed at run time) runs the context's queued promise jobs early (afterEvaluate).
+  const packageFactories = new Map();
+  for (const name of entry.packages) {
+    const script = packageScript(name);
+    if (script === undefined) continue;
+    const wrapper = enter(id, script);
+    if (!runs.has(id)) return;
+    packageFactories.set(name, wrapper);
+  }
   sandbox.__sandboxHost = Object.freeze({
     __proto__: null,
     factory,
     input,
     svc,
-    allowed: ALLOWED_MODULES.join(", "),
+    allowed: REQUIRABLE,
+    errorsModule: ERRORS_MODULE,
+    errorGlobals: ERROR_GLOBALS.join(","),
     require: (name) => (typeof name === "string" && FACADES.has(name) ? facade(name) : undefined),
+    packageFactory: (name) => {
+      if (typeof name !== "string" || !PACKAGE_FILES.has(name) || !runs.has(id)) return undefined;
+      if (!packageFactories.has(name)) {
+        const script = packageScript(name);
+        if (script === undefined) return undefined;
+        packageFactories.set(name, script.runInContext(context));
+      }
+      return packageFactories.get(name);
+    },
     take: () => {
       const answers = state.answers;
       state.answers = [];
@@ -885,7 +1087,7 @@ function run(message) {
       if (kind !== "ok" && kind !== "thrown" && kind !== "invalid-code") return;
       if (payload !== undefined && typeof payload !== "string") return;
       if (payload !== undefined && payload.length > maxResultChars) done(id, "too-large", undefined);
-      else done(id, kind, payload);
+      else done(id, kind, kind === "ok" || payload === undefined ? payload : withoutHostPaths(payload));
     },
   });
   enter(id, DRIVER);

@@ -92,6 +92,8 @@ export interface ThrownInfo {
   message: string;
   status?: number;
   body?: unknown;
+  /** The typed errors' field messages (reactor-errors.cjs): a map of string lists. */
+  errors?: Record<string, string[]>;
 }
 
 /** Child → host: the code called `req.svc.<op>(...args)`; args is the JSON of the argument array. */
@@ -170,5 +172,25 @@ export function readThrownInfo(payload: string | undefined): ThrownInfo {
   };
   if (typeof parsed.status === "number" && Number.isInteger(parsed.status)) info.status = parsed.status;
   if (parsed.body !== undefined) info.body = parsed.body;
+  const errors = fieldMessages(parsed.errors);
+  if (errors !== undefined) info.errors = errors;
   return info;
+}
+
+/** At most 50 fields of at most 20 strings each, each string at most 1,000 characters; anything else is dropped. */
+function fieldMessages(value: unknown): Record<string, string[]> | undefined {
+  if (!isRecord(value)) return undefined;
+  const errors: Record<string, string[]> = Object.create(null);
+  let fields = 0;
+  for (const [field, messages] of Object.entries(value)) {
+    if (!Array.isArray(messages)) continue;
+    const kept = messages
+      .filter((m): m is string => typeof m === "string")
+      .slice(0, 20)
+      .map((m) => m.slice(0, 1000));
+    if (kept.length === 0) continue;
+    errors[field.slice(0, 200)] = kept;
+    if (++fields >= 50) break;
+  }
+  return fields > 0 ? { ...errors } : undefined;
 }

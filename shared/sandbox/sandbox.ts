@@ -8,7 +8,7 @@
 export const SVC_OPERATIONS = ["tokens.create", "tokens.retrieve", "tokens.update", "tokens.delete"] as const;
 export type SvcOperation = (typeof SVC_OPERATIONS)[number];
 
-/** Built-in modules the code may `require` (also as `node:<name>`); anything else throws. */
+/** Built-in modules the code may `require` (also as `node:<name>`), besides the packages (docs/sandbox.md). */
 export const ALLOWED_MODULES = ["crypto", "util", "url", "querystring", "buffer", "string_decoder"] as const;
 
 export interface SandboxRequest {
@@ -55,6 +55,8 @@ export interface SandboxError {
   status?: number;
   /** `thrown` only: the error's JSON-able `body`. */
   body?: unknown;
+  /** `thrown` only: the field messages of a typed error (`errors`), a map of string lists. */
+  errors?: Record<string, string[]>;
 }
 
 export type SandboxResult = { ok: true; value: unknown } | { ok: false; error: SandboxError };

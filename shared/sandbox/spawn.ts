@@ -1,5 +1,7 @@
 /** How sandbox processes are started: flags, options and clean-up (shared by the pool and the escape tests). */
 import type { ChildProcess, SpawnOptions } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const DEFAULT_CHILD_SCRIPT = fileURLToPath(new URL("./child.mjs", import.meta.url));
@@ -12,14 +14,41 @@ export function permissionFlag(version = process.versions.node): string {
 }
 
 /**
+ * The files of `sandbox-packages/` next to a child script (the errors module, and the built packages under
+ * `built/`): the packages tenant code may require, all public code. Listed once per script.
+ */
+const packageFilesByScript = new Map<string, string[]>();
+export function sandboxPackageFiles(childScript: string): string[] {
+  let files = packageFilesByScript.get(childScript);
+  if (files === undefined) {
+    const dir = join(dirname(childScript), "sandbox-packages");
+    const list = (path: string): string[] => {
+      try {
+        return readdirSync(path, { withFileTypes: true }).flatMap((entry) =>
+          entry.isDirectory() ? list(join(path, entry.name)) : [join(path, entry.name)],
+        );
+      } catch {
+        return [];
+      }
+    };
+    files = list(dir);
+    packageFilesByScript.set(childScript, files);
+  }
+  return files;
+}
+
+/**
  * The command line of a sandbox process: everything the permission model would grant is left out, so the
- * process may read its own script and nothing else (and from Node 25 on, reach no network either).
+ * process may read its own script and the package files next to it, and nothing else (and from Node 25 on,
+ * reach no network either).
  */
 export function childArguments(childScript: string, memoryMb: number): string[] {
-  if (childScript.includes(",")) throw new Error("the sandbox child script path must not contain a comma");
+  const readable = [childScript, ...sandboxPackageFiles(childScript)];
+  if (readable.some((path) => path.includes(",")))
+    throw new Error("the sandbox child script and package paths must not contain a comma");
   return [
     permissionFlag(),
-    `--allow-fs-read=${childScript}`,
+    ...readable.map((path) => `--allow-fs-read=${path}`),
     "--no-addons",
     "--disallow-code-generation-from-strings",
     "--frozen-intrinsics",

@@ -416,9 +416,15 @@ describe("sandbox runners", () => {
     expect(consumer.Properties.Environment.Variables).toMatchObject(runnerEnv);
   });
 
-  it("bundles the sandbox child script next to the runner's code", () => {
+  it("bundles the sandbox child script and the packages tenant code may require next to the runner's code", () => {
     const assetDir = join(outdir, `asset.${templateCode().S3Key.replace(/\.zip$/, "")}`);
-    expect(readdirSync(assetDir).sort()).toEqual(expect.arrayContaining(["child.mjs", "index.mjs"]));
+    expect(readdirSync(assetDir).sort()).toEqual(
+      expect.arrayContaining(["child.mjs", "index.mjs", "sandbox-packages"]),
+    );
+    expect(readdirSync(join(assetDir, "sandbox-packages")).sort()).toEqual(["built", "reactor-errors.cjs"]);
+    expect(readdirSync(join(assetDir, "sandbox-packages", "built"))).toEqual(
+      expect.arrayContaining(["manifest.json", "axios.js", "jose.js", "uuid.js"]),
+    );
   });
 });
 

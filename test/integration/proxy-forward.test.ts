@@ -3,13 +3,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import {
-  ForwardError,
-  type ForwardOptions,
-  forward,
-  IDLE_CONNECTION_MS,
-  type OutboundRequest,
-} from "#shared/proxy/forward.ts";
+import { IDLE_CONNECTION_MS } from "#shared/proxy/connection-pools.ts";
+import { ForwardError, type ForwardOptions, forward, type OutboundRequest } from "#shared/proxy/forward.ts";
 
 /*
  * Real HTTP servers on 127.0.0.1 only. Two safety nets keep every other address out of reach even if the

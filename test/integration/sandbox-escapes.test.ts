@@ -6,12 +6,17 @@ import { spawn } from "node:child_process";
 import { type Dirent, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import type { SandboxResult } from "#shared/sandbox/sandbox.ts";
-import { childArguments, childSpawnOptions, DEFAULT_CHILD_SCRIPT } from "#shared/sandbox/spawn.ts";
+import {
+  childArguments,
+  childSpawnOptions,
+  DEFAULT_CHILD_SCRIPT,
+  sandboxPackageFiles,
+} from "#shared/sandbox/spawn.ts";
 
 const SECRETS = {
   AWS_SECRET_ACCESS_KEY: "host-aws-secret-4f2b9c",
@@ -167,9 +172,14 @@ describe("the host's environment", () => {
         "NODE_CHANNEL_FD=3",
         "NODE_CHANNEL_SERIALIZATION_MODE=json",
       ]);
-      expect(argv.filter((arg) => arg.startsWith("--allow-"))).toEqual([
-        `--allow-fs-read=${DEFAULT_CHILD_SCRIPT}`,
-      ]);
+      // Reads of its own script and of the package files beside it (public code), each named: nothing else.
+      const packageDir = join(dirname(DEFAULT_CHILD_SCRIPT), "sandbox-packages");
+      const packageFiles = sandboxPackageFiles(DEFAULT_CHILD_SCRIPT);
+      expect(packageFiles.length).toBeGreaterThan(1);
+      expect(packageFiles.every((file) => file.startsWith(`${packageDir}/`))).toBe(true);
+      expect(argv.filter((arg) => arg.startsWith("--allow-"))).toEqual(
+        [DEFAULT_CHILD_SCRIPT, ...packageFiles].map((file) => `--allow-fs-read=${file}`),
+      );
       expect(argv).toEqual(
         expect.arrayContaining(["--no-addons", "--disallow-code-generation-from-strings"]),
       );

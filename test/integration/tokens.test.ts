@@ -200,6 +200,46 @@ describe("POST /tokens", () => {
     expect(deduped.body.id).toBe(plain.body.id);
   });
 
+  it("lets the next create without deduplication claim a value whose claiming token was deleted", async () => {
+    const { api, reader } = await setup();
+    const body = { type: "card_number", data: "4000002500003155" };
+
+    const first = await api.post<TokenBody>("/tokens", { key: reader, body });
+    const repeat = await api.post<TokenBody>("/tokens", { key: reader, body });
+    const deleted = await api.delete(`/tokens/${first.body.id}`, { key: reader });
+    const next = await api.post<TokenBody>("/tokens", { key: reader, body });
+    const deduped = await api.post<TokenBody>("/tokens", {
+      key: reader,
+      body: { ...body, deduplicate_token: true },
+    });
+
+    expect(deleted.status).toBe(204);
+    expect(repeat.body.id).not.toBe(first.body.id);
+    // The repeat found the value claimed by the first; once that claim is gone, the next create takes it.
+    expect(deduped.body.id).toBe(next.body.id);
+  });
+
+  it("claims no fingerprint for a create refused because its id is taken", async () => {
+    const { api, reader: pub } = await setup();
+    const taken = await api.post<TokenBody>("/tokens", {
+      key: pub,
+      body: { id: "claim-id-taken", type: "card_number", data: "4000056655665556" },
+    });
+    const refused = await api.post("/tokens", {
+      key: pub,
+      body: { id: "claim-id-taken", type: "card_number", data: "5555555555554444" },
+    });
+    const deduped = await api.post<TokenBody>("/tokens", {
+      key: pub,
+      body: { type: "card_number", data: "5555555555554444", deduplicate_token: true },
+    });
+
+    expect(taken.status).toBe(201);
+    expect(refused.status).toBe(409);
+    expect(deduped.status).toBe(201);
+    expect(deduped.body.id).not.toBe("claim-id-taken");
+  });
+
   it("stores no plaintext of data, cvc, fingerprint input or search values", async () => {
     const { api, pub } = await setup();
     await api.post("/tokens", {

@@ -1,6 +1,6 @@
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
-import { tokenKeys } from "#shared/adapters/dynamodb/token-store.ts";
+import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import {

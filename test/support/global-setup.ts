@@ -1,4 +1,5 @@
 import type { TestProject } from "vitest/node";
+import { ensureSandboxPackages } from "#lib/sandbox-packages.ts";
 import { startDynamoDbLocal } from "#shared/local/dynamodb-local.ts";
 
 declare module "vitest" {
@@ -7,8 +8,12 @@ declare module "vitest" {
   }
 }
 
-/** One in-memory DynamoDB Local for the whole run; each test file makes its own tenants. */
+/**
+ * One in-memory DynamoDB Local for the whole run; each test file makes its own tenants. The packages tenant
+ * code may require are built first when missing or stale (lib/sandbox-packages.ts).
+ */
 export default async function setup(project: TestProject) {
+  await ensureSandboxPackages();
   const dynamo = await startDynamoDbLocal();
   project.provide("dynamodbEndpoint", dynamo.endpoint);
   return async () => {

@@ -16,6 +16,8 @@ describe("variablesRead (what a fingerprint expression depends on)", () => {
     ["{{ datum }}", false],
   ])("%s reads data: %s", (template, reads) => {
     expect(variablesRead(template).includes("data")).toBe(reads);
+    // Asked again (answered from the cache), the same.
+    expect(variablesRead(template).includes("data")).toBe(reads);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient, QueryCommandInput } from "@aws-sdk/lib-dynamodb";
-import { BatchWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { BatchWriteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry, LogQuery } from "#shared/domain/audit.ts";
 import { validationError } from "#shared/http/errors.ts";
 import type { AuditLogStore, PageRequest, StorePage } from "#shared/ports/stores.ts";
@@ -18,6 +18,12 @@ export class DynamoAuditLogStore implements AuditLogStore {
   ) {}
 
   async append(entries: LogEntry[]): Promise<void> {
+    // One entry (every read): a PutItem, which fails or succeeds whole; no batch envelope, no unprocessed-items loop.
+    const [only] = entries;
+    if (only && entries.length === 1) {
+      await this.client.send(new PutCommand({ TableName: this.tableName, Item: this.audit.item(only) }));
+      return;
+    }
     // BatchWriteItem takes at most 25 items per call.
     for (let i = 0; i < entries.length; i += 25) await this.appendBatch(entries.slice(i, i + 25));
   }

@@ -4,7 +4,7 @@ import type { LogEntry } from "#shared/domain/audit.ts";
 import type { SessionStore, StoredSession } from "#shared/domain/sessions.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { epochSeconds, keys } from "./schema.ts";
-import { sweepEntryPut } from "./token-store.ts";
+import { sweepEntryPut } from "./sweep-index.ts";
 
 export const sessionKeys = {
   session: (tenantId: string, id: string) => ({ PK: `SESSION#${tenantId}#${id}`, SK: "META" }),

@@ -4,9 +4,10 @@ import type { LogEntry } from "#shared/domain/audit.ts";
 import type { DueItem, SweepStore } from "#shared/domain/tokens/sweep.ts";
 import type { AuditItems } from "./audit-items.ts";
 import { isConditionalCheckFailed, transactOrFalse } from "./client.ts";
+import { releaseFingerprint } from "./fingerprint-claims.ts";
 import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";
-import { releaseFingerprint, SWEEP_SHARDS, tokenKeys } from "./token-store.ts";
+import { SWEEP_SHARDS, tokenKeys } from "./token-keys.ts";
 
 const STATE_KEY = { PK: "SWEEPSTATE", SK: "META" };
 

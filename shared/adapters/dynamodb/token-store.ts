@@ -1,15 +1,8 @@
-import { createHash } from "node:crypto";
-import type { DynamoDBDocumentClient, QueryCommandInput } from "@aws-sdk/lib-dynamodb";
-import {
-  BatchGetCommand,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-} from "@aws-sdk/lib-dynamodb";
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { BatchGetCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
+import { ExpiringCache } from "#shared/domain/expiring-cache.ts";
 import type { StoredToken, TokenListFilter, TransactionContext } from "#shared/domain/tokens/token.ts";
-import { validationError } from "#shared/http/errors.ts";
 import type {
   PageRequest,
   StorePage,
@@ -17,201 +10,33 @@ import type {
   TokenStore,
   WriteOutcome,
 } from "#shared/ports/stores.ts";
-import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { cancellationCodes, isConditionalCheckFailed } from "./client.ts";
-import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
-import { epochSeconds, TABLE_KEYS } from "./schema.ts";
-import { MAX_TRANSACTION_OPERATIONS, transactionKeys } from "./transaction-keys.ts";
+import type { AuditItems } from "./audit-items.ts";
+import { cancellationCodes } from "./client.ts";
+import { claimIfUnclaimed, fingerprintClaimItem, releaseFingerprint } from "./fingerprint-claims.ts";
+import { epochSeconds } from "./schema.ts";
+import { tokenSweepPuts } from "./sweep-index.ts";
+import { tokenFromItem, tokenItem } from "./token-items.ts";
+import { tokenKeys } from "./token-keys.ts";
+import { listTokens } from "./token-listing.ts";
+import { LOCK_FREE, lockUpdate, transactionWrites } from "./token-transaction-writes.ts";
 
-/** A tenant's token listing is spread over this many GSI1 partitions (write sharding). */
-export const TOKEN_SHARDS = 8;
-/** Offset paging of tokens reads page × size entries per shard, so it is capped; use `start` beyond. */
-export const MAX_TOKEN_OFFSET = 10_000;
-/** Expired tokens are deleted by the sweep; DynamoDB TTL removes any it missed this long after expiry. */
-export const TTL_BACKSTOP_SECONDS = 3600;
-export const SWEEP_SHARDS = 8;
+/** How long this process trusts that a fingerprint it saw claimed is still claimed (as long as API keys). */
+const HELD_CLAIM_SECONDS = 5;
 
-const STORE_ONLY = ["metadata_lc", "expires_epoch", "txn_id", "txn_op", "txn_expires_epoch"] as const;
-
-/** A write may proceed when no transaction holds the token, or the one that did has expired. */
-const LOCK_FREE = "(attribute_not_exists(txn_id) OR txn_expires_epoch <= :now)";
-
-function shardOf(id: string, shards: number): number {
-  return createHash("sha256").update(id).digest().readUInt16BE(0) % shards;
-}
-
-export const tokenKeys = {
-  token: (tenantId: string, id: string) => ({ PK: `TOKEN#${tenantId}#${id}`, SK: "META" }),
-  listing: (tenantId: string, shard: number) => `TENANT#${tenantId}#TOKENS#${shard}`,
-  fingerprint: (tenantId: string, type: string, fingerprint: string) => ({
-    PK: `FP#${tenantId}#${type}#${fingerprint}`,
-    SK: "META",
-  }),
-  /** Hour bucket of the sweep index: tokens (T) and cvcs (C) due in that hour. */
-  sweepBucket: (at: Date, shard: number) => `SWEEP#${at.toISOString().slice(0, 13)}#${shard}`,
-} as const;
-
-function lowerMap(map: Record<string, string> | undefined): Record<string, string> | undefined {
-  if (!map) return undefined;
-  return Object.fromEntries(Object.entries(map).map(([k, v]) => [k.toLowerCase(), v.toLowerCase()]));
-}
-
-/**
- * One entry of the sweep index: something of a tenant that falls due at `dueAt` — a token's expiry (T), a cvc's
- * end (C), an open transaction's expiry (X) or a session's (S). The sweep reads these by hour bucket.
- */
-export function sweepEntryPut(
-  tableName: string,
-  entry: {
-    kind: "T" | "C" | "X" | "S";
-    tenantId: string;
-    entityId: string;
-    tokenType?: string;
-    dueAt: string;
-    shard?: number;
-  },
-) {
-  return {
-    Put: {
-      TableName: tableName,
-      Item: {
-        PK: tokenKeys.sweepBucket(new Date(entry.dueAt), entry.shard ?? 0),
-        SK: `${entry.kind}#${entry.tenantId}#${entry.entityId}`,
-        entity: "sweep",
-        kind: entry.kind,
-        tenant_id: entry.tenantId,
-        token_id: entry.entityId,
-        token_type: entry.tokenType ?? "token",
-        due_at: entry.dueAt,
-        ttl: epochSeconds(new Date(entry.dueAt)) + 7 * 86_400,
-      },
-    },
-  };
-}
-
-/** Drops a fingerprint claim if (and only if) it still names this token. */
-export async function releaseFingerprint(
-  client: DynamoDBDocumentClient,
-  tableName: string,
-  claim: { tenantId: string; type: string; fingerprint: string; tokenId: string },
-): Promise<void> {
-  await client
-    .send(
-      new DeleteCommand({
-        TableName: tableName,
-        Key: tokenKeys.fingerprint(claim.tenantId, claim.type, claim.fingerprint),
-        ConditionExpression: "token_id = :id",
-        ExpressionAttributeValues: { ":id": claim.tokenId },
-      }),
-    )
-    .catch((error: unknown) => {
-      if (!isConditionalCheckFailed(error)) throw error;
-    });
-}
-
+/** Tokens in DynamoDB: creates that claim fingerprints, guarded replaces and deletes, and transaction enrolment. */
 export class DynamoTokenStore implements TokenStore {
+  /**
+   * Fingerprints this process saw claimed (by its own claim or a refused one), so repeats of a value skip the
+   * best-effort claim, which would fail. Evicted by this process's own releases; another process's release is
+   * seen after HELD_CLAIM_SECONDS at most (until then its repeats do not claim: best effort, as before).
+   */
+  private readonly heldClaims = new ExpiringCache<true>(HELD_CLAIM_SECONDS * 1000);
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly audit: AuditItems,
   ) {}
-
-  item(token: StoredToken): Record<string, unknown> {
-    const expiresEpoch = token.expires_at ? epochSeconds(new Date(token.expires_at)) : undefined;
-    const { lock, ...fields } = token;
-    return {
-      ...tokenKeys.token(token.tenant_id, token.id),
-      GSI1PK: tokenKeys.listing(token.tenant_id, shardOf(token.id, TOKEN_SHARDS)),
-      GSI1SK: `${token.created_at}#${token.id}`,
-      entity: "token",
-      ...fields,
-      metadata_lc: lowerMap(token.metadata),
-      ...(lock
-        ? { txn_id: lock.transactionId, txn_op: lock.operation, txn_expires_epoch: lock.expiresEpoch }
-        : {}),
-      ...(expiresEpoch !== undefined
-        ? { expires_epoch: expiresEpoch, ttl: expiresEpoch + TTL_BACKSTOP_SECONDS }
-        : {}),
-    };
-  }
-
-  private fromItem(item: Record<string, unknown>): StoredToken {
-    const token = stripKeys<Record<string, unknown>>(item);
-    for (const attribute of STORE_ONLY) delete token[attribute];
-    if (typeof item.txn_id === "string")
-      token.lock = {
-        transactionId: item.txn_id,
-        operation: item.txn_op,
-        expiresEpoch: Number(item.txn_expires_epoch),
-      };
-    return token as unknown as StoredToken;
-  }
-
-  /** The writes that enrol a token operation in an open transaction: its op item and the record's count. */
-  private transactionWrites(
-    token: StoredToken,
-    transaction: TransactionContext,
-    operation: "create" | "update" | "delete",
-    now: Date,
-    next?: StoredToken,
-    previousFingerprint?: string,
-  ) {
-    return [
-      {
-        Update: {
-          TableName: this.tableName,
-          Key: transactionKeys.record(token.tenant_id, transaction.id),
-          UpdateExpression: "ADD op_count :one",
-          ConditionExpression:
-            "#state = :open AND expires_epoch > :now AND (attribute_not_exists(op_count) OR op_count < :max)",
-          ExpressionAttributeNames: { "#state": "state" },
-          ExpressionAttributeValues: {
-            ":one": 1,
-            ":open": "open",
-            ":now": epochSeconds(now),
-            ":max": MAX_TRANSACTION_OPERATIONS,
-          },
-        },
-      },
-      {
-        Put: {
-          TableName: this.tableName,
-          Item: {
-            ...transactionKeys.operation(token.tenant_id, transaction.id, token.id),
-            entity: "transaction_operation",
-            operation,
-            token_id: token.id,
-            token_type: token.type,
-            fingerprint: token.fingerprint,
-            ...(previousFingerprint !== undefined && previousFingerprint !== token.fingerprint
-              ? { previous_fingerprint: previousFingerprint }
-              : {}),
-            ...(next ? { next: this.item(next) } : {}),
-            ttl: transaction.expiresEpoch + 7 * 86_400,
-          },
-          // One operation per token per transaction.
-          ConditionExpression: "attribute_not_exists(PK)",
-        },
-      },
-    ];
-  }
-
-  /** Index entries that let the sweep find what falls due: the token's expiry and its cvc's. */
-  private sweepPuts(token: StoredToken) {
-    const due: ["T" | "C", string][] = [];
-    if (token.expires_at) due.push(["T", token.expires_at]);
-    if (token.sealed_cvc && token.cvc_expires_at) due.push(["C", token.cvc_expires_at]);
-    return due.map(([kind, dueAt]) =>
-      sweepEntryPut(this.tableName, {
-        kind,
-        tenantId: token.tenant_id,
-        entityId: token.id,
-        tokenType: token.type,
-        dueAt,
-        shard: shardOf(token.id, SWEEP_SHARDS),
-      }),
-    );
-  }
 
   async create(
     input: StoredToken,
@@ -239,7 +64,7 @@ export class DynamoTokenStore implements TokenStore {
         {
           Put: {
             TableName: this.tableName,
-            Item: this.item(token),
+            Item: tokenItem(token),
             ConditionExpression: "attribute_not_exists(PK)",
           },
         },
@@ -248,19 +73,19 @@ export class DynamoTokenStore implements TokenStore {
               {
                 Put: {
                   TableName: this.tableName,
-                  Item: { ...fingerprintKey, entity: "fingerprint", token_id: token.id },
+                  Item: fingerprintClaimItem(fingerprintKey, token.id),
                   ConditionExpression: "attribute_not_exists(PK)",
                 },
               },
             ]
           : []),
-        ...this.sweepPuts(token),
-        ...(transaction ? this.transactionWrites(token, transaction, "create", options.now) : []),
+        ...tokenSweepPuts(this.tableName, token),
+        ...(transaction ? transactionWrites(this.tableName, token, transaction, "create", options.now) : []),
         this.audit.put(audit),
       ];
       try {
         await this.client.send(new TransactWriteCommand({ TransactItems: transactItems }));
-        if (!claim) await this.claimIfUnclaimed(fingerprintKey, token.id);
+        if (!claim) await this.claimUnlessHeld(fingerprintKey, token.id, options.now);
         return { outcome: "created" } as TokenCreateOutcome;
       } catch (error) {
         const reasons = cancellationCodes(error);
@@ -297,7 +122,7 @@ export class DynamoTokenStore implements TokenStore {
     const out = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: tokenKeys.token(tenantId, id), ConsistentRead: true }),
     );
-    return out.Item ? this.fromItem(out.Item) : undefined;
+    return out.Item ? tokenFromItem(out.Item) : undefined;
   }
 
   async getMany(tenantId: string, ids: string[]): Promise<StoredToken[]> {
@@ -311,7 +136,7 @@ export class DynamoTokenStore implements TokenStore {
         const out = await this.client.send(
           new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
         );
-        found.push(...(out.Responses?.[this.tableName] ?? []).map((item) => this.fromItem(item)));
+        found.push(...(out.Responses?.[this.tableName] ?? []).map((item) => tokenFromItem(item)));
         keys = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
       }
     }
@@ -319,86 +144,8 @@ export class DynamoTokenStore implements TokenStore {
     return found.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   }
 
-  async list(tenantId: string, filter: TokenListFilter, page: PageRequest): Promise<StorePage<StoredToken>> {
-    const cursor = page.start === undefined ? undefined : decodeCursor(page.start);
-    if (page.start !== undefined && cursor === undefined)
-      throw validationError("The start cursor is invalid.");
-    const offset = cursor ? 0 : (page.page - 1) * page.size;
-    if (offset + page.size > MAX_TOKEN_OFFSET)
-      throw validationError(
-        `Offset paging is limited to the first ${MAX_TOKEN_OFFSET} tokens; use the start cursor from pagination.next.`,
-      );
-    const expression = new FilterBuilder();
-    expression.add(
-      `(attribute_not_exists(${expression.name("expires_epoch")}) OR ${expression.name("expires_epoch")} > ${expression.value(epochSeconds(filter.now))})`,
-    );
-    // Tokens created in a transaction stay invisible until it commits.
-    expression.add(
-      `(attribute_not_exists(${expression.name("txn_op")}) OR ${expression.name("txn_op")} <> ${expression.value("create")})`,
-    );
-    if (filter.types?.length)
-      expression.add(
-        `${expression.name("type")} IN (${filter.types.map((t) => expression.value(t)).join(", ")})`,
-      );
-    for (const [key, value] of Object.entries(filter.metadata ?? {}))
-      expression.add(
-        `${expression.name("metadata_lc")}.${expression.name(key)} = ${expression.value(value)}`,
-      );
-    if (filter.visibility) {
-      if (filter.visibility.length === 0) return { items: [], total: 0 };
-      const clauses = filter.visibility.map((clause) => {
-        const parts: string[] = [];
-        if (clause.containerPrefix !== undefined)
-          parts.push(
-            `begins_with(${expression.name("container")}, ${expression.value(clause.containerPrefix)})`,
-          );
-        if (clause.containerEquals !== undefined)
-          parts.push(`${expression.name("container")} = ${expression.value(clause.containerEquals)}`);
-        if (clause.idEquals !== undefined)
-          parts.push(`${expression.name("id")} = ${expression.value(clause.idEquals)}`);
-        if (clause.idPrefix !== undefined)
-          parts.push(`begins_with(${expression.name("id")}, ${expression.value(clause.idPrefix)})`);
-        return parts.length ? parts.join(" AND ") : "attribute_exists(PK)";
-      });
-      // DynamoDB refuses redundant parentheses: group only where precedence needs it.
-      const many = clauses.length > 1;
-      expression.add(
-        many
-          ? `(${clauses.map((c) => (c.includes(" AND ") ? `(${c})` : c)).join(" OR ")})`
-          : (clauses[0] as string),
-      );
-    }
-    const base = (shard: number, upper: string): QueryCommandInput => ({
-      TableName: this.tableName,
-      IndexName: TABLE_KEYS.gsi1Name,
-      KeyConditionExpression: "#gpk = :gpk AND #gsk < :upper",
-      FilterExpression: expression.text(),
-      ExpressionAttributeNames: {
-        ...expression.names,
-        "#gpk": TABLE_KEYS.gsi1PartitionKey,
-        "#gsk": TABLE_KEYS.gsi1SortKey,
-      },
-      ExpressionAttributeValues: {
-        ...expression.values,
-        ":gpk": tokenKeys.listing(tenantId, shard),
-        ":upper": upper,
-      },
-      ScanIndexForward: false,
-    });
-    const shards = Array.from({ length: TOKEN_SHARDS }, (_, shard) => shard);
-    const wanted = offset + page.size + 1;
-    const [chunks, counts] = await Promise.all([
-      Promise.all(shards.map((shard) => queryUpTo(this.client, base(shard, cursor ?? "~"), wanted))),
-      Promise.all(shards.map((shard) => countQuery(this.client, base(shard, "~")))),
-    ]);
-    const merged = chunks.flat().sort((a, b) => String(b.GSI1SK).localeCompare(String(a.GSI1SK)));
-    const pageItems = merged.slice(offset, offset + page.size);
-    const last = pageItems.at(-1);
-    return {
-      items: pageItems.map((item) => this.fromItem(item)),
-      total: counts.reduce((sum, n) => sum + n, 0),
-      ...(merged.length > offset + page.size && last ? { next: encodeCursor(String(last.GSI1SK)) } : {}),
-    };
+  list(tenantId: string, filter: TokenListFilter, page: PageRequest): Promise<StorePage<StoredToken>> {
+    return listTokens(this.client, this.tableName, tenantId, filter, page);
   }
 
   async replace(
@@ -417,24 +164,20 @@ export class DynamoTokenStore implements TokenStore {
     };
     const items = transaction
       ? [
-          {
-            // The token keeps its current version for everyone else; the new one waits on the op item.
-            Update: {
-              TableName: this.tableName,
-              Key: tokenKeys.token(token.tenant_id, token.id),
-              UpdateExpression: "SET txn_id = :txn, txn_op = :op, txn_expires_epoch = :txnExpires",
-              ...guard,
-              ExpressionAttributeValues: {
-                ...guard.ExpressionAttributeValues,
-                ":txn": transaction.id,
-                ":op": "update",
-                ":txnExpires": transaction.expiresEpoch,
-              },
-            },
-          },
-          ...this.transactionWrites(token, transaction, "update", now, token, previousFingerprint),
+          // The token keeps its current version for everyone else; the new one waits on the op item.
+          lockUpdate(
+            this.tableName,
+            tokenKeys.token(token.tenant_id, token.id),
+            transaction,
+            "update",
+            guard,
+          ),
+          ...transactionWrites(this.tableName, token, transaction, "update", now, token, previousFingerprint),
         ]
-      : [{ Put: { TableName: this.tableName, Item: this.item(token), ...guard } }, ...this.sweepPuts(token)];
+      : [
+          { Put: { TableName: this.tableName, Item: tokenItem(token), ...guard } },
+          ...tokenSweepPuts(this.tableName, token),
+        ];
     return this.write([...items, this.audit.put(audit)], transaction ? 1 : undefined);
   }
 
@@ -478,7 +221,7 @@ export class DynamoTokenStore implements TokenStore {
               {
                 Put: {
                   TableName: this.tableName,
-                  Item: { ...newKey, entity: "fingerprint", token_id: token.id },
+                  Item: fingerprintClaimItem(newKey, token.id),
                   ConditionExpression: "attribute_not_exists(PK)",
                 },
               },
@@ -488,18 +231,19 @@ export class DynamoTokenStore implements TokenStore {
         {
           Put: {
             TableName: this.tableName,
-            Item: this.item(token),
+            Item: tokenItem(token),
             ConditionExpression: `#version = :expected AND ${LOCK_FREE}`,
             ExpressionAttributeNames: { "#version": "version" },
             ExpressionAttributeValues: { ":expected": expectedVersion, ":now": epochSeconds(now) },
           },
         },
         ...claimItems,
-        ...this.sweepPuts(token),
+        ...tokenSweepPuts(this.tableName, token),
         this.audit.put(audit),
       ];
       try {
         await this.client.send(new TransactWriteCommand({ TransactItems: items as never }));
+        this.forgetHeld(oldKey);
         return "ok";
       } catch (error) {
         const reasons = cancellationCodes(error);
@@ -530,21 +274,8 @@ export class DynamoTokenStore implements TokenStore {
     };
     const items = transaction
       ? [
-          {
-            Update: {
-              TableName: this.tableName,
-              Key: key,
-              UpdateExpression: "SET txn_id = :txn, txn_op = :op, txn_expires_epoch = :txnExpires",
-              ...guard,
-              ExpressionAttributeValues: {
-                ...guard.ExpressionAttributeValues,
-                ":txn": transaction.id,
-                ":op": "delete",
-                ":txnExpires": transaction.expiresEpoch,
-              },
-            },
-          },
-          ...this.transactionWrites(token, transaction, "delete", now),
+          lockUpdate(this.tableName, key, transaction, "delete", guard),
+          ...transactionWrites(this.tableName, token, transaction, "delete", now),
         ]
       : [{ Delete: { TableName: this.tableName, Key: key, ...guard } }];
     const outcome = await this.write([...items, this.audit.put(audit)], transaction ? 1 : undefined);
@@ -569,57 +300,32 @@ export class DynamoTokenStore implements TokenStore {
     }
   }
 
-  private async claimIfUnclaimed(fingerprintKey: { PK: string; SK: string }, tokenId: string) {
-    await this.client
-      .send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...fingerprintKey, entity: "fingerprint", token_id: tokenId },
-          ConditionExpression: "attribute_not_exists(PK)",
-        }),
-      )
-      .catch((error: unknown) => {
-        if (!isConditionalCheckFailed(error)) throw error;
-      });
-  }
-
   /** After a committed update changed a token's fingerprint: release its old claim if it holds it, claim the new one if free. */
   async moveClaim(tenantId: string, type: string, from: string, to: string, tokenId: string) {
     await this.releaseFingerprint(tenantId, type, from, tokenId);
-    await this.claimIfUnclaimed(tokenKeys.fingerprint(tenantId, type, to), tokenId);
+    await claimIfUnclaimed(this.client, this.tableName, tokenKeys.fingerprint(tenantId, type, to), tokenId);
   }
 
-  releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
-    return releaseFingerprint(this.client, this.tableName, { tenantId, type, fingerprint, tokenId });
-  }
-}
-
-/** Builds a filter expression with `#n`/`:v` placeholders only; no request text ever enters the expression. */
-class FilterBuilder {
-  readonly names: Record<string, string> = {};
-  readonly values: Record<string, unknown> = {};
-  private readonly parts: string[] = [];
-  private counter = 0;
-
-  name(attribute: string): string {
-    const existing = Object.entries(this.names).find(([, v]) => v === attribute)?.[0];
-    if (existing) return existing;
-    const placeholder = `#n${this.counter++}`;
-    this.names[placeholder] = attribute;
-    return placeholder;
+  async releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
+    await releaseFingerprint(this.client, this.tableName, { tenantId, type, fingerprint, tokenId });
+    // After the delete: a claim seen held while it was on its way is not trusted either.
+    this.forgetHeld(tokenKeys.fingerprint(tenantId, type, fingerprint));
   }
 
-  value(value: unknown): string {
-    const placeholder = `:v${this.counter++}`;
-    this.values[placeholder] = value;
-    return placeholder;
+  /**
+   * The best-effort claim of a non-deduplicating create: claims the fingerprint if nobody holds it. Once this
+   * process saw it held, repeats skip the request (it would fail) for a few seconds; concurrent repeats share one.
+   */
+  private async claimUnlessHeld(fingerprintKey: { PK: string; SK: string }, tokenId: string, now: Date) {
+    await this.heldClaims.get(heldKey(fingerprintKey), now.getTime(), async () => {
+      await claimIfUnclaimed(this.client, this.tableName, fingerprintKey, tokenId);
+      return true;
+    });
   }
 
-  add(part: string): void {
-    this.parts.push(part);
-  }
-
-  text(): string {
-    return this.parts.join(" AND ");
+  private forgetHeld(fingerprintKey: { PK: string; SK: string }) {
+    this.heldClaims.evict(heldKey(fingerprintKey));
   }
 }
+
+const heldKey = (fingerprintKey: { PK: string; SK: string }) => `${fingerprintKey.PK}\n${fingerprintKey.SK}`;

@@ -12,8 +12,9 @@ import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { isConditionalCheckFailed } from "./client.ts";
 import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";
+import { sweepEntryPut } from "./sweep-index.ts";
+import { tokenKeys } from "./token-keys.ts";
 import type { DynamoTokenStore } from "./token-store.ts";
-import { sweepEntryPut, tokenKeys } from "./token-store.ts";
 import { transactionKeys } from "./transaction-keys.ts";
 
 interface Operation {

@@ -2,6 +2,8 @@ import { mayEverHold } from "#shared/domain/access-rules.ts";
 import type { Actor } from "#shared/domain/audit.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
+import { readableMessage } from "#shared/domain/code-messages.ts";
+import { ceilingOf } from "#shared/domain/grant-ceiling.ts";
 import { nullObject } from "#shared/domain/safe-keys.ts";
 import type { SessionStore } from "#shared/domain/sessions.ts";
 import { accessOf } from "#shared/domain/tokens/access.ts";
@@ -58,7 +60,41 @@ export interface InvokeResponse {
 }
 
 /** A failure of the proxy itself (not of the destination): answered as `{proxy_error: problem}`. */
-export class ProxyError extends HttpError {}
+export class ProxyError extends HttpError {
+  /** A transform's own failure (tenant code's message, readable): shown only to a member (memberView). */
+  transformFailure?: { name: string; message: string };
+}
+
+/**
+ * The generic transform failure with its message, for a caller who could read it anyway: a member's own key of
+ * the proxy's tenant, which may rewrite the transform to answer whatever it sees (docs/proxies.md, "Transforms").
+ */
+async function memberView(
+  deps: ProxyInvokeDeps,
+  proxy: StoredProxy,
+  apiKey: string | undefined,
+  error: ProxyError,
+): Promise<ProxyError> {
+  const failure = error.transformFailure;
+  if (failure === undefined || apiKey === undefined) return error;
+  const caller = await deps.authenticator.authenticate(apiKey, { rootAllowed: false }).catch(() => undefined);
+  if (
+    !caller ||
+    caller.kind === "root" ||
+    caller.tenantId !== proxy.tenant_id ||
+    ceilingOf(caller) !== undefined
+  )
+    return error;
+  const detail = `${error.detail} ${failure.name}: ${failure.message}`;
+  return new ProxyError(
+    error.status,
+    error.slug,
+    error.title,
+    detail,
+    { error: [failure.message] },
+    error.headers,
+  );
+}
 
 const asProxyError = (error: HttpError) =>
   new ProxyError(error.status, error.slug, error.title, error.detail, error.errors, error.headers);
@@ -136,7 +172,12 @@ async function runTransform(
     // data, and a caller of a proxy without require_auth is anyone. It is not logged either.
     if (result.error.kind === "timeout")
       throw new ProxyError(504, "transform-timeout", "Transform Failed", "The proxy transform timed out.");
-    throw new ProxyError(500, "transform-failed", "Transform Failed", TRANSFORM_FAILED);
+    const failed = new ProxyError(500, "transform-failed", "Transform Failed", TRANSFORM_FAILED);
+    failed.transformFailure = {
+      name: (result.error.name ?? result.error.kind).slice(0, 200),
+      message: readableMessage(result.error.message),
+    };
+    throw failed;
   }
   const value = result.value;
   if (typeof value !== "object" || value === null)
@@ -155,10 +196,12 @@ async function runTransform(
  * SVC-PROXY-DESTINATION-STATUS. Every failure before the destination answers is a ProxyError.
  */
 export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest): Promise<InvokeResponse> {
+  let invoked: StoredProxy | undefined;
   try {
     if (!request.proxyKey) throw unauthorized("A proxy key is required in SVC-PROXY-KEY or svc-proxy-key.");
     const proxy = await deps.proxies.findByKey(hashKey(request.proxyKey));
     if (!proxy) throw unauthorized("The proxy key is invalid.");
+    invoked = proxy;
     const principal = await authorize(deps, proxy, request.apiKey);
     const hasTransform = Boolean(proxy.request_transform || proxy.response_transform);
     if (hasTransform && (request.body?.length ?? 0) > TRANSFORM_PAYLOAD_LIMIT)
@@ -283,6 +326,7 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
     answerHeaders["svc-proxy-destination-status"] = destinationStatus;
     return { ...response, headers: answerHeaders };
   } catch (error) {
+    if (error instanceof ProxyError && invoked) throw await memberView(deps, invoked, request.apiKey, error);
     if (error instanceof ProxyError) throw error;
     if (error instanceof HttpError) throw asProxyError(error);
     throw error;

@@ -30,8 +30,10 @@ import type {
   WebhookSecretSource,
 } from "./callback-job.ts";
 import { callbackUrlProblem } from "./callbacks.ts";
-import { invalidCode } from "./manage.ts";
-import { RUNTIME_PRELUDE, type StoredFormula, type StoredReactor } from "./model.ts";
+import type { StoredFormula, StoredReactor } from "./model.ts";
+import { ReactorError, reactorFailure } from "./run-error.ts";
+
+export { ReactorError };
 
 export const ASYNC_TIMEOUT_DEFAULT_MS = 10_000;
 
@@ -100,26 +102,6 @@ async function tokenize(
   throw validationError("The reactor's tokenize block must be an object or an array.");
 }
 
-/** An error the formula's code threw with a status: answered as problem+json, or as its own body (custom). */
-export class ReactorError extends HttpError {
-  customBody?: unknown;
-  constructor(status: number, name: string, message: string, errors?: FieldErrors) {
-    super(status, "reactor-error", name, message, errors);
-  }
-}
-
-/** Field errors given by code (BadRequestError(message, errors)): only string lists survive. */
-function fieldErrorsOf(value: unknown): FieldErrors | undefined {
-  if (!isPlainObject(value)) return undefined;
-  const entries = Object.entries(value)
-    .map(
-      ([field, messages]) =>
-        [field, [messages].flat().filter((m): m is string => typeof m === "string")] as const,
-    )
-    .filter(([, messages]) => messages.length > 0);
-  return entries.length ? Object.fromEntries(entries) : undefined;
-}
-
 /** Runs the formula's code on validated args; answers `{tokens?, raw?}` or throws the error the caller gets. */
 async function run(
   deps: ReactDeps,
@@ -143,30 +125,13 @@ async function run(
   );
   const result = await deps.sandbox.run({
     tenantId: reactor.tenant_id,
-    code: `${RUNTIME_PRELUDE}\n${formula.code}`,
+    code: formula.code,
     input: { args, configuration: reactor.configuration },
     timeoutMs,
     ...(formula.allowed_hosts ? { allowedHosts: formula.allowed_hosts } : {}),
     ...sandboxSvc(deps, principal, `reactor ${reactor.id}`),
   });
-  if (!result.ok) {
-    const { error } = result;
-    if (error.kind === "invalid-code") throw invalidCode(`The formula's code cannot run: ${error.message}`);
-    if (error.kind === "timeout")
-      throw new HttpError(
-        504,
-        "reactor-timeout",
-        "Gateway Timeout",
-        `The reactor did not finish within ${timeoutMs} ms.`,
-      );
-    if (error.kind !== "thrown" || error.status === undefined || error.status < 400 || error.status > 599)
-      throw new HttpError(500, "reactor-error", "Internal Server Error", "The reactor failed.");
-    const custom = error.name === "CustomHttpResponseError";
-    const errors = !custom && isPlainObject(error.body) ? fieldErrorsOf(error.body.errors) : undefined;
-    const failure = new ReactorError(error.status, error.name ?? "Error", error.message, errors);
-    if (custom) failure.customBody = error.body;
-    throw failure;
-  }
+  if (!result.ok) throw reactorFailure(result.error, timeoutMs);
   const value = isPlainObject(result.value) ? result.value : {};
   const tokens = await tokenize(deps, principal, value.tokenize, viewer);
   return {

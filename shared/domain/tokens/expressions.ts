@@ -415,10 +415,27 @@ export function createExpressionEngine(options: ExpressionEngineOptions = {}): E
 /** Parses only (no filters or tags run, no partials read): templates reach here after validate(). */
 const analyzer = new Liquid({ strictFilters: false, dynamicPartials: false, fs: NO_FILES, root: [] });
 
+/** Templates whose global variables are known; every create checks its fingerprint expression (one parse saved). */
+const variablesByTemplate = new Map<string, readonly string[]>();
+const VARIABLES_CACHE_SIZE = 500;
+
 /**
  * The global variables a template reads (`data` for `{{ data.number | last4 }}`), from the parsed template:
- * variables it assigns or captures itself are not global. Call after validate().
+ * variables it assigns or captures itself are not global. Call after validate(). A pure function of the
+ * template, so the answer is kept (the most recently used templates, like the engine's parse cache).
  */
-export function variablesRead(template: string): string[] {
-  return analyzer.globalVariablesSync(template, { partials: false });
+export function variablesRead(template: string): readonly string[] {
+  const known = variablesByTemplate.get(template);
+  if (known) {
+    variablesByTemplate.delete(template);
+    variablesByTemplate.set(template, known);
+    return known;
+  }
+  const variables = Object.freeze(analyzer.globalVariablesSync(template, { partials: false }));
+  variablesByTemplate.set(template, variables);
+  if (variablesByTemplate.size > VARIABLES_CACHE_SIZE) {
+    const oldest = variablesByTemplate.keys().next();
+    if (!oldest.done) variablesByTemplate.delete(oldest.value);
+  }
+  return variables;
 }

@@ -1,7 +1,6 @@
 /** A tenant with one reactor per formula code, for the sandbox pool attack tests (not a test file itself). */
 import { existsSync } from "node:fs";
 import { expect } from "vitest";
-import { RUNTIME_PRELUDE } from "#shared/domain/reactors/model.ts";
 import type { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import { type Client, createTenant } from "#test/support/http.ts";
 import type { TestService } from "#test/support/service.ts";
@@ -53,7 +52,7 @@ export function react(api: Client, tenant: ReactorTenant, index = 0) {
 /** The pid of the local sandbox process serving a formula's code, if one is alive. */
 export function pidOf(svc: TestService, tenantId: string, code: string): number | undefined {
   const sandbox = svc.service.deps.sandbox as ProcessSandbox;
-  return sandbox.pidOf(tenantId, `${RUNTIME_PRELUDE}\n${code}`);
+  return sandbox.pidOf(tenantId, code);
 }
 
 export const processExists = (pid: number) => existsSync(`/proc/${pid}`);

@@ -1,0 +1,48 @@
+/** The results file (.bench/results.json) and what it records about the machine and the code measured. */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
+import { join, resolve } from "node:path";
+
+export function machine() {
+  const cores = cpus();
+  return {
+    cpus: cores.length,
+    cpu_model: cores[0]?.model ?? "unknown",
+    memory_gb: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    /** Other work on the machine skews the figures: the 1-minute load average when this was taken. */
+    load_average_1m: Number(loadavg()[0]?.toFixed(2)),
+  };
+}
+
+/** Which code was measured: the commit and how many files differ from it. */
+export function codeVersion() {
+  const git = (...args: string[]) => spawnSync("git", args, { encoding: "utf8" }).stdout?.trim() ?? "";
+  return {
+    commit: git("rev-parse", "HEAD") || "unknown",
+    uncommitted_files: git("status", "--porcelain").split("\n").filter(Boolean).length,
+  };
+}
+
+/** Writes .bench/results.json: when and where it ran, which code, then `sections` (settings, summaries, runs…). */
+export function writeResults(
+  startedAt: Date,
+  machineAtStart: ReturnType<typeof machine>,
+  sections: Record<string, unknown>,
+): string {
+  const dir = resolve(".bench");
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, "results.json");
+  const results = {
+    started_at: startedAt.toISOString(),
+    finished_at: new Date().toISOString(),
+    code: codeVersion(),
+    machine_at_start: machineAtStart,
+    machine_at_end: machine(),
+    ...sections,
+  };
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  return file;
+}

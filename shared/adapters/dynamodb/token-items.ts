@@ -1,0 +1,47 @@
+import type { StoredToken } from "#shared/domain/tokens/token.ts";
+import { stripKeys } from "./audit-items.ts";
+import { epochSeconds } from "./schema.ts";
+import { shardOf, TOKEN_SHARDS, tokenKeys } from "./token-keys.ts";
+
+/** Expired tokens are deleted by the sweep; DynamoDB TTL removes any it missed this long after expiry. */
+export const TTL_BACKSTOP_SECONDS = 3600;
+
+/** Attributes the store adds for its own queries and locks; they never leave the adapter. */
+const STORE_ONLY = ["metadata_lc", "expires_epoch", "txn_id", "txn_op", "txn_expires_epoch"] as const;
+
+function lowerMap(map: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (!map) return undefined;
+  return Object.fromEntries(Object.entries(map).map(([k, v]) => [k.toLowerCase(), v.toLowerCase()]));
+}
+
+/** The table item of a token: its keys, listing index, lock and expiry attributes beside its fields. */
+export function tokenItem(token: StoredToken): Record<string, unknown> {
+  const expiresEpoch = token.expires_at ? epochSeconds(new Date(token.expires_at)) : undefined;
+  const { lock, ...fields } = token;
+  return {
+    ...tokenKeys.token(token.tenant_id, token.id),
+    GSI1PK: tokenKeys.listing(token.tenant_id, shardOf(token.id, TOKEN_SHARDS)),
+    GSI1SK: `${token.created_at}#${token.id}`,
+    entity: "token",
+    ...fields,
+    metadata_lc: lowerMap(token.metadata),
+    ...(lock
+      ? { txn_id: lock.transactionId, txn_op: lock.operation, txn_expires_epoch: lock.expiresEpoch }
+      : {}),
+    ...(expiresEpoch !== undefined
+      ? { expires_epoch: expiresEpoch, ttl: expiresEpoch + TTL_BACKSTOP_SECONDS }
+      : {}),
+  };
+}
+
+export function tokenFromItem(item: Record<string, unknown>): StoredToken {
+  const token = stripKeys<Record<string, unknown>>(item);
+  for (const attribute of STORE_ONLY) delete token[attribute];
+  if (typeof item.txn_id === "string")
+    token.lock = {
+      transactionId: item.txn_id,
+      operation: item.txn_op,
+      expiresEpoch: Number(item.txn_expires_epoch),
+    };
+  return token as unknown as StoredToken;
+}

@@ -1,0 +1,106 @@
+import type { DynamoDBDocumentClient, QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import type { StoredToken, TokenListFilter } from "#shared/domain/tokens/token.ts";
+import { validationError } from "#shared/http/errors.ts";
+import type { PageRequest, StorePage } from "#shared/ports/stores.ts";
+import { FilterBuilder } from "./filter-builder.ts";
+import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
+import { epochSeconds, TABLE_KEYS } from "./schema.ts";
+import { tokenFromItem } from "./token-items.ts";
+import { TOKEN_SHARDS, tokenKeys } from "./token-keys.ts";
+
+/** Offset paging of tokens reads page × size entries per shard, so it is capped; use `start` beyond. */
+export const MAX_TOKEN_OFFSET = 10_000;
+
+/** The filter of a listing: live, committed tokens of the wanted types, metadata and visibility. */
+function listingFilter(filter: TokenListFilter): FilterBuilder | undefined {
+  const expression = new FilterBuilder();
+  expression.add(
+    `(attribute_not_exists(${expression.name("expires_epoch")}) OR ${expression.name("expires_epoch")} > ${expression.value(epochSeconds(filter.now))})`,
+  );
+  // Tokens created in a transaction stay invisible until it commits.
+  expression.add(
+    `(attribute_not_exists(${expression.name("txn_op")}) OR ${expression.name("txn_op")} <> ${expression.value("create")})`,
+  );
+  if (filter.types?.length)
+    expression.add(
+      `${expression.name("type")} IN (${filter.types.map((t) => expression.value(t)).join(", ")})`,
+    );
+  for (const [key, value] of Object.entries(filter.metadata ?? {}))
+    expression.add(`${expression.name("metadata_lc")}.${expression.name(key)} = ${expression.value(value)}`);
+  if (filter.visibility) {
+    // Nothing is visible: no query at all.
+    if (filter.visibility.length === 0) return undefined;
+    const clauses = filter.visibility.map((clause) => {
+      const parts: string[] = [];
+      if (clause.containerPrefix !== undefined)
+        parts.push(
+          `begins_with(${expression.name("container")}, ${expression.value(clause.containerPrefix)})`,
+        );
+      if (clause.containerEquals !== undefined)
+        parts.push(`${expression.name("container")} = ${expression.value(clause.containerEquals)}`);
+      if (clause.idEquals !== undefined)
+        parts.push(`${expression.name("id")} = ${expression.value(clause.idEquals)}`);
+      if (clause.idPrefix !== undefined)
+        parts.push(`begins_with(${expression.name("id")}, ${expression.value(clause.idPrefix)})`);
+      return parts.length ? parts.join(" AND ") : "attribute_exists(PK)";
+    });
+    // DynamoDB refuses redundant parentheses: group only where precedence needs it.
+    const many = clauses.length > 1;
+    expression.add(
+      many
+        ? `(${clauses.map((c) => (c.includes(" AND ") ? `(${c})` : c)).join(" OR ")})`
+        : (clauses[0] as string),
+    );
+  }
+  return expression;
+}
+
+/** A page of a tenant's tokens, newest first, merged from every listing shard, with the total that match. */
+export async function listTokens(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  tenantId: string,
+  filter: TokenListFilter,
+  page: PageRequest,
+): Promise<StorePage<StoredToken>> {
+  const cursor = page.start === undefined ? undefined : decodeCursor(page.start);
+  if (page.start !== undefined && cursor === undefined) throw validationError("The start cursor is invalid.");
+  const offset = cursor ? 0 : (page.page - 1) * page.size;
+  if (offset + page.size > MAX_TOKEN_OFFSET)
+    throw validationError(
+      `Offset paging is limited to the first ${MAX_TOKEN_OFFSET} tokens; use the start cursor from pagination.next.`,
+    );
+  const expression = listingFilter(filter);
+  if (!expression) return { items: [], total: 0 };
+  const base = (shard: number, upper: string): QueryCommandInput => ({
+    TableName: tableName,
+    IndexName: TABLE_KEYS.gsi1Name,
+    KeyConditionExpression: "#gpk = :gpk AND #gsk < :upper",
+    FilterExpression: expression.text(),
+    ExpressionAttributeNames: {
+      ...expression.names,
+      "#gpk": TABLE_KEYS.gsi1PartitionKey,
+      "#gsk": TABLE_KEYS.gsi1SortKey,
+    },
+    ExpressionAttributeValues: {
+      ...expression.values,
+      ":gpk": tokenKeys.listing(tenantId, shard),
+      ":upper": upper,
+    },
+    ScanIndexForward: false,
+  });
+  const shards = Array.from({ length: TOKEN_SHARDS }, (_, shard) => shard);
+  const wanted = offset + page.size + 1;
+  const [chunks, counts] = await Promise.all([
+    Promise.all(shards.map((shard) => queryUpTo(client, base(shard, cursor ?? "~"), wanted))),
+    Promise.all(shards.map((shard) => countQuery(client, base(shard, "~")))),
+  ]);
+  const merged = chunks.flat().sort((a, b) => String(b.GSI1SK).localeCompare(String(a.GSI1SK)));
+  const pageItems = merged.slice(offset, offset + page.size);
+  const last = pageItems.at(-1);
+  return {
+    items: pageItems.map(tokenFromItem),
+    total: counts.reduce((sum, n) => sum + n, 0),
+    ...(merged.length > offset + page.size && last ? { next: encodeCursor(String(last.GSI1SK)) } : {}),
+  };
+}

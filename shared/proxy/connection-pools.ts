@@ -1,0 +1,42 @@
+import type http from "node:http";
+import type https from "node:https";
+import { guardedAgents } from "./address-guard.ts";
+
+/** An idle connection is closed after this long: below the 5 s keep-alive timeout of Node servers (and most others'), so a reused connection is rarely one the destination is closing. */
+export const IDLE_CONNECTION_MS = 4_000;
+/** Tenants whose connection pools are kept; beyond this the least recently used one is dropped. */
+const MAX_POOLS = 256;
+
+export interface Pool {
+  "http:": http.Agent;
+  "https:": https.Agent;
+  /** performance.now() of the last call's start or end. */
+  lastActive: number;
+}
+const pools = new Map<string, Pool>();
+
+/**
+ * Connections are kept alive and reused, but only within one tenant: each tenant has its own agents, so
+ * no socket or TLS session is ever shared between tenants' calls. Every new connection passes the
+ * connect-time address check; a reused one passed it when it was opened, to the address it still uses.
+ */
+export function poolOf(tenantId: string, allowPrivate: boolean): Pool {
+  const key = `${allowPrivate ? "plain" : "filtered"}:${tenantId}`;
+  const now = performance.now();
+  let pool = pools.get(key);
+  if (pool) pools.delete(key); // re-inserted below: the Map's order is least recently used first
+  // Idle sockets close on a timer, but a frozen process (a Lambda between invocations) runs no timers: a
+  // pool unused for longer than the idle limit may hold connections the destination has closed meanwhile,
+  // and a POST must not be sent on one (it would fail, and is not retried). Such a pool is replaced.
+  if (pool && now - pool.lastActive > IDLE_CONNECTION_MS) pool = undefined;
+  if (!pool) {
+    const options = { keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: "lifo" as const };
+    // The address rule applies in both modes; allowPrivate only lifts the private-address part of it.
+    pool = { ...guardedAgents(options, allowPrivate), lastActive: now };
+  }
+  pool.lastActive = now;
+  pools.set(key, pool);
+  // A dropped pool is not destroyed: requests in flight finish, then its idle sockets time out.
+  if (pools.size > MAX_POOLS) pools.delete(pools.keys().next().value as string);
+  return pool;
+}
