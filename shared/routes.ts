@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { defineRoute, type HttpMethod, type RouteSpec } from "#shared/http/route.ts";
 import {
   applicationKeyParams,

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { config } from "#shared/config.ts";
 import { FORBIDDEN_KEY_MESSAGE, hasForbiddenSegment, nullObject } from "#shared/domain/safe-keys.ts";
 import { routeList } from "#shared/routes.ts";
