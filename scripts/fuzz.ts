@@ -118,7 +118,7 @@ async function main(): Promise<number> {
   for (const r of routes) log(`  ${r.method.padEnd(6)} ${r.path}  (${r.operationId}, auth ${r.auth})`);
 
   const { startDynamoDbLocal } = await import("#shared/local/dynamodb-local.ts");
-  const { startLocalService } = await import("#shared/local/server.ts");
+  const { startLocalService } = await import("#functions/local.ts");
   const { config } = await import("#shared/config.ts");
   const dataDir = mkdtempSync(join(tmpdir(), "svc-fuzz-"));
   const destination = await startDestination();

@@ -1,9 +1,13 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
-import { routes } from "#shared/api/index.ts";
-import type { Deps } from "#shared/container.ts";
-import { invokeProxy, ProxyError } from "#shared/domain/proxies/invoke.ts";
+import { type Routes, routeTable } from "#shared/api/index.ts";
+import { composeCore } from "#shared/composition/core.ts";
+import { sandbox } from "#shared/composition/sandbox.ts";
+import { proxyStore } from "#shared/composition/stores.ts";
+import { tokenDomain } from "#shared/composition/token-domain.ts";
+import { type Config, config } from "#shared/config.ts";
+import { invokeProxy, ProxyError, type ProxyInvokeDeps } from "#shared/domain/proxies/invoke.ts";
 import { isForbiddenHeaderName, nullObject } from "#shared/domain/safe-keys.ts";
-import { createHttpHandler, type Reply } from "#shared/http/lambda.ts";
+import { createHttpHandler, type GroupHandlers, type Reply } from "#shared/http/lambda.ts";
 import { httpErrorOf, internalProblem, problemFromError } from "#shared/http/problem.ts";
 import { header } from "#shared/http/request-state.ts";
 import { logger } from "#shared/logger.ts";
@@ -53,7 +57,7 @@ async function invoke({
   event,
   requestId,
 }: {
-  deps: Deps;
+  deps: ProxyInvokeDeps;
   event: APIGatewayProxyEventV2;
   requestId: string;
 }): Promise<Reply> {
@@ -108,7 +112,14 @@ async function invoke({
 }
 
 /** /proxy and /proxy/* for GET, POST, PUT, PATCH and DELETE: one implementation. */
-export const handler = createHttpHandler(routes, "proxy", {
+/** The adapters the proxy routes use, and no others (see shared/composition/). */
+export function compose(cfg: Config) {
+  const core = composeCore(cfg);
+  return { ...core, ...tokenDomain(core), ...proxyStore(core), ...sandbox(core) };
+}
+export type ProxyGroupDeps = ReturnType<typeof compose>;
+
+export const routes: GroupHandlers<Routes, "proxy", ProxyGroupDeps> = {
   invokeProxyGet: invoke,
   invokeProxyGetPath: invoke,
   invokeProxyPost: invoke,
@@ -119,4 +130,6 @@ export const handler = createHttpHandler(routes, "proxy", {
   invokeProxyPatchPath: invoke,
   invokeProxyDelete: invoke,
   invokeProxyDeletePath: invoke,
-});
+};
+
+export const handler = createHttpHandler(routeTable, "proxy", routes, () => compose(config()));

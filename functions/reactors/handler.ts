@@ -1,4 +1,10 @@
-import { routes } from "#shared/api/index.ts";
+import { type Routes, routeTable } from "#shared/api/index.ts";
+import { composeCore } from "#shared/composition/core.ts";
+import { sqsJobQueue } from "#shared/composition/job-queue.ts";
+import { sandbox } from "#shared/composition/sandbox.ts";
+import { reactorStore } from "#shared/composition/stores.ts";
+import { tokenDomain } from "#shared/composition/token-domain.ts";
+import { type Config, config } from "#shared/config.ts";
 import {
   createFormula,
   createReactor,
@@ -13,10 +19,17 @@ import {
   replaceReactor,
 } from "#shared/domain/reactors/manage.ts";
 import { ReactorError, react, webhookSecrets } from "#shared/domain/reactors/react.ts";
-import { createHttpHandler } from "#shared/http/lambda.ts";
+import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
-export const handler = createHttpHandler(routes, "reactors", {
+/** The adapters the reactors routes use, and no others (see shared/composition/). */
+export function compose(cfg: Config) {
+  const core = composeCore(cfg);
+  return { ...core, ...tokenDomain(core), ...reactorStore(core), ...sandbox(core), ...sqsJobQueue(core) };
+}
+export type ReactorsDeps = ReturnType<typeof compose>;
+
+export const routes: GroupHandlers<Routes, "reactors", ReactorsDeps> = {
   createFormula: async ({ deps, principal, body }) => ({
     status: 201,
     body: await createFormula(deps, principal, body),
@@ -89,4 +102,6 @@ export const handler = createHttpHandler(routes, "reactors", {
     status: 200,
     body: { secret: await webhookSecrets(deps).rotate(principal) },
   }),
-});
+};
+
+export const handler = createHttpHandler(routeTable, "reactors", routes, () => compose(config()));

@@ -15,7 +15,7 @@ import { transactionsRoutes } from "./transactions.ts";
  * The one route table, assembled from the groups' files: API Gateway routes (CDK), the local gateway,
  * request validation and GET /openapi.json are all given this table (shared/http never imports it).
  */
-export const routes = {
+export const routeTable = {
   ...systemRoutes,
   ...tenantsRoutes,
   ...applicationsRoutes,
@@ -29,8 +29,8 @@ export const routes = {
   ...reactorsRoutes,
 };
 
-export type Routes = typeof routes;
+export type Routes = typeof routeTable;
 export type OperationId = keyof Routes;
 
 /** The table as a list, each route with its operation id. */
-export const routeList = listRoutes(routes);
+export const routeList = listRoutes(routeTable);

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import type { Permission } from "#shared/domain/permissions.ts";
 
 /** One Lambda per endpoint group; the local gateway maps the same groups to the same handlers. */

@@ -4,8 +4,8 @@
  * AWS mode refuses to start instead.
  */
 import { describe, expect, it } from "vitest";
+import { sandbox } from "#shared/composition/sandbox.ts";
 import { loadConfig } from "#shared/config.ts";
-import { createDeps } from "#shared/container.ts";
 import { NoSandbox } from "#shared/sandbox/none.ts";
 
 const runner = {
@@ -43,12 +43,11 @@ describe("AWS mode fails closed without the runner settings", () => {
     expect(loadConfig({ ...aws, ...runner }).sandbox).toBe("runner");
     const none = loadConfig({ ...aws, SVC_SANDBOX: "none" });
     expect(none.sandbox).toBe("none");
-    const deps = createDeps(none);
-    expect(deps.sandbox).toBeInstanceOf(NoSandbox);
+    const composed = sandbox({ config: none });
+    expect(composed.sandbox).toBeInstanceOf(NoSandbox);
     await expect(
-      deps.sandbox.run({ tenantId: "t", code: "module.exports = () => 1", input: {}, timeoutMs: 1000 }),
+      composed.sandbox.run({ tenantId: "t", code: "module.exports = () => 1", input: {}, timeoutMs: 1000 }),
     ).rejects.toThrow(/runs no tenant code/);
-    deps.dynamo.destroy();
   });
 
   it("keeps the child-process sandbox locally", () => {

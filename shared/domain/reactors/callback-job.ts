@@ -1,6 +1,12 @@
 import type { Actor } from "#shared/domain/audit.ts";
 
 /**
+ * Attempts of one callback job before it is dead-lettered: the local queue's limit and the SQS redrive's
+ * maxReceiveCount (lib/constructs/vault-data.ts), defined here once for both.
+ */
+export const MAX_ATTEMPTS = 5;
+
+/**
  * An asynchronous reaction (react with callback_url): enqueued after the arguments were detokenized and
  * validated. The arguments travel sealed under the tenant's data key; queues never see plaintext.
  */
@@ -50,6 +56,4 @@ export interface WebhookSecretSource {
   secret(tenantId: string): Promise<string>;
 }
 
-export interface JobQueue {
-  enqueue(job: CallbackJob): Promise<void>;
-}
+export type { JobQueue } from "#shared/ports/job-queue.ts";

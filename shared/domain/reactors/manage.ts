@@ -1,4 +1,3 @@
-import type { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, DomainError, notFound, validationError } from "#shared/domain/errors.ts";
@@ -7,13 +6,14 @@ import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { nameMatcher, transformCodeError } from "#shared/domain/proxies/proxy.ts";
 import { uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import type { ReactorStore } from "#shared/ports/reactor-store.ts";
 import type { ApplicationStore, AuditLogStore, PageRequest } from "#shared/ports/stores.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import { cast } from "./args.ts";
 import type { StoredFormula, StoredReactor } from "./model.ts";
 
 export interface ReactorDeps {
-  reactors: DynamoReactorStore;
+  reactors: ReactorStore;
   applications: ApplicationStore;
   auditLog: AuditLogStore;
   clock: Clock;

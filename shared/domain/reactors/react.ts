@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import type { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
@@ -17,6 +16,7 @@ import {
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
+import type { ReactorStore } from "#shared/ports/reactor-store.ts";
 import type { ApplicationStore } from "#shared/ports/stores.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import { createTokenBody } from "#shared/schemas/tokens.ts";
@@ -29,7 +29,7 @@ import type {
   ReactionRunner,
   WebhookSecretSource,
 } from "./callback-job.ts";
-import { callbackUrlProblem } from "./callbacks.ts";
+import { callbackUrlProblem } from "./callback-url.ts";
 import type { StoredFormula, StoredReactor } from "./model.ts";
 import { ReactorError, reactorFailure } from "./run-error.ts";
 
@@ -38,7 +38,7 @@ export { ReactorError };
 export const ASYNC_TIMEOUT_DEFAULT_MS = 10_000;
 
 export interface ReactDeps extends TokenDeps {
-  reactors: DynamoReactorStore;
+  reactors: ReactorStore;
   applications: ApplicationStore;
   /** The configured application's lookup (cached). */
   authenticator: Pick<Authenticator, "application">;

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { config } from "#shared/config.ts";
 import { type FieldErrors, notFound, payloadTooLarge, validationError } from "#shared/domain/errors.ts";
 import { forbiddenKeyPath, jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
