@@ -2,6 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
 import { LocalJobQueue } from "#shared/adapters/local/local-job-queue.ts";
+import { routeList, routeTable } from "#shared/api/index.ts";
 import { callbackDeps } from "#shared/composition/callbacks.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { mailer } from "#shared/composition/mailer.ts";
@@ -81,17 +82,17 @@ export type LocalDeps = ReturnType<typeof composeLocal>;
 export function localHandlers(deps: LocalDeps): Record<FunctionGroup, HttpLambda> {
   const composed = () => deps;
   return {
-    system: createHttpHandler("system", system.routes, composed),
-    tenants: createHttpHandler("tenants", tenants.routes, composed),
-    applications: createHttpHandler("applications", applications.routes, composed),
-    logs: createHttpHandler("logs", logs.routes, composed),
-    tokens: createHttpHandler("tokens", tokens.routes, composed),
-    transactions: createHttpHandler("transactions", transactions.routes, composed),
-    sessions: createHttpHandler("sessions", sessions.routes, composed),
-    members: createHttpHandler("members", members.routes, composed),
-    proxies: createHttpHandler("proxies", proxies.routes, composed),
-    proxy: createHttpHandler("proxy", proxy.routes, composed),
-    reactors: createHttpHandler("reactors", reactors.routes, composed),
+    system: createHttpHandler(routeTable, "system", system.routes, composed),
+    tenants: createHttpHandler(routeTable, "tenants", tenants.routes, composed),
+    applications: createHttpHandler(routeTable, "applications", applications.routes, composed),
+    logs: createHttpHandler(routeTable, "logs", logs.routes, composed),
+    tokens: createHttpHandler(routeTable, "tokens", tokens.routes, composed),
+    transactions: createHttpHandler(routeTable, "transactions", transactions.routes, composed),
+    sessions: createHttpHandler(routeTable, "sessions", sessions.routes, composed),
+    members: createHttpHandler(routeTable, "members", members.routes, composed),
+    proxies: createHttpHandler(routeTable, "proxies", proxies.routes, composed),
+    proxy: createHttpHandler(routeTable, "proxy", proxy.routes, composed),
+    reactors: createHttpHandler(routeTable, "reactors", reactors.routes, composed),
   };
 }
 
@@ -159,7 +160,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   // The sandbox's blank spare process, so the first transform of new code does not wait for Node to boot.
   await deps.sandbox.warm?.();
 
-  const server: Server = createGateway(localHandlers(deps));
+  const server: Server = createGateway(routeList, localHandlers(deps));
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);

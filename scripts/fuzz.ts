@@ -20,7 +20,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { routeList } from "#shared/routes.ts";
+import { routeList } from "#shared/api/index.ts";
 import { caseArbitrary, type FuzzCase, WRITE_METHODS, type WriteRoute } from "./fuzz/cases.ts";
 import { checkAnswer, cleanPollution, pollutionSince, prototypeSnapshot } from "./fuzz/check.ts";
 import { describePlan, reproducer, summary, Tally } from "./fuzz/report.ts";

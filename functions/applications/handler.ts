@@ -1,3 +1,4 @@
+import { type Routes, routeTable } from "#shared/api/index.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { auditLogStore } from "#shared/composition/stores.ts";
 import { type Config, config } from "#shared/config.ts";
@@ -23,7 +24,7 @@ export function compose(cfg: Config) {
 }
 export type ApplicationsDeps = ReturnType<typeof compose>;
 
-export const routes: GroupHandlers<"applications", ApplicationsDeps> = {
+export const routes: GroupHandlers<Routes, "applications", ApplicationsDeps> = {
   createApplication: async ({ deps, principal, body }) => ({
     status: 201,
     body: await createApplication(deps, principal, body),
@@ -66,4 +67,4 @@ export const routes: GroupHandlers<"applications", ApplicationsDeps> = {
   },
 };
 
-export const handler = createHttpHandler("applications", routes, () => compose(config()));
+export const handler = createHttpHandler(routeTable, "applications", routes, () => compose(config()));

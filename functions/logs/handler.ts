@@ -1,3 +1,4 @@
+import { type Routes, routeTable } from "#shared/api/index.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { auditLogStore } from "#shared/composition/stores.ts";
 import { type Config, config } from "#shared/config.ts";
@@ -12,7 +13,7 @@ export function compose(cfg: Config) {
 }
 export type LogsDeps = ReturnType<typeof compose>;
 
-export const routes: GroupHandlers<"logs", LogsDeps> = {
+export const routes: GroupHandlers<Routes, "logs", LogsDeps> = {
   listLogs: async ({ deps, principal, query }) => {
     const page = await deps.auditLog.list(
       principal.tenantId,
@@ -29,4 +30,4 @@ export const routes: GroupHandlers<"logs", LogsDeps> = {
   listEntityTypes: async () => ({ status: 200, body: entityTypeList() }),
 };
 
-export const handler = createHttpHandler("logs", routes, () => compose(config()));
+export const handler = createHttpHandler(routeTable, "logs", routes, () => compose(config()));

@@ -1,3 +1,4 @@
+import { type Routes, routeTable } from "#shared/api/index.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { mailer } from "#shared/composition/mailer.ts";
 import { auditLogStore, memberStore, tenantStore } from "#shared/composition/stores.ts";
@@ -22,7 +23,7 @@ export function compose(cfg: Config) {
 }
 export type MembersDeps = ReturnType<typeof compose>;
 
-export const routes: GroupHandlers<"members", MembersDeps> = {
+export const routes: GroupHandlers<Routes, "members", MembersDeps> = {
   listMembers: async ({ deps, principal, query }) => ({
     status: 200,
     body: envelope(await listMembers(deps, principal, query.user_id, pageRequest(query)), query),
@@ -54,4 +55,4 @@ export const routes: GroupHandlers<"members", MembersDeps> = {
   acceptInvitation: async ({ deps, body }) => ({ status: 201, body: await acceptInvitation(deps, body) }),
 };
 
-export const handler = createHttpHandler("members", routes, () => compose(config()));
+export const handler = createHttpHandler(routeTable, "members", routes, () => compose(config()));

@@ -1,3 +1,4 @@
+import { type Routes, routeTable } from "#shared/api/index.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
 import { auditLogStore, proxyStore } from "#shared/composition/stores.ts";
@@ -20,7 +21,7 @@ export function compose(cfg: Config) {
 }
 export type ProxiesDeps = ReturnType<typeof compose>;
 
-export const routes: GroupHandlers<"proxies", ProxiesDeps> = {
+export const routes: GroupHandlers<Routes, "proxies", ProxiesDeps> = {
   createProxy: async ({ deps, principal, body }) => ({
     status: 201,
     body: await createProxy(deps, principal, body),
@@ -50,4 +51,4 @@ export const routes: GroupHandlers<"proxies", ProxiesDeps> = {
   },
 };
 
-export const handler = createHttpHandler("proxies", routes, () => compose(config()));
+export const handler = createHttpHandler(routeTable, "proxies", routes, () => compose(config()));

@@ -1,21 +1,21 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
+import { type Routes, routeTable } from "#shared/api/index.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
 import { proxyStore } from "#shared/composition/stores.ts";
 import { tokenDomain } from "#shared/composition/token-domain.ts";
 import { type Config, config } from "#shared/config.ts";
 import { invokeProxy, ProxyError, type ProxyInvokeDeps } from "#shared/domain/proxies/invoke.ts";
-import { nullObject } from "#shared/domain/safe-keys.ts";
+import { isForbiddenHeaderName, nullObject } from "#shared/domain/safe-keys.ts";
 import { createHttpHandler, type GroupHandlers, type Reply } from "#shared/http/lambda.ts";
-import { internalProblem, problemFromError } from "#shared/http/problem.ts";
+import { httpErrorOf, internalProblem, problemFromError } from "#shared/http/problem.ts";
 import { header } from "#shared/http/request-state.ts";
-import { isForbiddenHeaderName } from "#shared/http/safe-headers.ts";
 import { logger } from "#shared/logger.ts";
 
 const PROXY_KEY_PARAMETER = "svc-proxy-key";
 
 const malformedQuery = () =>
-  new ProxyError(400, "invalid-query", "Bad Request", "The query string holds malformed percent-encoding.");
+  new ProxyError("invalid", "The query string holds malformed percent-encoding.", { code: "invalid-query" });
 
 function decodeQueryPart(text: string): string {
   try {
@@ -101,7 +101,8 @@ async function invoke({
       },
     };
   } catch (error) {
-    if (error instanceof ProxyError) return proxyErrorReply(error.status, problemFromError(error, requestId));
+    const known = error instanceof ProxyError ? httpErrorOf(error) : undefined;
+    if (known) return proxyErrorReply(known.status, problemFromError(known, requestId));
     logger.error("Proxy invocation failed", {
       request_id: requestId,
       error_name: error instanceof Error ? error.name : typeof error,
@@ -118,7 +119,7 @@ export function compose(cfg: Config) {
 }
 export type ProxyGroupDeps = ReturnType<typeof compose>;
 
-export const routes: GroupHandlers<"proxy", ProxyGroupDeps> = {
+export const routes: GroupHandlers<Routes, "proxy", ProxyGroupDeps> = {
   invokeProxyGet: invoke,
   invokeProxyGetPath: invoke,
   invokeProxyPost: invoke,
@@ -131,4 +132,4 @@ export const routes: GroupHandlers<"proxy", ProxyGroupDeps> = {
   invokeProxyDeletePath: invoke,
 };
 
-export const handler = createHttpHandler("proxy", routes, () => compose(config()));
+export const handler = createHttpHandler(routeTable, "proxy", routes, () => compose(config()));

@@ -1,3 +1,4 @@
+import { type Routes, routeTable } from "#shared/api/index.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { sqsJobQueue } from "#shared/composition/job-queue.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
@@ -28,7 +29,7 @@ export function compose(cfg: Config) {
 }
 export type ReactorsDeps = ReturnType<typeof compose>;
 
-export const routes: GroupHandlers<"reactors", ReactorsDeps> = {
+export const routes: GroupHandlers<Routes, "reactors", ReactorsDeps> = {
   createFormula: async ({ deps, principal, body }) => ({
     status: 201,
     body: await createFormula(deps, principal, body),
@@ -82,7 +83,10 @@ export const routes: GroupHandlers<"reactors", ReactorsDeps> = {
   },
   react: async ({ deps, principal, params, body }) => {
     try {
-      return await react(deps, principal, params.id, body);
+      const reaction = await react(deps, principal, params.id, body);
+      // Queued for a callback: 202 with the request id the webhook will carry.
+      if (reaction.queued) return { status: 202, body: { request_id: reaction.requestId } };
+      return { status: 200, body: reaction.reaction };
     } catch (error) {
       // A CustomHttpResponseError answers its own status and body; every other error is problem+json.
       if (error instanceof ReactorError && error.customBody !== undefined)
@@ -100,4 +104,4 @@ export const routes: GroupHandlers<"reactors", ReactorsDeps> = {
   }),
 };
 
-export const handler = createHttpHandler("reactors", routes, () => compose(config()));
+export const handler = createHttpHandler(routeTable, "reactors", routes, () => compose(config()));

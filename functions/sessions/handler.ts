@@ -1,3 +1,4 @@
+import { type Routes, routeTable } from "#shared/api/index.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { auditLogStore } from "#shared/composition/stores.ts";
 import { type Config, config } from "#shared/config.ts";
@@ -11,7 +12,7 @@ export function compose(cfg: Config) {
 }
 export type SessionsDeps = ReturnType<typeof compose>;
 
-export const routes: GroupHandlers<"sessions", SessionsDeps> = {
+export const routes: GroupHandlers<Routes, "sessions", SessionsDeps> = {
   createSession: async ({ deps, principal }) => ({ status: 201, body: await createSession(deps, principal) }),
   authorizeSession: async ({ deps, principal, body }) => {
     await authorizeSession(deps, principal, body);
@@ -19,4 +20,4 @@ export const routes: GroupHandlers<"sessions", SessionsDeps> = {
   },
 };
 
-export const handler = createHttpHandler("sessions", routes, () => compose(config()));
+export const handler = createHttpHandler(routeTable, "sessions", routes, () => compose(config()));

@@ -1,9 +1,10 @@
+import { type Routes, routeList, routeTable } from "#shared/api/index.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { rootKeyVerifier } from "#shared/composition/root-key.ts";
 import { sweepStore, tokenStores } from "#shared/composition/stores.ts";
 import { type Config, config } from "#shared/config.ts";
+import { notFound } from "#shared/domain/errors.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
-import { notFound } from "#shared/http/errors.ts";
 import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
 import { openApiDocument } from "#shared/openapi.ts";
 
@@ -15,9 +16,9 @@ export function compose(cfg: Config) {
 }
 export type SystemDeps = ReturnType<typeof compose>;
 
-export const routes: GroupHandlers<"system", SystemDeps> = {
+export const routes: GroupHandlers<Routes, "system", SystemDeps> = {
   healthz: async () => ({ status: 200, body: { status: "ok" } }),
-  openapi: async () => ({ status: 200, body: openApiDocument() }),
+  openapi: async () => ({ status: 200, body: openApiDocument(routeList) }),
   advanceTestClock: async ({ deps, body }) => {
     // The route exists everywhere but only answers where SVC_TEST_CLOCK=1 (local mode only).
     if (!deps.testClock) throw notFound("The route POST /_test/clock");
@@ -28,4 +29,4 @@ export const routes: GroupHandlers<"system", SystemDeps> = {
   },
 };
 
-export const handler = createHttpHandler("system", routes, () => compose(config()));
+export const handler = createHttpHandler(routeTable, "system", routes, () => compose(config()));

@@ -1,3 +1,4 @@
+import { type Routes, routeTable } from "#shared/api/index.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { rootKeyVerifier } from "#shared/composition/root-key.ts";
 import { auditLogStore, memberStore, tenantStore } from "#shared/composition/stores.ts";
@@ -12,9 +13,9 @@ export function compose(cfg: Config) {
 }
 export type TenantsDeps = ReturnType<typeof compose>;
 
-export const routes: GroupHandlers<"tenants", TenantsDeps> = {
+export const routes: GroupHandlers<Routes, "tenants", TenantsDeps> = {
   createTenant: async ({ deps, body }) => ({ status: 201, body: await createTenant(deps, body) }),
   getSelfTenant: async ({ deps, principal }) => ({ status: 200, body: await getOwnTenant(deps, principal) }),
 };
 
-export const handler = createHttpHandler("tenants", routes, () => compose(config()));
+export const handler = createHttpHandler(routeTable, "tenants", routes, () => compose(config()));

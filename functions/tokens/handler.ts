@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
+import { type Routes, routeTable } from "#shared/api/index.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { tokenDomain } from "#shared/composition/token-domain.ts";
 import { type Config, config } from "#shared/config.ts";
@@ -27,7 +28,7 @@ export function compose(cfg: Config) {
 }
 export type TokensDeps = ReturnType<typeof compose>;
 
-export const routes: GroupHandlers<"tokens", TokensDeps> = {
+export const routes: GroupHandlers<Routes, "tokens", TokensDeps> = {
   createToken: async ({ deps, principal, body, event }) => ({
     status: 201,
     body: await createToken(
@@ -71,4 +72,4 @@ export const routes: GroupHandlers<"tokens", TokensDeps> = {
   },
 };
 
-export const handler = createHttpHandler("tokens", routes, () => compose(config()));
+export const handler = createHttpHandler(routeTable, "tokens", routes, () => compose(config()));

@@ -1,3 +1,4 @@
+import { type Routes, routeTable } from "#shared/api/index.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { auditLogStore, tokenStores } from "#shared/composition/stores.ts";
 import { type Config, config } from "#shared/config.ts";
@@ -12,7 +13,7 @@ export function compose(cfg: Config) {
 }
 export type TransactionsDeps = ReturnType<typeof compose>;
 
-export const routes: GroupHandlers<"transactions", TransactionsDeps> = {
+export const routes: GroupHandlers<Routes, "transactions", TransactionsDeps> = {
   openTransaction: async ({ deps, principal }) => ({
     status: 201,
     body: await openTransaction(deps, principal),
@@ -27,4 +28,4 @@ export const routes: GroupHandlers<"transactions", TransactionsDeps> = {
   },
 };
 
-export const handler = createHttpHandler("transactions", routes, () => compose(config()));
+export const handler = createHttpHandler(routeTable, "transactions", routes, () => compose(config()));

@@ -1,6 +1,7 @@
 import type { Config } from "#shared/config.ts";
 import type { CallbackDeps } from "#shared/domain/reactors/callbacks.ts";
 import { type ReactDeps, reactionRunner, webhookSecrets } from "#shared/domain/reactors/react.ts";
+import { reactionFailures } from "#shared/http/problem.ts";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
 
 /** What the callback path is built from: the reactors group's deps plus the audit log and this service's hosts. */
@@ -17,7 +18,8 @@ export type CallbackSources = ReactDeps & {
  */
 export function callbackDeps(sources: CallbackSources): CallbackDeps {
   return {
-    runner: reactionRunner(sources),
+    runner: reactionRunner(sources, reactionFailures),
+    failures: reactionFailures,
     webhookSecrets: webhookSecrets(sources),
     auditLog: sources.auditLog,
     clock: sources.clock,

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { conflict, notFound, validationError } from "#shared/http/errors.ts";
+import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { Mailer } from "#shared/ports/mailer.ts";

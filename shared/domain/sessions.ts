@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { conflict, forbidden, notFound, validationError } from "#shared/http/errors.ts";
+import { conflict, forbidden, notFound, validationError } from "#shared/domain/errors.ts";
 import { hashKey, newApiKey } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { SessionStore } from "#shared/ports/session-store.ts";

@@ -4,7 +4,6 @@ import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { Principal, TenantPrincipal } from "#shared/domain/entities.ts";
 import { logger } from "#shared/logger.ts";
-import type { OperationId, Routes } from "#shared/routes.ts";
 import { authenticateAndAuthorize } from "./middleware/authenticate.ts";
 import { errorHandler } from "./middleware/error-handler.ts";
 import { type IdempotencyPorts, idempotency } from "./middleware/idempotency.ts";
@@ -13,7 +12,15 @@ import { requestContext } from "./middleware/request-context.ts";
 import "./safe-headers.ts"; // a `__proto__` header line never crashes the process (see there)
 import { routeAndValidate } from "./middleware/route-and-validate.ts";
 import { type HttpResult, jsonResult, type SvcContext } from "./request-state.ts";
-import type { BodyOf, FunctionGroup, ParamsOf, QueryOf, RouteSpec } from "./route.ts";
+import {
+  type BodyOf,
+  type FunctionGroup,
+  listRoutes,
+  type ParamsOf,
+  type QueryOf,
+  type RouteSpec,
+  type RouteTable,
+} from "./route.ts";
 
 type PrincipalFor<R extends RouteSpec> = R["auth"] extends "key"
   ? TenantPrincipal
@@ -47,19 +54,22 @@ export interface Reply {
 export type RouteHandler<R extends RouteSpec, D = unknown> = (input: HandlerInput<R, D>) => Promise<Reply>;
 
 /** The implementations a function group must provide: one per route of the group, no more, no less. */
-export type GroupHandlers<G extends FunctionGroup, D> = {
-  [K in OperationId as Routes[K]["group"] extends G ? K : never]: RouteHandler<Routes[K], D>;
+export type GroupHandlers<T extends RouteTable, G extends FunctionGroup, D> = {
+  [K in keyof T as T[K]["group"] extends G ? K : never]: RouteHandler<T[K], D>;
 };
 
 /**
  * Builds a function group's Lambda handler: the shared middy chain, then the route's implementation.
+ * `routes` is the whole table (shared/api): a route of another group is refused, and the system function,
+ * API Gateway's $default route, answers 405 with the methods a known path allows.
  * `compose` builds the group's adapters, once, on the first request (so a module that only defines a
  * handler opens no client): the group's handler.ts in a Lambda, functions/local.ts for the local gateway,
  * which calls exactly this handler with the same event shape.
  */
-export function createHttpHandler<G extends FunctionGroup, D extends HttpPorts>(
+export function createHttpHandler<T extends RouteTable, G extends FunctionGroup, D extends HttpPorts>(
+  routes: T,
   group: G,
-  handlers: GroupHandlers<G, D>,
+  handlers: GroupHandlers<T, G, D>,
   compose: () => D,
 ) {
   let composed: D | undefined;
@@ -92,7 +102,7 @@ export function createHttpHandler<G extends FunctionGroup, D extends HttpPorts>(
       .use(injectLambdaContext(logger, { logEvent: false, resetKeys: true }))
       .use(requestContext())
       .use(errorHandler())
-      .use(routeAndValidate(group))
+      .use(routeAndValidate(listRoutes(routes), group))
       .use(authenticateAndAuthorize(() => deps().authenticator))
       .use(rateLimit(deps))
       .use(idempotency(deps))

@@ -14,6 +14,7 @@ import { LocalJobQueue } from "#shared/adapters/local/local-job-queue.ts";
 import { callbackDeps as composedCallbackDeps } from "#shared/composition/callbacks.ts";
 import type { CallbackJob, ReactionOutcome, ReactionRunner } from "#shared/domain/reactors/callback-job.ts";
 import { type CallbackDeps, MAX_ATTEMPTS, processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
+import { reactionFailures } from "#shared/http/problem.ts";
 import { logger } from "#shared/logger.ts";
 import { TEST_TABLE, testDynamo } from "#test/support/dynamo.ts";
 import { client, createTenant } from "#test/support/http.ts";
@@ -114,6 +115,7 @@ const newReceiver = async (answer: (n: number) => number | "hang", signingSecret
 function callbackDeps(overrides: Partial<CallbackDeps["delivery"]> = {}): CallbackDeps {
   return {
     runner,
+    failures: reactionFailures,
     webhookSecrets: { secret: async () => secret },
     auditLog,
     clock: systemClock,

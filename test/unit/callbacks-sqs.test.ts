@@ -10,6 +10,7 @@ import { createCallbackConsumer } from "#functions/reactor-callbacks/handler.ts"
 import { JobTooLargeError, MAX_JOB_BYTES, SqsJobQueue } from "#shared/adapters/aws/sqs-job-queue.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { CallbackJob, ReactionOutcome } from "#shared/domain/reactors/callback-job.ts";
+import { reactionFailures } from "#shared/http/problem.ts";
 
 const secret = `whsec_${randomBytes(32).toString("base64")}`;
 
@@ -32,6 +33,7 @@ const handler = createCallbackConsumer(() => ({
         return { status: 200, body: { raw: { answer: 42 } } };
       },
     },
+    failures: reactionFailures,
     webhookSecrets: { secret: async () => secret },
     auditLog: {
       append: async (entries: LogEntry[]) => {

@@ -36,6 +36,17 @@ export interface ReactionOutcome {
  * Runs the reaction of a job once: a second call for the same requestId answers the stored outcome instead of
  * running the code again (a retried delivery never re-runs the reactor).
  */
+/**
+ * How failed reactions are told in a webhook: the status and problem the synchronous API would answer.
+ * The domain does not speak HTTP: shared/http/problem.ts provides it (reactionFailures).
+ */
+export interface ReactionFailures {
+  /** A run that threw `error`. */
+  ofError(error: unknown, requestId: string): ReactionOutcome;
+  /** A reaction that could not be run at all (its store or KMS unavailable at the last attempt). */
+  unrunnable(requestId: string): ReactionOutcome;
+}
+
 export interface ReactionRunner {
   run(job: CallbackJob): Promise<ReactionOutcome>;
 }

@@ -11,13 +11,13 @@
 import { Webhook } from "standardwebhooks";
 import * as z from "zod";
 import { auditEntry } from "#shared/domain/audit-entry.ts";
-import { internalProblem } from "#shared/http/problem.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
 import { ForwardError, forward } from "#shared/proxy/forward.ts";
 import {
   type CallbackJob,
   MAX_ATTEMPTS,
+  type ReactionFailures,
   type ReactionOutcome,
   type ReactionRunner,
   type WebhookSecretSource,
@@ -120,6 +120,8 @@ export function signWebhook(secret: string, messageId: string, at: Date, body: s
 
 export interface CallbackDeps {
   runner: ReactionRunner;
+  /** The webhook's answer when the runner itself failed (problem+json, rendered by shared/http). */
+  failures: Pick<ReactionFailures, "unrunnable">;
   webhookSecrets: WebhookSecretSource;
   auditLog: Pick<AuditLogStore, "append">;
   /** The service clock (audit entries follow the test clock locally). */
@@ -176,7 +178,7 @@ export async function processCallbackJob(
       await audit("the reaction could not be run");
       throw new DeliveryError("The reaction could not be run.", true, { cause: error });
     }
-    outcome = { status: 500, body: internalProblem(job.requestId) };
+    outcome = deps.failures.unrunnable(job.requestId);
   }
 
   let secret: string;

@@ -1,6 +1,6 @@
 import { mayEverHold } from "#shared/domain/access-rules.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
-import { forbidden, unauthorized } from "../errors.ts";
+import { forbidden, unauthorized } from "#shared/domain/errors.ts";
 import { header, type SvcMiddleware } from "../request-state.ts";
 
 /**

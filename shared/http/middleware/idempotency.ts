@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { Principal } from "#shared/domain/entities.ts";
+import { conflict, validationError } from "#shared/domain/errors.ts";
 import { grantVersionOf } from "#shared/domain/grant-version.ts";
 import { logger } from "#shared/logger.ts";
 import type { IdempotencyStore } from "#shared/ports/stores.ts";
-import { conflict, HttpError, validationError } from "../errors.ts";
+import { HttpError } from "../errors.ts";
 import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
 
 const IDEMPOTENT_METHODS = new Set(["POST", "PUT", "PATCH"]);

@@ -1,19 +1,9 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
+import { tooManyRequests } from "#shared/domain/errors.ts";
 import type { StoredProxy } from "#shared/domain/proxies/proxy.ts";
 import { addressBucket, type RateLimiter } from "#shared/domain/rate-limit.ts";
 import { hashKey } from "#shared/ids.ts";
-import { HttpError } from "../errors.ts";
 import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
-
-export const tooManyRequests = (retryAfterSeconds: number) =>
-  new HttpError(
-    429,
-    "rate-limited",
-    "Too Many Requests",
-    `The request rate limit is exhausted; retry in ${retryAfterSeconds} s.`,
-    undefined,
-    { "retry-after": String(retryAfterSeconds) },
-  );
 
 export interface RateLimitPorts {
   /** Absent: rate limiting is off (SVC_RATE_LIMIT_PER_SECOND=0). */
