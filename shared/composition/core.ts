@@ -32,6 +32,22 @@ const rootKeyInMemory = (cfg: Config): RootKeyVerifier =>
   new StaticRootKeyVerifier(cfg.rootKeyHash ?? (cfg.rootKey ? hashKey(cfg.rootKey) : undefined));
 
 /**
+ * KMS in AWS; locally a master key file under the data dir, created on first use. An AWS function without
+ * SVC_KMS_KEY_ID was granted no data key (lib/function-groups.ts): it fails closed when asked to seal, rather
+ * than writing a master key file to Lambda's read-only file system at start-up.
+ */
+export function dataKeyWrapper(cfg: Config): KeyWrapper {
+  if (cfg.kmsKeyId) return new KmsKeyWrapper(new KMSClient({ region: cfg.region }), cfg.kmsKeyId);
+  if (cfg.mode === "aws") return withoutDataKey;
+  return new MasterKeyWrapper(loadOrCreateMasterKey(join(cfg.dataDir, "master.key")));
+}
+
+const refuseWithoutDataKey = async (): Promise<never> => {
+  throw new Error("This function has no data key (SVC_KMS_KEY_ID is not set): it cannot seal or open data.");
+};
+const withoutDataKey: KeyWrapper = { generateDataKey: refuseWithoutDataKey, unwrap: refuseWithoutDataKey };
+
+/**
  * What every HTTP function needs, built once per process: the clock, the table client, the stores behind
  * authentication, rate limits and idempotency, and the sealer (idempotent answers are stored sealed).
  * Each function group adds only the adapters its routes use (the other builders of shared/composition/).
@@ -42,10 +58,7 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
   const applications = new DynamoApplicationStore(dynamo, cfg.tableName, audit);
   const { sessions } = sessionStore(table);
   const rootKey = options.rootKey?.(cfg, clock) ?? rootKeyInMemory(cfg);
-  // KMS in AWS; locally a master key file under the data dir, created on first use.
-  const keyWrapper: KeyWrapper = cfg.kmsKeyId
-    ? new KmsKeyWrapper(new KMSClient({ region: cfg.region }), cfg.kmsKeyId)
-    : new MasterKeyWrapper(loadOrCreateMasterKey(join(cfg.dataDir, "master.key")));
+  const keyWrapper = dataKeyWrapper(cfg);
   const keyring = new Keyring(
     keyWrapper,
     new DynamoDataKeyStore(dynamo, cfg.tableName, () => clock.now()),

@@ -3,7 +3,11 @@
  * run tenants' transform and reactor code in the API function itself, with its KMS, DynamoDB and SSM grants.
  * AWS mode refuses to start instead.
  */
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { composeCore, dataKeyWrapper } from "#shared/composition/core.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
 import { loadConfig } from "#shared/config.ts";
 import { NoSandbox } from "#shared/sandbox/none.ts";
@@ -53,5 +57,24 @@ describe("AWS mode fails closed without the runner settings", () => {
   it("keeps the child-process sandbox locally", () => {
     expect(loadConfig({}).sandbox).toBe("process");
     expect(loadConfig({ ...runner }).sandbox).toBe("runner");
+  });
+});
+
+describe("an AWS function without the data key", () => {
+  it("starts without touching the file system, and refuses to seal instead of inventing a master key", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "svc-no-kms-"));
+    const cfg = loadConfig({
+      SVC_MODE: "aws",
+      SVC_TABLE_NAME: "svc",
+      SVC_SANDBOX: "none",
+      SVC_DATA_DIR: join(dataDir, "data"),
+    });
+    expect(composeCore(cfg).sealer).toBeDefined();
+    // Lambda's file system is read-only: a master key file would fail every request of the function.
+    expect(existsSync(join(dataDir, "data"))).toBe(false);
+    await expect(dataKeyWrapper(cfg).generateDataKey({ tenant: "t" })).rejects.toThrow(/no data key/);
+    await expect(dataKeyWrapper(cfg).unwrap(Buffer.alloc(64), { tenant: "t" })).rejects.toThrow(
+      /no data key/,
+    );
   });
 });
