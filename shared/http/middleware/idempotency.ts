@@ -8,7 +8,7 @@ import type { IdempotencyStore } from "#shared/ports/stores.ts";
 import { HttpError } from "../errors.ts";
 import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
 
-const IDEMPOTENT_METHODS = new Set(["POST", "PUT", "PATCH"]);
+export const IDEMPOTENT_METHODS = new Set(["POST", "PUT", "PATCH"]);
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 export const REPLAYED_HEADER = "svc-idempotent-replayed";
 /**
