@@ -19,8 +19,9 @@ export function traced<Client>(client: Client): Client {
 
 /**
  * The handler's segment (cold start, function name, errors that escape the chain), for the first `.use` of
- * every middy chain; never the response (it holds token data). Nothing at all where tracing is off.
+ * every middy chain; never the response (it holds token data). Where tracing is off, no middleware at all
+ * (an empty list: middy refuses an empty middleware object).
  */
-export function handlerTracing(): middy.MiddlewareObj {
-  return tracer.isTracingEnabled() ? captureLambdaHandler(tracer, { captureResponse: false }) : {};
+export function handlerTracing(): middy.MiddlewareObj[] {
+  return tracer.isTracingEnabled() ? [captureLambdaHandler(tracer, { captureResponse: false })] : [];
 }
