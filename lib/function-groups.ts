@@ -6,7 +6,10 @@ export interface GroupAccess {
   table: TableAccess;
   /** ssm:GetParameter on the root key hash parameter (root routes: POST /tenants, POST /_test/clock). */
   rootKeyParameter: boolean;
-  /** kms:GenerateDataKey and kms:Decrypt on the data key, for sealing and opening token data. */
+  /**
+   * kms:GenerateDataKey and kms:Decrypt on the data key, for sealing and opening token data, and for storing
+   * idempotent answers sealed (every group with an idempotent route: test/infra/stack.test.ts checks it).
+   */
   dataKey: boolean;
   /** ses:SendEmail from the configured sender identity (invitations). */
   email?: boolean;
@@ -35,15 +38,16 @@ export const FUNCTION_ACCESS = {
   tenants: {
     table: "readWrite",
     rootKeyParameter: true,
-    dataKey: false,
+    dataKey: true,
     reason:
-      "POST /tenants (root key) writes the tenant, its owner, app, key and audit entries in one transaction.",
+      "POST /tenants (root key) writes the tenant, its owner, app, key and audit entries in one transaction. Idempotent answers are stored sealed under the data key.",
   },
   applications: {
     table: "readWrite",
     rootKeyParameter: false,
-    dataKey: false,
-    reason: "Application and key CRUD with their audit entries; no root routes.",
+    dataKey: true,
+    reason:
+      "Application and key CRUD with their audit entries; no root routes. Idempotent answers are stored sealed under the data key.",
   },
   logs: {
     table: "read",
@@ -60,23 +64,24 @@ export const FUNCTION_ACCESS = {
   transactions: {
     table: "readWrite",
     rootKeyParameter: false,
-    dataKey: false,
+    dataKey: true,
     reason:
-      "Opens, commits and rolls back token transactions; commits move sealed items and never open data.",
+      "Opens, commits and rolls back token transactions; commits move sealed items and never open data. Idempotent answers are stored sealed under the data key.",
   },
   sessions: {
     table: "readWrite",
     rootKeyParameter: false,
-    dataKey: false,
-    reason: "Creates sessions (key, nonce, audit entry) and authorizes them.",
+    dataKey: true,
+    reason:
+      "Creates sessions (key, nonce, audit entry) and authorizes them. Idempotent answers are stored sealed under the data key.",
   },
   members: {
     table: "readWrite",
     rootKeyParameter: false,
-    dataKey: false,
+    dataKey: true,
     email: true,
     reason:
-      "Members and invitations; accepting one creates a member, its application and key; invitations send e-mail.",
+      "Members and invitations; accepting one creates a member, its application and key; invitations send e-mail. Idempotent answers are stored sealed under the data key.",
   },
   proxies: {
     table: "readWrite",

@@ -1,6 +1,7 @@
 import { CfnOutput, Stack, type StackProps } from "aws-cdk-lib";
 import type { RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
+import { routeList } from "#shared/api/index.ts";
 import { CallbackConsumer } from "./constructs/callback-consumer.ts";
 import { VaultHttpApi } from "./constructs/http-api.ts";
 import { Sweeper } from "./constructs/sweeper.ts";
@@ -37,6 +38,7 @@ export class VaultStack extends Stack {
     super(scope, id, props);
     this.data = new VaultData(this, "Data");
     this.http = new VaultHttpApi(this, "Http", {
+      routes: routeList,
       table: this.data.table,
       dataKey: this.data.dataKey,
       emailSender: props.emailSender,

@@ -20,7 +20,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { routeList } from "#shared/routes.ts";
+import { routeList } from "#shared/api/index.ts";
 import { caseArbitrary, type FuzzCase, WRITE_METHODS, type WriteRoute } from "./fuzz/cases.ts";
 import { checkAnswer, cleanPollution, pollutionSince, prototypeSnapshot } from "./fuzz/check.ts";
 import { describePlan, reproducer, summary, Tally } from "./fuzz/report.ts";
@@ -118,7 +118,7 @@ async function main(): Promise<number> {
   for (const r of routes) log(`  ${r.method.padEnd(6)} ${r.path}  (${r.operationId}, auth ${r.auth})`);
 
   const { startDynamoDbLocal } = await import("#shared/local/dynamodb-local.ts");
-  const { startLocalService } = await import("#shared/local/server.ts");
+  const { startLocalService } = await import("#functions/local.ts");
   const { config } = await import("#shared/config.ts");
   const dataDir = mkdtempSync(join(tmpdir(), "svc-fuzz-"));
   const destination = await startDestination();

@@ -5,9 +5,9 @@
 import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { startLocalService } from "#functions/local.ts";
 import { ensureSandboxPackages } from "#lib/sandbox-packages.ts";
 import { newApiKey } from "#shared/ids.ts";
-import { startLocalService } from "#shared/local/server.ts";
 
 /** Every host process runs with Object.prototype.__proto__ throwing (docs/security.md, process integrity). */
 const HARDENING_FLAG = "--disable-proto=throw";

@@ -1,5 +1,5 @@
-import { z } from "zod";
-import { PREFIX_PATTERN, type RunnerSpec } from "#shared/adapters/aws/runner-functions.ts";
+import * as z from "zod";
+import { PREFIX_PATTERN, type RunnerSpec } from "#shared/adapters/aws/runner-spec.ts";
 import { DEFAULT_OUTBOUND_LIMITS } from "#shared/sandbox/outbound-request.ts";
 
 /**
@@ -48,6 +48,8 @@ const envSchema = z
     // Where tenant code runs: child processes here (local), the tenant's runner function (AWS), or nowhere.
     SVC_SANDBOX: z.enum(["process", "runner", "none"]).optional(),
     SVC_CALLBACK_QUEUE_URL: z.url().optional(),
+    // The callback consumer moves a job that no retry can fix here at once (lib/constructs/callback-consumer.ts).
+    SVC_CALLBACK_DLQ_URL: z.url().optional(),
     SVC_SYNC_REACT_TIMEOUT_MS: z.coerce.number().int().min(100).max(25_000).default(20_000),
     SVC_CALLBACK_RETRY_BASE_SECONDS: z.coerce.number().min(0.01).max(900).default(60),
     SVC_API_URL: z.url().optional(),
@@ -114,6 +116,7 @@ const envSchema = z
       sandbox:
         env.SVC_SANDBOX ?? (mode === "local" && env.SVC_RUNNER_PREFIX === undefined ? "process" : "runner"),
       callbackQueueUrl: env.SVC_CALLBACK_QUEUE_URL,
+      callbackDeadLetterUrl: env.SVC_CALLBACK_DLQ_URL,
       // A synchronous react runs at most this long (API Gateway answers within 30 s).
       syncReactTimeoutMs: env.SVC_SYNC_REACT_TIMEOUT_MS,
       // Local mode: the first retry of a failed callback waits this long (doubling each time).

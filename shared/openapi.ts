@@ -1,11 +1,14 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
-import { routeList } from "./routes.ts";
+import type { ApiRoute } from "#shared/http/route.ts";
 
-let cachedDocument: ReturnType<OpenApiGeneratorV31["generateDocument"]> | undefined;
+export type OpenApiDocument = ReturnType<OpenApiGeneratorV31["generateDocument"]>;
 
-/** GET /openapi.json, generated from the route table (built once per process). */
-export function openApiDocument() {
-  if (cachedDocument) return cachedDocument;
+const cachedDocuments = new WeakMap<readonly ApiRoute[], OpenApiDocument>();
+
+/** GET /openapi.json, generated from the route table it is given (built once per table and process). */
+export function openApiDocument(routeList: readonly ApiRoute[]): OpenApiDocument {
+  const cached = cachedDocuments.get(routeList);
+  if (cached) return cached;
   const registry = new OpenAPIRegistry();
   registry.registerComponent("securitySchemes", "ApiKey", {
     type: "apiKey",
@@ -53,7 +56,7 @@ export function openApiDocument() {
       ),
     });
   }
-  cachedDocument = new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: "3.1.0",
     info: {
       title: "svc-vault",
@@ -61,5 +64,6 @@ export function openApiDocument() {
       description: "Self-hostable data tokenization vault. Errors are RFC 9457 problem+json.",
     },
   });
-  return cachedDocument;
+  cachedDocuments.set(routeList, document);
+  return document;
 }

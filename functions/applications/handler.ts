@@ -1,3 +1,7 @@
+import { type Routes, routeTable } from "#shared/api/index.ts";
+import { composeCore } from "#shared/composition/core.ts";
+import { auditLogStore } from "#shared/composition/stores.ts";
+import { type Config, config } from "#shared/config.ts";
 import {
   createApplication,
   createApplicationKey,
@@ -10,10 +14,17 @@ import {
   listApplications,
   updateApplication,
 } from "#shared/domain/applications.ts";
-import { createHttpHandler } from "#shared/http/lambda.ts";
+import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
-export const handler = createHttpHandler("applications", {
+/** The adapters the applications routes use, and no others (see shared/composition/). */
+export function compose(cfg: Config) {
+  const core = composeCore(cfg);
+  return { ...core, ...auditLogStore(core) };
+}
+export type ApplicationsDeps = ReturnType<typeof compose>;
+
+export const routes: GroupHandlers<Routes, "applications", ApplicationsDeps> = {
   createApplication: async ({ deps, principal, body }) => ({
     status: 201,
     body: await createApplication(deps, principal, body),
@@ -54,4 +65,6 @@ export const handler = createHttpHandler("applications", {
     await deleteApplicationKey(deps, principal, params.id, params.keyId);
     return { status: 204 };
   },
-});
+};
+
+export const handler = createHttpHandler(routeTable, "applications", routes, () => compose(config()));

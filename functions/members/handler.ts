@@ -1,3 +1,8 @@
+import { type Routes, routeTable } from "#shared/api/index.ts";
+import { composeCore } from "#shared/composition/core.ts";
+import { mailer } from "#shared/composition/mailer.ts";
+import { auditLogStore, memberStore, tenantStore } from "#shared/composition/stores.ts";
+import { type Config, config } from "#shared/config.ts";
 import {
   acceptInvitation,
   createInvitation,
@@ -8,10 +13,17 @@ import {
   listMembers,
   resendInvitation,
 } from "#shared/domain/members.ts";
-import { createHttpHandler } from "#shared/http/lambda.ts";
+import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
-export const handler = createHttpHandler("members", {
+/** The adapters the members routes use, and no others (see shared/composition/). */
+export function compose(cfg: Config) {
+  const core = composeCore(cfg);
+  return { ...core, ...memberStore(core), ...tenantStore(core), ...auditLogStore(core), ...mailer(core) };
+}
+export type MembersDeps = ReturnType<typeof compose>;
+
+export const routes: GroupHandlers<Routes, "members", MembersDeps> = {
   listMembers: async ({ deps, principal, query }) => ({
     status: 200,
     body: envelope(await listMembers(deps, principal, query.user_id, pageRequest(query)), query),
@@ -41,4 +53,6 @@ export const handler = createHttpHandler("members", {
     return { status: 204 };
   },
   acceptInvitation: async ({ deps, body }) => ({ status: 201, body: await acceptInvitation(deps, body) }),
-});
+};
+
+export const handler = createHttpHandler(routeTable, "members", routes, () => compose(config()));

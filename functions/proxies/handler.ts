@@ -1,3 +1,8 @@
+import { type Routes, routeTable } from "#shared/api/index.ts";
+import { composeCore } from "#shared/composition/core.ts";
+import { sandbox } from "#shared/composition/sandbox.ts";
+import { auditLogStore, proxyStore } from "#shared/composition/stores.ts";
+import { type Config, config } from "#shared/config.ts";
 import {
   createProxy,
   deleteProxy,
@@ -6,10 +11,17 @@ import {
   patchProxy,
   replaceProxy,
 } from "#shared/domain/proxies/manage.ts";
-import { createHttpHandler } from "#shared/http/lambda.ts";
+import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
-export const handler = createHttpHandler("proxies", {
+/** The adapters the proxies routes use, and no others (see shared/composition/). */
+export function compose(cfg: Config) {
+  const core = composeCore(cfg);
+  return { ...core, ...proxyStore(core), ...auditLogStore(core), ...sandbox(core) };
+}
+export type ProxiesDeps = ReturnType<typeof compose>;
+
+export const routes: GroupHandlers<Routes, "proxies", ProxiesDeps> = {
   createProxy: async ({ deps, principal, body }) => ({
     status: 201,
     body: await createProxy(deps, principal, body),
@@ -37,4 +49,6 @@ export const handler = createHttpHandler("proxies", {
     await deleteProxy(deps, principal, params.id);
     return { status: 204 };
   },
-});
+};
+
+export const handler = createHttpHandler(routeTable, "proxies", routes, () => compose(config()));

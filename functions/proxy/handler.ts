@@ -1,17 +1,21 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
-import type { Deps } from "#shared/container.ts";
-import { invokeProxy, ProxyError } from "#shared/domain/proxies/invoke.ts";
-import { nullObject } from "#shared/domain/safe-keys.ts";
-import { createHttpHandler, type Reply } from "#shared/http/lambda.ts";
-import { internalProblem, problemFromError } from "#shared/http/problem.ts";
+import { type Routes, routeTable } from "#shared/api/index.ts";
+import { composeCore } from "#shared/composition/core.ts";
+import { sandbox } from "#shared/composition/sandbox.ts";
+import { proxyStore } from "#shared/composition/stores.ts";
+import { tokenDomain } from "#shared/composition/token-domain.ts";
+import { type Config, config } from "#shared/config.ts";
+import { invokeProxy, ProxyError, type ProxyInvokeDeps } from "#shared/domain/proxies/invoke.ts";
+import { isForbiddenHeaderName, nullObject } from "#shared/domain/safe-keys.ts";
+import { createHttpHandler, type GroupHandlers, type Reply } from "#shared/http/lambda.ts";
+import { httpErrorOf, internalProblem, problemFromError } from "#shared/http/problem.ts";
 import { header } from "#shared/http/request-state.ts";
-import { isForbiddenHeaderName } from "#shared/http/safe-headers.ts";
 import { logger } from "#shared/logger.ts";
 
 const PROXY_KEY_PARAMETER = "svc-proxy-key";
 
 const malformedQuery = () =>
-  new ProxyError(400, "invalid-query", "Bad Request", "The query string holds malformed percent-encoding.");
+  new ProxyError("invalid", "The query string holds malformed percent-encoding.", { code: "invalid-query" });
 
 function decodeQueryPart(text: string): string {
   try {
@@ -53,7 +57,7 @@ async function invoke({
   event,
   requestId,
 }: {
-  deps: Deps;
+  deps: ProxyInvokeDeps;
   event: APIGatewayProxyEventV2;
   requestId: string;
 }): Promise<Reply> {
@@ -97,7 +101,8 @@ async function invoke({
       },
     };
   } catch (error) {
-    if (error instanceof ProxyError) return proxyErrorReply(error.status, problemFromError(error, requestId));
+    const known = error instanceof ProxyError ? httpErrorOf(error) : undefined;
+    if (known) return proxyErrorReply(known.status, problemFromError(known, requestId));
     logger.error("Proxy invocation failed", {
       request_id: requestId,
       error_name: error instanceof Error ? error.name : typeof error,
@@ -107,7 +112,14 @@ async function invoke({
 }
 
 /** /proxy and /proxy/* for GET, POST, PUT, PATCH and DELETE: one implementation. */
-export const handler = createHttpHandler("proxy", {
+/** The adapters the proxy routes use, and no others (see shared/composition/). */
+export function compose(cfg: Config) {
+  const core = composeCore(cfg);
+  return { ...core, ...tokenDomain(core), ...proxyStore(core), ...sandbox(core) };
+}
+export type ProxyGroupDeps = ReturnType<typeof compose>;
+
+export const routes: GroupHandlers<Routes, "proxy", ProxyGroupDeps> = {
   invokeProxyGet: invoke,
   invokeProxyGetPath: invoke,
   invokeProxyPost: invoke,
@@ -118,4 +130,6 @@ export const handler = createHttpHandler("proxy", {
   invokeProxyPatchPath: invoke,
   invokeProxyDelete: invoke,
   invokeProxyDeletePath: invoke,
-});
+};
+
+export const handler = createHttpHandler(routeTable, "proxy", routes, () => compose(config()));

@@ -3,11 +3,14 @@ import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import middy from "@middy/core";
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import { type Deps, deps } from "#shared/container.ts";
+import { callbackDeps } from "#shared/composition/callbacks.ts";
+import { composeCore } from "#shared/composition/core.ts";
+import { sandbox } from "#shared/composition/sandbox.ts";
+import { reactorStore } from "#shared/composition/stores.ts";
+import { tokenDomain } from "#shared/composition/token-domain.ts";
+import { type Config, config } from "#shared/config.ts";
 import {
-  type CallbackContainer,
   type CallbackDeps,
-  callbackDepsOf,
   DeliveryError,
   isRetryable,
   MAX_ATTEMPTS,
@@ -15,7 +18,6 @@ import {
   processCallbackJob,
   retryDelaySeconds,
 } from "#shared/domain/reactors/callbacks.ts";
-import { reactionRunner, webhookSecrets } from "#shared/domain/reactors/react.ts";
 import { logger } from "#shared/logger.ts";
 
 /**
@@ -29,51 +31,73 @@ import { logger } from "#shared/logger.ts";
  * Environment (set by lib/constructs/callback-consumer.ts): SVC_CALLBACK_QUEUE_URL, SVC_CALLBACK_DLQ_URL.
  */
 
-/**
- * The callback path's dependencies from a container. The runner and the secret source come from the
- * container when it holds them (reactionRunner, webhookSecrets), else they are built from it with the
- * reactors domain's factories. The local server uses this too, to start its LocalJobQueue.
- */
-export function callbackDepsFor(container: Deps): CallbackDeps {
-  const fields = container as Deps & Partial<Pick<CallbackContainer, "reactionRunner" | "webhookSecrets">>;
-  return callbackDepsOf({
-    ...container,
-    reactionRunner: fields.reactionRunner ?? reactionRunner(container),
-    webhookSecrets: fields.webhookSecrets ?? webhookSecrets(container),
-  });
+/** What the consumer works with: one delivery's deps, and the queue and dead-letter queue it answers. */
+export interface CallbackConsumerPorts {
+  callbacks: CallbackDeps;
+  sqs: Pick<SQSClient, "send">;
+  /** SVC_CALLBACK_QUEUE_URL and SVC_CALLBACK_DLQ_URL; a missing one fails the record that needs it. */
+  queueUrl: string | undefined;
+  deadLetterUrl: string | undefined;
 }
 
-const processor = new BatchProcessor(EventType.SQS);
+/** The consumer's adapters: the reactors domain (it runs the reaction) and SQS, nothing of the HTTP chain. */
+export function compose(cfg: Config): CallbackConsumerPorts {
+  const core = composeCore(cfg);
+  const reactors = {
+    ...core,
+    ...tokenDomain(core),
+    ...reactorStore(core),
+    ...sandbox(core),
+    jobQueue: undefined,
+  };
+  return {
+    callbacks: callbackDeps(reactors),
+    sqs: new SQSClient({ region: cfg.region }),
+    queueUrl: cfg.callbackQueueUrl,
+    deadLetterUrl: cfg.callbackDeadLetterUrl,
+  };
+}
 
-let client: SQSClient | undefined;
-const sqs = (): SQSClient => {
-  client ??= new SQSClient({ region: deps().config.region });
-  return client;
-};
-
-function queueUrl(name: "SVC_CALLBACK_QUEUE_URL" | "SVC_CALLBACK_DLQ_URL"): string {
-  const url = process.env[name];
+function required(url: string | undefined, name: string): string {
   if (!url) throw new Error(`${name} is not set`);
   return url;
 }
 
-export async function handleRecord(record: SQSRecord): Promise<void> {
-  const attempt = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
-  try {
-    const job = parseCallbackJob(record.body);
-    await processCallbackJob(callbackDepsFor(deps()), job, attempt);
-  } catch (error) {
-    if (!isRetryable(error)) {
-      await deadLetterNow(record, attempt, error);
-      return;
+/** The consumer's Lambda handler over `ports`, built on the first batch. */
+export function createCallbackConsumer(ports: () => CallbackConsumerPorts) {
+  let composed: CallbackConsumerPorts | undefined;
+  const consumer = (): CallbackConsumerPorts => {
+    composed ??= ports();
+    return composed;
+  };
+  const processor = new BatchProcessor(EventType.SQS);
+
+  async function handleRecord(record: SQSRecord): Promise<void> {
+    const attempt = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
+    try {
+      const job = parseCallbackJob(record.body);
+      await processCallbackJob(consumer().callbacks, job, attempt);
+    } catch (error) {
+      if (!isRetryable(error)) {
+        await deadLetterNow(consumer(), record, attempt, error);
+        return;
+      }
+      await deferRetry(consumer(), record, attempt);
+      throw error;
     }
-    await deferRetry(record, attempt);
-    throw error;
   }
+
+  return middy<SQSEvent, SQSBatchResponse>()
+    .use(injectLambdaContext(logger, { logEvent: false }))
+    .handler(async (event, context) =>
+      // A batch whose every record failed is still an answer (all ids reported), not a function error: the
+      // receivers' failures are not this function's, and each record already carries its own backoff.
+      processPartialResponse(event, handleRecord, processor, { context, throwOnFullBatchFailure: false }),
+    );
 }
 
 /** Makes the record visible again after the backoff; at the last attempt at once, so the redrive moves it. */
-async function deferRetry(record: SQSRecord, attempt: number): Promise<void> {
+async function deferRetry(ports: CallbackConsumerPorts, record: SQSRecord, attempt: number): Promise<void> {
   const seconds = attempt >= MAX_ATTEMPTS ? 0 : Math.ceil(retryDelaySeconds(attempt));
   logger.warn("reactor callback attempt failed", {
     message_id: record.messageId,
@@ -81,9 +105,9 @@ async function deferRetry(record: SQSRecord, attempt: number): Promise<void> {
     retry_in_seconds: seconds,
   });
   try {
-    await sqs().send(
+    await ports.sqs.send(
       new ChangeMessageVisibilityCommand({
-        QueueUrl: queueUrl("SVC_CALLBACK_QUEUE_URL"),
+        QueueUrl: required(ports.queueUrl, "SVC_CALLBACK_QUEUE_URL"),
         ReceiptHandle: record.receiptHandle,
         VisibilityTimeout: seconds,
       }),
@@ -101,11 +125,16 @@ async function deferRetry(record: SQSRecord, attempt: number): Promise<void> {
  * Moves the message to the dead-letter queue as it is (the same body the redrive would move, so an
  * operator's redrive works alike) with the reason as attributes. If that fails, the record is retried.
  */
-async function deadLetterNow(record: SQSRecord, attempt: number, error: unknown): Promise<void> {
+async function deadLetterNow(
+  ports: CallbackConsumerPorts,
+  record: SQSRecord,
+  attempt: number,
+  error: unknown,
+): Promise<void> {
   const reason = error instanceof DeliveryError ? error.message : "not retryable";
-  await sqs().send(
+  await ports.sqs.send(
     new SendMessageCommand({
-      QueueUrl: queueUrl("SVC_CALLBACK_DLQ_URL"),
+      QueueUrl: required(ports.deadLetterUrl, "SVC_CALLBACK_DLQ_URL"),
       MessageBody: record.body,
       MessageAttributes: {
         "svc-dead-letter-reason": { DataType: "String", StringValue: reason.slice(0, 1000) },
@@ -117,10 +146,4 @@ async function deadLetterNow(record: SQSRecord, attempt: number, error: unknown)
   logger.warn("reactor callback dead-lettered", { message_id: record.messageId, attempt, reason });
 }
 
-export const handler = middy<SQSEvent, SQSBatchResponse>()
-  .use(injectLambdaContext(logger, { logEvent: false }))
-  .handler(async (event, context) =>
-    // A batch whose every record failed is still an answer (all ids reported), not a function error: the
-    // receivers' failures are not this function's, and each record already carries its own backoff.
-    processPartialResponse(event, handleRecord, processor, { context, throwOnFullBatchFailure: false }),
-  );
+export const handler = createCallbackConsumer(() => compose(config()));

@@ -1,3 +1,10 @@
+import { type Routes, routeTable } from "#shared/api/index.ts";
+import { composeCore } from "#shared/composition/core.ts";
+import { sqsJobQueue } from "#shared/composition/job-queue.ts";
+import { sandbox } from "#shared/composition/sandbox.ts";
+import { reactorStore } from "#shared/composition/stores.ts";
+import { tokenDomain } from "#shared/composition/token-domain.ts";
+import { type Config, config } from "#shared/config.ts";
 import {
   createFormula,
   createReactor,
@@ -12,10 +19,17 @@ import {
   replaceReactor,
 } from "#shared/domain/reactors/manage.ts";
 import { ReactorError, react, webhookSecrets } from "#shared/domain/reactors/react.ts";
-import { createHttpHandler } from "#shared/http/lambda.ts";
+import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
-export const handler = createHttpHandler("reactors", {
+/** The adapters the reactors routes use, and no others (see shared/composition/). */
+export function compose(cfg: Config) {
+  const core = composeCore(cfg);
+  return { ...core, ...tokenDomain(core), ...reactorStore(core), ...sandbox(core), ...sqsJobQueue(core) };
+}
+export type ReactorsDeps = ReturnType<typeof compose>;
+
+export const routes: GroupHandlers<Routes, "reactors", ReactorsDeps> = {
   createFormula: async ({ deps, principal, body }) => ({
     status: 201,
     body: await createFormula(deps, principal, body),
@@ -69,7 +83,10 @@ export const handler = createHttpHandler("reactors", {
   },
   react: async ({ deps, principal, params, body }) => {
     try {
-      return await react(deps, principal, params.id, body);
+      const reaction = await react(deps, principal, params.id, body);
+      // Queued for a callback: 202 with the request id the webhook will carry.
+      if (reaction.queued) return { status: 202, body: { request_id: reaction.requestId } };
+      return { status: 200, body: reaction.reaction };
     } catch (error) {
       // A CustomHttpResponseError answers its own status and body; every other error is problem+json.
       if (error instanceof ReactorError && error.customBody !== undefined)
@@ -85,4 +102,6 @@ export const handler = createHttpHandler("reactors", {
     status: 200,
     body: { secret: await webhookSecrets(deps).rotate(principal) },
   }),
-});
+};
+
+export const handler = createHttpHandler(routeTable, "reactors", routes, () => compose(config()));

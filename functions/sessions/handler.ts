@@ -1,10 +1,23 @@
+import { type Routes, routeTable } from "#shared/api/index.ts";
+import { composeCore } from "#shared/composition/core.ts";
+import { auditLogStore } from "#shared/composition/stores.ts";
+import { type Config, config } from "#shared/config.ts";
 import { authorizeSession, createSession } from "#shared/domain/sessions.ts";
-import { createHttpHandler } from "#shared/http/lambda.ts";
+import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
 
-export const handler = createHttpHandler("sessions", {
+/** The adapters the sessions routes use, and no others (see shared/composition/). */
+export function compose(cfg: Config) {
+  const core = composeCore(cfg);
+  return { ...core, ...auditLogStore(core) };
+}
+export type SessionsDeps = ReturnType<typeof compose>;
+
+export const routes: GroupHandlers<Routes, "sessions", SessionsDeps> = {
   createSession: async ({ deps, principal }) => ({ status: 201, body: await createSession(deps, principal) }),
   authorizeSession: async ({ deps, principal, body }) => {
     await authorizeSession(deps, principal, body);
     return { status: 200 };
   },
-});
+};
+
+export const handler = createHttpHandler(routeTable, "sessions", routes, () => compose(config()));

@@ -1,14 +1,25 @@
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import middy from "@middy/core";
-import { deps } from "#shared/container.ts";
+import { sessionStore, sweepStore, tokenStores } from "#shared/composition/stores.ts";
+import { composeTable } from "#shared/composition/table.ts";
+import { type Config, config } from "#shared/config.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { logger } from "#shared/logger.ts";
+
+/** The sweep's adapters: the token, transaction, session and sweep stores (no KMS: it opens no data). */
+export function compose(cfg: Config) {
+  const table = composeTable(cfg);
+  return { ...table, ...tokenStores(table), ...sessionStore(table), ...sweepStore(table) };
+}
+
+let deps: ReturnType<typeof compose> | undefined;
 
 /** Scheduled (EventBridge, every 15 minutes): deletes expired tokens and removes cvcs past their hour. */
 export const handler = middy()
   .use(injectLambdaContext(logger, { logEvent: false }))
   .handler(async () => {
-    const result = await sweepExpired(deps());
+    deps ??= compose(config());
+    const result = await sweepExpired(deps);
     logger.info("sweep finished", { ...result });
     return result;
   });

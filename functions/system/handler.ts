@@ -1,12 +1,24 @@
+import { type Routes, routeList, routeTable } from "#shared/api/index.ts";
+import { composeCore } from "#shared/composition/core.ts";
+import { rootKeyVerifier } from "#shared/composition/root-key.ts";
+import { sweepStore, tokenStores } from "#shared/composition/stores.ts";
+import { type Config, config } from "#shared/config.ts";
+import { notFound } from "#shared/domain/errors.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
-import { notFound } from "#shared/http/errors.ts";
-import { createHttpHandler } from "#shared/http/lambda.ts";
+import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
 import { openApiDocument } from "#shared/openapi.ts";
 
 /** Health, the OpenAPI document, the local test clock, and API Gateway's $default route (unknown paths). */
-export const handler = createHttpHandler("system", {
+/** The adapters the system routes use, and no others (see shared/composition/). */
+export function compose(cfg: Config) {
+  const core = composeCore(cfg, { rootKey: rootKeyVerifier });
+  return { ...core, ...tokenStores(core), ...sweepStore(core) };
+}
+export type SystemDeps = ReturnType<typeof compose>;
+
+export const routes: GroupHandlers<Routes, "system", SystemDeps> = {
   healthz: async () => ({ status: 200, body: { status: "ok" } }),
-  openapi: async () => ({ status: 200, body: openApiDocument() }),
+  openapi: async () => ({ status: 200, body: openApiDocument(routeList) }),
   advanceTestClock: async ({ deps, body }) => {
     // The route exists everywhere but only answers where SVC_TEST_CLOCK=1 (local mode only).
     if (!deps.testClock) throw notFound("The route POST /_test/clock");
@@ -15,4 +27,6 @@ export const handler = createHttpHandler("system", {
     const sweep = await sweepExpired(deps);
     return { status: 200, body: { now, sweep } };
   },
-});
+};
+
+export const handler = createHttpHandler(routeTable, "system", routes, () => compose(config()));

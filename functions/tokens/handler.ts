@@ -1,8 +1,12 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
+import { type Routes, routeTable } from "#shared/api/index.ts";
+import { composeCore } from "#shared/composition/core.ts";
+import { tokenDomain } from "#shared/composition/token-domain.ts";
+import { type Config, config } from "#shared/config.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { deleteToken, getToken, listTokens, patchToken } from "#shared/domain/tokens/manage.ts";
 import { joinTransaction } from "#shared/domain/transactions.ts";
-import { createHttpHandler } from "#shared/http/lambda.ts";
+import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 import { header } from "#shared/http/request-state.ts";
 
@@ -17,7 +21,14 @@ function metadataFilter(query: Record<string, unknown>): Record<string, string> 
 /** Token writes join an open transaction with SVC-TRANSACTION-ID (beta). */
 const transactionId = (event: APIGatewayProxyEventV2) => header(event, "svc-transaction-id");
 
-export const handler = createHttpHandler("tokens", {
+/** The adapters the tokens routes use, and no others (see shared/composition/). */
+export function compose(cfg: Config) {
+  const core = composeCore(cfg);
+  return { ...core, ...tokenDomain(core) };
+}
+export type TokensDeps = ReturnType<typeof compose>;
+
+export const routes: GroupHandlers<Routes, "tokens", TokensDeps> = {
   createToken: async ({ deps, principal, body, event }) => ({
     status: 201,
     body: await createToken(
@@ -59,4 +70,6 @@ export const handler = createHttpHandler("tokens", {
     );
     return { status: 204 };
   },
-});
+};
+
+export const handler = createHttpHandler(routeTable, "tokens", routes, () => compose(config()));

@@ -1,8 +1,19 @@
+import { type Routes, routeTable } from "#shared/api/index.ts";
+import { composeCore } from "#shared/composition/core.ts";
+import { auditLogStore, tokenStores } from "#shared/composition/stores.ts";
+import { type Config, config } from "#shared/config.ts";
 import { commitTransaction, openTransaction, rollbackTransaction } from "#shared/domain/transactions.ts";
-import { createHttpHandler } from "#shared/http/lambda.ts";
+import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
 
 /** Transactions (beta): no permission needed beyond a key of the tenant. Commit and rollback answer 200, empty. */
-export const handler = createHttpHandler("transactions", {
+/** The adapters the transactions routes use, and no others (see shared/composition/). */
+export function compose(cfg: Config) {
+  const core = composeCore(cfg);
+  return { ...core, ...tokenStores(core), ...auditLogStore(core) };
+}
+export type TransactionsDeps = ReturnType<typeof compose>;
+
+export const routes: GroupHandlers<Routes, "transactions", TransactionsDeps> = {
   openTransaction: async ({ deps, principal }) => ({
     status: 201,
     body: await openTransaction(deps, principal),
@@ -15,4 +26,6 @@ export const handler = createHttpHandler("transactions", {
     await rollbackTransaction(deps, principal, params.id);
     return { status: 200 };
   },
-});
+};
+
+export const handler = createHttpHandler(routeTable, "transactions", routes, () => compose(config()));

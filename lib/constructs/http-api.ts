@@ -15,13 +15,14 @@ import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import type { IKey } from "aws-cdk-lib/aws-kms";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
-import { type AuthMode, FUNCTION_GROUPS, type FunctionGroup } from "#shared/http/route.ts";
-import { routeList } from "#shared/routes.ts";
+import { type ApiRoute, type AuthMode, FUNCTION_GROUPS, type FunctionGroup } from "#shared/http/route.ts";
 import { FUNCTION_ACCESS } from "../function-groups.ts";
 import { ApiFunction } from "./api-function.ts";
 import { type SandboxAccess, SandboxRunners } from "./sandbox-runners.ts";
 
 export interface VaultHttpApiProps {
+  /** The route table (shared/api): one API Gateway route per entry, to its group's function. */
+  routes: readonly ApiRoute[];
   table: ITable;
   dataKey: IKey;
   rootKeyParameterName: string;
@@ -119,7 +120,7 @@ export class VaultHttpApi extends Construct {
       "Unknown routes reach only the system function, which answers 404/405.",
     );
 
-    for (const route of routeList) {
+    for (const route of props.routes) {
       const httpRoute = new HttpRoute(this, `Route${pascal(route.operationId)}`, {
         httpApi: this.api,
         routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),

@@ -4,12 +4,13 @@ import { Key } from "aws-cdk-lib/aws-kms";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { TABLE_KEYS } from "#shared/adapters/dynamodb/schema.ts";
+import { MAX_ATTEMPTS } from "#shared/domain/reactors/callback-job.ts";
 import { CALLBACK_QUEUE_VISIBILITY_TIMEOUT } from "./callback-consumer.ts";
 
 export const DATA_KEY_ALIAS = "alias/svc-vault-data";
 
-/** Receives beyond this many times send a reactor callback message to the dead-letter queue. */
-export const CALLBACK_MAX_RECEIVE_COUNT = 5;
+/** Receives beyond this many times send a reactor callback message to the dead-letter queue (the code's limit). */
+export const CALLBACK_MAX_RECEIVE_COUNT = MAX_ATTEMPTS;
 
 /**
  * The stateful half of the service: everything here outlives a deployment. The table and the key are

@@ -12,7 +12,7 @@
  * target's code is unchanged) and answers a `stats` message with the calls since the previous one.
  */
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { startLocalService } from "#shared/local/server.ts";
+import { startLocalService } from "#functions/local.ts";
 import { startDestination } from "./destination.ts";
 import { startFloorService } from "./floor-service.ts";
 

@@ -1,4 +1,4 @@
-import { forbidden, HttpError, notFound, validationError } from "#shared/http/errors.ts";
+import { forbidden, notFound, validationError } from "#shared/domain/errors.ts";
 import { hashKey, type KeyKind, newApiKey, uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { ApplicationStore, AuditLogStore, PageRequest, StoredKey } from "#shared/ports/stores.ts";
@@ -48,13 +48,9 @@ function assertWithinCeiling(
   if (!ceiling) return;
   const problems = widerThan(ceiling, input);
   if (problems.length > 0)
-    throw new HttpError(
-      403,
-      "forbidden",
-      "Forbidden",
-      "A key can only grant permissions and token access it holds itself.",
-      { permissions: problems },
-    );
+    throw forbidden("A key can only grant permissions and token access it holds itself.", {
+      permissions: problems,
+    });
 }
 
 /** A member's own management application is changed only through its own keys (403 for every other caller). */

@@ -1,4 +1,4 @@
-import { forbidden } from "#shared/http/errors.ts";
+import { forbidden } from "#shared/domain/errors.ts";
 import { type AccessGrant, evaluateAccess, mayEverHold, type Transform } from "./access-rules.ts";
 import type { Application, TenantPrincipal } from "./entities.ts";
 import { isTokenPermission, type Permission, TOKEN_PERMISSIONS } from "./permissions.ts";

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { conflict, notFound, validationError } from "#shared/http/errors.ts";
+import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { Mailer } from "#shared/ports/mailer.ts";
-import type { AuditLogStore, PageRequest, StoredKey, StorePage, TenantStore } from "#shared/ports/stores.ts";
-import type { LogEntry } from "./audit.ts";
+import type { MemberStore } from "#shared/ports/member-store.ts";
+import type { AuditLogStore, PageRequest, TenantStore } from "#shared/ports/stores.ts";
 import { actorOf, auditEntry } from "./audit-entry.ts";
 import type { Authenticator } from "./authentication.ts";
 import type { Application, TenantMember, TenantPrincipal, User } from "./entities.ts";
@@ -23,41 +23,6 @@ export interface StoredInvitation {
   created_at: string;
   modified_by?: string;
   modified_at?: string;
-}
-
-export interface MemberStore {
-  listMembers(
-    tenantId: string,
-    userIds: string[] | undefined,
-    page: PageRequest,
-  ): Promise<StorePage<TenantMember>>;
-  getMember(tenantId: string, id: string): Promise<TenantMember | undefined>;
-  /**
-   * Deletes the member, every application bound to it with their keys, and every key the member's credentials
-   * minted (`minted_by`); what was removed, for cache eviction. Undefined when the member is gone (or the OWNER).
-   */
-  deleteMember(
-    tenantId: string,
-    memberId: string,
-    audit: LogEntry,
-  ): Promise<{ applicationIds: string[]; keyHashes: string[] } | undefined>;
-  createInvitation(invitation: StoredInvitation, codeHash: string, audit: LogEntry): Promise<void>;
-  getInvitation(tenantId: string, id: string): Promise<StoredInvitation | undefined>;
-  listInvitations(tenantId: string): Promise<StoredInvitation[]>;
-  /** New expiry and code: the old code stops working in the same write. False when the invitation is gone. */
-  renewInvitation(invitation: StoredInvitation, newCodeHash: string, audit: LogEntry): Promise<boolean>;
-  deleteInvitation(tenantId: string, id: string, audit: LogEntry): Promise<boolean>;
-  findInvitationByCode(codeHash: string): Promise<{ tenantId: string; invitationId: string } | undefined>;
-  /** Consumes the code and creates the user, member, application and key at once; false if the code is spent. */
-  acceptInvitation(input: {
-    invitation: StoredInvitation;
-    codeHash: string;
-    user: User;
-    member: TenantMember;
-    application: Application;
-    key: StoredKey;
-    audit: LogEntry[];
-  }): Promise<boolean>;
 }
 
 export interface MemberDeps {
@@ -347,3 +312,5 @@ export async function acceptInvitation(
   if (!accepted) throw refused();
   return { ...member, management_key: managementKey, management_application_id: application.id };
 }
+
+export type { MemberStore } from "#shared/ports/member-store.ts";

@@ -21,3 +21,8 @@ export const namesForbiddenKey = (text: string): boolean => FORBIDDEN_WORD.test(
 
 /** An empty map with no prototype: writing any key into it only ever creates an own property. */
 export const nullObject = <T = unknown>(): Record<string, T> => Object.create(null) as Record<string, T>;
+
+/** A header name no request or response may carry: writing it would reach Object.prototype. */
+export function isForbiddenHeaderName(name: string): boolean {
+  return name.toLowerCase() === "__proto__";
+}

@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { conflict, forbidden, notFound, validationError } from "#shared/http/errors.ts";
+import { conflict, forbidden, notFound, validationError } from "#shared/domain/errors.ts";
 import { hashKey, newApiKey } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import type { SessionStore } from "#shared/ports/session-store.ts";
 import { type AccessRule, mayEverHold, ruleSetErrors } from "./access-rules.ts";
-import type { LogEntry } from "./audit.ts";
 import { actorOf, auditEntry } from "./audit-entry.ts";
 import type { TenantPrincipal } from "./entities.ts";
 import { disallowedPermissions, isTokenPermission, type Permission } from "./permissions.ts";
@@ -23,20 +23,6 @@ export interface StoredSession {
   authorized_at?: string;
   permissions?: Permission[];
   rules?: AccessRule[];
-}
-
-export interface SessionStore {
-  /** The session with its key (hash) and nonce (hash), in one transaction with its audit entry. */
-  create(session: StoredSession, keyHash: string, nonceHash: string, audit: LogEntry): Promise<void>;
-  get(tenantId: string, id: string): Promise<StoredSession | undefined>;
-  /** The session a nonce opens, by the nonce's hash. */
-  findByNonce(nonceHash: string): Promise<{ tenantId: string; sessionId: string } | undefined>;
-  /** Authorizes a created, unexpired session; "not-created" when it already was, "expired" when too late. */
-  authorize(session: StoredSession, now: Date, audit: LogEntry): Promise<"ok" | "not-created" | "expired">;
-  /** Stores a session that is authorized from the start (the sandbox's short-lived `svc` key). */
-  createAuthorized(session: StoredSession, keyHash: string, audit: LogEntry): Promise<void>;
-  /** Deletes an expired session with its key and nonce; false when it is gone or still valid. */
-  removeExpired(tenantId: string, id: string, now: Date): Promise<boolean>;
 }
 
 export interface SessionDeps {
@@ -184,3 +170,5 @@ export async function issueServiceSession(
   );
   return sessionKey;
 }
+
+export type { SessionStore } from "#shared/ports/session-store.ts";

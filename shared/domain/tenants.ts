@@ -1,4 +1,4 @@
-import { notFound } from "#shared/http/errors.ts";
+import { notFound } from "#shared/domain/errors.ts";
 import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore, TenantStore } from "#shared/ports/stores.ts";

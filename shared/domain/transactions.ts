@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { notFound } from "#shared/http/errors.ts";
+import { notFound } from "#shared/domain/errors.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
 import { actorOf, auditEntry } from "./audit-entry.ts";

@@ -1,9 +1,11 @@
-/**
- * Errors that carry their HTTP meaning. Exactly one middleware (error-handler) turns them into
- * problem+json; anything that is not an HttpError becomes a generic 500.
- */
-export type FieldErrors = Record<string, string[]>;
+import type { FieldErrors } from "#shared/domain/errors.ts";
 
+/**
+ * Errors of the HTTP protocol itself (a method or media type the route does not take, an idempotency key
+ * reused differently): they have no meaning in the domain. Domain failures are DomainErrors
+ * (shared/domain/errors.ts); problem.ts maps both to problem+json, and exactly one middleware
+ * (error-handler) answers with it.
+ */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -19,19 +21,6 @@ export class HttpError extends Error {
   }
 }
 
-export const validationError = (detail: string, errors?: FieldErrors) =>
-  new HttpError(400, "validation-error", "Bad Request", detail, errors);
-
-export const unauthorized = (detail = "A valid SVC-API-KEY header is required.") =>
-  new HttpError(401, "unauthorized", "Unauthorized", detail, undefined, {
-    "www-authenticate": "SVC-API-KEY",
-  });
-
-export const forbidden = (detail: string) => new HttpError(403, "forbidden", "Forbidden", detail);
-
-export const notFound = (what = "The requested resource") =>
-  new HttpError(404, "not-found", "Not Found", `${what} was not found.`);
-
 export const methodNotAllowed = (allowed: string[]) =>
   new HttpError(
     405,
@@ -41,11 +30,6 @@ export const methodNotAllowed = (allowed: string[]) =>
     undefined,
     { allow: allowed.join(", ") },
   );
-
-export const conflict = (detail: string) => new HttpError(409, "conflict", "Conflict", detail);
-
-export const payloadTooLarge = (limit: number) =>
-  new HttpError(413, "payload-too-large", "Payload Too Large", `The request body exceeds ${limit} bytes.`);
 
 export const unsupportedMediaType = (expected: string) =>
   new HttpError(

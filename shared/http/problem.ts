@@ -1,4 +1,6 @@
-import type { FieldErrors, HttpError } from "./errors.ts";
+import { DomainError, type ErrorKind, type FieldErrors } from "#shared/domain/errors.ts";
+import type { ReactionFailures } from "#shared/domain/reactors/callback-job.ts";
+import { HttpError } from "./errors.ts";
 
 /** RFC 9457 problem details, the body of every error response. */
 export interface Problem {
@@ -12,6 +14,46 @@ export interface Problem {
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 const PROBLEM_BASE = "https://svc-vault.dev/problems/";
+
+/** Each domain error kind as HTTP: status, problem type slug (unless the error names its own) and title. */
+const HTTP_OF_KIND: Record<ErrorKind, { status: number; slug: string; title: string }> = {
+  invalid: { status: 400, slug: "validation-error", title: "Bad Request" },
+  unauthenticated: { status: 401, slug: "unauthorized", title: "Unauthorized" },
+  forbidden: { status: 403, slug: "forbidden", title: "Forbidden" },
+  "not-found": { status: 404, slug: "not-found", title: "Not Found" },
+  conflict: { status: 409, slug: "conflict", title: "Conflict" },
+  "too-large": { status: 413, slug: "payload-too-large", title: "Payload Too Large" },
+  unprocessable: { status: 422, slug: "unprocessable", title: "Unprocessable Content" },
+  "rate-limited": { status: 429, slug: "rate-limited", title: "Too Many Requests" },
+  failed: { status: 500, slug: "failed", title: "Internal Server Error" },
+  "upstream-failed": { status: 502, slug: "bad-gateway", title: "Bad Gateway" },
+  unavailable: { status: 503, slug: "unavailable", title: "Service Unavailable" },
+  "timed-out": { status: 504, slug: "timeout", title: "Gateway Timeout" },
+};
+
+function headersOf(error: DomainError): Record<string, string> | undefined {
+  if (error.kind === "unauthenticated") return { "www-authenticate": "SVC-API-KEY" };
+  if (error.retryAfterSeconds !== undefined) return { "retry-after": String(error.retryAfterSeconds) };
+  return undefined;
+}
+
+/**
+ * The one mapping from errors to HTTP: a DomainError by its kind, an HttpError as it is, anything else
+ * undefined (an unexpected failure: the caller sees internalProblem only).
+ */
+export function httpErrorOf(error: unknown): HttpError | undefined {
+  if (error instanceof HttpError) return error;
+  if (!(error instanceof DomainError)) return undefined;
+  const http = HTTP_OF_KIND[error.kind];
+  return new HttpError(
+    error.statusFromCode ?? http.status,
+    error.code ?? http.slug,
+    error.title ?? http.title,
+    error.detail,
+    error.errors,
+    headersOf(error),
+  );
+}
 
 export function problemFromError(error: HttpError, requestId?: string): Problem {
   return {
@@ -34,3 +76,21 @@ export function internalProblem(requestId?: string): Problem {
     ...(requestId ? { request_id: requestId } : {}),
   };
 }
+
+/** Failed reactions told in a callback webhook: the status and problem the synchronous react answers. */
+export const reactionFailures: ReactionFailures = {
+  ofError(error, requestId) {
+    const http = httpErrorOf(error);
+    if (http) return { status: http.status, body: problemFromError(http, requestId) };
+    return {
+      status: 500,
+      body: {
+        type: "about:blank",
+        title: "Internal Server Error",
+        status: 500,
+        detail: "The reactor failed.",
+      },
+    };
+  },
+  unrunnable: (requestId) => ({ status: 500, body: internalProblem(requestId) }),
+};

@@ -1,10 +1,9 @@
 import type middy from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type { Principal } from "#shared/domain/entities.ts";
-import type { OperationId } from "#shared/routes.ts";
-import type { RouteSpec } from "./route.ts";
+import type { ApiRoute } from "./route.ts";
 
-export type MatchedRoute = RouteSpec & { operationId: OperationId };
+export type MatchedRoute = ApiRoute;
 
 /** What the middleware chain learns about a request, handed from one middleware to the next. */
 export interface RequestState {

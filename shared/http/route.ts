@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import type { Permission } from "#shared/domain/permissions.ts";
 
 /** One Lambda per endpoint group; the local gateway maps the same groups to the same handlers. */
@@ -54,9 +54,17 @@ export interface RouteSpec {
   internal?: boolean;
 }
 
-/** Keeps each route's literal types so handlers get typed params, query and body. */
-export function defineRoute<const R extends RouteSpec>(spec: R): R {
-  return spec;
+/** A route table: operation id → route. Built in shared/api and handed to shared/http, never imported by it. */
+export type RouteTable = Record<string, RouteSpec>;
+
+/** A route of the table with its operation id. */
+export type ApiRoute = RouteSpec & { operationId: string };
+
+/** The table as a list, in its order, each route with its operation id. */
+export function listRoutes<T extends RouteTable>(
+  table: T,
+): (RouteSpec & { operationId: keyof T & string })[] {
+  return Object.entries(table).map(([operationId, route]) => ({ operationId, ...route }));
 }
 
 export const routeKeyOf = (route: Pick<RouteSpec, "method" | "path">) => `${route.method} ${route.path}`;

@@ -16,6 +16,7 @@
  * forward module (proxies and reactor callbacks) and the sandbox runner.
  */
 import { IncomingMessage } from "node:http";
+import { isForbiddenHeaderName } from "#shared/domain/safe-keys.ts";
 
 type AddHeaderLine = (this: IncomingMessage, field: string, value: string, dest: object) => void;
 
@@ -23,11 +24,6 @@ type AddHeaderLine = (this: IncomingMessage, field: string, value: string, dest:
 export const HEADER_LINE_METHODS = ["_addHeaderLine", "_addHeaderLineDistinct"] as const;
 
 const PATCHED = Symbol.for("svc-vault.safe-headers");
-
-/** A header name no request or response may carry: writing it would reach Object.prototype. */
-export function isForbiddenHeaderName(name: string): boolean {
-  return name.toLowerCase() === "__proto__";
-}
 
 /** Patch IncomingMessage.prototype (idempotent). Returns the names of the methods that are patched. */
 export function installSafeHeaders(): string[] {

@@ -6,9 +6,8 @@ import { RouteMatcher } from "#shared/http/match.ts";
 // A caller's `__proto__` header line is dropped by the parser instead of crashing the server for everyone.
 import "#shared/http/safe-headers.ts";
 import { PROBLEM_CONTENT_TYPE } from "#shared/http/problem.ts";
-import type { FunctionGroup } from "#shared/http/route.ts";
+import type { ApiRoute, FunctionGroup } from "#shared/http/route.ts";
 import { SECURITY_HEADERS } from "#shared/http/security-headers.ts";
-import { routeList } from "#shared/routes.ts";
 
 export type HttpLambda = (
   event: APIGatewayProxyEventV2,
@@ -18,7 +17,6 @@ export type HttpLambda = (
 /** API Gateway refuses payloads above 10 MB before any function runs; so does the local gateway. */
 export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
-const matcher = new RouteMatcher(routeList);
 const TEXT_TYPES = /^(application\/(.*\+)?json|application\/x-www-form-urlencoded|text\/)/i;
 
 function readBody(req: IncomingMessage): Promise<Buffer | "too-large"> {
@@ -39,8 +37,12 @@ function readBody(req: IncomingMessage): Promise<Buffer | "too-large"> {
   });
 }
 
-/** Turns a Node request into the API Gateway HTTP API (payload 2.0) event the Lambda would receive. */
+/**
+ * Turns a Node request into the API Gateway HTTP API (payload 2.0) event the Lambda would receive, routed
+ * by `matcher` (over the route table the gateway was given).
+ */
 export function toEvent(
+  matcher: RouteMatcher<ApiRoute>,
   req: IncomingMessage,
   body: Buffer,
 ): { event: APIGatewayProxyEventV2; group: FunctionGroup } {
@@ -132,8 +134,12 @@ const gatewayProblem = (status: number, title: string, detail: string) => ({
   body: JSON.stringify({ type: "about:blank", title, status, detail }),
 });
 
-/** The local stand-in for API Gateway: routes by the route table and calls the group's handler. */
-export function createGateway(handlers: Record<FunctionGroup, HttpLambda>): Server {
+/** The local stand-in for API Gateway: routes by the route table it is given and calls the group's handler. */
+export function createGateway(
+  routes: readonly ApiRoute[],
+  handlers: Record<FunctionGroup, HttpLambda>,
+): Server {
+  const matcher = new RouteMatcher(routes);
   return createServer((req, res) => {
     void (async () => {
       const body = await readBody(req);
@@ -148,7 +154,7 @@ export function createGateway(handlers: Record<FunctionGroup, HttpLambda>): Serv
         );
         return;
       }
-      const { event, group } = toEvent(req, body);
+      const { event, group } = toEvent(matcher, req, body);
       const result = await handlers[group](event, lambdaContext(group, event.requestContext.requestId));
       send(res, result);
     })().catch(() => {

@@ -1,4 +1,5 @@
 /** The host side of `req.svc`: which calls a sandbox process may make, and what a failed call tells the code. */
+import { httpErrorOf } from "#shared/http/problem.ts";
 import type { SvcFailure, SvcMessage } from "./runner-protocol.ts";
 import { SVC_OPERATIONS, type SvcOperation } from "./sandbox.ts";
 
@@ -22,8 +23,13 @@ export function readSvcCall(
   return Array.isArray(args) ? { op, args } : "svc arguments must be a JSON array";
 }
 
-/** What a failed svc call tells the code: HTTP errors (with a status) by message, anything else generically. */
+/**
+ * What a failed svc call tells the code: a domain error as the HTTP API would answer it (status and detail,
+ * nothing else), other errors with a status by message, anything else generically.
+ */
 export function svcFailure(error: unknown): SvcFailure {
+  const known = httpErrorOf(error);
+  if (known) return { message: known.detail, status: known.status };
   if (typeof error === "object" && error !== null) {
     const { status, statusCode, message, body } = error as Record<string, unknown>;
     const code = typeof status === "number" ? status : statusCode;

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { CONTAINER_PATTERN, normalizeContainer } from "#shared/domain/access-rules.ts";
 import { ALL_PERMISSIONS, APPLICATION_TYPES, TOKEN_PERMISSIONS } from "#shared/domain/permissions.ts";
 import { generatedId } from "./common.ts";

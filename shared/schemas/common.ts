@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { FORBIDDEN_KEY_MESSAGE, hasForbiddenSegment } from "#shared/domain/safe-keys.ts";
 import { storableProblem } from "#shared/domain/storable.ts";
 import { allowedHostError } from "#shared/sandbox/outbound-request.ts";

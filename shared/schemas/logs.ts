@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { isoDate, pagingQuery } from "./common.ts";
 
 const toIso = (v: string) => new Date(v).toISOString();

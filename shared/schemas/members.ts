@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { isValidEmail } from "#shared/domain/email.ts";
 import { pagingQuery, repeatable } from "./common.ts";
 

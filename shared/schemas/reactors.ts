@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { allowedHosts, generatedId, pagingQuery, repeatable, safeKey, storable } from "./common.ts";
 
 const name = z.string().trim().min(1).max(200);

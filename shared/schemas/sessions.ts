@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { TOKEN_PERMISSIONS } from "#shared/domain/permissions.ts";
 import { accessRuleSchema } from "./applications.ts";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 export const createTenantBody = z.object({
   name: z.string().trim().min(1).max(200),

@@ -1,5 +1,5 @@
-import { z } from "zod";
-import { MAX_MASK_BYTES } from "#shared/domain/tokens/service.ts";
+import * as z from "zod";
+import { MAX_MASK_BYTES } from "#shared/domain/tokens/token.ts";
 import { TOKEN_TYPE_NAMES } from "#shared/domain/tokens/types.ts";
 import { containerSchema } from "./applications.ts";
 import { pagingQuery, repeatable, safeKey, storedJson } from "./common.ts";

@@ -17,8 +17,8 @@ import { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from "#lib/constructs/api-fun
 import { FUNCTION_ACCESS, type GroupAccess } from "#lib/function-groups.ts";
 import type { VaultStack } from "#lib/vault-stack.ts";
 import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
+import { routeList } from "#shared/api/index.ts";
 import { FUNCTION_GROUPS, type FunctionGroup, routeKeyOf } from "#shared/http/route.ts";
-import { routeList } from "#shared/routes.ts";
 import {
   actionsOf,
   asArray,

@@ -7,13 +7,14 @@ import { join } from "node:path";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { callbackDepsFor } from "#functions/reactor-callbacks/handler.ts";
 import { systemClock } from "#shared/adapters/clock.ts";
 import { AuditItems } from "#shared/adapters/dynamodb/audit-items.ts";
 import { DynamoAuditLogStore } from "#shared/adapters/dynamodb/audit-log-store.ts";
 import { LocalJobQueue } from "#shared/adapters/local/local-job-queue.ts";
+import { callbackDeps as composedCallbackDeps } from "#shared/composition/callbacks.ts";
 import type { CallbackJob, ReactionOutcome, ReactionRunner } from "#shared/domain/reactors/callback-job.ts";
 import { type CallbackDeps, MAX_ATTEMPTS, processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
+import { reactionFailures } from "#shared/http/problem.ts";
 import { logger } from "#shared/logger.ts";
 import { TEST_TABLE, testDynamo } from "#test/support/dynamo.ts";
 import { client, createTenant } from "#test/support/http.ts";
@@ -114,6 +115,7 @@ const newReceiver = async (answer: (n: number) => number | "hang", signingSecret
 function callbackDeps(overrides: Partial<CallbackDeps["delivery"]> = {}): CallbackDeps {
   return {
     runner,
+    failures: reactionFailures,
     webhookSecrets: { secret: async () => secret },
     auditLog,
     clock: systemClock,
@@ -417,9 +419,9 @@ describe("end to end through POST /reactors/{id}/react", () => {
 
   it("answers 202, runs the reaction once through the queue and delivers it signed with the tenant's secret", async () => {
     const deps = svc.service.deps;
-    // Until the container holds the queue, the test hands react this one (the same object deps() returns).
+    // The test hands react its own queue (instead of the service's), on the composition every route uses.
     Object.assign(deps, { jobQueue: queue });
-    queue.start((job, attempt) => processCallbackJob(callbackDepsFor(deps), job, attempt));
+    queue.start((job, attempt) => processCallbackJob(composedCallbackDeps(deps), job, attempt));
     const api = client(svc.url);
     const tenant = await createTenant(api, svc.rootKey);
     const app = await api.post<{ id: string; key: string }>("/applications", {

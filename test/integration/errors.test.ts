@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
+import { type ApiDocument, renderApiReference } from "../../scripts/api-reference.ts";
 
 const svc = useService();
 
@@ -104,6 +106,15 @@ describe("system routes", () => {
     );
     expect(doc.body.paths["/applications"]).toHaveProperty("post");
     expect(doc.body.paths).not.toHaveProperty("/_test/clock");
+  });
+
+  it("serves the document docs/api-reference.md is rendered from (npm run docs:api rewrites it)", async () => {
+    const doc = await client(svc.url).get<ApiDocument>("/openapi.json");
+
+    const committed = readFileSync(new URL("../../docs/api-reference.md", import.meta.url), "utf8");
+    expect(renderApiReference(doc.body), "docs/api-reference.md is stale: run npm run docs:api").toBe(
+      committed,
+    );
   });
 
   it("moves the test clock only with the root key", async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, inject } from "vitest";
-import { type LocalService, startLocalService } from "#shared/local/server.ts";
+import { type LocalService, startLocalService } from "#functions/local.ts";
 
 export interface TestService {
   url: string;

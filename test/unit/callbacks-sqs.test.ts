@@ -5,50 +5,53 @@ import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from "@
 import type { Context, SQSRecord } from "aws-lambda";
 import { mockClient } from "aws-sdk-client-mock";
 import { Webhook } from "standardwebhooks";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createCallbackConsumer } from "#functions/reactor-callbacks/handler.ts";
 import { JobTooLargeError, MAX_JOB_BYTES, SqsJobQueue } from "#shared/adapters/aws/sqs-job-queue.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { CallbackJob, ReactionOutcome } from "#shared/domain/reactors/callback-job.ts";
+import { reactionFailures } from "#shared/http/problem.ts";
 
 const secret = `whsec_${randomBytes(32).toString("base64")}`;
 
-// What the consumer takes from the container: a fake runner, a fixed secret, an in-memory audit log.
-const fake = vi.hoisted(() => ({
+const sqs = mockClient(SQSClient);
+const QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/callbacks";
+const DLQ_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/callbacks-dlq";
+
+// The consumer's ports: a fake runner, a fixed secret, an in-memory audit log, SQS (mocked above).
+const fake = {
   audit: [] as LogEntry[],
   runs: [] as string[],
   allowPrivate: true,
-}));
+};
 
-vi.mock("#shared/container.ts", () => ({
-  deps: () => ({
-    config: {
-      region: "us-east-1",
-      get proxyAllowPrivate() {
-        return fake.allowPrivate;
-      },
-    },
-    selfHosts: [],
-    clock: { now: () => new Date() },
-    auditLog: {
-      append: async (entries: LogEntry[]) => {
-        fake.audit.push(...entries);
-      },
-    },
-    reactionRunner: {
+const handler = createCallbackConsumer(() => ({
+  callbacks: {
+    runner: {
       run: async (job: CallbackJob): Promise<ReactionOutcome> => {
         fake.runs.push(job.requestId);
         return { status: 200, body: { raw: { answer: 42 } } };
       },
     },
+    failures: reactionFailures,
     webhookSecrets: { secret: async () => secret },
-  }),
+    auditLog: {
+      append: async (entries: LogEntry[]) => {
+        fake.audit.push(...entries);
+      },
+    },
+    clock: { now: () => new Date() },
+    delivery: {
+      get allowPrivate() {
+        return fake.allowPrivate;
+      },
+      selfHosts: [],
+    },
+  },
+  sqs: new SQSClient({ region: "us-east-1" }),
+  queueUrl: QUEUE_URL,
+  deadLetterUrl: DLQ_URL,
 }));
-
-const { handler } = await import("#functions/reactor-callbacks/handler.ts");
-
-const sqs = mockClient(SQSClient);
-const QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/callbacks";
-const DLQ_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/callbacks-dlq";
 
 const job = (requestId: string, callbackUrl: string): CallbackJob => ({
   requestId,
@@ -130,15 +133,12 @@ beforeEach(() => {
   fake.audit.length = 0;
   fake.runs.length = 0;
   fake.allowPrivate = true;
-  vi.stubEnv("SVC_CALLBACK_QUEUE_URL", QUEUE_URL);
-  vi.stubEnv("SVC_CALLBACK_DLQ_URL", DLQ_URL);
   sqs.on(ChangeMessageVisibilityCommand).resolves({});
   sqs.on(SendMessageCommand).resolves({ MessageId: "dlq-1" });
 });
 
 afterEach(() => {
   sqs.reset();
-  vi.unstubAllEnvs();
 });
 
 describe("SqsJobQueue", () => {

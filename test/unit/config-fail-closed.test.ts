@@ -3,9 +3,13 @@
  * run tenants' transform and reactor code in the API function itself, with its KMS, DynamoDB and SSM grants.
  * AWS mode refuses to start instead.
  */
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { composeCore, dataKeyWrapper } from "#shared/composition/core.ts";
+import { sandbox } from "#shared/composition/sandbox.ts";
 import { loadConfig } from "#shared/config.ts";
-import { createDeps } from "#shared/container.ts";
 import { NoSandbox } from "#shared/sandbox/none.ts";
 
 const runner = {
@@ -43,16 +47,34 @@ describe("AWS mode fails closed without the runner settings", () => {
     expect(loadConfig({ ...aws, ...runner }).sandbox).toBe("runner");
     const none = loadConfig({ ...aws, SVC_SANDBOX: "none" });
     expect(none.sandbox).toBe("none");
-    const deps = createDeps(none);
-    expect(deps.sandbox).toBeInstanceOf(NoSandbox);
+    const composed = sandbox({ config: none });
+    expect(composed.sandbox).toBeInstanceOf(NoSandbox);
     await expect(
-      deps.sandbox.run({ tenantId: "t", code: "module.exports = () => 1", input: {}, timeoutMs: 1000 }),
+      composed.sandbox.run({ tenantId: "t", code: "module.exports = () => 1", input: {}, timeoutMs: 1000 }),
     ).rejects.toThrow(/runs no tenant code/);
-    deps.dynamo.destroy();
   });
 
   it("keeps the child-process sandbox locally", () => {
     expect(loadConfig({}).sandbox).toBe("process");
     expect(loadConfig({ ...runner }).sandbox).toBe("runner");
+  });
+});
+
+describe("an AWS function without the data key", () => {
+  it("starts without touching the file system, and refuses to seal instead of inventing a master key", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "svc-no-kms-"));
+    const cfg = loadConfig({
+      SVC_MODE: "aws",
+      SVC_TABLE_NAME: "svc",
+      SVC_SANDBOX: "none",
+      SVC_DATA_DIR: join(dataDir, "data"),
+    });
+    expect(composeCore(cfg).sealer).toBeDefined();
+    // Lambda's file system is read-only: a master key file would fail every request of the function.
+    expect(existsSync(join(dataDir, "data"))).toBe(false);
+    await expect(dataKeyWrapper(cfg).generateDataKey({ tenant: "t" })).rejects.toThrow(/no data key/);
+    await expect(dataKeyWrapper(cfg).unwrap(Buffer.alloc(64), { tenant: "t" })).rejects.toThrow(
+      /no data key/,
+    );
   });
 });

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { routeList } from "#shared/routes.ts";
+import { routeList } from "#shared/api/index.ts";
 import {
   applyMutations,
   caseArbitrary,

@@ -1,7 +1,11 @@
 import { IncomingMessage } from "node:http";
 import { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
+import { routeList } from "#shared/api/index.ts";
+import { RouteMatcher } from "#shared/http/match.ts";
 import { toEvent } from "#shared/local/gateway.ts";
+
+const matcher = new RouteMatcher(routeList);
 
 function request(method: string, url: string, headers: Record<string, string> = {}): IncomingMessage {
   const req = new IncomingMessage(new Socket());
@@ -15,6 +19,7 @@ function request(method: string, url: string, headers: Record<string, string> = 
 describe("local gateway event", () => {
   it("builds an API Gateway HTTP API payload 2.0 event with route key and path parameters", () => {
     const { event, group } = toEvent(
+      matcher,
       request("GET", "/applications/abc/keys/k1?x=1&x=2", {
         "SVC-API-KEY": "k",
         "content-type": "application/json",
@@ -38,6 +43,7 @@ describe("local gateway event", () => {
 
   it("sends unknown paths to the system group's $default route and base64-encodes binary bodies", () => {
     const { event, group } = toEvent(
+      matcher,
       request("POST", "/unknown", { "content-type": "application/octet-stream" }),
       Buffer.from([0, 1, 2, 255]),
     );

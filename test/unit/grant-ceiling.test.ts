@@ -116,10 +116,10 @@ describe("acting as an application (proxies, reactors) and inviting members", ()
       try {
         assertMayActAs(narrow, vault, "bind a proxy to");
       } catch (error) {
-        return error as { status: number; detail: string; errors?: unknown };
+        return error as { kind: string; detail: string; errors?: unknown };
       }
     })();
-    expect(refused?.status).toBe(403);
+    expect(refused?.kind).toBe("forbidden");
     expect(refused?.detail).not.toContain("token:read");
     expect(refused?.errors).toBeUndefined();
   });
@@ -127,7 +127,7 @@ describe("acting as an application (proxies, reactors) and inviting members", ()
   it("lets only a member's own key invite, whatever permissions another key holds", () => {
     expect(() => assertActsForMember(member, "invite members")).not.toThrow();
     expect(() => assertActsForMember(narrow, "invite members")).toThrow(
-      expect.objectContaining({ status: 403 }),
+      expect.objectContaining({ kind: "forbidden" }),
     );
   });
 });

@@ -1,13 +1,19 @@
 import { describe, expect, it, vi } from "vitest";
+import { routeList } from "#shared/api/index.ts";
 import { loadConfig } from "#shared/config.ts";
-import { HttpError, validationError } from "#shared/http/errors.ts";
+import {
+  DomainError,
+  notFound,
+  tooManyRequests,
+  unauthorized,
+  validationError,
+} from "#shared/domain/errors.ts";
 import { RouteMatcher } from "#shared/http/match.ts";
 import { errorHandler } from "#shared/http/middleware/error-handler.ts";
 import { parseQuery } from "#shared/http/middleware/route-and-validate.ts";
 import { envelope } from "#shared/http/pagination.ts";
 import type { SvcRequest } from "#shared/http/request-state.ts";
 import { logger } from "#shared/logger.ts";
-import { routeList } from "#shared/routes.ts";
 
 describe("RouteMatcher", () => {
   const matcher = new RouteMatcher(routeList);
@@ -113,7 +119,7 @@ describe("errorHandler", () => {
   const request = (error: unknown) =>
     ({ error, context: { svc: { requestId: "req-1" } }, response: undefined }) as unknown as SvcRequest;
 
-  it("maps an HttpError to its problem, with field errors and headers", async () => {
+  it("maps a validation error to its problem, with field errors and headers", async () => {
     const req = request(validationError("bad", { name: ["required"] }));
 
     await errorHandler().onError?.(req);
@@ -140,8 +146,39 @@ describe("errorHandler", () => {
     spy.mockRestore();
   });
 
-  it("keeps the status and slug of an HttpError", () => {
-    const error = new HttpError(409, "conflict", "Conflict", "taken");
-    expect([error.status, error.slug]).toEqual([409, "conflict"]);
+  it("answers a domain error by its kind: status, problem type and the headers the kind needs", async () => {
+    const answer = async (error: unknown) => {
+      const req = request(error);
+      await errorHandler().onError?.(req);
+      return {
+        status: req.response?.statusCode,
+        headers: req.response?.headers,
+        body: JSON.parse(String(req.response?.body)),
+      };
+    };
+
+    const unauthenticated = await answer(unauthorized());
+    expect(unauthenticated).toMatchObject({ status: 401, headers: { "www-authenticate": "SVC-API-KEY" } });
+    expect(unauthenticated.body.type).toBe("https://svc-vault.dev/problems/unauthorized");
+    const limited = await answer(tooManyRequests(7));
+    expect(limited).toMatchObject({
+      status: 429,
+      headers: { "retry-after": "7" },
+      body: { title: "Too Many Requests" },
+    });
+    expect(await answer(notFound("The token"))).toMatchObject({
+      status: 404,
+      body: { type: "https://svc-vault.dev/problems/not-found", detail: "The token was not found." },
+    });
+    // A status tenant code chose is answered as it is, with the code's own title and slug.
+    const chosen = new DomainError("invalid", "no", {
+      code: "reactor-error",
+      title: "TeapotError",
+      statusFromCode: 418,
+    });
+    expect(await answer(chosen)).toMatchObject({
+      status: 418,
+      body: { type: "https://svc-vault.dev/problems/reactor-error", title: "TeapotError", status: 418 },
+    });
   });
 });

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { readableMessage } from "#shared/domain/code-messages.ts";
 import { reactorFailure } from "#shared/domain/reactors/run-error.ts";
-import { problemFromError } from "#shared/http/problem.ts";
+import { httpErrorOf, problemFromError } from "#shared/http/problem.ts";
 
+/** The problem the caller gets: the run's failure through the one error mapping. */
 const answer = (error: Parameters<typeof reactorFailure>[0]) => {
-  const failure = reactorFailure(error, 1000);
+  const failure = httpErrorOf(reactorFailure(error, 1000));
+  if (!failure) throw new Error("a run's failure is always a domain error");
   return problemFromError(failure);
 };
 
@@ -39,7 +41,7 @@ describe("what a failed reactor run answers", () => {
     const custom = reactorFailure(
       { kind: "thrown", name: "CustomHttpResponseError", message: "", status: 418, body: { tea: 1 } },
       1000,
-    ) as { status: number; customBody?: unknown };
+    ) as unknown as { status: number; customBody?: unknown };
     expect(custom.status).toBe(418);
     expect(custom.customBody).toEqual({ tea: 1 });
   });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { forbiddenKeyPath, jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
 import { mergePatch } from "#shared/domain/merge-patch.ts";
 import { validateArgs } from "#shared/domain/reactors/args.ts";
 import { hasForbiddenSegment, namesForbiddenKey } from "#shared/domain/safe-keys.ts";
-import { forbiddenKeyPath, jsonTextDepth, MAX_JSON_DEPTH } from "#shared/http/json-guard.ts";
 import { parseJsonBody, parseQuery } from "#shared/http/middleware/route-and-validate.ts";
 
 const nested = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`;

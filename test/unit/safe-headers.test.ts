@@ -1,7 +1,8 @@
 import { IncomingMessage } from "node:http";
 import { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
-import { HEADER_LINE_METHODS, installSafeHeaders, isForbiddenHeaderName } from "#shared/http/safe-headers.ts";
+import { isForbiddenHeaderName } from "#shared/domain/safe-keys.ts";
+import { HEADER_LINE_METHODS, installSafeHeaders } from "#shared/http/safe-headers.ts";
 
 type AddHeaderLine = (field: string, value: string, dest: Record<string, unknown>) => void;
 

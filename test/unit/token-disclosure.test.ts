@@ -50,11 +50,11 @@ describe("requireReveal", () => {
 
     expect(() => requireReveal(revealing, token, "token:update", "mask")).not.toThrow();
     expect(() => requireReveal(masking, token, "token:update", "mask")).toThrow(
-      expect.objectContaining({ status: 403 }),
+      expect.objectContaining({ kind: "forbidden" }),
     );
     // Without rules token:update is an implicit mask: not enough to change what is evaluated on data.
     expect(() => requireReveal(plain, token, "token:update", "mask")).toThrow(
-      expect.objectContaining({ status: 403 }),
+      expect.objectContaining({ kind: "forbidden" }),
     );
   });
 });

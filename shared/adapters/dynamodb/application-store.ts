@@ -2,7 +2,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { Application, ApplicationKey } from "#shared/domain/entities.ts";
-import { notFound, validationError } from "#shared/http/errors.ts";
+import { notFound, validationError } from "#shared/domain/errors.ts";
 import type { ApplicationStore, KeyRecord, PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";

@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient, QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 import { BatchWriteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry, LogQuery } from "#shared/domain/audit.ts";
-import { validationError } from "#shared/http/errors.ts";
+import { validationError } from "#shared/domain/errors.ts";
 import type { AuditLogStore, PageRequest, StorePage } from "#shared/ports/stores.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";

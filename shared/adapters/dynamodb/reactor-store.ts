@@ -2,6 +2,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { GetCommand, PutCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { StoredFormula, StoredReactor } from "#shared/domain/reactors/model.ts";
+import type { ReactorKind as Kind, ReactorStore } from "#shared/ports/reactor-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { cancelledByCondition, isConditionalCheckFailed, transactOrFalse } from "./client.ts";
 import { queryAll } from "./paging.ts";
@@ -17,11 +18,10 @@ const reactorKeys = {
   webhookSecret: (tenantId: string) => ({ PK: `TENANT#${tenantId}`, SK: "WEBHOOKSECRET" }),
 };
 
-type Kind = "formula" | "reactor";
 const PREFIX: Record<Kind, string> = { formula: "FORMULA#", reactor: "REACTOR#" };
 
 /** Formulas, reactors, stored reaction outcomes and the tenant's webhook secret (sealed). */
-export class DynamoReactorStore {
+export class DynamoReactorStore implements ReactorStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,

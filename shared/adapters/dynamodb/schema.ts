@@ -1,6 +1,9 @@
 /**
- * The single table's key layout. One place names every key so the local bootstrap, the CDK stack
- * and the adapters agree.
+ * The single table's attribute names (TABLE_KEYS: the local bootstrap, the CDK stack and the adapters must
+ * agree on them) and the keys of the entities several adapters share (`keys` below). The keys of one store's
+ * own items are built in that store: tokens, fingerprints and sweep buckets in token-store.ts, transactions in
+ * transaction-keys.ts, sessions and nonces in session-store.ts, invitations in member-store.ts, proxies in
+ * proxy-store.ts, formulas, reactors and reactions in reactor-store.ts, request budgets in request-budget.ts.
  *
  *   TENANT#<tid>              META                      tenant
  *   TENANT#<tid>              APP#<aid>                 application (aid is UUIDv7: sorts by creation)

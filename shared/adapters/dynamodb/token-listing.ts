@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient, QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import { validationError } from "#shared/domain/errors.ts";
 import type { StoredToken, TokenListFilter } from "#shared/domain/tokens/token.ts";
-import { validationError } from "#shared/http/errors.ts";
 import type { PageRequest, StorePage } from "#shared/ports/stores.ts";
 import { FilterBuilder } from "./filter-builder.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";

@@ -1,12 +1,6 @@
 import type { Clock } from "#shared/ports/clock.ts";
+import type { DataKeyStore } from "#shared/ports/data-key-store.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
-
-/** Where wrapped data keys live (one item per tenant and key id). */
-export interface DataKeyStore {
-  get(tenantId: string, keyId: string): Promise<Buffer | undefined>;
-  /** Stores the wrapped key unless one exists; returns whichever is stored (a racing writer may win). */
-  putIfAbsent(tenantId: string, keyId: string, wrapped: Buffer): Promise<Buffer>;
-}
 
 export interface KeyringOptions {
   /** A new data key per tenant every this many days; older keys stay for decryption. */
@@ -99,3 +93,5 @@ export class Keyring {
     return winner.equals(generated.wrapped) ? generated.plaintext : this.wrapper.unwrap(winner, context);
   }
 }
+
+export type { DataKeyStore } from "#shared/ports/data-key-store.ts";

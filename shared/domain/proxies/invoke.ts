@@ -2,17 +2,23 @@ import { mayEverHold } from "#shared/domain/access-rules.ts";
 import { actorOf } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import { readableMessage } from "#shared/domain/code-messages.ts";
+import {
+  DomainError,
+  type ErrorKind,
+  forbidden,
+  payloadTooLarge,
+  unauthorized,
+  validationError,
+} from "#shared/domain/errors.ts";
 import { ceilingOf } from "#shared/domain/grant-ceiling.ts";
-import { nullObject } from "#shared/domain/safe-keys.ts";
+import { jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
+import { isForbiddenHeaderName, nullObject } from "#shared/domain/safe-keys.ts";
 import type { SessionStore } from "#shared/domain/sessions.ts";
 import { accessOf } from "#shared/domain/tokens/access.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
-import { forbidden, HttpError, payloadTooLarge, unauthorized, validationError } from "#shared/http/errors.ts";
-import { jsonTextDepth, MAX_JSON_DEPTH } from "#shared/http/json-guard.ts";
-import { isForbiddenHeaderName } from "#shared/http/safe-headers.ts";
 import { hashKey } from "#shared/ids.ts";
-import { ForwardError, forward } from "#shared/proxy/forward.ts";
+import { ForwardError, type ForwardErrorCode, forward } from "#shared/proxy/forward.ts";
 import {
   proxyOptionHeaders,
   responseHeaders,
@@ -59,7 +65,7 @@ export interface InvokeResponse {
 }
 
 /** A failure of the proxy itself (not of the destination): answered as `{proxy_error: problem}`. */
-export class ProxyError extends HttpError {
+export class ProxyError extends DomainError {
   /** A transform's own failure (tenant code's message, readable): shown only to a member (memberView). */
   transformFailure?: { name: string; message: string };
 }
@@ -85,18 +91,19 @@ async function memberView(
   )
     return error;
   const detail = `${error.detail} ${failure.name}: ${failure.message}`;
-  return new ProxyError(
-    error.status,
-    error.slug,
-    error.title,
-    detail,
-    { error: [failure.message] },
-    error.headers,
-  );
+  return new ProxyError(error.kind, detail, { ...error.options(), errors: { error: [failure.message] } });
 }
 
-const asProxyError = (error: HttpError) =>
-  new ProxyError(error.status, error.slug, error.title, error.detail, error.errors, error.headers);
+const asProxyError = (error: DomainError) => new ProxyError(error.kind, error.detail, error.options());
+
+/** What a refused or failed forward is: the caller's (a refused destination) or the destination's. */
+const KIND_OF_FORWARD_ERROR: Record<ForwardErrorCode, ErrorKind> = {
+  invalid_destination: "invalid",
+  forbidden_destination: "forbidden",
+  timeout: "timed-out",
+  unreachable: "upstream-failed",
+  response_too_large: "upstream-failed",
+};
 
 const isJson = (headers: Record<string, string>) => /\bjson\b/i.test(headers["content-type"] ?? "");
 const isText = (headers: Record<string, string>) =>
@@ -194,8 +201,14 @@ async function runTransform(
     // Generic, with the request id added by the handler: the message is tenant code's, may hold detokenized
     // data, and a caller of a proxy without require_auth is anyone. It is not logged either.
     if (result.error.kind === "timeout")
-      throw new ProxyError(504, "transform-timeout", "Transform Failed", "The proxy transform timed out.");
-    const failed = new ProxyError(500, "transform-failed", "Transform Failed", TRANSFORM_FAILED);
+      throw new ProxyError("timed-out", "The proxy transform timed out.", {
+        code: "transform-timeout",
+        title: "Transform Failed",
+      });
+    const failed = new ProxyError("failed", TRANSFORM_FAILED, {
+      code: "transform-failed",
+      title: "Transform Failed",
+    });
     failed.transformFailure = {
       name: (result.error.name ?? result.error.kind).slice(0, 200),
       message: readableMessage(result.error.message),
@@ -204,12 +217,10 @@ async function runTransform(
   }
   const value = result.value;
   if (typeof value !== "object" || value === null)
-    throw new ProxyError(
-      500,
-      "transform-invalid",
-      "Transform Failed",
-      "A transform must return an object with body and headers.",
-    );
+    throw new ProxyError("failed", "A transform must return an object with body and headers.", {
+      code: "transform-invalid",
+      title: "Transform Failed",
+    });
   return value as { body?: unknown; headers?: unknown };
 }
 
@@ -303,7 +314,10 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
       );
     } catch (error) {
       if (error instanceof ForwardError)
-        throw new ProxyError(error.status, error.code.replace(/_/g, "-"), "Proxy Error", error.message);
+        throw new ProxyError(KIND_OF_FORWARD_ERROR[error.code], error.message, {
+          code: error.code.replace(/_/g, "-"),
+          title: "Proxy Error",
+        });
       throw error;
     }
     const destinationStatus = String(response.status);
@@ -336,7 +350,7 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
   } catch (error) {
     if (error instanceof ProxyError && invoked) throw await memberView(deps, invoked, request.apiKey, error);
     if (error instanceof ProxyError) throw error;
-    if (error instanceof HttpError) throw asProxyError(error);
+    if (error instanceof DomainError) throw asProxyError(error);
     throw error;
   }
 }

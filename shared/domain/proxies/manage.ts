@@ -1,12 +1,12 @@
-import type { LogEntry } from "#shared/domain/audit.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { notFound, validationError } from "#shared/domain/errors.ts";
 import { assertActsForMember, assertMayActAs, ceilingOf } from "#shared/domain/grant-ceiling.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
-import { notFound, validationError } from "#shared/http/errors.ts";
 import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import type { ProxyStore } from "#shared/ports/proxy-store.ts";
 import type { ApplicationStore, AuditLogStore, PageRequest } from "#shared/ports/stores.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import {
@@ -16,15 +16,6 @@ import {
   type StoredProxy,
   transformCodeError,
 } from "./proxy.ts";
-
-export interface ProxyStore {
-  create(proxy: StoredProxy, audit: LogEntry): Promise<void>;
-  get(tenantId: string, id: string): Promise<StoredProxy | undefined>;
-  list(tenantId: string): Promise<StoredProxy[]>;
-  replace(proxy: StoredProxy, audit: LogEntry): Promise<boolean>;
-  delete(proxy: StoredProxy, audit: LogEntry): Promise<boolean>;
-  findByKey(keyHash: string): Promise<StoredProxy | undefined>;
-}
 
 export interface ProxyDeps {
   proxies: ProxyStore;
@@ -271,3 +262,5 @@ export async function deleteProxy(deps: ProxyDeps, principal: TenantPrincipal, i
   const deleted = await deps.proxies.delete(proxy, entry(deps, principal, id, "delete", "Proxy deleted"));
   if (!deleted) throw notFound("The proxy");
 }
+
+export type { ProxyStore } from "#shared/ports/proxy-store.ts";

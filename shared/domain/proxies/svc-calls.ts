@@ -1,54 +1,40 @@
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { validationError } from "#shared/domain/errors.ts";
 import { ceilingOf, widerThan } from "#shared/domain/grant-ceiling.ts";
 import { issueServiceSession, type SessionDeps } from "#shared/domain/sessions.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { deleteToken, getToken, patchToken } from "#shared/domain/tokens/manage.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
-import { HttpError, validationError } from "#shared/http/errors.ts";
 import type { SvcOperation } from "#shared/sandbox/sandbox.ts";
 import { createTokenBody, patchTokenBody } from "#shared/schemas/tokens.ts";
-
-/** What a sandboxed `svc` call may answer: the result, or an error the code can read (status, message). */
-export class SvcCallError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = "SvcCallError";
-  }
-}
 
 /**
  * `req.svc` inside transforms and reactors: calls answered here, in the host, as the configured application.
  * The sandbox never holds a key; inputs are validated as the HTTP API would.
  */
 export function svcCallHandler(deps: TokenDeps, principal: TenantPrincipal) {
+  // A DomainError thrown here reaches the code as the HTTP API would answer it (status and detail only:
+  // shared/sandbox/svc-bridge.ts).
   return async (op: SvcOperation, args: unknown[]): Promise<unknown> => {
-    try {
-      switch (op) {
-        case "tokens.create": {
-          const parsed = createTokenBody.safeParse(args[0]);
-          if (!parsed.success) throw validationError("The token is invalid.");
-          return await createToken(deps, principal, parsed.data);
-        }
-        case "tokens.retrieve":
-          return await getToken(deps, principal, String(args[0]));
-        case "tokens.update": {
-          const parsed = patchTokenBody.safeParse(args[1]);
-          if (!parsed.success) throw validationError("The patch is invalid.");
-          return await patchToken(deps, principal, String(args[0]), parsed.data);
-        }
-        case "tokens.delete":
-          await deleteToken(deps, principal, String(args[0]));
-          return null;
-        default:
-          throw new SvcCallError(400, `Unknown svc operation ${op}`);
+    switch (op) {
+      case "tokens.create": {
+        const parsed = createTokenBody.safeParse(args[0]);
+        if (!parsed.success) throw validationError("The token is invalid.");
+        return await createToken(deps, principal, parsed.data);
       }
-    } catch (error) {
-      if (error instanceof HttpError) throw new SvcCallError(error.status, error.detail);
-      throw error;
+      case "tokens.retrieve":
+        return await getToken(deps, principal, String(args[0]));
+      case "tokens.update": {
+        const parsed = patchTokenBody.safeParse(args[1]);
+        if (!parsed.success) throw validationError("The patch is invalid.");
+        return await patchToken(deps, principal, String(args[0]), parsed.data);
+      }
+      case "tokens.delete":
+        await deleteToken(deps, principal, String(args[0]));
+        return null;
+      default:
+        throw validationError(`Unknown svc operation ${op}`);
     }
   };
 }

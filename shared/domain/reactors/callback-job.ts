@@ -1,6 +1,12 @@
 import type { Actor } from "#shared/domain/audit.ts";
 
 /**
+ * Attempts of one callback job before it is dead-lettered: the local queue's limit and the SQS redrive's
+ * maxReceiveCount (lib/constructs/vault-data.ts), defined here once for both.
+ */
+export const MAX_ATTEMPTS = 5;
+
+/**
  * An asynchronous reaction (react with callback_url): enqueued after the arguments were detokenized and
  * validated. The arguments travel sealed under the tenant's data key; queues never see plaintext.
  */
@@ -30,6 +36,17 @@ export interface ReactionOutcome {
  * Runs the reaction of a job once: a second call for the same requestId answers the stored outcome instead of
  * running the code again (a retried delivery never re-runs the reactor).
  */
+/**
+ * How failed reactions are told in a webhook: the status and problem the synchronous API would answer.
+ * The domain does not speak HTTP: shared/http/problem.ts provides it (reactionFailures).
+ */
+export interface ReactionFailures {
+  /** A run that threw `error`. */
+  ofError(error: unknown, requestId: string): ReactionOutcome;
+  /** A reaction that could not be run at all (its store or KMS unavailable at the last attempt). */
+  unrunnable(requestId: string): ReactionOutcome;
+}
+
 export interface ReactionRunner {
   run(job: CallbackJob): Promise<ReactionOutcome>;
 }
@@ -39,6 +56,4 @@ export interface WebhookSecretSource {
   secret(tenantId: string): Promise<string>;
 }
 
-export interface JobQueue {
-  enqueue(job: CallbackJob): Promise<void>;
-}
+export type { JobQueue } from "#shared/ports/job-queue.ts";

@@ -9,17 +9,25 @@
  * outcome: never the payload, the URL or the secret.
  */
 import { Webhook } from "standardwebhooks";
-import { z } from "zod";
+import * as z from "zod";
 import { auditEntry } from "#shared/domain/audit-entry.ts";
-import { internalProblem } from "#shared/http/problem.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
-import { refusal } from "#shared/proxy/address-guard.ts";
 import { ForwardError, forward } from "#shared/proxy/forward.ts";
-import type { CallbackJob, ReactionOutcome, ReactionRunner, WebhookSecretSource } from "./callback-job.ts";
+import {
+  type CallbackJob,
+  MAX_ATTEMPTS,
+  type ReactionFailures,
+  type ReactionOutcome,
+  type ReactionRunner,
+  type WebhookSecretSource,
+} from "./callback-job.ts";
+import { MAX_CALLBACK_URL_LENGTH } from "./callback-url.ts";
 
-/** Attempts before a job is dead-lettered; equals CALLBACK_MAX_RECEIVE_COUNT (the SQS redrive policy). */
-export const MAX_ATTEMPTS = 5;
+export { callbackUrlProblem, MAX_CALLBACK_URL_LENGTH } from "./callback-url.ts";
+
+/** Attempts before a job is dead-lettered (the SQS redrive's maxReceiveCount too). */
+export { MAX_ATTEMPTS };
 /** Delay after the first failed attempt; it doubles with each further one. */
 export const DEFAULT_RETRY_BASE_SECONDS = 60;
 /** No retry waits longer than this (SQS allows 12 h; a quarter of an hour keeps the last try timely). */
@@ -31,8 +39,6 @@ export const MAX_RECEIVER_RESPONSE_BYTES = 64 * 1024;
 /** Spec bounds of timeout_ms, the run's limit for asynchronous reactions. */
 export const MIN_REACTION_TIMEOUT_MS = 10_000;
 export const MAX_REACTION_TIMEOUT_MS = 210_000;
-/** Longest callback_url accepted. */
-export const MAX_CALLBACK_URL_LENGTH = 2048;
 
 export const WEBHOOK_EVENT_COMPLETED = "reactor.reaction.completed";
 export const WEBHOOK_EVENT_FAILED = "reactor.reaction.failed";
@@ -114,6 +120,8 @@ export function signWebhook(secret: string, messageId: string, at: Date, body: s
 
 export interface CallbackDeps {
   runner: ReactionRunner;
+  /** The webhook's answer when the runner itself failed (problem+json, rendered by shared/http). */
+  failures: Pick<ReactionFailures, "unrunnable">;
   webhookSecrets: WebhookSecretSource;
   auditLog: Pick<AuditLogStore, "append">;
   /** The service clock (audit entries follow the test clock locally). */
@@ -133,26 +141,6 @@ export interface CallbackDeps {
    * real time even when the service clock is a test clock. Default: real time.
    */
   webhookClock?: Clock;
-}
-
-/** The container fields the callback path needs (structural, so the domain does not import the container). */
-export interface CallbackContainer {
-  reactionRunner: ReactionRunner;
-  webhookSecrets: WebhookSecretSource;
-  auditLog: Pick<AuditLogStore, "append">;
-  clock: Clock;
-  config: { proxyAllowPrivate: boolean };
-  selfHosts: readonly string[];
-}
-
-export function callbackDepsOf(container: CallbackContainer): CallbackDeps {
-  return {
-    runner: container.reactionRunner,
-    webhookSecrets: container.webhookSecrets,
-    auditLog: container.auditLog,
-    clock: container.clock,
-    delivery: { allowPrivate: container.config.proxyAllowPrivate, selfHosts: container.selfHosts },
-  };
 }
 
 const realTime: Clock = { now: () => new Date() };
@@ -190,7 +178,7 @@ export async function processCallbackJob(
       await audit("the reaction could not be run");
       throw new DeliveryError("The reaction could not be run.", true, { cause: error });
     }
-    outcome = { status: 500, body: internalProblem(job.requestId) };
+    outcome = deps.failures.unrunnable(job.requestId);
   }
 
   let secret: string;
@@ -298,32 +286,4 @@ export function parseCallbackJob(text: string): CallbackJob {
     ...job,
     actor: actor.id === undefined ? { type: actor.type } : { id: actor.id, type: actor.type },
   };
-}
-
-/**
- * The checks react can make on callback_url before answering 202 (so an obviously unusable URL is a 400,
- * not a dead letter): absolute http(s) URL, no credentials, https unless private destinations are allowed,
- * at most MAX_CALLBACK_URL_LENGTH characters, not an always-refused IP literal. Every address is checked
- * again at delivery, at connect time (address-guard.ts).
- * Returns the reason for refusing it, or undefined.
- */
-export function callbackUrlProblem(url: string, options: { allowPrivate: boolean }): string | undefined {
-  if (url.length > MAX_CALLBACK_URL_LENGTH)
-    return `The callback_url must be at most ${MAX_CALLBACK_URL_LENGTH} characters.`;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return "The callback_url must be an absolute URL.";
-  }
-  if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
-    return "The callback_url must use http or https.";
-  if (!options.allowPrivate && parsed.protocol !== "https:") return "The callback_url must use https.";
-  if (parsed.username || parsed.password) return "The callback_url must not carry credentials.";
-  // An address that delivery would refuse whatever the settings (link-local/metadata, the service's own
-  // endpoints) is refused now; names are checked at delivery, at connect time.
-  const port = parsed.port ? Number(parsed.port) : parsed.protocol === "https:" ? 443 : 80;
-  if (refusal(parsed.hostname, port) !== undefined)
-    return "The callback_url's address is one this service does not call.";
-  return undefined;
 }

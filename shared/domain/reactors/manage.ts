@@ -1,19 +1,19 @@
-import type { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { conflict, DomainError, notFound, validationError } from "#shared/domain/errors.ts";
 import { assertMayActAs } from "#shared/domain/grant-ceiling.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { nameMatcher, transformCodeError } from "#shared/domain/proxies/proxy.ts";
-import { HttpError, notFound, validationError } from "#shared/http/errors.ts";
 import { uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import type { ReactorStore } from "#shared/ports/reactor-store.ts";
 import type { ApplicationStore, AuditLogStore, PageRequest } from "#shared/ports/stores.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import { cast } from "./args.ts";
 import type { StoredFormula, StoredReactor } from "./model.ts";
 
 export interface ReactorDeps {
-  reactors: DynamoReactorStore;
+  reactors: ReactorStore;
   applications: ApplicationStore;
   auditLog: AuditLogStore;
   clock: Clock;
@@ -23,7 +23,7 @@ export interface ReactorDeps {
 
 /** 422: the formula's code cannot run (decisions.md). */
 export const invalidCode = (detail: string) =>
-  new HttpError(422, "invalid-code", "Unprocessable Content", detail);
+  new DomainError("unprocessable", detail, { code: "invalid-code" });
 
 function entry(
   deps: ReactorDeps,
@@ -146,8 +146,7 @@ export async function deleteFormula(deps: ReactorDeps, principal: TenantPrincipa
   const used = (await deps.reactors.list<StoredReactor>("reactor", principal.tenantId)).some(
     (r) => r.formula_id === id,
   );
-  if (used)
-    throw new HttpError(409, "conflict", "Conflict", "Reactors still use this formula; delete them first.");
+  if (used) throw conflict("Reactors still use this formula; delete them first.");
   if (
     !(await deps.reactors.delete(
       "formula",

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import type { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { DomainError, type FieldErrors, notFound, validationError } from "#shared/domain/errors.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { configuredApplication, sandboxSvc } from "#shared/domain/proxies/svc-calls.ts";
 import type { SessionStore } from "#shared/domain/sessions.ts";
@@ -16,8 +16,7 @@ import {
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
-import { type FieldErrors, HttpError, notFound, validationError } from "#shared/http/errors.ts";
-import { problemFromError } from "#shared/http/problem.ts";
+import type { ReactorStore } from "#shared/ports/reactor-store.ts";
 import type { ApplicationStore } from "#shared/ports/stores.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import { createTokenBody } from "#shared/schemas/tokens.ts";
@@ -25,11 +24,12 @@ import { validateArgs } from "./args.ts";
 import type {
   CallbackJob,
   JobQueue,
+  ReactionFailures,
   ReactionOutcome,
   ReactionRunner,
   WebhookSecretSource,
 } from "./callback-job.ts";
-import { callbackUrlProblem } from "./callbacks.ts";
+import { callbackUrlProblem } from "./callback-url.ts";
 import type { StoredFormula, StoredReactor } from "./model.ts";
 import { ReactorError, reactorFailure } from "./run-error.ts";
 
@@ -38,7 +38,7 @@ export { ReactorError };
 export const ASYNC_TIMEOUT_DEFAULT_MS = 10_000;
 
 export interface ReactDeps extends TokenDeps {
-  reactors: DynamoReactorStore;
+  reactors: ReactorStore;
   applications: ApplicationStore;
   /** The configured application's lookup (cached). */
   authenticator: Pick<Authenticator, "application">;
@@ -82,12 +82,9 @@ async function tokenize(
 ): Promise<unknown> {
   if (block === undefined || block === null) return undefined;
   if (!principal)
-    throw new HttpError(
-      400,
-      "reactor-error",
-      "Bad Request",
-      "The reactor has no application to tokenize with.",
-    );
+    throw new DomainError("invalid", "The reactor has no application to tokenize with.", {
+      code: "reactor-error",
+    });
   const create = async (body: unknown) => {
     const parsed = createTokenBody.safeParse(body);
     if (!parsed.success) throw validationError("The reactor's tokenize block holds an invalid token.");
@@ -182,12 +179,17 @@ function withoutDetokenizedFields(raw: unknown, errors: FieldErrors): FieldError
   return kept;
 }
 
+/** A reaction: run now (its answer), or queued for a callback (the request id the webhook will carry). */
+export type Reaction =
+  | { queued: false; reaction: Awaited<ReturnType<typeof run>> }
+  | { queued: true; requestId: string };
+
 export async function react(
   deps: ReactDeps,
   principal: TenantPrincipal,
   reactorId: string,
   input: ReactInput,
-) {
+): Promise<Reaction> {
   // A callback_url delivery would refuse is a 400 now, not a dead letter after the run.
   const callbackProblem =
     input.callback_url === undefined
@@ -207,13 +209,7 @@ export async function react(
     });
 
   if (input.callback_url !== undefined) {
-    if (!deps.jobQueue)
-      throw new HttpError(
-        503,
-        "unavailable",
-        "Service Unavailable",
-        "Asynchronous reactions are not available.",
-      );
+    if (!deps.jobQueue) throw new DomainError("unavailable", "Asynchronous reactions are not available.");
     const requestId = randomUUID();
     const job: CallbackJob = {
       requestId,
@@ -230,28 +226,29 @@ export async function react(
     };
     await deps.auditLog.append([log(`Reactor invoked asynchronously (request ${requestId})`)]);
     await deps.jobQueue.enqueue(job);
-    return { status: 202, body: { request_id: requestId } };
+    return { queued: true, requestId };
   }
   await deps.auditLog.append([log("Reactor invoked")]);
-  return {
-    status: 200,
-    body: await run(deps, reactor, formula, args, deps.config.syncReactTimeoutMs, accessOf(principal)),
-  };
+  const reaction = await run(
+    deps,
+    reactor,
+    formula,
+    args,
+    deps.config.syncReactTimeoutMs,
+    accessOf(principal),
+  );
+  return { queued: false, reaction };
 }
 
-/** The outcome a failed run answers: its status and problem (a custom error's own body). */
-export function outcomeOfError(error: unknown, requestId: string): ReactionOutcome {
+/** The outcome a failed run answers: a custom error's own status and body, else `failures` renders it. */
+function outcomeOfError(failures: ReactionFailures, error: unknown, requestId: string): ReactionOutcome {
   if (error instanceof ReactorError && error.customBody !== undefined)
     return { status: error.status, body: error.customBody };
-  if (error instanceof HttpError) return { status: error.status, body: problemFromError(error, requestId) };
-  return {
-    status: 500,
-    body: { type: "about:blank", title: "Internal Server Error", status: 500, detail: "The reactor failed." },
-  };
+  return failures.ofError(error, requestId);
 }
 
 /** Runs queued reactions once per request id; the outcome is stored sealed, so redeliveries reuse it. */
-export function reactionRunner(deps: ReactDeps): ReactionRunner {
+export function reactionRunner(deps: ReactDeps, failures: ReactionFailures): ReactionRunner {
   return {
     async run(job) {
       const stored = await deps.reactors.reaction(job.tenantId, job.requestId);
@@ -269,7 +266,7 @@ export function reactionRunner(deps: ReactDeps): ReactionRunner {
         const access = accessOfGrants(viewer ?? { application: { permissions: [], rules: [] } });
         outcome = { status: 200, body: await run(deps, reactor, formula, args, job.timeoutMs, access) };
       } catch (error) {
-        outcome = outcomeOfError(error, job.requestId);
+        outcome = outcomeOfError(failures, error, job.requestId);
       }
       const sealed = await deps.sealer.seal(
         outcomeBinding(job.tenantId, job.requestId),

@@ -1,13 +1,24 @@
 import { readableMessage } from "#shared/domain/code-messages.ts";
-import { type FieldErrors, HttpError } from "#shared/http/errors.ts";
+import { DomainError, type FieldErrors } from "#shared/domain/errors.ts";
 import type { SandboxError } from "#shared/sandbox/sandbox.ts";
 import { invalidCode } from "./manage.ts";
 
 /** An error the formula's code threw with a status: answered as problem+json, or as its own body (custom). */
-export class ReactorError extends HttpError {
+export class ReactorError extends DomainError {
   customBody?: unknown;
-  constructor(status: number, name: string, message: string, errors?: FieldErrors) {
-    super(status, "reactor-error", name, message, errors);
+  constructor(
+    /** The status the code threw with (a CustomHttpResponseError's may be 2xx or 3xx too). */
+    readonly status: number,
+    name: string,
+    message: string,
+    errors?: FieldErrors,
+  ) {
+    super(status >= 500 ? "failed" : "invalid", message, {
+      code: "reactor-error",
+      title: name,
+      statusFromCode: status,
+      ...(errors ? { errors } : {}),
+    });
   }
 }
 
@@ -36,15 +47,12 @@ const isStatus = (status: number | undefined, low: number): status is number =>
  * - the sandbox stopping the run (memory, crash): 500 with the sandbox's own fixed message.
  * Never a stack, never a host path.
  */
-export function reactorFailure(error: SandboxError, timeoutMs: number): HttpError {
+export function reactorFailure(error: SandboxError, timeoutMs: number): DomainError {
   if (error.kind === "invalid-code") return invalidCode(`The formula's code cannot run: ${error.message}`);
   if (error.kind === "timeout")
-    return new HttpError(
-      504,
-      "reactor-timeout",
-      "Gateway Timeout",
-      `The reactor did not finish within ${timeoutMs} ms.`,
-    );
+    return new DomainError("timed-out", `The reactor did not finish within ${timeoutMs} ms.`, {
+      code: "reactor-timeout",
+    });
   if (error.kind !== "thrown") {
     const message = readableMessage(error.message);
     return new ReactorError(500, "Reactor Runtime Error", `The reactor failed: ${message}`, {

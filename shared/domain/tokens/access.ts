@@ -6,8 +6,8 @@ import {
   type Transform,
 } from "#shared/domain/access-rules.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { forbidden } from "#shared/domain/errors.ts";
 import type { TokenPermission } from "#shared/domain/permissions.ts";
-import { forbidden } from "#shared/http/errors.ts";
 import type { VisibilityClause } from "./token.ts";
 
 /** How a caller reaches tokens: the transform per token and permission, and which tokens a list may show. */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { normalizeContainer } from "#shared/domain/access-rules.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
-import { conflict, notFound, validationError } from "#shared/http/errors.ts";
+import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { accessOf, intersect, requireAccess, type TokenAccess, weaker } from "./access.ts";
 import { parseExpiresAt } from "./expiry.ts";
 import {

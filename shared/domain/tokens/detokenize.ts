@@ -1,6 +1,6 @@
 import type { Transform } from "#shared/domain/access-rules.ts";
+import { DomainError } from "#shared/domain/errors.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
-import { HttpError } from "#shared/http/errors.ts";
 import type { TokenAccess } from "./access.ts";
 import { ExpressionError } from "./expressions.ts";
 import { isExpired, openData, type TokenDeps } from "./service.ts";
@@ -20,55 +20,44 @@ export const MAX_EXPRESSIONS = 1_000;
 /** At most this many bytes of detokenized values (UTF-8, as inserted, every occurrence counted) per request. */
 export const MAX_DETOKENIZED_BYTES = 1024 * 1024;
 
-export class DetokenizeError extends HttpError {}
+export class DetokenizeError extends DomainError {}
 
 const unknownToken = (id: string) =>
   new DetokenizeError(
-    400,
-    "unknown-token",
-    "Bad Request",
+    "invalid",
     `The token ${JSON.stringify(id)} in a detokenization expression does not exist.`,
+    { code: "unknown-token" },
   );
 const forbiddenToken = (id: string) =>
   new DetokenizeError(
-    403,
     "forbidden",
-    "Forbidden",
     `The key may not use the token ${JSON.stringify(id)} (token:use on its container).`,
   );
 
 const tooManyTokens = () =>
-  new DetokenizeError(
-    400,
-    "too-many-tokens",
-    "Bad Request",
-    `At most ${MAX_DETOKENIZED} tokens can be detokenized per request.`,
-  );
+  new DetokenizeError("invalid", `At most ${MAX_DETOKENIZED} tokens can be detokenized per request.`, {
+    code: "too-many-tokens",
+  });
 const tooManyExpressions = () =>
   new DetokenizeError(
-    400,
-    "too-many-expressions",
-    "Bad Request",
+    "invalid",
     `At most ${MAX_EXPRESSIONS} detokenization expressions are replaced per request.`,
+    { code: "too-many-expressions" },
   );
 const tooMuchOutput = () =>
   new DetokenizeError(
-    400,
-    "detokenized-too-large",
-    "Bad Request",
+    "invalid",
     `Detokenization may produce at most ${MAX_DETOKENIZED_BYTES} bytes per request.`,
+    { code: "detokenized-too-large" },
   );
 /**
  * Filters and masks run on token data: whatever failed, and whatever the data was, the answer is this one
  * (a message or status that depended on the data would let the caller read it bit by bit).
  */
 const evaluationFailed = () =>
-  new DetokenizeError(
-    400,
-    "invalid-expression",
-    "Bad Request",
-    "A detokenization expression could not be evaluated on the token's data.",
-  );
+  new DetokenizeError("invalid", "A detokenization expression could not be evaluated on the token's data.", {
+    code: "invalid-expression",
+  });
 
 interface Reference {
   id: string;
@@ -179,12 +168,9 @@ export function createDetokenizer(deps: TokenDeps, tenantId: string, access: Tok
       } catch (error) {
         // Syntax only: the same for any data, so the parser's message may be shown.
         if (error instanceof ExpressionError)
-          throw new DetokenizeError(
-            400,
-            "invalid-expression",
-            "Bad Request",
-            `A detokenization expression is invalid: ${error.message}`,
-          );
+          throw new DetokenizeError("invalid", `A detokenization expression is invalid: ${error.message}`, {
+            code: "invalid-expression",
+          });
         throw error;
       }
     }

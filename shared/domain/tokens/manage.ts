@@ -1,6 +1,6 @@
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
-import { conflict, notFound, validationError } from "#shared/http/errors.ts";
 import type { PageRequest, WriteOutcome } from "#shared/ports/stores.ts";
 import { accessOf, requireAccess, requireReveal, weaker } from "./access.ts";
 import { containerOf, expiryOf } from "./create.ts";

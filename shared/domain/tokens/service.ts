@@ -4,12 +4,12 @@ import type { Operation } from "#shared/domain/audit.ts";
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { validationError } from "#shared/domain/errors.ts";
 import { storableProblem } from "#shared/domain/storable.ts";
-import { validationError } from "#shared/http/errors.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore, TokenStore } from "#shared/ports/stores.ts";
 import { type ExpressionEngine, ExpressionError, variablesRead } from "./expressions.ts";
-import type { StoredToken } from "./token.ts";
+import { MAX_MASK_BYTES, type StoredToken } from "./token.ts";
 import { auditEntityType, type TokenType, typeSpec } from "./types.ts";
 
 export interface TokenDeps {
@@ -138,9 +138,6 @@ export function fingerprintOf(
       : `${type}#x:${createHash("sha256").update(expression, "utf8").digest("hex")}`;
   return deps.sealer.fingerprint(tenantId, scope, rendered);
 }
-
-/** A mask is stored as a map in the token's item: what DynamoDB keeps, at most this many bytes of JSON. */
-export const MAX_MASK_BYTES = 32 * 1024;
 
 /** A mask the store keeps (also after a merge patch), whose every string leaf is a valid expression. */
 export function checkMask(deps: TokenDeps, mask: unknown): void {

@@ -1,6 +1,7 @@
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import type { SweepStore } from "#shared/ports/sweep-store.ts";
 import type { SessionStore } from "../sessions.ts";
 import { rollbackExpired, type TransactionDeps } from "../transactions.ts";
 import { auditEntityType, type TokenType } from "./types.ts";
@@ -13,22 +14,6 @@ export interface DueItem {
   tokenId: string;
   tokenType: TokenType;
   dueAt: string;
-}
-
-export interface SweepStore {
-  readonly shards: number;
-  lastCompletedHour(): Promise<string | undefined>;
-  setLastCompletedHour(hour: string): Promise<void>;
-  due(hour: Date, shard: number): Promise<DueItem[]>;
-  done(item: DueItem): Promise<void>;
-  /** Deletes the token if it is still expired (with its audit entry); its type and fingerprint when deleted. */
-  expireToken(
-    item: DueItem,
-    now: Date,
-    audit: LogEntry,
-  ): Promise<{ type: string; fingerprint: string } | undefined>;
-  removeCvc(item: DueItem, now: Date): Promise<void>;
-  releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string): Promise<void>;
 }
 
 export interface SweepDeps extends TransactionDeps {
@@ -109,3 +94,5 @@ function expiryAudit(now: Date, item: DueItem): LogEntry {
     },
   );
 }
+
+export type { SweepStore } from "#shared/ports/sweep-store.ts";

@@ -1,5 +1,11 @@
 import type { TokenType } from "./types.ts";
 
+/**
+ * A mask is stored as a map in the token's item: what DynamoDB keeps, at most this many bytes of JSON.
+ * (Here, not in service.ts: the route schemas read it without loading the expression engine.)
+ */
+export const MAX_MASK_BYTES = 32 * 1024;
+
 /** A token as stored: data and cvc only ever as ciphertext. */
 export interface StoredToken {
   id: string;

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { abaValid, luhnValid } from "./checksums.ts";
 
 /**

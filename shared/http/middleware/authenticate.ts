@@ -1,19 +1,22 @@
-import { deps } from "#shared/container.ts";
 import { mayEverHold } from "#shared/domain/access-rules.ts";
-import { forbidden, unauthorized } from "../errors.ts";
+import type { Authenticator } from "#shared/domain/authentication.ts";
+import { forbidden, unauthorized } from "#shared/domain/errors.ts";
 import { header, type SvcMiddleware } from "../request-state.ts";
 
 /**
  * Resolves SVC-API-KEY for routes that need a key, then checks the route's permissions.
  * 401: missing, unknown or revoked key. 403: a valid key of the wrong kind or without the permission.
+ * `authenticator` is asked for on the first request (functions compose their ports lazily).
  */
-export function authenticateAndAuthorize(): SvcMiddleware {
+export function authenticateAndAuthorize(
+  authenticator: () => Pick<Authenticator, "authenticate">,
+): SvcMiddleware {
   return {
     before: async (request) => {
       const state = request.context.svc;
       const route = state.route;
       if (!route || route.auth === "none") return;
-      const principal = await deps().authenticator.authenticate(header(request.event, "svc-api-key"), {
+      const principal = await authenticator().authenticate(header(request.event, "svc-api-key"), {
         rootAllowed: route.auth === "root",
       });
       if (!principal)

@@ -1,19 +1,22 @@
 import { logger } from "#shared/logger.ts";
-import { HttpError } from "../errors.ts";
-import { internalProblem, PROBLEM_CONTENT_TYPE, problemFromError } from "../problem.ts";
+import { httpErrorOf, internalProblem, PROBLEM_CONTENT_TYPE, problemFromError } from "../problem.ts";
 import type { SvcMiddleware } from "../request-state.ts";
 
-/** The single place where errors become problem+json. Unknown errors: generic 500, logged with the request id. */
+/**
+ * The single place where errors become problem+json (domain errors through problem.ts's mapping). Unknown
+ * errors: generic 500, logged with the request id.
+ */
 export function errorHandler(): SvcMiddleware {
   return {
     onError: async (request) => {
       const { error } = request;
       const requestId = request.context.svc?.requestId;
-      if (error instanceof HttpError) {
+      const known = httpErrorOf(error);
+      if (known) {
         request.response = {
-          statusCode: error.status,
-          headers: { "content-type": PROBLEM_CONTENT_TYPE, ...error.headers },
-          body: JSON.stringify(problemFromError(error, requestId)),
+          statusCode: known.status,
+          headers: { "content-type": PROBLEM_CONTENT_TYPE, ...known.headers },
+          body: JSON.stringify(problemFromError(known, requestId)),
         };
         return;
       }

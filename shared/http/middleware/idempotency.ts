@@ -1,12 +1,14 @@
 import { createHash } from "node:crypto";
-import { deps } from "#shared/container.ts";
+import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { Principal } from "#shared/domain/entities.ts";
+import { conflict, validationError } from "#shared/domain/errors.ts";
 import { grantVersionOf } from "#shared/domain/grant-version.ts";
 import { logger } from "#shared/logger.ts";
-import { conflict, HttpError, validationError } from "../errors.ts";
+import type { IdempotencyStore } from "#shared/ports/stores.ts";
+import { HttpError } from "../errors.ts";
 import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
 
-const IDEMPOTENT_METHODS = new Set(["POST", "PUT", "PATCH"]);
+export const IDEMPOTENT_METHODS = new Set(["POST", "PUT", "PATCH"]);
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 export const REPLAYED_HEADER = "svc-idempotent-replayed";
 /**
@@ -39,10 +41,13 @@ interface Signature {
  * (HMAC under the seal owner's fingerprint key): a plain SHA-256 of a body holding a card number would let
  * anyone with the table (or a backup) test guesses offline.
  */
-async function signatureOf(request: SvcRequest, owner: string): Promise<Signature> {
+async function signatureOf(
+  sealer: IdempotencyPorts["sealer"],
+  request: SvcRequest,
+  owner: string,
+): Promise<Signature> {
   const { event } = request;
   const query = event.rawQueryString ? `?${event.rawQueryString}` : "";
-  const { sealer } = deps();
   const signed = SIGNED_HEADERS.map((name) => {
     const value = header(event, name);
     return value === undefined ? `${name}:absent` : `${name}=${JSON.stringify(value)}`;
@@ -100,18 +105,24 @@ const mismatch = (what: "request body" | "SVC-TRANSACTION-ID") =>
     `This idempotency key was used with a different ${what}.`,
   );
 
+export interface IdempotencyPorts {
+  idempotency: IdempotencyStore;
+  /** Keys the request signatures and seals the stored answers. */
+  sealer: Pick<Sealer, "fingerprint" | "seal" | "open">;
+}
+
 /**
  * SVC-IDEMPOTENCY-KEY on POST, PUT and PATCH (the spec's seven rules): a conditional write takes an
  * in-flight marker (a racing duplicate gets 409), a 2xx result is stored for 24 h, its body sealed with the
  * caller's tenant data key, and replayed with SVC-IDEMPOTENT-REPLAYED: true to the same credential for the
  * same request only; a failure releases the key so a retry runs as new.
  */
-export function idempotency(): SvcMiddleware {
+export function idempotency(ports: () => IdempotencyPorts): SvcMiddleware {
   const release = async (request: SvcRequest) => {
     const claim = request.context.svc?.idempotency;
     if (!claim) return;
     request.context.svc.idempotency = undefined;
-    await deps()
+    await ports()
       .idempotency.release(claim.scope, claim.key)
       .catch((error: unknown) =>
         logger.warn("Idempotency key release failed", {
@@ -131,9 +142,10 @@ export function idempotency(): SvcMiddleware {
       if (!KEY_PATTERN.test(key))
         throw validationError("SVC-IDEMPOTENCY-KEY must be 1 to 255 visible ASCII characters.");
       const owner = sealOwnerOf(state.principal);
-      const signature = await signatureOf(request, owner);
+      const { sealer, idempotency: store } = ports();
+      const signature = await signatureOf(sealer, request, owner);
       const scope = scopeOf(state.principal, signature);
-      const claim = await deps().idempotency.claim(
+      const claim = await store.claim(
         scope,
         key,
         `${signature.request}.${signature.body}.${signature.headers}`,
@@ -148,7 +160,7 @@ export function idempotency(): SvcMiddleware {
         if (storedHeaders !== signature.headers) throw mismatch("SVC-TRANSACTION-ID");
         const { sealed_body: sealed } = claim.response;
         const body =
-          sealed === undefined ? undefined : await deps().sealer.open(bindingOf(owner, scope, key), sealed);
+          sealed === undefined ? undefined : await sealer.open(bindingOf(owner, scope, key), sealed);
         return {
           statusCode: claim.response.status,
           headers: {
@@ -169,11 +181,12 @@ export function idempotency(): SvcMiddleware {
       if (status < 200 || status >= 300) return release(request);
       const contentType = response.headers?.["content-type"];
       const owner = sealOwnerOf(request.context.svc.principal);
+      const { sealer, idempotency: store } = ports();
       const sealed =
         typeof response.body === "string"
-          ? await deps().sealer.seal(bindingOf(owner, claim.scope, claim.key), response.body)
+          ? await sealer.seal(bindingOf(owner, claim.scope, claim.key), response.body)
           : undefined;
-      await deps().idempotency.complete(claim.scope, claim.key, {
+      await store.complete(claim.scope, claim.key, {
         status,
         ...(sealed === undefined ? {} : { sealed_body: sealed }),
         headers: contentType ? { "content-type": String(contentType) } : {},

@@ -1,19 +1,16 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
-import { deps } from "#shared/container.ts";
-import { addressBucket } from "#shared/domain/rate-limit.ts";
+import { tooManyRequests } from "#shared/domain/errors.ts";
+import type { StoredProxy } from "#shared/domain/proxies/proxy.ts";
+import { addressBucket, type RateLimiter } from "#shared/domain/rate-limit.ts";
 import { hashKey } from "#shared/ids.ts";
-import { HttpError } from "../errors.ts";
 import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
 
-export const tooManyRequests = (retryAfterSeconds: number) =>
-  new HttpError(
-    429,
-    "rate-limited",
-    "Too Many Requests",
-    `The request rate limit is exhausted; retry in ${retryAfterSeconds} s.`,
-    undefined,
-    { "retry-after": String(retryAfterSeconds) },
-  );
+export interface RateLimitPorts {
+  /** Absent: rate limiting is off (SVC_RATE_LIMIT_PER_SECOND=0). */
+  rateLimiter: Pick<RateLimiter, "admit"> | undefined;
+  /** The proxy group's proxies (cached by key): an invocation counts against its proxy's tenant. */
+  proxies?: { findByKey(keyHash: string): Promise<Pick<StoredProxy, "tenant_id"> | undefined> };
+}
 
 /**
  * Counts every request against its bucket, after authentication: a key's tenant (application and session
@@ -21,26 +18,26 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
  * (an IPv6 caller's /64). Root-key requests (the operator) and system routes are not limited.
  * Over the limit: 429 problem+json with Retry-After (docs/operations.md, "Rate limits").
  */
-export function rateLimit(): SvcMiddleware {
+export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
   return {
     before: async (request) => {
-      const limiter = deps().rateLimiter;
+      const limiter = ports().rateLimiter;
       const route = request.context.svc.route;
       // System routes answer from memory (health, OpenAPI; the test clock is root-only) and reach no table.
       if (!limiter || !route || route.auth === "root" || route.group === "system") return;
-      const admission = await limiter.admit(await bucketOf(request));
+      const admission = await limiter.admit(await bucketOf(request, ports().proxies));
       if (!admission.allowed) throw tooManyRequests(admission.retryAfterSeconds);
     },
   };
 }
 
-async function bucketOf(request: SvcRequest): Promise<string> {
+async function bucketOf(request: SvcRequest, proxies: RateLimitPorts["proxies"]): Promise<string> {
   const { principal, route } = request.context.svc;
   if (principal && principal.kind !== "root") return `tenant#${principal.tenantId}`;
-  if (route?.group === "proxy") {
+  if (route?.group === "proxy" && proxies) {
     const proxyKey = proxyKeyOf(request.event);
     // Through the proxy store's cache: the invocation's own lookup of the same key is then a cache hit.
-    const proxy = proxyKey ? await deps().proxies.findByKey(hashKey(proxyKey)) : undefined;
+    const proxy = proxyKey ? await proxies.findByKey(hashKey(proxyKey)) : undefined;
     if (proxy) return `tenant#${proxy.tenant_id}`;
   }
   return addressBucket(request.event.requestContext.http.sourceIp);

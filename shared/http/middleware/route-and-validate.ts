@@ -1,21 +1,12 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { config } from "#shared/config.ts";
+import { type FieldErrors, notFound, payloadTooLarge, validationError } from "#shared/domain/errors.ts";
+import { forbiddenKeyPath, jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
 import { FORBIDDEN_KEY_MESSAGE, hasForbiddenSegment, nullObject } from "#shared/domain/safe-keys.ts";
-import { routeList } from "#shared/routes.ts";
-import {
-  type FieldErrors,
-  methodNotAllowed,
-  notFound,
-  payloadTooLarge,
-  unsupportedMediaType,
-  validationError,
-} from "../errors.ts";
-import { forbiddenKeyPath, jsonTextDepth, MAX_JSON_DEPTH } from "../json-guard.ts";
+import { methodNotAllowed, unsupportedMediaType } from "../errors.ts";
 import { RouteMatcher } from "../match.ts";
 import { header, type MatchedRoute, type SvcMiddleware } from "../request-state.ts";
-
-const byRouteKey = new Map<string, MatchedRoute>(routeList.map((r) => [`${r.method} ${r.path}`, r]));
-const matcher = new RouteMatcher(routeList);
+import { routeKeyOf } from "../route.ts";
 
 /**
  * Repeated query parameters become arrays (API Gateway joins them with commas, so read the raw string).
@@ -73,10 +64,12 @@ export function parseJsonBody(raw: string): unknown {
 }
 
 /**
- * Finds the route (by API Gateway's routeKey, or by path for the $default route), enforces the body
- * size and content type, and validates params, query and body with the route's zod schemas.
+ * Finds the route among `routes` (by API Gateway's routeKey, or by path for the $default route), enforces
+ * the body size and content type, and validates params, query and body with the route's zod schemas.
  */
-export function routeAndValidate(group: string): SvcMiddleware {
+export function routeAndValidate(routes: readonly MatchedRoute[], group: string): SvcMiddleware {
+  const byRouteKey = new Map<string, MatchedRoute>(routes.map((r) => [routeKeyOf(r), r]));
+  const matcher = new RouteMatcher(routes);
   return {
     before: async (request) => {
       const { event } = request;

@@ -1,0 +1,196 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
+import { LocalJobQueue } from "#shared/adapters/local/local-job-queue.ts";
+import { routeList, routeTable } from "#shared/api/index.ts";
+import { callbackDeps } from "#shared/composition/callbacks.ts";
+import { composeCore } from "#shared/composition/core.ts";
+import { mailer } from "#shared/composition/mailer.ts";
+import { rootKeyVerifier } from "#shared/composition/root-key.ts";
+import { sandbox } from "#shared/composition/sandbox.ts";
+import {
+  memberStore,
+  proxyStore,
+  reactorStore,
+  sweepStore,
+  tenantStore,
+} from "#shared/composition/stores.ts";
+import { tokenDomain } from "#shared/composition/token-domain.ts";
+import { type Config, config, resetConfig } from "#shared/config.ts";
+import { processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
+import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
+import { createHttpHandler } from "#shared/http/lambda.ts";
+import type { FunctionGroup } from "#shared/http/route.ts";
+import { type DynamoDbLocal, startDynamoDbLocal } from "#shared/local/dynamodb-local.ts";
+import { createGateway, type HttpLambda } from "#shared/local/gateway.ts";
+import { logger } from "#shared/logger.ts";
+import { protectEndpoint } from "#shared/proxy/address-guard.ts";
+import { ProcessSandbox } from "#shared/sandbox/pool.ts";
+import type { Sandbox } from "#shared/sandbox/sandbox.ts";
+import * as applications from "./applications/handler.ts";
+import * as logs from "./logs/handler.ts";
+import * as members from "./members/handler.ts";
+import * as proxies from "./proxies/handler.ts";
+import * as proxy from "./proxy/handler.ts";
+import * as reactors from "./reactors/handler.ts";
+import * as sessions from "./sessions/handler.ts";
+import * as system from "./system/handler.ts";
+import * as tenants from "./tenants/handler.ts";
+import * as tokens from "./tokens/handler.ts";
+import * as transactions from "./transactions/handler.ts";
+
+/**
+ * Local hosting's composition: one process serves every group, so it composes the union of what the groups
+ * compose (the same builders), with the local adapters: the in-process job queue, the outbox mailer, the
+ * process sandbox. One set for all groups, so the test clock POST /_test/clock advances is every route's.
+ */
+export function composeLocal(cfg: Config) {
+  const core = composeCore(cfg, { rootKey: rootKeyVerifier });
+  // Asynchronous reactions: an in-process queue with the same retry semantics as SQS.
+  const localJobQueue = new LocalJobQueue({
+    dataDir: cfg.dataDir,
+    clock: core.clock,
+    retryBaseSeconds: cfg.callbackRetryBaseSeconds,
+  });
+  return {
+    ...core,
+    ...tokenDomain(core),
+    ...sweepStore(core),
+    ...tenantStore(core),
+    ...memberStore(core),
+    ...proxyStore(core),
+    ...reactorStore(core),
+    ...mailer(core),
+    // Customer code runs in permission-restricted child processes, one per tenant and code version (or, with
+    // the runner settings, in runner functions as in AWS; or nowhere with SVC_SANDBOX=none).
+    sandbox:
+      cfg.sandbox === "process"
+        ? (new ProcessSandbox({
+            maxProcesses: cfg.sandboxProcesses,
+            maxProcessesPerTenant: cfg.sandboxTenantProcesses,
+            // The code's fetch follows the proxies' address rule (SVC_PROXY_ALLOW_PRIVATE included).
+            outbound: { allowPrivate: cfg.proxyAllowPrivate, requireHttps: false, limits: cfg.sandboxFetch },
+          }) as Sandbox)
+        : sandbox(core).sandbox,
+    jobQueue: localJobQueue,
+    localJobQueue,
+  };
+}
+export type LocalDeps = ReturnType<typeof composeLocal>;
+
+/** Every group's routes over the one local composition: the handlers the Lambdas export, composed locally. */
+export function localHandlers(deps: LocalDeps): Record<FunctionGroup, HttpLambda> {
+  const composed = () => deps;
+  return {
+    system: createHttpHandler(routeTable, "system", system.routes, composed),
+    tenants: createHttpHandler(routeTable, "tenants", tenants.routes, composed),
+    applications: createHttpHandler(routeTable, "applications", applications.routes, composed),
+    logs: createHttpHandler(routeTable, "logs", logs.routes, composed),
+    tokens: createHttpHandler(routeTable, "tokens", tokens.routes, composed),
+    transactions: createHttpHandler(routeTable, "transactions", transactions.routes, composed),
+    sessions: createHttpHandler(routeTable, "sessions", sessions.routes, composed),
+    members: createHttpHandler(routeTable, "members", members.routes, composed),
+    proxies: createHttpHandler(routeTable, "proxies", proxies.routes, composed),
+    proxy: createHttpHandler(routeTable, "proxy", proxy.routes, composed),
+    reactors: createHttpHandler(routeTable, "reactors", reactors.routes, composed),
+  };
+}
+
+/** How often the local sweep runs (real time; it reads the service clock, so it follows the test clock). */
+export const LOCAL_SWEEP_INTERVAL_MS = 60_000;
+
+export interface LocalServiceOptions {
+  port: number;
+  host?: string;
+  rootKey: string;
+  dataDir: string;
+  /** Use this DynamoDB instead of starting DynamoDB Local. */
+  dynamodbEndpoint?: string;
+  /** Start DynamoDB Local in memory rather than under the data dir (tests). */
+  inMemory?: boolean;
+  testClock?: boolean;
+  tableName?: string;
+  /**
+   * SVC_PROXY_ALLOW_PRIVATE for this service: proxies and callbacks may reach loopback/private addresses
+   * (never this API's or DynamoDB's ports, nor link-local/metadata ones). Absent: the environment decides
+   * (off unless set).
+   */
+  proxyAllowPrivate?: boolean;
+}
+
+export interface LocalService {
+  url: string;
+  deps: LocalDeps;
+  stop(): Promise<void>;
+}
+
+/**
+ * Local hosting of the service: DynamoDB Local (unless an endpoint is given), the table, and the gateway
+ * in front of the very handlers the Lambdas run.
+ */
+export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
+  const dynamo = options.dynamodbEndpoint
+    ? undefined
+    : await startDynamoDbLocal(options.inMemory ? {} : { dbPath: `${options.dataDir}/dynamodb` });
+  const endpoint = options.dynamodbEndpoint ?? (dynamo as DynamoDbLocal).endpoint;
+
+  Object.assign(process.env, {
+    SVC_MODE: "local",
+    SVC_DYNAMODB_ENDPOINT: endpoint,
+    SVC_DATA_DIR: options.dataDir,
+    SVC_ROOT_KEY: options.rootKey,
+    SVC_TEST_CLOCK: options.testClock ? "1" : "0",
+    ...(options.tableName ? { SVC_TABLE_NAME: options.tableName } : {}),
+    ...(options.proxyAllowPrivate === undefined
+      ? {}
+      : { SVC_PROXY_ALLOW_PRIVATE: options.proxyAllowPrivate ? "1" : "0" }),
+  });
+  resetConfig();
+  const deps = composeLocal(config());
+  await ensureTable(deps.dynamo, config().tableName);
+
+  // The AWS stack runs the sweep every 15 minutes; locally a timer does, on the same (possibly test) clock.
+  const sweepTimer = setInterval(() => {
+    sweepExpired(deps).catch((error: unknown) =>
+      logger.error("sweep failed", { error_name: error instanceof Error ? error.name : "unknown" }),
+    );
+  }, LOCAL_SWEEP_INTERVAL_MS);
+  sweepTimer.unref();
+
+  // The sandbox's blank spare process, so the first transform of new code does not wait for Node to boot.
+  await deps.sandbox.warm?.();
+
+  const server: Server = createGateway(routeList, localHandlers(deps));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port, options.host ?? "127.0.0.1", () => resolve());
+    });
+  } catch (error) {
+    clearInterval(sweepTimer);
+    await deps.sandbox.close();
+    deps.dynamo.destroy();
+    await dynamo?.stop();
+    throw error;
+  }
+  const { port } = server.address() as AddressInfo;
+  // Queued reactions (react with callback_url) are run and delivered in this process.
+  deps.localJobQueue.start((job, attempt) => processCallbackJob(callbackDeps(deps), job, attempt));
+  deps.selfHosts.push(`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`);
+  // Whatever name or address of this machine a destination uses, the API's port is refused at connect time.
+  const unprotect = protectEndpoint(`http://127.0.0.1:${port}`);
+  return {
+    url: `http://${options.host ?? "127.0.0.1"}:${port}`,
+    deps,
+    stop: async () => {
+      unprotect();
+      clearInterval(sweepTimer);
+      await deps.localJobQueue.stop();
+      await deps.sandbox.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      deps.dynamo.destroy();
+      await dynamo?.stop();
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import { idParams, paginated } from "#shared/schemas/common.ts";
+import { listProxiesQuery, patchProxyBody, proxyBody, proxySchema } from "#shared/schemas/proxies.ts";
+import { problem, routeGroup } from "./group.ts";
+
+/** Pre-configured proxies: their management. */
+export const proxiesRoutes = routeGroup("proxies", {
+  createProxy: {
+    method: "POST",
+    path: "/proxies",
+    auth: "key",
+    permissions: ["proxy:create"],
+    summary: "Create a pre-configured proxy (its key is generated)",
+    body: proxyBody,
+    responses: { 201: { description: "Proxy", schema: proxySchema } },
+  },
+  listProxies: {
+    method: "GET",
+    path: "/proxies",
+    auth: "key",
+    permissions: ["proxy:read"],
+    summary: "List proxies (id repeatable; name with * wildcards)",
+    query: listProxiesQuery,
+    responses: { 200: { description: "Page of proxies", schema: paginated(proxySchema) } },
+  },
+  getProxy: {
+    method: "GET",
+    path: "/proxies/{id}",
+    auth: "key",
+    permissions: ["proxy:read"],
+    summary: "Get a proxy",
+    params: idParams,
+    responses: { 200: { description: "Proxy", schema: proxySchema }, 404: problem("Not found") },
+  },
+  replaceProxy: {
+    method: "PUT",
+    path: "/proxies/{id}",
+    auth: "key",
+    permissions: ["proxy:update"],
+    summary: "Replace a proxy's fields (its key stays)",
+    params: idParams,
+    body: proxyBody,
+    responses: { 200: { description: "Proxy", schema: proxySchema }, 404: problem("Not found") },
+  },
+  patchProxy: {
+    method: "PATCH",
+    path: "/proxies/{id}",
+    auth: "key",
+    permissions: ["proxy:update"],
+    summary: "Update a proxy (RFC 7386 merge patch)",
+    params: idParams,
+    body: patchProxyBody,
+    contentType: "application/merge-patch+json",
+    responses: {
+      204: { description: "Updated" },
+      404: problem("Not found"),
+      415: problem("Not application/merge-patch+json"),
+    },
+  },
+  deleteProxy: {
+    method: "DELETE",
+    path: "/proxies/{id}",
+    auth: "key",
+    permissions: ["proxy:delete"],
+    summary: "Delete a proxy (its key stops working)",
+    params: idParams,
+    responses: { 204: { description: "Deleted" }, 404: problem("Not found") },
+  },
+});

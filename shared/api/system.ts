@@ -1,0 +1,36 @@
+import * as z from "zod";
+import { clockBody } from "#shared/schemas/tenants.ts";
+import { routeGroup } from "./group.ts";
+
+/** Health, the OpenAPI document and the local test clock (the system function also answers unknown routes). */
+export const systemRoutes = routeGroup("system", {
+  healthz: {
+    method: "GET",
+    path: "/healthz",
+    auth: "none",
+    summary: "Readiness probe",
+    responses: { 200: { description: "Ready", schema: z.object({ status: z.literal("ok") }) } },
+  },
+  openapi: {
+    method: "GET",
+    path: "/openapi.json",
+    auth: "none",
+    summary: "This API as an OpenAPI 3.1 document",
+    responses: { 200: { description: "OpenAPI document" } },
+  },
+  advanceTestClock: {
+    method: "POST",
+    path: "/_test/clock",
+    auth: "root",
+    summary: "Move the local test clock forward (SVC_TEST_CLOCK=1 only)",
+    body: clockBody,
+    idempotent: false,
+    internal: true,
+    responses: {
+      200: {
+        description: "The new now, and what the sweep it triggered removed",
+        schema: z.object({ now: z.string() }),
+      },
+    },
+  },
+});

@@ -1,0 +1,28 @@
+import type { Config } from "#shared/config.ts";
+import type { CallbackDeps } from "#shared/domain/reactors/callbacks.ts";
+import { type ReactDeps, reactionRunner, webhookSecrets } from "#shared/domain/reactors/react.ts";
+import { reactionFailures } from "#shared/http/problem.ts";
+import type { AuditLogStore } from "#shared/ports/stores.ts";
+
+/** What the callback path is built from: the reactors group's deps plus the audit log and this service's hosts. */
+export type CallbackSources = ReactDeps & {
+  auditLog: Pick<AuditLogStore, "append">;
+  config: Pick<Config, "proxyAllowPrivate">;
+  selfHosts: readonly string[];
+};
+
+/**
+ * The deps of one callback delivery (processCallbackJob): the reaction runner and webhook secrets of the
+ * reactors domain, delivered under the proxies' SSRF rules. The SQS consumer and the local job queue both
+ * use this.
+ */
+export function callbackDeps(sources: CallbackSources): CallbackDeps {
+  return {
+    runner: reactionRunner(sources, reactionFailures),
+    failures: reactionFailures,
+    webhookSecrets: webhookSecrets(sources),
+    auditLog: sources.auditLog,
+    clock: sources.clock,
+    delivery: { allowPrivate: sources.config.proxyAllowPrivate, selfHosts: sources.selfHosts },
+  };
+}

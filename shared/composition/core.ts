@@ -1,0 +1,92 @@
+import { join } from "node:path";
+import { KMSClient } from "@aws-sdk/client-kms";
+import { DynamoApplicationStore } from "#shared/adapters/dynamodb/application-store.ts";
+import { DynamoDataKeyStore } from "#shared/adapters/dynamodb/data-key-store.ts";
+import { DynamoIdempotencyStore } from "#shared/adapters/dynamodb/idempotency-store.ts";
+import { DynamoRequestBudget } from "#shared/adapters/dynamodb/request-budget.ts";
+import { KmsKeyWrapper } from "#shared/adapters/kms/kms-key-wrapper.ts";
+import { loadOrCreateMasterKey, MasterKeyWrapper } from "#shared/adapters/local/master-key-wrapper.ts";
+import { StaticRootKeyVerifier } from "#shared/adapters/local/root-key.ts";
+import type { Config } from "#shared/config.ts";
+import { Authenticator } from "#shared/domain/authentication.ts";
+import { Keyring } from "#shared/domain/crypto/keyring.ts";
+import { Sealer } from "#shared/domain/crypto/sealer.ts";
+import { RateLimiter } from "#shared/domain/rate-limit.ts";
+import { hashKey } from "#shared/ids.ts";
+import { logger } from "#shared/logger.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
+import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
+import { sessionStore } from "./stores.ts";
+import { composeTable } from "./table.ts";
+
+export interface CoreOptions {
+  /**
+   * Where the root key's hash lives (root routes only: system, tenants). Default: the hash held in memory
+   * from SVC_ROOT_KEY / SVC_ROOT_KEY_HASH, so the data-plane functions never load the SSM client.
+   */
+  rootKey?: (cfg: Config, clock: Clock) => RootKeyVerifier;
+}
+
+const rootKeyInMemory = (cfg: Config): RootKeyVerifier =>
+  new StaticRootKeyVerifier(cfg.rootKeyHash ?? (cfg.rootKey ? hashKey(cfg.rootKey) : undefined));
+
+/**
+ * KMS in AWS; locally a master key file under the data dir, created on first use. An AWS function without
+ * SVC_KMS_KEY_ID was granted no data key (lib/function-groups.ts): it fails closed when asked to seal, rather
+ * than writing a master key file to Lambda's read-only file system at start-up.
+ */
+export function dataKeyWrapper(cfg: Config): KeyWrapper {
+  if (cfg.kmsKeyId) return new KmsKeyWrapper(new KMSClient({ region: cfg.region }), cfg.kmsKeyId);
+  if (cfg.mode === "aws") return withoutDataKey;
+  return new MasterKeyWrapper(loadOrCreateMasterKey(join(cfg.dataDir, "master.key")));
+}
+
+const refuseWithoutDataKey = async (): Promise<never> => {
+  throw new Error("This function has no data key (SVC_KMS_KEY_ID is not set): it cannot seal or open data.");
+};
+const withoutDataKey: KeyWrapper = { generateDataKey: refuseWithoutDataKey, unwrap: refuseWithoutDataKey };
+
+/**
+ * What every HTTP function needs, built once per process: the clock, the table client, the stores behind
+ * authentication, rate limits and idempotency, and the sealer (idempotent answers are stored sealed).
+ * Each function group adds only the adapters its routes use (the other builders of shared/composition/).
+ */
+export function composeCore(cfg: Config, options: CoreOptions = {}) {
+  const table = composeTable(cfg);
+  const { clock, dynamo, audit } = table;
+  const applications = new DynamoApplicationStore(dynamo, cfg.tableName, audit);
+  const { sessions } = sessionStore(table);
+  const rootKey = options.rootKey?.(cfg, clock) ?? rootKeyInMemory(cfg);
+  const keyWrapper = dataKeyWrapper(cfg);
+  const keyring = new Keyring(
+    keyWrapper,
+    new DynamoDataKeyStore(dynamo, cfg.tableName, () => clock.now()),
+    clock,
+  );
+  return {
+    ...table,
+    sealer: new Sealer(keyring),
+    applications,
+    sessions,
+    idempotency: new DynamoIdempotencyStore(dynamo, cfg.tableName, clock),
+    authenticator: new Authenticator(applications, sessions, rootKey, clock, cfg.authCacheSeconds),
+    // Per-tenant request budgets shared by every process through the table (docs/operations.md).
+    rateLimiter:
+      cfg.rateLimit.ratePerSecond > 0
+        ? new RateLimiter(
+            new DynamoRequestBudget(dynamo, cfg.tableName, { deleteSpentWindows: cfg.mode === "local" }),
+            clock,
+            cfg.rateLimit,
+            {
+              onLeaseError: (error) =>
+                logger.warn("Rate-limit lease failed; request let through", {
+                  error_name: error instanceof Error ? error.name : "unknown",
+                }),
+            },
+          )
+        : undefined,
+  };
+}
+
+export type Core = ReturnType<typeof composeCore>;

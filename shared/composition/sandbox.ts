@@ -1,0 +1,21 @@
+import { LambdaClient } from "@aws-sdk/client-lambda";
+import { LambdaSandbox } from "#shared/adapters/aws/lambda-sandbox.ts";
+import type { Config } from "#shared/config.ts";
+import { NoSandbox } from "#shared/sandbox/none.ts";
+import type { Sandbox } from "#shared/sandbox/sandbox.ts";
+
+/**
+ * Where a function runs customer code in AWS: inside the tenant's own runner function, or nowhere
+ * (SVC_SANDBOX=none). config.ts refuses AWS mode without the runner settings, so a Lambda never runs tenant
+ * code in its own process; the local hosting composes the child-process pool instead (functions/local.ts).
+ */
+export function sandbox({ config }: { config: Config }): { sandbox: Sandbox } {
+  return {
+    sandbox:
+      config.sandbox === "runner" && config.runner
+        ? new LambdaSandbox(new LambdaClient({ region: config.region }), config.runner, config.apiUrl, {
+            outboundLimits: config.sandboxFetch,
+          })
+        : new NoSandbox(),
+  };
+}

@@ -1,0 +1,65 @@
+import type { DynamoApplicationStore } from "#shared/adapters/dynamodb/application-store.ts";
+import { DynamoAuditLogStore } from "#shared/adapters/dynamodb/audit-log-store.ts";
+import { DynamoMemberStore } from "#shared/adapters/dynamodb/member-store.ts";
+import { DynamoProxyStore } from "#shared/adapters/dynamodb/proxy-store.ts";
+import { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store.ts";
+import { DynamoSessionStore } from "#shared/adapters/dynamodb/session-store.ts";
+import { DynamoSweepStore } from "#shared/adapters/dynamodb/sweep-store.ts";
+import { DynamoTenantStore } from "#shared/adapters/dynamodb/tenant-store.ts";
+import { DynamoTokenStore } from "#shared/adapters/dynamodb/token-store.ts";
+import { DynamoTransactionStore } from "#shared/adapters/dynamodb/transaction-store.ts";
+import { CachingProxyStore } from "#shared/domain/proxies/caching-proxy-store.ts";
+import type { Table } from "./table.ts";
+
+/**
+ * The table's stores, one builder each, so a function bundles only the stores its routes use. Each takes
+ * the core (table client, table name, audit items) and returns fields to spread into the group's deps.
+ */
+
+export const auditLogStore = ({ dynamo, config, audit }: Table) => ({
+  auditLog: new DynamoAuditLogStore(dynamo, config.tableName, audit),
+});
+
+export function tokenStores({ dynamo, config, audit }: Table) {
+  const tokens = new DynamoTokenStore(dynamo, config.tableName, audit);
+  return { tokens, transactions: new DynamoTransactionStore(dynamo, config.tableName, audit, tokens) };
+}
+
+export const sessionStore = ({ dynamo, config, audit }: Table) => ({
+  sessions: new DynamoSessionStore(dynamo, config.tableName, audit),
+});
+
+export const sweepStore = ({ dynamo, config, audit }: Table) => ({
+  sweep: new DynamoSweepStore(dynamo, config.tableName, audit),
+});
+
+export const tenantStore = ({
+  dynamo,
+  config,
+  audit,
+  applications,
+}: Table & { applications: DynamoApplicationStore }) => ({
+  tenants: new DynamoTenantStore(dynamo, config.tableName, audit, applications),
+});
+
+export const memberStore = ({
+  dynamo,
+  config,
+  audit,
+  applications,
+}: Table & { applications: DynamoApplicationStore }) => ({
+  members: new DynamoMemberStore(dynamo, config.tableName, audit, applications),
+});
+
+/** Proxy keys are resolved through a short cache, as API keys are (docs/proxies.md, "Changes and caching"). */
+export const proxyStore = ({ dynamo, config, audit, clock }: Table) => ({
+  proxies: new CachingProxyStore(
+    new DynamoProxyStore(dynamo, config.tableName, audit),
+    clock,
+    config.authCacheSeconds,
+  ),
+});
+
+export const reactorStore = ({ dynamo, config, audit }: Table) => ({
+  reactors: new DynamoReactorStore(dynamo, config.tableName, audit),
+});

@@ -1,0 +1,27 @@
+import { systemClock, TestClock } from "#shared/adapters/clock.ts";
+import { AuditItems } from "#shared/adapters/dynamodb/audit-items.ts";
+import { createDocumentClient } from "#shared/adapters/dynamodb/client.ts";
+import type { Config } from "#shared/config.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import { protectEndpoint } from "#shared/proxy/address-guard.ts";
+
+/** The table and the clock: what every function that touches data starts from. */
+export function composeTable(cfg: Config) {
+  const testClock = cfg.testClock ? new TestClock() : undefined;
+  const clock: Clock = testClock ?? systemClock;
+  const dynamo = createDocumentClient({ region: cfg.region, endpoint: cfg.dynamodbEndpoint });
+  // A tenant's proxy or callback never reaches the table's endpoint (DynamoDB Local checks no credentials).
+  if (cfg.dynamodbEndpoint) protectEndpoint(cfg.dynamodbEndpoint);
+  return {
+    config: cfg,
+    clock,
+    testClock,
+    dynamo,
+    /** Audit items written with each store's own writes. */
+    audit: new AuditItems(cfg.tableName, cfg.logRetentionDays),
+    /** host:port names this service answers on (set by the local server once listening): proxies never call them. */
+    selfHosts: [] as string[],
+  };
+}
+
+export type Table = ReturnType<typeof composeTable>;

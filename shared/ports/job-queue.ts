@@ -1,0 +1,5 @@
+import type { CallbackJob } from "#shared/domain/reactors/callback-job.ts";
+
+export interface JobQueue {
+  enqueue(job: CallbackJob): Promise<void>;
+}

@@ -1,0 +1,39 @@
+import type { LogEntry } from "#shared/domain/audit.ts";
+import type { Application, TenantMember, User } from "#shared/domain/entities.ts";
+import type { StoredInvitation } from "#shared/domain/members.ts";
+import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
+
+export interface MemberStore {
+  listMembers(
+    tenantId: string,
+    userIds: string[] | undefined,
+    page: PageRequest,
+  ): Promise<StorePage<TenantMember>>;
+  getMember(tenantId: string, id: string): Promise<TenantMember | undefined>;
+  /**
+   * Deletes the member, every application bound to it with their keys, and every key the member's credentials
+   * minted (`minted_by`); what was removed, for cache eviction. Undefined when the member is gone (or the OWNER).
+   */
+  deleteMember(
+    tenantId: string,
+    memberId: string,
+    audit: LogEntry,
+  ): Promise<{ applicationIds: string[]; keyHashes: string[] } | undefined>;
+  createInvitation(invitation: StoredInvitation, codeHash: string, audit: LogEntry): Promise<void>;
+  getInvitation(tenantId: string, id: string): Promise<StoredInvitation | undefined>;
+  listInvitations(tenantId: string): Promise<StoredInvitation[]>;
+  /** New expiry and code: the old code stops working in the same write. False when the invitation is gone. */
+  renewInvitation(invitation: StoredInvitation, newCodeHash: string, audit: LogEntry): Promise<boolean>;
+  deleteInvitation(tenantId: string, id: string, audit: LogEntry): Promise<boolean>;
+  findInvitationByCode(codeHash: string): Promise<{ tenantId: string; invitationId: string } | undefined>;
+  /** Consumes the code and creates the user, member, application and key at once; false if the code is spent. */
+  acceptInvitation(input: {
+    invitation: StoredInvitation;
+    codeHash: string;
+    user: User;
+    member: TenantMember;
+    application: Application;
+    key: StoredKey;
+    audit: LogEntry[];
+  }): Promise<boolean>;
+}

@@ -1,0 +1,16 @@
+import type { LogEntry } from "#shared/domain/audit.ts";
+import type { StoredSession } from "#shared/domain/sessions.ts";
+
+export interface SessionStore {
+  /** The session with its key (hash) and nonce (hash), in one transaction with its audit entry. */
+  create(session: StoredSession, keyHash: string, nonceHash: string, audit: LogEntry): Promise<void>;
+  get(tenantId: string, id: string): Promise<StoredSession | undefined>;
+  /** The session a nonce opens, by the nonce's hash. */
+  findByNonce(nonceHash: string): Promise<{ tenantId: string; sessionId: string } | undefined>;
+  /** Authorizes a created, unexpired session; "not-created" when it already was, "expired" when too late. */
+  authorize(session: StoredSession, now: Date, audit: LogEntry): Promise<"ok" | "not-created" | "expired">;
+  /** Stores a session that is authorized from the start (the sandbox's short-lived `svc` key). */
+  createAuthorized(session: StoredSession, keyHash: string, audit: LogEntry): Promise<void>;
+  /** Deletes an expired session with its key and nonce; false when it is gone or still valid. */
+  removeExpired(tenantId: string, id: string, now: Date): Promise<boolean>;
+}

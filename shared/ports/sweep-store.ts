@@ -1,0 +1,18 @@
+import type { LogEntry } from "#shared/domain/audit.ts";
+import type { DueItem } from "#shared/domain/tokens/sweep.ts";
+
+export interface SweepStore {
+  readonly shards: number;
+  lastCompletedHour(): Promise<string | undefined>;
+  setLastCompletedHour(hour: string): Promise<void>;
+  due(hour: Date, shard: number): Promise<DueItem[]>;
+  done(item: DueItem): Promise<void>;
+  /** Deletes the token if it is still expired (with its audit entry); its type and fingerprint when deleted. */
+  expireToken(
+    item: DueItem,
+    now: Date,
+    audit: LogEntry,
+  ): Promise<{ type: string; fingerprint: string } | undefined>;
+  removeCvc(item: DueItem, now: Date): Promise<void>;
+  releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string): Promise<void>;
+}

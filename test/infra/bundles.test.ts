@@ -1,0 +1,104 @@
+/**
+ * Each function's bundle holds only what its routes use (issue 11): built exactly as CDK builds it
+ * (lib/bundling.ts), then read through esbuild's metafile. A group that starts importing an adapter it does
+ * not compose, or a shared module that drags a heavy package into every function, fails here.
+ */
+import { describe, expect, it } from "vitest";
+import { bundleGroup, packagesIn } from "#lib/bundling.ts";
+import { FUNCTION_ACCESS } from "#lib/function-groups.ts";
+import { FUNCTION_GROUPS } from "#shared/http/route.ts";
+
+const KB = 1024;
+/** Minified, without the source map. */
+const BUNDLE_BUDGET = 900 * KB;
+/**
+ * reactors holds every group's route schemas (shared/routes.ts, email-addresses) until the route table is
+ * split by group; then it fits BUNDLE_BUDGET like the rest and this entry goes.
+ */
+const BUDGET_UNTIL_ROUTES_SPLIT: Partial<Record<string, number>> = { reactors: 930 * KB };
+
+const AWS_CLIENTS = [
+  "@aws-sdk/client-dynamodb",
+  "@aws-sdk/client-kms",
+  "@aws-sdk/client-lambda",
+  "@aws-sdk/client-sesv2",
+  "@aws-sdk/client-sqs",
+  "@aws-sdk/client-ssm",
+] as const;
+type AwsClient = (typeof AWS_CLIENTS)[number];
+
+/**
+ * The SDK clients each HTTP group composes, from its grants: every group reads the table and seals
+ * idempotent answers (KMS); the root key's parameter (SSM), e-mail (SES) and the runner functions (Lambda)
+ * only where FUNCTION_ACCESS grants them; the callback queue (SQS) only where react enqueues.
+ */
+function expectedClients(group: (typeof FUNCTION_GROUPS)[number]): AwsClient[] {
+  const access: { rootKeyParameter: boolean; email?: boolean; sandbox?: string } = FUNCTION_ACCESS[group];
+  return [
+    "@aws-sdk/client-dynamodb",
+    "@aws-sdk/client-kms",
+    ...(access.sandbox ? (["@aws-sdk/client-lambda"] as const) : []),
+    ...(access.email ? (["@aws-sdk/client-sesv2"] as const) : []),
+    ...(group === "reactors" ? (["@aws-sdk/client-sqs"] as const) : []),
+    ...(access.rootKeyParameter ? (["@aws-sdk/client-ssm"] as const) : []),
+  ];
+}
+
+const OTHER_FUNCTIONS: Record<string, AwsClient[]> = {
+  // Runs reactions (KMS, runner functions) and answers the queue.
+  "reactor-callbacks": [
+    "@aws-sdk/client-dynamodb",
+    "@aws-sdk/client-kms",
+    "@aws-sdk/client-lambda",
+    "@aws-sdk/client-sqs",
+  ],
+  // Deletes expired items and opens no data: no KMS.
+  sweep: ["@aws-sdk/client-dynamodb"],
+  // The tenant's runner: no grant, no client.
+  "sandbox-runner": [],
+};
+
+const clientsIn = (packages: Set<string>) => AWS_CLIENTS.filter((name) => packages.has(name));
+
+describe("function bundles", () => {
+  const groups = [
+    ...FUNCTION_GROUPS.map((group) => [group, expectedClients(group)] as const),
+    ...Object.entries(OTHER_FUNCTIONS),
+  ];
+
+  it.each(groups)(
+    "%s holds exactly its clients and fits the budget",
+    { timeout: 120_000 },
+    async (group, clients) => {
+      const { code, metafile } = await bundleGroup(group);
+      const packages = packagesIn(metafile);
+      expect(clientsIn(packages)).toEqual(clients);
+      expect(code.byteLength).toBeLessThanOrEqual(BUDGET_UNTIL_ROUTES_SPLIT[group] ?? BUNDLE_BUDGET);
+      // The OpenAPI generator serves GET /openapi.json only.
+      expect(packages.has("@asteasolutions/zod-to-openapi")).toBe(group === "system");
+    },
+  );
+
+  it("keeps the tokens function to the table, KMS and its own libraries", { timeout: 120_000 }, async () => {
+    const packages = packagesIn((await bundleGroup("tokens")).metafile);
+    for (const absent of [
+      "@aws-sdk/client-sesv2",
+      "@aws-sdk/client-sqs",
+      "@aws-sdk/client-lambda",
+      "@aws-sdk/client-ssm",
+      "@asteasolutions/zod-to-openapi",
+      // Webhook signing belongs to the callback consumer.
+      "standardwebhooks",
+    ])
+      expect(packages).not.toContain(absent);
+  });
+
+  it("bundles the expression engine (liquidjs) only where tokens are created or read", {
+    timeout: 120_000,
+  }, async () => {
+    for (const group of ["sweep", "transactions", "system", "applications"]) {
+      const packages = packagesIn((await bundleGroup(group)).metafile);
+      expect(packages, group).not.toContain("liquidjs");
+    }
+  });
+});
