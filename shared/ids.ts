@@ -1,14 +1,14 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 
 /** UUIDv7: time-ordered, so store keys built from it sort by creation time. */
 export function uuidv7(at: Date): string {
-  const bytes = randomBytes(16);
-  const ms = BigInt(at.getTime());
-  for (let i = 0; i < 6; i++) bytes[i] = Number((ms >> BigInt(8 * (5 - i))) & 0xffn);
-  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x70;
-  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
-  const hex = bytes.toString("hex");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  // The random part comes from a v4 UUID: Node fills those from a cached block of random bytes, where a
+  // randomBytes(16) per id is a system call (every audit entry has an id). After the 48-bit time come the
+  // version 7 and the v4 UUID's random bits after its own version digit: 12 bits, its variant (RFC 9562's,
+  // the same for both versions) and 62 bits.
+  const random = randomUUID();
+  const time = at.getTime().toString(16).padStart(12, "0");
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15, 18)}-${random.slice(19)}`;
 }
 
 export type KeyKind = "public" | "private" | "management" | "session" | "root" | "proxy";

@@ -27,6 +27,13 @@ describe("ids and keys", () => {
     );
   });
 
+  it("makes distinct UUIDv7s within one millisecond", () => {
+    const at = new Date("2026-11-23T20:00:00Z");
+    const ids = new Set(Array.from({ length: 1_000 }, () => uuidv7(at)));
+    expect(ids.size).toBe(1_000);
+    for (const id of ids) expect(id.startsWith("01a209fe-7200-7")).toBe(true);
+  });
+
   it("makes distinct, prefixed keys of at least 128 random bits", () => {
     const keys = new Set(Array.from({ length: 200 }, () => newApiKey("private")));
     expect(keys.size).toBe(200);

@@ -1,6 +1,5 @@
 import { mayEverHold } from "#shared/domain/access-rules.ts";
-import type { Actor } from "#shared/domain/audit.ts";
-import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
+import { actorOf } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import { readableMessage } from "#shared/domain/code-messages.ts";
 import {
@@ -16,9 +15,8 @@ import { jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
 import { isForbiddenHeaderName, nullObject } from "#shared/domain/safe-keys.ts";
 import type { SessionStore } from "#shared/domain/sessions.ts";
 import { accessOf } from "#shared/domain/tokens/access.ts";
-import { createDetokenizer } from "#shared/domain/tokens/detokenize.ts";
+import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
-import { auditEntityType } from "#shared/domain/tokens/types.ts";
 import { hashKey } from "#shared/ids.ts";
 import { ForwardError, type ForwardErrorCode, forward } from "#shared/proxy/forward.ts";
 import {
@@ -29,6 +27,7 @@ import {
   transformVisibleHeaders,
 } from "#shared/proxy/headers.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
+import { detokenizeAudited } from "./audit-before-forward.ts";
 import type { ProxyStore } from "./manage.ts";
 import type { StoredProxy } from "./proxy.ts";
 import { configuredApplication, sandboxSvc } from "./svc-calls.ts";
@@ -153,6 +152,30 @@ async function authorize(deps: ProxyInvokeDeps, proxy: StoredProxy, apiKey: stri
   ]);
 }
 
+/**
+ * What detokenization works on: a JSON body parsed (within the depth limit every JSON body has: detokenization
+ * walks it recursively), a text body (or JSON that does not parse) as text, anything else as raw bytes.
+ */
+function bodyContent(
+  request: InvokeRequest,
+): { kind: "json"; value: unknown } | { kind: "text"; value: string } | { kind: "raw" } {
+  if (!request.body?.length) return { kind: "raw" };
+  if (isJson(request.headers)) {
+    const text = request.body.toString("utf8");
+    if (jsonTextDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
+      throw validationError(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return parsed === undefined ? { kind: "text", value: text } : { kind: "json", value: parsed };
+  }
+  if (isText(request.headers)) return { kind: "text", value: request.body.toString("utf8") };
+  return { kind: "raw" };
+}
+
 async function runTransform(
   deps: ProxyInvokeDeps,
   proxy: StoredProxy,
@@ -220,48 +243,33 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
 
     const access = principal ? accessOf(principal) : { evaluate: () => undefined, visibility: () => [] };
     const detokenizer = createDetokenizer(deps, proxy.tenant_id, access);
-    let body: unknown;
-    let bodyBytes = request.body;
-    if (request.body?.length && isJson(request.headers)) {
-      let parsed: unknown;
-      const text = request.body.toString("utf8");
-      // Detokenization walks the body recursively: the same depth limit as every other JSON body.
-      if (jsonTextDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
-        throw validationError(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = undefined;
+    const content = bodyContent(request);
+    const detokenize = async (): Promise<{ body: unknown; bodyBytes: Buffer | undefined }> => {
+      if (content.kind === "json") {
+        const body = await detokenizer.json(content.value);
+        return { body, bodyBytes: encodeBody(body) };
       }
-      if (parsed === undefined) body = await detokenizer.text(request.body.toString("utf8"));
-      else body = await detokenizer.json(parsed);
-      bodyBytes = encodeBody(body);
-    } else if (request.body?.length && isText(request.headers)) {
-      body = await detokenizer.text(request.body.toString("utf8"));
-      bodyBytes = encodeBody(body);
-    } else body = request.body?.toString("utf8");
-
-    const actor: Actor = principal ? actorOf(principal) : { type: "proxy_key" };
-    const now = deps.clock.now();
+      if (content.kind === "text") {
+        const body = await detokenizer.text(content.value);
+        return { body, bodyBytes: encodeBody(body) };
+      }
+      return { body: request.body?.toString("utf8"), bodyBytes: request.body };
+    };
     // Fail-closed: the token reads and the invocation are logged before anything leaves.
-    await deps.auditLog.append([
-      ...detokenizer.used().map((token) =>
-        auditEntry(now, actor, {
-          tenantId: proxy.tenant_id,
-          entityType: auditEntityType(token.type),
-          entityId: token.id,
-          operation: "read",
-          message: `Token detokenized by proxy ${proxy.id}`,
-        }),
-      ),
-      auditEntry(now, actor, {
+    let { body, bodyBytes } = await detokenizeAudited(
+      deps,
+      {
         tenantId: proxy.tenant_id,
-        entityType: "proxy",
-        entityId: proxy.id,
-        operation: "invoke",
-        message: `Proxy invoked: ${request.method} ${request.pathSuffix || "/"}`,
-      }),
-    ]);
+        proxyId: proxy.id,
+        actor: principal ? actorOf(principal) : { type: "proxy_key" },
+        now: deps.clock.now(),
+        method: request.method,
+        pathSuffix: request.pathSuffix,
+        tokenIds: content.kind === "raw" ? [] : findReferences(content.value).map((ref) => ref.id),
+      },
+      detokenize,
+      detokenizer.used,
+    );
 
     // Tenant code never sees the service's own headers (API key, proxy key); the proxy options go on aside.
     let headers = transformVisibleHeaders(request.headers);
