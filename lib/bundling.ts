@@ -25,6 +25,13 @@ export const BUNDLE_POLICY = {
   // (aliased import, so it cannot clash with a bundled `import { createRequire }`).
   banner:
     "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",
+  // Package → module (from the repository root) standing in for it in every bundle: a Lambda's credentials
+  // always come from its environment, so the SDK's default chain shrinks to that link (see the module).
+  alias: {
+    "@aws-sdk/credential-provider-node": "./shared/adapters/aws/lambda-credentials.ts",
+    // Used only by aws-xray-sdk-core's SDK v2 patcher, which never runs (see the module).
+    semver: "./shared/adapters/aws/xray-semver.ts",
+  },
 } as const;
 
 /** functions/<group>/handler.ts */
@@ -51,6 +58,7 @@ export async function bundleGroup(group: string): Promise<BuiltBundle> {
     target: BUNDLE_POLICY.target,
     mainFields: [...BUNDLE_POLICY.mainFields],
     banner: { js: BUNDLE_POLICY.banner },
+    alias: { ...BUNDLE_POLICY.alias },
     absWorkingDir: REPO_ROOT,
     logLevel: "warning",
   };

@@ -1,4 +1,5 @@
-import { type Routes, routeTable } from "#shared/api/index.ts";
+import { applicationsRoutes } from "#shared/api/applications.ts";
+import type { Routes } from "#shared/api/index.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { auditLogStore } from "#shared/composition/stores.ts";
 import { type Config, config } from "#shared/config.ts";
@@ -67,4 +68,4 @@ export const routes: GroupHandlers<Routes, "applications", ApplicationsDeps> = {
   },
 };
 
-export const handler = createHttpHandler(routeTable, "applications", routes, () => compose(config()));
+export const handler = createHttpHandler(applicationsRoutes, "applications", routes, () => compose(config()));

@@ -1,4 +1,5 @@
-import { type Routes, routeTable } from "#shared/api/index.ts";
+import type { Routes } from "#shared/api/index.ts";
+import { logsRoutes } from "#shared/api/logs.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { auditLogStore } from "#shared/composition/stores.ts";
 import { type Config, config } from "#shared/config.ts";
@@ -30,4 +31,4 @@ export const routes: GroupHandlers<Routes, "logs", LogsDeps> = {
   listEntityTypes: async () => ({ status: 200, body: entityTypeList() }),
 };
 
-export const handler = createHttpHandler(routeTable, "logs", routes, () => compose(config()));
+export const handler = createHttpHandler(logsRoutes, "logs", routes, () => compose(config()));

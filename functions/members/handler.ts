@@ -1,4 +1,5 @@
-import { type Routes, routeTable } from "#shared/api/index.ts";
+import type { Routes } from "#shared/api/index.ts";
+import { membersRoutes } from "#shared/api/members.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { mailer } from "#shared/composition/mailer.ts";
 import { auditLogStore, memberStore, tenantStore } from "#shared/composition/stores.ts";
@@ -55,4 +56,4 @@ export const routes: GroupHandlers<Routes, "members", MembersDeps> = {
   acceptInvitation: async ({ deps, body }) => ({ status: 201, body: await acceptInvitation(deps, body) }),
 };
 
-export const handler = createHttpHandler(routeTable, "members", routes, () => compose(config()));
+export const handler = createHttpHandler(membersRoutes, "members", routes, () => compose(config()));

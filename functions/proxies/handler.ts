@@ -1,4 +1,5 @@
-import { type Routes, routeTable } from "#shared/api/index.ts";
+import type { Routes } from "#shared/api/index.ts";
+import { proxiesRoutes } from "#shared/api/proxies.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
 import { auditLogStore, proxyStore } from "#shared/composition/stores.ts";
@@ -51,4 +52,4 @@ export const routes: GroupHandlers<Routes, "proxies", ProxiesDeps> = {
   },
 };
 
-export const handler = createHttpHandler(routeTable, "proxies", routes, () => compose(config()));
+export const handler = createHttpHandler(proxiesRoutes, "proxies", routes, () => compose(config()));

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
-import { type Routes, routeTable } from "#shared/api/index.ts";
+import type { Routes } from "#shared/api/index.ts";
+import { proxyRoutes } from "#shared/api/proxy.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
 import { proxyStore } from "#shared/composition/stores.ts";
@@ -132,4 +133,4 @@ export const routes: GroupHandlers<Routes, "proxy", ProxyGroupDeps> = {
   invokeProxyDeletePath: invoke,
 };
 
-export const handler = createHttpHandler(routeTable, "proxy", routes, () => compose(config()));
+export const handler = createHttpHandler(proxyRoutes, "proxy", routes, () => compose(config()));

@@ -19,6 +19,7 @@ import {
   retryDelaySeconds,
 } from "#shared/domain/reactors/callbacks.ts";
 import { logger } from "#shared/logger.ts";
+import { handlerTracing, traced } from "#shared/tracer.ts";
 
 /**
  * The callback queue's consumer (SQS event source, ReportBatchItemFailures): one delivery attempt per record,
@@ -52,7 +53,7 @@ export function compose(cfg: Config): CallbackConsumerPorts {
   };
   return {
     callbacks: callbackDeps(reactors),
-    sqs: new SQSClient({ region: cfg.region }),
+    sqs: traced(new SQSClient({ region: cfg.region })),
     queueUrl: cfg.callbackQueueUrl,
     deadLetterUrl: cfg.callbackDeadLetterUrl,
   };
@@ -88,6 +89,7 @@ export function createCallbackConsumer(ports: () => CallbackConsumerPorts) {
   }
 
   return middy<SQSEvent, SQSBatchResponse>()
+    .use(handlerTracing())
     .use(injectLambdaContext(logger, { logEvent: false }))
     .handler(async (event, context) =>
       // A batch whose every record failed is still an answer (all ids reported), not a function error: the

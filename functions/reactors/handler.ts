@@ -1,4 +1,5 @@
-import { type Routes, routeTable } from "#shared/api/index.ts";
+import type { Routes } from "#shared/api/index.ts";
+import { reactorsRoutes } from "#shared/api/reactors.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { sqsJobQueue } from "#shared/composition/job-queue.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
@@ -104,4 +105,4 @@ export const routes: GroupHandlers<Routes, "reactors", ReactorsDeps> = {
   }),
 };
 
-export const handler = createHttpHandler(routeTable, "reactors", routes, () => compose(config()));
+export const handler = createHttpHandler(reactorsRoutes, "reactors", routes, () => compose(config()));

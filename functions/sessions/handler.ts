@@ -1,4 +1,5 @@
-import { type Routes, routeTable } from "#shared/api/index.ts";
+import type { Routes } from "#shared/api/index.ts";
+import { sessionsRoutes } from "#shared/api/sessions.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { auditLogStore } from "#shared/composition/stores.ts";
 import { type Config, config } from "#shared/config.ts";
@@ -20,4 +21,4 @@ export const routes: GroupHandlers<Routes, "sessions", SessionsDeps> = {
   },
 };
 
-export const handler = createHttpHandler(routeTable, "sessions", routes, () => compose(config()));
+export const handler = createHttpHandler(sessionsRoutes, "sessions", routes, () => compose(config()));

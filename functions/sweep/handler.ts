@@ -5,6 +5,7 @@ import { composeTable } from "#shared/composition/table.ts";
 import { type Config, config } from "#shared/config.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { logger } from "#shared/logger.ts";
+import { handlerTracing } from "#shared/tracer.ts";
 
 /** The sweep's adapters: the token, transaction, session and sweep stores (no KMS: it opens no data). */
 export function compose(cfg: Config) {
@@ -16,6 +17,7 @@ let deps: ReturnType<typeof compose> | undefined;
 
 /** Scheduled (EventBridge, every 15 minutes): deletes expired tokens and removes cvcs past their hour. */
 export const handler = middy()
+  .use(handlerTracing())
   .use(injectLambdaContext(logger, { logEvent: false }))
   .handler(async () => {
     deps ??= compose(config());

@@ -1,4 +1,5 @@
-import { type Routes, routeTable } from "#shared/api/index.ts";
+import type { Routes } from "#shared/api/index.ts";
+import { tenantsRoutes } from "#shared/api/tenants.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { rootKeyVerifier } from "#shared/composition/root-key.ts";
 import { auditLogStore, memberStore, tenantStore } from "#shared/composition/stores.ts";
@@ -18,4 +19,4 @@ export const routes: GroupHandlers<Routes, "tenants", TenantsDeps> = {
   getSelfTenant: async ({ deps, principal }) => ({ status: 200, body: await getOwnTenant(deps, principal) }),
 };
 
-export const handler = createHttpHandler(routeTable, "tenants", routes, () => compose(config()));
+export const handler = createHttpHandler(tenantsRoutes, "tenants", routes, () => compose(config()));

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
-import { type Routes, routeTable } from "#shared/api/index.ts";
+import type { Routes } from "#shared/api/index.ts";
+import { tokensRoutes } from "#shared/api/tokens.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { tokenDomain } from "#shared/composition/token-domain.ts";
 import { type Config, config } from "#shared/config.ts";
@@ -72,4 +73,4 @@ export const routes: GroupHandlers<Routes, "tokens", TokensDeps> = {
   },
 };
 
-export const handler = createHttpHandler(routeTable, "tokens", routes, () => compose(config()));
+export const handler = createHttpHandler(tokensRoutes, "tokens", routes, () => compose(config()));

@@ -1,4 +1,5 @@
-import { type Routes, routeTable } from "#shared/api/index.ts";
+import type { Routes } from "#shared/api/index.ts";
+import { transactionsRoutes } from "#shared/api/transactions.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { auditLogStore, tokenStores } from "#shared/composition/stores.ts";
 import { type Config, config } from "#shared/config.ts";
@@ -28,4 +29,4 @@ export const routes: GroupHandlers<Routes, "transactions", TransactionsDeps> = {
   },
 };
 
-export const handler = createHttpHandler(routeTable, "transactions", routes, () => compose(config()));
+export const handler = createHttpHandler(transactionsRoutes, "transactions", routes, () => compose(config()));

@@ -20,6 +20,10 @@ const cdkBundling = () => ({
   target: BUNDLE_POLICY.target,
   mainFields: [...BUNDLE_POLICY.mainFields],
   banner: BUNDLE_POLICY.banner,
+  // esbuild runs in projectRoot (REPO_ROOT), so the policy's ./ paths resolve as in lib/bundling.ts.
+  esbuildArgs: {
+    "--alias": Object.entries(BUNDLE_POLICY.alias).map(([name, path]) => `${name}=${path}`),
+  },
 });
 
 export { REPO_ROOT };

@@ -17,6 +17,7 @@ import { logger } from "#shared/logger.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
+import { traced } from "#shared/tracer.ts";
 import { sessionStore } from "./stores.ts";
 import { composeTable } from "./table.ts";
 
@@ -37,7 +38,7 @@ const rootKeyInMemory = (cfg: Config): RootKeyVerifier =>
  * than writing a master key file to Lambda's read-only file system at start-up.
  */
 export function dataKeyWrapper(cfg: Config): KeyWrapper {
-  if (cfg.kmsKeyId) return new KmsKeyWrapper(new KMSClient({ region: cfg.region }), cfg.kmsKeyId);
+  if (cfg.kmsKeyId) return new KmsKeyWrapper(traced(new KMSClient({ region: cfg.region })), cfg.kmsKeyId);
   if (cfg.mode === "aws") return withoutDataKey;
   return new MasterKeyWrapper(loadOrCreateMasterKey(join(cfg.dataDir, "master.key")));
 }

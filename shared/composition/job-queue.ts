@@ -2,6 +2,7 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import { SqsJobQueue } from "#shared/adapters/aws/sqs-job-queue.ts";
 import type { Config } from "#shared/config.ts";
 import type { JobQueue } from "#shared/domain/reactors/callback-job.ts";
+import { traced } from "#shared/tracer.ts";
 
 /**
  * Asynchronous reactions' queue in AWS: SQS when SVC_CALLBACK_QUEUE_URL is set (else react refuses
@@ -10,7 +11,7 @@ import type { JobQueue } from "#shared/domain/reactors/callback-job.ts";
 export function sqsJobQueue({ config }: { config: Config }): { jobQueue: JobQueue | undefined } {
   return {
     jobQueue: config.callbackQueueUrl
-      ? new SqsJobQueue(new SQSClient({ region: config.region }), config.callbackQueueUrl)
+      ? new SqsJobQueue(traced(new SQSClient({ region: config.region })), config.callbackQueueUrl)
       : undefined,
   };
 }

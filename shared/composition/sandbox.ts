@@ -3,6 +3,7 @@ import { LambdaSandbox } from "#shared/adapters/aws/lambda-sandbox.ts";
 import type { Config } from "#shared/config.ts";
 import { NoSandbox } from "#shared/sandbox/none.ts";
 import type { Sandbox } from "#shared/sandbox/sandbox.ts";
+import { traced } from "#shared/tracer.ts";
 
 /**
  * Where a function runs customer code in AWS: inside the tenant's own runner function, or nowhere
@@ -13,9 +14,14 @@ export function sandbox({ config }: { config: Config }): { sandbox: Sandbox } {
   return {
     sandbox:
       config.sandbox === "runner" && config.runner
-        ? new LambdaSandbox(new LambdaClient({ region: config.region }), config.runner, config.apiUrl, {
-            outboundLimits: config.sandboxFetch,
-          })
+        ? new LambdaSandbox(
+            traced(new LambdaClient({ region: config.region })),
+            config.runner,
+            config.apiUrl,
+            {
+              outboundLimits: config.sandboxFetch,
+            },
+          )
         : new NoSandbox(),
   };
 }

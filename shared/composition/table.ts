@@ -4,12 +4,14 @@ import { createDocumentClient } from "#shared/adapters/dynamodb/client.ts";
 import type { Config } from "#shared/config.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import { protectEndpoint } from "#shared/proxy/address-guard.ts";
+import { traced } from "#shared/tracer.ts";
 
 /** The table and the clock: what every function that touches data starts from. */
 export function composeTable(cfg: Config) {
   const testClock = cfg.testClock ? new TestClock() : undefined;
   const clock: Clock = testClock ?? systemClock;
-  const dynamo = createDocumentClient({ region: cfg.region, endpoint: cfg.dynamodbEndpoint });
+  // The document client shares its DynamoDBClient's middleware stack: capturing it traces every table call.
+  const dynamo = traced(createDocumentClient({ region: cfg.region, endpoint: cfg.dynamodbEndpoint }));
   // A tenant's proxy or callback never reaches the table's endpoint (DynamoDB Local checks no credentials).
   if (cfg.dynamodbEndpoint) protectEndpoint(cfg.dynamodbEndpoint);
   return {

@@ -4,6 +4,7 @@ import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { Principal, TenantPrincipal } from "#shared/domain/entities.ts";
 import { logger } from "#shared/logger.ts";
+import { handlerTracing } from "#shared/tracer.ts";
 import { authenticateAndAuthorize } from "./middleware/authenticate.ts";
 import { errorHandler } from "./middleware/error-handler.ts";
 import { type IdempotencyPorts, idempotency } from "./middleware/idempotency.ts";
@@ -98,6 +99,9 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
 
   return (
     middy<APIGatewayProxyEventV2, HttpResult, Error, SvcContext>()
+      // X-Ray segment of the invocation in Lambda (never the response: it holds token data); outermost, so
+      // errors reach it only as the errorHandler's answers.
+      .use(handlerTracing())
       // Adds function name, cold start and request id to every log line; never logs the event (keys, data).
       .use(injectLambdaContext(logger, { logEvent: false, resetKeys: true }))
       .use(requestContext())

@@ -1,4 +1,5 @@
 import { rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type App, type CfnElement, Stack, Validations } from "aws-cdk-lib";
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
@@ -187,5 +188,10 @@ describe("callback consumer", () => {
     const script = `const m = await import(${JSON.stringify(file)}); console.log(typeof m.handler);`;
     const stdout = await runAsLambda(script);
     expect(stdout.trim()).toBe("function");
+    // CDK applies BUNDLE_POLICY.alias: credentials from the environment only, no STS/SSO clients
+    // (their class names survive minification: keepNames).
+    const code = await readFile(file, "utf8");
+    expect(code).not.toMatch(/\bSTSClient\b|\bSSOClient\b/);
+    expect(code).toContain("captureLambdaHandler");
   });
 });

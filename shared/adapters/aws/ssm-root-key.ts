@@ -1,32 +1,34 @@
-import { GetParameterCommand, type SSMClient } from "@aws-sdk/client-ssm";
-import { ExpiringCache } from "#shared/domain/expiring-cache.ts";
+import { SSMProvider } from "@aws-lambda-powertools/parameters/ssm";
+import type { SSMClient } from "@aws-sdk/client-ssm";
 import { digestsEqual } from "#shared/ids.ts";
-import type { Clock } from "#shared/ports/clock.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 
 /** A rotated root key takes effect within this many seconds on every warm function. */
 export const ROOT_KEY_CACHE_SECONDS = 60;
 
-/** Root key hash read from an SSM SecureString parameter (AWS mode), cached for a minute. */
+/**
+ * Root key hash read from an SSM SecureString parameter (AWS mode) through Powertools Parameters, which
+ * caches the decrypted value for ROOT_KEY_CACHE_SECONDS (its cache reads the wall clock, not the clock
+ * port: the only thing it times is this refresh).
+ */
 export class SsmRootKeyVerifier implements RootKeyVerifier {
-  // The process's one TTL cache (as for API and proxy keys); the hash is wrapped so "no usable hash" is cached too.
-  private readonly cache = new ExpiringCache<{ hash: string | undefined }>(ROOT_KEY_CACHE_SECONDS * 1000, 1);
+  private readonly parameters: SSMProvider;
 
   constructor(
-    private readonly ssm: SSMClient,
+    ssm: SSMClient,
     private readonly parameterName: string,
-    private readonly clock: Clock,
-  ) {}
+    private readonly maxAgeSeconds = ROOT_KEY_CACHE_SECONDS,
+  ) {
+    this.parameters = new SSMProvider({ awsSdkV3Client: ssm });
+  }
 
   private async rootHash(): Promise<string | undefined> {
-    const cached = await this.cache.get(this.parameterName, this.clock.now().getTime(), async () => {
-      const out = await this.ssm.send(
-        new GetParameterCommand({ Name: this.parameterName, WithDecryption: true }),
-      );
-      const value = out.Parameter?.Value?.trim().toLowerCase();
-      return { hash: value && /^[a-f0-9]{64}$/.test(value) ? value : undefined };
+    const raw = await this.parameters.get(this.parameterName, {
+      decrypt: true,
+      maxAge: this.maxAgeSeconds,
     });
-    return cached?.hash;
+    const value = typeof raw === "string" ? raw.trim().toLowerCase() : undefined;
+    return value && /^[a-f0-9]{64}$/.test(value) ? value : undefined;
   }
 
   async isRootKey(keyHash: string): Promise<boolean> {
