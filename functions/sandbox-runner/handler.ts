@@ -1,7 +1,7 @@
 import type { RunnerEvent } from "#shared/adapters/aws/lambda-sandbox.ts";
 import "#shared/http/safe-headers.ts"; // it makes HTTP calls: no `__proto__` header line crashes it
+import type { SandboxResult, SvcOperation } from "#shared/ports/sandbox.ts";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
-import type { SandboxResult, SvcOperation } from "#shared/sandbox/sandbox.ts";
 
 /**
  * A tenant's runner Lambda (one function per tenant, created by the control plane from this bundle): no

@@ -1,8 +1,8 @@
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { LambdaSandbox } from "#shared/adapters/aws/lambda-sandbox.ts";
 import type { Config } from "#shared/config.ts";
+import type { Sandbox } from "#shared/ports/sandbox.ts";
 import { NoSandbox } from "#shared/sandbox/none.ts";
-import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import { traced } from "#shared/tracer.ts";
 
 /**

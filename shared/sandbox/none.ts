@@ -1,4 +1,4 @@
-import type { Sandbox, SandboxResult } from "./sandbox.ts";
+import type { Sandbox, SandboxResult } from "#shared/ports/sandbox.ts";
 
 /**
  * The sandbox of a function that runs no tenant code (SVC_SANDBOX=none): every run is refused, so a wiring

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
+import type { Sandbox, SandboxRequest, SandboxResult } from "#shared/ports/sandbox.ts";
 import { DEFAULT_OUTBOUND_LIMITS, type OutboundLimits, type OutboundPolicy } from "./outbound-request.ts";
-import type { Sandbox, SandboxRequest, SandboxResult } from "./sandbox.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
 import { DEFAULT_CHILD_SCRIPT } from "./spawn.ts";
 

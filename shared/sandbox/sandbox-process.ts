@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Socket } from "node:net";
+import type { SandboxError, SandboxErrorKind, SandboxResult, SvcOperation } from "#shared/ports/sandbox.ts";
 import { carryOutFetch } from "./outbound-fetch.ts";
 import { OutboundError, type OutboundPolicy, RunBudget, readCodeRequest } from "./outbound-request.ts";
 import {
@@ -14,7 +15,6 @@ import {
   type SvcFailure,
   type SvcMessage,
 } from "./runner-protocol.ts";
-import type { SandboxError, SandboxErrorKind, SandboxResult, SvcOperation } from "./sandbox.ts";
 import { childArguments, childSpawnOptions, DEFAULT_CHILD_SCRIPT, track } from "./spawn.ts";
 import { readSvcCall, svcFailure } from "./svc-bridge.ts";
 

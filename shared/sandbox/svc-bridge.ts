@@ -1,7 +1,7 @@
 /** The host side of `req.svc`: which calls a sandbox process may make, and what a failed call tells the code. */
 import { httpErrorOf } from "#shared/http/problem.ts";
+import { SVC_OPERATIONS, type SvcOperation } from "#shared/ports/sandbox.ts";
 import type { SvcFailure, SvcMessage } from "./runner-protocol.ts";
-import { SVC_OPERATIONS, type SvcOperation } from "./sandbox.ts";
 
 /** Most svc calls one run may make; a loop of calls is a bug or an attack either way. */
 const MAX_SVC_CALLS = 1000;

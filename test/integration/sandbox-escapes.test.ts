@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SandboxResult } from "#shared/ports/sandbox.ts";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
-import type { SandboxResult } from "#shared/sandbox/sandbox.ts";
 import {
   childArguments,
   childSpawnOptions,

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
+import type { SandboxRequest, SandboxResult, SvcOperation } from "#shared/ports/sandbox.ts";
 import { fairShare, ProcessSandbox } from "#shared/sandbox/pool.ts";
-import type { SandboxRequest, SandboxResult, SvcOperation } from "#shared/sandbox/sandbox.ts";
 import { permissionFlag } from "#shared/sandbox/spawn.ts";
 
 const sandbox = new ProcessSandbox();

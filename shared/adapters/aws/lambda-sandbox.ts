@@ -1,7 +1,7 @@
 import { InvokeCommand, type InvokeCommandOutput, type LambdaClient } from "@aws-sdk/client-lambda";
 import { logger } from "#shared/logger.ts";
+import type { Sandbox, SandboxRequest, SandboxResult } from "#shared/ports/sandbox.ts";
 import type { OutboundLimits } from "#shared/sandbox/outbound-request.ts";
-import type { Sandbox, SandboxRequest, SandboxResult } from "#shared/sandbox/sandbox.ts";
 import { errorName, RunnerFunctions, type RunnerSpec, type WaiterTiming } from "./runner-functions.ts";
 
 /** What the runner Lambda receives: the run, and how to reach this API for `svc` calls (a short-lived key). */

@@ -18,6 +18,7 @@ import { accessOf } from "#shared/domain/tokens/access.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import { hashKey } from "#shared/ids.ts";
+import type { Sandbox } from "#shared/ports/sandbox.ts";
 import { ForwardError, type ForwardErrorCode, forward } from "#shared/proxy/forward.ts";
 import {
   proxyOptionHeaders,
@@ -26,7 +27,6 @@ import {
   TOKEN,
   transformVisibleHeaders,
 } from "#shared/proxy/headers.ts";
-import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import { detokenizeAudited } from "./audit-before-forward.ts";
 import type { ProxyStore } from "./manage.ts";
 import type { StoredProxy } from "./proxy.ts";

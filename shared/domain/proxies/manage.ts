@@ -7,8 +7,8 @@ import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { ProxyStore } from "#shared/ports/proxy-store.ts";
+import type { Sandbox } from "#shared/ports/sandbox.ts";
 import type { ApplicationStore, AuditLogStore, PageRequest } from "#shared/ports/stores.ts";
-import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import {
   destinationError,
   nameMatcher,

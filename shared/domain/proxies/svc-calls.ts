@@ -6,7 +6,7 @@ import { issueServiceSession, type SessionDeps } from "#shared/domain/sessions.t
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { deleteToken, getToken, patchToken } from "#shared/domain/tokens/manage.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
-import type { SvcOperation } from "#shared/sandbox/sandbox.ts";
+import type { SvcOperation } from "#shared/ports/sandbox.ts";
 import { createTokenBody, patchTokenBody } from "#shared/schemas/tokens.ts";
 
 /**

@@ -7,8 +7,8 @@ import { nameMatcher, transformCodeError } from "#shared/domain/proxies/proxy.ts
 import { uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { ReactorStore } from "#shared/ports/reactor-store.ts";
+import type { Sandbox } from "#shared/ports/sandbox.ts";
 import type { ApplicationStore, AuditLogStore, PageRequest } from "#shared/ports/stores.ts";
-import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import { cast } from "./args.ts";
 import type { StoredFormula, StoredReactor } from "./model.ts";
 

@@ -17,8 +17,8 @@ import { createToken } from "#shared/domain/tokens/create.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import type { ReactorStore } from "#shared/ports/reactor-store.ts";
+import type { Sandbox } from "#shared/ports/sandbox.ts";
 import type { ApplicationStore } from "#shared/ports/stores.ts";
-import type { Sandbox } from "#shared/sandbox/sandbox.ts";
 import { createTokenBody } from "#shared/schemas/tokens.ts";
 import { validateArgs } from "./args.ts";
 import type {

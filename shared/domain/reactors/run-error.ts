@@ -1,6 +1,6 @@
 import { readableMessage } from "#shared/domain/code-messages.ts";
 import { DomainError, type FieldErrors } from "#shared/domain/errors.ts";
-import type { SandboxError } from "#shared/sandbox/sandbox.ts";
+import type { SandboxError } from "#shared/ports/sandbox.ts";
 import { invalidCode } from "./manage.ts";
 
 /** An error the formula's code threw with a status: answered as problem+json, or as its own body (custom). */
