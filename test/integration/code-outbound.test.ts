@@ -2,7 +2,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { logger } from "#shared/logger.ts";
-import { type Client, client, createTenant } from "#test/support/http.ts";
+import { client, createTenant } from "#test/support/http.ts";
+import { createOpenProxy } from "#test/support/proxies.ts";
+import { createReactor } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
@@ -61,34 +63,23 @@ const hitsOn = (prefix: string) => hits.filter((hit) => hit.path.startsWith(pref
 
 /** A tenant with a reactor running `code` as a private application; the formula takes `card` (a token). */
 async function reactorRunning(code: string, formula: Record<string, unknown> = {}) {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const app = await api.post<{ id: string }>("/applications", {
-    key: tenant.managementKey,
-    body: { name: "reactor app", type: "private", permissions: ["token:create", "token:use"] },
-  });
-  const created = await api.post<{ id: string }>("/reactor-formulas", {
-    key: tenant.managementKey,
-    body: {
+  const { api, tenant, reactorId } = await createReactor(svc, {
+    formula: {
       name: "partner call",
       code,
       request_parameters: [{ name: "card.number", type: "string", optional: true }],
       ...formula,
     },
+    permissions: ["token:create", "token:use"],
+    reactorName: "r",
   });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const reactor = await api.post<{ id: string }>("/reactors", {
-    key: tenant.managementKey,
-    body: { name: "r", formula: { id: created.body.id }, application: { id: app.body.id } },
-  });
-  expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
   const user = await appKey(api, tenant.managementKey, {
     type: "private",
     permissions: ["token:create", "token:use"],
   });
   return {
     react: (args: unknown = {}) =>
-      api.post<Record<string, unknown>>(`/reactors/${reactor.body.id}/react`, { key: user, body: { args } }),
+      api.post<Record<string, unknown>>(`/reactors/${reactorId}/react`, { key: user, body: { args } }),
     api,
     user,
   };
@@ -367,26 +358,12 @@ describe("fetch in reactor formulas", () => {
 
 describe("fetch in proxy transforms", () => {
   async function proxyWithTransform(code: string, extra: Record<string, unknown> = {}) {
-    const api: Client = client(svc.url);
-    const tenant = await createTenant(api, svc.rootKey);
-    const app = await api.post<{ id: string }>("/applications", {
-      key: tenant.managementKey,
-      body: { name: "p", type: "private", permissions: ["token:use"] },
+    const proxy = await createOpenProxy(svc.url, svc.rootKey, `${partner}/destination`, {
+      request_transform: { code },
+      ...extra,
     });
-    const proxy = await api.post<{ key: string }>("/proxies", {
-      key: tenant.managementKey,
-      body: {
-        name: "p",
-        destination_url: `${partner}/destination`,
-        require_auth: false,
-        application: { id: app.body.id },
-        request_transform: { code },
-        ...extra,
-      },
-    });
-    expect(proxy.status, JSON.stringify(proxy.body)).toBe(201);
     return (body: unknown) =>
-      api.post<Record<string, unknown>>("/proxy", { headers: { "svc-proxy-key": proxy.body.key }, body });
+      proxy.api.post<Record<string, unknown>>("/proxy", { headers: { "svc-proxy-key": proxy.key }, body });
   }
 
   it("lets a request transform call out before the request is forwarded", async () => {

@@ -9,7 +9,8 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "#lib/bundling.ts";
-import { client, createTenant, type HttpResponse } from "#test/support/http.ts";
+import type { HttpResponse } from "#test/support/http.ts";
+import { createReactor } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
@@ -97,27 +98,11 @@ async function reactorRunning(
   parameters: { name: string; type: "string" | "number"; optional?: boolean }[],
   apiKey = PARTNER_KEY,
 ) {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const app = await api.post<{ id: string; key: string }>("/applications", {
-    key: tenant.managementKey,
-    body: { name: "payments", type: "private", permissions: ["token:create", "token:read", "token:use"] },
+  const { api, tenant, app, reactorId } = await createReactor(svc, {
+    formula: { name: "example", code, configuration, request_parameters: parameters },
+    permissions: ["token:create", "token:read", "token:use"],
+    configuration: { BASE_URL: partner, API_KEY: apiKey },
   });
-  const formula = await api.post<{ id: string }>("/reactor-formulas", {
-    key: tenant.managementKey,
-    body: { name: "example", code, configuration, request_parameters: parameters },
-  });
-  expect(formula.status, JSON.stringify(formula.body)).toBe(201);
-  const reactor = await api.post<{ id: string }>("/reactors", {
-    key: tenant.managementKey,
-    body: {
-      name: "example",
-      formula: { id: formula.body.id },
-      configuration: { BASE_URL: partner, API_KEY: apiKey },
-      application: { id: app.body.id },
-    },
-  });
-  expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
   const pub = await appKey(api, tenant.managementKey, { type: "public", permissions: ["token:create"] });
   const card = async (number: string) =>
     (
@@ -127,8 +112,8 @@ async function reactorRunning(
       })
     ).body.id;
   const react = (args: Record<string, unknown>): Promise<HttpResponse<Record<string, unknown>>> =>
-    api.post(`/reactors/${reactor.body.id}/react`, { key: app.body.key, body: { args } });
-  return { api, user: app.body.key, card, react };
+    api.post(`/reactors/${reactorId}/react`, { key: app.key, body: { args } });
+  return { api, user: app.key, card, react };
 }
 
 describe("docs/reactors.md examples, against a local partner", () => {
