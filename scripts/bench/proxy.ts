@@ -152,6 +152,24 @@ export function latencyStats(values: number[]): LatencyStats {
   };
 }
 
+/**
+ * Three targets timed one request at a time, in turn (so a noisy moment weighs on all three alike), after 20
+ * warm-up rounds: each target's stats, in order. `check` throws to stop (Ctrl-C); called between rounds.
+ */
+export async function interleavedLatencies(
+  targets: readonly [() => Promise<number>, () => Promise<number>, () => Promise<number>],
+  samples: number,
+  check: () => void,
+): Promise<[LatencyStats, LatencyStats, LatencyStats]> {
+  for (let i = 0; i < 20; i++) for (const target of targets) await target();
+  const times: [number[], number[], number[]] = [[], [], []];
+  for (let i = 0; i < samples; i++) {
+    check();
+    for (const [t, target] of targets.entries()) times[t]?.push(await target());
+  }
+  return [latencyStats(times[0]), latencyStats(times[1]), latencyStats(times[2])];
+}
+
 export const describeStats = (s: LatencyStats) =>
   `p50 ${s.p50.toFixed(2)} ms, p90 ${s.p90.toFixed(2)} ms, max ${s.max.toFixed(2)} ms (n=${s.n})`;
 
@@ -309,19 +327,12 @@ export async function measureProxyLatency(
     timedCall(setup.destinationUrl, "POST", DESTINATION_PATH, undefined, setup.directBody, 200);
   const through = (key: string) => () =>
     timedCall(serviceUrl, "POST", "/proxy", undefined, setup.proxyBody, 200, proxyHeaders(key, setup.useKey));
-  const targets = [direct, through(setup.proxyKey), through(setup.transformProxyKey)];
   log(`proxy: ${samples} requests per target, one at a time, in turn…`);
-  for (let i = 0; i < 20; i++) for (const target of targets) await target();
-  const times: number[][] = [[], [], []];
-  for (let i = 0; i < samples; i++) {
-    check();
-    for (const [t, target] of targets.entries()) times[t]?.push(await target());
-  }
-  const [directStats, proxyStats, transformStats] = times.map(latencyStats) as [
-    LatencyStats,
-    LatencyStats,
-    LatencyStats,
-  ];
+  const [directStats, proxyStats, transformStats] = await interleavedLatencies(
+    [direct, through(setup.proxyKey), through(setup.transformProxyKey)],
+    samples,
+    check,
+  );
 
   check();
   log(`proxy: ${samples} warm runs of the transform alone through a ProcessSandbox…`);

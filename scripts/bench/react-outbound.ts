@@ -9,9 +9,9 @@
  */
 import { logger } from "#shared/logger.ts";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
-import { call, timedCall } from "./api.ts";
-import { DESTINATION_PATH, describeStats, type LatencyStats, latencyStats } from "./proxy.ts";
-import { REACT_BODY, TRIVIAL_FORMULA } from "./react.ts";
+import { timedCall } from "./api.ts";
+import { DESTINATION_PATH, describeStats, interleavedLatencies, type LatencyStats } from "./proxy.ts";
+import { REACT_BODY, setUpReactor } from "./react.ts";
 
 /** The issue's target: one outbound call adds at most 5 ms at p50 over a plain fetch, warm. */
 export const REACT_OUTBOUND_TARGET_MS = 5;
@@ -43,41 +43,6 @@ export interface ReactOutboundLatency {
   };
 }
 
-async function reactorRunning(
-  options: { serviceUrl: string; managementKey: string; applicationId: string; useKey: string },
-  name: string,
-  code: string,
-): Promise<string> {
-  const { serviceUrl, managementKey } = options;
-  const formula = await call<{ id: string }>(
-    serviceUrl,
-    "POST",
-    "/reactor-formulas",
-    managementKey,
-    { name, type: "private", code, configuration: [], request_parameters: [] },
-    201,
-  );
-  const reactor = await call<{ id: string }>(
-    serviceUrl,
-    "POST",
-    "/reactors",
-    managementKey,
-    { name, formula: { id: formula.id }, configuration: {}, application: { id: options.applicationId } },
-    201,
-  );
-  const path = `/reactors/${encodeURIComponent(reactor.id)}/react`;
-  const answer = await call<{ raw?: { ok?: boolean } }>(
-    serviceUrl,
-    "POST",
-    path,
-    options.useKey,
-    REACT_BODY,
-    200,
-  );
-  if (answer.raw?.ok !== true) throw new Error(`the ${name} check answered ${JSON.stringify(answer)}`);
-  return path;
-}
-
 export async function measureReactOutbound(options: {
   serviceUrl: string;
   managementKey: string;
@@ -92,25 +57,21 @@ export async function measureReactOutbound(options: {
 }): Promise<ReactOutboundLatency> {
   const { serviceUrl, useKey, destinationUrl, samples, log, check } = options;
   log("react-outbound: creating a trivial formula and one that POSTs to the destination…");
-  const plainPath = await reactorRunning(options, "bench react", TRIVIAL_FORMULA);
-  const outboundPath = await reactorRunning(options, "bench react-outbound", outboundFormula(destinationUrl));
-  const targets = [
-    () => timedCall(destinationUrl, "POST", DESTINATION_PATH, undefined, CHARGE, 200),
-    () => timedCall(serviceUrl, "POST", plainPath, useKey, REACT_BODY, 200),
-    () => timedCall(serviceUrl, "POST", outboundPath, useKey, REACT_BODY, 200),
-  ];
+  const plainPath = await setUpReactor(options, { name: "bench react" });
+  const outboundPath = await setUpReactor(options, {
+    name: "bench react-outbound",
+    code: outboundFormula(destinationUrl),
+  });
   log(`react-outbound: ${samples} requests per target, one at a time, in turn…`);
-  for (let i = 0; i < 20; i++) for (const target of targets) await target();
-  const times: number[][] = [[], [], []];
-  for (let i = 0; i < samples; i++) {
-    check();
-    for (const [t, target] of targets.entries()) times[t]?.push(await target());
-  }
-  const [direct, react, react_outbound] = times.map(latencyStats) as [
-    LatencyStats,
-    LatencyStats,
-    LatencyStats,
-  ];
+  const [direct, react, react_outbound] = await interleavedLatencies(
+    [
+      () => timedCall(destinationUrl, "POST", DESTINATION_PATH, undefined, CHARGE, 200),
+      () => timedCall(serviceUrl, "POST", plainPath, useKey, REACT_BODY, 200),
+      () => timedCall(serviceUrl, "POST", outboundPath, useKey, REACT_BODY, 200),
+    ],
+    samples,
+    check,
+  );
   check();
   log(`react-outbound: ${samples} warm runs per target through a ProcessSandbox in this process…`);
   return {
@@ -137,23 +98,16 @@ async function bridgeAlone(destinationUrl: string, samples: number, check: () =>
     await work();
     return performance.now() - started;
   };
-  const targets = [
-    () => timedCall(destinationUrl, "POST", DESTINATION_PATH, undefined, CHARGE, 200),
-    () => timed(() => sandbox.run({ tenantId: "bench", code: plain, input, timeoutMs: 5000 })),
-    () => timed(() => sandbox.run({ tenantId: "bench", code: withFetch, input, timeoutMs: 5000 })),
-  ];
   try {
-    for (let i = 0; i < 20; i++) for (const target of targets) await target();
-    const times: number[][] = [[], [], []];
-    for (let i = 0; i < samples; i++) {
-      check();
-      for (const [t, target] of targets.entries()) times[t]?.push(await target());
-    }
-    const [direct, run, run_with_fetch] = times.map(latencyStats) as [
-      LatencyStats,
-      LatencyStats,
-      LatencyStats,
-    ];
+    const [direct, run, run_with_fetch] = await interleavedLatencies(
+      [
+        () => timedCall(destinationUrl, "POST", DESTINATION_PATH, undefined, CHARGE, 200),
+        () => timed(() => sandbox.run({ tenantId: "bench", code: plain, input, timeoutMs: 5000 })),
+        () => timed(() => sandbox.run({ tenantId: "bench", code: withFetch, input, timeoutMs: 5000 })),
+      ],
+      samples,
+      check,
+    );
     return {
       direct,
       run,

@@ -8,44 +8,32 @@ export const TRIVIAL_FORMULA = "module.exports = async (req) => ({ raw: { ok: tr
 export const REACT_BODY = JSON.stringify({ args: {} });
 
 /**
- * Creates the formula and a reactor whose application is `applicationId` (a private application), checks
- * one react, and answers the path to load.
+ * Creates a formula (by default the trivial one) and a reactor whose application is `applicationId` (a private
+ * application), checks one react answers `raw.ok: true`, and answers the path to load.
  */
-export async function setUpReactor(options: {
-  serviceUrl: string;
-  managementKey: string;
-  applicationId: string;
-  useKey: string;
-}): Promise<string> {
+export async function setUpReactor(
+  options: { serviceUrl: string; managementKey: string; applicationId: string; useKey: string },
+  reactor: { name: string; code?: string } = { name: "bench trivial" },
+): Promise<string> {
   const { serviceUrl, managementKey } = options;
+  const { name, code = TRIVIAL_FORMULA } = reactor;
   const formula = await call<{ id: string }>(
     serviceUrl,
     "POST",
     "/reactor-formulas",
     managementKey,
-    {
-      name: "bench trivial",
-      type: "private",
-      code: TRIVIAL_FORMULA,
-      configuration: [],
-      request_parameters: [],
-    },
+    { name, type: "private", code, configuration: [], request_parameters: [] },
     201,
   );
-  const reactor = await call<{ id: string }>(
+  const created = await call<{ id: string }>(
     serviceUrl,
     "POST",
     "/reactors",
     managementKey,
-    {
-      name: "bench",
-      formula: { id: formula.id },
-      configuration: {},
-      application: { id: options.applicationId },
-    },
+    { name, formula: { id: formula.id }, configuration: {}, application: { id: options.applicationId } },
     201,
   );
-  const path = `/reactors/${encodeURIComponent(reactor.id)}/react`;
+  const path = `/reactors/${encodeURIComponent(created.id)}/react`;
   const answer = await call<{ raw?: { ok?: boolean } }>(
     serviceUrl,
     "POST",
@@ -54,6 +42,6 @@ export async function setUpReactor(options: {
     REACT_BODY,
     200,
   );
-  if (answer.raw?.ok !== true) throw new Error(`the react check answered ${JSON.stringify(answer)}`);
+  if (answer.raw?.ok !== true) throw new Error(`the ${name} check answered ${JSON.stringify(answer)}`);
   return path;
 }

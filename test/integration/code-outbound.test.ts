@@ -1,8 +1,9 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { logger } from "#shared/logger.ts";
-import { type Client, client, createTenant } from "#test/support/http.ts";
+import { client, createTenant } from "#test/support/http.ts";
+import { useLocalServer } from "#test/support/local-server.ts";
+import { createOpenProxy } from "#test/support/proxies.ts";
+import { createReactor } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
@@ -25,77 +26,52 @@ interface Hit {
 
 /** The partner the code calls: it records every request it gets. */
 const hits: Hit[] = [];
-let partner = "";
-let server: http.Server;
-beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks).toString("utf8");
-      const path = req.url ?? "/";
-      hits.push({ method: req.method ?? "", path, body });
-      if (path.startsWith("/hang")) return; // never answers
-      if (path.startsWith("/big")) {
-        res.end("x".repeat(100 * 1024));
-        return;
-      }
-      if (path.startsWith("/redirect")) {
-        const to = new URL(path, "http://x").searchParams.get("to") ?? "/";
-        res.writeHead(302, { location: to }).end();
-        return;
-      }
-      res.setHeader("content-type", "application/json");
-      res.end(JSON.stringify({ received: body ? JSON.parse(body) : null, path, method: req.method }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  partner = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(() => {
-  server.closeAllConnections();
-  server.close();
+const partner = useLocalServer((req, res, raw) => {
+  const body = raw.toString("utf8");
+  const path = req.url ?? "/";
+  hits.push({ method: req.method ?? "", path, body });
+  if (path.startsWith("/hang")) return; // never answers
+  if (path.startsWith("/big")) {
+    res.end("x".repeat(100 * 1024));
+    return;
+  }
+  if (path.startsWith("/redirect")) {
+    const to = new URL(path, "http://x").searchParams.get("to") ?? "/";
+    res.writeHead(302, { location: to }).end();
+    return;
+  }
+  res.setHeader("content-type", "application/json");
+  res.end(JSON.stringify({ received: body ? JSON.parse(body) : null, path, method: req.method }));
 });
 
 const hitsOn = (prefix: string) => hits.filter((hit) => hit.path.startsWith(prefix));
 
 /** A tenant with a reactor running `code` as a private application; the formula takes `card` (a token). */
 async function reactorRunning(code: string, formula: Record<string, unknown> = {}) {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const app = await api.post<{ id: string }>("/applications", {
-    key: tenant.managementKey,
-    body: { name: "reactor app", type: "private", permissions: ["token:create", "token:use"] },
-  });
-  const created = await api.post<{ id: string }>("/reactor-formulas", {
-    key: tenant.managementKey,
-    body: {
+  const { api, tenant, reactorId } = await createReactor(svc, {
+    formula: {
       name: "partner call",
       code,
       request_parameters: [{ name: "card.number", type: "string", optional: true }],
       ...formula,
     },
+    permissions: ["token:create", "token:use"],
+    reactorName: "r",
   });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const reactor = await api.post<{ id: string }>("/reactors", {
-    key: tenant.managementKey,
-    body: { name: "r", formula: { id: created.body.id }, application: { id: app.body.id } },
-  });
-  expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
   const user = await appKey(api, tenant.managementKey, {
     type: "private",
     permissions: ["token:create", "token:use"],
   });
   return {
     react: (args: unknown = {}) =>
-      api.post<Record<string, unknown>>(`/reactors/${reactor.body.id}/react`, { key: user, body: { args } }),
+      api.post<Record<string, unknown>>(`/reactors/${reactorId}/react`, { key: user, body: { args } }),
     api,
     user,
   };
 }
 
 const PLAIN_CALL = (path: string) => `module.exports = async function () {
-  const res = await fetch("${partner}${path}");
+  const res = await fetch("${partner.url}${path}");
   return { raw: { status: res.status } };
 };`;
 
@@ -122,7 +98,7 @@ describe("fetch in reactor formulas", () => {
     const info = vi.spyOn(logger, "info");
     const { react, api, user } = await reactorRunning(`const fetch = require("node-fetch");
       module.exports = async function (req) {
-        const res = await fetch("${partner}/charge", {
+        const res = await fetch("${partner.url}/charge", {
           method: "POST",
           headers: { "content-type": "application/json", authorization: "Bearer partner-secret" },
           body: JSON.stringify({ number: req.args.card.number, amount: 500 }),
@@ -146,7 +122,7 @@ describe("fetch in reactor formulas", () => {
     const logged = info.mock.calls.filter(([message]) => message === "Outbound fetch");
     expect(logged).toHaveLength(1);
     expect(logged[0]?.[1]).toMatchObject({
-      host: new URL(partner).host,
+      host: new URL(partner.url).host,
       method: "POST",
       status: 200,
       bytesOut: expect.any(Number),
@@ -185,8 +161,8 @@ describe("fetch in reactor formulas", () => {
 
   it("cancels what a run scheduled when it returns: a call planned for later never happens", async () => {
     const { react } = await reactorRunning(`module.exports = async function () {
-      setTimeout(() => fetch("${partner}/late-timeout"), 200);
-      setInterval(() => fetch("${partner}/late-interval"), 100);
+      setTimeout(() => fetch("${partner.url}/late-timeout"), 200);
+      setInterval(() => fetch("${partner.url}/late-interval"), 100);
       return { raw: "answered" };
     };`);
 
@@ -229,18 +205,18 @@ describe("fetch in reactor formulas", () => {
   });
 
   it("keeps detokenized data on the formula's allowed hosts, redirects included", async () => {
-    const { host, port } = new URL(partner);
+    const { host, port } = new URL(partner.url);
     const pinned = await reactorRunning(
       CAUGHT(
-        `const res = await fetch("${partner}/pinned"); if (res.status !== 200) throw new Error("not ok");`,
+        `const res = await fetch("${partner.url}/pinned"); if (res.status !== 200) throw new Error("not ok");`,
       ),
       { allowed_hosts: [host] },
     );
-    const elsewhere = await reactorRunning(CAUGHT(`await fetch("${partner}/elsewhere");`), {
+    const elsewhere = await reactorRunning(CAUGHT(`await fetch("${partner.url}/elsewhere");`), {
       allowed_hosts: ["api.example.com", "*.partner.example"],
     });
     const bounced = await reactorRunning(
-      CAUGHT(`await fetch("${partner}/redirect?to=http://localhost:${port}/bounced");`),
+      CAUGHT(`await fetch("${partner.url}/redirect?to=http://localhost:${port}/bounced");`),
       { allowed_hosts: [host] },
     );
 
@@ -251,7 +227,7 @@ describe("fetch in reactor formulas", () => {
     expect(ok.body.raw).toEqual({ ok: true });
     expect(refused.body.raw).toMatchObject({
       type: "refused",
-      message: `request to ${partner} refused: ${host} is not one of the allowed hosts`,
+      message: `request to ${partner.url} refused: ${host} is not one of the allowed hosts`,
     });
     expect(hitsOn("/elsewhere")).toEqual([]);
     expect(redirected.body.raw).toMatchObject({
@@ -272,7 +248,7 @@ describe("fetch in reactor formulas", () => {
     });
     const proxy = await api.post<{ id: string; allowed_hosts?: string[] }>("/proxies", {
       key,
-      body: { name: "p", destination_url: `${partner}/d`, allowed_hosts: ["api.partner.example"] },
+      body: { name: "p", destination_url: `${partner.url}/d`, allowed_hosts: ["api.partner.example"] },
     });
 
     const replaced = await api.put<{ allowed_hosts?: string[] }>(`/reactor-formulas/${formula.body.id}`, {
@@ -308,7 +284,7 @@ describe("fetch in reactor formulas", () => {
 
   it("refuses a request beyond the run's request limit, and another tenant's next run is unaffected", async () => {
     const { react } = await reactorRunning(
-      CAUGHT(`for (let i = 0; i < 4; i++) await fetch("${partner}/count");`),
+      CAUGHT(`for (let i = 0; i < 4; i++) await fetch("${partner.url}/count");`),
     );
 
     const res = await react();
@@ -316,16 +292,16 @@ describe("fetch in reactor formulas", () => {
     expect(res.body.raw).toMatchObject({
       name: "FetchError",
       type: "limit",
-      message: `request to ${partner} refused: a run may make at most 3 requests`,
+      message: `request to ${partner.url} refused: a run may make at most 3 requests`,
     });
     expect(hitsOn("/count")).toHaveLength(3);
     await anotherTenantStillCalls();
   });
 
   it("cuts a response or a request body over the run's byte limits", async () => {
-    const { react } = await reactorRunning(CAUGHT(`await (await fetch("${partner}/big")).text();`));
+    const { react } = await reactorRunning(CAUGHT(`await (await fetch("${partner.url}/big")).text();`));
     const upload = await reactorRunning(
-      CAUGHT(`await fetch("${partner}/upload", { method: "POST", body: "y".repeat(100 * 1024) });`),
+      CAUGHT(`await fetch("${partner.url}/upload", { method: "POST", body: "y".repeat(100 * 1024) });`),
     );
 
     const big = await react();
@@ -333,20 +309,20 @@ describe("fetch in reactor formulas", () => {
 
     expect(big.body.raw).toMatchObject({
       type: "max-size",
-      message: `response from ${partner} is too large: a run may receive at most 65536 bytes`,
+      message: `response from ${partner.url} is too large: a run may receive at most 65536 bytes`,
     });
     expect(sent.body.raw).toMatchObject({
       type: "max-size",
-      message: `request to ${partner} refused: a run may send at most 65536 bytes`,
+      message: `request to ${partner.url} refused: a run may send at most 65536 bytes`,
     });
     expect(hitsOn("/upload")).toEqual([]);
     await anotherTenantStillCalls();
   });
 
   it("times out a hung destination within the run, as a 500 problem+json when uncaught", async () => {
-    const caught = await reactorRunning(CAUGHT(`await fetch("${partner}/hang-caught");`));
+    const caught = await reactorRunning(CAUGHT(`await fetch("${partner.url}/hang-caught");`));
     const uncaught = await reactorRunning(
-      `module.exports = async () => { await fetch("${partner}/hang"); };`,
+      `module.exports = async () => { await fetch("${partner.url}/hang"); };`,
     );
 
     const started = performance.now();
@@ -356,7 +332,7 @@ describe("fetch in reactor formulas", () => {
 
     expect(handled.body.raw).toMatchObject({
       type: "request-timeout",
-      message: `request to ${partner} timed out after 1500 ms`,
+      message: `request to ${partner.url} timed out after 1500 ms`,
     });
     expect(unhandled.status).toBe(500);
     expect(unhandled.headers.get("content-type")).toContain("application/problem+json");
@@ -367,31 +343,17 @@ describe("fetch in reactor formulas", () => {
 
 describe("fetch in proxy transforms", () => {
   async function proxyWithTransform(code: string, extra: Record<string, unknown> = {}) {
-    const api: Client = client(svc.url);
-    const tenant = await createTenant(api, svc.rootKey);
-    const app = await api.post<{ id: string }>("/applications", {
-      key: tenant.managementKey,
-      body: { name: "p", type: "private", permissions: ["token:use"] },
+    const proxy = await createOpenProxy(svc.url, svc.rootKey, `${partner.url}/destination`, {
+      request_transform: { code },
+      ...extra,
     });
-    const proxy = await api.post<{ key: string }>("/proxies", {
-      key: tenant.managementKey,
-      body: {
-        name: "p",
-        destination_url: `${partner}/destination`,
-        require_auth: false,
-        application: { id: app.body.id },
-        request_transform: { code },
-        ...extra,
-      },
-    });
-    expect(proxy.status, JSON.stringify(proxy.body)).toBe(201);
     return (body: unknown) =>
-      api.post<Record<string, unknown>>("/proxy", { headers: { "svc-proxy-key": proxy.body.key }, body });
+      proxy.api.post<Record<string, unknown>>("/proxy", { headers: { "svc-proxy-key": proxy.key }, body });
   }
 
   it("lets a request transform call out before the request is forwarded", async () => {
     const send = await proxyWithTransform(`module.exports = async function (req) {
-      const rate = await (await fetch("${partner}/rate", { method: "POST", body: "{}" })).json();
+      const rate = await (await fetch("${partner.url}/rate", { method: "POST", body: "{}" })).json();
       return { body: { ...req.args.body, rate_path: rate.path }, headers: req.args.headers };
     };`);
 
@@ -403,7 +365,7 @@ describe("fetch in proxy transforms", () => {
 
   it("keeps a transform's calls on the proxy's allowed hosts (generic error to the caller)", async () => {
     const send = await proxyWithTransform(
-      `module.exports = async (req) => { await fetch("${partner}/not-pinned"); return { body: req.args.body }; };`,
+      `module.exports = async (req) => { await fetch("${partner.url}/not-pinned"); return { body: req.args.body }; };`,
       { allowed_hosts: ["api.example.com"] },
     );
 

@@ -1,8 +1,7 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
 import { client, createTenant } from "#test/support/http.ts";
+import { useLocalServer } from "#test/support/local-server.ts";
 import { useService } from "#test/support/service.ts";
 import { ALL_TOKEN_PERMISSIONS, appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
@@ -12,26 +11,11 @@ import { ALL_TOKEN_PERMISSIONS, appKey, type TokenBody, VISA } from "#test/suppo
  */
 const svc = useService({ allowPrivateDestinations: true });
 
-let destination: Server;
-let destinationUrl: string;
 const received: string[] = [];
-
-beforeAll(async () => {
-  destination = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      received.push(Buffer.concat(chunks).toString("utf8"));
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => destination.listen(0, "127.0.0.1", resolve));
-  destinationUrl = `http://127.0.0.1:${(destination.address() as AddressInfo).port}/`;
-});
-
-afterAll(() => {
-  destination.close();
+const destination = useLocalServer((_req, res, body) => {
+  received.push(body.toString("utf8"));
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end("{}");
 });
 
 interface ProxyAnswer {
@@ -52,7 +36,7 @@ async function setup() {
   });
   const proxy = await api.post<{ id: string; key: string }>("/proxies", {
     key: managementKey,
-    body: { name: "audited", destination_url: destinationUrl },
+    body: { name: "audited", destination_url: `${destination.url}/` },
   });
   const card = await api.post<TokenBody>("/tokens", {
     key: manager,

@@ -1,10 +1,10 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { IncomingMessage } from "node:http";
+import { describe, expect, it } from "vitest";
 import { AuditItems } from "#shared/adapters/dynamodb/audit-items.ts";
 import { DynamoProxyStore } from "#shared/adapters/dynamodb/proxy-store.ts";
 import { auditEntry } from "#shared/domain/audit-entry.ts";
 import { client, createTenant } from "#test/support/http.ts";
+import { useLocalServer } from "#test/support/local-server.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
@@ -17,35 +17,19 @@ interface Received {
   body: Buffer;
 }
 
-let destination: Server;
-let destinationUrl: string;
 const received: Received[] = [];
-
-beforeAll(async () => {
-  destination = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks);
-      received.push({ method: String(req.method), url: String(req.url), headers: req.headers, body });
-      if (req.url?.includes("/binary")) {
-        res.writeHead(200, { "content-type": "application/octet-stream", "x-echo": "bin" });
-        res.end(body);
-        return;
-      }
-      res.writeHead(req.url?.includes("/teapot") ? 418 : 200, {
-        "content-type": "application/json",
-        "x-destination": "yes",
-      });
-      res.end(JSON.stringify({ echoed: body.toString("utf8"), path: req.url }));
-    });
+const destination = useLocalServer((req, res, body) => {
+  received.push({ method: String(req.method), url: String(req.url), headers: req.headers, body });
+  if (req.url?.includes("/binary")) {
+    res.writeHead(200, { "content-type": "application/octet-stream", "x-echo": "bin" });
+    res.end(body);
+    return;
+  }
+  res.writeHead(req.url?.includes("/teapot") ? 418 : 200, {
+    "content-type": "application/json",
+    "x-destination": "yes",
   });
-  await new Promise<void>((resolve) => destination.listen(0, "127.0.0.1", resolve));
-  destinationUrl = `http://127.0.0.1:${(destination.address() as AddressInfo).port}/base/`;
-});
-
-afterAll(() => {
-  destination.close();
+  res.end(JSON.stringify({ echoed: body.toString("utf8"), path: req.url }));
 });
 
 async function setup(proxy: Record<string, unknown> = {}) {
@@ -55,7 +39,7 @@ async function setup(proxy: Record<string, unknown> = {}) {
   const user = await appKey(api, tenant.managementKey, { type: "private", permissions: ["token:use"] });
   const created = await api.post<{ id: string; key: string }>("/proxies", {
     key: tenant.managementKey,
-    body: { name: "test", destination_url: destinationUrl, ...proxy },
+    body: { name: "test", destination_url: `${destination.url}/base/`, ...proxy },
   });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const token = await api.post<TokenBody>("/tokens", { key: pub, body: { type: "card_number", data: VISA } });
@@ -81,7 +65,7 @@ async function openProxy() {
     key: managementKey,
     body: {
       name: "open",
-      destination_url: destinationUrl,
+      destination_url: `${destination.url}/base/`,
       require_auth: false,
       application: { id: app.body.id },
     },
@@ -283,7 +267,7 @@ describe("proxy changes and the proxy-key cache", () => {
 
     const replaced = await api.put(`/proxies/${proxy.id}`, {
       key: managementKey,
-      body: { name: "moved", destination_url: `${destinationUrl}v2/` },
+      body: { name: "moved", destination_url: `${destination.url}/base/v2/` },
     });
     const afterReplace = await invoke(api, proxy.key, user);
     const deleted = await api.delete(`/proxies/${proxy.id}`, { key: managementKey });

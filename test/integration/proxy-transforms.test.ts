@@ -1,34 +1,17 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { IncomingMessage } from "node:http";
+import { describe, expect, it } from "vitest";
 import { client, createTenant } from "#test/support/http.ts";
+import { useLocalServer } from "#test/support/local-server.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
 const svc = useService({ allowPrivateDestinations: true });
 
-let destination: Server;
-let destinationUrl: string;
 const received: { headers: IncomingMessage["headers"]; body: string; url: string }[] = [];
-
-beforeAll(async () => {
-  destination = createServer((req, res) => {
-    let body = "";
-    req.on("data", (c: Buffer) => {
-      body += c.toString();
-    });
-    req.on("end", () => {
-      received.push({ headers: req.headers, body, url: String(req.url) });
-      res.writeHead(201, { "content-type": "application/json", "x-from": "destination" });
-      res.end(JSON.stringify({ card: "4242424242424242", status: "ok" }));
-    });
-  });
-  await new Promise<void>((resolve) => destination.listen(0, "127.0.0.1", resolve));
-  destinationUrl = `http://127.0.0.1:${(destination.address() as AddressInfo).port}`;
-});
-
-afterAll(() => {
-  destination.close();
+const destination = useLocalServer((req, res, body) => {
+  received.push({ headers: req.headers, body: body.toString(), url: String(req.url) });
+  res.writeHead(201, { "content-type": "application/json", "x-from": "destination" });
+  res.end(JSON.stringify({ card: "4242424242424242", status: "ok" }));
 });
 
 async function setup(proxy: Record<string, unknown>) {
@@ -45,7 +28,7 @@ async function setup(proxy: Record<string, unknown>) {
   const pub = await appKey(api, tenant.managementKey, { type: "public", permissions: ["token:create"] });
   const created = await api.post<{ id: string; key: string }>("/proxies", {
     key: tenant.managementKey,
-    body: { name: "t", destination_url: destinationUrl, application: { id: pvt.body.id }, ...proxy },
+    body: { name: "t", destination_url: destination.url, application: { id: pvt.body.id }, ...proxy },
   });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   return { api, ...tenant, user: pvt.body.key, pub, proxyKey: created.body.key };
@@ -120,7 +103,7 @@ describe("proxy transforms", () => {
       key: tenant.managementKey,
       body: {
         name: "no app",
-        destination_url: destinationUrl,
+        destination_url: destination.url,
         request_transform: {
           code: "module.exports = async (req) => ({ body: { svcIsNull: req.svc === null }, headers: {} });",
         },

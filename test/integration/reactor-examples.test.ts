@@ -4,12 +4,13 @@
  * req.svc).
  */
 import { readFileSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type http from "node:http";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "#lib/bundling.ts";
-import { client, createTenant, type HttpResponse } from "#test/support/http.ts";
+import type { HttpResponse } from "#test/support/http.ts";
+import { useLocalServer } from "#test/support/local-server.ts";
+import { createReactor } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
@@ -20,8 +21,6 @@ const PARTNER_KEY = "sk_test_partner";
 
 /** Requests the partner got (bodies included: it is the destination the card data is meant for). */
 const received: { method: string; path: string; body: string; authorization?: string }[] = [];
-let partner = "";
-let server: http.Server;
 /** Failures left on the flaky payout endpoint before it accepts. */
 let payoutFailures = 0;
 
@@ -29,49 +28,36 @@ function answer(res: http.ServerResponse, status: number, body: unknown, type = 
   res.writeHead(status, { "content-type": type }).end(typeof body === "string" ? body : JSON.stringify(body));
 }
 
-beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks).toString("utf8");
-      const path = req.url ?? "/";
-      received.push({ method: req.method ?? "", path, body, authorization: req.headers.authorization });
-      if (path === "/exports/cards.csv")
-        return answer(res, 200, `name,number\nAda,${VISA}\nGrace,5555555555554444\n`, "text/csv");
-      if (req.headers.authorization !== `Bearer ${PARTNER_KEY}`)
-        return answer(res, 401, { error: { type: "authentication_error", message: "Invalid API key" } });
-      const json = body ? (JSON.parse(body) as Record<string, unknown>) : {};
-      if (path === "/v1/cards")
-        return answer(res, 201, { id: "card_1", last4: String(json.number).slice(-4), brand: "visa" });
-      if (path === "/v1/payouts") {
-        if (payoutFailures > 0) {
-          payoutFailures -= 1;
-          return answer(res, 503, { error: { message: "try again" } });
-        }
-        return answer(res, 201, { id: "po_1", amount: json.amount });
-      }
-      if (path === "/v1/charges") {
-        if (json.number === DECLINED)
-          return answer(res, 402, {
-            error: { type: "card_error", code: "card_declined", message: "Your card was declined." },
-          });
-        if (typeof json.amount !== "number")
-          return answer(res, 400, {
-            error: { type: "invalid_request_error", message: "amount is required" },
-          });
-        return answer(res, 200, { id: "ch_1", status: "succeeded" });
-      }
-      answer(res, 404, { error: { message: "no such endpoint" } });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  partner = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-
-afterAll(() => {
-  server.closeAllConnections();
-  server.close();
+const partner = useLocalServer((req, res, raw) => {
+  const body = raw.toString("utf8");
+  const path = req.url ?? "/";
+  received.push({ method: req.method ?? "", path, body, authorization: req.headers.authorization });
+  if (path === "/exports/cards.csv")
+    return answer(res, 200, `name,number\nAda,${VISA}\nGrace,5555555555554444\n`, "text/csv");
+  if (req.headers.authorization !== `Bearer ${PARTNER_KEY}`)
+    return answer(res, 401, { error: { type: "authentication_error", message: "Invalid API key" } });
+  const json = body ? (JSON.parse(body) as Record<string, unknown>) : {};
+  if (path === "/v1/cards")
+    return answer(res, 201, { id: "card_1", last4: String(json.number).slice(-4), brand: "visa" });
+  if (path === "/v1/payouts") {
+    if (payoutFailures > 0) {
+      payoutFailures -= 1;
+      return answer(res, 503, { error: { message: "try again" } });
+    }
+    return answer(res, 201, { id: "po_1", amount: json.amount });
+  }
+  if (path === "/v1/charges") {
+    if (json.number === DECLINED)
+      return answer(res, 402, {
+        error: { type: "card_error", code: "card_declined", message: "Your card was declined." },
+      });
+    if (typeof json.amount !== "number")
+      return answer(res, 400, {
+        error: { type: "invalid_request_error", message: "amount is required" },
+      });
+    return answer(res, 200, { id: "ch_1", status: "succeeded" });
+  }
+  answer(res, 404, { error: { message: "no such endpoint" } });
 });
 
 /** The code of the docs' example whose block starts with `// Example: <name>`. */
@@ -97,27 +83,11 @@ async function reactorRunning(
   parameters: { name: string; type: "string" | "number"; optional?: boolean }[],
   apiKey = PARTNER_KEY,
 ) {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const app = await api.post<{ id: string; key: string }>("/applications", {
-    key: tenant.managementKey,
-    body: { name: "payments", type: "private", permissions: ["token:create", "token:read", "token:use"] },
+  const { api, tenant, app, reactorId } = await createReactor(svc, {
+    formula: { name: "example", code, configuration, request_parameters: parameters },
+    permissions: ["token:create", "token:read", "token:use"],
+    configuration: { BASE_URL: partner.url, API_KEY: apiKey },
   });
-  const formula = await api.post<{ id: string }>("/reactor-formulas", {
-    key: tenant.managementKey,
-    body: { name: "example", code, configuration, request_parameters: parameters },
-  });
-  expect(formula.status, JSON.stringify(formula.body)).toBe(201);
-  const reactor = await api.post<{ id: string }>("/reactors", {
-    key: tenant.managementKey,
-    body: {
-      name: "example",
-      formula: { id: formula.body.id },
-      configuration: { BASE_URL: partner, API_KEY: apiKey },
-      application: { id: app.body.id },
-    },
-  });
-  expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
   const pub = await appKey(api, tenant.managementKey, { type: "public", permissions: ["token:create"] });
   const card = async (number: string) =>
     (
@@ -127,8 +97,8 @@ async function reactorRunning(
       })
     ).body.id;
   const react = (args: Record<string, unknown>): Promise<HttpResponse<Record<string, unknown>>> =>
-    api.post(`/reactors/${reactor.body.id}/react`, { key: app.body.key, body: { args } });
-  return { api, user: app.body.key, card, react };
+    api.post(`/reactors/${reactorId}/react`, { key: app.key, body: { args } });
+  return { api, user: app.key, card, react };
 }
 
 describe("docs/reactors.md examples, against a local partner", () => {
@@ -207,7 +177,7 @@ describe("docs/reactors.md examples, against a local partner", () => {
   it("imports a file: reads a CSV from the partner and tokenizes each row through req.svc", async () => {
     const { api, user, react } = await reactorRunning(IMPORT_A_FILE, [{ name: "file_url", type: "string" }]);
 
-    const res = await react({ file_url: `${partner}/exports/cards.csv` });
+    const res = await react({ file_url: `${partner.url}/exports/cards.csv` });
     const imported = (res.body.raw as { imported: { name: string; token: string }[] }).imported;
     const first = await api.get<TokenBody>(`/tokens/${imported[0]?.token}`, { key: user });
 

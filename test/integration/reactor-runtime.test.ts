@@ -1,7 +1,7 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Client, client, createTenant, type HttpResponse } from "#test/support/http.ts";
+import { describe, expect, it } from "vitest";
+import type { Client, HttpResponse } from "#test/support/http.ts";
+import { useLocalServer } from "#test/support/local-server.ts";
+import { createReactor } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 
 // Callback retries wait 50 ms instead of minutes.
@@ -10,27 +10,10 @@ const svc = useService({ allowPrivateDestinations: true });
 
 /** Callback deliveries by path (a receiver on 127.0.0.1). */
 const deliveries = new Map<string, string>();
-let receiver: Server;
-let receiverUrl: string;
-
-beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    let body = "";
-    req.on("data", (chunk: Buffer) => {
-      body += chunk.toString();
-    });
-    req.on("end", () => {
-      deliveries.set(String(req.url), body);
-      res.writeHead(204);
-      res.end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-});
-
-afterAll(() => {
-  receiver.close();
+const receiver = useLocalServer((req, res, body) => {
+  deliveries.set(String(req.url), body.toString());
+  res.writeHead(204);
+  res.end();
 });
 
 interface Reactor {
@@ -43,35 +26,18 @@ interface Reactor {
 
 /** A tenant, an application and a reactor running `code`; `react(args)` invokes it with the app's key. */
 async function reactorRunning(code: string, parameters: string[] = []): Promise<Reactor> {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const app = await api.post<{ id: string; key: string }>("/applications", {
-    key: tenant.managementKey,
-    body: { name: "runtime app", type: "private", permissions: ["token:create", "token:read", "token:use"] },
-  });
-  const formula = await api.post<{ id: string }>("/reactor-formulas", {
-    key: tenant.managementKey,
-    body: {
+  const { api, app, reactorId } = await createReactor(svc, {
+    formula: {
       name: "Runtime",
       code,
       request_parameters: parameters.map((name) => ({ name, type: "string", optional: true })),
     },
+    permissions: ["token:create", "token:read", "token:use"],
   });
-  expect(formula.status, JSON.stringify(formula.body)).toBe(201);
-  const reactor = await api.post<{ id: string }>("/reactors", {
-    key: tenant.managementKey,
-    body: {
-      name: "runtime",
-      formula: { id: formula.body.id },
-      configuration: {},
-      application: { id: app.body.id },
-    },
-  });
-  expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
   return {
     api,
     react: (args = {}, extra = {}) =>
-      api.post(`/reactors/${reactor.body.id}/react`, { key: app.body.key, body: { args, ...extra } }),
+      api.post(`/reactors/${reactorId}/react`, { key: app.key, body: { args, ...extra } }),
   };
 }
 
@@ -95,7 +61,7 @@ describe("errors a developer can act on", () => {
     );
 
     const sync = await react();
-    const accepted = await react({}, { callback_url: `${receiverUrl}/unhandled` });
+    const accepted = await react({}, { callback_url: `${receiver.url}/unhandled` });
     const callback = await delivered("/unhandled");
 
     expect(sync.status).toBe(500);

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, createTenant } from "#test/support/http.ts";
+import { createReactor } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 import { type TokenBody, VISA } from "#test/support/tokens.ts";
 
@@ -61,41 +61,27 @@ async function waitFor<T>(probe: () => T | undefined, timeoutMs = 15_000): Promi
 }
 
 async function setup() {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const app = await api.post<{ id: string; key: string }>("/applications", {
-    key: tenant.managementKey,
-    body: { name: "r", type: "private", permissions: ["token:create", "token:use"] },
-  });
-  const formula = await api.post<{ id: string }>("/reactor-formulas", {
-    key: tenant.managementKey,
-    body: {
+  const { api, tenant, app, reactorId } = await createReactor(svc, {
+    formula: {
       name: "Last4",
       code: "module.exports = async (req) => ({ raw: { last4: req.args.card.number.slice(-4) } });",
     },
-  });
-  const reactor = await api.post<{ id: string }>("/reactors", {
-    key: tenant.managementKey,
-    body: {
-      name: "last4",
-      formula: { id: formula.body.id },
-      configuration: {},
-      application: { id: app.body.id },
-    },
+    permissions: ["token:create", "token:use"],
+    reactorName: "last4",
   });
   const card = await api.post<TokenBody>("/tokens", {
-    key: app.body.key,
+    key: app.key,
     body: { type: "card", data: { number: VISA } },
   });
   const secret = await api.get<{ secret: string }>("/tenants/self/webhook-secret", {
     key: tenant.managementKey,
   });
   const react = (path: string, extra: Record<string, unknown> = {}) =>
-    api.post<{ request_id: string }>(`/reactors/${reactor.body.id}/react`, {
-      key: app.body.key,
+    api.post<{ request_id: string }>(`/reactors/${reactorId}/react`, {
+      key: app.key,
       body: { args: { card: `{{ ${card.body.id} }}` }, callback_url: `${baseUrl}${path}`, ...extra },
     });
-  return { api, ...tenant, reactorId: reactor.body.id, secret: secret.body.secret, react };
+  return { api, ...tenant, reactorId, secret: secret.body.secret, react };
 }
 
 describe("react with callback_url", () => {

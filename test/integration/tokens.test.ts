@@ -220,19 +220,11 @@ describe("POST /tokens", () => {
   });
 
   it("claims no fingerprint for a create refused because its id is taken", async () => {
-    const { api, reader: pub } = await setup();
-    const taken = await api.post<TokenBody>("/tokens", {
-      key: pub,
-      body: { id: "claim-id-taken", type: "card_number", data: "4000056655665556" },
-    });
-    const refused = await api.post("/tokens", {
-      key: pub,
-      body: { id: "claim-id-taken", type: "card_number", data: "5555555555554444" },
-    });
-    const deduped = await api.post<TokenBody>("/tokens", {
-      key: pub,
-      body: { type: "card_number", data: "5555555555554444", deduplicate_token: true },
-    });
+    const { api, reader } = await setup();
+    const create = (body: Record<string, unknown>) => api.post<TokenBody>("/tokens", { key: reader, body });
+    const taken = await create({ id: "claim-id-taken", type: "card_number", data: "4000056655665556" });
+    const refused = await create({ id: "claim-id-taken", type: "card_number", data: "5555555555554444" });
+    const deduped = await create({ type: "card_number", data: "5555555555554444", deduplicate_token: true });
 
     expect(taken.status).toBe(201);
     expect(refused.status).toBe(409);

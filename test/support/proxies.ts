@@ -1,16 +1,23 @@
 import { expect } from "vitest";
-import { client, createTenant } from "./http.ts";
+import { type Client, client, createTenant } from "./http.ts";
+
+/** A new tenant's open proxy: a client, the tenant's management key and the proxy key. */
+export interface NewOpenProxy {
+  api: Client;
+  managementKey: string;
+  key: string;
+}
 
 /**
  * A new tenant's open proxy (require_auth: false, so its key is a link anyone can be sent) to `destinationUrl`,
- * acting as a private application holding token:use. Answers the proxy key.
+ * acting as a private application holding token:use; `extra` adds to (or replaces) the proxy's fields.
  */
-export async function openProxy(
+export async function createOpenProxy(
   serviceUrl: string,
   rootKey: string,
   destinationUrl: string,
   extra: Record<string, unknown> = {},
-): Promise<string> {
+): Promise<NewOpenProxy> {
   const api = client(serviceUrl);
   const { managementKey } = await createTenant(api, rootKey);
   const app = await api.post<{ id: string }>("/applications", {
@@ -28,5 +35,15 @@ export async function openProxy(
     },
   });
   expect(proxy.status, JSON.stringify(proxy.body)).toBe(201);
-  return proxy.body.key;
+  return { api, managementKey, key: proxy.body.key };
+}
+
+/** `createOpenProxy`'s proxy key alone. */
+export async function openProxy(
+  serviceUrl: string,
+  rootKey: string,
+  destinationUrl: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  return (await createOpenProxy(serviceUrl, rootKey, destinationUrl, extra)).key;
 }

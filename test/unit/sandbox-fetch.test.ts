@@ -29,49 +29,29 @@ const CAUGHT = (url: string) => `module.exports = async () => {
   catch (error) { return { name: error.name, type: error.type, message: error.message }; }
 };`;
 
+/** Runs code in `sandbox` that fetches `url` and answers the error it caught (or "sent"). */
+const fetchIn = (sandbox: ProcessSandbox, tenantId: string, url: string) =>
+  sandbox.run({ tenantId, code: CAUGHT(url), input: {}, timeoutMs: 3000 });
+
+/** A run whose fetch the host refused, saying `reason`. */
+const refused = (reason: string) => ({
+  ok: true,
+  value: { name: "FetchError", type: "refused", message: expect.stringContaining(reason) },
+});
+
 describe("fetch rules in the sandbox host", () => {
   it("refuses loopback and private addresses unless SVC_PROXY_ALLOW_PRIVATE", async () => {
-    const loopback = await filtered.run({
-      tenantId: "t-a",
-      code: CAUGHT(destination),
-      input: {},
-      timeoutMs: 3000,
-    });
-    const lan = await filtered.run({
-      tenantId: "t-a",
-      code: CAUGHT("http://10.1.2.3/"),
-      input: {},
-      timeoutMs: 3000,
-    });
+    const loopback = await fetchIn(filtered, "t-a", destination);
+    const lan = await fetchIn(filtered, "t-a", "http://10.1.2.3/");
 
-    for (const result of [loopback, lan])
-      expect(result).toEqual({
-        ok: true,
-        value: {
-          name: "FetchError",
-          type: "refused",
-          message: expect.stringContaining("address is not allowed"),
-        },
-      });
+    for (const result of [loopback, lan]) expect(result).toEqual(refused("address is not allowed"));
     expect(hits).toBe(0);
   });
 
   it("refuses plain http where https is required (AWS)", async () => {
-    const result = await httpsOnly.run({
-      tenantId: "t-b",
-      code: CAUGHT(destination),
-      input: {},
-      timeoutMs: 3000,
-    });
+    const result = await fetchIn(httpsOnly, "t-b", destination);
 
-    expect(result).toEqual({
-      ok: true,
-      value: {
-        name: "FetchError",
-        type: "refused",
-        message: expect.stringContaining("only https is allowed"),
-      },
-    });
+    expect(result).toEqual(refused("only https is allowed"));
     expect(hits).toBe(0);
   });
 

@@ -24,7 +24,12 @@ interface Deps {
   tokenTypes?: TokenTypes;
 }
 
-function entriesFor(call: AuditedInvocation, tokens: readonly { id: string; type: TokenType }[]): LogEntry[] {
+/** One `read` entry per token and the proxy's `invoke` entry, with the given messages. */
+function proxyEntries(
+  call: AuditedInvocation,
+  tokens: readonly { id: string; type: TokenType }[],
+  messages: { read: string; invoke: string },
+): LogEntry[] {
   return [
     ...tokens.map((token) =>
       auditEntry(call.now, call.actor, {
@@ -32,7 +37,7 @@ function entriesFor(call: AuditedInvocation, tokens: readonly { id: string; type
         entityType: auditEntityType(token.type),
         entityId: token.id,
         operation: "read",
-        message: `Token detokenized by proxy ${call.proxyId}`,
+        message: messages.read,
       }),
     ),
     auditEntry(call.now, call.actor, {
@@ -40,9 +45,16 @@ function entriesFor(call: AuditedInvocation, tokens: readonly { id: string; type
       entityType: "proxy",
       entityId: call.proxyId,
       operation: "invoke",
-      message: `Proxy invoked: ${call.method} ${call.pathSuffix || "/"}`,
+      message: messages.invoke,
     }),
   ];
+}
+
+function entriesFor(call: AuditedInvocation, tokens: readonly { id: string; type: TokenType }[]): LogEntry[] {
+  return proxyEntries(call, tokens, {
+    read: `Token detokenized by proxy ${call.proxyId}`,
+    invoke: `Proxy invoked: ${call.method} ${call.pathSuffix || "/"}`,
+  });
 }
 
 /** Entries saying that the entries written ahead of a refused detokenization record an attempt, not a read. */
@@ -50,25 +62,10 @@ function refusalEntries(
   call: AuditedInvocation,
   tokens: readonly { id: string; type: TokenType }[],
 ): LogEntry[] {
-  const message = `Detokenization by proxy ${call.proxyId} refused: nothing was read or forwarded`;
-  return [
-    ...tokens.map((token) =>
-      auditEntry(call.now, call.actor, {
-        tenantId: call.tenantId,
-        entityType: auditEntityType(token.type),
-        entityId: token.id,
-        operation: "read",
-        message,
-      }),
-    ),
-    auditEntry(call.now, call.actor, {
-      tenantId: call.tenantId,
-      entityType: "proxy",
-      entityId: call.proxyId,
-      operation: "invoke",
-      message: `Proxy invocation refused before forwarding: ${call.method} ${call.pathSuffix || "/"}`,
-    }),
-  ];
+  return proxyEntries(call, tokens, {
+    read: `Detokenization by proxy ${call.proxyId} refused: nothing was read or forwarded`,
+    invoke: `Proxy invocation refused before forwarding: ${call.method} ${call.pathSuffix || "/"}`,
+  });
 }
 
 const sameTokens = (

@@ -66,70 +66,40 @@ function optionsOf(title, status, first, second) {
   return { message, status, errors: second !== undefined ? second : first };
 }
 
-class BadRequestError extends BasisTheoryReactorError {
-  constructor(first, second) {
-    super(optionsOf("Bad Request", 400, first, second));
-    this.name = "BadRequestError";
-  }
+/**
+ * A class with a fixed status and title, named `name` (the key of a computed property names a class expression,
+ * so `constructor.name` and stack traces say e.g. "BadRequestError", as the SDK's do).
+ */
+function fixedStatusError(name, title, status) {
+  return {
+    [name]: class extends BasisTheoryReactorError {
+      constructor(first, second) {
+        super(optionsOf(title, status, first, second));
+        this.name = name;
+      }
+    },
+  }[name];
 }
 
-class InvalidReactorConfigurationError extends BasisTheoryReactorError {
-  constructor(first, second) {
-    super(optionsOf("Invalid Reactor Configuration", 400, first, second));
-    this.name = "InvalidReactorConfigurationError";
-  }
-}
-
-class AuthenticationError extends BasisTheoryReactorError {
-  constructor(first, second) {
-    super(optionsOf("Authentication Failed", 401, first, second));
-    this.name = "AuthenticationError";
-  }
-}
-
-class InvalidPaymentMethodError extends BasisTheoryReactorError {
-  constructor(first, second) {
-    super(optionsOf("Invalid Payment Method", 402, first, second));
-    this.name = "InvalidPaymentMethodError";
-  }
-}
-
+const BadRequestError = fixedStatusError("BadRequestError", "Bad Request", 400);
+const InvalidReactorConfigurationError = fixedStatusError(
+  "InvalidReactorConfigurationError",
+  "Invalid Reactor Configuration",
+  400,
+);
+const AuthenticationError = fixedStatusError("AuthenticationError", "Authentication Failed", 401);
+const InvalidPaymentMethodError = fixedStatusError(
+  "InvalidPaymentMethodError",
+  "Invalid Payment Method",
+  402,
+);
 /** This service's earlier name for a 402 (kept so existing formulas keep working). */
-class PaymentRequiredError extends BasisTheoryReactorError {
-  constructor(first, second) {
-    super(optionsOf("Payment Required", 402, first, second));
-    this.name = "PaymentRequiredError";
-  }
-}
-
-class AuthorizationError extends BasisTheoryReactorError {
-  constructor(first, second) {
-    super(optionsOf("Forbidden", 403, first, second));
-    this.name = "AuthorizationError";
-  }
-}
-
-class RateLimitError extends BasisTheoryReactorError {
-  constructor(first, second) {
-    super(optionsOf("Rate Limit Exceeded", 429, first, second));
-    this.name = "RateLimitError";
-  }
-}
-
+const PaymentRequiredError = fixedStatusError("PaymentRequiredError", "Payment Required", 402);
+const AuthorizationError = fixedStatusError("AuthorizationError", "Forbidden", 403);
+const RateLimitError = fixedStatusError("RateLimitError", "Rate Limit Exceeded", 429);
 /** 500, for a vendor's 5xx or a failure the formula caught: `new ReactorRuntimeError(error)`. */
-class ReactorRuntimeError extends BasisTheoryReactorError {
-  constructor(first, second) {
-    super(optionsOf("Reactor Runtime Error", 500, first, second));
-    this.name = "ReactorRuntimeError";
-  }
-}
-
-class ServiceUnavailableError extends BasisTheoryReactorError {
-  constructor(first, second) {
-    super(optionsOf("Service Unavailable", 503, first, second));
-    this.name = "ServiceUnavailableError";
-  }
-}
+const ReactorRuntimeError = fixedStatusError("ReactorRuntimeError", "Reactor Runtime Error", 500);
+const ServiceUnavailableError = fixedStatusError("ServiceUnavailableError", "Service Unavailable", 503);
 
 /** Answers exactly `status` (200–599) and `body` instead of a problem. */
 class CustomHttpResponseError extends Error {

@@ -1,7 +1,6 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Client, client, createTenant, type HttpResponse } from "#test/support/http.ts";
+import { useLocalServer } from "#test/support/local-server.ts";
 import { invitationFromOutbox } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, revealEverything, type TokenBody, VISA } from "#test/support/tokens.ts";
@@ -14,28 +13,11 @@ import { appKey, revealEverything, type TokenBody, VISA } from "#test/support/to
 const svc = useService({ allowPrivateDestinations: true });
 const mergePatch = { "content-type": "application/merge-patch+json" };
 
-let echo: Server;
-let echoUrl: string;
 const received: string[] = [];
-
-beforeAll(async () => {
-  echo = createServer((req, res) => {
-    let body = "";
-    req.on("data", (chunk: Buffer) => {
-      body += chunk.toString();
-    });
-    req.on("end", () => {
-      received.push(body);
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
-  echoUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
-});
-
-afterAll(() => {
-  echo.close();
+const echo = useLocalServer((_req, res, body) => {
+  received.push(body.toString());
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end("{}");
 });
 
 const RETRIEVE_TRANSFORM = `module.exports = async (req) => ({
@@ -90,13 +72,13 @@ describe("attack: a narrow key acting through a proxy or reactor bound to a wide
 
     const detokenizing = await api.post<{ key: string }>("/proxies", {
       key,
-      body: { name: "x", destination_url: echoUrl, require_auth: false, application: { id: vaultId } },
+      body: { name: "x", destination_url: echo.url, require_auth: false, application: { id: vaultId } },
     });
     const transform = await api.post<{ key: string }>("/proxies", {
       key,
       body: {
         name: "y",
-        destination_url: echoUrl,
+        destination_url: echo.url,
         require_auth: false,
         request_transform: { code: RETRIEVE_TRANSFORM },
         application: { id: vaultId },
@@ -112,7 +94,7 @@ describe("attack: a narrow key acting through a proxy or reactor bound to a wide
     }
     const unbound = await api.post("/proxies", {
       key,
-      body: { name: "z", destination_url: echoUrl, require_auth: false },
+      body: { name: "z", destination_url: echo.url, require_auth: false },
     });
 
     expect(leaked()).toBe(false);
@@ -132,7 +114,7 @@ describe("attack: a narrow key acting through a proxy or reactor bound to a wide
     const patched = await api.patch(`/proxies/${created.body.id}`, {
       key,
       headers: mergePatch,
-      body: { destination_url: echoUrl },
+      body: { destination_url: echo.url },
     });
     const transformed = await api.patch(`/proxies/${created.body.id}`, {
       key,
@@ -166,7 +148,7 @@ describe("attack: a narrow key acting through a proxy or reactor bound to a wide
     const { api, managementKey, vaultId, narrow } = await setup();
     const created = await api.post<{ id: string; key: string }>("/proxies", {
       key: managementKey,
-      body: { name: "open", destination_url: echoUrl, require_auth: false, application: { id: vaultId } },
+      body: { name: "open", destination_url: echo.url, require_auth: false, application: { id: vaultId } },
     });
     expect(created.status).toBe(201);
     expect(created.body.key).toBeTruthy();
@@ -192,15 +174,20 @@ describe("attack: a narrow key acting through a proxy or reactor bound to a wide
     const patched = await api.patch(`/proxies/${proxy.id}`, {
       key,
       headers: mergePatch,
-      body: { destination_url: echoUrl, require_auth: false },
+      body: { destination_url: echo.url, require_auth: false },
     });
     const replaced = await api.put(`/proxies/${proxy.id}`, {
       key,
-      body: { name: "payments", destination_url: echoUrl, require_auth: false, application: { id: vaultId } },
+      body: {
+        name: "payments",
+        destination_url: echo.url,
+        require_auth: false,
+        application: { id: vaultId },
+      },
     });
     const unbound = await api.put(`/proxies/${proxy.id}`, {
       key,
-      body: { name: "payments", destination_url: echoUrl, request_transform: { code: RETRIEVE_TRANSFORM } },
+      body: { name: "payments", destination_url: echo.url, request_transform: { code: RETRIEVE_TRANSFORM } },
     });
     const anonymous = await api.post("/proxy", {
       headers: { "svc-proxy-key": proxy.key },
@@ -292,7 +279,7 @@ describe("attack: a narrow key acting through a proxy or reactor bound to a wide
     expect(member.status).toBe(201);
     const proxy = await api.post<{ key: string }>("/proxies", {
       key: member.body.management_key,
-      body: { name: "exfil", destination_url: echoUrl, require_auth: false, application: { id: vaultId } },
+      body: { name: "exfil", destination_url: echo.url, require_auth: false, application: { id: vaultId } },
     });
     expect(proxy.status).toBe(201);
     const call = async () => {

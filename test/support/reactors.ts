@@ -1,0 +1,48 @@
+import { expect } from "vitest";
+import { type Client, client, createTenant } from "./http.ts";
+
+export interface NewReactor {
+  api: Client;
+  tenant: Awaited<ReturnType<typeof createTenant>>;
+  /** The private application the reactor runs as (its key calls react). */
+  app: { id: string; key: string };
+  reactorId: string;
+}
+
+/**
+ * A new tenant, a private application holding `permissions`, a formula (`formula`: its body, name and code at
+ * least) and a reactor of it running as that application, with `configuration`.
+ */
+export async function createReactor(
+  svc: { url: string; rootKey: string },
+  options: {
+    formula: Record<string, unknown> & { name: string; code: string };
+    permissions: string[];
+    configuration?: Record<string, string>;
+    reactorName?: string;
+  },
+): Promise<NewReactor> {
+  const api = client(svc.url);
+  const tenant = await createTenant(api, svc.rootKey);
+  const app = await api.post<{ id: string; key: string }>("/applications", {
+    key: tenant.managementKey,
+    body: { name: "reactor app", type: "private", permissions: options.permissions },
+  });
+  expect(app.status, JSON.stringify(app.body)).toBe(201);
+  const formula = await api.post<{ id: string }>("/reactor-formulas", {
+    key: tenant.managementKey,
+    body: options.formula,
+  });
+  expect(formula.status, JSON.stringify(formula.body)).toBe(201);
+  const reactor = await api.post<{ id: string }>("/reactors", {
+    key: tenant.managementKey,
+    body: {
+      name: options.reactorName ?? options.formula.name,
+      formula: { id: formula.body.id },
+      configuration: options.configuration ?? {},
+      application: { id: app.body.id },
+    },
+  });
+  expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+  return { api, tenant, app: app.body, reactorId: reactor.body.id };
+}
