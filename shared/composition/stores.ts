@@ -33,22 +33,15 @@ export const sweepStore = ({ dynamo, config, audit }: Table) => ({
   sweep: new DynamoSweepStore(dynamo, config.tableName, audit),
 });
 
-export const tenantStore = ({
-  dynamo,
-  config,
-  audit,
-  applications,
-}: Table & { applications: DynamoApplicationStore }) => ({
-  tenants: new DynamoTenantStore(dynamo, config.tableName, audit, applications),
+/** The table plus the application store, which tenant and member writes extend in one transaction. */
+type WithApplications = Table & { applications: DynamoApplicationStore };
+
+export const tenantStore = (t: WithApplications) => ({
+  tenants: new DynamoTenantStore(t.dynamo, t.config.tableName, t.audit, t.applications),
 });
 
-export const memberStore = ({
-  dynamo,
-  config,
-  audit,
-  applications,
-}: Table & { applications: DynamoApplicationStore }) => ({
-  members: new DynamoMemberStore(dynamo, config.tableName, audit, applications),
+export const memberStore = (t: WithApplications) => ({
+  members: new DynamoMemberStore(t.dynamo, t.config.tableName, t.audit, t.applications),
 });
 
 /** Proxy keys are resolved through a short cache, as API keys are (docs/proxies.md, "Changes and caching"). */
