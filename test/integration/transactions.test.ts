@@ -1,26 +1,20 @@
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
-import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import {
-  ALL_TOKEN_PERMISSIONS,
   appKey,
   revealEverything,
   type TokenBody,
   type TokenPage,
+  tenantWithOwner,
 } from "#test/support/tokens.ts";
 
 const svc = useService();
 const mergePatch = { "content-type": "application/merge-patch+json" };
 
 async function setup() {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const writer = await appKey(api, tenant.managementKey, {
-    type: "private",
-    permissions: ALL_TOKEN_PERMISSIONS,
-  });
+  const { api, tenant, owner: writer } = await tenantWithOwner(svc);
   const reader = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
   const open = async () => {
     const res = await api.post<{ id: string; expires_at: string; created_at: string; created_by: string }>(

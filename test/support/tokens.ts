@@ -1,4 +1,4 @@
-import type { Client } from "./http.ts";
+import { type Client, client, createTenant } from "./http.ts";
 
 export const VISA = "4242424242424242";
 export const MASTERCARD = "5555555555554444";
@@ -60,3 +60,14 @@ export const revealEverything = [
     permissions: ALL_TOKEN_PERMISSIONS,
   },
 ];
+
+/** A new tenant with a private application holding every token permission: the usual owner of test tokens. */
+export async function tenantWithOwner(svc: { url: string; rootKey: string }) {
+  const api = client(svc.url);
+  const tenant = await createTenant(api, svc.rootKey);
+  const owner = await appKey(api, tenant.managementKey, {
+    type: "private",
+    permissions: ALL_TOKEN_PERMISSIONS,
+  });
+  return { api, tenant, owner };
+}

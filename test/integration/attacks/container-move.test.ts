@@ -1,13 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { bodyText, client, createTenant } from "#test/support/http.ts";
+import { bodyText, type client } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
-import {
-  ALL_TOKEN_PERMISSIONS,
-  appKey,
-  revealEverything,
-  type TokenBody,
-  VISA,
-} from "#test/support/tokens.ts";
+import { appKey, revealEverything, type TokenBody, tenantWithOwner, VISA } from "#test/support/tokens.ts";
 
 /**
  * Attack: container-based access is decided by where the token is, and `containers` can be PATCHed. A key
@@ -19,12 +13,7 @@ const mergePatch = { "content-type": "application/merge-patch+json" };
 const card = { number: VISA, expiration_month: 12, expiration_year: 2030, cvc: "737" };
 
 async function setup() {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const owner = await appKey(api, tenant.managementKey, {
-    type: "private",
-    permissions: ALL_TOKEN_PERMISSIONS,
-  });
+  const { api, tenant, owner } = await tenantWithOwner(svc);
   const revealer = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
   const token = await api.post<TokenBody>("/tokens", { key: owner, body: { type: "card", data: card } });
   expect(token.status).toBe(201);

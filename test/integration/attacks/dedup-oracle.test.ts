@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { bodyText, client, createTenant } from "#test/support/http.ts";
+import { bodyText } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
-import { ALL_TOKEN_PERMISSIONS, appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
+import { appKey, type TokenBody, tenantWithOwner, VISA } from "#test/support/tokens.ts";
 
 /**
  * Attack: a key that may create tokens but not read them asks for deduplication, to be handed an existing
@@ -11,12 +11,7 @@ const svc = useService();
 const card = { number: VISA, expiration_month: 12, expiration_year: 2030 };
 
 async function setup() {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const owner = await appKey(api, tenant.managementKey, {
-    type: "private",
-    permissions: ALL_TOKEN_PERMISSIONS,
-  });
+  const { api, tenant, owner } = await tenantWithOwner(svc);
   const creator = await appKey(api, tenant.managementKey, { type: "public", permissions: ["token:create"] });
   const victim = await api.post<TokenBody>("/tokens", {
     key: owner,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { type Client, client, createTenant } from "#test/support/http.ts";
+import type { Client } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
-import { ALL_TOKEN_PERMISSIONS, appKey, type TokenBody } from "#test/support/tokens.ts";
+import { appKey, type TokenBody, tenantWithOwner } from "#test/support/tokens.ts";
 
 /**
  * Attack: a key holding token:update but not token:delete sets a token's `expires_at` to a minute from now:
@@ -15,12 +15,7 @@ function inSeconds(seconds: number): string {
 }
 
 async function setup(expiresAt?: string) {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const owner = await appKey(api, tenant.managementKey, {
-    type: "private",
-    permissions: ALL_TOKEN_PERMISSIONS,
-  });
+  const { api, tenant, owner } = await tenantWithOwner(svc);
   const pub = await appKey(api, tenant.managementKey, {
     type: "public",
     permissions: ["token:create", "token:update"],

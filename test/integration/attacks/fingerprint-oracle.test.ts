@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
-import { ALL_TOKEN_PERMISSIONS, appKey, revealEverything, type TokenBody } from "#test/support/tokens.ts";
+import { appKey, revealEverything, type TokenBody, tenantWithOwner } from "#test/support/tokens.ts";
 
 /**
  * Attack: every answer carried the token's `fingerprint`, masked or redacted ones too. A public key sees a
@@ -14,12 +13,7 @@ const mergePatch = { "content-type": "application/merge-patch+json" };
 const SSN = "123-45-6789";
 
 async function setup() {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const owner = await appKey(api, tenant.managementKey, {
-    type: "private",
-    permissions: ALL_TOKEN_PERMISSIONS,
-  });
+  const { api, tenant, owner } = await tenantWithOwner(svc);
   const pub = await appKey(api, tenant.managementKey, {
     type: "public",
     permissions: ["token:create", "token:update"],

@@ -1,19 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
-import { ALL_TOKEN_PERMISSIONS, appKey, revealEverything, type TokenBody } from "#test/support/tokens.ts";
+import { appKey, revealEverything, type TokenBody, tenantWithOwner } from "#test/support/tokens.ts";
 
 const svc = useService();
 const mergePatch = { "content-type": "application/merge-patch+json" };
 type Transaction = { id: string };
 
 async function setup() {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const writer = await appKey(api, tenant.managementKey, {
-    type: "private",
-    permissions: ALL_TOKEN_PERMISSIONS,
-  });
+  const { api, tenant, owner: writer } = await tenantWithOwner(svc);
   const reader = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
   const attacker = await appKey(api, tenant.managementKey, {
     type: "public",
