@@ -5,6 +5,7 @@ import { DynamoProxyStore } from "#shared/adapters/dynamodb/proxy-store.ts";
 import { auditEntry } from "#shared/domain/audit-entry.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { useLocalServer } from "#test/support/local-server.ts";
+import { createOpenProxy } from "#test/support/proxies.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
@@ -54,29 +55,19 @@ const last = () => received.at(-1) as Received;
 
 /** A require_auth=false proxy whose application (private, token:use) detokenizes; `call` sends a card token. */
 async function openProxy() {
-  const api = client(svc.url);
-  const { managementKey } = await createTenant(api, svc.rootKey);
+  const { api, managementKey, applicationId, key } = await createOpenProxy(
+    svc.url,
+    svc.rootKey,
+    `${destination.url}/base/`,
+  );
   const pub = await appKey(api, managementKey, { type: "public", permissions: ["token:create"] });
-  const app = await api.post<{ id: string }>("/applications", {
-    key: managementKey,
-    body: { name: "proxy app", type: "private", permissions: ["token:use"] },
-  });
-  const proxy = await api.post<{ key: string }>("/proxies", {
-    key: managementKey,
-    body: {
-      name: "open",
-      destination_url: `${destination.url}/base/`,
-      require_auth: false,
-      application: { id: app.body.id },
-    },
-  });
   const token = await api.post<TokenBody>("/tokens", { key: pub, body: { type: "card_number", data: VISA } });
   const call = () =>
     api.post<{ proxy_error?: { status: number } }>("/proxy", {
-      headers: { "svc-proxy-key": proxy.body.key },
+      headers: { "svc-proxy-key": key },
       body: { n: `{{ ${token.body.id} }}` },
     });
-  return { api, call, managementKey, applicationId: app.body.id };
+  return { api, call, managementKey, applicationId };
 }
 
 describe("proxy invocation", () => {

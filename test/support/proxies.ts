@@ -5,6 +5,8 @@ import { type Client, client, createTenant } from "./http.ts";
 export interface NewOpenProxy {
   api: Client;
   managementKey: string;
+  /** The proxy's application (private, token:use). */
+  applicationId: string;
   key: string;
 }
 
@@ -35,7 +37,7 @@ export async function createOpenProxy(
     },
   });
   expect(proxy.status, JSON.stringify(proxy.body)).toBe(201);
-  return { api, managementKey, key: proxy.body.key };
+  return { api, managementKey, applicationId: app.body.id, key: proxy.body.key };
 }
 
 /** `createOpenProxy`'s proxy key alone. */

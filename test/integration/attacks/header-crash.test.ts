@@ -9,6 +9,7 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, createTenant } from "#test/support/http.ts";
+import { createOpenProxy } from "#test/support/proxies.ts";
 import { useService } from "#test/support/service.ts";
 
 // Retries of failed callbacks wait 50 ms, 100 ms, … instead of minutes.
@@ -88,25 +89,10 @@ async function anotherTenantIsServed(): Promise<void> {
 
 describe("attack: a destination answering a raw `__proto__` header line", () => {
   it("via a proxy: the caller gets the answer without that header, and the service keeps serving", async () => {
-    const api = client(svc.url);
-    const { managementKey } = await createTenant(api, svc.rootKey, "Attacker");
-    const app = await api.post<{ id: string }>("/applications", {
-      key: managementKey,
-      body: { name: "proxy app", type: "private", permissions: ["token:use"] },
-    });
-    const proxy = await api.post<{ key: string }>("/proxies", {
-      key: managementKey,
-      body: {
-        name: "hostile",
-        destination_url: hostileUrl,
-        require_auth: false,
-        application: { id: app.body.id },
-      },
-    });
-    expect(proxy.status, JSON.stringify(proxy.body)).toBe(201);
+    const { api, key } = await createOpenProxy(svc.url, svc.rootKey, hostileUrl);
 
     const res = await api.post<{ ok: boolean }>("/proxy/crash", {
-      headers: { "svc-proxy-key": proxy.body.key },
+      headers: { "svc-proxy-key": key },
       body: { hello: "world" },
     });
 
