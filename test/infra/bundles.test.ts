@@ -3,11 +3,18 @@
  * (lib/bundling.ts), then read through esbuild's metafile. A group that starts importing an adapter it does
  * not compose, or a shared module that drags a heavy package into every function, fails here.
  */
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { bundleGroup, packagesIn } from "#lib/bundling.ts";
 import { FUNCTION_ACCESS } from "#lib/function-groups.ts";
 import { FUNCTION_GROUPS } from "#shared/http/route.ts";
 
+const execFileAsync = promisify(execFile);
 const KB = 1024;
 /** Minified, without the source map. */
 const BUNDLE_BUDGET = 900 * KB;
@@ -108,6 +115,54 @@ describe("function bundles", () => {
     for (const group of ["sweep", "transactions", "system", "applications"]) {
       const packages = packagesIn((await bundleGroup(group)).metafile);
       expect(packages, group).not.toContain("liquidjs");
+    }
+  });
+});
+
+describe("tracing in a bundle", () => {
+  /**
+   * aws-xray-sdk-core's cls-hooked context puts an async hook with destroy tracking on every promise of the
+   * process as soon as it is loaded (it also registers `process.namespaces`), which cost the local service a
+   * quarter of its CPU: the Tracer must load in a Lambda execution environment and nowhere else.
+   */
+  const LAMBDA_ENV = {
+    SVC_MODE: "aws",
+    SVC_TABLE_NAME: "x",
+    AWS_REGION: "us-east-1",
+    AWS_LAMBDA_FUNCTION_NAME: "x",
+    LOG_LEVEL: "SILENT",
+  };
+  const SCRIPT =
+    "await import(process.argv[1]); process.stdout.write(JSON.stringify(Object.keys(process.namespaces ?? {})));";
+
+  async function namespacesAfterImport(file: string, env: Record<string, string>): Promise<string[]> {
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      ["--input-type=module", "-e", SCRIPT, pathToFileURL(file).href],
+      { env: { PATH: process.env.PATH ?? "", ...LAMBDA_ENV, ...env } },
+    );
+    return JSON.parse(stdout) as string[];
+  }
+
+  it("loads the X-Ray SDK in Lambda only, and not where tracing is switched off", {
+    timeout: 120_000,
+  }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-bundle-"));
+    try {
+      const file = join(dir, "index.mjs");
+      writeFileSync(file, (await bundleGroup("tokens")).code);
+      expect(await namespacesAfterImport(file, { AWS_EXECUTION_ENV: "AWS_Lambda_nodejs22.x" })).not.toEqual(
+        [],
+      );
+      expect(await namespacesAfterImport(file, {})).toEqual([]);
+      expect(
+        await namespacesAfterImport(file, {
+          AWS_EXECUTION_ENV: "AWS_Lambda_nodejs22.x",
+          POWERTOOLS_TRACE_ENABLED: "false",
+        }),
+      ).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

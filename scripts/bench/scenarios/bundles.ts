@@ -23,6 +23,8 @@ const LAMBDA_ENV = {
   SVC_TABLE_NAME: "x",
   AWS_REGION: "us-east-1",
   AWS_LAMBDA_FUNCTION_NAME: "x",
+  // Lambda sets it; with it the Tracer and the X-Ray SDK load at import, as they do in a cold start.
+  AWS_EXECUTION_ENV: "AWS_Lambda_nodejs22.x",
   LOG_LEVEL: "SILENT",
 };
 
