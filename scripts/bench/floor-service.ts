@@ -11,6 +11,7 @@
  *                     response (the proxy's mandatory work: detokenize one token, fail-closed audit)
  *   POST /slow/proxy/{id}  the same to the destination's slow path (it answers SLOW_ANSWER_MS late)
  *   POST /pass        forward the request body as it is, nothing else: what any Node proxy costs here
+ *   POST /slow/pass   the same to the destination's slow path
  *
  * Both forward on keep-alive connections, as the service does within a tenant.
  *
@@ -67,6 +68,7 @@ const FLOOR_ACTOR = { type: "application" as const, id: "floor-application" };
 const MAX_BODY_BYTES = 1024 * 1024;
 const TOKEN_PATH = /^\/tokens\/([^/?#]+)$/;
 const PROXY_PATH = /^(\/slow)?\/proxy\/([^/?#]+)$/;
+const PASS_PATH = /^(\/slow)?\/pass$/;
 
 const tokenKey = (id: string) => ({ PK: `TOKEN#${FLOOR_TENANT_ID}#${id}`, SK: "META" });
 
@@ -218,10 +220,11 @@ export async function startFloorService(options: FloorServiceOptions): Promise<F
     relay(res, await post(target, agent, Buffer.from(JSON.stringify({ card: token.data }))));
   }
 
-  async function pass(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function pass(slow: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req);
-    if (!destination) return reply(res, 404, { title: "Not Found", status: 404 });
-    relay(res, await post(destination, agent, body));
+    const target = slow ? slowDestination : destination;
+    if (!target) return reply(res, 404, { title: "Not Found", status: 404 });
+    relay(res, await post(target, agent, body));
   }
 
   const server: Server = createServer((req, res) => {
@@ -233,7 +236,8 @@ export async function startFloorService(options: FloorServiceOptions): Promise<F
     else if (req.method === "POST" && PROXY_PATH.test(path)) {
       const [, slow, id] = PROXY_PATH.exec(path) ?? [];
       work = proxy(decodeURIComponent(id ?? ""), slow !== undefined, req, res);
-    } else if (req.method === "POST" && path === "/pass") work = pass(req, res);
+    } else if (req.method === "POST" && PASS_PATH.test(path))
+      work = pass(PASS_PATH.exec(path)?.[1] !== undefined, req, res);
     else {
       req.resume();
       work = Promise.resolve(reply(res, 404, { title: "Not Found", status: 404 }));

@@ -128,7 +128,8 @@ export async function setUpProxies(options: {
     await call(destinationUrl, "POST", path, undefined, setup.directBody, 200);
   for (const key of [setup.proxyKey, setup.transformProxyKey, setup.slowProxyKey])
     await call(serviceUrl, "POST", "/proxy", undefined, setup.proxyBody, 200, proxyHeaders(key, useKey));
-  await call(options.floorUrl, "POST", "/pass", undefined, setup.directBody, 200);
+  for (const path of ["/pass", "/slow/pass"])
+    await call(options.floorUrl, "POST", path, undefined, setup.directBody, 200);
   for (const path of [`/proxy/${floorToken.id}`, `/slow/proxy/${floorToken.id}`])
     await call(options.floorUrl, "POST", path, undefined, setup.proxyBody, 200);
   return setup;

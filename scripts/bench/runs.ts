@@ -15,6 +15,7 @@ export type TargetLabel =
   | "proxy"
   | "proxy+transform"
   | "direct, slow destination"
+  | "pass-through, slow destination"
   | "floor, slow destination"
   | "proxy, slow destination";
 

@@ -5,7 +5,12 @@ import type { TargetLabel } from "../runs.ts";
 import { settings } from "../settings.ts";
 import type { Check, Summary } from "../summary.ts";
 import { LEAD_HEADER, leadCells, ms2, pct, renderTable, serviceCpu, targetCell, verdict } from "../tables.ts";
-import { NEW_CODE_TARGET_MS, SLOW_CONNECTIONS, TRANSFORM_ADDS_TARGET_MS } from "./proxy.ts";
+import {
+  NEW_CODE_TARGET_MS,
+  SLOW_CONNECTIONS,
+  SLOW_TARGET_RATIO,
+  TRANSFORM_ADDS_TARGET_MS,
+} from "./proxy.ts";
 
 /** Proxy: each target, its CPU, and its share of its baseline. */
 export function proxyTable(summaries: Summary[]): string {
@@ -63,6 +68,12 @@ export function proxyChecks(latency: ProxyLatency | undefined): Check[] {
   return checks;
 }
 
+/** With SLOW_CONNECTIONS always busy, a request takes connections ÷ req/s: what a proxy added to direct's (ms). */
+const addedMs = (rps: number, directRps: number) =>
+  (SLOW_CONNECTIONS * 1000) / rps - (SLOW_CONNECTIONS * 1000) / directRps;
+/** What a proxy may add to each request and still reach SLOW_TARGET_RATIO of direct's req/s (ms). */
+const addedBudgetMs = (directRps: number) => addedMs(SLOW_TARGET_RATIO * directRps, directRps);
+
 export function printProxyLatency(
   summaries: Summary[],
   latency: ProxyLatency | undefined,
@@ -95,6 +106,15 @@ export function printProxyLatency(
     console.log(
       `proxy: the slow destination answers ${SLOW_ANSWER_MS} ms after the body, so ${SLOW_CONNECTIONS} connections ` +
         `allow at most ${(SLOW_CONNECTIONS * 1000) / SLOW_ANSWER_MS} req/s; called directly it did ${slowDirect.rps.toFixed(0)}.`,
+    );
+  const slowPass = of("pass-through, slow destination");
+  const slowFloor = of("floor, slow destination");
+  if (slowDirect && slowPass && slowFloor)
+    console.log(
+      `proxy: through the slow destination, a bare Node forwarder reached ${pct(slowPass.ratio)} of direct and the ` +
+        `proxy floor ${pct(slowFloor.ratio)}: each request may add ${addedBudgetMs(slowDirect.rps).toFixed(1)} ms ` +
+        `(queueing on this machine included) for ${pct(SLOW_TARGET_RATIO)}; the floor added ` +
+        `${addedMs(slowFloor.rps, slowDirect.rps).toFixed(1)} ms, the bare forwarder ${addedMs(slowPass.rps, slowDirect.rps).toFixed(1)} ms.`,
     );
   if (proxy && transform)
     console.log(

@@ -81,6 +81,7 @@ function proxyTargets(
     through("proxy", setup.proxyKey),
     through("proxy+transform", setup.transformProxyKey),
     direct("direct, slow destination", SLOW_DESTINATION_PATH, SLOW_CONNECTIONS),
+    viaFloor("pass-through, slow destination", "/slow/pass", setup.directBody, SLOW_CONNECTIONS),
     viaFloor("floor, slow destination", `/slow${floorProxyPath}`, setup.proxyBody, SLOW_CONNECTIONS),
     through("proxy, slow destination", setup.slowProxyKey, SLOW_CONNECTIONS),
   ];
@@ -158,6 +159,7 @@ const BASELINE: Partial<Record<TargetLabel, { base: TargetLabel; target?: number
   floor: { base: "direct" },
   proxy: { base: "floor", target: PROXY_OF_FLOOR_TARGET },
   "proxy+transform": { base: "floor" },
+  "pass-through, slow destination": { base: "direct, slow destination" },
   "floor, slow destination": { base: "direct, slow destination" },
   "proxy, slow destination": { base: "direct, slow destination", target: SLOW_TARGET_RATIO },
 };
@@ -171,6 +173,7 @@ export function summarizeProxy(records: RunRecord[]): Summary[] {
     "proxy",
     "proxy+transform",
     "direct, slow destination",
+    "pass-through, slow destination",
     "floor, slow destination",
     "proxy, slow destination",
   ] as const) {
