@@ -28,6 +28,8 @@ export const SLOW_DESTINATION_PATH = `${SLOW_PATH_PREFIX}${DESTINATION_PATH}`;
 
 export interface ProxySetup {
   destinationUrl: string;
+  /** The proxy floor (scripts/bench/floor-service.ts). */
+  floorUrl: string;
   /** The SVC-API-KEY of callers: a private application with token:use. */
   useKey: string;
   cardTokenId: string;
@@ -101,6 +103,7 @@ export async function setUpProxies(options: {
   );
   const setup: ProxySetup = {
     destinationUrl,
+    floorUrl: options.floorUrl,
     useKey,
     cardTokenId: token.id,
     floorCardTokenId: floorToken.id,
@@ -154,21 +157,21 @@ export function latencyStats(values: number[]): LatencyStats {
 }
 
 /**
- * Three targets timed one request at a time, in turn (so a noisy moment weighs on all three alike), after 20
+ * Targets timed one request at a time, in turn (so a noisy moment weighs on all of them alike), after 20
  * warm-up rounds: each target's stats, in order. `check` throws to stop (Ctrl-C); called between rounds.
  */
-export async function interleavedLatencies(
-  targets: readonly [() => Promise<number>, () => Promise<number>, () => Promise<number>],
+export async function interleavedLatencies<const Targets extends readonly (() => Promise<number>)[]>(
+  targets: Targets,
   samples: number,
   check: () => void,
-): Promise<[LatencyStats, LatencyStats, LatencyStats]> {
+): Promise<{ [K in keyof Targets]: LatencyStats }> {
   for (let i = 0; i < 20; i++) for (const target of targets) await target();
-  const times: [number[], number[], number[]] = [[], [], []];
+  const times = targets.map((): number[] => []);
   for (let i = 0; i < samples; i++) {
     check();
     for (const [t, target] of targets.entries()) times[t]?.push(await target());
   }
-  return [latencyStats(times[0]), latencyStats(times[1]), latencyStats(times[2])];
+  return times.map(latencyStats) as { [K in keyof Targets]: LatencyStats };
 }
 
 export const describeStats = (s: LatencyStats) =>
@@ -188,6 +191,16 @@ export interface NewCodeSeries {
 export interface ProxyLatency {
   /** One request at a time, `samples` of each target in turn: latency without queueing. */
   sequential: { direct: LatencyStats; proxy: LatencyStats; transform: LatencyStats };
+  /**
+   * The slow destination's path one request at a time, nothing else running: what each adds to a request
+   * without any queueing (the 90 % target at 16 connections allows about 2.3 ms).
+   */
+  sequential_slow: {
+    direct: LatencyStats;
+    pass_through: LatencyStats;
+    floor: LatencyStats;
+    proxy: LatencyStats;
+  };
   /** p50(proxy+transform) − p50(proxy), one request at a time. */
   sequential_transform_adds_p50_ms: number;
   /** The same transform code and a proxy-like input run warm through a ProcessSandbox in the bench process. */
@@ -336,6 +349,21 @@ export async function measureProxyLatency(
   );
 
   check();
+  log(`proxy: ${samples} requests per slow-destination target, one at a time, in turn…`);
+  const json = { "content-type": "application/json" };
+  const floorPath = `/slow/proxy/${encodeURIComponent(setup.floorCardTokenId)}`;
+  const [slowDirect, slowPass, slowFloor, slowProxy] = await interleavedLatencies(
+    [
+      () => timedCall(setup.destinationUrl, "POST", SLOW_DESTINATION_PATH, undefined, setup.directBody, 200),
+      () => timedCall(setup.floorUrl, "POST", "/slow/pass", undefined, setup.directBody, 200, json),
+      () => timedCall(setup.floorUrl, "POST", floorPath, undefined, setup.proxyBody, 200, json),
+      through(setup.slowProxyKey),
+    ],
+    samples,
+    check,
+  );
+
+  check();
   log(`proxy: ${samples} warm runs of the transform alone through a ProcessSandbox…`);
   const sandbox_warm = await sandboxWarm(setup, samples);
 
@@ -376,6 +404,7 @@ export async function measureProxyLatency(
   );
   return {
     sequential: { direct: directStats, proxy: proxyStats, transform: transformStats },
+    sequential_slow: { direct: slowDirect, pass_through: slowPass, floor: slowFloor, proxy: slowProxy },
     sequential_transform_adds_p50_ms: Number((transformStats.p50 - proxyStats.p50).toFixed(2)),
     sandbox_warm,
     new_proxy_without_transform: control,
