@@ -1,5 +1,6 @@
-/** One autocannon run and the figures the benchmark keeps from it. */
+/** One load run (autocannon, or paced.ts at a fixed rate) and the figures the benchmark keeps from it. */
 import autocannon from "autocannon";
+import { runPacedLoad } from "./paced.ts";
 
 export interface LoadSpec {
   url: string;
@@ -11,7 +12,10 @@ export interface LoadSpec {
   path: () => string;
   /** The body of each request (called once per request), when there is one. */
   body?: () => string;
-  /** Requests per second over all connections; without it each connection sends as fast as it is answered. */
+  /**
+   * Requests per second over all connections, evenly spaced (open loop, scripts/bench/paced.ts); without it
+   * autocannon's connections each send as fast as they are answered.
+   */
   overallRate?: number;
 }
 
@@ -35,6 +39,7 @@ export function stopCurrentLoad(): void {
 }
 
 export function runLoad(spec: LoadSpec): Promise<RunFigures> {
+  if (spec.overallRate) return runPacedLoad({ ...spec, overallRate: spec.overallRate });
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -45,7 +50,6 @@ export function runLoad(spec: LoadSpec): Promise<RunFigures> {
         headers: spec.headers,
         method: spec.method,
         timeout: 10,
-        ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
         requests: [
           {
             setupRequest: (request) => ({
