@@ -34,6 +34,21 @@ export const BUNDLE_POLICY = {
   },
 } as const;
 
+/**
+ * What a deployed function has in its environment at import (config is read then; the values only have to
+ * pass validation): for importing a bundle as Lambda does (the bench's cold imports, the tracing test).
+ */
+export const LAMBDA_IMPORT_ENV = {
+  SVC_MODE: "aws",
+  SVC_SANDBOX: "none",
+  SVC_TABLE_NAME: "x",
+  AWS_REGION: "us-east-1",
+  AWS_LAMBDA_FUNCTION_NAME: "x",
+  // Lambda sets it; with it the Tracer and the X-Ray SDK load at import, as they do in a cold start.
+  AWS_EXECUTION_ENV: "AWS_Lambda_nodejs22.x",
+  LOG_LEVEL: "SILENT",
+} as const;
+
 /** functions/<group>/handler.ts */
 export const handlerEntry = (group: string) => join(REPO_ROOT, "functions", group, "handler.ts");
 

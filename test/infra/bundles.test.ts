@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { bundleGroup, packagesIn } from "#lib/bundling.ts";
+import { bundleGroup, LAMBDA_IMPORT_ENV, packagesIn } from "#lib/bundling.ts";
 import { FUNCTION_ACCESS } from "#lib/function-groups.ts";
 import { FUNCTION_GROUPS } from "#shared/http/route.ts";
 
@@ -125,13 +125,7 @@ describe("tracing in a bundle", () => {
    * process as soon as it is loaded (it also registers `process.namespaces`), which cost the local service a
    * quarter of its CPU: the Tracer must load in a Lambda execution environment and nowhere else.
    */
-  const LAMBDA_ENV = {
-    SVC_MODE: "aws",
-    SVC_TABLE_NAME: "x",
-    AWS_REGION: "us-east-1",
-    AWS_LAMBDA_FUNCTION_NAME: "x",
-    LOG_LEVEL: "SILENT",
-  };
+  const { AWS_EXECUTION_ENV, ...outsideLambda } = LAMBDA_IMPORT_ENV;
   const SCRIPT =
     "await import(process.argv[1]); process.stdout.write(JSON.stringify(Object.keys(process.namespaces ?? {})));";
 
@@ -139,7 +133,7 @@ describe("tracing in a bundle", () => {
     const { stdout } = await execFileAsync(
       process.execPath,
       ["--input-type=module", "-e", SCRIPT, pathToFileURL(file).href],
-      { env: { PATH: process.env.PATH ?? "", ...LAMBDA_ENV, ...env } },
+      { env: { PATH: process.env.PATH ?? "", ...outsideLambda, ...env } },
     );
     return JSON.parse(stdout) as string[];
   }
@@ -151,13 +145,11 @@ describe("tracing in a bundle", () => {
     try {
       const file = join(dir, "index.mjs");
       writeFileSync(file, (await bundleGroup("tokens")).code);
-      expect(await namespacesAfterImport(file, { AWS_EXECUTION_ENV: "AWS_Lambda_nodejs22.x" })).not.toEqual(
-        [],
-      );
+      expect(await namespacesAfterImport(file, { AWS_EXECUTION_ENV })).not.toEqual([]);
       expect(await namespacesAfterImport(file, {})).toEqual([]);
       expect(
         await namespacesAfterImport(file, {
-          AWS_EXECUTION_ENV: "AWS_Lambda_nodejs22.x",
+          AWS_EXECUTION_ENV,
           POWERTOOLS_TRACE_ENABLED: "false",
         }),
       ).toEqual([]);

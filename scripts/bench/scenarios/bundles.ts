@@ -8,25 +8,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { bundleGroup } from "#lib/bundling.ts";
+import { bundleGroup, LAMBDA_IMPORT_ENV } from "#lib/bundling.ts";
 import { FUNCTION_GROUPS } from "#shared/http/route.ts";
 import { LAMBDA_NODE_OPTIONS } from "#shared/node-options.ts";
 import { median } from "../load.ts";
 import { renderTable } from "../tables.ts";
 
 export const COLD_IMPORTS = 3;
-
-/** What a deployed function has at import (config is read then); the values only have to pass validation. */
-const LAMBDA_ENV = {
-  SVC_MODE: "aws",
-  SVC_SANDBOX: "none",
-  SVC_TABLE_NAME: "x",
-  AWS_REGION: "us-east-1",
-  AWS_LAMBDA_FUNCTION_NAME: "x",
-  // Lambda sets it; with it the Tracer and the X-Ray SDK load at import, as they do in a cold start.
-  AWS_EXECUTION_ENV: "AWS_Lambda_nodejs22.x",
-  LOG_LEVEL: "SILENT",
-};
 
 /** Run by each fresh process: times the import alone (not Node's own start-up) and prints it. */
 const IMPORT_SCRIPT =
@@ -54,7 +42,7 @@ function coldImport(file: string): Promise<number> {
         IMPORT_SCRIPT,
         pathToFileURL(file).href,
       ],
-      { env: { PATH: process.env.PATH ?? "", ...LAMBDA_ENV }, stdio: ["ignore", "pipe", "pipe"] },
+      { env: { PATH: process.env.PATH ?? "", ...LAMBDA_IMPORT_ENV }, stdio: ["ignore", "pipe", "pipe"] },
     );
     let stdout = "";
     let stderr = "";
