@@ -40,7 +40,7 @@ const captureLambdaHandler =
     : undefined;
 
 /** Whether this process traces (false in local mode, in tests and where tracing is switched off). */
-export const isTracing = (): boolean => tracer?.isTracingEnabled() === true;
+const isTracing = (): boolean => tracer?.isTracingEnabled() === true;
 
 /** An AWS SDK v3 client whose calls are X-Ray subsegments when tracing is on (the same client when off). */
 export function traced<Client>(client: Client): Client {
