@@ -252,5 +252,5 @@ export async function deleteApplicationKey(
     entry(deps, principal, keyId, "delete", `Key of application ${id} revoked`, "application_key"),
   );
   if (!keyHash) throw notFound("The key");
-  deps.authenticator.evict({ keyHash });
+  deps.authenticator.evict({ keyHash, keyId });
 }

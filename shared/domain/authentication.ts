@@ -82,11 +82,14 @@ export class Authenticator {
     const session = await this.sessions.get(tenantId, sessionId);
     if (!session || Date.parse(session.expires_at) <= now) return undefined;
     const authorized = session.state === "authorized";
-    const application = await this.applications.get(
-      tenantId,
-      (authorized && session.authorized_by) || session.created_by,
-    );
-    if (!application) return undefined;
+    const applicationId = (authorized && session.authorized_by) || session.created_by;
+    const authorizedKeyId = authorized ? session.authorized_key_id : undefined;
+    // Only as lasting as the key that authorized it: a revoked (stolen) key's sessions end with it.
+    const [application, authorizingKey] = await Promise.all([
+      this.applications.get(tenantId, applicationId),
+      authorizedKeyId ? this.applications.getKey(tenantId, applicationId, authorizedKeyId) : undefined,
+    ]);
+    if (!application || (authorizedKeyId && !authorizingKey)) return undefined;
     return {
       kind: "session",
       tenantId,
@@ -99,12 +102,20 @@ export class Authenticator {
         rules: session.rules ?? [],
         expires_at: session.expires_at,
       },
+      ...(authorizedKeyId ? { authorizedKeyId } : {}),
     };
   }
 
-  /** Drops cached principals of a key (by hash) or of every key of an application. */
-  evict(match: { keyHash?: string; applicationId?: string }): void {
+  /**
+   * Drops cached principals of a key (by hash), of the sessions a key authorized (by key id), or of every key
+   * of an application.
+   */
+  evict(match: { keyHash?: string; keyId?: string; applicationId?: string }): void {
     if (match.keyHash) this.cache.evict(match.keyHash);
+    if (match.keyId)
+      this.cache.evictWhere(
+        (principal) => principal.kind === "session" && principal.authorizedKeyId === match.keyId,
+      );
     if (match.applicationId) {
       this.cache.evictWhere(
         (principal) => principal.kind !== "root" && principal.application.id === match.applicationId,

@@ -74,6 +74,8 @@ export type Principal =
       /** The application that authorized the session (before authorization: the one that created it). */
       application: Application;
       session: SessionGrant;
+      /** The key of `application` that authorized the session, when a key did (not for service sessions). */
+      authorizedKeyId?: string;
     };
 
 export type TenantPrincipal = Extract<Principal, { kind: "application" | "session" }>;

@@ -98,7 +98,8 @@ export async function deleteMember(
   );
   if (!removed) throw notFound("The member");
   for (const applicationId of removed.applicationIds) deps.authenticator.evict({ applicationId });
-  for (const keyHash of removed.keyHashes) deps.authenticator.evict({ keyHash });
+  // The minted keys, and the sessions they authorized.
+  for (const key of removed.keys) deps.authenticator.evict({ keyHash: key.hash, keyId: key.id });
 }
 
 /** A new single-use code: only its hash is stored; the e-mail carries the code itself. */

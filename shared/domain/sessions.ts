@@ -20,6 +20,8 @@ export interface StoredSession {
   created_at: string;
   expires_at: string;
   authorized_by?: string;
+  /** The key of `authorized_by` that authorized it: revoking that key ends the session. */
+  authorized_key_id?: string;
   authorized_at?: string;
   permissions?: Permission[];
   rules?: AccessRule[];
@@ -124,6 +126,7 @@ export async function authorizeSession(
       ...session,
       state: "authorized",
       authorized_by: app.id,
+      authorized_key_id: principal.keyId,
       authorized_at: now.toISOString(),
       permissions: [...new Set(input.permissions)],
       rules: input.rules,

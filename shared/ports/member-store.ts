@@ -18,7 +18,7 @@ export interface MemberStore {
     tenantId: string,
     memberId: string,
     audit: LogEntry,
-  ): Promise<{ applicationIds: string[]; keyHashes: string[] } | undefined>;
+  ): Promise<{ applicationIds: string[]; keys: { hash: string; id: string }[] } | undefined>;
   createInvitation(invitation: StoredInvitation, codeHash: string, audit: LogEntry): Promise<void>;
   getInvitation(tenantId: string, id: string): Promise<StoredInvitation | undefined>;
   listInvitations(tenantId: string): Promise<StoredInvitation[]>;

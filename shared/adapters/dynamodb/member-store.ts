@@ -73,7 +73,7 @@ export class DynamoMemberStore implements MemberStore {
     tenantId: string,
     memberId: string,
     audit: LogEntry,
-  ): Promise<{ applicationIds: string[]; keyHashes: string[] } | undefined> {
+  ): Promise<{ applicationIds: string[]; keys: { hash: string; id: string }[] } | undefined> {
     const member = await this.getMember(tenantId, memberId);
     if (!member || member.role === "OWNER") return undefined;
     const bound = (await this.queryPrefix(tenantId, "APP#")).filter((app) => app.member_id === memberId);
@@ -116,7 +116,7 @@ export class DynamoMemberStore implements MemberStore {
     if (!written) return undefined;
     return {
       applicationIds: bound.map((app) => String(app.id)),
-      keyHashes: minted.map((k) => String(k.key_hash)),
+      keys: minted.map((k) => ({ hash: String(k.key_hash), id: String(k.id) })),
     };
   }
 

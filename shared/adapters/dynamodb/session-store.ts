@@ -128,8 +128,7 @@ export class DynamoSessionStore implements SessionStore {
               Update: {
                 TableName: this.tableName,
                 Key: sessionKeys.session(session.tenant_id, session.id),
-                UpdateExpression:
-                  "SET #state = :authorized, authorized_by = :by, authorized_at = :at, #permissions = :permissions, #rules = :rules, expires_at = :expiresAt, expires_epoch = :expiresEpoch, #ttl = :expiresEpoch",
+                UpdateExpression: `SET #state = :authorized, authorized_by = :by, ${session.authorized_key_id ? "authorized_key_id = :keyId, " : ""}authorized_at = :at, #permissions = :permissions, #rules = :rules, expires_at = :expiresAt, expires_epoch = :expiresEpoch, #ttl = :expiresEpoch`,
                 ConditionExpression: "#state = :created AND expires_epoch > :now",
                 ExpressionAttributeNames: {
                   "#state": "state",
@@ -141,6 +140,7 @@ export class DynamoSessionStore implements SessionStore {
                   ":authorized": "authorized",
                   ":created": "created",
                   ":by": session.authorized_by,
+                  ...(session.authorized_key_id ? { ":keyId": session.authorized_key_id } : {}),
                   ":at": session.authorized_at,
                   ":permissions": session.permissions ?? [],
                   ":rules": session.rules ?? [],

@@ -205,15 +205,39 @@ describe("attack: a key granting more than it holds", () => {
     });
     const minted = [direct.body.key, extraKey.body.key, delegate.body.key, transitive.body.key];
     const before = await Promise.all(minted.map((key) => api.get("/applications/key", { key })));
+    // Sessions authorized with a minted key end with it; one the owner's key authorized does not.
+    const browser = await createApp(api, managementKey, {
+      name: "browser",
+      type: "public",
+      permissions: ["token:create"],
+    });
+    const sessionAuthorizedBy = async (key: string) => {
+      const session = await api.post<{ session_key: string; nonce: string }>("/sessions", {
+        key: browser.body.key,
+      });
+      await api.post("/sessions/authorize", {
+        key,
+        body: { nonce: session.body.nonce, permissions: ["token:read"] },
+      });
+      return session.body.session_key;
+    };
+    const sessions = [
+      await sessionAuthorizedBy(extraKey.body.key),
+      await sessionAuthorizedBy(ownersKeyForBackend.body.key),
+    ];
+    const sessionsBefore = await Promise.all(sessions.map((key) => api.get("/tokens", { key })));
 
     const deleted = await api.delete(`/tenants/self/members/${admin.id}`, { key: managementKey });
     const after = await Promise.all(minted.map((key) => api.get("/applications/key", { key })));
     const ownerMinted = await api.get("/applications/key", { key: ownersKeyForBackend.body.key });
+    const sessionsAfter = await Promise.all(sessions.map((key) => api.get("/tokens", { key })));
 
     expect(before.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect(deleted.status).toBe(204);
     expect(after.map((r) => r.status)).toEqual([401, 401, 401, 401]);
     expect(ownerMinted.status).toBe(200);
+    expect(sessionsBefore.map((r) => r.status)).toEqual([200, 200]);
+    expect(sessionsAfter.map((r) => r.status)).toEqual([401, 200]);
   });
   it("refuses a narrow non-member key deleting a member or resending or withdrawing an invitation (403)", async () => {
     const { api, managementKey } = await setup();
