@@ -32,14 +32,23 @@ export interface RunFigures {
 }
 
 let current: autocannon.Instance | undefined;
+let currentPaced: AbortController | undefined;
 
 /** Stops the run in progress (Ctrl-C): it then resolves early with what it measured. */
 export function stopCurrentLoad(): void {
   current?.stop();
+  currentPaced?.abort();
 }
 
-export function runLoad(spec: LoadSpec): Promise<RunFigures> {
-  if (spec.overallRate) return runPacedLoad({ ...spec, overallRate: spec.overallRate });
+export async function runLoad(spec: LoadSpec): Promise<RunFigures> {
+  if (spec.overallRate) {
+    currentPaced = new AbortController();
+    try {
+      return await runPacedLoad({ ...spec, overallRate: spec.overallRate }, currentPaced.signal);
+    } finally {
+      currentPaced = undefined;
+    }
+  }
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {

@@ -22,7 +22,11 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] as number;
 }
 
-export async function runPacedLoad(spec: LoadSpec & { overallRate: number }): Promise<RunFigures> {
+/** `stop` (Ctrl-C) ends the run early: nothing more is sent, and what was sent is awaited and counted. */
+export async function runPacedLoad(
+  spec: LoadSpec & { overallRate: number },
+  stop?: AbortSignal,
+): Promise<RunFigures> {
   const agent = new Agent({ keepAlive: true, maxSockets: spec.connections });
   const intervalMs = 1000 / spec.overallRate;
   const total = Math.round(spec.durationSeconds * spec.overallRate);
@@ -64,7 +68,7 @@ export async function runPacedLoad(spec: LoadSpec & { overallRate: number }): Pr
 
   const started = performance.now();
   const inFlight: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
+  for (let i = 0; i < total && !stop?.aborted; i++) {
     const due = started + i * intervalMs;
     const wait = due - performance.now();
     if (wait > 0) await sleep(wait);

@@ -1,0 +1,51 @@
+/**
+ * The bench's fixed-rate load (scripts/bench/paced.ts) must spread its requests over the second, not send a
+ * second's quota in one burst (what autocannon's overallRate does), and must count a late answer from when its
+ * request was due.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { runPacedLoad } from "../../scripts/bench/paced.ts";
+
+let server: Server | undefined;
+afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+async function listen(answerAfterMs: number, arrivals: number[]): Promise<string> {
+  server = createServer((req, res) => {
+    arrivals.push(performance.now());
+    req.resume();
+    req.on("end", () => setTimeout(() => res.end("{}"), answerAfterMs));
+  });
+  await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", () => resolve()));
+  return `http://127.0.0.1:${(server?.address() as AddressInfo).port}`;
+}
+
+const spec = (url: string, connections: number) => ({
+  url,
+  connections,
+  durationSeconds: 0.5,
+  overallRate: 40,
+  headers: { "content-type": "application/json" },
+  method: "POST" as const,
+  path: () => "/",
+  body: () => "{}",
+});
+
+describe("paced load", () => {
+  it("sends the rate's requests evenly spaced, never a burst", async () => {
+    const arrivals: number[] = [];
+    const figures = await runPacedLoad(spec(await listen(0, arrivals), 16));
+    expect(figures.requests).toBe(20);
+    expect(figures.statusCodes).toEqual({ "200": 20 });
+    // 25 ms apart: the 20 requests cannot arrive within less than 19 intervals (less a timer's slack).
+    expect((arrivals.at(-1) as number) - (arrivals[0] as number)).toBeGreaterThan(19 * 25 - 20);
+  });
+
+  it("counts a request's time from when it was due, also while it waited for a connection", async () => {
+    // One connection, answers after 100 ms, a request due every 25 ms: each waits longer than the last.
+    const figures = await runPacedLoad(spec(await listen(100, []), 1));
+    expect(figures.requests).toBe(20);
+    expect(figures.p99).toBeGreaterThan(1000);
+  });
+});
