@@ -941,7 +941,7 @@ function compile(code) {
 
 /**
  * Runs in flight: id → { context, deadline, answers (svc and fetch answers not yet taken), nextCall (one
- * numbering for svc and fetch calls), drainTimer, cleanups, timers (pending: id → cancel), fired (timer ids
+ * numbering for svc and fetch calls), drainTimer, drainDelay and activeAt (scheduleDrain), cleanups, timers (pending: id → cancel), fired (timer ids
  * not yet taken), nextTimer }.
  * Contexts use their own microtask queue (`afterEvaluate`), which only runs when this file enters the
  * context with a vm timeout: so every piece of the code's work, promise jobs included, is bounded by the
@@ -951,14 +951,42 @@ function compile(code) {
 const runs = new Map();
 /** Hands the run its svc/fetch answers and fired timers, then (afterEvaluate) runs its queued promise jobs. */
 const DRAIN = new vm.Script('"use strict"; __sandboxPump();', { filename: "sandbox-drain.js" });
-/** How often a waiting run's queue is drained: jobs of promises settled outside the context (webcrypto). */
-const DRAIN_INTERVAL_MS = 1;
+/**
+ * How often a waiting run's queue is drained for jobs of promises settled outside the context (webcrypto, a
+ * module's callback): every DRAIN_FAST_MS for DRAIN_FAST_WINDOW_MS after the run last did something (started,
+ * got an svc or fetch answer, had a timer fire: each of those drains at once), then backing off, doubling, to
+ * DRAIN_SLOW_MS. A run waiting for a slow partner used to be woken every millisecond: about 15 % of a core
+ * each, for nothing.
+ */
+const DRAIN_FAST_MS = 1;
+const DRAIN_FAST_WINDOW_MS = 10;
+const DRAIN_SLOW_MS = 16;
+
+/** Schedules the run's next drain: fast within the window after its last activity, slower and slower after. */
+function scheduleDrain(id, state) {
+  clearTimeout(state.drainTimer);
+  const idle = performance.now() - state.activeAt;
+  state.drainDelay =
+    idle < DRAIN_FAST_WINDOW_MS ? DRAIN_FAST_MS : Math.min(DRAIN_SLOW_MS, state.drainDelay * 2);
+  state.drainTimer = setTimeout(() => {
+    enter(id, DRAIN);
+    if (runs.get(id) === state) scheduleDrain(id, state);
+  }, state.drainDelay);
+}
+
+/** The run did something: its next drains come fast again. */
+function active(id) {
+  const state = runs.get(id);
+  if (state === undefined || state.drainTimer === undefined) return;
+  state.activeAt = performance.now();
+  if (state.drainDelay > DRAIN_FAST_MS) scheduleDrain(id, state);
+}
 
 function done(id, kind, payload) {
   const state = runs.get(id);
   if (state === undefined) return;
   runs.delete(id);
-  clearInterval(state.drainTimer);
+  clearTimeout(state.drainTimer);
   // Nothing a run scheduled outlives it: whatever this file gives a run that schedules work (timers, later)
   // registers its canceller in `cleanups`. Work scheduled through Node itself (a module's callback,
   // thread-pool jobs) cannot be cancelled here: the host's watchdog kills a process that uses CPU while idle.
@@ -1092,7 +1120,9 @@ function run(message) {
   });
   enter(id, DRIVER);
   if (!runs.has(id)) return; // finished (or failed) within its first turn: the usual case
-  state.drainTimer = setInterval(() => enter(id, DRAIN), DRAIN_INTERVAL_MS);
+  state.activeAt = performance.now();
+  state.drainDelay = DRAIN_FAST_MS;
+  scheduleDrain(id, state);
 }
 
 /** Most timers one run may have pending at once. */
@@ -1109,6 +1139,7 @@ function schedule(id, state, kind, ms) {
     if (kind !== "interval") state.timers.delete(timer);
     state.fired.push(timer);
     enter(id, DRAIN);
+    active(id);
   };
   if (kind === "immediate") {
     const handle = setImmediate(fire);
@@ -1128,6 +1159,7 @@ function svcResult(message) {
   if (state === undefined) return;
   state.answers.push([message.call, message.ok === true, message.payload]);
   enter(message.id, DRAIN);
+  active(message.id);
 }
 
 proc.on("message", (message) => {
