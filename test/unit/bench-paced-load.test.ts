@@ -12,13 +12,14 @@ let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
 
 async function listen(answerAfterMs: number, arrivals: number[]): Promise<string> {
-  server = createServer((req, res) => {
+  const listening = createServer((req, res) => {
     arrivals.push(performance.now());
     req.resume();
     req.on("end", () => setTimeout(() => res.end("{}"), answerAfterMs));
   });
-  await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", () => resolve()));
-  return `http://127.0.0.1:${(server?.address() as AddressInfo).port}`;
+  server = listening;
+  await new Promise<void>((resolve) => listening.listen(0, "127.0.0.1", () => resolve()));
+  return `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
 }
 
 const spec = (url: string, connections: number) => ({
