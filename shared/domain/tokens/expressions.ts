@@ -413,7 +413,14 @@ export function createExpressionEngine(options: ExpressionEngineOptions = {}): E
 }
 
 /** Parses only (no filters or tags run, no partials read): templates reach here after validate(). */
-const analyzer = new Liquid({ strictFilters: false, dynamicPartials: false, fs: NO_FILES, root: [] });
+const analyzer = new Liquid({
+  strictFilters: false,
+  dynamicPartials: false,
+  fs: NO_FILES,
+  root: [],
+  // Without it liquidjs warns at start-up that NO_FILES has no dirname (no template here includes another).
+  relativeReference: false,
+});
 
 /** Templates whose global variables are known; every create checks its fingerprint expression (one parse saved). */
 const variablesByTemplate = new Map<string, readonly string[]>();
