@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the service against its floor (scripts/bench/floor-service.ts), on one DynamoDB Local, with
- * autocannon; the proxy against the proxy floor and against calling a slow destination directly; react; and the
+ * autocannon (fixed-rate runs: scripts/bench/paced.ts); the proxy against the proxy floor and against calling a slow destination directly; react; and the
  * size and cold import time of every function bundle. See docs/performance.md.
  *
  * One DynamoDB Local (in memory) serves both. The service, the floor and the proxy's destination each run in
