@@ -162,7 +162,9 @@ export const reactorsRoutes = routeGroup("reactors", {
     method: "GET",
     path: "/tenants/self/webhook-secret",
     auth: "key",
-    permissions: ["reactor:read"],
+    // Not reactor:read: whoever holds the secret can sign callbacks the tenant's receivers trust, which is
+    // as much as changing reactors; the permission that rotates it is the one that reads it.
+    permissions: ["reactor:update"],
     summary: "The tenant's Standard Webhooks secret for reactor callbacks",
     responses: { 200: { description: "Secret", schema: z.object({ secret: z.string() }) } },
   },

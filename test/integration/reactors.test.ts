@@ -408,11 +408,13 @@ describe("reactor access", () => {
       }),
       api.delete(`/reactors/${mine.reactor.id}`, { key: reader }),
       api.post("/tenants/self/webhook-secret/rotate", { key: reader }),
+      // Reading the signing secret is forging callbacks: not a reader's right either.
+      api.get("/tenants/self/webhook-secret", { key: reader }),
     ]);
     const listed = await api.get<{ data: { id: string }[] }>("/reactors", { key: mine.managementKey });
 
     expect(crossTenant.map((r) => r.status)).toEqual([404, 404, 404, 404, 404, 404]);
-    expect(forbidden.map((r) => r.status)).toEqual([403, 403, 403, 403]);
+    expect(forbidden.map((r) => r.status)).toEqual([403, 403, 403, 403, 403]);
     expect(listed.body.data.map((r) => r.id)).not.toContain(other.reactor.id);
   });
 });
