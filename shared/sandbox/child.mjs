@@ -941,8 +941,8 @@ function compile(code) {
 
 /**
  * Runs in flight: id → { context, deadline, answers (svc and fetch answers not yet taken), nextCall (one
- * numbering for svc and fetch calls), drainTimer, drainDelay and activeAt (scheduleDrain), cleanups, timers (pending: id → cancel), fired (timer ids
- * not yet taken), nextTimer }.
+ * numbering for svc and fetch calls), drainTimer, drainDelay and activeAt (scheduleDrain), cleanups, timers
+ * (pending: id → cancel), fired (timer ids not yet taken), nextTimer }.
  * Contexts use their own microtask queue (`afterEvaluate`), which only runs when this file enters the
  * context with a vm timeout: so every piece of the code's work, promise jobs included, is bounded by the
  * run's deadline here too, and a process whose host vanished (no one left to kill it) never spins for
