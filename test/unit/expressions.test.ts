@@ -573,18 +573,27 @@ describe("evaluateStructure", () => {
 
   it("shares one time budget across all the strings", async () => {
     const limited = createExpressionEngine({ renderLimitMs: 100 });
+    // The fastest of three warm renders: load and a cold JIT only ever make a render slower than this, so
+    // counting copies from it can only overshoot the work asked for, never fall short.
+    const fastest = async (template: string) => {
+      const times: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const start = performance.now();
+        await limited.render(template, {});
+        times.push(performance.now() - start);
+      }
+      return Math.min(...times.slice(1));
+    };
     // A loop that takes a sizeable share of the budget on this machine, but well under all of it.
     let size = 1000;
     let ms = 0;
     for (; size < 5_000_000; size *= 2) {
-      const start = performance.now();
-      await limited.render(`{% for i in (1..${size}) %}{% endfor %}`, {});
-      ms = performance.now() - start;
+      ms = await fastest(`{% for i in (1..${size}) %}{% endfor %}`);
       if (ms >= 10) break;
     }
     expect(ms).toBeLessThan(100);
     const slow = `{% for i in (1..${size}) %}{% endfor %}`;
-    // Twenty budgets worth of work in all, so machine load cannot make it fit in one.
+    // Twenty budgets worth of work in all, at the fastest pace seen, so no machine can fit it in one.
     const structure = Array.from({ length: Math.ceil(2000 / ms) }, () => slow);
     expect((await failure(limited.evaluateStructure(structure, {}))).message).toBe(
       "Expression exceeded its time limit",
