@@ -1,9 +1,13 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Three projects, so a unit loop never waits for Java or a synth:
+ * - unit: pure rules and in-process parts; builds the sandbox packages the sandbox tests require, nothing else;
+ * - integration: through HTTP against one in-memory DynamoDB Local for the whole run;
+ * - infra: CDK assertions on synthesized templates (a synth takes tens of seconds on a busy machine).
+ */
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/global-setup.ts"],
     env: { LOG_LEVEL: "SILENT", POWERTOOLS_LOG_LEVEL: "SILENT" },
     testTimeout: 30_000,
     hookTimeout: 60_000,
@@ -12,5 +16,33 @@ export default defineConfig({
     // Workers run as production does: Object.prototype.__proto__ throws (docs/security.md, process integrity).
     execArgv: ["--disable-proto=throw"],
     reporters: ["default"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/unit/**/*.test.ts"],
+          globalSetup: ["test/support/sandbox-packages-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "integration",
+          include: ["test/integration/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "infra",
+          include: ["test/infra/**/*.test.ts"],
+          // A synth with bundling takes about 20 s on a quiet machine and several times that on a busy one.
+          hookTimeout: 300_000,
+          testTimeout: 120_000,
+        },
+      },
+    ],
   },
 });
