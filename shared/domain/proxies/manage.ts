@@ -1,8 +1,9 @@
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
+import { assertMayRouteData } from "#shared/domain/data-routing.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { notFound, validationError } from "#shared/domain/errors.ts";
-import { assertActsForMember, assertMayActAs, ceilingOf } from "#shared/domain/grant-ceiling.ts";
+import { assertMayActAs, ceilingOf } from "#shared/domain/grant-ceiling.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
@@ -56,23 +57,6 @@ async function view(deps: ProxyDeps, principal: TenantPrincipal, proxy: StoredPr
   return { ...fields, key: await deps.sealer.open(keyBinding(proxy), sealed_key) };
 }
 
-/**
- * Where detokenized data goes and who may send it: whoever sets these acts for every caller of the proxy (bound
- * to an application or not), so only a member's own key may create a proxy or change them.
- */
-const ROUTING_FIELDS = [
-  "destination_url",
-  "request_transform",
-  "response_transform",
-  "require_auth",
-  "allowed_hosts",
-] as const;
-
-function routingChanged(next: Omit<StoredProxy, "sealed_key" | "key_hash">, current?: StoredProxy): boolean {
-  if (!current) return true;
-  return ROUTING_FIELDS.some((field) => JSON.stringify(next[field]) !== JSON.stringify(current[field]));
-}
-
 function entry(
   deps: ProxyDeps,
   principal: TenantPrincipal,
@@ -93,7 +77,8 @@ function entry(
  * Field rules shared by create, PUT and PATCH; the application must be a public or private one of the tenant.
  * A proxy acts as its application (detokenization without `require_auth`, `req.svc` in transforms), so the
  * caller's ceiling must cover that application, and on updates the one it is bound to now (403). Creating a
- * proxy or changing its destination, transforms or `require_auth` needs a member's own key (403).
+ * proxy or changing where it sends detokenized data or what code sees it needs a member's own key (403,
+ * data-routing.ts).
  */
 async function assertValid(
   deps: ProxyDeps,
@@ -117,8 +102,7 @@ async function assertValid(
   if (proxy.application_id !== undefined && (!application || application.type === "management"))
     errors["application.id"] = ["must name a public or private application of the tenant"];
   if (Object.keys(errors).length > 0) throw validationError("The proxy is invalid.", errors);
-  if (routingChanged(proxy, current))
-    assertActsForMember(principal, "create a proxy or change where it sends detokenized data");
+  assertMayRouteData(principal, "proxy", proxy, current);
   if (application) assertMayActAs(principal, application, "configure a proxy acting as");
   const bound = current?.application_id;
   if (bound !== undefined && bound !== application?.id) {

@@ -1,4 +1,5 @@
 import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
+import { assertMayRouteData } from "#shared/domain/data-routing.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, DomainError, notFound, validationError } from "#shared/domain/errors.ts";
 import { assertMayActAs } from "#shared/domain/grant-ceiling.ts";
@@ -64,8 +65,10 @@ function assertFormula(input: FormulaInput) {
     throw validationError("Names must be unique.", { configuration: [`duplicate ${duplicates.join(", ")}`] });
 }
 
+/** Creating a formula, like changing what its code sees, needs a member's own key (403, data-routing.ts). */
 export async function createFormula(deps: ReactorDeps, principal: TenantPrincipal, input: FormulaInput) {
   assertFormula(input);
+  assertMayRouteData(principal, "reactor_formula", input);
   const now = deps.clock.now();
   const formula: StoredFormula = {
     ...input,
@@ -129,6 +132,8 @@ export async function replaceFormula(
     modified_by: principal.application.id,
     modified_at: deps.clock.now().toISOString(),
   };
+  // Reactors without an application run it too, on their callers' detokenized args.
+  assertMayRouteData(principal, "reactor_formula", next, current);
   if (
     !(await deps.reactors.put(
       "formula",
@@ -251,6 +256,7 @@ export async function createReactor(
     created_by: principal.application.id,
     created_at: now.toISOString(),
   };
+  assertMayRouteData(principal, "reactor", reactor);
   await deps.reactors.put(
     "reactor",
     reactor,
@@ -308,6 +314,7 @@ async function saveReactor(
     modified_by: principal.application.id,
     modified_at: deps.clock.now().toISOString(),
   };
+  assertMayRouteData(principal, "reactor", next, current);
   if (
     !(await deps.reactors.put(
       "reactor",

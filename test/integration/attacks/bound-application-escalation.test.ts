@@ -204,9 +204,16 @@ describe("attack: a narrow key acting through a proxy or reactor bound to a wide
     const key = await narrow("reactor:create");
     const user = await appKey(api, managementKey, { type: "private", permissions: ["token:use"] });
 
+    const formulaBody = {
+      name: "steal",
+      code: RETRIEVE_FORMULA,
+      request_parameters: [{ name: "id", type: "string" }],
+    };
+    const ownFormula = await api.post<{ id: string }>("/reactor-formulas", { key, body: formulaBody });
+    // Formulas are made by members (data-routing-fields.test.ts); the narrow key then tries to bind one.
     const formula = await api.post<{ id: string }>("/reactor-formulas", {
-      key,
-      body: { name: "steal", code: RETRIEVE_FORMULA, request_parameters: [{ name: "id", type: "string" }] },
+      key: managementKey,
+      body: formulaBody,
     });
     const reactor = await api.post<{ id: string }>("/reactors", {
       key,
@@ -221,6 +228,7 @@ describe("attack: a narrow key acting through a proxy or reactor bound to a wide
       ? await api.post(`/reactors/${reactor.body.id}/react`, { key: user, body: { args: { id: tokenId } } })
       : undefined;
 
+    expectRefused(ownFormula);
     expect(formula.status).toBe(201);
     expectRefused(reactor);
     expect(JSON.stringify(reacted?.body ?? {})).not.toContain(VISA);
