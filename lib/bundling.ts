@@ -45,7 +45,7 @@ export const LAMBDA_IMPORT_ENV = {
   AWS_REGION: "us-east-1",
   AWS_LAMBDA_FUNCTION_NAME: "x",
   // Lambda sets it; with it the Tracer and the X-Ray SDK load at import, as they do in a cold start.
-  AWS_EXECUTION_ENV: "AWS_Lambda_nodejs22.x",
+  AWS_EXECUTION_ENV: "AWS_Lambda_nodejs24.x",
   LOG_LEVEL: "SILENT",
 } as const;
 

@@ -14,73 +14,79 @@ const flag = z
 /** A whole number from `min` to `max`, from its decimal text. */
 const wholeNumber = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/** Every variable the service reads; docs/operations.md's table is written from it (shared/config-docs.ts). */
+const envShape = {
+  SVC_MODE: z.enum(["local", "aws"]).optional(),
+  AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
+  AWS_REGION: z.string().optional(),
+  SVC_TABLE_NAME: z.string().min(3).optional(),
+  SVC_DYNAMODB_ENDPOINT: z.url().optional(),
+  SVC_DATA_DIR: z.string().min(1).default(".svc-data"),
+  SVC_ROOT_KEY: z.string().min(16).optional(),
+  SVC_ROOT_KEY_HASH: z
+    .string()
+    .regex(/^[a-f0-9]{64}$/)
+    .optional(),
+  SVC_ROOT_KEY_PARAMETER: z.string().optional(),
+  SVC_KMS_KEY_ID: z.string().min(1).optional(),
+  SVC_EMAIL_SENDER: z.string().min(3).optional(),
+  // The tenants' runner functions (AWS): set together by the stack, or not at all.
+  SVC_RUNNER_PREFIX: z.string().regex(PREFIX_PATTERN).optional(),
+  SVC_RUNNER_ROLE_ARN: z
+    .string()
+    .regex(/^arn:[a-z-]+:iam::\d{12}:role\/.+$/)
+    .optional(),
+  SVC_RUNNER_CODE_BUCKET: z.string().min(3).optional(),
+  SVC_RUNNER_CODE_KEY: z.string().min(1).optional(),
+  SVC_RUNNER_RUNTIME: z
+    .string()
+    .regex(/^nodejs\d+\.x$/)
+    .optional(),
+  SVC_RUNNER_HANDLER: z.string().min(1).optional(),
+  SVC_RUNNER_MEMORY_MB: wholeNumber(128, 10_240).optional(),
+  SVC_RUNNER_TIMEOUT_SECONDS: wholeNumber(1, 900).optional(),
+  SVC_RUNNER_ARCHITECTURE: z.enum(["arm64", "x86_64"]).optional(),
+  SVC_RUNNER_LOG_GROUP: z.string().min(1).optional(),
+  SVC_STACK_NAME: z.string().min(1).optional(),
+  // Where tenant code runs: child processes here (local), the tenant's runner function (AWS), or nowhere.
+  SVC_SANDBOX: z.enum(["process", "runner", "none"]).optional(),
+  SVC_CALLBACK_QUEUE_URL: z.url().optional(),
+  // The callback consumer moves a job that no retry can fix here at once (lib/constructs/callback-consumer.ts).
+  SVC_CALLBACK_DLQ_URL: z.url().optional(),
+  SVC_SYNC_REACT_TIMEOUT_MS: wholeNumber(100, 25_000).default(20_000),
+  SVC_CALLBACK_RETRY_BASE_SECONDS: z.coerce.number().min(0.01).max(900).default(60),
+  SVC_API_URL: z.url().optional(),
+  SVC_INVITATION_URL: z.url().optional(),
+  PORT: z.string().optional(),
+  SVC_TEST_CLOCK: flag,
+  SVC_PROXY_ALLOW_PRIVATE: z.enum(["0", "1", "true", "false"]).optional(),
+  SVC_LOG_RETENTION_DAYS: wholeNumber(1, 3650).default(365),
+  SVC_AUTH_CACHE_SECONDS: wholeNumber(0, 60).default(5),
+  SVC_SANDBOX_PROCESSES: wholeNumber(2, 256).default(16),
+  SVC_SANDBOX_TENANT_PROCESSES: wholeNumber(1, 256).optional(),
+  // What one run of tenant code may do with fetch (docs/sandbox.md#outbound-http).
+  SVC_SANDBOX_FETCH_MAX_REQUESTS: wholeNumber(0, 10_000).default(DEFAULT_OUTBOUND_LIMITS.maxRequests),
+  SVC_SANDBOX_FETCH_MAX_BYTES_OUT: wholeNumber(0, 100 * 1024 * 1024).default(
+    DEFAULT_OUTBOUND_LIMITS.maxBytesOut,
+  ),
+  SVC_SANDBOX_FETCH_MAX_BYTES_IN: wholeNumber(0, 100 * 1024 * 1024).default(
+    DEFAULT_OUTBOUND_LIMITS.maxBytesIn,
+  ),
+  SVC_SANDBOX_FETCH_TIMEOUT_MS: wholeNumber(100, 300_000).default(DEFAULT_OUTBOUND_LIMITS.timeoutMs),
+  SVC_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  SVC_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(1000),
+  SVC_RATE_LIMIT_BURST: wholeNumber(1, 100_000_000).optional(),
+};
+
+export type ConfigVariable = keyof typeof envShape;
+export const CONFIG_VARIABLES = Object.keys(envShape) as ConfigVariable[];
+
 const envSchema = z
-  .object({
-    SVC_MODE: z.enum(["local", "aws"]).optional(),
-    AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
-    AWS_REGION: z.string().optional(),
-    SVC_TABLE_NAME: z.string().min(3).optional(),
-    SVC_DYNAMODB_ENDPOINT: z.url().optional(),
-    SVC_DATA_DIR: z.string().min(1).default(".svc-data"),
-    SVC_ROOT_KEY: z.string().min(16).optional(),
-    SVC_ROOT_KEY_HASH: z
-      .string()
-      .regex(/^[a-f0-9]{64}$/)
-      .optional(),
-    SVC_ROOT_KEY_PARAMETER: z.string().optional(),
-    SVC_KMS_KEY_ID: z.string().min(1).optional(),
-    SVC_EMAIL_SENDER: z.string().min(3).optional(),
-    // The tenants' runner functions (AWS): set together by the stack, or not at all.
-    SVC_RUNNER_PREFIX: z.string().regex(PREFIX_PATTERN).optional(),
-    SVC_RUNNER_ROLE_ARN: z
-      .string()
-      .regex(/^arn:[a-z-]+:iam::\d{12}:role\/.+$/)
-      .optional(),
-    SVC_RUNNER_CODE_BUCKET: z.string().min(3).optional(),
-    SVC_RUNNER_CODE_KEY: z.string().min(1).optional(),
-    SVC_RUNNER_RUNTIME: z
-      .string()
-      .regex(/^nodejs\d+\.x$/)
-      .optional(),
-    SVC_RUNNER_HANDLER: z.string().min(1).optional(),
-    SVC_RUNNER_MEMORY_MB: wholeNumber(128, 10_240).optional(),
-    SVC_RUNNER_TIMEOUT_SECONDS: wholeNumber(1, 900).optional(),
-    SVC_RUNNER_ARCHITECTURE: z.enum(["arm64", "x86_64"]).optional(),
-    SVC_RUNNER_LOG_GROUP: z.string().min(1).optional(),
-    SVC_STACK_NAME: z.string().min(1).optional(),
-    // Where tenant code runs: child processes here (local), the tenant's runner function (AWS), or nowhere.
-    SVC_SANDBOX: z.enum(["process", "runner", "none"]).optional(),
-    SVC_CALLBACK_QUEUE_URL: z.url().optional(),
-    // The callback consumer moves a job that no retry can fix here at once (lib/constructs/callback-consumer.ts).
-    SVC_CALLBACK_DLQ_URL: z.url().optional(),
-    SVC_SYNC_REACT_TIMEOUT_MS: wholeNumber(100, 25_000).default(20_000),
-    SVC_CALLBACK_RETRY_BASE_SECONDS: z.coerce.number().min(0.01).max(900).default(60),
-    SVC_API_URL: z.url().optional(),
-    SVC_INVITATION_URL: z.url().optional(),
-    PORT: z.string().optional(),
-    SVC_TEST_CLOCK: flag,
-    SVC_PROXY_ALLOW_PRIVATE: z.enum(["0", "1", "true", "false"]).optional(),
-    SVC_LOG_RETENTION_DAYS: wholeNumber(1, 3650).default(365),
-    SVC_AUTH_CACHE_SECONDS: wholeNumber(0, 60).default(5),
-    SVC_SANDBOX_PROCESSES: wholeNumber(2, 256).default(16),
-    SVC_SANDBOX_TENANT_PROCESSES: wholeNumber(1, 256).optional(),
-    // What one run of tenant code may do with fetch (docs/sandbox.md#outbound-http).
-    SVC_SANDBOX_FETCH_MAX_REQUESTS: wholeNumber(0, 10_000).default(DEFAULT_OUTBOUND_LIMITS.maxRequests),
-    SVC_SANDBOX_FETCH_MAX_BYTES_OUT: wholeNumber(0, 100 * 1024 * 1024).default(
-      DEFAULT_OUTBOUND_LIMITS.maxBytesOut,
-    ),
-    SVC_SANDBOX_FETCH_MAX_BYTES_IN: wholeNumber(0, 100 * 1024 * 1024).default(
-      DEFAULT_OUTBOUND_LIMITS.maxBytesIn,
-    ),
-    SVC_SANDBOX_FETCH_TIMEOUT_MS: wholeNumber(100, 300_000).default(DEFAULT_OUTBOUND_LIMITS.timeoutMs),
-    SVC_MAX_BODY_BYTES: z.coerce
-      .number()
-      .int()
-      .min(1024)
-      .default(1024 * 1024),
-    SVC_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(1000),
-    SVC_RATE_LIMIT_BURST: wholeNumber(1, 100_000_000).optional(),
-  })
+  .object(envShape)
   .superRefine((env, ctx) => {
     const set = RUNNER_VARIABLES.filter((name) => env[name] !== undefined);
     if (set.length > 0 && set.length < RUNNER_VARIABLES.length)

@@ -4,15 +4,17 @@
  * not compose, or a shared module that drags a heavy package into every function, fails here.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { bundleGroup, LAMBDA_IMPORT_ENV, packagesIn } from "#lib/bundling.ts";
+import { NODE_RUNTIME, REPO_ROOT } from "#lib/constructs/api-function.ts";
 import { FUNCTION_ACCESS } from "#lib/function-groups.ts";
 import { FUNCTION_GROUPS } from "#shared/http/route.ts";
+import { LAMBDA_NODE_OPTIONS } from "#shared/node-options.ts";
 
 const execFileAsync = promisify(execFile);
 const KB = 1024;
@@ -115,6 +117,40 @@ describe("function bundles", () => {
     for (const group of ["sweep", "transactions", "system", "applications"]) {
       const packages = packagesIn((await bundleGroup(group)).metafile);
       expect(packages, group).not.toContain("liquidjs");
+    }
+  });
+});
+
+describe("cold import as Lambda does", () => {
+  /**
+   * Each bundle imported in a fresh Node process with a Lambda execution environment, on the Node that runs this
+   * suite: `.ci/run` runs it again on the Lambda runtime's major (lib/constructs/api-function.ts NODE_RUNTIME),
+   * so a bundle that only loads on the development machine's Node fails here, not in a user's account.
+   */
+  const SCRIPT =
+    "const m = await import(process.argv[1]); process.stdout.write(JSON.stringify({ node: process.versions.node, handler: typeof m.handler }));";
+  const bundles = [...FUNCTION_GROUPS, ...Object.keys(OTHER_FUNCTIONS)];
+
+  it("runs again on the Lambda runtime's Node major, in a Lambda runtime's environment", () => {
+    const major = /^nodejs(\d+)\.x$/.exec(NODE_RUNTIME.name)?.[1];
+    const script = readFileSync(join(REPO_ROOT, "scripts", "test-lambda-node.sh"), "utf8");
+    expect(/^major=(\d+)/m.exec(script)?.[1]).toBe(major);
+    expect(LAMBDA_IMPORT_ENV.AWS_EXECUTION_ENV).toBe(`AWS_Lambda_${NODE_RUNTIME.name}`);
+  });
+
+  it.each(bundles)("%s loads and exports its handler", { timeout: 120_000 }, async (group) => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-bundle-"));
+    try {
+      const file = join(dir, "index.mjs");
+      writeFileSync(file, (await bundleGroup(group)).code);
+      const { stdout } = await execFileAsync(
+        process.execPath,
+        ["--input-type=module", "-e", SCRIPT, pathToFileURL(file).href],
+        { env: { PATH: process.env.PATH ?? "", NODE_OPTIONS: LAMBDA_NODE_OPTIONS, ...LAMBDA_IMPORT_ENV } },
+      );
+      expect(JSON.parse(stdout)).toEqual({ node: process.versions.node, handler: "function" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

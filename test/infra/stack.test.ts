@@ -18,6 +18,8 @@ import { FUNCTION_ACCESS, type GroupAccess } from "#lib/function-groups.ts";
 import type { VaultStack } from "#lib/vault-stack.ts";
 import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
 import { routeList } from "#shared/api/index.ts";
+import { CONFIG_VARIABLES } from "#shared/config.ts";
+import { LIBRARY_VARIABLES } from "#shared/config-docs.ts";
 import { FUNCTION_GROUPS, type FunctionGroup, routeKeyOf } from "#shared/http/route.ts";
 import {
   actionsOf,
@@ -152,6 +154,22 @@ describe("functions", () => {
     else expect(env).not.toHaveProperty("SVC_ROOT_KEY_PARAMETER");
     expect(env).not.toHaveProperty("SVC_ROOT_KEY");
     expect(env).not.toHaveProperty("SVC_TEST_CLOCK");
+  });
+});
+
+describe("environment", () => {
+  it("sets on every function only variables shared/config.ts reads or its libraries document", () => {
+    const known = new Set<string>([...CONFIG_VARIABLES, ...Object.keys(LIBRARY_VARIABLES)]);
+    const functions = resourcesOfType(template, "AWS::Lambda::Function");
+    expect(functions.length).toBeGreaterThan(0);
+    for (const [id, fn] of functions) {
+      const environment = fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined;
+      const variables = Object.keys(environment?.Variables ?? {});
+      expect(
+        variables.filter((name) => !known.has(name)),
+        id,
+      ).toEqual([]);
+    }
   });
 });
 
