@@ -11,6 +11,7 @@
  * `fetch` and their classes are built inside the context (codeRuntime); `fetch` asks the host, which carries
  * the request out: this process has no network.
  */
+import { EventEmitter } from "node:events";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -47,6 +48,17 @@ for (const name of [
   delete proc[name];
 }
 proc.argv = [proc.argv[0] ?? "node"];
+
+// Nothing of one run may be readable by a later one (runs of one code by different callers share this
+// process). Node's Buffer pool is one 8 KiB ArrayBuffer that every small `Buffer.from` and `allocUnsafe`
+// slices, so `buffer.buffer` would hand a run every earlier run's bytes: size 0 turns pooling off (Node reads
+// Buffer.poolSize at each allocation; lockdown freezes it), and `--zero-fill-buffers` (spawn.ts) makes every
+// allocation fresh zeroed memory. The Blob URL registry (`URL.createObjectURL`) is one per process: withheld.
+Buffer.poolSize = 0;
+delete URL.createObjectURL;
+delete URL.revokeObjectURL;
+/** Process-wide settings a run can write but lockdown cannot freeze (a module's own variable behind a setter). */
+const DEFAULT_MAX_LISTENERS = EventEmitter.defaultMaxListeners;
 proc.execArgv = [];
 for (const name of ["process", "fetch", "WebSocket", "EventSource", "Request", "Response", "Headers"]) {
   delete globalThis[name];
@@ -82,32 +94,61 @@ function tameOverrides(proto) {
 }
 
 /**
- * Freezes everything reachable from `roots` (property values, accessors and prototypes): the allowed
- * modules are objects of this realm shared by every run of the process, so none of it may be changed by a
- * run, neither to leave something for the next run nor to have this file's own code (IPC runs on
- * EventEmitter.prototype) call the code's functions.
+ * Freezes everything reachable from `roots` (property values, accessors, what getters answer, and
+ * prototypes): the allowed modules are objects of this realm shared by every run of the process, so none of
+ * it may be changed by a run, neither to leave something for the next run nor to have this file's own code
+ * (IPC runs on EventEmitter.prototype) call the code's functions.
  */
 function lockdown(roots) {
   const seen = new Set();
   const prototypes = new Set();
+  /** Prototypes of objects (not a class's static side): their getters expect an instance as receiver. */
+  const instanceShapes = new Set();
+  const asked = new Set();
   const stack = [...roots];
   while (stack.length > 0) {
-    const value = stack.pop();
-    if ((typeof value !== "object" || value === null) && typeof value !== "function") continue;
-    if (seen.has(value)) continue;
-    seen.add(value);
-    const proto = Object.getPrototypeOf(value);
-    if (proto !== null) {
-      prototypes.add(proto);
-      stack.push(proto);
+    while (stack.length > 0) {
+      const value = stack.pop();
+      if ((typeof value !== "object" || value === null) && typeof value !== "function") continue;
+      if (seen.has(value)) continue;
+      seen.add(value);
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== null) {
+        prototypes.add(proto);
+        if (typeof value !== "function") instanceShapes.add(proto);
+        stack.push(proto);
+      }
+      for (const key of Reflect.ownKeys(value)) {
+        const desc = Object.getOwnPropertyDescriptor(value, key);
+        if (desc === undefined) continue;
+        if ("value" in desc) {
+          stack.push(desc.value);
+          if (key === "prototype" && typeof value === "function") {
+            prototypes.add(desc.value);
+            instanceShapes.add(desc.value);
+          }
+        } else stack.push(desc.get, desc.set);
+      }
     }
-    for (const key of Reflect.ownKeys(value)) {
-      const desc = Object.getOwnPropertyDescriptor(value, key);
-      if (desc === undefined) continue;
-      if ("value" in desc) {
-        stack.push(desc.value);
-        if (key === "prototype" && typeof value === "function") prototypes.add(desc.value);
-      } else stack.push(desc.get, desc.set);
+    // What a getter answers may be shared, mutable state too: `Buffer[Symbol.species]` is Node's FastBuffer
+    // class, `crypto.subtle` one SubtleCrypto, `util.inspect.defaultOptions` the object `inspect` reads,
+    // `Stream.promises` a module. Ask each getter of a value and of its prototypes, with the value as
+    // receiver, as the code would; never with a prototype of instances as receiver (a lazy getter, such as
+    // crypto's LazyTransform, would set up state on the prototype that every instance then shares).
+    for (const value of [...seen]) {
+      if (asked.has(value) || instanceShapes.has(value)) continue;
+      asked.add(value);
+      for (let holder = value; holder !== null; holder = Object.getPrototypeOf(holder)) {
+        for (const key of Reflect.ownKeys(holder)) {
+          const get = Object.getOwnPropertyDescriptor(holder, key)?.get;
+          if (get === undefined) continue;
+          try {
+            stack.push(Reflect.apply(get, value, []));
+          } catch {
+            // a getter that refuses this receiver answers nothing to freeze
+          }
+        }
+      }
     }
   }
   for (const value of seen) {
@@ -118,7 +159,7 @@ function lockdown(roots) {
 }
 
 /** Left out of the copies: loading an OpenSSL engine is loading native code (the permission model refuses it too). */
-const WITHHELD = new Set(["crypto.setEngine", "crypto.setFips"]);
+const WITHHELD = new Set(["crypto.setEngine", "crypto.setFips", "buffer.resolveObjectURL"]);
 
 /** Frozen, null-prototype copies of the allowed modules: the modules' own exports objects are never handed out. */
 const nodeRequire = createRequire(import.meta.url);
@@ -1003,12 +1044,16 @@ function enter(id, script) {
     done(id, "timeout", undefined);
     return undefined;
   }
+  // What a turn (or a Node callback outside any turn) set there is gone before another turn can read it.
+  EventEmitter.defaultMaxListeners = DEFAULT_MAX_LISTENERS;
   try {
     return script.runInContext(state.context, { timeout: left });
   } catch (error) {
     if (error?.code === "ERR_SCRIPT_EXECUTION_TIMEOUT") done(id, "timeout", undefined);
     else done(id, "thrown", '{"name":"Error","message":"the run failed"}');
     return undefined;
+  } finally {
+    EventEmitter.defaultMaxListeners = DEFAULT_MAX_LISTENERS;
   }
 }
 
