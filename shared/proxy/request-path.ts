@@ -1,7 +1,7 @@
 /*
- * Path suffixes are never normalized: a suffix holding a `.` or `..` segment (in any percent-encoded,
- * double-encoded, backslash or `;param` disguise) is refused, so the request cannot climb above
- * destination_url's path on any server, whatever its own normalization.
+ * Path suffixes are never normalized: a suffix holding a `.` or `..` segment (in any percent-encoded, nested,
+ * overlong UTF-8, `%u`, fullwidth, backslash or `;param` disguise) is refused, so the request cannot climb
+ * above destination_url's path on any server, however many times it decodes.
  */
 import { invalid } from "./forward-errors.ts";
 
@@ -15,26 +15,96 @@ export function joinPath(url: URL, pathSuffix: string, rawQuery: string): string
   return query ? `${path}?${query}` : path;
 }
 
+/** Decoding rounds a suffix may need; one still changing after that is refused, not decoded further. */
+const MAX_DECODE_ROUNDS = 8;
+
+/** `%uXXXX` (IIS) or a run of `%XX` escapes. */
+const ESCAPES = /%u[0-9a-fA-F]{4}|(?:%[0-9a-fA-F]{2})+/g;
+
 /**
- * True when some segment, once percent-decoded (repeatedly, to see through double encoding) and split on
- * "/" and "\" (encoded slashes, Windows-style servers), is "." or ".." possibly followed by ";params".
+ * True when some segment is "." or "..", as any server along the way could come to see it: the suffix
+ * decoded to a fixed point (decodeFully), split on "/" and "\" (encoded slashes, Windows-style servers),
+ * each name cut at ";" (path parameters), "?", "#" or NUL and stripped of trailing whitespace. Also true when
+ * the suffix does not reach a fixed point within MAX_DECODE_ROUNDS.
  */
-function hasDotSegment(suffix: string): boolean {
-  for (const segment of suffix.split("/")) {
-    let decoded = segment;
-    for (let round = 0; round < 4; round++) {
-      const next = decoded.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) =>
-        String.fromCharCode(Number.parseInt(hex, 16)),
-      );
-      if (next === decoded) break;
-      decoded = next;
-    }
-    for (const piece of decoded.split(/[/\\]/)) {
-      const name = piece.split(";")[0];
-      if (name === "." || name === "..") return true;
-    }
+export function hasDotSegment(suffix: string): boolean {
+  const decoded = decodeFully(suffix);
+  if (decoded === undefined) return true;
+  for (const piece of decoded.split(/[/\\]/)) {
+    const name = (piece.split(/[;?#\0]/)[0] ?? "").replace(/[\s]+$/, "");
+    if (name === "." || name === "..") return true;
   }
   return false;
+}
+
+/**
+ * `text` decoded until nothing changes: `%XX` runs as UTF-8 bytes (overlong forms of ASCII, such as
+ * `%c0%ae` for ".", decoded as the lenient servers that accept them would), `%uXXXX`, and Unicode
+ * compatibility forms folded (NFKC: a fullwidth "．" or "／" becomes "." or "/"). Undefined when it is still
+ * changing after MAX_DECODE_ROUNDS rounds (`%25` nested that deep is no real path).
+ */
+export function decodeFully(text: string): string | undefined {
+  let current = text;
+  for (let round = 0; round < MAX_DECODE_ROUNDS; round++) {
+    let next = current.replace(ESCAPES, decodeEscapes);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range itself
+    if (/[^\u0000-\u007f]/.test(next)) next = next.normalize("NFKC");
+    if (next === current) return current;
+    current = next;
+  }
+  return undefined;
+}
+
+function decodeEscapes(run: string): string {
+  if (run.startsWith("%u")) return String.fromCharCode(Number.parseInt(run.slice(2), 16));
+  const bytes: number[] = [];
+  for (let i = 0; i < run.length; i += 3) bytes.push(Number.parseInt(run.slice(i + 1, i + 3), 16));
+  return decodeUtf8Leniently(bytes);
+}
+
+/**
+ * UTF-8 as the most lenient decoder would read it: overlong sequences are decoded too (two, three or four
+ * bytes for what one byte means); a byte that starts no sequence becomes U+FFFD.
+ */
+function decodeUtf8Leniently(bytes: number[]): string {
+  let out = "";
+  let i = 0;
+  while (i < bytes.length) {
+    const lead = bytes[i] ?? 0;
+    const length =
+      lead < 0x80
+        ? 1
+        : lead >= 0xc0 && lead < 0xe0
+          ? 2
+          : lead >= 0xe0 && lead < 0xf0
+            ? 3
+            : lead >= 0xf0 && lead < 0xf8
+              ? 4
+              : 0;
+    if (length === 0) {
+      out += "\ufffd";
+      i += 1;
+      continue;
+    }
+    let code = length === 1 ? lead : lead & (0x7f >> length);
+    let valid = true;
+    for (let k = 1; k < length; k++) {
+      const next = bytes[i + k];
+      if (next === undefined || (next & 0xc0) !== 0x80) {
+        valid = false;
+        break;
+      }
+      code = (code << 6) | (next & 0x3f);
+    }
+    if (!valid || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
+      out += "\ufffd";
+      i += 1;
+      continue;
+    }
+    out += String.fromCodePoint(code);
+    i += length;
+  }
+  return out;
 }
 
 /**
