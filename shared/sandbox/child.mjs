@@ -104,7 +104,8 @@ function lockdown(roots) {
   const prototypes = new Set();
   /** Prototypes of objects (not a class's static side): their getters expect an instance as receiver. */
   const instanceShapes = new Set();
-  const asked = new Set();
+  /** Seen, but whose getters were not asked yet. */
+  let unasked = [];
   const stack = [...roots];
   while (stack.length > 0) {
     while (stack.length > 0) {
@@ -112,6 +113,7 @@ function lockdown(roots) {
       if ((typeof value !== "object" || value === null) && typeof value !== "function") continue;
       if (seen.has(value)) continue;
       seen.add(value);
+      unasked.push(value);
       const proto = Object.getPrototypeOf(value);
       if (proto !== null) {
         prototypes.add(proto);
@@ -135,10 +137,12 @@ function lockdown(roots) {
     // `Stream.promises` a module. Ask each getter of a value and of its prototypes, with the value as
     // receiver, as the code would; never with a prototype of instances as receiver (a lazy getter, such as
     // crypto's LazyTransform, would set up state on the prototype that every instance then shares).
-    for (const value of [...seen]) {
-      if (asked.has(value) || instanceShapes.has(value)) continue;
-      asked.add(value);
+    const asking = unasked;
+    unasked = [];
+    for (const value of asking) {
+      if (instanceShapes.has(value)) continue;
       for (let holder = value; holder !== null; holder = Object.getPrototypeOf(holder)) {
+        if (holder === Function.prototype || holder === Object.prototype) break; // only caller/arguments: they throw
         for (const key of Reflect.ownKeys(holder)) {
           const get = Object.getOwnPropertyDescriptor(holder, key)?.get;
           if (get === undefined) continue;
