@@ -174,7 +174,53 @@ for (const name of ALLOWED_MODULES) {
   for (const key of Object.keys(exports)) if (!WITHHELD.has(`${name}.${key}`)) copy[key] = exports[key];
   FACADES.set(name, copy);
 }
-lockdown([...FACADES.values()]);
+
+/**
+ * Objects of this realm that a run reaches only through instances it makes, shared by every instance: the
+ * prototypes of iterators, of native handles (crypto, Blob) and of stream state (with their module's own
+ * functions, such as the `nop` a WritableState answers). One instance of each is made here so that lockdown
+ * reaches and freezes what they share; the instances are then dropped. Errors thrown by Node are left out (a
+ * class per error code): see docs/sandbox.md, "What is not blocked".
+ */
+async function sampleInstances() {
+  const crypto = nodeRequire("node:crypto");
+  const { Blob, File } = nodeRequire("node:buffer");
+  const { MIMEType } = nodeRequire("node:util");
+  const { StringDecoder } = nodeRequire("node:string_decoder");
+  const key = Buffer.alloc(16);
+  const samples = [
+    // A CryptoKey, whose class Web Crypto does not hand out: made before this file answers "ready".
+    await crypto.webcrypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]),
+  ];
+  const makers = [
+    () => new URLSearchParams("a=1").entries(),
+    () => new URL("http://h/?a=1"),
+    () => new MIMEType("text/plain;a=b").params.entries(),
+    () => new Blob(["a"]),
+    () => new File(["a"], "a"),
+    () => new StringDecoder("utf8"),
+    () => new TextDecoder(),
+    () => crypto.createHash("sha256"),
+    () => crypto.createHmac("sha256", key),
+    () => crypto.createCipheriv("aes-128-cbc", key, key),
+    () => crypto.createDecipheriv("aes-128-cbc", key, key),
+    () => crypto.createSign("sha256"),
+    () => crypto.createVerify("sha256"),
+    () => crypto.createSecretKey(key),
+    () => crypto.createECDH("prime256v1"),
+    () => crypto.createDiffieHellman(Buffer.from([23]), 2), // a tiny prime: a real group's check takes 70 ms
+    () => crypto.generateKeyPairSync("ec", { namedCurve: "P-256" }),
+  ];
+  for (const make of makers) {
+    try {
+      samples.push(make());
+    } catch {
+      // a class this Node build lacks: nothing of it to reach
+    }
+  }
+  return samples;
+}
+lockdown([...FACADES.values(), ...(await sampleInstances())]);
 const facade = (name) => FACADES.get(name);
 
 /** Globals of this realm every context gets (frozen, shared by the runs of one process). */

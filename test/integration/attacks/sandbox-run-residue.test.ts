@@ -4,7 +4,8 @@
  * for anything the first left behind: Node's Buffer pool (`Buffer.allocUnsafe(…).buffer` was the whole 8 KiB
  * pool, earlier runs' bytes included), uninitialised memory, globals, prototypes of built-ins, the required
  * modules (built-in and packaged), shared objects Node's getters answer (`Buffer[Symbol.species]`,
- * `crypto.subtle`, `util.inspect.defaultOptions`), a module's setter (`EventEmitter.defaultMaxListeners`), the
+ * `crypto.subtle`, `util.inspect.defaultOptions`) or instances lead to (an iterator's prototype, a native
+ * handle's), a module's setter (`EventEmitter.defaultMaxListeners`), the
  * Blob URL registry and timers. It must find nothing.
  */
 import { describe, expect, it } from "vitest";
@@ -24,6 +25,13 @@ const buffer = require("buffer");
 const errors = require("@basis-theory/basis-theory-reactor-formulas-sdk-js");
 const EventEmitter = Object.getPrototypeOf(Object.getPrototypeOf(crypto.Hash.prototype)).constructor;
 const attempt = (fn) => { try { return fn(); } catch { return undefined; } };
+/** Shared objects reached only through instances: an iterator's prototype, a native handle's prototype. */
+const iteratorShape = () => Object.getPrototypeOf(new URLSearchParams("a=1").entries());
+const handleShape = () => {
+  const hash = crypto.createHash("sha256");
+  const handle = Object.getOwnPropertySymbols(hash).find((symbol) => String(symbol) === "Symbol(kHandle)");
+  return Object.getPrototypeOf(hash[handle]);
+};
 
 module.exports = async function (req) {
   const secret = req.args.card?.number;
@@ -45,6 +53,8 @@ module.exports = async function (req) {
     attempt(() => { Buffer.leftover = secret; });
     attempt(() => { Buffer[Symbol.species].leftover = secret; });
     attempt(() => { crypto.subtle.leftover = secret; });
+    attempt(() => { iteratorShape().leftover = secret; });
+    attempt(() => { handleShape().leftover = secret; });
     attempt(() => { util.inspect.defaultOptions = { maxStringLength: Number(secret) }; });
     attempt(() => { EventEmitter.defaultMaxListeners = Number(secret); });
     attempt(() => URL.createObjectURL(new buffer.Blob([secret])));
@@ -68,6 +78,7 @@ module.exports = async function (req) {
   look("require", [require.cache, errors.leftover, errors.BadRequestError.leftover, util.leftover]);
   look("Buffer", [Buffer.leftover, Buffer[Symbol.species].leftover]);
   look("crypto.subtle", crypto.subtle.leftover);
+  look("instances' prototypes", [iteratorShape().leftover, handleShape().leftover]);
   look("util.inspect.defaultOptions", String(util.inspect.defaultOptions.maxStringLength));
   look("EventEmitter.defaultMaxListeners", String(EventEmitter.defaultMaxListeners));
   // Blob URLs live in one registry per process; a later run holding the id would read the blob.
