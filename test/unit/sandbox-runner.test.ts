@@ -9,10 +9,10 @@ const CAUGHT = (url: string, times = 1) => `module.exports = async () => {
   catch (error) { return { type: error.type, message: error.message }; }
 };`;
 
-const event = (code: string, outbound?: RunnerEvent["outbound"]): RunnerEvent => ({
+const event = (code: string, outbound?: RunnerEvent["outbound"], input: unknown = {}): RunnerEvent => ({
   tenantId: "0190f5b2-7c1e-7a3b-8d4e-1f2a3b4c5d6e",
   code,
-  input: {},
+  input,
   timeoutMs: 3000,
   ...(outbound ? { outbound } : {}),
 });
@@ -53,5 +53,20 @@ describe("the runner function's fetch (AWS)", () => {
       ok: true,
       value: { type: "limit", message: expect.stringContaining("at most 0 requests") },
     });
+  });
+});
+
+describe("the runner function's runs (AWS)", () => {
+  it("runs in the same child as local mode: a later invocation reads nothing an earlier one left", async () => {
+    const code = `module.exports = (req) => {
+      if (req.secret) { Buffer.from(req.secret); Buffer.from(req.secret).toString("base64"); return "planted"; }
+      return Buffer.from(new Uint8Array(Buffer.allocUnsafe(1).buffer)).toString("latin1").includes("4242");
+    };`;
+
+    const planted = await handler(event(code, undefined, { secret: "4242424242424242" }));
+    const scanned = await handler(event(code));
+
+    expect(planted).toEqual({ ok: true, value: "planted" });
+    expect(scanned).toEqual({ ok: true, value: false });
   });
 });
