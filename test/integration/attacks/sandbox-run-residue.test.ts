@@ -1,6 +1,6 @@
 /**
- * Attack: two callers react with the same reactor, so their runs share one sandbox process (one per tenant
- * and code). The first caller's run handles a card number; the second caller's run of the same code looks
+ * Attack: two callers react with the same reactor (or call the same proxy with a request transform), so their
+ * runs share one sandbox process (one per tenant and code). The first caller's run handles a card number; the second caller's run of the same code looks
  * for anything the first left behind: Node's Buffer pool (`Buffer.allocUnsafe(…).buffer` was the whole 8 KiB
  * pool, earlier runs' bytes included), uninitialised memory, globals, prototypes of built-ins, the required
  * modules (built-in and packaged), shared objects Node's getters answer (`Buffer[Symbol.species]`,
@@ -9,15 +9,24 @@
  * Blob URL registry and timers. It must find nothing.
  */
 import { describe, expect, it } from "vitest";
-import { bodyText } from "#test/support/http.ts";
+import { bodyText, client, createTenant } from "#test/support/http.ts";
+import { useLocalServer } from "#test/support/local-server.ts";
 import { createReactor } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 import { pidOf } from "./sandbox-tenant.ts";
 
-const svc = useService();
+const svc = useService({ allowPrivateDestinations: true });
 
-/** With `card.number`, leaves it everywhere it can; without, looks everywhere and answers what it found. */
+/** The proxy's destination: answers the JSON body it received. */
+const destination = useLocalServer((_req, res, body) => {
+  res.writeHead(200, { "content-type": "application/json" }).end(body.length > 0 ? body : "{}");
+});
+
+/**
+ * `residue(secret)`: with a card number, leaves it everywhere it can and answers "planted"; without, looks
+ * everywhere and answers where it found one. The start of a module; each test adds its `module.exports`.
+ */
 const RESIDUE = `
 const util = require("util");
 const crypto = require("crypto");
@@ -33,8 +42,7 @@ const handleShape = () => {
   return Object.getPrototypeOf(hash[handle]);
 };
 
-module.exports = async function (req) {
-  const secret = req.args.card?.number;
+async function residue(secret) {
   if (secret) {
     // An innocent transform's byte handling: each of these went through the process's Buffer pool.
     Buffer.from(secret);
@@ -59,7 +67,7 @@ module.exports = async function (req) {
     attempt(() => { EventEmitter.defaultMaxListeners = Number(secret); });
     attempt(() => URL.createObjectURL(new buffer.Blob([secret])));
     setInterval(() => { Buffer.from(secret); globalThis.late = secret; }, 5);
-    return { raw: "planted" };
+    return "planted";
   }
 
   const found = [];
@@ -84,15 +92,19 @@ module.exports = async function (req) {
   // Blob URLs live in one registry per process; a later run holding the id would read the blob.
   if (typeof URL.createObjectURL === "function") found.push("Blob URL registry");
   look("timers", globalThis.late);
-  return { raw: found };
-};`;
+  return found;
+}`;
+const REACTOR = `${RESIDUE}
+module.exports = async (req) => ({ raw: await residue(req.args.card?.number) });`;
+const TRANSFORM = `${RESIDUE}
+module.exports = async (req) => ({ body: { result: await residue(req.args.body.number) }, headers: req.args.headers });`;
 
 describe("attack: reading an earlier caller's data left in a shared sandbox process", () => {
   it("a second caller's run of the same code finds nothing of the first caller's run", async () => {
     const { api, tenant, reactorId } = await createReactor(svc, {
       formula: {
         name: "residue",
-        code: RESIDUE,
+        code: REACTOR,
         request_parameters: [{ name: "card.number", type: "string", optional: true }],
       },
       permissions: ["token:use"],
@@ -113,14 +125,62 @@ describe("attack: reading an earlier caller's data left in a shared sandbox proc
     const first = await react(callerA, { card: `{{ ${card.body.id} }}` });
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     expect(first.body.raw).toBe("planted");
-    const pid = pidOf(svc, tenant.tenantId, RESIDUE);
+    const pid = pidOf(svc, tenant.tenantId, REACTOR);
     expect(pid).toBeTypeOf("number");
 
     const second = await react(callerB, {});
 
     expect(second.status, JSON.stringify(second.body)).toBe(200);
-    expect(pidOf(svc, tenant.tenantId, RESIDUE)).toBe(pid); // the very process the first run used
+    expect(pidOf(svc, tenant.tenantId, REACTOR)).toBe(pid); // the very process the first run used
     expect(second.body.raw).toEqual([]);
+    expect(bodyText(second.body)).not.toContain(VISA);
+  });
+
+  it("the same through a proxy's request transform, called by two applications", async () => {
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey);
+    const proxyApp = await api.post<{ id: string }>("/applications", {
+      key: tenant.managementKey,
+      body: { name: "proxy app", type: "private", permissions: ["token:use"] },
+    });
+    const proxy = await api.post<{ key: string }>("/proxies", {
+      key: tenant.managementKey,
+      body: {
+        name: "residue",
+        destination_url: destination.url,
+        application: { id: proxyApp.body.id },
+        request_transform: { code: TRANSFORM },
+      },
+    });
+    expect(proxy.status, JSON.stringify(proxy.body)).toBe(201);
+    const callerA = await appKey(api, tenant.managementKey, {
+      type: "private",
+      permissions: ["token:create", "token:use"],
+    });
+    const callerB = await appKey(api, tenant.managementKey, { type: "private", permissions: ["token:use"] });
+    const token = await api.post<TokenBody>("/tokens", {
+      key: callerA,
+      body: { type: "card_number", data: VISA },
+    });
+    expect(token.status, JSON.stringify(token.body)).toBe(201);
+    const call = (key: string, body: unknown) =>
+      api.post<{ result?: unknown }>("/proxy/charge", {
+        key,
+        headers: { "svc-proxy-key": proxy.body.key },
+        body,
+      });
+
+    const first = await call(callerA, { number: `{{ ${token.body.id} }}` });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.result).toBe("planted");
+    const pid = pidOf(svc, tenant.tenantId, TRANSFORM);
+    expect(pid).toBeTypeOf("number");
+
+    const second = await call(callerB, {});
+
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect(pidOf(svc, tenant.tenantId, TRANSFORM)).toBe(pid);
+    expect(second.body.result).toEqual([]);
     expect(bodyText(second.body)).not.toContain(VISA);
   });
 });
