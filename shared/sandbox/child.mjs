@@ -7,7 +7,8 @@
  * is. Messages are described in runner-protocol.ts.
  *
  * Each run gets a NEW vm context: the input is parsed and the result serialised inside it, and the only
- * objects of this realm it can reach are frozen built-ins (the allowed modules and a few globals). Timers,
+ * objects of this realm it can reach are frozen built-ins (the allowed modules and a few globals), and there is
+ * no Buffer pool: nothing a run leaves behind is readable by a later run (of another caller). Timers,
  * `fetch` and their classes are built inside the context (codeRuntime); `fetch` asks the host, which carries
  * the request out: this process has no network.
  */
@@ -48,6 +49,10 @@ for (const name of [
   delete proc[name];
 }
 proc.argv = [proc.argv[0] ?? "node"];
+proc.execArgv = [];
+for (const name of ["process", "fetch", "WebSocket", "EventSource", "Request", "Response", "Headers"]) {
+  delete globalThis[name];
+}
 
 // Nothing of one run may be readable by a later one (runs of one code by different callers share this
 // process). Node's Buffer pool is one 8 KiB ArrayBuffer that every small `Buffer.from` and `allocUnsafe`
@@ -59,10 +64,6 @@ delete URL.createObjectURL;
 delete URL.revokeObjectURL;
 /** Process-wide settings a run can write but lockdown cannot freeze (a module's own variable behind a setter). */
 const DEFAULT_MAX_LISTENERS = EventEmitter.defaultMaxListeners;
-proc.execArgv = [];
-for (const name of ["process", "fetch", "WebSocket", "EventSource", "Request", "Response", "Headers"]) {
-  delete globalThis[name];
-}
 
 /**
  * Makes a data property of a prototype an accessor before freezing it, so instances can still get their own
