@@ -24,14 +24,14 @@ const ESCAPES = /%u[0-9a-fA-F]{4}|(?:%[0-9a-fA-F]{2})+/g;
 /**
  * True when some segment is "." or "..", as any server along the way could come to see it: the suffix
  * decoded to a fixed point (decodeFully), split on "/" and "\" (encoded slashes, Windows-style servers),
- * each name cut at ";" (path parameters), "?", "#" or NUL and stripped of trailing whitespace. Also true when
- * the suffix does not reach a fixed point within MAX_DECODE_ROUNDS.
+ * each name cut at ";" (path parameters), "?", "#" or NUL and trimmed of whitespace. Also true when the
+ * suffix does not reach a fixed point within MAX_DECODE_ROUNDS.
  */
 export function hasDotSegment(suffix: string): boolean {
   const decoded = decodeFully(suffix);
   if (decoded === undefined) return true;
   for (const piece of decoded.split(/[/\\]/)) {
-    const name = (piece.split(/[;?#\0]/)[0] ?? "").replace(/[\s]+$/, "");
+    const name = (piece.split(/[;?#\0]/)[0] ?? "").trim();
     if (name === "." || name === "..") return true;
   }
   return false;

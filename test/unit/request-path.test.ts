@@ -57,6 +57,7 @@ describe("hasDotSegment: any disguise of '.' and '..'", () => {
     "/..%3bx/y",
     "/..%00/x",
     "/..%20/x",
+    "/%09..%0d%0a/x",
     "/..%3f/x",
     "/..%23/x",
   ])("refuses %j", (suffix) => {
