@@ -2,9 +2,11 @@ import { randomUUID } from "node:crypto";
 import { notFound } from "#shared/domain/errors.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
+import type { TokenRef } from "./access-rules.ts";
 import { actorOf, auditEntry } from "./audit-entry.ts";
 import type { TenantPrincipal } from "./entities.ts";
-import type { TransactionContext } from "./tokens/token.ts";
+import { requireAccess, type TokenAccess } from "./tokens/access.ts";
+import type { TokenHold, TransactionContext } from "./tokens/token.ts";
 
 /** An uncommitted transaction rolls back this long after it was opened. */
 export const TRANSACTION_LIFETIME_SECONDS = 3600;
@@ -81,6 +83,25 @@ export async function joinTransaction(
   if (id === undefined) return undefined;
   const transaction = await liveTransaction(deps, principal, id);
   return { id, expiresEpoch: Math.floor(Date.parse(transaction.expires_at) / 1000) };
+}
+
+/**
+ * Whether the caller may hold existing tokens in `transaction`: the one check before any write locks a token.
+ * A held token answers 409 to every other writer, the owner's own keys included, until the transaction ends
+ * (up to TRANSACTION_LIFETIME_SECONDS, and a new transaction can take it again): for that long it is as good as
+ * deleted to them. So holding takes `token:delete` on every container the write touches; a key that could
+ * delete the token itself gains nothing by locking it. (Chosen over "delete-level access breaks a lock": an
+ * open transaction's locks then hold against everyone, so its commit stays all-or-nothing.)
+ */
+export function holdTokens(
+  access: TokenAccess,
+  tokens: readonly TokenRef[],
+  transaction: TransactionContext | undefined,
+): TokenHold | undefined {
+  if (!transaction) return undefined;
+  for (const token of tokens)
+    requireAccess(access, token, "token:delete", "needed to hold the token in a transaction");
+  return transaction as TokenHold;
 }
 
 /**

@@ -1,6 +1,11 @@
 import type { LogEntry, LogQuery } from "#shared/domain/audit.ts";
 import type { Application, ApplicationKey, Tenant, TenantMember, User } from "#shared/domain/entities.ts";
-import type { StoredToken, TokenListFilter, TransactionContext } from "#shared/domain/tokens/token.ts";
+import type {
+  StoredToken,
+  TokenHold,
+  TokenListFilter,
+  TransactionContext,
+} from "#shared/domain/tokens/token.ts";
 
 /** A page of results from a store: the items asked for and how many match in all. */
 export interface StorePage<T> {
@@ -127,13 +132,13 @@ export interface TokenStore {
     token: StoredToken,
     expectedVersion: number,
     audit: LogEntry,
-    options: { now: Date; transaction?: TransactionContext; previousFingerprint?: string },
+    options: { now: Date; transaction?: TokenHold; previousFingerprint?: string },
   ): Promise<WriteOutcome>;
   /** Deletes the token (or, in a transaction, marks it for deletion at commit); false when gone or locked. */
   delete(
     token: StoredToken,
     audit: LogEntry,
-    options: { now: Date; transaction?: TransactionContext },
+    options: { now: Date; transaction?: TokenHold },
   ): Promise<WriteOutcome>;
 }
 

@@ -2,7 +2,12 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchGetCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { ExpiringCache } from "#shared/domain/expiring-cache.ts";
-import type { StoredToken, TokenListFilter, TransactionContext } from "#shared/domain/tokens/token.ts";
+import type {
+  StoredToken,
+  TokenHold,
+  TokenListFilter,
+  TransactionContext,
+} from "#shared/domain/tokens/token.ts";
 import type {
   PageRequest,
   StorePage,
@@ -152,7 +157,7 @@ export class DynamoTokenStore implements TokenStore {
     token: StoredToken,
     expectedVersion: number,
     audit: LogEntry,
-    options: { now: Date; transaction?: TransactionContext; previousFingerprint?: string },
+    options: { now: Date; transaction?: TokenHold; previousFingerprint?: string },
   ): Promise<WriteOutcome> {
     const { transaction, now, previousFingerprint } = options;
     if (!transaction && previousFingerprint !== undefined && previousFingerprint !== token.fingerprint)
@@ -264,7 +269,7 @@ export class DynamoTokenStore implements TokenStore {
   async delete(
     token: StoredToken,
     audit: LogEntry,
-    options: { now: Date; transaction?: TransactionContext },
+    options: { now: Date; transaction?: TokenHold },
   ): Promise<WriteOutcome> {
     const { transaction, now } = options;
     const key = tokenKeys.token(token.tenant_id, token.id);

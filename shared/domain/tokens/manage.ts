@@ -1,6 +1,7 @@
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
+import { holdTokens } from "#shared/domain/transactions.ts";
 import type { PageRequest, WriteOutcome } from "#shared/ports/stores.ts";
 import { accessOf, requireAccess, requireReveal, weaker } from "./access.ts";
 import { containerOf, expiryOf } from "./create.ts";
@@ -128,6 +129,7 @@ export async function patchToken(
   if (expiresAt && shortens(current.expires_at, expiresAt))
     for (const token of containers)
       requireAccess(grant, token, "token:delete", "needed to set or shorten expires_at");
+  const hold = holdTokens(grant, containers, transaction);
   // Expressions run on the token's stored data: without reveal, their errors must not depend on it.
   const render = (field: string, template: string, value: unknown) =>
     renderField(deps, field, template, value, { dataDependent: transform !== "reveal" });
@@ -232,7 +234,7 @@ export async function patchToken(
       "update",
       transaction ? `Token update pending in transaction ${transaction.id}` : "Token updated",
     ),
-    { now: deps.clock.now(), transaction, previousFingerprint: current.fingerprint },
+    { now: deps.clock.now(), transaction: hold, previousFingerprint: current.fingerprint },
   );
   assertWritten(outcome);
   // An answer carrying data is a read too; logged before it leaves (fail-closed).
@@ -267,11 +269,13 @@ export async function deleteToken(
   transaction?: TransactionContext,
 ): Promise<void> {
   const token = await liveToken(deps, principal, id);
-  requireAccess(accessOf(principal), token, "token:delete");
+  const grant = accessOf(principal);
+  requireAccess(grant, token, "token:delete");
+  const hold = holdTokens(grant, [token], transaction);
   const message = transaction ? `Token deletion pending in transaction ${transaction.id}` : "Token deleted";
   const outcome = await deps.tokens.delete(token, tokenAudit(deps, principal, token, "delete", message), {
     now: deps.clock.now(),
-    transaction,
+    transaction: hold,
   });
   assertWritten(outcome);
 }

@@ -47,6 +47,14 @@ export interface TransactionContext {
   expiresEpoch: number;
 }
 
+declare const mayHold: unique symbol;
+
+/**
+ * A transaction the caller may hold an existing token in: only `holdTokens` (transactions.ts) makes one, so no
+ * write can lock a token without passing that check.
+ */
+export type TokenHold = TransactionContext & { readonly [mayHold]: true };
+
 /** One way a caller may see tokens; a list shows tokens matching any clause (all fields of a clause must hold). */
 export interface VisibilityClause {
   containerPrefix?: string;

@@ -83,8 +83,18 @@ describe("attack: deduplication poisoning", () => {
   });
 
   it("B in a transaction: the claim moves at commit, the old value is not handed back", async () => {
-    const { api, attacker, dedup, plantVictimValue } = await setup();
-    const planted = await plantVictimValue();
+    const { api, managementKey, dedup } = await setup();
+    // Holding a token in a transaction takes token:delete (transaction-locks.test.ts): a private key that has it.
+    const attacker = await appKey(api, managementKey, {
+      type: "private",
+      permissions: ["token:create", "token:update", "token:delete"],
+    });
+    const plantedRes = await api.post<TokenBody>("/tokens", {
+      key: attacker,
+      body: { type: "bank", data: { routing_number: ROUTING, account_number: VICTIM_ACCOUNT } },
+    });
+    expect(plantedRes.status).toBe(201);
+    const planted = plantedRes.body;
     const txn = await api.post<{ id: string }>("/transactions", { key: attacker });
     expect(txn.status).toBe(201);
     const patched = await api.patch<TokenBody>(`/tokens/${planted.id}`, {
