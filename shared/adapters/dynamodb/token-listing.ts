@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient, QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 import { validationError } from "#shared/domain/errors.ts";
 import type { StoredToken, TokenListFilter } from "#shared/domain/tokens/token.ts";
+import { isEmpty } from "#shared/domain/tokens/visibility.ts";
 import type { PageRequest, StorePage } from "#shared/ports/stores.ts";
 import { FilterBuilder } from "./filter-builder.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
@@ -29,28 +30,31 @@ function listingFilter(filter: TokenListFilter): FilterBuilder | undefined {
     expression.add(`${expression.name("metadata_lc")}.${expression.name(key)} = ${expression.value(value)}`);
   if (filter.visibility) {
     // Nothing is visible: no query at all.
-    if (filter.visibility.length === 0) return undefined;
-    const clauses = filter.visibility.map((clause) => {
-      const parts: string[] = [];
-      if (clause.containerPrefix !== undefined)
-        parts.push(
-          `begins_with(${expression.name("container")}, ${expression.value(clause.containerPrefix)})`,
-        );
-      if (clause.containerEquals !== undefined)
-        parts.push(`${expression.name("container")} = ${expression.value(clause.containerEquals)}`);
-      if (clause.idEquals !== undefined)
-        parts.push(`${expression.name("id")} = ${expression.value(clause.idEquals)}`);
-      if (clause.idPrefix !== undefined)
-        parts.push(`begins_with(${expression.name("id")}, ${expression.value(clause.idPrefix)})`);
-      return parts.length ? parts.join(" AND ") : "attribute_exists(PK)";
-    });
-    // DynamoDB refuses redundant parentheses: group only where precedence needs it.
-    const many = clauses.length > 1;
-    expression.add(
-      many
-        ? `(${clauses.map((c) => (c.includes(" AND ") ? `(${c})` : c)).join(" OR ")})`
-        : (clauses[0] as string),
-    );
+    if (isEmpty(filter.visibility)) return undefined;
+    // Each grant's clauses must hold (a session's and its application's): one OR group per grant, ANDed.
+    for (const set of filter.visibility) {
+      const clauses = set.map((clause) => {
+        const parts: string[] = [];
+        if (clause.containerPrefix !== undefined)
+          parts.push(
+            `begins_with(${expression.name("container")}, ${expression.value(clause.containerPrefix)})`,
+          );
+        if (clause.containerEquals !== undefined)
+          parts.push(`${expression.name("container")} = ${expression.value(clause.containerEquals)}`);
+        if (clause.idEquals !== undefined)
+          parts.push(`${expression.name("id")} = ${expression.value(clause.idEquals)}`);
+        if (clause.idPrefix !== undefined)
+          parts.push(`begins_with(${expression.name("id")}, ${expression.value(clause.idPrefix)})`);
+        return parts.length ? parts.join(" AND ") : "attribute_exists(PK)";
+      });
+      // DynamoDB refuses redundant parentheses: group only where precedence needs it.
+      const many = clauses.length > 1;
+      expression.add(
+        many
+          ? `(${clauses.map((c) => (c.includes(" AND ") ? `(${c})` : c)).join(" OR ")})`
+          : (clauses[0] as string),
+      );
+    }
   }
   return expression;
 }

@@ -1,19 +1,22 @@
 import {
   type AccessGrant,
   evaluateAccess,
-  mayEverHold,
   type TokenRef,
   type Transform,
 } from "#shared/domain/access-rules.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { forbidden } from "#shared/domain/errors.ts";
 import type { TokenPermission } from "#shared/domain/permissions.ts";
-import type { VisibilityClause } from "./token.ts";
+import type { Visibility } from "./token.ts";
+import { grantVisibility, visibilityOf, visibleToBoth } from "./visibility.ts";
 
-/** How a caller reaches tokens: the transform per token and permission, and which tokens a list may show. */
+/**
+ * How a caller reaches tokens: the transform per token and permission, and which tokens a list shows and counts
+ * (exactly those `evaluate` grants the permission on: tokens/visibility.ts).
+ */
 export interface TokenAccess {
   evaluate(token: TokenRef, permission: TokenPermission): Transform | undefined;
-  visibility(permission: TokenPermission): VisibilityClause[] | undefined;
+  visibility(permission: TokenPermission): Visibility;
 }
 
 const STRENGTH: Record<Transform, number> = { redact: 0, mask: 1, reveal: 2 };
@@ -44,22 +47,14 @@ export function accessOf(principal: TenantPrincipal): TokenAccess {
 }
 
 export function accessOfGrants({ application, session }: Grants): TokenAccess {
-  if (!session)
-    return {
-      evaluate: (token, permission) => evaluateAccess(application, token, permission),
-      visibility: (permission) => visibilityFor(application, permission),
-    };
-  return intersect(
-    {
-      evaluate: (token, permission) => evaluateAccess(application, token, permission),
-      visibility: () => undefined,
-    },
-    {
-      evaluate: (token, permission) => evaluateAccess(session, token, permission),
-      visibility: (permission) =>
-        mayEverHold(application, permission) ? visibilityFor(session, permission) : [],
-    },
-  );
+  return session ? intersect(grantAccess(application), grantAccess(session)) : grantAccess(application);
+}
+
+function grantAccess(grant: AccessGrant): TokenAccess {
+  return {
+    evaluate: (token, permission) => evaluateAccess(grant, token, permission),
+    visibility: (permission) => visibilityOf([grantVisibility(grant, permission)]),
+  };
 }
 
 /** Access no wider than either: a permission only where both hold it, with the weaker transform. */
@@ -70,8 +65,8 @@ export function intersect(a: TokenAccess, b: TokenAccess): TokenAccess {
       const second = b.evaluate(token, permission);
       return first && second ? weaker(first, second) : undefined;
     },
-    // Lists filter by the second's clauses; every shown token still passes evaluate.
-    visibility: (permission) => b.visibility(permission),
+    // Both grants' clauses: a list (and its count) holds only what both let the caller see.
+    visibility: (permission) => visibleToBoth(a.visibility(permission), b.visibility(permission)),
   };
 }
 
@@ -110,29 +105,4 @@ export function requireReveal(
     throw forbidden(
       `Changing ${what} needs ${permission} with the reveal transform on the container ${token.container}.`,
     );
-}
-
-/**
- * Which tokens a list may show: every one (undefined) for plain permissions, none ([]) without the permission,
- * else one clause per rule granting it. Per-token transforms are still decided by evaluateAccess.
- */
-export function visibilityFor(
-  grant: AccessGrant,
-  permission: TokenPermission,
-): VisibilityClause[] | undefined {
-  if (grant.rules.length === 0) return grant.permissions.includes(permission) ? undefined : [];
-  return grant.rules
-    .filter((rule) => rule.permissions.includes(permission))
-    .map((rule) => {
-      const clause: VisibilityClause = {};
-      if (rule.container !== undefined) clause.containerPrefix = rule.container;
-      for (const condition of rule.conditions ?? []) {
-        if (condition.attribute === "id") {
-          if (condition.operator === "equals") clause.idEquals = condition.value;
-          else clause.idPrefix = condition.value;
-        } else if (condition.operator === "equals") clause.containerEquals = condition.value;
-        else clause.containerPrefix = condition.value;
-      }
-      return clause;
-    });
 }

@@ -55,7 +55,7 @@ declare const mayHold: unique symbol;
  */
 export type TokenHold = TransactionContext & { readonly [mayHold]: true };
 
-/** One way a caller may see tokens; a list shows tokens matching any clause (all fields of a clause must hold). */
+/** One way a grant lets a caller see tokens (all fields of a clause must hold). */
 export interface VisibilityClause {
   containerPrefix?: string;
   containerEquals?: string;
@@ -63,12 +63,19 @@ export interface VisibilityClause {
   idPrefix?: string;
 }
 
+/**
+ * Which tokens a list shows and counts (tokens/visibility.ts): every one (undefined), else those matching at
+ * least one clause of every set, one set per grant the caller's access is made of (a session's and its
+ * application's). No sets, or a set without clauses: none.
+ */
+export type Visibility = VisibilityClause[][] | undefined;
+
 export interface TokenListFilter {
   types?: string[];
   /** Lowercased keys and values; matched against the lowercased copy of each token's metadata. */
   metadata?: Record<string, string>;
   /** Undefined: every token of the tenant is visible. */
-  visibility?: VisibilityClause[];
+  visibility?: Visibility;
   /** Tokens expiring at or before this instant are left out. */
   now: Date;
 }

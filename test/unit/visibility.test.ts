@@ -1,0 +1,82 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { AccessGrant, AccessRule } from "#shared/domain/access-rules.ts";
+import { TOKEN_PERMISSIONS } from "#shared/domain/permissions.ts";
+import { accessOfGrants } from "#shared/domain/tokens/access.ts";
+import { isVisible } from "#shared/domain/tokens/visibility.ts";
+
+/**
+ * The one rule of lists and counts: what `visibility` selects (the clauses a store filters and counts on) is
+ * exactly what `evaluate` lets the caller read, for a key's grant and for a session's (its own and its
+ * application's), whatever the rules, priorities and conditions.
+ */
+const containers = ["/", "/pci/", "/pci/high/", "/pci/low/", "/general/", "/general/high/", "/pii/high/"];
+const ids = ["a", "ab", "abc", "b", "ba"];
+
+const container = fc.constantFrom(...containers);
+const id = fc.constantFrom(...ids);
+const permissions = fc.subarray([...TOKEN_PERMISSIONS], { minLength: 1 });
+const condition = fc.oneof(
+  fc.record({
+    attribute: fc.constant("container" as const),
+    operator: fc.constantFrom("equals" as const, "starts_with" as const),
+    value: container,
+  }),
+  fc.record({
+    attribute: fc.constant("id" as const),
+    operator: fc.constantFrom("equals" as const, "starts_with" as const),
+    value: id,
+  }),
+);
+const rule = fc.record({
+  container: fc.option(container, { nil: undefined }),
+  conditions: fc.option(fc.array(condition, { minLength: 1, maxLength: 3 }), { nil: undefined }),
+  transform: fc.constantFrom("redact" as const, "mask" as const, "reveal" as const),
+  permissions,
+});
+const grant: fc.Arbitrary<AccessGrant> = fc.oneof(
+  // Plain permissions, no rules.
+  permissions.map((p) => ({ permissions: p, rules: [] })),
+  fc.array(rule, { maxLength: 5 }).map((rules) => ({
+    permissions: [],
+    rules: rules.map((r, priority): AccessRule => ({ ...r, priority })),
+  })),
+);
+const token = fc.record({ id, container: container.filter((c) => c !== "/") });
+
+describe("token visibility (lists and counts)", () => {
+  it("selects exactly the tokens evaluate grants, for keys and sessions", () => {
+    fc.assert(
+      fc.property(
+        grant,
+        fc.option(grant, { nil: undefined }),
+        fc.constantFrom(...TOKEN_PERMISSIONS),
+        fc.array(token, { minLength: 1, maxLength: 8 }),
+        (application, session, permission, tokens) => {
+          const access = accessOfGrants(session ? { application, session } : { application });
+          const visibility = access.visibility(permission);
+          for (const t of tokens)
+            expect(isVisible(visibility, t)).toBe(access.evaluate(t, permission) !== undefined);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("a session's visibility holds both grants' clauses, an unauthorized session none", () => {
+    const pci: AccessGrant = {
+      permissions: [],
+      rules: [{ priority: 1, container: "/pci/", transform: "mask", permissions: ["token:read"] }],
+    };
+    const everything: AccessGrant = {
+      permissions: [],
+      rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:read"] }],
+    };
+    expect(accessOfGrants({ application: pci, session: everything }).visibility("token:read")).toEqual([
+      [{ containerPrefix: "/pci/" }],
+    ]);
+    expect(
+      accessOfGrants({ application: pci, session: { permissions: [], rules: [] } }).visibility("token:read"),
+    ).toEqual([]);
+  });
+});
