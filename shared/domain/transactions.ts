@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { notFound } from "#shared/domain/errors.ts";
 import type { Clock } from "#shared/ports/clock.ts";
-import type { StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
-import type { TokenRef } from "./access-rules.ts";
+import type { ApplicationStore, StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
+import { evaluateAccess, type TokenRef } from "./access-rules.ts";
 import { actorOf, auditEntry } from "./audit-entry.ts";
 import type { TenantPrincipal } from "./entities.ts";
 import { requireAccess, type TokenAccess } from "./tokens/access.ts";
-import type { TokenHold, TransactionContext } from "./tokens/token.ts";
+import type { StoredToken, TokenHold, TransactionContext } from "./tokens/token.ts";
 
 /** An uncommitted transaction rolls back this long after it was opened. */
 export const TRANSACTION_LIFETIME_SECONDS = 3600;
@@ -102,6 +102,54 @@ export function holdTokens(
   for (const token of tokens)
     requireAccess(access, token, "token:delete", "needed to hold the token in a transaction");
   return transaction as TokenHold;
+}
+
+export interface HoldDeps {
+  transactions: Pick<TransactionStore, "get" | "rollback">;
+  applications: Pick<ApplicationStore, "get" | "getKey">;
+  clock: Clock;
+}
+
+/**
+ * A lock lasts only while its holder could still delete the token itself (holdTokens checks it when the lock is
+ * taken): a write that meets a token held by a transaction whose key was revoked since, or whose application
+ * lost token:delete on the token's container, rolls that transaction back, all of it (a commit stays
+ * all-or-nothing), and goes on. Costs nothing for a token no transaction holds. True when it released the lock.
+ */
+export async function releaseStaleHold(deps: HoldDeps, token: StoredToken): Promise<boolean> {
+  const { lock } = token;
+  const now = deps.clock.now();
+  if (!lock || lock.operation === "create" || lock.expiresEpoch * 1000 <= now.getTime()) return false;
+  const transaction = await deps.transactions.get(token.tenant_id, lock.transactionId);
+  if (!transaction || !isLive(transaction, now) || (await holderMayDelete(deps, transaction, token)))
+    return false;
+  const audit = auditEntry(
+    now,
+    { type: "system" },
+    {
+      tenantId: token.tenant_id,
+      entityType: "transaction",
+      entityId: transaction.id,
+      operation: "update",
+      message: "Transaction rolled back: its key can no longer delete a token it held",
+    },
+  );
+  return deps.transactions.rollback(transaction, audit);
+}
+
+/** Whether the key that opened `transaction` still exists and its application may still delete `token`. */
+async function holderMayDelete(deps: HoldDeps, transaction: StoredTransaction, token: StoredToken) {
+  const keyId = transaction.opened_by?.startsWith("key:")
+    ? transaction.opened_by.slice("key:".length)
+    : undefined;
+  const applicationId = transaction.created_by;
+  // Sessions cannot open transactions, and records without an opener belong to no one: neither may hold.
+  if (keyId === undefined || applicationId === undefined) return false;
+  const [application, key] = await Promise.all([
+    deps.applications.get(token.tenant_id, applicationId),
+    deps.applications.getKey(token.tenant_id, applicationId, keyId),
+  ]);
+  return Boolean(application && key && evaluateAccess(application, token, "token:delete"));
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
-import { holdTokens } from "#shared/domain/transactions.ts";
+import { holdTokens, releaseStaleHold } from "#shared/domain/transactions.ts";
 import type { PageRequest, WriteOutcome } from "#shared/ports/stores.ts";
 import { accessOf, requireAccess, requireReveal, weaker } from "./access.ts";
 import { containerOf, expiryOf } from "./create.ts";
@@ -130,6 +130,8 @@ export async function patchToken(
     for (const token of containers)
       requireAccess(grant, token, "token:delete", "needed to set or shorten expires_at");
   const hold = holdTokens(grant, containers, transaction);
+  // The write replaces the whole item: a lock just released must not be written back with it.
+  if (await releaseStaleHold(deps, current)) delete current.lock;
   // Expressions run on the token's stored data: without reveal, their errors must not depend on it.
   const render = (field: string, template: string, value: unknown) =>
     renderField(deps, field, template, value, { dataDependent: transform !== "reveal" });
@@ -272,6 +274,7 @@ export async function deleteToken(
   const grant = accessOf(principal);
   requireAccess(grant, token, "token:delete");
   const hold = holdTokens(grant, [token], transaction);
+  await releaseStaleHold(deps, token);
   const message = transaction ? `Token deletion pending in transaction ${transaction.id}` : "Token deleted";
   const outcome = await deps.tokens.delete(token, tokenAudit(deps, principal, token, "delete", message), {
     now: deps.clock.now(),

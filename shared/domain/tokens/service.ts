@@ -6,6 +6,7 @@ import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
 import { storableProblem } from "#shared/domain/storable.ts";
+import type { HoldDeps } from "#shared/domain/transactions.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore, TokenStore } from "#shared/ports/stores.ts";
 import { type ExpressionEngine, ExpressionError, variablesRead } from "./expressions.ts";
@@ -14,6 +15,9 @@ import { auditEntityType, type TokenType, typeSpec } from "./types.ts";
 
 export interface TokenDeps {
   tokens: TokenStore;
+  /** A write that meets a held token asks whether its holder still may hold it (transactions.ts, releaseStaleHold). */
+  transactions: HoldDeps["transactions"];
+  applications: HoldDeps["applications"];
   auditLog: AuditLogStore;
   sealer: Sealer;
   expressions: ExpressionEngine;

@@ -1,13 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { useService } from "#test/support/service.ts";
-import { appKey, revealEverything, type TokenBody, tenantWithOwner } from "#test/support/tokens.ts";
+import {
+  ALL_TOKEN_PERMISSIONS,
+  appKey,
+  revealEverything,
+  type TokenBody,
+  tenantWithOwner,
+} from "#test/support/tokens.ts";
 
 /**
  * Attack: a key that may update a token but not delete it (a public key, or a private one without
  * token:delete) opens a transaction and PATCHes the token inside it. Before the fix the token was held: the
  * owner's own revealing key got 409 on every update and delete for the transaction's hour, and again after a new
  * transaction took it. Holding a token now takes token:delete on its container(s): the locker could end the
- * token itself, so a lock is never more than it could do.
+ * token itself, so a lock is never more than it could do. And a lock lasts only while its holder could still
+ * delete the token: a revoked key, or an application that lost token:delete, holds nothing any more.
  */
 const svc = useService();
 const mergePatch = { "content-type": "application/merge-patch+json" };
@@ -111,4 +118,67 @@ describe("attack: holding a token in a transaction without the right to delete i
     expect(after.body.metadata).toEqual({ held: "yes" });
     expect(await ownerWrites()).toEqual({ update: 200, remove: 204 });
   });
+
+  it("a revoked key's transaction no longer holds the token: the owner's next write rolls it back", async () => {
+    const { api, managementKey, owner, token, lockWith, ownerWrites } = await setup();
+    const holder = await holderApplication(api, managementKey);
+    const { txn, res } = await lockWith(holder.key);
+    expect(res.status).toBe(200);
+    expect(await ownerUpdate(api, owner, token.id)).toBe(409);
+
+    const revoked = await api.delete(`/applications/${holder.id}/keys/${holder.keyId}`, {
+      key: managementKey,
+    });
+    expect(revoked.status).toBe(204);
+
+    expect(await ownerWrites()).toEqual({ update: 200, remove: 204 });
+    const logs = await api.get<{ data: { message: string }[] }>(`/logs?entity_id=${txn}`, {
+      key: managementKey,
+    });
+    expect(logs.body.data.map((e) => e.message)).toContain(
+      "Transaction rolled back: its key can no longer delete a token it held",
+    );
+  });
+
+  it("a transaction whose application lost token:delete no longer holds: rolled back, its change never lands", async () => {
+    const { api, managementKey, owner, token, lockWith } = await setup();
+    const holder = await holderApplication(api, managementKey);
+    const { txn, res } = await lockWith(holder.key, { metadata: { by: "holder" } });
+    expect(res.status).toBe(200);
+
+    const narrowed = await api.put(`/applications/${holder.id}`, {
+      key: managementKey,
+      body: { name: "holder", permissions: ["token:create", "token:read", "token:update"] },
+    });
+    expect(narrowed.status).toBe(200);
+
+    expect(await ownerUpdate(api, owner, token.id)).toBe(200);
+    // The holder's pending change was discarded with its transaction: committing it now finds nothing open.
+    expect((await api.post(`/transactions/${txn}/commit`, { key: holder.key })).status).toBe(404);
+    const after = await api.get<TokenBody>(`/tokens/${token.id}`, { key: owner });
+    expect(after.body.metadata).toEqual({ by: "owner" });
+    // No lock was written back with the owner's update.
+    expect((await api.delete(`/tokens/${token.id}`, { key: owner })).status).toBe(204);
+  });
 });
+
+type Api = Awaited<ReturnType<typeof setup>>["api"];
+
+/** A private application that may delete tokens, with its key and the key's id. */
+async function holderApplication(api: Api, managementKey: string) {
+  const created = await api.post<{ id: string; key: string; keys: { id: string }[] }>("/applications", {
+    key: managementKey,
+    body: { name: "holder", type: "private", permissions: ALL_TOKEN_PERMISSIONS },
+  });
+  expect(created.status).toBe(201);
+  return { id: created.body.id, key: created.body.key, keyId: String(created.body.keys[0]?.id) };
+}
+
+async function ownerUpdate(api: Api, owner: string, id: string) {
+  const res = await api.patch(`/tokens/${id}`, {
+    key: owner,
+    body: { metadata: { by: "owner" } },
+    headers: mergePatch,
+  });
+  return res.status;
+}
