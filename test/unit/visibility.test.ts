@@ -78,5 +78,16 @@ describe("token visibility (lists and counts)", () => {
     expect(
       accessOfGrants({ application: pci, session: { permissions: [], rules: [] } }).visibility("token:read"),
     ).toEqual([]);
+    // A session narrower than its application filters on its own clauses alone (the wider set adds nothing).
+    const pciHigh: AccessGrant = {
+      permissions: [],
+      rules: [{ priority: 1, container: "/pci/high/", transform: "reveal", permissions: ["token:read"] }],
+    };
+    expect(accessOfGrants({ application: pci, session: pciHigh }).visibility("token:read")).toEqual([
+      [{ containerPrefix: "/pci/high/" }],
+    ]);
+    expect(accessOfGrants({ application: pci, session: pci }).visibility("token:read")).toEqual([
+      [{ containerPrefix: "/pci/" }],
+    ]);
   });
 });

@@ -41,7 +41,28 @@ export function visibleToBoth(a: Visibility, b: Visibility): Visibility {
   if (a === undefined) return b;
   if (b === undefined) return a;
   if (isEmpty(a) || isEmpty(b)) return [];
-  return [...a, ...b];
+  // A set every token of another set already matches adds nothing: leave it out, so the usual session (narrower
+  // than its application) filters on its own clauses alone and the store's expression stays small.
+  const sets = [...a, ...b];
+  return sets.filter(
+    (wider, i) =>
+      !sets.some((narrower, j) => j !== i && (j < i || !within(wider, narrower)) && within(narrower, wider)),
+  );
+}
+
+/** Whether every token matching a clause of `narrower` matches a clause of `wider`. */
+function within(narrower: VisibilityClause[], wider: VisibilityClause[]): boolean {
+  return narrower.every((clause) => wider.some((other) => sameClause(narrow(clause, other), clause)));
+}
+
+function sameClause(a: VisibilityClause | undefined, b: VisibilityClause): boolean {
+  return (
+    a !== undefined &&
+    a.containerPrefix === b.containerPrefix &&
+    a.containerEquals === b.containerEquals &&
+    a.idPrefix === b.idPrefix &&
+    a.idEquals === b.idEquals
+  );
 }
 
 /** Whether `token` is visible: what a store's filter decides, here for tests and callers without a store. */
