@@ -109,9 +109,15 @@ export class DynamoTokenStore implements TokenStore {
       if (!ownerId) continue;
       const existing = await this.get(token.tenant_id, ownerId);
       // A claim is honoured only for a live token whose current fingerprint is this one: a token whose data or
-      // expression changed since it claimed (a stale claim) must never be handed back for this value.
+      // expression changed since it claimed (a stale claim) must never be handed back for this value. A token
+      // another transaction is still creating does not exist for this caller (until that commits), so its claim
+      // is taken over too: an open transaction, even a public key's, must not hold a value against every
+      // deduplicating create of the tenant for its hour.
+      const pendingElsewhere =
+        existing?.lock?.operation === "create" && existing.lock.transactionId !== transaction?.id;
       const live =
         existing &&
+        !pendingElsewhere &&
         existing.type === token.type &&
         existing.fingerprint === token.fingerprint &&
         (!existing.expires_at || Date.parse(existing.expires_at) > options.now.getTime());

@@ -162,6 +162,29 @@ describe("attack: holding a token in a transaction without the right to delete i
   });
 });
 
+describe("attack: holding a value through a pending create", () => {
+  it("a public key's uncommitted create does not make the owner's deduplicating create of that value a 409", async () => {
+    const { api, managementKey, writer } = await setup();
+    const publicKey = await appKey(api, managementKey, { type: "public", permissions: ["token:create"] });
+    const txn = await api.post<{ id: string }>("/transactions", { key: publicKey });
+    const value = { type: "card_number", data: "5555555555554444", deduplicate_token: true };
+    const pending = await api.post<TokenBody>("/tokens", {
+      key: publicKey,
+      body: value,
+      headers: { "svc-transaction-id": txn.body.id },
+    });
+    expect(pending.status).toBe(201);
+
+    const owners = await api.post<TokenBody>("/tokens", { key: writer, body: value });
+    const again = await api.post<TokenBody>("/tokens", { key: writer, body: value });
+
+    // The pending token does not exist for the owner (transactions are isolated), so it holds nothing either.
+    expect(owners.status).toBe(201);
+    expect(owners.body.id).not.toBe(pending.body.id);
+    expect(again.body.id).toBe(owners.body.id);
+  });
+});
+
 type Api = Awaited<ReturnType<typeof setup>>["api"];
 
 /** A private application that may delete tokens, with its key and the key's id. */
