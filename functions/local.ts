@@ -84,15 +84,21 @@ export function localHandlers(deps: LocalDeps): Record<FunctionGroup, HttpLambda
   return {
     system: createHttpHandler(routeTable, "system", system.routes, composed),
     tenants: createHttpHandler(routeTable, "tenants", tenants.routes, composed),
-    applications: createHttpHandler(routeTable, "applications", applications.routes, composed),
+    applications: createHttpHandler(
+      routeTable,
+      "applications",
+      applications.routes,
+      composed,
+      applications.replays,
+    ),
     logs: createHttpHandler(routeTable, "logs", logs.routes, composed),
-    tokens: createHttpHandler(routeTable, "tokens", tokens.routes, composed),
+    tokens: createHttpHandler(routeTable, "tokens", tokens.routes, composed, tokens.replays),
     transactions: createHttpHandler(routeTable, "transactions", transactions.routes, composed),
     sessions: createHttpHandler(routeTable, "sessions", sessions.routes, composed),
-    members: createHttpHandler(routeTable, "members", members.routes, composed),
-    proxies: createHttpHandler(routeTable, "proxies", proxies.routes, composed),
+    members: createHttpHandler(routeTable, "members", members.routes, composed, members.replays),
+    proxies: createHttpHandler(routeTable, "proxies", proxies.routes, composed, proxies.replays),
     proxy: createHttpHandler(routeTable, "proxy", proxy.routes, composed),
-    reactors: createHttpHandler(routeTable, "reactors", reactors.routes, composed),
+    reactors: createHttpHandler(routeTable, "reactors", reactors.routes, composed, reactors.replays),
   };
 }
 

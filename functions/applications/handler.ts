@@ -15,7 +15,7 @@ import {
   listApplications,
   updateApplication,
 } from "#shared/domain/applications.ts";
-import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
+import { createHttpHandler, type GroupHandlers, type GroupReplays, replayAs } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
 /** The adapters the applications routes use, and no others (see shared/composition/). */
@@ -68,4 +68,25 @@ export const routes: GroupHandlers<Routes, "applications", ApplicationsDeps> = {
   },
 };
 
-export const handler = createHttpHandler(applicationsRoutes, "applications", routes, () => compose(config()));
+/**
+ * A write whose answer was lost (it died after its effect) is answered with the application as it is now; a key
+ * shown once is not shown again (only its hash is kept): the caller adds a key. A lost key creation answers 409.
+ */
+export const replays: GroupReplays<Routes, "applications", ApplicationsDeps> = {
+  effects: {
+    createApplication: replayAs("application", "create", 201, ({ deps, principal }, id) =>
+      getApplication(deps, principal, id),
+    ),
+    updateApplication: replayAs("application", "update", 200, ({ deps, principal }, id) =>
+      getApplication(deps, principal, id),
+    ),
+  },
+};
+
+export const handler = createHttpHandler(
+  applicationsRoutes,
+  "applications",
+  routes,
+  () => compose(config()),
+  replays,
+);

@@ -14,7 +14,7 @@ import {
   listMembers,
   resendInvitation,
 } from "#shared/domain/members.ts";
-import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
+import { createHttpHandler, type GroupHandlers, type GroupReplays, replayAs } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
 /** The adapters the members routes use, and no others (see shared/composition/). */
@@ -56,4 +56,19 @@ export const routes: GroupHandlers<Routes, "members", MembersDeps> = {
   acceptInvitation: async ({ deps, body }) => ({ status: 201, body: await acceptInvitation(deps, body) }),
 };
 
-export const handler = createHttpHandler(membersRoutes, "members", routes, () => compose(config()));
+/**
+ * An invitation write whose answer was lost (it died after its effect) is answered with the invitation as it is
+ * now; its e-mail, sent after the write, may not have gone (resend it). A lost acceptance answers 409.
+ */
+export const replays: GroupReplays<Routes, "members", MembersDeps> = {
+  effects: {
+    createInvitation: replayAs("tenant_invitation", "create", 201, ({ deps, principal }, id) =>
+      getInvitation(deps, principal, id),
+    ),
+    resendInvitation: replayAs("tenant_invitation", "update", 200, ({ deps, principal }, id) =>
+      getInvitation(deps, principal, id),
+    ),
+  },
+};
+
+export const handler = createHttpHandler(membersRoutes, "members", routes, () => compose(config()), replays);

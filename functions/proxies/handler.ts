@@ -12,7 +12,7 @@ import {
   patchProxy,
   replaceProxy,
 } from "#shared/domain/proxies/manage.ts";
-import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
+import { createHttpHandler, type GroupHandlers, type GroupReplays, replayAs } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
 /** The adapters the proxies routes use, and no others (see shared/composition/). */
@@ -52,4 +52,15 @@ export const routes: GroupHandlers<Routes, "proxies", ProxiesDeps> = {
   },
 };
 
-export const handler = createHttpHandler(proxiesRoutes, "proxies", routes, () => compose(config()));
+/** A write whose answer was lost (it died after its effect) is answered with the proxy as it is now. */
+export const replays: GroupReplays<Routes, "proxies", ProxiesDeps> = {
+  effects: {
+    createProxy: replayAs("proxy", "create", 201, ({ deps, principal }, id) => getProxy(deps, principal, id)),
+    replaceProxy: replayAs("proxy", "update", 200, ({ deps, principal }, id) =>
+      getProxy(deps, principal, id),
+    ),
+    patchProxy: replayAs("proxy", "update", 204, async () => undefined),
+  },
+};
+
+export const handler = createHttpHandler(proxiesRoutes, "proxies", routes, () => compose(config()), replays);

@@ -20,7 +20,8 @@ import {
   replaceReactor,
 } from "#shared/domain/reactors/manage.ts";
 import { ReactorError, react, webhookSecrets } from "#shared/domain/reactors/react.ts";
-import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
+import { presentAgain } from "#shared/domain/tokens/replay.ts";
+import { createHttpHandler, type GroupHandlers, type GroupReplays, replayAs } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
 /** The adapters the reactors routes use, and no others (see shared/composition/). */
@@ -105,4 +106,34 @@ export const routes: GroupHandlers<Routes, "reactors", ReactorsDeps> = {
   }),
 };
 
-export const handler = createHttpHandler(reactorsRoutes, "reactors", routes, () => compose(config()));
+/**
+ * A write whose answer was lost (it died after its effect) is answered with the formula or reactor as it is now.
+ * A react or a webhook secret rotation whose answer was lost answers 409 (docs/reactors.md: what a reactor's
+ * outbound calls do on a retry). Tokens a formula's code created are presented again as tokens' replays are.
+ */
+export const replays: GroupReplays<Routes, "reactors", ReactorsDeps> = {
+  presentToken: presentAgain,
+  effects: {
+    createFormula: replayAs("reactor_formula", "create", 201, ({ deps, principal }, id) =>
+      getFormula(deps, principal, id),
+    ),
+    replaceFormula: replayAs("reactor_formula", "update", 200, ({ deps, principal }, id) =>
+      getFormula(deps, principal, id),
+    ),
+    createReactor: replayAs("reactor", "create", 201, ({ deps, principal }, id) =>
+      getReactor(deps, principal, id),
+    ),
+    replaceReactor: replayAs("reactor", "update", 200, ({ deps, principal }, id) =>
+      getReactor(deps, principal, id),
+    ),
+    patchReactor: replayAs("reactor", "update", 204, async () => undefined),
+  },
+};
+
+export const handler = createHttpHandler(
+  reactorsRoutes,
+  "reactors",
+  routes,
+  () => compose(config()),
+  replays,
+);

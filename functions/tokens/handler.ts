@@ -6,8 +6,10 @@ import { tokenDomain } from "#shared/composition/token-domain.ts";
 import { type Config, config } from "#shared/config.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { deleteToken, getToken, listTokens, patchToken } from "#shared/domain/tokens/manage.ts";
+import { presentAgain, presentCreated } from "#shared/domain/tokens/replay.ts";
+import { TOKEN_ENTITY_TYPES } from "#shared/domain/tokens/types.ts";
 import { joinTransaction } from "#shared/domain/transactions.ts";
-import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
+import { createHttpHandler, type GroupHandlers, type GroupReplays, replayAs } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 import { header } from "#shared/http/request-state.ts";
 
@@ -73,4 +75,18 @@ export const routes: GroupHandlers<Routes, "tokens", TokensDeps> = {
   },
 };
 
-export const handler = createHttpHandler(tokensRoutes, "tokens", routes, () => compose(config()));
+/**
+ * Idempotent replays: tokens an answer presented are presented again (never stored); a create whose answer was
+ * lost is answered with the token it created. A PATCH whose answer was lost answers 409 (its answer rendered the
+ * mask stored before it, which is gone): it is not run again.
+ */
+export const replays: GroupReplays<Routes, "tokens", TokensDeps> = {
+  presentToken: presentAgain,
+  effects: {
+    createToken: replayAs(TOKEN_ENTITY_TYPES, "create", 201, ({ deps, principal }, id) =>
+      presentCreated(deps, principal, id),
+    ),
+  },
+};
+
+export const handler = createHttpHandler(tokensRoutes, "tokens", routes, () => compose(config()), replays);

@@ -3,16 +3,24 @@ import middy from "@middy/core";
 import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { Principal, TenantPrincipal } from "#shared/domain/entities.ts";
+import { conflict } from "#shared/domain/errors.ts";
+import {
+  type PresentedTokenRef,
+  presentedTokenOf,
+  runWithIdempotencyClaim,
+} from "#shared/domain/idempotency-scope.ts";
 import { logger } from "#shared/logger.ts";
+import type { RecordedEffect } from "#shared/ports/stores.ts";
 import { handlerTracing } from "#shared/tracer.ts";
 import { authenticateAndAuthorize } from "./middleware/authenticate.ts";
 import { errorHandler } from "./middleware/error-handler.ts";
-import { type IdempotencyPorts, idempotency } from "./middleware/idempotency.ts";
+import { type IdempotencyPorts, type IdempotencyReplays, idempotency } from "./middleware/idempotency.ts";
 import { type RateLimitPorts, rateLimit } from "./middleware/rate-limit.ts";
 import { requestContext } from "./middleware/request-context.ts";
 import "./safe-headers.ts"; // a `__proto__` header line never crashes the process (see there)
 import { routeAndValidate } from "./middleware/route-and-validate.ts";
-import { type HttpResult, jsonResult, type SvcContext } from "./request-state.ts";
+import { toReplayBody } from "./replay-body.ts";
+import { type HttpResult, jsonResult, type RequestState, type SvcContext } from "./request-state.ts";
 import {
   type BodyOf,
   type FunctionGroup,
@@ -54,6 +62,46 @@ export interface Reply {
 
 export type RouteHandler<R extends RouteSpec, D = unknown> = (input: HandlerInput<R, D>) => Promise<Reply>;
 
+/**
+ * A replay of a request that took effect but never completed (it died or failed after its write): the answer
+ * again, built from the effects its write transactions recorded (the audit entries: entity type, id, operation).
+ * It runs nothing again and writes no second create entry.
+ */
+export type EffectReplay<R extends RouteSpec, D = unknown> = (
+  input: HandlerInput<R, D> & { effects: RecordedEffect[] },
+) => Promise<Reply>;
+
+/** How a group answers idempotent replays beyond the stored result (middleware/idempotency.ts). */
+export interface GroupReplays<T extends RouteTable, G extends FunctionGroup, D> {
+  /** Presents a token an answer presented again, for the same caller (groups whose answers present tokens). */
+  presentToken?: (deps: D, principal: TenantPrincipal, ref: PresentedTokenRef) => Promise<unknown>;
+  /** Per route: the answer to a request whose effect was recorded but whose answer was lost. */
+  effects?: {
+    [K in keyof T as T[K]["group"] extends G ? K : never]?: EffectReplay<T[K], D>;
+  };
+}
+
+const ANSWER_LOST =
+  "This request took effect but its answer was lost; it is not run again. Read what it created or changed.";
+
+/**
+ * The usual effect replay: the entity of `entityType` the request created or updated (the first its transactions
+ * recorded), answered as `read` presents it, with `status`. Without such an effect: 409, nothing runs again.
+ */
+export function replayAs<R extends RouteSpec, D>(
+  entityType: string | readonly string[],
+  operation: "create" | "update",
+  status: number,
+  read: (input: HandlerInput<R, D>, id: string) => Promise<unknown>,
+): EffectReplay<R, D> {
+  const types = [entityType].flat();
+  return async (input) => {
+    const effect = input.effects.find((e) => types.includes(e.entity_type) && e.operation === operation);
+    if (!effect) throw conflict(ANSWER_LOST);
+    return { status, body: await read(input, effect.entity_id) };
+  };
+}
+
 /** The implementations a function group must provide: one per route of the group, no more, no less. */
 export type GroupHandlers<T extends RouteTable, G extends FunctionGroup, D> = {
   [K in keyof T as T[K]["group"] extends G ? K : never]: RouteHandler<T[K], D>;
@@ -72,6 +120,7 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
   group: G,
   handlers: GroupHandlers<T, G, D>,
   compose: () => D,
+  replays: GroupReplays<T, G, D> = {},
 ) {
   let composed: D | undefined;
   const deps = (): D => {
@@ -79,13 +128,8 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
     return composed;
   };
   const table = handlers as unknown as Record<string, RouteHandler<RouteSpec, D>>;
-  const dispatch = async (event: APIGatewayProxyEventV2, context: SvcContext): Promise<HttpResult> => {
-    const state = context.svc;
-    const route = state.route;
-    const implementation = route ? table[route.operationId] : undefined;
-    if (!route || !implementation)
-      throw new Error(`No implementation for ${route?.operationId ?? event.routeKey}`);
-    const reply = await implementation({
+  const inputOf = (event: APIGatewayProxyEventV2, state: RequestState) =>
+    ({
       params: state.params,
       query: state.query,
       body: state.body,
@@ -93,8 +137,45 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       deps: deps(),
       requestId: state.requestId,
       event,
-    } as HandlerInput<RouteSpec, D>);
-    return reply.raw ?? jsonResult(reply.status, reply.body, reply.headers);
+    }) as HandlerInput<RouteSpec, D>;
+  const dispatch = async (event: APIGatewayProxyEventV2, context: SvcContext): Promise<HttpResult> => {
+    const state = context.svc;
+    const route = state.route;
+    const implementation = route ? table[route.operationId] : undefined;
+    if (!route || !implementation)
+      throw new Error(`No implementation for ${route?.operationId ?? event.routeKey}`);
+    const claim = state.idempotency;
+    if (!claim) {
+      const reply = await implementation(inputOf(event, state));
+      return reply.raw ?? jsonResult(reply.status, reply.body, reply.headers);
+    }
+    // Within its claim: every write records its effect with it, every token presented is noted (and kept by
+    // reference, not data, in the stored answer).
+    return runWithIdempotencyClaim(claim, async () => {
+      const reply = await implementation(inputOf(event, state));
+      if (!reply.raw) {
+        const kept = toReplayBody(reply.body, presentedTokenOf);
+        if (kept.tokens.length > 0) state.replayBody = JSON.stringify(kept);
+      }
+      return reply.raw ?? jsonResult(reply.status, reply.body, reply.headers);
+    });
+  };
+  const effectReplays = (replays.effects ?? {}) as Record<string, EffectReplay<RouteSpec, D> | undefined>;
+  const idempotencyReplays: IdempotencyReplays = {
+    presentToken: async (request, ref) => {
+      const principal = request.context.svc.principal;
+      // Fail closed: a group that presents tokens provides this; no other can have stored a reference.
+      if (!replays.presentToken || !principal || principal.kind === "root")
+        throw new Error("A stored answer names a token this function cannot present.");
+      return replays.presentToken(deps(), principal, ref);
+    },
+    replayEffect: async (request, effects) => {
+      const state = request.context.svc;
+      const replay = state.route ? effectReplays[state.route.operationId] : undefined;
+      if (!replay) throw conflict(ANSWER_LOST);
+      const reply = await replay({ ...inputOf(request.event, state), effects });
+      return reply.raw ?? jsonResult(reply.status, reply.body, reply.headers);
+    },
   };
 
   return (
@@ -109,7 +190,7 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       .use(routeAndValidate(listRoutes(routes), group))
       .use(authenticateAndAuthorize(() => deps().authenticator))
       .use(rateLimit(deps))
-      .use(idempotency(deps))
+      .use(idempotency(deps, idempotencyReplays))
       .handler(dispatch) as unknown as (
       event: APIGatewayProxyEventV2,
       context: Context,

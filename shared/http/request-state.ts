@@ -1,6 +1,7 @@
 import type middy from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type { Principal } from "#shared/domain/entities.ts";
+import type { IdempotencyClaimRef } from "#shared/domain/idempotency-scope.ts";
 import type { ApiRoute } from "./route.ts";
 
 export type MatchedRoute = ApiRoute;
@@ -14,7 +15,10 @@ export interface RequestState {
   query: Record<string, unknown>;
   body: unknown;
   principal?: Principal;
-  idempotency?: { scope: string; key: string };
+  /** The idempotency claim this request holds (its record's scope and key, and which claim of the key). */
+  idempotency?: IdempotencyClaimRef;
+  /** The answer as its idempotency record keeps it, when it presented tokens (replay-body.ts), as JSON. */
+  replayBody?: string;
 }
 
 export type SvcContext = Context & { svc: RequestState };

@@ -82,22 +82,42 @@ export interface StoredResponse {
   status: number;
   /** The response body sealed with the caller's tenant data key (never stored in plaintext). */
   sealed_body?: string;
+  /**
+   * "presented": the sealed body is a ReplayBody (shared/http/replay-body.ts), the answer with each token it
+   * presented replaced by a reference; a replay presents those tokens again.
+   */
+  form?: "presented";
   headers: Record<string, string>;
 }
 
+/** An effect an idempotent request's write transaction recorded on its record (the audit entry it wrote). */
+export interface RecordedEffect {
+  entity_type: string;
+  entity_id: string;
+  operation: string;
+}
+
 export type IdempotencyClaim =
-  | { outcome: "claimed" }
+  | { outcome: "claimed"; claimId: string }
   | { outcome: "in-flight" }
-  | { outcome: "completed"; response: StoredResponse; requestSignature: string };
+  | { outcome: "completed"; response: StoredResponse; requestSignature: string }
+  /** The request took effect (its writes recorded it) but never completed: it died or failed after. */
+  | { outcome: "effected"; effects: RecordedEffect[]; requestSignature: string };
 
 export interface IdempotencyStore {
   /**
    * Takes the in-flight marker for a key with a conditional write, or reports what holds it. `scope` names the
    * credential (no `#`); `requestSignature` is opaque to the store and handed back with a completed result.
+   * A marker whose request took effect is never taken again: once its lease lapses it is reported "effected".
    */
   claim(scope: string, key: string, requestSignature: string): Promise<IdempotencyClaim>;
-  complete(scope: string, key: string, response: StoredResponse): Promise<void>;
-  release(scope: string, key: string): Promise<void>;
+  /** Stores the answer, if `claimId` still holds the key. */
+  complete(scope: string, key: string, claimId: string, response: StoredResponse): Promise<void>;
+  /**
+   * After a failure: frees the key if the request took no effect, so a retry runs as new; if it did, ends the
+   * lease, so a retry replays the effect at once.
+   */
+  release(scope: string, key: string, claimId: string): Promise<void>;
 }
 
 export type TokenCreateOutcome =

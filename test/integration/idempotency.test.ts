@@ -105,7 +105,7 @@ describe("idempotency (SVC-IDEMPOTENCY-KEY)", () => {
     expect(afterExpiry.body.id).not.toBe(mine.body.id);
   });
 
-  it("refuses a key reused on another endpoint and a malformed key", async () => {
+  it("refuses (422) a key reused on another method or path, and a malformed key", async () => {
     const { api, managementKey } = await setup();
     const headers = { "svc-idempotency-key": "one-use" };
     const app = await api.post<{ id: string }>("/applications", {
@@ -121,7 +121,9 @@ describe("idempotency (SVC-IDEMPOTENCY-KEY)", () => {
       headers: { "svc-idempotency-key": "x".repeat(300) },
     });
 
-    expect(reused.status).toBe(409);
+    expect(reused.status).toBe(422);
+    expect(reused.headers.get("content-type")).toContain("application/problem+json");
+    expect(reused.headers.get("svc-idempotent-replayed")).toBeNull();
     expect(malformed.status).toBe(400);
   });
 });

@@ -4,6 +4,7 @@ import {
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
+import { withEffectRecord } from "./idempotent-effects.ts";
 
 export interface DynamoConnection {
   region: string;
@@ -26,6 +27,16 @@ export function createDocumentClient(connection: DynamoConnection): DynamoDBDocu
     (next, context) => (args) =>
       context.commandName === "TransactWriteItemsCommand" ? retryingConflicts(() => next(args)) : next(args),
     { step: "initialize", name: "retryTransactionConflicts" },
+  );
+  // Every write transaction of an idempotent request records its effect on the request's idempotency record, in
+  // the same transaction (idempotent-effects.ts): outside the retries, so each attempt carries it. The input is
+  // still in document form here (lib-dynamodb marshalls just before serializing).
+  client.middlewareStack.add(
+    (next, context) => (args) =>
+      context.commandName === "TransactWriteItemsCommand"
+        ? withEffectRecord(args.input as TransactWriteCommandInput, (input) => next({ ...args, input }))
+        : next(args),
+    { step: "initialize", name: "recordIdempotentEffects", priority: "high" },
   );
   // The SDK's logger step filters every call's input and output for a logger that drops them (the default has an
   // `info` method): about 1 % of the service's CPU. Nothing here logs SDK calls, so the step is removed.

@@ -1,7 +1,13 @@
+import { randomUUID } from "node:crypto";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { Clock } from "#shared/ports/clock.ts";
-import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from "#shared/ports/stores.ts";
+import type {
+  IdempotencyClaim,
+  IdempotencyStore,
+  RecordedEffect,
+  StoredResponse,
+} from "#shared/ports/stores.ts";
 import { isConditionalCheckFailed } from "./client.ts";
 import { epochSeconds, keys } from "./schema.ts";
 
@@ -23,6 +29,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
   async claim(scope: string, key: string, requestSignature: string): Promise<IdempotencyClaim> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = epochSeconds(this.clock.now());
+      const claimId = randomUUID();
       try {
         await this.client.send(
           new PutCommand({
@@ -31,18 +38,20 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
               ...keys.idempotency(scope, key),
               entity: "idempotency",
               state: "in_flight",
+              claim_id: claimId,
               signature: requestSignature,
               lease_until: now + IN_FLIGHT_LEASE_SECONDS,
               expires_at: now + IDEMPOTENCY_RETENTION_SECONDS,
               ttl: now + IDEMPOTENCY_RETENTION_SECONDS,
             },
+            // A lapsed lease frees the key only if its request took no effect ("effected" is never taken again).
             ConditionExpression:
               "attribute_not_exists(PK) OR expires_at <= :now OR (#state = :inFlight AND lease_until <= :now)",
             ExpressionAttributeNames: { "#state": "state" },
             ExpressionAttributeValues: { ":now": now, ":inFlight": "in_flight" },
           }),
         );
-        return { outcome: "claimed" };
+        return { outcome: "claimed", claimId };
       } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
       }
@@ -61,36 +70,67 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
           response: item.response as StoredResponse,
           requestSignature: String(item.signature),
         };
+      if (item.state === "effected" && Number(item.lease_until ?? 0) <= now)
+        return {
+          outcome: "effected",
+          effects: (item.effects ?? []) as RecordedEffect[],
+          requestSignature: String(item.signature),
+        };
       return { outcome: "in-flight" };
     }
     return { outcome: "in-flight" };
   }
 
-  async complete(scope: string, key: string, response: StoredResponse): Promise<void> {
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: keys.idempotency(scope, key),
-        UpdateExpression: "SET #state = :completed, #response = :response REMOVE lease_until",
-        ExpressionAttributeNames: { "#state": "state", "#response": "response" },
-        ExpressionAttributeValues: { ":completed": "completed", ":response": response },
-      }),
-    );
-  }
-
-  async release(scope: string, key: string): Promise<void> {
+  async complete(scope: string, key: string, claimId: string, response: StoredResponse): Promise<void> {
     await this.client
       .send(
-        new DeleteCommand({
+        new UpdateCommand({
           TableName: this.tableName,
           Key: keys.idempotency(scope, key),
-          ConditionExpression: "#state = :inFlight",
-          ExpressionAttributeNames: { "#state": "state" },
-          ExpressionAttributeValues: { ":inFlight": "in_flight" },
+          UpdateExpression: "SET #state = :completed, #response = :response REMOVE lease_until, effects",
+          // Only the claim's own request completes it (one whose lease lapsed and was taken cannot).
+          ConditionExpression: "claim_id = :claim",
+          ExpressionAttributeNames: { "#state": "state", "#response": "response" },
+          ExpressionAttributeValues: { ":completed": "completed", ":response": response, ":claim": claimId },
         }),
       )
       .catch((error: unknown) => {
         if (!isConditionalCheckFailed(error)) throw error;
       });
+  }
+
+  async release(scope: string, key: string, claimId: string): Promise<void> {
+    const ignoreLost = (error: unknown) => {
+      if (!isConditionalCheckFailed(error)) throw error;
+    };
+    const Key = keys.idempotency(scope, key);
+    await this.client
+      .send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key,
+          ConditionExpression: "#state = :inFlight AND claim_id = :claim",
+          ExpressionAttributeNames: { "#state": "state" },
+          ExpressionAttributeValues: { ":inFlight": "in_flight", ":claim": claimId },
+        }),
+      )
+      .catch(ignoreLost);
+    // Took effect, then failed: the effect stays recorded and a retry replays it at once.
+    await this.client
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key,
+          UpdateExpression: "SET lease_until = :now",
+          ConditionExpression: "#state = :effected AND claim_id = :claim",
+          ExpressionAttributeNames: { "#state": "state" },
+          ExpressionAttributeValues: {
+            ":effected": "effected",
+            ":claim": claimId,
+            ":now": epochSeconds(this.clock.now()),
+          },
+        }),
+      )
+      .catch(ignoreLost);
   }
 }

@@ -8,6 +8,7 @@ import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts"
 import type { DynamoApplicationStore } from "./application-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
+import { EFFECT_RECORD_ITEMS } from "./idempotent-effects.ts";
 import { decodeCursor, encodeCursor, queryAll } from "./paging.ts";
 import { epochSeconds, keys } from "./schema.ts";
 
@@ -18,8 +19,8 @@ const invitationKeys = {
 
 type Item = Record<string, unknown>;
 
-/** DynamoDB's limit on the items of one TransactWriteItems. */
-const MAX_TRANSACTION_ITEMS = 100;
+/** DynamoDB's limit on the items of one TransactWriteItems, less the idempotent effect's record (client.ts). */
+const MAX_TRANSACTION_ITEMS = 100 - EFFECT_RECORD_ITEMS;
 /** Minted keys revoked per transaction when they do not fit with the member's own deletion (2 items each). */
 const KEYS_PER_CHUNK = 50;
 

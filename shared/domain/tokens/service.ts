@@ -5,6 +5,7 @@ import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
+import { notePresentedToken } from "#shared/domain/idempotency-scope.ts";
 import { storableProblem } from "#shared/domain/storable.ts";
 import type { HoldDeps } from "#shared/domain/transactions.ts";
 import type { Clock } from "#shared/ports/clock.ts";
@@ -204,6 +205,24 @@ export async function present(
     ...(token.modified_by ? { modified_by: token.modified_by } : {}),
     ...(token.modified_at ? { modified_at: token.modified_at } : {}),
   };
+  const shown = await withData(deps, token, transform, view, data);
+  // An idempotent answer stores this reference, never the data (domain/idempotency-scope.ts).
+  notePresentedToken(shown, {
+    id: token.id,
+    transform,
+    version: token.version,
+    ...(token.mask !== undefined ? { mask: token.mask } : {}),
+  });
+  return shown;
+}
+
+async function withData(
+  deps: TokenDeps,
+  token: StoredToken,
+  transform: Transform,
+  view: TokenView,
+  data: () => Promise<unknown>,
+): Promise<TokenView> {
   if (transform === "reveal") return { ...view, data: await data() };
   if (transform === "mask" && token.mask !== undefined && token.mask !== null) {
     const scope = { data: await data() };

@@ -134,6 +134,9 @@ export function dataErrors(type: TokenType, data: unknown): Record<string, strin
 }
 
 /** Entity type for audit entries: card and bank keep their own, every other type logs as token. */
+/** The audit entity types of tokens (auditEntityType). */
+export const TOKEN_ENTITY_TYPES = ["card", "bank", "token"] as const;
+
 export function auditEntityType(type: TokenType): "card" | "bank" | "token" {
   return type === "card" ? "card" : type === "bank" ? "bank" : "token";
 }

@@ -3,10 +3,12 @@ import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { Principal } from "#shared/domain/entities.ts";
 import { conflict, validationError } from "#shared/domain/errors.ts";
 import { grantVersionOf } from "#shared/domain/grant-version.ts";
+import type { PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
 import { logger } from "#shared/logger.ts";
-import type { IdempotencyStore } from "#shared/ports/stores.ts";
+import type { IdempotencyStore, RecordedEffect } from "#shared/ports/stores.ts";
 import { HttpError } from "../errors.ts";
-import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
+import { fromReplayBody, type ReplayBody } from "../replay-body.ts";
+import { type HttpResult, header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
 
 export const IDEMPOTENT_METHODS = new Set(["POST", "PUT", "PATCH"]);
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -30,16 +32,16 @@ export const SIGNED_HEADERS = ["svc-transaction-id"] as const;
 interface Signature {
   /** Method, path and query. */
   request: string;
-  /** The exact body bytes. */
+  /** The exact body bytes: part of the scope of anonymous callers only (a replay ignores the body otherwise). */
   body: string;
   /** The SIGNED_HEADERS, present or absent. */
   headers: string;
 }
 
 /**
- * What a replay must match: method, path and query, the exact body bytes and the signed headers. Keyed hashes
- * (HMAC under the seal owner's fingerprint key): a plain SHA-256 of a body holding a card number would let
- * anyone with the table (or a backup) test guesses offline.
+ * What a replay must match: method, path and query, and the signed headers; the body only for anonymous callers
+ * (their scope). Keyed hashes (HMAC under the seal owner's fingerprint key): a plain SHA-256 of a body holding a
+ * card number would let anyone with the table (or a backup) test guesses offline.
  */
 async function signatureOf(
   sealer: IdempotencyPorts["sealer"],
@@ -97,13 +99,21 @@ const bindingOf = (owner: string, scope: string, key: string) => ({
   field: "response_body",
 });
 
-const mismatch = (what: "request body" | "SVC-TRANSACTION-ID") =>
+const mismatch = (what: "method or path" | "SVC-TRANSACTION-ID") =>
   new HttpError(
     422,
     "idempotency-key-mismatch",
     "Unprocessable Content",
     `This idempotency key was used with a different ${what}.`,
   );
+
+/** The stored signature: request and signed headers (records written before the body stopped counting hold it too). */
+function parseStoredSignature(stored: string): { request?: string; headers?: string } {
+  const parts = stored.split(".");
+  return parts.length === 3
+    ? { request: parts[0], headers: parts[2] }
+    : { request: parts[0], headers: parts[1] };
+}
 
 export interface IdempotencyPorts {
   idempotency: IdempotencyStore;
@@ -112,18 +122,36 @@ export interface IdempotencyPorts {
 }
 
 /**
- * SVC-IDEMPOTENCY-KEY on POST, PUT and PATCH (the spec's seven rules): a conditional write takes an
- * in-flight marker (a racing duplicate gets 409), a 2xx result is stored for 24 h, its body sealed with the
- * caller's tenant data key, and replayed with SVC-IDEMPOTENT-REPLAYED: true to the same credential for the
- * same request only; a failure releases the key so a retry runs as new.
+ * How a function group answers what idempotency cannot answer from a stored result (createHttpHandler provides
+ * it from the group's handlers): a token an answer presented, presented again for the same caller, and the answer
+ * to a request that took effect but never completed (it died, or failed, after its write).
  */
-export function idempotency(ports: () => IdempotencyPorts): SvcMiddleware {
+export interface IdempotencyReplays {
+  presentToken(request: SvcRequest, ref: PresentedTokenRef): Promise<unknown>;
+  replayEffect(request: SvcRequest, effects: RecordedEffect[]): Promise<HttpResult>;
+}
+
+const replayed = (result: HttpResult, requestId: string): HttpResult => ({
+  ...result,
+  headers: { ...result.headers, [REPLAYED_HEADER]: "true", "svc-request-id": requestId },
+});
+
+/**
+ * SVC-IDEMPOTENCY-KEY on POST, PUT and PATCH (the spec's seven rules, decisions.md "Idempotency"): a conditional
+ * write takes an in-flight marker (a racing duplicate gets 409); each write transaction of the request records
+ * its effect on that marker in the same transaction (domain/idempotency-scope.ts), so a retry after any crash
+ * replays the effect instead of running again; a 2xx result is stored for 24 h, its body sealed with the caller's
+ * tenant data key, every token it presented kept as a reference and presented again on replay (nothing stored
+ * outlives the data); replays go with SVC-IDEMPOTENT-REPLAYED: true to the same credential and grant for the same
+ * method and path, whatever the body; a failure without effect releases the key so a retry runs as new.
+ */
+export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyReplays): SvcMiddleware {
   const release = async (request: SvcRequest) => {
     const claim = request.context.svc?.idempotency;
     if (!claim) return;
     request.context.svc.idempotency = undefined;
     await ports()
-      .idempotency.release(claim.scope, claim.key)
+      .idempotency.release(claim.scope, claim.key, claim.claimId)
       .catch((error: unknown) =>
         logger.warn("Idempotency key release failed", {
           request_id: request.context.svc.requestId,
@@ -145,53 +173,62 @@ export function idempotency(ports: () => IdempotencyPorts): SvcMiddleware {
       const { sealer, idempotency: store } = ports();
       const signature = await signatureOf(sealer, request, owner);
       const scope = scopeOf(state.principal, signature);
-      const claim = await store.claim(
-        scope,
-        key,
-        `${signature.request}.${signature.body}.${signature.headers}`,
-      );
+      const claim = await store.claim(scope, key, `${signature.request}.${signature.headers}`);
       if (claim.outcome === "in-flight")
         throw conflict("A request with this idempotency key is still being processed.");
-      if (claim.outcome === "completed") {
-        const [storedRequest, storedBody, storedHeaders] = claim.requestSignature.split(".");
-        if (storedRequest !== signature.request)
-          throw conflict("This idempotency key was used for a different request.");
-        if (storedBody !== signature.body) throw mismatch("request body");
-        if (storedHeaders !== signature.headers) throw mismatch("SVC-TRANSACTION-ID");
-        const { sealed_body: sealed } = claim.response;
-        const body =
-          sealed === undefined ? undefined : await sealer.open(bindingOf(owner, scope, key), sealed);
-        return {
-          statusCode: claim.response.status,
-          headers: {
-            ...claim.response.headers,
-            [REPLAYED_HEADER]: "true",
-            "svc-request-id": state.requestId,
-          },
-          ...(body === undefined ? {} : { body }),
-        };
+      if (claim.outcome === "claimed") {
+        state.idempotency = { scope, key, claimId: claim.claimId };
+        return;
       }
-      state.idempotency = { scope, key };
+      // The same key, method and path replays whatever the body (spec); another method or path never does.
+      const stored = parseStoredSignature(claim.requestSignature);
+      if (stored.request !== signature.request) throw mismatch("method or path");
+      if (stored.headers !== signature.headers) throw mismatch("SVC-TRANSACTION-ID");
+      if (claim.outcome === "effected")
+        return replayed(await replays.replayEffect(request, claim.effects), state.requestId);
+      const { sealed_body: sealed, form } = claim.response;
+      const opened =
+        sealed === undefined ? undefined : await sealer.open(bindingOf(owner, scope, key), sealed);
+      const body =
+        opened !== undefined && form === "presented"
+          ? JSON.stringify(
+              await fromReplayBody(JSON.parse(opened) as ReplayBody, (ref) =>
+                replays.presentToken(request, ref),
+              ),
+            )
+          : opened;
+      return replayed(
+        {
+          statusCode: claim.response.status,
+          headers: { ...claim.response.headers },
+          ...(body === undefined ? {} : { body }),
+        },
+        state.requestId,
+      );
     },
     after: async (request) => {
-      const claim = request.context.svc.idempotency;
+      const state = request.context.svc;
+      const claim = state.idempotency;
       const response = request.response;
       if (!claim || !response) return;
       const status = response.statusCode ?? 200;
       if (status < 200 || status >= 300) return release(request);
       const contentType = response.headers?.["content-type"];
-      const owner = sealOwnerOf(request.context.svc.principal);
+      const owner = sealOwnerOf(state.principal);
       const { sealer, idempotency: store } = ports();
+      // An answer that presented tokens is stored without them (references only): see replay-body.ts.
+      const kept = state.replayBody ?? response.body;
       const sealed =
-        typeof response.body === "string"
-          ? await sealer.seal(bindingOf(owner, claim.scope, claim.key), response.body)
+        typeof kept === "string"
+          ? await sealer.seal(bindingOf(owner, claim.scope, claim.key), kept)
           : undefined;
-      await store.complete(claim.scope, claim.key, {
+      await store.complete(claim.scope, claim.key, claim.claimId, {
         status,
         ...(sealed === undefined ? {} : { sealed_body: sealed }),
+        ...(state.replayBody !== undefined ? { form: "presented" as const } : {}),
         headers: contentType ? { "content-type": String(contentType) } : {},
       });
-      request.context.svc.idempotency = undefined;
+      state.idempotency = undefined;
     },
     onError: release,
   };

@@ -4,7 +4,13 @@ import { describe, expect, it } from "vitest";
 import { bodyText, client, createTenant } from "#test/support/http.ts";
 import { invitationFromOutbox } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
-import { ALL_TOKEN_PERMISSIONS, appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
+import {
+  ALL_TOKEN_PERMISSIONS,
+  appKey,
+  revealEverything,
+  type TokenBody,
+  VISA,
+} from "#test/support/tokens.ts";
 
 const svc = useService();
 const codeFromOutbox = (email: string) => invitationFromOutbox(svc, email).code;
@@ -75,16 +81,16 @@ describe("attack: replaying another caller's idempotent answer", () => {
     expect(sameRequest.body).toEqual(accepted.body);
   });
 
-  it("answers 422 problem+json to the same key with a different body, and does not run it", async () => {
+  it("replays the first result to the same key with another body (spec), and does not run that body", async () => {
     const { api, managementKey } = await setup();
-    const headers = { "svc-idempotency-key": "body-bound" };
+    const headers = { "svc-idempotency-key": "body-free" };
 
     const first = await api.post<Created>("/applications", {
       key: managementKey,
       body: privateApp("a"),
       headers,
     });
-    const other = await api.post<Created & { type?: string; detail?: string }>("/applications", {
+    const other = await api.post<Created>("/applications", {
       key: managementKey,
       body: privateApp("b"),
       headers,
@@ -92,10 +98,37 @@ describe("attack: replaying another caller's idempotent answer", () => {
     const list = await api.get<{ data: { name: string }[] }>("/applications", { key: managementKey });
 
     expect(first.status).toBe(201);
-    expect(other.status).toBe(422);
-    expect(other.headers.get("content-type")).toContain("application/problem+json");
-    expect(JSON.stringify(other.body)).not.toContain(String(first.body.key));
+    expect(other.status).toBe(201);
+    expect(other.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(other.body).toEqual(first.body);
     expect(list.body.data.map((a) => a.name)).not.toContain("b");
+  });
+
+  it("never replays to the same key on another path (422), even with the same body", async () => {
+    const { api, managementKey } = await setup();
+    const writer = await appKey(api, managementKey, { type: "private", rules: revealEverything });
+    const headers = { "svc-idempotency-key": "path-bound" };
+    const one = await api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data: "one" } });
+    const two = await api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data: "two" } });
+    const patch = { ...headers, "content-type": "application/merge-patch+json" };
+
+    const first = await api.patch(`/tokens/${one.body.id}`, {
+      key: writer,
+      body: { data: "1" },
+      headers: patch,
+    });
+    const elsewhere = await api.patch<{ type?: string }>(`/tokens/${two.body.id}`, {
+      key: writer,
+      body: { data: "1" },
+      headers: patch,
+    });
+    const untouched = await api.get<TokenBody>(`/tokens/${two.body.id}`, { key: writer });
+
+    expect(first.status).toBe(200);
+    expect(elsewhere.status).toBe(422);
+    expect(elsewhere.body.type).toContain("idempotency-key-mismatch");
+    expect(bodyText(elsewhere.body)).not.toContain(one.body.id);
+    expect(untouched.body.data).toBe("two");
   });
 
   it("keeps stored answers sealed: the raw DynamoDB item holds neither the key, the body nor its plain hash", async () => {

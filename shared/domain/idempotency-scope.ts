@@ -1,0 +1,52 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Transform } from "./access-rules.ts";
+
+/** The idempotency claim a request holds while its handler runs (see shared/http/middleware/idempotency.ts). */
+export interface IdempotencyClaimRef {
+  /** The claim's record: scope and key as the idempotency store names them. */
+  scope: string;
+  key: string;
+  /** Names this claim of the key: an effect commits only while the record still carries it. */
+  claimId: string;
+}
+
+/**
+ * A token as an answer presented it. A replay presents the token again from these (never from a stored copy
+ * of its data), so no replay outlives the data: a cvc past its hour, a token deleted or expired since.
+ */
+export interface PresentedTokenRef {
+  id: string;
+  transform: Transform;
+  /** The version presented: a replay shows nothing of a later version (it would be news to the caller). */
+  version: number;
+  /** The mask the answer was rendered with (a PATCH renders with the mask stored before its change). */
+  mask?: unknown;
+}
+
+interface Scope {
+  claim: IdempotencyClaimRef;
+  presented: WeakMap<object, PresentedTokenRef>;
+}
+
+const storage = new AsyncLocalStorage<Scope>();
+
+/**
+ * Runs a request's handler within its idempotency claim: every write transaction it makes records the effect
+ * on the claim's record in the same transaction (shared/adapters/dynamodb/client.ts), and every token it
+ * presents is noted so the stored answer holds a reference, not the data.
+ */
+export function runWithIdempotencyClaim<T>(claim: IdempotencyClaimRef, run: () => Promise<T>): Promise<T> {
+  return storage.run({ claim, presented: new WeakMap() }, run);
+}
+
+/** The claim of the request running now, if it has one. */
+export const currentIdempotencyClaim = (): IdempotencyClaimRef | undefined => storage.getStore()?.claim;
+
+/** Notes that `view` presents a token (tokens/service.ts `present`); a no-op outside an idempotent request. */
+export function notePresentedToken(view: object, ref: PresentedTokenRef): void {
+  storage.getStore()?.presented.set(view, ref);
+}
+
+/** The token an object of the answer presents, if it is one (identity, not shape). */
+export const presentedTokenOf = (value: object): PresentedTokenRef | undefined =>
+  storage.getStore()?.presented.get(value);

@@ -1,0 +1,54 @@
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { conflict, notFound } from "#shared/domain/errors.ts";
+import type { PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
+import { accessOf, requireAccess } from "./access.ts";
+import { isExpired, openData, present, type TokenDeps, type TokenView, tokenAudit } from "./service.ts";
+
+/**
+ * A token an idempotent answer presented, presented again for its replay: from the token as it is now, with the
+ * transform and mask of the first answer, for the same caller (the replay's scope pins credential and grant).
+ * So a replay never outlives the data: a cvc past its hour is not shown, a token deleted or expired since is
+ * 404, and a token changed since is 409 (showing the change would be news the first answer did not give).
+ */
+export async function presentAgain(
+  deps: TokenDeps,
+  principal: TenantPrincipal,
+  ref: PresentedTokenRef,
+): Promise<TokenView> {
+  const token = await deps.tokens.get(principal.tenantId, ref.id);
+  // A token pending in the caller's transaction is presented again (it was when first answered); rolled back,
+  // it is gone.
+  if (!token || isExpired(token, deps.clock.now()))
+    throw notFound("The token this idempotent request answered");
+  if (token.version !== ref.version)
+    throw conflict("The token this idempotent request answered has changed since; read it instead.");
+  // Data leaves again: audited as a read, fail-closed, before it does.
+  await deps.auditLog.append([
+    tokenAudit(deps, principal, token, "read", "Token presented again by an idempotent replay"),
+  ]);
+  const shown = { ...token };
+  if (ref.mask === undefined) delete shown.mask;
+  else shown.mask = ref.mask;
+  const view = await present(deps, shown, ref.transform, () => openData(deps, token));
+  // The answer names the mask the token holds (a PATCH's new one), as the first answer did.
+  if (token.mask === undefined) delete view.mask;
+  else view.mask = token.mask;
+  return view;
+}
+
+/**
+ * The answer of a create that took effect but never completed (domain/idempotency-scope.ts): the token it
+ * created, presented as the create presents it (the rule that granted token:create), if still at its first
+ * version.
+ */
+export async function presentCreated(deps: TokenDeps, principal: TenantPrincipal, tokenId: string) {
+  const token = await deps.tokens.get(principal.tenantId, tokenId);
+  if (!token) throw notFound("The token this idempotent request answered");
+  const transform = requireAccess(accessOf(principal), token, "token:create");
+  return presentAgain(deps, principal, {
+    id: token.id,
+    transform,
+    version: 1,
+    ...(token.mask !== undefined ? { mask: token.mask } : {}),
+  });
+}

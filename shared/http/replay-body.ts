@@ -1,0 +1,51 @@
+import type { PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
+
+type Path = (string | number)[];
+
+/**
+ * An answer as an idempotency record keeps it: the body with every presented token taken out (left null) and,
+ * apart, where each was and which token it was. Positions, not markers in the body: nothing a body holds (say a
+ * reactor's output) can pass for a token reference.
+ */
+export interface ReplayBody {
+  body: unknown;
+  tokens: { path: Path; ref: PresentedTokenRef }[];
+}
+
+/** Takes the presented tokens (`refOf` knows them by identity) out of a reply body. */
+export function toReplayBody(
+  body: unknown,
+  refOf: (value: object) => PresentedTokenRef | undefined,
+): ReplayBody {
+  const tokens: ReplayBody["tokens"] = [];
+  const walk = (value: unknown, path: Path): unknown => {
+    if (typeof value !== "object" || value === null) return value;
+    const ref = refOf(value);
+    if (ref) {
+      tokens.push({ path, ref });
+      return null;
+    }
+    if (Array.isArray(value)) return value.map((item, i) => walk(item, [...path, i]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, [...path, k])]));
+  };
+  return { body: walk(body, []), tokens };
+}
+
+/** Puts each token back, presented again (in order, so audit entries follow the answer's order). */
+export async function fromReplayBody(
+  stored: ReplayBody,
+  presentAgain: (ref: PresentedTokenRef) => Promise<unknown>,
+): Promise<unknown> {
+  let body = stored.body;
+  for (const { path, ref } of stored.tokens) {
+    const view = await presentAgain(ref);
+    if (path.length === 0) {
+      body = view;
+      continue;
+    }
+    let parent = body as Record<string | number, unknown>;
+    for (const step of path.slice(0, -1)) parent = parent[step] as Record<string | number, unknown>;
+    parent[path[path.length - 1] as string | number] = view;
+  }
+  return body;
+}

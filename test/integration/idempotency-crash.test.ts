@@ -1,0 +1,152 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { bodyText, type Client, client, createTenant } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+import { appKey, revealEverything, type TokenBody, type TokenPage, VISA } from "#test/support/tokens.ts";
+
+/**
+ * A request that dies between its effect and the completion of its idempotency record (a Lambda timing out, a
+ * process killed, a connection dropped after the write). The crash is injected through the idempotency store port:
+ * completing and releasing the record fail, as if the process had died right after the write. The retry with the
+ * same key must replay the effect, never run it again.
+ */
+const svc = useService();
+const LEASE_SECONDS = 61;
+
+type Page = { pagination: { total_items: number }; data: { id: string; name?: string }[] };
+type Logs = { data: { operation: string }[] };
+
+let restore: (() => void) | undefined;
+afterEach(() => {
+  restore?.();
+  restore = undefined;
+});
+
+/** From now until restored: the request "dies" after its handler ran (no completion, no release). */
+function crashAfterEffect() {
+  const deps = svc.service.deps;
+  const real = deps.idempotency;
+  const died = () => Promise.reject(new Error("simulated crash after the effect"));
+  deps.idempotency = Object.assign(Object.create(real) as typeof real, {
+    complete: died,
+    release: died,
+  });
+  restore = () => {
+    deps.idempotency = real;
+  };
+}
+
+const advanceClock = (api: Client, seconds: number) =>
+  api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: seconds } });
+
+async function setup() {
+  const api = client(svc.url);
+  const tenant = await createTenant(api, svc.rootKey);
+  const writer = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+  return { api, ...tenant, writer };
+}
+
+describe("idempotency across a crash between effect and completion", () => {
+  it("replays a token create whose answer was lost, and stores one token with one create entry", async () => {
+    const { api, managementKey, writer } = await setup();
+    const headers = { "svc-idempotency-key": "crash-token-1" };
+    const body = { type: "card", data: { number: VISA, expiration_month: 12, expiration_year: 2030 } };
+
+    crashAfterEffect();
+    const lost = await api.post<TokenBody>("/tokens", { key: writer, body, headers });
+    restore?.();
+    const tooEarly = await api.post<TokenBody>("/tokens", { key: writer, body, headers });
+    await advanceClock(api, LEASE_SECONDS);
+    const retry = await api.post<TokenBody>("/tokens", { key: writer, body, headers });
+    const again = await api.post<TokenBody>("/tokens", { key: writer, body, headers });
+    const list = await api.get<TokenPage>("/tokens", { key: writer });
+    const logs = await api.get<Logs>(`/logs?entity_id=${retry.body.id}`, { key: managementKey });
+
+    expect(lost.status).toBe(500);
+    // Within the lease the first request may still be running: 409, as for any request in flight.
+    expect(tooEarly.status).toBe(409);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(retry.body.data).toEqual(body.data);
+    expect(again.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(again.body.id).toBe(retry.body.id);
+    expect(list.body.pagination.total_items).toBe(1);
+    expect(logs.body.data.filter((e) => e.operation === "create")).toHaveLength(1);
+  });
+
+  it("replays an application create whose answer was lost: one application, its key not shown again", async () => {
+    const { api, managementKey } = await setup();
+    const headers = { "svc-idempotency-key": "crash-app-1" };
+    const body = { name: "checkout", type: "public", permissions: ["token:create"] };
+
+    crashAfterEffect();
+    const lost = await api.post("/applications", { key: managementKey, body, headers });
+    restore?.();
+    await advanceClock(api, LEASE_SECONDS);
+    const retry = await api.post<{ id: string; name: string; key?: string }>("/applications", {
+      key: managementKey,
+      body,
+      headers,
+    });
+    const list = await api.get<Page>("/applications", { key: managementKey });
+
+    expect(lost.status).toBe(500);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(retry.body.name).toBe("checkout");
+    expect(retry.body.key).toBeUndefined();
+    expect(list.body.data.filter((a) => a.name === "checkout")).toHaveLength(1);
+  });
+
+  it("never runs a lost token PATCH again: the retry answers 409 and the token keeps one change", async () => {
+    const { api, writer } = await setup();
+    const token = await api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data: "v1" } });
+    const headers = {
+      "svc-idempotency-key": "crash-patch-1",
+      "content-type": "application/merge-patch+json",
+    };
+
+    crashAfterEffect();
+    const lost = await api.patch(`/tokens/${token.body.id}`, { key: writer, body: { data: "v2" }, headers });
+    restore?.();
+    await advanceClock(api, LEASE_SECONDS);
+    const retry = await api.patch(`/tokens/${token.body.id}`, { key: writer, body: { data: "v3" }, headers });
+    const read = await api.get<TokenBody>(`/tokens/${token.body.id}`, { key: writer });
+
+    expect(lost.status).toBe(500);
+    expect(retry.status).toBe(409);
+    expect(retry.headers.get("content-type")).toContain("application/problem+json");
+    expect(bodyText(retry.body)).not.toContain("v2");
+    expect(read.body.data).toBe("v2");
+  });
+
+  it("replays at once when the request failed after its effect (the record is released to replay, not rerun)", async () => {
+    const { api, writer } = await setup();
+    const headers = { "svc-idempotency-key": "fail-after-1" };
+    const deps = svc.service.deps;
+    const real = deps.idempotency;
+    // Completing fails, releasing works: the request answers 500 but frees its record for a replay.
+    deps.idempotency = Object.assign(Object.create(real) as typeof real, {
+      complete: () => Promise.reject(new Error("store hiccup")),
+    });
+    restore = () => {
+      deps.idempotency = real;
+    };
+    const failed = await api.post<TokenBody>("/tokens", {
+      key: writer,
+      body: { type: "token", data: "x" },
+      headers,
+    });
+    restore();
+    const retry = await api.post<TokenBody>("/tokens", {
+      key: writer,
+      body: { type: "token", data: "x" },
+      headers,
+    });
+    const list = await api.get<TokenPage>("/tokens", { key: writer });
+
+    expect(failed.status).toBe(500);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(list.body.pagination.total_items).toBe(1);
+  });
+});
