@@ -8,6 +8,31 @@ export interface IdempotencyClaimRef {
   key: string;
   /** Names this claim of the key: an effect commits only while the record still carries it. */
   claimId: string;
+  /** The effects this request committed so far (appended as each write transaction commits). */
+  effects: EffectRef[];
+}
+
+/** An effect as its record lists it: an audit entry its write transaction wrote. */
+export interface EffectRef {
+  entity_type: string;
+  entity_id: string;
+  operation: string;
+}
+
+/**
+ * Whether a request's committed effects still stand: not when each is the creation of something the same
+ * request deleted again, or that deletion (an invitation withdrawn because its e-mail could not be sent).
+ */
+export function effectsStand(effects: EffectRef[]): boolean {
+  const id = (e: EffectRef) => `${e.entity_type}\n${e.entity_id}`;
+  const created = new Set(effects.filter((e) => e.operation === "create").map(id));
+  const deleted = new Set(effects.filter((e) => e.operation === "delete").map(id));
+  return effects.some(
+    (e) =>
+      (e.operation !== "create" && e.operation !== "delete" && e.operation !== "read") ||
+      (e.operation === "create" && !deleted.has(id(e))) ||
+      (e.operation === "delete" && !created.has(id(e))),
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { LogEntry, LogQuery } from "#shared/domain/audit.ts";
 import type { Application, ApplicationKey, Tenant, TenantMember, User } from "#shared/domain/entities.ts";
+import type { EffectRef } from "#shared/domain/idempotency-scope.ts";
 import type {
   StoredToken,
   TokenHold,
@@ -91,11 +92,7 @@ export interface StoredResponse {
 }
 
 /** An effect an idempotent request's write transaction recorded on its record (the audit entry it wrote). */
-export interface RecordedEffect {
-  entity_type: string;
-  entity_id: string;
-  operation: string;
-}
+export type RecordedEffect = EffectRef;
 
 export type IdempotencyClaim =
   | { outcome: "claimed"; claimId: string }
@@ -114,10 +111,10 @@ export interface IdempotencyStore {
   /** Stores the answer, if `claimId` still holds the key. */
   complete(scope: string, key: string, claimId: string, response: StoredResponse): Promise<void>;
   /**
-   * After a failure: frees the key if the request took no effect, so a retry runs as new; if it did, ends the
-   * lease, so a retry replays the effect at once.
+   * After a failure: frees the key if the request's effects do not stand (none, or undone by the request
+   * itself), so a retry runs as new; if they do, ends the lease, so a retry replays the effect at once.
    */
-  release(scope: string, key: string, claimId: string): Promise<void>;
+  release(scope: string, key: string, claimId: string, effectsStand: boolean): Promise<void>;
 }
 
 export type TokenCreateOutcome =

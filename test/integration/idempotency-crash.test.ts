@@ -149,4 +149,73 @@ describe("idempotency across a crash between effect and completion", () => {
     expect(retry.headers.get("svc-idempotent-replayed")).toBe("true");
     expect(list.body.pagination.total_items).toBe(1);
   });
+
+  it("runs a retry as new when the request undid its own write (an invitation withdrawn: its e-mail failed)", async () => {
+    const { api, managementKey } = await setup();
+    const headers = { "svc-idempotency-key": "withdrawn-1" };
+    const body = { email: `withdrawn${Date.now()}@example.com` };
+    const deps = svc.service.deps;
+    const real = deps.mailer;
+    deps.mailer = Object.assign(Object.create(real) as typeof real, {
+      send: () => Promise.reject(new Error("mail server down")),
+    });
+    restore = () => {
+      deps.mailer = real;
+    };
+
+    const failed = await api.post("/tenants/self/invitations", { key: managementKey, body, headers });
+    restore();
+    const retry = await api.post<{ id: string }>("/tenants/self/invitations", {
+      key: managementKey,
+      body,
+      headers,
+    });
+    const read = await api.get(`/tenants/self/invitations/${retry.body.id}`, { key: managementKey });
+
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("svc-idempotent-replayed")).toBeNull();
+    expect(read.status).toBe(200);
+  });
+
+  it("never lets a request whose lease lapsed take effect after a retry claimed its key (409, one token)", async () => {
+    const { api, writer } = await setup();
+    const headers = { "svc-idempotency-key": "slow-1" };
+    const body = { type: "token", data: "slow" };
+    const deps = svc.service.deps;
+    const real = deps.tokens;
+    let reached!: () => void;
+    const atWrite = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    let proceed!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      proceed = resolve;
+    });
+    // The first request stalls just before its write (a Lambda frozen, a GC pause) past its lease.
+    deps.tokens = Object.assign(Object.create(real) as typeof real, {
+      create: async (...args: Parameters<typeof real.create>) => {
+        reached();
+        await gate;
+        return real.create(...args);
+      },
+    });
+    restore = () => {
+      deps.tokens = real;
+    };
+
+    const slow = api.post<TokenBody>("/tokens", { key: writer, body, headers });
+    await atWrite;
+    restore();
+    await advanceClock(api, LEASE_SECONDS);
+    const retry = await api.post<TokenBody>("/tokens", { key: writer, body, headers });
+    proceed();
+    const late = await slow;
+    const list = await api.get<TokenPage>("/tokens", { key: writer });
+
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("svc-idempotent-replayed")).toBeNull();
+    expect(late.status).toBe(409);
+    expect(list.body.pagination.total_items).toBe(1);
+  });
 });

@@ -99,22 +99,25 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
       });
   }
 
-  async release(scope: string, key: string, claimId: string): Promise<void> {
+  async release(scope: string, key: string, claimId: string, effectsStand: boolean): Promise<void> {
     const ignoreLost = (error: unknown) => {
       if (!isConditionalCheckFailed(error)) throw error;
     };
     const Key = keys.idempotency(scope, key);
-    await this.client
-      .send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key,
-          ConditionExpression: "#state = :inFlight AND claim_id = :claim",
-          ExpressionAttributeNames: { "#state": "state" },
-          ExpressionAttributeValues: { ":inFlight": "in_flight", ":claim": claimId },
-        }),
-      )
-      .catch(ignoreLost);
+    if (!effectsStand) {
+      await this.client
+        .send(
+          new DeleteCommand({
+            TableName: this.tableName,
+            Key,
+            ConditionExpression: "claim_id = :claim AND #state <> :completed",
+            ExpressionAttributeNames: { "#state": "state" },
+            ExpressionAttributeValues: { ":completed": "completed", ":claim": claimId },
+          }),
+        )
+        .catch(ignoreLost);
+      return;
+    }
     // Took effect, then failed: the effect stays recorded and a retry replays it at once.
     await this.client
       .send(

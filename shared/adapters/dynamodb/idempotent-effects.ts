@@ -1,19 +1,16 @@
 import type { TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import { conflict } from "#shared/domain/errors.ts";
-import { currentIdempotencyClaim, type IdempotencyClaimRef } from "#shared/domain/idempotency-scope.ts";
+import {
+  currentIdempotencyClaim,
+  type EffectRef,
+  type IdempotencyClaimRef,
+} from "#shared/domain/idempotency-scope.ts";
 import { keys } from "./schema.ts";
 
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
 /** Items each write transaction of an idempotent request gives to its effect record. */
 export const EFFECT_RECORD_ITEMS = 1;
-
-/** What an effect is known by in its record: the audit entries its transaction writes. */
-export interface EffectRef {
-  entity_type: string;
-  entity_id: string;
-  operation: string;
-}
 
 /** The audit entries among a transaction's puts (every effect writes its own: audit-items.ts). */
 function effectsOf(items: TransactItem[]): EffectRef[] {
@@ -79,9 +76,12 @@ export async function withEffectRecord<T>(input: TransactWriteCommandInput, send
   const items = input.TransactItems ?? [];
   const table = tableOf(items);
   if (!claim || !table) return send(input);
-  const recorded = [...items, effectRecordItem(table, claim, effectsOf(items))];
+  const effects = effectsOf(items);
+  const recorded = [...items, effectRecordItem(table, claim, effects)];
   try {
-    return await send({ ...input, TransactItems: recorded });
+    const sent = await send({ ...input, TransactItems: recorded });
+    claim.effects.push(...effects);
+    return sent;
   } catch (error) {
     const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
     if (error instanceof Error && error.name === "TransactionCanceledException")

@@ -3,7 +3,7 @@ import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { Principal } from "#shared/domain/entities.ts";
 import { conflict, validationError } from "#shared/domain/errors.ts";
 import { grantVersionOf } from "#shared/domain/grant-version.ts";
-import type { PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
+import { effectsStand, type PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
 import { logger } from "#shared/logger.ts";
 import type { IdempotencyStore, RecordedEffect } from "#shared/ports/stores.ts";
 import { HttpError } from "../errors.ts";
@@ -151,7 +151,7 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
     if (!claim) return;
     request.context.svc.idempotency = undefined;
     await ports()
-      .idempotency.release(claim.scope, claim.key, claim.claimId)
+      .idempotency.release(claim.scope, claim.key, claim.claimId, effectsStand(claim.effects))
       .catch((error: unknown) =>
         logger.warn("Idempotency key release failed", {
           request_id: request.context.svc.requestId,
@@ -177,7 +177,7 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
       if (claim.outcome === "in-flight")
         throw conflict("A request with this idempotency key is still being processed.");
       if (claim.outcome === "claimed") {
-        state.idempotency = { scope, key, claimId: claim.claimId };
+        state.idempotency = { scope, key, claimId: claim.claimId, effects: [] };
         return;
       }
       // The same key, method and path replays whatever the body (spec); another method or path never does.
