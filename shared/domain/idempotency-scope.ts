@@ -10,6 +10,8 @@ export interface IdempotencyClaimRef {
   claimId: string;
   /** The effects this request committed so far (appended as each write transaction commits). */
   effects: EffectRef[];
+  /** False once the handler has answered: work it left behind (timers, queued jobs) records nothing on it. */
+  open?: boolean;
 }
 
 /** An effect as its record lists it: an audit entry its write transaction wrote. */
@@ -60,12 +62,29 @@ const storage = new AsyncLocalStorage<Scope>();
  * on the claim's record in the same transaction (shared/adapters/dynamodb/client.ts), and every token it
  * presents is noted so the stored answer holds a reference, not the data.
  */
-export function runWithIdempotencyClaim<T>(claim: IdempotencyClaimRef, run: () => Promise<T>): Promise<T> {
-  return storage.run({ claim, presented: new WeakMap() }, run);
+export async function runWithIdempotencyClaim<T>(
+  claim: IdempotencyClaimRef,
+  run: () => Promise<T>,
+): Promise<T> {
+  claim.open = true;
+  try {
+    return await storage.run({ claim, presented: new WeakMap() }, run);
+  } finally {
+    claim.open = false;
+  }
 }
 
-/** The claim of the request running now, if it has one. */
-export const currentIdempotencyClaim = (): IdempotencyClaimRef | undefined => storage.getStore()?.claim;
+/** The claim of the request running now, if it has one and its handler has not answered yet. */
+export function currentIdempotencyClaim(): IdempotencyClaimRef | undefined {
+  const claim = storage.getStore()?.claim;
+  return claim?.open ? claim : undefined;
+}
+
+/**
+ * Runs `start` outside any request's claim: for what outlives the request that happens to start it (a job queue's
+ * worker, a sandbox process and its message handlers), so no later work is taken for that request's effect.
+ */
+export const outsideAnyRequest = <T>(start: () => T): T => storage.exit(start);
 
 /** Notes that `view` presents a token (tokens/service.ts `present`); a no-op outside an idempotent request. */
 export function notePresentedToken(view: object, ref: PresentedTokenRef): void {

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
 import type { Sandbox, SandboxRequest, SandboxResult } from "#shared/ports/sandbox.ts";
 import { DEFAULT_OUTBOUND_LIMITS, type OutboundLimits, type OutboundPolicy } from "./outbound-request.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
@@ -228,7 +229,8 @@ export class ProcessSandbox implements Sandbox {
   }
 
   private spawn(): SandboxProcess {
-    const proc = new SandboxProcess(this.limits, this.childScript);
+    // A process outlives the request that spawns it: its handlers must not run in that request's context.
+    const proc = outsideAnyRequest(() => new SandboxProcess(this.limits, this.childScript));
     this.all.add(proc);
     proc.onExit(() => {
       this.forget(proc);

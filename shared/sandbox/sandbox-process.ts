@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Socket } from "node:net";
@@ -199,7 +200,8 @@ export class SandboxProcess {
         resolve,
         timer,
         timeoutMs: order.timeoutMs,
-        onSvcCall: order.onSvcCall,
+        // Code's svc calls arrive on the process's message handler: they run as part of this run's request.
+        onSvcCall: order.onSvcCall && AsyncResource.bind(order.onSvcCall),
         svcCalls: 0,
         outbound:
           order.outbound === undefined

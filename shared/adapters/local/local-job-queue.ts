@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
 import type { CallbackJob, JobQueue } from "#shared/domain/reactors/callback-job.ts";
 import {
   DEFAULT_RETRY_BASE_SECONDS,
@@ -156,10 +157,13 @@ export class LocalJobQueue implements JobQueue {
 
   private schedulePump(): void {
     if (this.pumpScheduled || !this.handler) return;
-    this.pumpScheduled = setImmediate(() => {
-      this.pumpScheduled = undefined;
-      this.pump();
-    });
+    // Jobs run on their own, never as part of the request that queued them (its idempotency claim).
+    this.pumpScheduled = outsideAnyRequest(() =>
+      setImmediate(() => {
+        this.pumpScheduled = undefined;
+        this.pump();
+      }),
+    );
   }
 
   private pump(): void {
