@@ -112,6 +112,38 @@ describe("react with callback_url", () => {
     });
   });
 
+  it("runs a queued react sent with an idempotency key as a job of its own: its tokenize block is written", async () => {
+    const { api, app, reactorId } = await createReactor(svc, {
+      formula: {
+        name: "Tokenizer",
+        code: "module.exports = async () => ({ raw: { ok: true }, tokenize: { made: { type: 'token', data: 'job' } } });",
+      },
+      permissions: ["token:create", "token:use"],
+      reactorName: "tokenizer",
+    });
+    const headers = { "svc-idempotency-key": "queued-job-1" };
+    const body = { args: {}, callback_url: `${baseUrl}/idem-job-1` };
+
+    const accepted = await api.post<{ request_id: string }>(`/reactors/${reactorId}/react`, {
+      key: app.key,
+      body,
+      headers,
+    });
+    const [delivery] = await waitFor(() => deliveries.get("/idem-job-1"));
+    const replay = await api.post<{ request_id: string }>(`/reactors/${reactorId}/react`, {
+      key: app.key,
+      body,
+      headers,
+    });
+    const payload = JSON.parse(String(delivery?.body)) as { data: { status: number; body: unknown } };
+
+    expect(accepted.status).toBe(202);
+    expect(payload.data.status).toBe(200);
+    expect(JSON.stringify(payload.data.body)).toContain("made");
+    expect(replay.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(replay.body.request_id).toBe(accepted.body.request_id);
+  });
+
   it("retries a failing receiver with backoff and delivers once; each attempt is in the audit log", async () => {
     const { react, api, managementKey, reactorId } = await setup();
     failuresLeft.set("/flaky-1", 2);
