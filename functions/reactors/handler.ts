@@ -20,7 +20,7 @@ import {
   replaceReactor,
 } from "#shared/domain/reactors/manage.ts";
 import { ReactorError, react, webhookSecrets } from "#shared/domain/reactors/react.ts";
-import { presentAgain } from "#shared/domain/tokens/replay.ts";
+import { checkStillReadable, presentAgain } from "#shared/domain/tokens/replay.ts";
 import { createHttpHandler, type GroupHandlers, type GroupReplays, replayAs } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 
@@ -113,6 +113,7 @@ export const routes: GroupHandlers<Routes, "reactors", ReactorsDeps> = {
  */
 export const replays: GroupReplays<Routes, "reactors", ReactorsDeps> = {
   presentToken: presentAgain,
+  checkRead: checkStillReadable,
   effects: {
     createFormula: replayAs("reactor_formula", "create", 201, ({ deps, principal }, id) =>
       getFormula(deps, principal, id),

@@ -6,7 +6,7 @@ import { tokenDomain } from "#shared/composition/token-domain.ts";
 import { type Config, config } from "#shared/config.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { deleteToken, getToken, listTokens, patchToken } from "#shared/domain/tokens/manage.ts";
-import { presentAgain, presentCreated } from "#shared/domain/tokens/replay.ts";
+import { checkStillReadable, presentAgain, presentCreated } from "#shared/domain/tokens/replay.ts";
 import { TOKEN_ENTITY_TYPES } from "#shared/domain/tokens/types.ts";
 import { joinTransaction } from "#shared/domain/transactions.ts";
 import { createHttpHandler, type GroupHandlers, type GroupReplays, replayAs } from "#shared/http/lambda.ts";
@@ -82,6 +82,7 @@ export const routes: GroupHandlers<Routes, "tokens", TokensDeps> = {
  */
 export const replays: GroupReplays<Routes, "tokens", TokensDeps> = {
   presentToken: presentAgain,
+  checkRead: checkStillReadable,
   effects: {
     createToken: replayAs(TOKEN_ENTITY_TYPES, "create", 201, ({ deps, principal }, id) =>
       presentCreated(deps, principal, id),

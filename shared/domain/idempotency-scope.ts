@@ -12,6 +12,19 @@ export interface IdempotencyClaimRef {
   effects: EffectRef[];
   /** False once the handler has answered: work it left behind (timers, queued jobs) records nothing on it. */
   open?: boolean;
+  /** Tokens whose data the request handed to code or into its answer other than by presenting them. */
+  reads?: DataRead[];
+}
+
+/**
+ * A token whose data went into an answer through detokenization (a reactor's args, detokenizing routes): the
+ * answer is only replayed while that data is still what it was, and still alive.
+ */
+export interface DataRead {
+  id: string;
+  version: number;
+  /** Whether the data read included the cvc (then the answer is not replayed past the cvc's hour). */
+  cvc: boolean;
 }
 
 /** An effect as its record lists it: an audit entry its write transaction wrote. */
@@ -89,6 +102,14 @@ export const outsideAnyRequest = <T>(start: () => T): T => storage.exit(start);
 /** Notes that `view` presents a token (tokens/service.ts `present`); a no-op outside an idempotent request. */
 export function notePresentedToken(view: object, ref: PresentedTokenRef): void {
   storage.getStore()?.presented.set(view, ref);
+}
+
+/** Notes that the running request read a token's data (tokens/detokenize.ts); a no-op outside a claim. */
+export function noteDataRead(read: DataRead): void {
+  const claim = currentIdempotencyClaim();
+  if (!claim) return;
+  claim.reads ??= [];
+  if (!claim.reads.some((r) => r.id === read.id)) claim.reads.push(read);
 }
 
 /** The token an object of the answer presents, if it is one (identity, not shape). */

@@ -5,6 +5,7 @@ import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { Principal, TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict } from "#shared/domain/errors.ts";
 import {
+  type DataRead,
   type PresentedTokenRef,
   presentedTokenOf,
   runWithIdempotencyClaim,
@@ -75,6 +76,8 @@ export type EffectReplay<R extends RouteSpec, D = unknown> = (
 export interface GroupReplays<T extends RouteTable, G extends FunctionGroup, D> {
   /** Presents a token an answer presented again, for the same caller (groups whose answers present tokens). */
   presentToken?: (deps: D, principal: TenantPrincipal, ref: PresentedTokenRef) => Promise<unknown>;
+  /** Throws unless a token an answer's data came from is alive and unchanged (groups that detokenize). */
+  checkRead?: (deps: D, principal: TenantPrincipal, read: DataRead) => Promise<void>;
   /** Per route: the answer to a request whose effect was recorded but whose answer was lost. */
   effects?: {
     [K in keyof T as T[K]["group"] extends G ? K : never]?: EffectReplay<T[K], D>;
@@ -155,7 +158,9 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       const reply = await implementation(inputOf(event, state));
       if (!reply.raw) {
         const kept = toReplayBody(reply.body, presentedTokenOf);
-        if (kept.tokens.length > 0) state.replayBody = JSON.stringify(kept);
+        const reads = claim.reads ?? [];
+        if (kept.tokens.length > 0 || reads.length > 0)
+          state.replayBody = JSON.stringify({ ...kept, ...(reads.length > 0 ? { reads } : {}) });
       }
       return reply.raw ?? jsonResult(reply.status, reply.body, reply.headers);
     });
@@ -168,6 +173,12 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       if (!replays.presentToken || !principal || principal.kind === "root")
         throw new Error("A stored answer names a token this function cannot present.");
       return replays.presentToken(deps(), principal, ref);
+    },
+    checkRead: async (request, read) => {
+      const principal = request.context.svc.principal;
+      if (!replays.checkRead || !principal || principal.kind === "root")
+        throw new Error("A stored answer names token data this function cannot check.");
+      return replays.checkRead(deps(), principal, read);
     },
     replayEffect: async (request, effects) => {
       const state = request.context.svc;

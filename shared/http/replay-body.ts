@@ -1,4 +1,4 @@
-import type { PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
+import type { DataRead, PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
 
 type Path = (string | number)[];
 
@@ -10,6 +10,8 @@ type Path = (string | number)[];
 export interface ReplayBody {
   body: unknown;
   tokens: { path: Path; ref: PresentedTokenRef }[];
+  /** Tokens whose data the answer was computed from: it is replayed only while each is unchanged and alive. */
+  reads?: DataRead[];
 }
 
 /** Takes the presented tokens (`refOf` knows them by identity) out of a reply body. */
@@ -35,7 +37,9 @@ export function toReplayBody(
 export async function fromReplayBody(
   stored: ReplayBody,
   presentAgain: (ref: PresentedTokenRef) => Promise<unknown>,
+  checkRead: (read: DataRead) => Promise<void>,
 ): Promise<unknown> {
+  for (const read of stored.reads ?? []) await checkRead(read);
   let body = stored.body;
   for (const { path, ref } of stored.tokens) {
     const view = await presentAgain(ref);

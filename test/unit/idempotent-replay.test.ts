@@ -37,10 +37,11 @@ describe("replay bodies: presented tokens kept by reference", () => {
     const body = { first: a, list: [b, { id: "c", data: "not a token" }], n: 1 };
 
     const kept = toReplayBody(body, (value) => refs.get(value));
-    const back = await fromReplayBody(JSON.parse(JSON.stringify(kept)), async (r) => ({
-      id: r.id,
-      again: true,
-    }));
+    const back = await fromReplayBody(
+      JSON.parse(JSON.stringify(kept)),
+      async (r) => ({ id: r.id, again: true }),
+      async () => {},
+    );
 
     expect(JSON.stringify(kept)).not.toContain("secret-");
     expect(kept.tokens.map((t) => t.ref.id)).toEqual(["a", "b"]);
@@ -61,13 +62,33 @@ describe("replay bodies: presented tokens kept by reference", () => {
     const whole = toReplayBody(token, (value) => (value === token ? ref("t") : undefined));
     const plain = toReplayBody(lookalike, () => undefined);
     const presented: string[] = [];
-    const back = await fromReplayBody(plain, async (r) => {
-      presented.push(r.id);
-      return r;
-    });
+    const back = await fromReplayBody(
+      plain,
+      async (r) => {
+        presented.push(r.id);
+        return r;
+      },
+      async () => {},
+    );
 
     expect(whole).toEqual({ body: null, tokens: [{ path: [], ref: ref("t") }] });
     expect(presented).toEqual([]);
     expect(back).toEqual(lookalike);
+  });
+
+  it("checks every token the answer's data came from before putting anything back", async () => {
+    const stored = { body: { last4: "4242" }, tokens: [], reads: [{ id: "gone", version: 1, cvc: false }] };
+
+    const replay = fromReplayBody(
+      stored,
+      async () => {
+        throw new Error("must not present");
+      },
+      async (read) => {
+        throw new Error(`${read.id} is gone`);
+      },
+    );
+
+    await expect(replay).rejects.toThrow("gone is gone");
   });
 });

@@ -1,5 +1,6 @@
 import type { Transform } from "#shared/domain/access-rules.ts";
 import { DomainError } from "#shared/domain/errors.ts";
+import { noteDataRead } from "#shared/domain/idempotency-scope.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import type { TokenAccess } from "./access.ts";
 import { ExpressionError } from "./expressions.ts";
@@ -123,6 +124,12 @@ export function createDetokenizer(deps: TokenDeps, tenantId: string, access: Tok
       pending = load(id).then(async ({ token, transform }) => {
         if (transform === "redact") return null;
         const plain = await openData(deps, token);
+        // An idempotent answer computed from this data is replayed only while the data lives (idempotency-scope.ts).
+        noteDataRead({
+          id: token.id,
+          version: token.version,
+          cvc: typeof plain === "object" && plain !== null && "cvc" in plain,
+        });
         if (transform === "reveal") return plain;
         if (token.mask === undefined) return null;
         try {

@@ -1,6 +1,6 @@
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound } from "#shared/domain/errors.ts";
-import type { PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
+import type { DataRead, PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
 import { accessOf, requireAccess } from "./access.ts";
 import { isExpired, openData, present, type TokenDeps, type TokenView, tokenAudit } from "./service.ts";
 
@@ -34,6 +34,28 @@ export async function presentAgain(
   if (token.mask === undefined) delete view.mask;
   else view.mask = token.mask;
   return view;
+}
+
+/**
+ * Throws unless the token whose data an answer was computed from (detokenized: a reactor's args) is still alive,
+ * at the version read, and, if its cvc was read, still holds it: a replay then shows nothing of data deleted,
+ * expired or changed since, nor a cvc past its hour. Audited as a read (the answer hands the data out again).
+ */
+export async function checkStillReadable(deps: TokenDeps, principal: TenantPrincipal, read: DataRead) {
+  const token = await deps.tokens.get(principal.tenantId, read.id);
+  const now = deps.clock.now();
+  const cvcLives =
+    !read.cvc ||
+    (token?.sealed_cvc !== undefined &&
+      token.cvc_expires_at !== undefined &&
+      Date.parse(token.cvc_expires_at) > now.getTime());
+  if (!token || isExpired(token, now) || !cvcLives)
+    throw notFound("Data this idempotent request's answer was computed from");
+  if (token.version !== read.version)
+    throw conflict("Data this idempotent request's answer was computed from has changed since.");
+  await deps.auditLog.append([
+    tokenAudit(deps, principal, token, "read", "Token data handed out again by an idempotent replay"),
+  ]);
 }
 
 /**

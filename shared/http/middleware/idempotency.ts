@@ -3,7 +3,7 @@ import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { Principal } from "#shared/domain/entities.ts";
 import { conflict, validationError } from "#shared/domain/errors.ts";
 import { grantVersionOf } from "#shared/domain/grant-version.ts";
-import { effectsStand, type PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
+import { type DataRead, effectsStand, type PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
 import { logger } from "#shared/logger.ts";
 import type { IdempotencyStore, RecordedEffect } from "#shared/ports/stores.ts";
 import { HttpError } from "../errors.ts";
@@ -128,6 +128,8 @@ export interface IdempotencyPorts {
  */
 export interface IdempotencyReplays {
   presentToken(request: SvcRequest, ref: PresentedTokenRef): Promise<unknown>;
+  /** Throws (404, 409) unless the data an answer was computed from is still alive and unchanged. */
+  checkRead(request: SvcRequest, read: DataRead): Promise<void>;
   replayEffect(request: SvcRequest, effects: RecordedEffect[]): Promise<HttpResult>;
 }
 
@@ -192,8 +194,10 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
       const body =
         opened !== undefined && form === "presented"
           ? JSON.stringify(
-              await fromReplayBody(JSON.parse(opened) as ReplayBody, (ref) =>
-                replays.presentToken(request, ref),
+              await fromReplayBody(
+                JSON.parse(opened) as ReplayBody,
+                (ref) => replays.presentToken(request, ref),
+                (read) => replays.checkRead(request, read),
               ),
             )
           : opened;

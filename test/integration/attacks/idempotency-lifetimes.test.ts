@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { bodyText, type Client } from "#test/support/http.ts";
+import { createReactor } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
-import { appKey, type TokenBody, tenantWithOwner, VISA } from "#test/support/tokens.ts";
+import {
+  ALL_TOKEN_PERMISSIONS,
+  appKey,
+  type TokenBody,
+  tenantWithOwner,
+  VISA,
+} from "#test/support/tokens.ts";
 
 /**
  * Attack: an idempotent replay outlives the data it answers. The first answer of a write is stored for 24 h, so
@@ -117,5 +124,61 @@ describe("attack: an idempotent replay outliving the data it answers", () => {
 
     expect(replay.headers.get("svc-idempotent-replayed")).toBe("true");
     expect(operations).toEqual(["create", "read"]);
+  });
+});
+
+describe("attack: an idempotent react replaying data it detokenized", () => {
+  async function reactorSetup() {
+    const reactor = await createReactor(svc, {
+      formula: {
+        name: "Echo",
+        code: "module.exports = async (req) => ({ raw: { cvc: req.args.card.cvc, number: req.args.card.number } });",
+      },
+      permissions: ["token:create", "token:use"],
+      reactorName: "echo",
+    });
+    const { api, app } = reactor;
+    const owner = await appKey(api, reactor.tenant.managementKey, {
+      type: "private",
+      permissions: ALL_TOKEN_PERMISSIONS,
+    });
+    const token = await api.post<TokenBody>("/tokens", { key: app.key, body: { type: "card", data: card } });
+    const react = (idempotencyKey: string) =>
+      api.post(`/reactors/${reactor.reactorId}/react`, {
+        key: app.key,
+        body: { args: { card: `{{ ${token.body.id} }}` } },
+        headers: { "svc-idempotency-key": idempotencyKey },
+      });
+    return { api, owner, tokenId: token.body.id, react };
+  }
+
+  it("replays the answer within the data's lifetime, and nothing of a cvc past its hour (404)", async () => {
+    const { api, react } = await reactorSetup();
+    const first = await react("react-cvc-1");
+    const early = await react("react-cvc-1");
+
+    await advanceClock(api, 3601);
+    const late = await react("react-cvc-1");
+
+    expect(first.status).toBe(200);
+    expect(bodyText(first.body)).toContain(CVC);
+    expect(early.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(early.body).toEqual(first.body);
+    expect(late.status).toBe(404);
+    expect(bodyText(late.body)).not.toContain(CVC);
+    expect(bodyText(late.body)).not.toContain(VISA);
+  });
+
+  it("replays nothing of a token deleted since (404)", async () => {
+    const { api, owner, tokenId, react } = await reactorSetup();
+    const first = await react("react-deleted-1");
+    const deleted = await api.delete(`/tokens/${tokenId}`, { key: owner });
+
+    const replay = await react("react-deleted-1");
+
+    expect(first.status).toBe(200);
+    expect(deleted.status).toBe(204);
+    expect(replay.status).toBe(404);
+    expect(bodyText(replay.body)).not.toContain(VISA);
   });
 });
