@@ -1,11 +1,10 @@
 import * as z from "zod";
-import { MAX_MASK_BYTES } from "#shared/domain/tokens/token.ts";
+import { dataSizeProblem, MAX_DATA_BYTES, MAX_MASK_BYTES } from "#shared/domain/tokens/token.ts";
 import { TOKEN_TYPE_NAMES } from "#shared/domain/tokens/types.ts";
 import { containerSchema } from "./applications.ts";
 import { pagingQuery, repeatable, safeKey, storedJson } from "./common.ts";
 
 export const MAX_METADATA_ENTRIES = 20;
-export const MAX_DATA_BYTES = 64 * 1024;
 
 const metadata = z
   .record(safeKey(100), z.string().max(500))
@@ -16,8 +15,8 @@ const tokenData = z
   .unknown()
   .refine((v) => v !== undefined, "is required")
   .refine(
-    (v) => JSON.stringify(v ?? null).length <= MAX_DATA_BYTES,
-    `must serialize to at most ${MAX_DATA_BYTES} bytes`,
+    (v) => dataSizeProblem(v) === undefined,
+    `must serialize to at most ${MAX_DATA_BYTES} bytes of JSON`,
   );
 
 export const createTokenBody = z.object({

@@ -11,7 +11,7 @@ import type { HoldDeps } from "#shared/domain/transactions.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore, TokenStore } from "#shared/ports/stores.ts";
 import { type ExpressionEngine, ExpressionError, variablesRead } from "./expressions.ts";
-import { MAX_MASK_BYTES, type StoredToken } from "./token.ts";
+import { dataSizeProblem, MAX_MASK_BYTES, type StoredToken } from "./token.ts";
 import { auditEntityType, type TokenType, typeSpec } from "./types.ts";
 
 export interface TokenDeps {
@@ -53,8 +53,14 @@ export function isLive(token: Pick<StoredToken, "expires_at" | "lock">, now: Dat
   return !isExpired(token, now) && token.lock?.operation !== "create";
 }
 
-/** Seals data and, for cards, the cvc apart (it must become unreadable after an hour). */
+/**
+ * Seals data and, for cards, the cvc apart (it must become unreadable after an hour). Every token write seals
+ * its data here, so the size limit is checked here: create, PATCH (a merge result too), reactor `tokenize`,
+ * `svc` calls, transactions, and any later route that writes tokens.
+ */
 export async function sealData(deps: TokenDeps, tenantId: string, tokenId: string, data: unknown) {
+  const tooLarge = dataSizeProblem(data);
+  if (tooLarge) throw validationError("The data is too large.", { data: [tooLarge] });
   const { cvc, rest } = splitCvc(data);
   const sealed_data = await deps.sealer.seal({ tenantId, tokenId, field: "data" }, JSON.stringify(rest));
   if (cvc === undefined) return { sealed_data };

@@ -6,6 +6,15 @@ import type { TokenType } from "./types.ts";
  */
 export const MAX_MASK_BYTES = 32 * 1024;
 
+/** Token data is at most this many bytes of JSON (UTF-8), on every write: create, PATCH, merge results. */
+export const MAX_DATA_BYTES = 64 * 1024;
+
+/** Why `data` is too large to keep as a token's data, or undefined when it is not. */
+export function dataSizeProblem(data: unknown): string | undefined {
+  const bytes = Buffer.byteLength(JSON.stringify(data ?? null), "utf8");
+  return bytes > MAX_DATA_BYTES ? `must serialize to at most ${MAX_DATA_BYTES} bytes of JSON` : undefined;
+}
+
 /** A token as stored: data and cvc only ever as ciphertext. */
 export interface StoredToken {
   id: string;
