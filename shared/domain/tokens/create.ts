@@ -9,10 +9,12 @@ import {
   checkFingerprintExpression,
   checkMask,
   fingerprintOf,
+  hasMask,
   isLive,
   openData,
   present,
   renderField,
+  renderMask,
   sealData,
   splitCvc,
   type TokenDeps,
@@ -132,6 +134,8 @@ export async function createToken(
     : created;
   const access = viewer ? intersect(own, viewer) : own;
 
+  // The mask must render on the data it is stored with (else every masked read of the token would fail).
+  const masked = hasMask(mask) ? { value: await renderMask(deps, mask, input.data) } : undefined;
   // The fingerprint ignores the cvc, which is deleted after an hour.
   const fingerprintInput = await renderField(
     deps,
@@ -201,5 +205,5 @@ export async function createToken(
     ]);
     return present(deps, existing, readAs, () => openData(deps, existing));
   }
-  return present(deps, token, transform, async () => input.data);
+  return present(deps, token, transform, async () => input.data, masked ? { masked } : {});
 }

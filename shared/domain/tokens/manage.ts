@@ -10,10 +10,12 @@ import {
   checkFingerprintExpression,
   checkMask,
   fingerprintOf,
+  hasMask,
   isLive,
   openData,
   present,
   renderField,
+  renderMask,
   sealData,
   splitCvc,
   type TokenDeps,
@@ -84,7 +86,10 @@ export async function listTokens(
     shown.map(({ token }) => tokenAudit(deps, principal, token, "read", "Token read in a list")),
   );
   const items = await Promise.all(
-    shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
+    // One item whose mask fails on its data is shown redacted; the rest of the page is answered.
+    shown.map(({ token, transform }) =>
+      present(deps, token, transform, () => openData(deps, token), { redactOnMaskError: true }),
+    ),
   );
   return { items, total: result.total, ...(result.next ? { next: result.next } : {}) };
 }
@@ -139,6 +144,7 @@ export async function patchToken(
   const next: StoredToken = { ...current, container };
   const needsData =
     patch.data !== undefined ||
+    patch.mask !== undefined ||
     patch.fingerprint_expression !== undefined ||
     patch.search_indexes !== undefined;
   const currentData = needsData ? await openData(deps, current) : undefined;
@@ -217,12 +223,25 @@ export async function patchToken(
   next.modified_at = deps.clock.now().toISOString();
   next.version = current.version + 1;
 
+  // A mask is stored only with data it renders on: checked when either changes, before the write.
+  const masked =
+    (patch.mask !== undefined || patch.data !== undefined) && hasMask(next.mask)
+      ? { value: await renderMask(deps, next.mask, data, { dataDependent: transform !== "reveal" }) }
+      : undefined;
+
   // Presented with the mask stored before the change: a new mask is the caller's expression, not a transform.
   // Built before the write, so a mask that fails on the data changes nothing.
   const shown: StoredToken = { ...next };
   if (current.mask === undefined) delete shown.mask;
   else shown.mask = current.mask;
-  const view = await present(deps, shown, transform, async () => data ?? openData(deps, next));
+  // The mask just evaluated is the one shown when the patch kept it (a changed mask needs reveal anyway).
+  const view = await present(
+    deps,
+    shown,
+    transform,
+    async () => data ?? openData(deps, next),
+    masked && patch.mask === undefined ? { masked } : {},
+  );
   if (next.mask === undefined) delete view.mask;
   else view.mask = next.mask;
 

@@ -184,6 +184,40 @@ export interface TokenView {
   modified_at?: string;
 }
 
+/** True for a mask that is evaluated on reads (null and absent mean "no mask": masked reads show no data). */
+export const hasMask = (mask: unknown): boolean => mask !== undefined && mask !== null;
+
+/**
+ * Evaluates a mask on the data it is about to be stored with. Every write that stores a mask, or data under
+ * one, calls this before it writes: a mask that cannot render on its data is the caller's 400 and nothing is
+ * stored (otherwise every masked read of the token, and every list holding it, would fail). `dataDependent`:
+ * the data is not (all) the caller's own, so the answer is the same whatever the error was.
+ */
+export async function renderMask(
+  deps: TokenDeps,
+  mask: unknown,
+  data: unknown,
+  options: { dataDependent?: boolean } = {},
+): Promise<unknown> {
+  try {
+    return await deps.expressions.evaluateStructure(mask, { data });
+  } catch (error) {
+    if (!(error instanceof ExpressionError)) throw error;
+    if (options.dataDependent) throw validationError("The mask could not be evaluated on the token's data.");
+    throw validationError("The mask could not be evaluated on the token's data.", { mask: [error.message] });
+  }
+}
+
+export interface PresentOptions {
+  /** The token's mask already evaluated on this data (by the write that stores it): not evaluated again. */
+  masked?: { value: unknown };
+  /**
+   * A list's item: a mask that fails on the stored data shows the item redacted (no `data`) instead of failing
+   * the whole answer. Otherwise the failure is a 400 naming nothing of the data.
+   */
+  redactOnMaskError?: boolean;
+}
+
 /**
  * The token as a caller sees it: `data` revealed, masked by the token's mask, or left out (redact). The
  * `fingerprint` only with `reveal`: it equals the fingerprint of a token created with the same value, so a
@@ -194,6 +228,7 @@ export async function present(
   token: StoredToken,
   transform: Transform,
   data: () => Promise<unknown>,
+  options: PresentOptions = {},
 ): Promise<TokenView> {
   const view: TokenView = {
     id: token.id,
@@ -211,7 +246,7 @@ export async function present(
     ...(token.modified_by ? { modified_by: token.modified_by } : {}),
     ...(token.modified_at ? { modified_at: token.modified_at } : {}),
   };
-  const shown = await withData(deps, token, transform, view, data);
+  const shown = await withData(deps, token, transform, view, data, options);
   // An idempotent answer stores this reference, never the data (domain/idempotency-scope.ts).
   notePresentedToken(shown, {
     id: token.id,
@@ -228,18 +263,18 @@ async function withData(
   transform: Transform,
   view: TokenView,
   data: () => Promise<unknown>,
+  options: PresentOptions,
 ): Promise<TokenView> {
   if (transform === "reveal") return { ...view, data: await data() };
-  if (transform === "mask" && token.mask !== undefined && token.mask !== null) {
-    const scope = { data: await data() };
-    try {
-      return { ...view, data: await deps.expressions.evaluateStructure(token.mask, scope) };
-    } catch (error) {
-      // The mask ran on stored data: the same answer whatever the data (and the error) was.
-      if (error instanceof ExpressionError)
-        throw validationError("The token's mask could not be evaluated on its data.");
-      throw error;
-    }
+  if (transform !== "mask" || !hasMask(token.mask)) return view;
+  if (options.masked) return { ...view, data: options.masked.value };
+  const scope = { data: await data() };
+  try {
+    return { ...view, data: await deps.expressions.evaluateStructure(token.mask, scope) };
+  } catch (error) {
+    if (!(error instanceof ExpressionError)) throw error;
+    if (options.redactOnMaskError) return view;
+    // The mask ran on stored data: the same answer whatever the data (and the error) was.
+    throw validationError("The token's mask could not be evaluated on its data.");
   }
-  return view;
 }
