@@ -15,9 +15,10 @@ import {
   sweepStore,
   tenantStore,
 } from "#shared/composition/stores.ts";
-import { tokenDomain } from "#shared/composition/token-domain.ts";
+import { type TokenDomainOptions, tokenDomain } from "#shared/composition/token-domain.ts";
 import { type Config, config, resetConfig } from "#shared/config.ts";
 import { processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
+import type { RenderMeter } from "#shared/domain/tokens/render-budget.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { createHttpHandler } from "#shared/http/lambda.ts";
 import type { FunctionGroup } from "#shared/http/route.ts";
@@ -44,7 +45,7 @@ import * as transactions from "./transactions/handler.ts";
  * compose (the same builders), with the local adapters: the in-process job queue, the outbox mailer, the
  * process sandbox. One set for all groups, so the test clock POST /_test/clock advances is every route's.
  */
-export function composeLocal(cfg: Config) {
+export function composeLocal(cfg: Config, options: TokenDomainOptions = {}) {
   const core = composeCore(cfg, { rootKey: rootKeyVerifier });
   // Asynchronous reactions: an in-process queue with the same retry semantics as SQS.
   const localJobQueue = new LocalJobQueue({
@@ -54,7 +55,7 @@ export function composeLocal(cfg: Config) {
   });
   return {
     ...core,
-    ...tokenDomain(core),
+    ...tokenDomain(core, options),
     ...sweepStore(core),
     ...tenantStore(core),
     ...memberStore(core),
@@ -122,6 +123,8 @@ export interface LocalServiceOptions {
    * (off unless set).
    */
   proxyAllowPrivate?: boolean;
+  /** What measures expression render time (tests: a meter that counts work, not a wall clock). */
+  renderMeter?: RenderMeter;
 }
 
 export interface LocalService {
@@ -152,7 +155,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       : { SVC_PROXY_ALLOW_PRIVATE: options.proxyAllowPrivate ? "1" : "0" }),
   });
   resetConfig();
-  const deps = composeLocal(config());
+  const deps = composeLocal(config(), options.renderMeter ? { renderMeter: options.renderMeter } : {});
   await ensureTable(deps.dynamo, config().tableName);
 
   // The AWS stack runs the sweep every 15 minutes; locally a timer does, on the same (possibly test) clock.

@@ -1,4 +1,5 @@
 import type { ConfigVariable } from "#shared/config.ts";
+import { DEFAULT_RENDER_LIMITS } from "#shared/domain/tokens/render-limits.ts";
 import { DEFAULT_OUTBOUND_LIMITS } from "#shared/sandbox/outbound-request.ts";
 
 const MiB = 1024 * 1024;
@@ -266,6 +267,26 @@ export const CONFIG_DOCS: Record<ConfigVariable, VariableDoc> = {
     default: "10 × the rate",
     setBy: YOU,
     meaning: "requests a bucket may spend per window; a window lasts burst ÷ rate seconds (at least 1 s)",
+  },
+  SVC_EXPRESSION_REQUEST_MS: {
+    mode: "both",
+    default: `\`${DEFAULT_RENDER_LIMITS.requestMs}\``,
+    setBy: YOU,
+    meaning:
+      "CPU time of all the expression renders of one request together (masks, fingerprints, search indexes, ids, detokenization filters; each render at most 100 ms); see [expressions.md](expressions.md#render-budgets)",
+  },
+  SVC_EXPRESSION_TENANT_MS_PER_SECOND: {
+    mode: "both",
+    default: `\`${DEFAULT_RENDER_LIMITS.tenantMsPerSecond}\``,
+    setBy: YOU,
+    meaning:
+      "a tenant's sustained share of a process's render time (ms per second of the service clock); `0` keeps no share; spent: `429` with `Retry-After`",
+  },
+  SVC_EXPRESSION_TENANT_BURST_MS: {
+    mode: "both",
+    default: `\`${DEFAULT_RENDER_LIMITS.tenantBurstMs}\``,
+    setBy: YOU,
+    meaning: "render time a tenant may spend at once before its share limits it",
   },
 };
 

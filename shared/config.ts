@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { PREFIX_PATTERN, type RunnerSpec } from "#shared/adapters/aws/runner-spec.ts";
+import { DEFAULT_RENDER_LIMITS } from "#shared/domain/tokens/render-limits.ts";
 import { DEFAULT_OUTBOUND_LIMITS } from "#shared/sandbox/outbound-request.ts";
 
 /**
@@ -80,6 +81,10 @@ const envShape = {
     .default(1024 * 1024),
   SVC_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(1000),
   SVC_RATE_LIMIT_BURST: wholeNumber(1, 100_000_000).optional(),
+  // Expression render time (docs/expressions.md, "Render budgets").
+  SVC_EXPRESSION_REQUEST_MS: wholeNumber(1, 60_000).default(DEFAULT_RENDER_LIMITS.requestMs),
+  SVC_EXPRESSION_TENANT_MS_PER_SECOND: wholeNumber(0, 1000).default(DEFAULT_RENDER_LIMITS.tenantMsPerSecond),
+  SVC_EXPRESSION_TENANT_BURST_MS: wholeNumber(1, 600_000).default(DEFAULT_RENDER_LIMITS.tenantBurstMs),
 };
 
 export type ConfigVariable = keyof typeof envShape;
@@ -134,6 +139,13 @@ const envSchema = z
         timeoutMs: env.SVC_SANDBOX_FETCH_TIMEOUT_MS,
       },
       // Per tenant (anonymous routes: per source address); 0 = off. Burst defaults to 10 s of the rate.
+      // One budget for all the renders of a request; each tenant's share of a process (0: no share kept).
+      renderLimits: {
+        renderMs: DEFAULT_RENDER_LIMITS.renderMs,
+        requestMs: env.SVC_EXPRESSION_REQUEST_MS,
+        tenantMsPerSecond: env.SVC_EXPRESSION_TENANT_MS_PER_SECOND,
+        tenantBurstMs: env.SVC_EXPRESSION_TENANT_BURST_MS,
+      },
       rateLimit: {
         ratePerSecond: env.SVC_RATE_LIMIT_PER_SECOND,
         burst: env.SVC_RATE_LIMIT_BURST ?? Math.max(1, Math.ceil(env.SVC_RATE_LIMIT_PER_SECOND * 10)),

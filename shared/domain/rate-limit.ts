@@ -142,6 +142,9 @@ export class RateLimiter {
   }
 }
 
+/** The bucket of a tenant's requests (every key, session and proxy of the tenant); its renders' share too. */
+export const tenantBucket = (tenantId: string): string => `tenant#${tenantId}`;
+
 /**
  * The bucket of a caller without a key: its IPv4 address, or its IPv6 /64 (one host commonly holds a whole
  * /64, so counting single IPv6 addresses would give it unlimited buckets).

@@ -10,6 +10,7 @@ import {
   presentedTokenOf,
   runWithIdempotencyClaim,
 } from "#shared/domain/idempotency-scope.ts";
+import type { ExpressionEngine } from "#shared/domain/tokens/expressions.ts";
 import { logger } from "#shared/logger.ts";
 import type { RecordedEffect } from "#shared/ports/stores.ts";
 import { handlerTracing } from "#shared/tracer.ts";
@@ -40,7 +41,21 @@ type PrincipalFor<R extends RouteSpec> = R["auth"] extends "key"
 
 /** The ports of the shared middleware chain; composeCore (shared/composition/core.ts) provides them. */
 export type HttpPorts = RateLimitPorts &
-  IdempotencyPorts & { authenticator: Pick<Authenticator, "authenticate"> };
+  IdempotencyPorts & {
+    authenticator: Pick<Authenticator, "authenticate">;
+    /** The token domain's engine, where the group has one: scoped to each request's budget (below). */
+    expressions?: ExpressionEngine;
+  };
+
+/**
+ * The group's adapters for one request: the expression engine scoped to the request's one render budget and
+ * its tenant's share (render-budget.ts). Every route's renders pass here, whatever domain code they reach
+ * (reads, lists, writes, proxies, reactors, code's `svc` calls, replayed answers).
+ */
+function forRequest<D extends HttpPorts>(deps: D, bucket: string | undefined): D {
+  if (!deps.expressions) return deps;
+  return { ...deps, expressions: deps.expressions.forRequest(bucket ?? "operator") };
+}
 
 export interface HandlerInput<R extends RouteSpec, D = unknown> {
   params: ParamsOf<R>;
@@ -130,6 +145,16 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
     composed ??= compose();
     return composed;
   };
+  // One request's adapters, built once: the handler and any replay of its answer share one render budget.
+  const scoped = new WeakMap<RequestState, D>();
+  const depsFor = (state: RequestState): D => {
+    let found = scoped.get(state);
+    if (!found) {
+      found = forRequest(deps(), state.bucket);
+      scoped.set(state, found);
+    }
+    return found;
+  };
   const table = handlers as unknown as Record<string, RouteHandler<RouteSpec, D>>;
   const inputOf = (event: APIGatewayProxyEventV2, state: RequestState) =>
     ({
@@ -137,7 +162,7 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       query: state.query,
       body: state.body,
       principal: state.principal,
-      deps: deps(),
+      deps: depsFor(state),
       requestId: state.requestId,
       event,
     }) as HandlerInput<RouteSpec, D>;
@@ -172,13 +197,13 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       // Fail closed: a group that presents tokens provides this; no other can have stored a reference.
       if (!replays.presentToken || !principal || principal.kind === "root")
         throw new Error("A stored answer names a token this function cannot present.");
-      return replays.presentToken(deps(), principal, ref);
+      return replays.presentToken(depsFor(request.context.svc), principal, ref);
     },
     checkRead: async (request, read) => {
       const principal = request.context.svc.principal;
       if (!replays.checkRead || !principal || principal.kind === "root")
         throw new Error("A stored answer names token data this function cannot check.");
-      return replays.checkRead(deps(), principal, read);
+      return replays.checkRead(depsFor(request.context.svc), principal, read);
     },
     replayEffect: async (request, effects) => {
       const state = request.context.svc;

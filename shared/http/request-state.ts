@@ -15,6 +15,11 @@ export interface RequestState {
   query: Record<string, unknown>;
   body: unknown;
   principal?: Principal;
+  /**
+   * Whose budgets the request draws from (rate limit, expression render time): `tenant#<id>` for a key's or a
+   * proxy invocation's tenant, else the caller's address bucket. Unset for root and system routes.
+   */
+  bucket?: string;
   /** The idempotency claim this request holds (its record's scope and key, and which claim of the key). */
   idempotency?: IdempotencyClaimRef;
   /** The answer as its idempotency record keeps it, when it presented tokens (replay-body.ts), as JSON. */

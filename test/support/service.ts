@@ -14,6 +14,8 @@ export interface UseServiceOptions {
    * SVC_PROXY_ALLOW_PRIVATE=1. Default off, as the service's own default.
    */
   allowPrivateDestinations?: boolean;
+  /** What measures expression render time; default the service's own (performance.now()). */
+  renderMeter?: () => number;
 }
 
 /**
@@ -33,6 +35,7 @@ export function useService(options: UseServiceOptions = {}): TestService {
       // A table per test file: each file moves its own test clock, and the sweep's progress is per table.
       tableName: `svc-test-${randomUUID()}`,
       proxyAllowPrivate: options.allowPrivateDestinations ?? false,
+      ...(options.renderMeter ? { renderMeter: options.renderMeter } : {}),
     });
     Object.assign(holder, { url: service.url, rootKey, service });
   });

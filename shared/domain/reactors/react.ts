@@ -5,6 +5,7 @@ import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { DomainError, type FieldErrors, notFound, validationError } from "#shared/domain/errors.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { configuredApplication, sandboxSvc } from "#shared/domain/proxies/svc-calls.ts";
+import { tenantBucket } from "#shared/domain/rate-limit.ts";
 import type { SessionStore } from "#shared/domain/sessions.ts";
 import {
   accessOf,
@@ -248,9 +249,11 @@ function outcomeOfError(failures: ReactionFailures, error: unknown, requestId: s
 }
 
 /** Runs queued reactions once per request id; the outcome is stored sealed, so redeliveries reuse it. */
-export function reactionRunner(deps: ReactDeps, failures: ReactionFailures): ReactionRunner {
+export function reactionRunner(base: ReactDeps, failures: ReactionFailures): ReactionRunner {
   return {
     async run(job) {
+      // A queued run is a request of its own: one render budget, drawn from its tenant's share.
+      const deps = { ...base, expressions: base.expressions.forRequest(tenantBucket(job.tenantId)) };
       const stored = await deps.reactors.reaction(job.tenantId, job.requestId);
       if (stored)
         return JSON.parse(

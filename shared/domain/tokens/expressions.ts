@@ -2,8 +2,9 @@
  * The expression engine behind token masks, fingerprint expressions, search indexes and alias token ids.
  * Expressions are Liquid templates (liquidjs) with the token's data in scope as `data`; see docs/expressions.md.
  *
- * Hostile expressions are fast ExpressionErrors: template length, parse length, render time and memory are
- * limited by liquidjs, output length by the emitter below, and the tags that load other templates are not
+ * Hostile expressions are fast ExpressionErrors: template length, parse length and memory are limited by
+ * liquidjs, render time by the budget of the call or of its request (render-budget.ts, checked through
+ * liquidjs's render limit), output length by the emitter below, and the tags that load other templates are not
  * registered (and the file system behind them is a stub that refuses every read).
  */
 import {
@@ -21,12 +22,22 @@ import {
 } from "liquidjs";
 import { namesForbiddenKey } from "#shared/domain/safe-keys.ts";
 import { canonicalJson, ExpressionError, expressionFilters } from "./expression-filters.ts";
+import {
+  type RenderBudget,
+  type RenderMeter,
+  type RenderScheduler,
+  standaloneBudget,
+  TIME_LIMIT,
+} from "./render-budget.ts";
 
 export { luhnValid } from "./checksums.ts";
 export { ExpressionError } from "./expression-filters.ts";
 
 export interface ExpressionEngineOptions {
-  /** Time budget of one render (one evaluateStructure call shares one budget). Default 100 ms. */
+  /**
+   * Time budget of one call outside a request (one evaluateStructure call shares one budget). Default 100 ms.
+   * A request's calls (forRequest) share the request's budget instead.
+   */
   renderLimitMs?: number;
   /** Longest rendered string (and longest string an expression builds by capture or padding). Default 65536. */
   maxOutputChars?: number;
@@ -38,6 +49,13 @@ export interface ExpressionEngineOptions {
   cacheSize?: number;
 }
 
+export interface EngineWiring {
+  /** The process's render scheduler: requests' budgets, tenants' shares and turns (render-budget.ts). */
+  scheduler?: RenderScheduler;
+  /** What measures render time outside a request. Default performance.now(). */
+  meter?: RenderMeter;
+}
+
 export interface ExpressionEngine {
   /** Parses only: throws ExpressionError for a syntax error, an unknown filter or tag, or a too long template. */
   validate(template: string): void;
@@ -47,6 +65,11 @@ export interface ExpressionEngine {
   evaluate(template: string, scope: Record<string, unknown>): Promise<unknown>;
   /** evaluate() on every string holding `{{` or `{%` inside objects and arrays; other leaves as they are. */
   evaluateStructure(structure: unknown, scope: Record<string, unknown>): Promise<unknown>;
+  /**
+   * The engine for one request of `bucket` (its tenant): every render of the request, through the returned
+   * engine, draws from one budget and from the tenant's share. Scoping that engine again keeps its budget.
+   */
+  forRequest(bucket: string): ExpressionEngine;
 }
 
 const DEFAULTS = {
@@ -65,7 +88,6 @@ const MAX_BUILTIN_ARRAY_ITEMS = 100_000;
 /** Tags that load other templates; expressions are self-contained, so they do not exist here. */
 const FILE_TAGS = ["include", "render", "layout"] as const;
 
-const TIME_LIMIT = "Expression exceeded its time limit";
 const OUTPUT_LIMIT = "Expression output exceeded its size limit";
 
 const refuseFile = (): never => {
@@ -232,7 +254,26 @@ interface Parsed {
   single?: Template[];
 }
 
-export function createExpressionEngine(options: ExpressionEngineOptions = {}): ExpressionEngine {
+/**
+ * liquidjs's render limit, checked at every template, filter and array item: here it asks the render's budget
+ * (liquidjs passes performance.now(), which is not used: the budget has its own meter).
+ */
+function budgetLimiter(overdue: () => boolean): Context["renderLimit"] {
+  const limiter = {
+    check: () => {
+      if (overdue()) throw new ExpressionError(TIME_LIMIT);
+    },
+    use: () => undefined,
+  };
+  // liquidjs does not export its Limiter class (private fields make the type nominal); check and use are all
+  // it calls on a render limit.
+  return limiter as unknown as Context["renderLimit"];
+}
+
+export function createExpressionEngine(
+  options: ExpressionEngineOptions = {},
+  wiring: EngineWiring = {},
+): ExpressionEngine {
   const limits: Required<ExpressionEngineOptions> = { ...DEFAULTS };
   for (const key of Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]) {
     const value = options[key];
@@ -322,34 +363,39 @@ export function createExpressionEngine(options: ExpressionEngineOptions = {}): E
     templates: Template[],
     scope: Record<string, unknown>,
     emitter: Emitter,
-    deadline: number,
+    budget: RenderBudget,
   ): Promise<void> {
-    const remaining = deadline - performance.now();
-    if (remaining <= 0) throw new ExpressionError(TIME_LIMIT);
     // A null-prototype copy: {% increment %} writes into the scope object, and nothing inherited is visible.
     const env: Record<string, unknown> = Object.assign(Object.create(null), scope);
-    const ctx = new Context(env, liquid.options, { renderLimit: remaining, memoryLimit }, { liquid });
-    try {
-      await toPromise(liquid.renderer.renderTemplates(templates, ctx, emitter));
-    } catch (error) {
-      throw toExpressionError(error, "render");
-    }
+    await budget.run(async (overdue) => {
+      const ctx = new Context(
+        env,
+        liquid.options,
+        { memoryLimit },
+        { liquid, renderLimit: budgetLimiter(overdue) },
+      );
+      try {
+        await toPromise(liquid.renderer.renderTemplates(templates, ctx, emitter));
+      } catch (error) {
+        throw toExpressionError(error, "render");
+      }
+    });
   }
 
-  async function renderParsed(parsed: Parsed, scope: Record<string, unknown>, deadline: number) {
+  async function renderParsed(parsed: Parsed, scope: Record<string, unknown>, budget: RenderBudget) {
     const emitter = new BoundedEmitter(maxOutputChars);
-    await run(parsed.templates, scope, emitter, deadline);
+    await run(parsed.templates, scope, emitter, budget);
     return emitter.buffer;
   }
 
   async function evaluateParsed(
     parsed: Parsed,
     scope: Record<string, unknown>,
-    deadline: number,
+    budget: RenderBudget,
   ): Promise<unknown> {
-    if (!parsed.single) return renderParsed(parsed, scope, deadline);
+    if (!parsed.single) return renderParsed(parsed, scope, budget);
     const emitter = new TypedEmitter();
-    await run(parsed.single, scope, emitter, deadline);
+    await run(parsed.single, scope, emitter, budget);
     const value = emitter.value;
     if (typeof value === "string" && value.length > maxOutputChars) throw new ExpressionError(OUTPUT_LIMIT);
     if (typeof value !== "object" || value === null) return value;
@@ -366,16 +412,16 @@ export function createExpressionEngine(options: ExpressionEngineOptions = {}): E
   async function walk(
     node: unknown,
     scope: Record<string, unknown>,
-    deadline: number,
+    budget: RenderBudget,
     depth: number,
   ): Promise<unknown> {
     if (depth > MAX_STRUCTURE_DEPTH) throw new ExpressionError("Mask structure is nested too deeply");
     if (typeof node === "string") {
-      return isExpression(node) ? evaluateParsed(parse(node), scope, deadline) : node;
+      return isExpression(node) ? evaluateParsed(parse(node), scope, budget) : node;
     }
     if (Array.isArray(node)) {
       const out: unknown[] = [];
-      for (const item of node) out.push(await walk(item, scope, deadline, depth + 1));
+      for (const item of node) out.push(await walk(item, scope, budget, depth + 1));
       return out;
     }
     if (typeof node === "object" && node !== null) {
@@ -383,7 +429,7 @@ export function createExpressionEngine(options: ExpressionEngineOptions = {}): E
       for (const [key, value] of Object.entries(node)) {
         // defineProperty: a "__proto__" key in the structure stays an ordinary key.
         Object.defineProperty(out, key, {
-          value: await walk(value, scope, deadline, depth + 1),
+          value: await walk(value, scope, budget, depth + 1),
           enumerable: true,
           writable: true,
           configurable: true,
@@ -394,22 +440,37 @@ export function createExpressionEngine(options: ExpressionEngineOptions = {}): E
     return node;
   }
 
-  const deadlineFromNow = () => performance.now() + renderLimitMs;
+  const meter = wiring.meter ?? (() => performance.now());
+  const standalone = () => standaloneBudget(renderLimitMs, renderLimitMs, meter);
 
-  return {
-    validate(template) {
-      parse(template);
-    },
-    async render(template, scope) {
-      return renderParsed(parse(template), scope, deadlineFromNow());
-    },
-    async evaluate(template, scope) {
-      return evaluateParsed(parse(template), scope, deadlineFromNow());
-    },
-    async evaluateStructure(structure, scope) {
-      return walk(structure, scope, deadlineFromNow(), 0);
-    },
-  };
+  /** The engine's calls, each drawing from the budget `budgetOf` gives it. */
+  function engineWith(budgetOf: () => RenderBudget): ExpressionEngine {
+    const engine: ExpressionEngine = {
+      validate(template) {
+        parse(template);
+      },
+      async render(template, scope) {
+        return renderParsed(parse(template), scope, budgetOf());
+      },
+      async evaluate(template, scope) {
+        return evaluateParsed(parse(template), scope, budgetOf());
+      },
+      async evaluateStructure(structure, scope) {
+        return walk(structure, scope, budgetOf(), 0);
+      },
+      forRequest(bucket) {
+        const budget = wiring.scheduler ? wiring.scheduler.budget(bucket) : standalone();
+        const request = engineWith(() => budget);
+        // Scoping a request's engine again keeps the request's one budget.
+        request.forRequest = () => request;
+        return request;
+      },
+    };
+    return engine;
+  }
+
+  // Outside a request, each call has a budget of its own (renderLimitMs).
+  return engineWith(standalone);
 }
 
 /** Parses only (no filters or tags run, no partials read): templates reach here after validate(). */

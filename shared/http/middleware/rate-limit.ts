@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
 import { tooManyRequests } from "#shared/domain/errors.ts";
 import type { StoredProxy } from "#shared/domain/proxies/proxy.ts";
-import { addressBucket, type RateLimiter } from "#shared/domain/rate-limit.ts";
+import { addressBucket, type RateLimiter, tenantBucket } from "#shared/domain/rate-limit.ts";
 import { hashKey } from "#shared/ids.ts";
 import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
 
@@ -16,16 +16,21 @@ export interface RateLimitPorts {
  * Counts every request against its bucket, after authentication: a key's tenant (application and session
  * keys alike), a proxy invocation's tenant (by its proxy key), and otherwise the caller's source address
  * (an IPv6 caller's /64). Root-key requests (the operator) and system routes are not limited.
- * Over the limit: 429 problem+json with Retry-After (docs/operations.md, "Rate limits").
+ * Over the limit: 429 problem+json with Retry-After (docs/operations.md, "Rate limits"). The bucket is kept on
+ * the request state: the request's expression renders are charged to the same tenant.
  */
 export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
   return {
     before: async (request) => {
-      const limiter = ports().rateLimiter;
       const route = request.context.svc.route;
       // System routes answer from memory (health, OpenAPI; the test clock is root-only) and reach no table.
-      if (!limiter || !route || route.auth === "root" || route.group === "system") return;
-      const admission = await limiter.admit(await bucketOf(request, ports().proxies));
+      if (!route || route.auth === "root" || route.group === "system") return;
+      const bucket = await bucketOf(request, ports().proxies);
+      // The request's expression renders draw from the same tenant's share (shared/http/lambda.ts).
+      request.context.svc.bucket = bucket;
+      const limiter = ports().rateLimiter;
+      if (!limiter) return;
+      const admission = await limiter.admit(bucket);
       if (!admission.allowed) throw tooManyRequests(admission.retryAfterSeconds);
     },
   };
@@ -33,12 +38,12 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
 
 async function bucketOf(request: SvcRequest, proxies: RateLimitPorts["proxies"]): Promise<string> {
   const { principal, route } = request.context.svc;
-  if (principal && principal.kind !== "root") return `tenant#${principal.tenantId}`;
+  if (principal && principal.kind !== "root") return tenantBucket(principal.tenantId);
   if (route?.group === "proxy" && proxies) {
     const proxyKey = proxyKeyOf(request.event);
     // Through the proxy store's cache: the invocation's own lookup of the same key is then a cache hit.
     const proxy = proxyKey ? await proxies.findByKey(hashKey(proxyKey)) : undefined;
-    if (proxy) return `tenant#${proxy.tenant_id}`;
+    if (proxy) return tenantBucket(proxy.tenant_id);
   }
   return addressBucket(request.event.requestContext.http.sourceIp);
 }

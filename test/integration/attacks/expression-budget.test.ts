@@ -1,0 +1,132 @@
+import { describe, expect, it } from "vitest";
+import { type Client, client, createTenant } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+import { appKey, type TokenBody, type TokenPage } from "#test/support/tokens.ts";
+
+/**
+ * Attack: one public key stalls every tenant of a local service. Each expression of a create (mask strings,
+ * fingerprint, search indexes, id) had 100 ms of its own, so one create could hold the process for over a
+ * second, and a handful of them for seconds, for every tenant alike. Now all the renders of a request share one
+ * budget, and each tenant has a share of the process's render time: spent, its requests answer 429 while other
+ * tenants' renders go on.
+ *
+ * The service measures render time with a meter that counts work here (0.1 ms per reading, read at every
+ * template, filter and loop step), not with a wall clock, so a loaded machine changes nothing.
+ */
+Object.assign(process.env, {
+  SVC_EXPRESSION_REQUEST_MS: "100",
+  // Refills so slowly that the test's own duration cannot matter; only moving the test clock refills.
+  SVC_EXPRESSION_TENANT_MS_PER_SECOND: "1",
+  SVC_EXPRESSION_TENANT_BURST_MS: "600",
+});
+let readings = 0;
+const svc = useService({ renderMeter: () => ++readings * 0.1 });
+const mergePatch = { "content-type": "application/merge-patch+json" };
+
+/** About 40 ms of the meter: 100 loop steps with a filter each. */
+const HEAVY = "{% for i in (1..100) %}{{ i | plus: 1 }}{% endfor %}";
+/** Thirteen of them: about 520 ms, over five times the request's budget, each one well within it. */
+const THIRTEEN = Object.fromEntries(Array.from({ length: 13 }, (_, i) => [`f${i}`, HEAVY]));
+
+async function tenant(api: Client) {
+  const { managementKey } = await createTenant(api, svc.rootKey);
+  const pub = await appKey(api, managementKey, { type: "public", permissions: ["token:create"] });
+  const reader = await appKey(api, managementKey, {
+    type: "private",
+    rules: [{ priority: 1, container: "/", transform: "mask", permissions: ["token:read", "token:update"] }],
+  });
+  return { managementKey, pub, reader };
+}
+
+describe("attack: one tenant's expressions stall the service", () => {
+  it("gives all the expressions of one request one budget, not one each", async () => {
+    const api = client(svc.url);
+    const { pub } = await tenant(api);
+
+    const one = await api.post("/tokens", {
+      key: pub,
+      body: { type: "token", data: "x", mask: { a: HEAVY } },
+    });
+    const thirteen = await api.post<{ errors?: Record<string, string[]> }>("/tokens", {
+      key: pub,
+      body: { type: "token", data: "x", mask: THIRTEEN },
+    });
+    const inSearchIndexes = await api.post("/tokens", {
+      key: pub,
+      body: { type: "token", data: "x", search_indexes: Array.from({ length: 10 }, () => HEAVY) },
+    });
+
+    expect(one.status).toBe(201);
+    expect(thirteen.status).toBe(400);
+    expect(JSON.stringify(thirteen.body)).toContain("Expression exceeded its time limit");
+    expect(inSearchIndexes.status).toBe(400);
+  });
+
+  it("shows the items of a list past the request's budget redacted, and answers the list", async () => {
+    const api = client(svc.url);
+    const { pub, reader } = await tenant(api);
+    for (let i = 0; i < 6; i++) {
+      const created = await api.post("/tokens", {
+        key: pub,
+        body: { type: "token", data: `v${i}`, mask: { a: HEAVY } },
+      });
+      expect(created.status).toBe(201);
+    }
+
+    const list = await api.get<TokenPage>("/tokens", { key: reader });
+
+    expect(list.status).toBe(200);
+    expect(list.body.data).toHaveLength(6);
+    const masked = list.body.data.filter((t) => t.data !== undefined).length;
+    // 100 ms fit two masks of about 40 ms: the third stops at the limit, the rest find the budget spent.
+    expect(masked).toBeGreaterThanOrEqual(1);
+    expect(masked).toBeLessThan(6);
+  });
+
+  it("refuses a tenant whose share is spent (429), while another tenant's renders go on", async () => {
+    const api = client(svc.url);
+    const flooder = await tenant(api);
+    const bystander = await tenant(api);
+    const token = async (t: { pub: string }) =>
+      (
+        await api.post<TokenBody>("/tokens", {
+          key: t.pub,
+          body: { type: "token", data: "4242", mask: "{{ data | reveal_last: 2 }}" },
+        })
+      ).body.id;
+    const flooderToken = await token(flooder);
+    const bystanderToken = await token(bystander);
+
+    // Eight creates of 13 heavy expressions: each spends its request's 100 ms, 800 ms in all, past the 600.
+    for (let i = 0; i < 8; i++) {
+      const res = await api.post("/tokens", {
+        key: flooder.pub,
+        body: { type: "token", data: "x", mask: THIRTEEN },
+      });
+      expect([400, 429]).toContain(res.status);
+    }
+    const flooderRead = await api.get(`/tokens/${flooderToken}`, { key: flooder.reader });
+    const flooderCreate = await api.post("/tokens", { key: flooder.pub, body: { type: "token", data: "y" } });
+    const bystanderRead = await api.get<TokenBody>(`/tokens/${bystanderToken}`, { key: bystander.reader });
+    const bystanderPatch = await api.patch<TokenBody>(`/tokens/${bystanderToken}`, {
+      key: bystander.reader,
+      headers: mergePatch,
+      body: { data: "4343" },
+    });
+
+    expect(flooderRead.status).toBe(429);
+    expect(Number(flooderRead.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(flooderRead.headers.get("content-type")).toContain("application/problem+json");
+    expect(flooderCreate.status).toBe(429);
+    expect(bystanderRead.status).toBe(200);
+    expect(bystanderRead.body.data).toBe("XX42");
+    expect(bystanderPatch.status).toBe(200);
+    expect(bystanderPatch.body.data).toBe("XX43");
+
+    // The share refills with the service's clock.
+    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 3600 } });
+    const later = await api.get<TokenBody>(`/tokens/${flooderToken}`, { key: flooder.reader });
+    expect(later.status).toBe(200);
+    expect(later.body.data).toBe("XX42");
+  });
+});
