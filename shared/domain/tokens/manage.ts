@@ -197,19 +197,21 @@ export async function patchToken(
       value,
     );
   }
-  if (patch.search_indexes !== undefined) {
-    if (patch.search_indexes === null || patch.search_indexes.length === 0) {
+  // Search hashes are of what the indexes render on the stored data: renewed when either changes.
+  const indexes = patch.search_indexes === undefined ? current.search_indexes : patch.search_indexes;
+  if (patch.search_indexes !== undefined || (patch.data !== undefined && indexes?.length)) {
+    if (!indexes?.length) {
       delete next.search_indexes;
       delete next.search_hashes;
     } else {
       const hashes: string[] = [];
-      for (const [i, expression] of patch.search_indexes.entries()) {
+      for (const [i, expression] of indexes.entries()) {
         checkExpression(deps, `search_indexes.${i}`, expression);
         const value = await render(`search_indexes.${i}`, expression, data);
         if (value !== "")
           hashes.push(await deps.sealer.fingerprint(current.tenant_id, `search:${current.type}`, value));
       }
-      next.search_indexes = patch.search_indexes;
+      next.search_indexes = indexes;
       next.search_hashes = hashes;
     }
   }

@@ -62,11 +62,15 @@ describe("attack: a stored expression that cannot render breaks the tenant's mas
     expect(list.body.data.map((t) => t.data)).toEqual(["XXXXXXXXXXXX4242"]);
   });
 
-  it("refuses a PATCH whose new mask, or whose new data under the stored mask, fails, and changes nothing", async () => {
+  it("refuses a PATCH whose new mask, or whose new data under the stored mask or search index, fails, and changes nothing", async () => {
     const { api, revealer, goodId, stored, maskedList } = await setup();
     const carded = await api.post<TokenBody>("/tokens", {
       key: revealer,
       body: { type: "token", data: VISA, mask: "{{ data | card_mask }}" },
+    });
+    const indexed = await api.post<TokenBody>("/tokens", {
+      key: revealer,
+      body: { type: "token", data: VISA, search_indexes: ["{{ data | card_bin }}"] },
     });
     const before = await stored();
 
@@ -81,9 +85,15 @@ describe("attack: a stored expression that cannot render breaks the tenant's mas
       headers: mergePatch,
       body: { data: "not a card" },
     });
+    // The same for a search index: it must render on the new data (its hash is renewed with it).
+    const newIndexedData = await api.patch(`/tokens/${indexed.body.id}`, {
+      key: revealer,
+      headers: mergePatch,
+      body: { data: "not a card" },
+    });
     const list = await maskedList();
 
-    expect([newMask.status, newData.status]).toEqual([400, 400]);
+    expect([newMask.status, newData.status, newIndexedData.status]).toEqual([400, 400, 400]);
     expect(await stored()).toEqual(before);
     expect(list.status).toBe(200);
   });
