@@ -123,7 +123,7 @@ export interface LocalServiceOptions {
    * (off unless set).
    */
   proxyAllowPrivate?: boolean;
-  /** What measures expression render time (tests: a meter that counts work, not a wall clock). */
+  /** What measures expression render time (default: CPU time; tests: a meter that counts work). */
   renderMeter?: RenderMeter;
 }
 

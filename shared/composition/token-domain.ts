@@ -4,7 +4,7 @@ import { auditLogStore, tokenStores } from "./stores.ts";
 import type { Table } from "./table.ts";
 
 export interface TokenDomainOptions {
-  /** What measures render time (default performance.now()); tests inject one that counts work. */
+  /** What measures render time (default: the process's CPU time); tests inject one that counts work. */
   renderMeter?: RenderMeter;
 }
 

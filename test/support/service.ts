@@ -14,7 +14,7 @@ export interface UseServiceOptions {
    * SVC_PROXY_ALLOW_PRIVATE=1. Default off, as the service's own default.
    */
   allowPrivateDestinations?: boolean;
-  /** What measures expression render time; default the service's own (performance.now()). */
+  /** What measures expression render time; default the service's own (the process's CPU time). */
   renderMeter?: () => number;
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DomainError } from "#shared/domain/errors.ts";
 import { createExpressionEngine, ExpressionError } from "#shared/domain/tokens/expressions.ts";
-import { RenderScheduler, standaloneBudget } from "#shared/domain/tokens/render-budget.ts";
+import { CHECK_EVERY, RenderScheduler, standaloneBudget } from "#shared/domain/tokens/render-budget.ts";
 import type { RenderLimits } from "#shared/domain/tokens/render-limits.ts";
 
 /** A meter moved by hand, and a clock moved by hand: no test here reads real time. */
@@ -23,6 +23,13 @@ function fakes() {
 const limits: RenderLimits = { renderMs: 100, requestMs: 200, tenantMsPerSecond: 10, tenantBurstMs: 300 };
 const immediate = () => Promise.resolve();
 
+/** Asks as a render does, at every step: the meter is read at every CHECK_EVERY-th question. */
+const askedOften = (isOverdue: () => boolean) => {
+  let answer = false;
+  for (let i = 0; i < CHECK_EVERY; i++) answer = isOverdue();
+  return answer;
+};
+
 describe("render scheduler", () => {
   it("charges every render of a request to the request's one budget", async () => {
     const f = fakes();
@@ -33,7 +40,7 @@ describe("render scheduler", () => {
     // 50 ms left: the render's limit is 50, not the 100 of a render.
     const overdue = await budget.run(async (isOverdue) => {
       f.spend(60);
-      return isOverdue();
+      return askedOften(isOverdue);
     });
     const third = budget.run(async () => "never");
 
@@ -101,7 +108,7 @@ describe("the engine's budgets", () => {
 
   it("gives the calls of one request (scoped again or not) one budget, and each standalone call its own", async () => {
     let readings = 0;
-    const meter = () => ++readings * 0.1;
+    const meter = () => ++readings * 1.5;
     const f = fakes();
     const scheduler = new RenderScheduler({ ...limits, tenantMsPerSecond: 0 }, f.clock, meter, immediate);
     const engine = createExpressionEngine({}, { scheduler, meter });
@@ -129,7 +136,7 @@ describe("the engine's budgets", () => {
     const budget = standaloneBudget(10, 10, () => ++readings);
     const overdue = await budget.run(async (isOverdue) => {
       readings += 20;
-      return isOverdue();
+      return askedOften(isOverdue);
     });
     expect(overdue).toBe(true);
     await expect(budget.run(async () => "no")).rejects.toThrow("Expression exceeded its time limit");

@@ -8,16 +8,32 @@
  * them: another tenant's request waits for at most one render, and a tenant whose share is spent is refused
  * (429) until it refills on the clock port.
  *
- * Time is measured by a meter (performance.now() by default; tests inject one that counts work instead), so
- * budgets are testable without reading a wall clock.
+ * Time is measured by a meter: the process's CPU time for requests (cpuMeter), performance.now() for the
+ * engine's calls outside a request; tests inject one that counts work instead, so budgets are testable
+ * without reading a clock.
  */
 import { DomainError } from "#shared/domain/errors.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import { ExpressionError } from "./expression-filters.ts";
 import type { RenderLimits } from "./render-limits.ts";
 
-/** Milliseconds of a monotonic clock (render time is the difference of two readings). */
+/** Milliseconds of a monotonic measure (render time is the difference of two readings). */
 export type RenderMeter = () => number;
+
+/**
+ * The process's CPU time (user and system, every thread), in ms: what a request's renders are charged. Unlike
+ * a wall clock it does not run while the process waits for a core, so a loaded machine does not shrink budgets.
+ */
+export const cpuMeter: RenderMeter = () => {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+};
+
+/**
+ * A render asks whether it is overdue at every template, filter and loop step; the meter is read at every
+ * CHECK_EVERY-th question (a CPU reading is a system call), so a render may overrun by that many steps.
+ */
+export const CHECK_EVERY = 16;
 
 export const TIME_LIMIT = "Expression exceeded its time limit";
 
@@ -38,7 +54,8 @@ async function timed<T>(
 ): Promise<{ spent: number; result: Promise<T> }> {
   const start = meter();
   const deadline = start + allowanceMs;
-  const result = render(() => meter() > deadline);
+  let checks = 0;
+  const result = render(() => ++checks % CHECK_EVERY === 0 && meter() > deadline);
   await result.catch(() => undefined);
   return { spent: Math.max(0, meter() - start), result };
 }
@@ -89,7 +106,7 @@ export class RenderScheduler {
   constructor(
     private readonly limits: RenderLimits,
     private readonly clock: Clock,
-    private readonly meter: RenderMeter = () => performance.now(),
+    private readonly meter: RenderMeter = cpuMeter,
     /** Lets the event loop through (I/O of other requests) before a render starts. */
     private readonly yieldTurn: () => Promise<void> = () => new Promise((resolve) => setImmediate(resolve)),
   ) {
