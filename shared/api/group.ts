@@ -9,7 +9,9 @@ export const COMMON_RESPONSES = {
   400: problem("Invalid input"),
   401: problem("Missing, invalid or revoked key"),
   403: problem("The key lacks the permission"),
-  429: problem("The tenant's request budget is spent; Retry-After says when to retry"),
+  429: problem(
+    "The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry",
+  ),
 } as const satisfies Record<number, ResponseSpec>;
 
 /** A route as its group's file writes it: the group and the tag come from routeGroup. */
