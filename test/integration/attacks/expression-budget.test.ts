@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type Client, client, createTenant } from "#test/support/http.ts";
+import { createReactor } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, type TokenPage } from "#test/support/tokens.ts";
 
@@ -82,6 +83,30 @@ describe("attack: one tenant's expressions stall the service", () => {
     // 100 ms fit two masks of about 40 ms: the third stops at the limit, the rest find the budget spent.
     expect(masked).toBeGreaterThanOrEqual(1);
     expect(masked).toBeLessThan(6);
+  });
+
+  it("gives a reaction's detokenization filters one budget, not one each", async () => {
+    const reactor = await createReactor(svc, {
+      formula: { name: "Echo", code: "module.exports = async (req) => ({ raw: req.args });" },
+      permissions: ["token:create", "token:use"],
+    });
+    const { api, app } = reactor;
+    const token = await api.post<TokenBody>("/tokens", { key: app.key, body: { type: "token", data: "42" } });
+    // About 40 ms each (a 16th of about 400 loop steps): distinct filters, so each is rendered.
+    const heavy = (n: number) =>
+      `{{ token: ${token.body.id} | pad_left: ${200 + n} | split: '' | where: 'x' }}`;
+    const react = (count: number) =>
+      api.post(`/reactors/${reactor.reactorId}/react`, {
+        key: app.key,
+        body: { args: Object.fromEntries(Array.from({ length: count }, (_, n) => [`v${n}`, heavy(n)])) },
+      });
+
+    const one = await react(1);
+    const eight = await react(8);
+
+    expect(one.status, JSON.stringify(one.body)).toBe(200);
+    expect(eight.status).toBe(400);
+    expect(JSON.stringify(eight.body)).toContain("could not be evaluated");
   });
 
   it("refuses a tenant whose share is spent (429), while another tenant's renders go on", async () => {
