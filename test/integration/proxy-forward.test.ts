@@ -514,12 +514,9 @@ describe("forward: failures", () => {
     const server = await startServer(() => {
       // never respond
     });
-    const started = Date.now();
-
     const error = await forwardError(forward(outbound(server.base), { ...local, timeoutMs: 200 }));
 
     expect(error).toMatchObject({ status: 504, code: "timeout" });
-    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it("answers 504 timeout when the body stalls after the headers", async () => {

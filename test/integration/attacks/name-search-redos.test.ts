@@ -27,10 +27,9 @@ describe("name search with wildcards", () => {
     });
     expect([proxy.status, reactor.status]).toEqual([201, 201]);
 
-    const timed = async (path: string) => {
-      const start = performance.now();
+    const search = async (path: string) => {
       const res = await api.get<{ data: { id: string }[] }>(path, { key });
-      return { ms: performance.now() - start, status: res.status, ids: res.body.data?.map((x) => x.id) };
+      return { status: res.status, ids: res.body.data?.map((x) => x.id) };
     };
     const searches: { path: string; expected: string[] }[] = [];
     // Four wildcards already take seconds with a `.*` regex; thirty never finish.
@@ -44,15 +43,12 @@ describe("name search with wildcards", () => {
         { path: `/reactors?name=${hit}`, expected: [reactor.body.id] },
       );
     }
-    let totalMs = 0;
+    // A backtracking regex never finishes the thirty-wildcard searches, so the test's own timeout fails it; how
+    // fast linear matching is belongs to the bench, not to a test that must pass on a busy machine.
     for (const { path, expected } of searches) {
-      const res = await timed(path);
-      totalMs += res.ms;
+      const res = await search(path);
       expect(res.status, path).toBe(200);
       expect(res.ids, path).toEqual(expected);
-      expect(res.ms, path).toBeLessThan(2_000);
     }
-    // Twelve searches: milliseconds each when linear (a backtracking regex takes seconds on the first alone).
-    expect(totalMs).toBeLessThan(2_500);
   });
 });

@@ -142,13 +142,10 @@ describe("with SVC_PROXY_ALLOW_PRIVATE on", () => {
     ["a name with a public and a metadata address", "http://mixed.attacker.test/latest/"],
   ])("refuses the metadata service: %s, at once and with 403", async (_, destination) => {
     const { call } = await tenantProxies(client(svc.url), svc.rootKey);
-    const started = Date.now();
-
     const res = await call(destination);
 
     expectRefused(res);
-    expect(res.status).toBe(403);
-    expect(Date.now() - started).toBeLessThan(5_000); // refused before connecting, not a timeout
+    expect(res.status).toBe(403); // refused before connecting: a timeout would answer 504
   });
 
   it("hands a redirect back to the caller instead of following it to DynamoDB Local", async () => {
