@@ -3,6 +3,16 @@ import type { ApiRoute } from "#shared/http/route.ts";
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31["generateDocument"]>;
 
+/** The route's permissions, and whether browsers may call it (CORS). */
+function describe(route: ApiRoute): string {
+  return [
+    route.permissions?.length ? `Requires ${route.permissions.join(", ")}.` : "",
+    route.cors ? "Browsers may call it from the key's application's allowed_origins (CORS)." : "",
+  ]
+    .filter(Boolean)
+    .join(" ");
+}
+
 const cachedDocuments = new WeakMap<readonly ApiRoute[], OpenApiDocument>();
 
 /** GET /openapi.json, generated from the route table it is given (built once per table and process). */
@@ -24,7 +34,7 @@ export function openApiDocument(routeList: readonly ApiRoute[]): OpenApiDocument
       summary: route.summary,
       tags: [...route.tags],
       ...(route.auth === "none" ? {} : { security: [{ ApiKey: [] }] }),
-      ...(route.permissions?.length ? { description: `Requires ${route.permissions.join(", ")}.` } : {}),
+      ...(route.permissions?.length || route.cors ? { description: describe(route) } : {}),
       request: {
         ...(route.params ? { params: route.params as never } : {}),
         ...(route.query ? { query: route.query as never } : {}),

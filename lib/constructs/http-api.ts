@@ -15,6 +15,7 @@ import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import type { IKey } from "aws-cdk-lib/aws-kms";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
+import { preflightRoutes } from "#shared/http/cors.ts";
 import { type ApiRoute, type AuthMode, FUNCTION_GROUPS, type FunctionGroup } from "#shared/http/route.ts";
 import { FUNCTION_ACCESS } from "../function-groups.ts";
 import { ApiFunction } from "./api-function.ts";
@@ -127,6 +128,23 @@ export class VaultHttpApi extends Construct {
         integration: integrations[route.group],
       });
       suppressNoAuthorizer(httpRoute, NO_AUTHORIZER_REASON[route.auth]);
+    }
+    // CORS preflights only on the paths whose routes opt in (shared/http/cors.ts), answered by the system
+    // function; the API has no corsPreflight setting, which would answer CORS on every route.
+    for (const preflight of preflightRoutes(props.routes)) {
+      const httpRoute = new HttpRoute(
+        this,
+        `RoutePreflight${pascal(preflight.path.replace(/[^A-Za-z0-9]+/g, "_"))}`,
+        {
+          httpApi: this.api,
+          routeKey: HttpRouteKey.with(preflight.path, HttpMethod.OPTIONS),
+          integration: integrations.system,
+        },
+      );
+      suppressNoAuthorizer(
+        httpRoute,
+        "CORS preflight: carries no key and no data; answers which methods and headers browsers may send.",
+      );
     }
 
     this.accessLogs = new LogGroup(this, "AccessLogs", {

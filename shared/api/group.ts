@@ -14,6 +14,13 @@ export const COMMON_RESPONSES = {
   ),
 } as const satisfies Record<number, ResponseSpec>;
 
+/** What a route browsers may call answers besides (shared/http/middleware/cors.ts). */
+const CORS_RESPONSES = {
+  403: problem(
+    "The key lacks the permission, or the request's Origin is not one of its application's allowed_origins",
+  ),
+} as const satisfies Record<number, ResponseSpec>;
+
 /** A route as its group's file writes it: the group and the tag come from routeGroup. */
 export type GroupRoute = Omit<RouteSpec, "group" | "tags">;
 
@@ -38,7 +45,10 @@ export function routeGroup<const G extends FunctionGroup, const T extends Record
         ...route,
         group,
         tags: [group],
-        responses: route.auth === "none" ? route.responses : { ...route.responses, ...COMMON_RESPONSES },
+        responses:
+          route.auth === "none"
+            ? route.responses
+            : { ...route.responses, ...COMMON_RESPONSES, ...(route.cors ? CORS_RESPONSES : {}) },
       },
     ]),
   ) as { [K in keyof T]: InGroup<G, T[K]> };

@@ -7,6 +7,7 @@ export const sessionsRoutes = routeGroup("sessions", {
     method: "POST",
     path: "/sessions",
     auth: "key",
+    cors: true,
     summary: "Create a session (public key): a key with no access until a private application authorizes it",
     responses: {
       201: { description: "Session key and its one-time nonce", schema: sessionCreatedSchema },

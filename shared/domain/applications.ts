@@ -94,10 +94,16 @@ function newKey(
   return { stored, key };
 }
 
+/** As answered: applications stored before `allowed_origins` existed list none. */
+const present = <A extends Application>(application: A) => ({
+  ...application,
+  allowed_origins: application.allowed_origins ?? [],
+});
+
 export async function createApplication(
   deps: ApplicationDeps,
   principal: TenantPrincipal,
-  input: AccessInput & { name: string; create_key: boolean },
+  input: AccessInput & { name: string; create_key: boolean; allowed_origins?: string[] },
 ) {
   assertValidAccess(input);
   assertWithinCeiling(principal, input);
@@ -110,6 +116,7 @@ export async function createApplication(
     type: input.type,
     permissions: [...new Set(input.permissions)],
     rules: input.rules,
+    allowed_origins: [...new Set(input.allowed_origins ?? [])],
     ...(mintedBy ? { minted_by: mintedBy } : {}),
     created_by: principal.application.id,
     created_at: now.toISOString(),
@@ -121,7 +128,7 @@ export async function createApplication(
     entry(deps, principal, application.id, "create", `Application created (${application.type})`),
   );
   return {
-    ...application,
+    ...present(application),
     ...(issued ? { key: issued.key } : {}),
     keys: issued ? [{ id: issued.stored.id, key: issued.key, created_at: issued.stored.created_at }] : [],
   };
@@ -135,7 +142,7 @@ async function findApplication(deps: ApplicationDeps, principal: TenantPrincipal
 
 async function withKeys(deps: ApplicationDeps, application: Application) {
   const keys = await deps.applications.listKeys(application.tenant_id, application.id);
-  return { ...application, keys: keys.map(({ id, created_at }) => ({ id, created_at })) };
+  return { ...present(application), keys: keys.map(({ id, created_at }) => ({ id, created_at })) };
 }
 
 export async function getApplication(deps: ApplicationDeps, principal: TenantPrincipal, id: string) {
@@ -153,14 +160,14 @@ export async function listApplications(deps: ApplicationDeps, principal: TenantP
   await deps.auditLog.append(
     result.items.map((a) => entry(deps, principal, a.id, "read", "Application read in a list")),
   );
-  return result;
+  return { ...result, items: result.items.map(present) };
 }
 
 export async function updateApplication(
   deps: ApplicationDeps,
   principal: TenantPrincipal,
   id: string,
-  input: { name: string; permissions: Permission[]; rules: AccessRule[] },
+  input: { name: string; permissions: Permission[]; rules: AccessRule[]; allowed_origins?: string[] },
 ) {
   const current = await findApplication(deps, principal, id);
   assertMayManage(principal, current, "change");
@@ -171,6 +178,7 @@ export async function updateApplication(
     name: input.name,
     permissions: [...new Set(input.permissions)],
     rules: input.rules,
+    allowed_origins: [...new Set(input.allowed_origins ?? [])],
     modified_by: principal.application.id,
     modified_at: deps.clock.now().toISOString(),
   };

@@ -85,11 +85,14 @@ export class Authenticator {
     const applicationId = (authorized && session.authorized_by) || session.created_by;
     const authorizedKeyId = authorized ? session.authorized_key_id : undefined;
     // Only as lasting as the key that authorized it: a revoked (stolen) key's sessions end with it.
-    const [application, authorizingKey] = await Promise.all([
+    const [application, authorizingKey, creator] = await Promise.all([
       this.applications.get(tenantId, applicationId),
       authorizedKeyId ? this.applications.getKey(tenantId, applicationId, authorizedKeyId) : undefined,
+      applicationId === session.created_by ? undefined : this.applications.get(tenantId, session.created_by),
     ]);
     if (!application || (authorizedKeyId && !authorizingKey)) return undefined;
+    // The creator's origins bound where the session is used from; a deleted creator leaves none.
+    const origins = (applicationId === session.created_by ? application : creator)?.allowed_origins ?? [];
     return {
       kind: "session",
       tenantId,
@@ -103,6 +106,7 @@ export class Authenticator {
         expires_at: session.expires_at,
       },
       ...(authorizedKeyId ? { authorizedKeyId } : {}),
+      creator: { id: session.created_by, allowed_origins: origins },
     };
   }
 
@@ -118,7 +122,10 @@ export class Authenticator {
       );
     if (match.applicationId) {
       this.cache.evictWhere(
-        (principal) => principal.kind !== "root" && principal.application.id === match.applicationId,
+        (principal) =>
+          principal.kind !== "root" &&
+          (principal.application.id === match.applicationId ||
+            (principal.kind === "session" && principal.creator.id === match.applicationId)),
       );
       this.configured.evictWhere((application) => application.id === match.applicationId);
     }

@@ -32,6 +32,8 @@ export interface Application {
   type: ApplicationType;
   permissions: Permission[];
   rules: AccessRule[];
+  /** Web origins whose pages may call the browser routes with this application's keys (CORS, Elements). */
+  allowed_origins?: string[];
   /** Set on a member's own management application: deleting the member deletes it and its keys. */
   member_id?: string;
   /** The member through whose keys this application was created (directly or transitively): see grant-ceiling.ts. */
@@ -76,6 +78,8 @@ export type Principal =
       session: SessionGrant;
       /** The key of `application` that authorized the session, when a key did (not for service sessions). */
       authorizedKeyId?: string;
+      /** The application that created the session: its `allowed_origins` are where the session's page may be. */
+      creator: Pick<Application, "id" | "allowed_origins">;
     };
 
 export type TenantPrincipal = Extract<Principal, { kind: "application" | "session" }>;

@@ -15,6 +15,7 @@ import { logger } from "#shared/logger.ts";
 import type { RecordedEffect } from "#shared/ports/stores.ts";
 import { handlerTracing } from "#shared/tracer.ts";
 import { authenticateAndAuthorize } from "./middleware/authenticate.ts";
+import { corsAnswers, corsOriginCheck } from "./middleware/cors.ts";
 import { errorHandler } from "./middleware/error-handler.ts";
 import { type IdempotencyPorts, type IdempotencyReplays, idempotency } from "./middleware/idempotency.ts";
 import { type RateLimitPorts, rateLimit } from "./middleware/rate-limit.ts";
@@ -222,9 +223,13 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       // Adds function name, cold start and request id to every log line; never logs the event (keys, data).
       .use(injectLambdaContext(logger, { logEvent: false, resetKeys: true }))
       .use(requestContext())
+      // Preflights, and CORS headers on the answers of routes browsers may call (errors included).
+      .use(corsAnswers(listRoutes(routes)))
       .use(errorHandler())
       .use(routeAndValidate(listRoutes(routes), group))
       .use(authenticateAndAuthorize(() => deps().authenticator))
+      // Before anything the route does (rate budget, idempotent replays): an unlisted Origin is refused.
+      .use(corsOriginCheck())
       .use(rateLimit(deps))
       .use(idempotency(deps, idempotencyReplays))
       .handler(dispatch) as unknown as (

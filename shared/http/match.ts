@@ -1,4 +1,4 @@
-import { type RouteSpec, routeKeyOf } from "./route.ts";
+import { routeKeyOf } from "./route.ts";
 
 export interface RouteMatch<R> {
   route: R;
@@ -16,7 +16,7 @@ interface Candidate<R> {
  * Matches request paths against route templates the way API Gateway does: a literal segment wins
  * over a `{param}` (so /applications/key beats /applications/{id}).
  */
-export class RouteMatcher<R extends Pick<RouteSpec, "method" | "path">> {
+export class RouteMatcher<R extends { method: string; path: string }> {
   private readonly candidates: Candidate<R>[];
 
   constructor(routes: readonly R[]) {

@@ -24,6 +24,8 @@ export interface RequestState {
   idempotency?: IdempotencyClaimRef;
   /** The answer as its idempotency record keeps it, when it presented tokens (replay-body.ts), as JSON. */
   replayBody?: string;
+  /** A cross-origin request's Origin, once its key's application allows it (middleware/cors.ts). */
+  corsOrigin?: string;
 }
 
 export type SvcContext = Context & { svc: RequestState };

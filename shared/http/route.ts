@@ -50,6 +50,17 @@ export interface RouteSpec {
   maxBodyBytes?: number;
   /** Session keys may call this route (token operations); every other route refuses them with 403. */
   allowSessions?: boolean;
+  /**
+   * Browsers may call it cross-origin (CORS): a route public and session keys use. Its path answers preflights,
+   * and an actual request's `Origin` must be one the key's application lists (shared/http/middleware/cors.ts).
+   * Management and root routes never set it.
+   */
+  cors?: boolean;
+  /**
+   * The handler sets the answer's own Content-Security-Policy (the Elements frame page); every other answer
+   * gets `sandbox` (security-headers.ts).
+   */
+  ownContentSecurityPolicy?: boolean;
   /** Hidden from the OpenAPI document (test-only routes). */
   internal?: boolean;
 }
@@ -67,7 +78,7 @@ export function listRoutes<T extends RouteTable>(
   return Object.entries(table).map(([operationId, route]) => ({ operationId, ...route }));
 }
 
-export const routeKeyOf = (route: Pick<RouteSpec, "method" | "path">) => `${route.method} ${route.path}`;
+export const routeKeyOf = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 

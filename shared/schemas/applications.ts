@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { CONTAINER_PATTERN, normalizeContainer } from "#shared/domain/access-rules.ts";
+import { MAX_ALLOWED_ORIGINS, originError } from "#shared/domain/origins.ts";
 import { ALL_PERMISSIONS, APPLICATION_TYPES, TOKEN_PERMISSIONS } from "#shared/domain/permissions.ts";
 import { generatedId } from "./common.ts";
 
@@ -44,11 +45,30 @@ export const accessRuleSchema = z
 
 const name = z.string().trim().min(1).max(200);
 
+/** An origin a browser page calls from: exactly `scheme://host[:port]` (shared/domain/origins.ts). */
+const originSchema = z
+  .string()
+  .max(300)
+  .superRefine((value, ctx) => {
+    const error = originError(value);
+    if (error) ctx.addIssue({ code: "custom", message: error });
+  })
+  .meta({ example: "https://shop.example.com" });
+
+const allowedOrigins = z
+  .array(originSchema)
+  .max(MAX_ALLOWED_ORIGINS)
+  .describe(
+    "Web origins whose pages may call the browser routes (POST /tokens, GET and PATCH /tokens/{id}, POST /sessions) " +
+      "with this application's keys, and may embed its Elements frames. None: no browser page may.",
+  );
+
 export const createApplicationBody = z.object({
   name,
   type: z.enum(APPLICATION_TYPES),
   permissions: z.array(permissionSchema).max(50).default([]),
   rules: z.array(accessRuleSchema).max(50).default([]),
+  allowed_origins: allowedOrigins.default([]),
   create_key: z.boolean().default(true),
 });
 
@@ -56,6 +76,7 @@ export const updateApplicationBody = z.object({
   name,
   permissions: z.array(permissionSchema).max(50).default([]),
   rules: z.array(accessRuleSchema).max(50).default([]),
+  allowed_origins: allowedOrigins.default([]),
 });
 
 export const applicationKeySchema = z
@@ -70,6 +91,7 @@ export const applicationSchema = z
     type: z.enum(APPLICATION_TYPES),
     permissions: z.array(permissionSchema),
     rules: z.array(accessRuleSchema),
+    allowed_origins: allowedOrigins,
     keys: z.array(applicationKeySchema).optional(),
     key: z.string().optional(),
     member_id: z.string().optional().describe("Set on a member's own management application."),

@@ -20,6 +20,7 @@ import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
 import { routeList } from "#shared/api/index.ts";
 import { CONFIG_VARIABLES } from "#shared/config.ts";
 import { LIBRARY_VARIABLES } from "#shared/config-docs.ts";
+import { preflightRoutes } from "#shared/http/cors.ts";
 import { FUNCTION_GROUPS, type FunctionGroup, routeKeyOf } from "#shared/http/route.ts";
 import {
   actionsOf,
@@ -78,7 +79,7 @@ describe("HTTP API", () => {
   it("has exactly one route per route table entry, plus $default, each on its group's function", () => {
     const routes = resourcesOfType(template, "AWS::ApiGatewayV2::Route");
     expect(routes.map(([, r]) => r.Properties.RouteKey).sort()).toEqual(
-      [...routeList.map(routeKeyOf), "$default"].sort(),
+      [...routeList.map(routeKeyOf), ...preflightRoutes(routeList).map(routeKeyOf), "$default"].sort(),
     );
     for (const route of routeList)
       template.hasResourceProperties("AWS::ApiGatewayV2::Route", {
@@ -89,6 +90,19 @@ describe("HTTP API", () => {
       RouteKey: "$default",
       Target: target("system"),
     });
+  });
+
+  it("answers CORS preflights only on the browser routes' paths, from the system function", () => {
+    const preflights = resourcesOfType(template, "AWS::ApiGatewayV2::Route")
+      .map(([, r]) => r.Properties)
+      .filter((p) => String(p.RouteKey).startsWith("OPTIONS "));
+    expect(preflights.map((p) => p.RouteKey).sort()).toEqual(
+      ["OPTIONS /sessions", "OPTIONS /tokens", "OPTIONS /tokens/{id}"].sort(),
+    );
+    for (const p of preflights) expect(p.Target).toEqual(target("system"));
+    // No API-wide CORS configuration: it would answer preflights on management and root routes too.
+    for (const [, api] of resourcesOfType(template, "AWS::ApiGatewayV2::Api"))
+      expect(api.Properties.CorsConfiguration).toBeUndefined();
   });
 
   it("logs access as JSON and throttles on the default stage", () => {

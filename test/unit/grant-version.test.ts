@@ -29,6 +29,7 @@ const bySession = (authorized: boolean, app = application): Principal => ({
     rules: [],
     expires_at: "2026-01-01T01:00:00.000Z",
   },
+  creator: { id: app.id },
 });
 
 describe("grantVersionOf", () => {

@@ -111,11 +111,12 @@ export class DynamoApplicationStore implements ApplicationStore {
           Key: keys.application(application.tenant_id, application.id),
           ConditionExpression: "attribute_exists(PK)",
           UpdateExpression:
-            "SET #name = :name, #permissions = :permissions, #rules = :rules, #modified_by = :modified_by, #modified_at = :modified_at",
+            "SET #name = :name, #permissions = :permissions, #rules = :rules, #origins = :origins, #modified_by = :modified_by, #modified_at = :modified_at",
           ExpressionAttributeNames: {
             "#name": "name",
             "#permissions": "permissions",
             "#rules": "rules",
+            "#origins": "allowed_origins",
             "#modified_by": "modified_by",
             "#modified_at": "modified_at",
           },
@@ -123,6 +124,7 @@ export class DynamoApplicationStore implements ApplicationStore {
             ":name": application.name,
             ":permissions": application.permissions,
             ":rules": application.rules,
+            ":origins": application.allowed_origins ?? [],
             ":modified_by": application.modified_by ?? null,
             ":modified_at": application.modified_at,
           },
