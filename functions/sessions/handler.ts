@@ -1,3 +1,4 @@
+import { elementsRoutes } from "#shared/api/elements.ts";
 import type { Routes } from "#shared/api/index.ts";
 import { sessionsRoutes } from "#shared/api/sessions.ts";
 import { composeCore } from "#shared/composition/core.ts";
@@ -5,6 +6,7 @@ import { auditLogStore } from "#shared/composition/stores.ts";
 import { type Config, config } from "#shared/config.ts";
 import { authorizeSession, createSession } from "#shared/domain/sessions.ts";
 import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
+import { elementsHandlers } from "./elements.ts";
 
 /** The adapters the sessions routes use, and no others (see shared/composition/). */
 export function compose(cfg: Config) {
@@ -19,6 +21,12 @@ export const routes: GroupHandlers<Routes, "sessions", SessionsDeps> = {
     await authorizeSession(deps, principal, body);
     return { status: 200 };
   },
+  ...elementsHandlers,
 };
 
-export const handler = createHttpHandler(sessionsRoutes, "sessions", routes, () => compose(config()));
+export const handler = createHttpHandler(
+  { ...sessionsRoutes, ...elementsRoutes } satisfies Partial<Routes>,
+  "sessions",
+  routes as GroupHandlers<typeof sessionsRoutes & typeof elementsRoutes, "sessions", SessionsDeps>,
+  () => compose(config()),
+);

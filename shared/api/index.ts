@@ -1,5 +1,6 @@
 import { listRoutes } from "#shared/http/route.ts";
 import { applicationsRoutes } from "./applications.ts";
+import { elementsRoutes } from "./elements.ts";
 import { logsRoutes } from "./logs.ts";
 import { membersRoutes } from "./members.ts";
 import { proxiesRoutes } from "./proxies.ts";
@@ -23,6 +24,7 @@ export const routeTable = {
   ...tokensRoutes,
   ...transactionsRoutes,
   ...sessionsRoutes,
+  ...elementsRoutes,
   ...membersRoutes,
   ...proxiesRoutes,
   ...proxyRoutes,

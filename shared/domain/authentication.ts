@@ -46,7 +46,14 @@ export class Authenticator {
     const keyHash = hashKey(presentedKey);
     // Only root routes consult the root key, so data-plane functions need no access to where it lives.
     if (options.rootAllowed) return (await this.rootKey.isRootKey(keyHash)) ? { kind: "root" } : undefined;
+    return this.byKeyHash(keyHash);
+  }
 
+  /**
+   * The tenant principal behind a key's SHA-256 (never the root key): what the Elements frame page is built
+   * for (its CSP names the application's allowed_origins). Holding a hash grants nothing else.
+   */
+  async byKeyHash(keyHash: string): Promise<Principal | undefined> {
     const now = this.clock.now().getTime();
     return this.cache.get(keyHash, now, () => this.lookup(keyHash, now), {
       usable: (principal, at) =>

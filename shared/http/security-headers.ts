@@ -12,13 +12,25 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy": "sandbox",
 };
 
-/** `headers` without any header named in SECURITY_HEADERS (in any case), then those set. */
+/**
+ * `headers` without any header named in SECURITY_HEADERS (in any case), then those set. `ownPolicy`: the
+ * route's own handler set the Content-Security-Policy (the Elements frame page, never a proxied answer), kept.
+ */
 export function withSecurityHeaders(
   headers: Record<string, string | number | boolean> | undefined,
+  options: { ownPolicy?: boolean } = {},
 ): Record<string, string | number | boolean> {
   // Null prototype: a header named `__proto__` (from a destination or a transform) stays an ordinary entry.
   const result = nullObject<string | number | boolean>();
-  for (const [name, value] of Object.entries(headers ?? {}))
-    if (!Object.hasOwn(SECURITY_HEADERS, name.toLowerCase())) result[name] = value;
-  return { ...result, ...SECURITY_HEADERS };
+  let ownPolicy: string | number | boolean | undefined;
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const lower = name.toLowerCase();
+    if (options.ownPolicy && lower === "content-security-policy") ownPolicy = value;
+    else if (!Object.hasOwn(SECURITY_HEADERS, lower)) result[name] = value;
+  }
+  return {
+    ...result,
+    ...SECURITY_HEADERS,
+    ...(ownPolicy === undefined ? {} : { "content-security-policy": ownPolicy }),
+  };
 }

@@ -12,7 +12,10 @@ export function requestContext(): SvcMiddleware {
     const state = request.context.svc;
     if (!state || !request.response) return;
     request.response.headers = {
-      ...withSecurityHeaders(request.response.headers),
+      // Only a successful answer of a route that owns its policy keeps it; its errors get `sandbox` as any.
+      ...withSecurityHeaders(request.response.headers, {
+        ownPolicy: state.route?.ownContentSecurityPolicy === true && request.response.statusCode === 200,
+      }),
       "svc-request-id": state.requestId,
     };
     logger.info("request", {

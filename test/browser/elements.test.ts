@@ -1,0 +1,250 @@
+/**
+ * Elements in a real browser (Debian's chromium through playwright-core): a merchant page on its own origin
+ * mounts the card element from the vault, a person types into the frame, and the token holds what was typed,
+ * while the page itself never holds the number (DOM, messages, events, return values).
+ */
+import { writeFileSync } from "node:fs";
+import type { Frame, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { merchantPage, useBrowser, useSite } from "#test/support/browser.ts";
+import { client, createTenant } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+import { ALL_TOKEN_PERMISSIONS, revealEverything, VISA } from "#test/support/tokens.ts";
+
+const svc = useService();
+const chrome = useBrowser();
+const shop = useSite();
+const evil = useSite();
+
+async function tenant() {
+  const api = client(svc.url);
+  const { managementKey } = await createTenant(api, svc.rootKey);
+  const pub = await api.post<{ key: string }>("/applications", {
+    key: managementKey,
+    body: { name: "checkout", type: "public", permissions: ["token:create"], allowed_origins: [shop.origin] },
+  });
+  const backend = await api.post<{ key: string }>("/applications", {
+    key: managementKey,
+    body: { name: "backend", type: "private", permissions: ALL_TOKEN_PERMISSIONS, rules: revealEverything },
+  });
+  expect(pub.status).toBe(201);
+  return { api, publicKey: pub.body.key, backendKey: backend.body.key };
+}
+
+async function openShop(path: string, body = ""): Promise<Page> {
+  shop.pages.set(path, merchantPage(svc.url, body));
+  const page = await chrome.browser.newPage();
+  await page.goto(`${shop.origin}${path}`);
+  return page;
+}
+
+/** The card element's frame (vault origin), found by its input. */
+async function frameWith(page: Page, selector: string): Promise<Frame> {
+  for (const f of page.frames()) if ((await f.$(selector).catch(() => null)) !== null) return f;
+  throw new Error(`no frame holds ${selector}`);
+}
+const cardFrame = (page: Page) => frameWith(page, "#svc-number");
+
+const MOUNT = (key: string) => `(async () => {
+  window.svc = await SvcElements.init({ apiKey: ${JSON.stringify(key)}, baseUrl: ${JSON.stringify(svc.url)} });
+  window.card = svc.createElement("card");
+  card.on("change", (e) => window.seen.events.push(JSON.stringify(e)));
+  await card.mount("#card");
+  return "mounted";
+})()`;
+
+async function typeCard(frame: Frame, number: string, expiry: string, cvc: string) {
+  await frame.locator("#svc-number").pressSequentially(number);
+  await frame.locator("#svc-expiry").pressSequentially(expiry);
+  await frame.locator("#svc-cvc").pressSequentially(cvc);
+}
+
+/** Everything the merchant page holds or was handed: its DOM, messages, change events and results. */
+async function pageHoldings(page: Page): Promise<string> {
+  const dom = await page.content();
+  const seen = await page.evaluate("JSON.stringify(window.seen)");
+  const storage = await page.evaluate("JSON.stringify({ ...localStorage, ...sessionStorage })");
+  return `${dom}\n${seen}\n${storage}`;
+}
+
+const digitsIn = (text: string) => text.replace(/[\s-]/g, "");
+
+describe("Elements in a browser", () => {
+  it("tokenizes what was typed in the frame, and the page never holds the number", async () => {
+    const { api, publicKey, backendKey } = await tenant();
+    const page = await openShop("/checkout", '<div id="card"></div>');
+    expect(await page.evaluate(MOUNT(publicKey))).toBe("mounted");
+    const frame = await cardFrame(page);
+    expect(new URL(frame.url()).origin).toBe(svc.url);
+    // The inputs carry the standard autocomplete values and labels.
+    expect(await frame.locator("#svc-number").getAttribute("autocomplete")).toBe("cc-number");
+    expect(await frame.locator("#svc-expiry").getAttribute("autocomplete")).toBe("cc-exp");
+    expect(await frame.locator("#svc-cvc").getAttribute("autocomplete")).toBe("cc-csc");
+    expect(await frame.locator('label[for="svc-number"]').textContent()).toBe("Card number");
+
+    await typeCard(frame, VISA, "1234", "123");
+    // Masked as typed: grouped digits, MM / YY.
+    expect(await frame.locator("#svc-number").inputValue()).toBe("4242 4242 4242 4242");
+    expect(await frame.locator("#svc-expiry").inputValue()).toBe("12 / 34");
+
+    const token = (await page.evaluate(
+      `svc.tokens.create({ type: "card", data: card, metadata: { order: "1001" } }).then(keep)`,
+    )) as { id: string; data: { number: string } };
+    expect(token.data.number).toBe("XXXXXXXXXXXX4242");
+
+    const stored = await api.get<{ data: Record<string, unknown>; metadata: Record<string, string> }>(
+      `/tokens/${token.id}`,
+      { key: backendKey },
+    );
+    expect(stored.status).toBe(200);
+    expect(stored.body.data).toEqual({
+      number: VISA,
+      expiration_month: 12,
+      expiration_year: 2034,
+      cvc: "123",
+    });
+    expect(stored.body.metadata).toEqual({ order: "1001" });
+
+    const events = (await page.evaluate("window.seen.events")) as string[];
+    expect(JSON.parse(events.at(-1) as string)).toEqual({
+      complete: true,
+      empty: false,
+      valid: true,
+      cardBrand: "visa",
+    });
+    const held = await pageHoldings(page);
+    expect(digitsIn(held)).not.toContain(VISA);
+    expect(held).not.toContain("4242 4242");
+    // The key's frame page is served for this origin only.
+    const framePage = await fetch(frame.url());
+    expect(framePage.headers.get("content-security-policy")).toContain(`frame-ancestors ${shop.origin}`);
+    expect(framePage.headers.get("content-security-policy")).toContain("script-src 'self'");
+    await page.setViewportSize({ width: 640, height: 360 });
+    writeFileSync("/tmp/svc-elements-card.png", await page.screenshot());
+    await page.close();
+  });
+
+  it("refuses invalid input inside the frame: aria-invalid, errors in change events, no token", async () => {
+    const { api, publicKey, backendKey } = await tenant();
+    const page = await openShop("/invalid", '<div id="card"></div>');
+    await page.evaluate(MOUNT(publicKey));
+    const frame = await cardFrame(page);
+    await typeCard(frame, "4242424242424241", "0120", "12");
+    await frame.locator("#svc-cvc").blur();
+    expect(await frame.locator("#svc-number").getAttribute("aria-invalid")).toBe("true");
+    expect(await frame.locator("#svc-expiry").getAttribute("aria-invalid")).toBe("true");
+    const last = JSON.parse(((await page.evaluate("window.seen.events")) as string[]).at(-1) as string);
+    expect(last).toMatchObject({ complete: false, valid: false, empty: false });
+    expect(last.errors.map((e: { field: string }) => e.field).sort()).toEqual(["cvc", "expiry", "number"]);
+    const refused = await page.evaluate(
+      `svc.tokens.create({ type: "card", data: card }).then(() => "created", (e) => e.message)`,
+    );
+    expect(refused).toBe("The card number is invalid.");
+    const list = await api.get<{ data: unknown[] }>("/tokens", { key: backendKey });
+    expect(list.body.data).toEqual([]);
+    expect(digitsIn(await pageHoldings(page))).not.toContain("4242424242424241");
+    await page.close();
+  });
+
+  it("reveals with a session inside a text frame only: the page gets opaque references", async () => {
+    const { api, publicKey, backendKey } = await tenant();
+    const token = await api.post<{ id: string }>("/tokens", {
+      key: backendKey,
+      body: { type: "card", data: { number: VISA, expiration_month: 1, expiration_year: 2040 } },
+    });
+    // The merchant's back end: a session (public key), authorized by the private application to reveal.
+    const session = await api.post<{ session_key: string; nonce: string }>("/sessions", { key: publicKey });
+    const authorized = await api.post("/sessions/authorize", {
+      key: backendKey,
+      body: {
+        nonce: session.body.nonce,
+        rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:read"] }],
+      },
+    });
+    expect(authorized.status).toBe(200);
+    const page = await openShop("/reveal", '<div id="shown"></div>');
+    const ref = await page.evaluate(`(async () => {
+      window.svc = await SvcElements.init({ apiKey: ${JSON.stringify(publicKey)}, baseUrl: ${JSON.stringify(svc.url)} });
+      window.shown = svc.createElement("text", { label: "Card number" });
+      await shown.mount("#shown");
+      const seen = keep(await svc.tokens.retrieve(${JSON.stringify(token.body.id)}, { apiKey: ${JSON.stringify(session.body.session_key)} }));
+      await shown.setValue(seen.data.number);
+      return seen.data.number;
+    })()`);
+    expect(ref).toMatch(/^svcref_/);
+    const textFrame = await frameWith(page, "#svc-text");
+    expect(new URL(textFrame.url()).origin).toBe(svc.url);
+    const shownValue = await textFrame.locator("#svc-text").inputValue();
+    expect(shownValue).toBe(VISA);
+    expect(digitsIn(await pageHoldings(page))).not.toContain(VISA);
+    // A reference made up by the page shows nothing.
+    const forged = await page.evaluate(
+      `shown.setValue("svcref_AAAAAAAAAAAAAAAAAAAAAAAA").then(() => "shown", (e) => e.message)`,
+    );
+    expect(forged).toBe("The reference is unknown here.");
+    await page.close();
+  });
+
+  it("refuses pages on unlisted origins: no CORS answer, and the frame will not be embedded", async () => {
+    const { api, publicKey, backendKey } = await tenant();
+    evil.pages.set("/", merchantPage(svc.url, '<div id="card"></div>'));
+    const page = await chrome.browser.newPage();
+    await page.goto(`${evil.origin}/`);
+    const direct = await page.evaluate(`fetch(${JSON.stringify(`${svc.url}/tokens`)}, {
+      method: "POST",
+      headers: { "svc-api-key": ${JSON.stringify(publicKey)}, "content-type": "application/json" },
+      body: JSON.stringify({ type: "card", data: { number: "${VISA}" } }),
+    }).then((r) => "answered " + r.status, (e) => "refused " + e.name)`);
+    expect(direct).toBe("refused TypeError");
+    const mounted =
+      await page.evaluate(`SvcElements.init({ apiKey: ${JSON.stringify(publicKey)}, baseUrl: ${JSON.stringify(svc.url)}, timeoutMs: 3000 })
+      .then(() => "initialised", (e) => e.message)`);
+    expect(mounted).toContain("allowed_origins");
+    const list = await api.get<{ data: unknown[] }>("/tokens", { key: backendKey });
+    expect(list.body.data).toEqual([]);
+    await page.close();
+
+    // The listed origin may call the API directly (CORS answered for it alone).
+    const ok = await openShop("/direct");
+    const allowed = await ok.evaluate(`fetch(${JSON.stringify(`${svc.url}/tokens`)}, {
+      method: "POST",
+      headers: { "svc-api-key": ${JSON.stringify(publicKey)}, "content-type": "application/json" },
+      body: JSON.stringify({ type: "token", data: "not a card" }),
+    }).then((r) => "answered " + r.status, (e) => "refused " + e.name)`);
+    expect(allowed).toBe("answered 201");
+    await ok.close();
+  });
+
+  it("works with the keyboard alone: Tab into the frame, through its fields, and out to the page", async () => {
+    const { api, publicKey, backendKey } = await tenant();
+    const page = await openShop(
+      "/keyboard",
+      `<label>Name <input id="name"></label><div id="card"></div><button id="pay">Pay</button>
+       <script>document.getElementById("pay").addEventListener("click", () => {
+         svc.tokens.create({ type: "card", data: card }).then((t) => { window.paid = keep(t).id; }, (e) => { window.paid = "error " + e.message; });
+       });</script>`,
+    );
+    await page.evaluate(MOUNT(publicKey));
+    const frame = await cardFrame(page);
+    await page.focus("#name");
+    await page.keyboard.type("Ada Lovelace");
+    await page.keyboard.press("Tab");
+    expect(await frame.evaluate("document.activeElement?.id")).toBe("svc-number");
+    await page.keyboard.type(VISA);
+    await page.keyboard.press("Tab");
+    expect(await frame.evaluate("document.activeElement?.id")).toBe("svc-expiry");
+    await page.keyboard.type("1234");
+    await page.keyboard.press("Tab");
+    expect(await frame.evaluate("document.activeElement?.id")).toBe("svc-cvc");
+    await page.keyboard.type("123");
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate("document.activeElement?.id")).toBe("pay");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction("window.paid !== undefined");
+    const id = (await page.evaluate("window.paid")) as string;
+    expect(id).not.toMatch(/^error/);
+    const stored = await api.get<{ data: { number: string } }>(`/tokens/${id}`, { key: backendKey });
+    expect(stored.body.data.number).toBe(VISA);
+    await page.close();
+  });
+});
