@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BuildOptions, build, type Metafile } from "esbuild";
+import { ASSETS_DIRECTORY } from "#shared/elements/assets.ts";
+import type { FunctionGroup } from "#shared/http/route.ts";
 
 /** Repository root: functions/<group>/handler.ts and package-lock.json live there. */
 export const REPO_ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -48,6 +50,18 @@ export const LAMBDA_IMPORT_ENV = {
   AWS_EXECUTION_ENV: "AWS_Lambda_nodejs24.x",
   LOG_LEVEL: "SILENT",
 } as const;
+
+/**
+ * Files a group's function needs beside its bundle, as commands CDK runs after bundling (repository and bundle
+ * directories): the sessions function serves the Elements bundles (shared/elements/assets.ts reads them there).
+ */
+export const GROUP_AFTER_BUNDLING: Partial<
+  Record<FunctionGroup, (inputDir: string, outputDir: string) => string[]>
+> = {
+  sessions: (inputDir, outputDir) => [
+    `cd "${inputDir}" && node --import tsx scripts/build-elements.ts "${outputDir}/${ASSETS_DIRECTORY}"`,
+  ],
+};
 
 /** functions/<group>/handler.ts */
 export const handlerEntry = (group: string) => join(REPO_ROOT, "functions", group, "handler.ts");

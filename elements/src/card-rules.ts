@@ -28,37 +28,43 @@ interface BrandRule {
 const BRANDS: BrandRule[] = [
   { brand: "american-express", prefix: /^3[47]/, lengths: [15], gaps: [4, 10], cvcLength: 4 },
   { brand: "diners-club", prefix: /^3(?:0[0-5]|[689])/, lengths: [14, 16, 19], gaps: [4, 10], cvcLength: 3 },
-  { brand: "jcb", prefix: /^35(?:2[89]|[3-8])/, lengths: [16, 17, 18, 19], gaps: [4, 8, 12], cvcLength: 3 },
+  {
+    brand: "jcb",
+    prefix: /^35(?:2[89]|[3-8])/,
+    lengths: [16, 17, 18, 19],
+    gaps: [4, 8, 12, 16],
+    cvcLength: 3,
+  },
   {
     brand: "discover",
     prefix: /^(?:6011|64[4-9]|65)/,
     lengths: [16, 19],
-    gaps: [4, 8, 12],
+    gaps: [4, 8, 12, 16],
     cvcLength: 3,
   },
-  { brand: "unionpay", prefix: /^62/, lengths: [16, 17, 18, 19], gaps: [4, 8, 12], cvcLength: 3 },
+  { brand: "unionpay", prefix: /^62/, lengths: [16, 17, 18, 19], gaps: [4, 8, 12, 16], cvcLength: 3 },
   {
     brand: "mastercard",
     prefix: /^(?:5[1-5]|2(?:2[2-9]|[3-6]|7[01]|720))/,
     lengths: [16],
-    gaps: [4, 8, 12],
+    gaps: [4, 8, 12, 16],
     cvcLength: 3,
   },
   {
     brand: "maestro",
     prefix: /^(?:5[06-9]|6[37])/,
     lengths: [12, 13, 14, 15, 16, 17, 18, 19],
-    gaps: [4, 8, 12],
+    gaps: [4, 8, 12, 16],
     cvcLength: 3,
   },
-  { brand: "visa", prefix: /^4/, lengths: [13, 16, 19], gaps: [4, 8, 12], cvcLength: 3 },
+  { brand: "visa", prefix: /^4/, lengths: [13, 16, 19], gaps: [4, 8, 12, 16], cvcLength: 3 },
 ];
 
 const UNKNOWN: BrandRule = {
   brand: "unknown",
   prefix: /^/,
   lengths: [12, 13, 14, 15, 16, 17, 18, 19],
-  gaps: [4, 8, 12],
+  gaps: [4, 8, 12, 16],
   cvcLength: 3,
 };
 

@@ -17,6 +17,7 @@ import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { preflightRoutes } from "#shared/http/cors.ts";
 import { type ApiRoute, type AuthMode, FUNCTION_GROUPS, type FunctionGroup } from "#shared/http/route.ts";
+import { GROUP_AFTER_BUNDLING } from "../bundling.ts";
 import { FUNCTION_ACCESS } from "../function-groups.ts";
 import { ApiFunction } from "./api-function.ts";
 import { type SandboxAccess, SandboxRunners } from "./sandbox-runners.ts";
@@ -88,9 +89,11 @@ export class VaultHttpApi extends Construct {
     const integrations = {} as Record<FunctionGroup, HttpLambdaIntegration>;
     for (const group of FUNCTION_GROUPS) {
       const access = FUNCTION_ACCESS[group];
+      const afterBundling = GROUP_AFTER_BUNDLING[group];
       const fn = new ApiFunction(this, `${pascal(group)}Function`, {
         group,
         logRetention: props.logRetention,
+        ...(afterBundling ? { afterBundling } : {}),
       });
       fn.bindTable(props.table, access.table);
       if (access.rootKeyParameter) fn.bindRootKeyParameter(props.rootKeyParameterName);

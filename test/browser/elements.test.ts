@@ -200,6 +200,20 @@ describe("Elements in a browser", () => {
       await page.evaluate(`SvcElements.init({ apiKey: ${JSON.stringify(publicKey)}, baseUrl: ${JSON.stringify(svc.url)}, timeoutMs: 3000 })
       .then(() => "initialised", (e) => e.message)`);
     expect(mounted).toContain("allowed_origins");
+    // Opened as a window instead (frame-ancestors does not apply): the frame page's COOP severs the opener, and
+    // the frame answers no handshake but its parent's from an allowed origin (either alone refuses this).
+    const popup = await page.evaluate(`new Promise((resolve) => {
+      const frameUrl = document.querySelector("iframe")?.src;
+      const opened = window.open(frameUrl, "_blank");
+      setTimeout(() => {
+        const channel = new MessageChannel();
+        channel.port1.onmessage = (e) => resolve("answered " + JSON.stringify(e.data));
+        window.addEventListener("message", (e) => { if (e.source === opened) resolve("answered " + JSON.stringify(e.data)); });
+        opened.postMessage({ svc: "elements-hello", id: "x", role: "controller", options: {} }, "*", [channel.port2]);
+        setTimeout(() => resolve("no answer"), 1500);
+      }, 1500);
+    })`);
+    expect(popup).toBe("no answer");
     const list = await api.get<{ data: unknown[] }>("/tokens", { key: backendKey });
     expect(list.body.data).toEqual([]);
     await page.close();

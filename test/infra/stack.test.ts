@@ -1,4 +1,4 @@
-import { readdirSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
   CreateTableCommand,
@@ -592,6 +592,23 @@ describe("cdk-nag AwsSolutions", () => {
 });
 
 describe("bundles", () => {
+  it("ships the Elements bundles beside the sessions function, which serves them", async () => {
+    const key: string = template.toJSON().Resources[fnId("sessions")].Properties.Code.S3Key;
+    const dir = join(assemblyDir, `asset.${key.replace(/\.zip$/, "")}`);
+    for (const name of ["elements.js", "frame.js"])
+      expect(readFileSync(join(dir, "elements-assets", name), "utf8")).toMatch(/^\S/);
+    const script = `
+      const { handler } = await import(${JSON.stringify(join(dir, "index.mjs"))});
+      const res = await handler({ version: "2.0", routeKey: "GET /elements/v1/elements.js", rawPath: "/elements/v1/elements.js",
+        rawQueryString: "", headers: {}, isBase64Encoded: false,
+        requestContext: { requestId: "smoke", routeKey: "GET /elements/v1/elements.js", stage: "$default",
+          http: { method: "GET", path: "/elements/v1/elements.js", protocol: "HTTP/1.1", sourceIp: "192.0.2.1", userAgent: "t" } } },
+        { awsRequestId: "smoke", getRemainingTimeInMillis: () => 29000 });
+      console.log(JSON.stringify({ status: res.statusCode, type: res.headers["content-type"], global: res.body.includes("SvcElements") }));`;
+    const result = JSON.parse((await runAsLambda(script)).trim().split("\n").at(-1) ?? "{}");
+    expect(result).toEqual({ status: 200, type: "text/javascript; charset=utf-8", global: true });
+  });
+
   // Each function's real bundle (ESM, createRequire banner, bundled SDK) loads in Node and answers requests
   // that need no AWS call.
   const cases: [FunctionGroup, string, string, string, number][] = [
