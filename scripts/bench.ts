@@ -18,14 +18,16 @@
  * - runner-cold-start: a runner function's cold start with and without the package set
  *   (scripts/bench/runner-cold-start.ts; needs no service);
  * - bundles: each function group's bundle size and cold import time (scripts/bench/scenarios/bundles.ts); it
- *   runs first, before any other party of the bench is started.
+ *   runs first, before any other party of the bench is started;
+ * - elements: elements.js's gzipped size and, in chromium, mount → ready of a card element
+ *   (scripts/bench/elements.ts; BENCH_ELEMENTS_MOUNTS, 20).
  *
  * Exit 1 when any request failed (non-2xx, connection error, timeout) or the set-up failed; exit 0 otherwise,
  * also when a target is missed (the output says FAIL).
  *
  * Environment: BENCH_DURATION_S (5), BENCH_ROUNDS (3), BENCH_WARMUP_S (8), BENCH_CONNECTIONS (16),
  * BENCH_SEED_TOKENS (200), BENCH_CARDS (fixed | unique: the same card number in every create, or a new one),
- * BENCH_SCENARIOS (tokenize,read,proxy,react,react-outbound,runner-cold-start,bundles), BENCH_LATENCY_SAMPLES (200: unloaded requests per proxy target
+ * BENCH_SCENARIOS (tokenize,read,proxy,react,react-outbound,runner-cold-start,bundles,elements), BENCH_LATENCY_SAMPLES (200: unloaded requests per proxy target
  * and warm sandbox runs), BENCH_NEW_PROXIES (10: new proxies per first-request series), BENCH_COLD_STARTS (7: runner cold starts with
  * and without the packages), BENCH_NODE_ARGS
  * (extra node flags for the service and the floor, e.g. --cpu-prof), BENCH_TRACE=1 (count and time the
@@ -40,6 +42,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { call } from "./bench/api.ts";
+import { describeElements, type ElementsFigures, measureElements } from "./bench/elements.ts";
 import { printProblems, startParties } from "./bench/parties.ts";
 import { type ProxyLatency, type ProxySetup, setUpProxies } from "./bench/proxy.ts";
 import { setUpReactor } from "./bench/react.ts";
@@ -91,7 +94,12 @@ function summarize(records: RunRecord[]): Summary[] {
 async function runLoadScenarios(
   dataDir: string,
   records: RunRecord[],
-): Promise<{ proxyLatency?: ProxyLatency; outboundLatency?: ReactOutboundLatency; failure?: string }> {
+): Promise<{
+  proxyLatency?: ProxyLatency;
+  outboundLatency?: ReactOutboundLatency;
+  elements?: ElementsFigures;
+  failure?: string;
+}> {
   const wantsProxy = settings.scenarios.includes("proxy");
   const wantsReact = settings.scenarios.includes("react");
   const wantsOutbound = settings.scenarios.includes("react-outbound");
@@ -145,6 +153,7 @@ async function runLoadScenarios(
   }
   let proxyLatency: ProxyLatency | undefined;
   let outboundLatency: ReactOutboundLatency | undefined;
+  let elements: ElementsFigures | undefined;
   try {
     for (const scenario of settings.scenarios) {
       if (scenario === "tokenize" || scenario === "read")
@@ -175,18 +184,26 @@ async function runLoadScenarios(
           log,
           check: checkInterrupted,
         });
+      else if (scenario === "elements")
+        elements = await measureElements({
+          serviceUrl: service.url,
+          rootKey,
+          samples: settings.elementsMounts,
+          log,
+        });
     }
   } catch (error) {
     if (!(error instanceof RequestFailures) && !wasInterrupted()) throw error;
     return {
       proxyLatency,
       outboundLatency,
+      elements,
       failure: wasInterrupted()
         ? "interrupted"
         : `requests failed in the ${error instanceof Error ? error.message : ""}`,
     };
   }
-  return { proxyLatency, outboundLatency };
+  return { proxyLatency, outboundLatency, elements };
 }
 
 async function main(): Promise<number> {
@@ -202,13 +219,14 @@ async function main(): Promise<number> {
   const records: RunRecord[] = [];
   let proxyLatency: ProxyLatency | undefined;
   let outboundLatency: ReactOutboundLatency | undefined;
+  let elements: ElementsFigures | undefined;
   let failure: string | undefined;
   // First, while no other party of the bench runs: it starts processes of its own.
   const bundles = settings.scenarios.includes("bundles")
     ? await measureBundles({ log, check: checkInterrupted })
     : undefined;
   if (settings.scenarios.some((scenario) => !STANDALONE_SCENARIOS.includes(scenario)))
-    ({ proxyLatency, outboundLatency, failure } = await runLoadScenarios(dataDir, records));
+    ({ proxyLatency, outboundLatency, elements, failure } = await runLoadScenarios(dataDir, records));
 
   const summaries = summarize(records);
   const checks = proxyChecks(proxyLatency);
@@ -239,6 +257,7 @@ async function main(): Promise<number> {
       `\n${describeRunnerColdStart(await measureRunnerColdStart(intEnv("BENCH_COLD_STARTS", 7, 1, 50), log))}`,
     );
   if (bundles) console.log(`\n${bundlesTable(bundles)}`);
+  if (elements) console.log(`\n${describeElements(elements)}`);
   const noise = noiseNote(summaries);
   if (noise) console.log(`\n${noise}`);
   const file = writeResults(startedAt, m, {
@@ -257,6 +276,7 @@ async function main(): Promise<number> {
     ...(proxyLatency ? { proxy_latency: proxyLatency } : {}),
     ...(outboundLatency ? { react_outbound: outboundLatency } : {}),
     ...(bundles ? { bundles } : {}),
+    ...(elements ? { elements } : {}),
     runs: records,
   });
   console.log(

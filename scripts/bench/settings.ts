@@ -10,7 +10,8 @@ export type Scenario =
   | "react"
   | "react-outbound"
   | "runner-cold-start"
-  | "bundles";
+  | "bundles"
+  | "elements";
 export const SCENARIOS: Scenario[] = [
   "tokenize",
   "read",
@@ -19,6 +20,7 @@ export const SCENARIOS: Scenario[] = [
   "react-outbound",
   "runner-cold-start",
   "bundles",
+  "elements",
 ];
 /** Scenarios that start processes of their own and need no service. */
 export const STANDALONE_SCENARIOS: Scenario[] = ["bundles", "runner-cold-start"];
@@ -37,6 +39,7 @@ export const settings = {
     .map((s) => s.trim()) as Scenario[],
   latencySamples: intEnv("BENCH_LATENCY_SAMPLES", 200, 1, 100_000),
   newProxies: intEnv("BENCH_NEW_PROXIES", 10, 1, 100),
+  elementsMounts: intEnv("BENCH_ELEMENTS_MOUNTS", 20, 1, 1000),
   nodeArgs: (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter(Boolean),
   trace: process.env.BENCH_TRACE === "1",
 };

@@ -5,9 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
-
-/** Debian's chromium (`apt-get install chromium`; .ci/run installs it): no browser is downloaded. */
-export const CHROMIUM = process.env.SVC_CHROMIUM ?? "/usr/bin/chromium";
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./chromium.ts";
 
 /** A headless Chromium for this test file, with a fresh profile (its --user-data-dir); closed after the file. */
 export function useBrowser(): { browser: BrowserContext } {
@@ -17,18 +15,9 @@ export function useBrowser(): { browser: BrowserContext } {
     profile = mkdtempSync(join(tmpdir(), "svc-chromium-"));
     // Playwright passes the profile as --user-data-dir itself (it refuses the flag in args).
     holder.browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM_PATH,
       headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
+      args: CHROMIUM_ARGS,
     });
   });
   afterAll(async () => {
