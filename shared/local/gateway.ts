@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { nullObject } from "#shared/domain/safe-keys.ts";
+import { type PreflightRoute, preflightRoutes } from "#shared/http/cors.ts";
 import { RouteMatcher } from "#shared/http/match.ts";
 // A caller's `__proto__` header line is dropped by the parser instead of crashing the server for everyone.
 import "#shared/http/safe-headers.ts";
@@ -45,11 +46,15 @@ export function toEvent(
   matcher: RouteMatcher<ApiRoute>,
   req: IncomingMessage,
   body: Buffer,
+  preflights?: RouteMatcher<PreflightRoute>,
 ): { event: APIGatewayProxyEventV2; group: FunctionGroup } {
   const url = new URL(req.url ?? "/", "http://localhost");
   const method = (req.method ?? "GET").toUpperCase();
   const found = matcher.match(method, url.pathname);
   const routed = found && "route" in found ? found : undefined;
+  // As API Gateway: a CORS path's OPTIONS has a route of its own, to the system function (lib/constructs).
+  const preflight = !routed && method === "OPTIONS" ? preflights?.match(method, url.pathname) : undefined;
+  const routeKey = routed?.routeKey ?? (preflight && "route" in preflight ? preflight.routeKey : "$default");
   // Header and query names come from the caller: null-prototype maps, so `__proto__` is an ordinary name.
   const headers = nullObject<string>();
   for (const [name, value] of Object.entries(req.headers)) {
@@ -67,7 +72,7 @@ export function toEvent(
   const rawQueryString = url.search.startsWith("?") ? url.search.slice(1) : "";
   const event: APIGatewayProxyEventV2 = {
     version: "2.0",
-    routeKey: routed?.routeKey ?? "$default",
+    routeKey,
     rawPath: url.pathname,
     rawQueryString,
     headers,
@@ -87,7 +92,7 @@ export function toEvent(
         userAgent: headers["user-agent"] ?? "",
       },
       requestId,
-      routeKey: routed?.routeKey ?? "$default",
+      routeKey,
       stage: "$default",
       time: now.toUTCString(),
       timeEpoch: now.getTime(),
@@ -140,6 +145,7 @@ export function createGateway(
   handlers: Record<FunctionGroup, HttpLambda>,
 ): Server {
   const matcher = new RouteMatcher(routes);
+  const preflights = new RouteMatcher(preflightRoutes(routes));
   return createServer((req, res) => {
     void (async () => {
       const body = await readBody(req);
@@ -154,7 +160,7 @@ export function createGateway(
         );
         return;
       }
-      const { event, group } = toEvent(matcher, req, body);
+      const { event, group } = toEvent(matcher, req, body, preflights);
       const result = await handlers[group](event, lambdaContext(group, event.requestContext.requestId));
       send(res, result);
     })().catch(() => {

@@ -2,6 +2,7 @@ import { IncomingMessage } from "node:http";
 import { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { routeList } from "#shared/api/index.ts";
+import { preflightRoutes } from "#shared/http/cors.ts";
 import { RouteMatcher } from "#shared/http/match.ts";
 import { toEvent } from "#shared/local/gateway.ts";
 
@@ -52,5 +53,14 @@ describe("local gateway event", () => {
     expect(event.routeKey).toBe("$default");
     expect(event.isBase64Encoded).toBe(true);
     expect(Buffer.from(String(event.body), "base64")).toEqual(Buffer.from([0, 1, 2, 255]));
+  });
+
+  it("routes a CORS path's OPTIONS to its own preflight route on the system function, as API Gateway does", () => {
+    const preflights = new RouteMatcher(preflightRoutes(routeList));
+    const cors = toEvent(matcher, request("OPTIONS", "/tokens/abc"), Buffer.alloc(0), preflights);
+    expect(cors.group).toBe("system");
+    expect(cors.event.routeKey).toBe("OPTIONS /tokens/{id}");
+    const management = toEvent(matcher, request("OPTIONS", "/applications"), Buffer.alloc(0), preflights);
+    expect(management.event.routeKey).toBe("$default");
   });
 });
