@@ -1,9 +1,10 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * Three projects, so a unit loop never waits for Java or a synth:
+ * Four projects, so a unit loop never waits for Java, a browser or a synth:
  * - unit: pure rules and in-process parts; builds the sandbox packages the sandbox tests require, nothing else;
  * - integration: through HTTP against one in-memory DynamoDB Local for the whole run;
+ * - browser: Elements in Debian's chromium (playwright-core), against the same kind of DynamoDB Local;
  * - infra: CDK assertions on synthesized templates (a synth takes tens of seconds on a busy machine).
  */
 export default defineConfig({
@@ -30,6 +31,14 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.ts"],
           globalSetup: ["test/support/global-setup.ts"],
         },
       },
