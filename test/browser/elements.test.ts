@@ -124,6 +124,32 @@ describe("Elements in a browser", () => {
     await page.close();
   });
 
+  it("tokenizes separate number, expiry and cvc elements given as the leaves of data", async () => {
+    const { api, publicKey, backendKey } = await tenant();
+    const page = await openShop("/split", '<div id="n"></div><div id="e"></div><div id="c"></div>');
+    await page.evaluate(`(async () => {
+      window.svc = await SvcElements.init({ apiKey: ${JSON.stringify(publicKey)}, baseUrl: ${JSON.stringify(svc.url)} });
+      window.n = svc.createElement("cardNumber");
+      window.e = svc.createElement("cardExpirationDate");
+      window.c = svc.createElement("cardVerificationCode");
+      await Promise.all([n.mount("#n"), e.mount("#e"), c.mount("#c")]);
+    })()`);
+    await (await frameWith(page, "#svc-number")).locator("#svc-number").pressSequentially("5555555555554444");
+    await (await frameWith(page, "#svc-expiry")).locator("#svc-expiry").pressSequentially("0731");
+    await (await frameWith(page, "#svc-cvc")).locator("#svc-cvc").pressSequentially("321");
+    const token = (await page.evaluate(`svc.tokens.create({ type: "card",
+      data: { number: n, expiration_month: e, expiration_year: e, cvc: c } }).then(keep)`)) as { id: string };
+    const stored = await api.get<{ data: unknown }>(`/tokens/${token.id}`, { key: backendKey });
+    expect(stored.body.data).toEqual({
+      number: "5555555555554444",
+      expiration_month: 7,
+      expiration_year: 2031,
+      cvc: "321",
+    });
+    expect(digitsIn(await pageHoldings(page))).not.toContain("5555555555554444");
+    await page.close();
+  });
+
   it("refuses invalid input inside the frame: aria-invalid, errors in change events, no token", async () => {
     const { api, publicKey, backendKey } = await tenant();
     const page = await openShop("/invalid", '<div id="card"></div>');
