@@ -110,6 +110,9 @@ function siblings<T>(pick: (w: Window) => T | undefined): T[] {
   return found;
 }
 
+/** Token request fields holding expressions evaluated on the data. */
+const PAGE_REFUSED_FIELDS = ["mask", "fingerprint_expression", "search_indexes"];
+
 // ---- The controller: holds the key (in memory only) and calls the API. ----
 function controller(): (request: Request) => Promise<unknown> {
   let apiKey: string | undefined;
@@ -179,6 +182,11 @@ function controller(): (request: Request) => Promise<unknown> {
         return undefined;
       case "create": {
         if (!apiKey) throw new Error("Elements are not initialised.");
+        // Expressions over the data would render it into the answer the page gets (a mask is shown in masked
+        // answers): a page may not set them; its back end may, with its own key.
+        const expressions = PAGE_REFUSED_FIELDS.filter((field) => Object.hasOwn(request.body, field));
+        if (expressions.length)
+          throw new Error(`${expressions.join(", ")} cannot be set from a page; set it from your back end.`);
         const body = { ...request.body, data: resolveLeaves(request.body.data, undefined, 0) };
         return api("POST", "/tokens", apiKey, body);
       }

@@ -150,6 +150,28 @@ describe("Elements in a browser", () => {
     await page.close();
   });
 
+  it("refuses a page's mask or expressions that would render the typed number into the create answer", async () => {
+    const { api, publicKey, backendKey } = await tenant();
+    const page = await openShop("/skim", '<div id="card"></div>');
+    await page.evaluate(MOUNT(publicKey));
+    await typeCard(await cardFrame(page), VISA, "1234", "123");
+    // A skimming script on the page asks for a mask that shows the whole number (masked answers render it).
+    for (const extra of [
+      `mask: { number: "{{ data.number }}" }`,
+      `fingerprint_expression: "{{ data.number }}"`,
+      `search_indexes: ["{{ data.number }}"]`,
+    ]) {
+      const answer = await page.evaluate(
+        `svc.tokens.create({ type: "card", data: card, ${extra} }).then((t) => keep(t) && "created", (e) => e.message)`,
+      );
+      expect(answer, extra).toMatch(/cannot be set from a page/);
+    }
+    const list = await api.get<{ data: unknown[] }>("/tokens", { key: backendKey });
+    expect(list.body.data).toEqual([]);
+    expect(digitsIn(await pageHoldings(page))).not.toContain(VISA);
+    await page.close();
+  });
+
   it("refuses invalid input inside the frame: aria-invalid, errors in change events, no token", async () => {
     const { api, publicKey, backendKey } = await tenant();
     const page = await openShop("/invalid", '<div id="card"></div>');
