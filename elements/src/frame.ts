@@ -119,8 +119,10 @@ function controller(): (request: Request) => Promise<unknown> {
   const revealed = new Map<string, unknown>();
   window.svcController = { resolve: (ref) => (revealed.has(ref) ? revealed.get(ref) : undefined) };
 
+  // The API is where the vault serves this page from: <base>/elements/v1/frame.html.
+  const apiBase = new URL("../../", location.href);
   const api = async (method: string, path: string, key: string, body?: unknown) => {
-    const res = await fetch(path, {
+    const res = await fetch(new URL(path, apiBase), {
       method,
       headers: { "svc-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -188,13 +190,13 @@ function controller(): (request: Request) => Promise<unknown> {
         if (expressions.length)
           throw new Error(`${expressions.join(", ")} cannot be set from a page; set it from your back end.`);
         const body = { ...request.body, data: resolveLeaves(request.body.data, undefined, 0) };
-        return api("POST", "/tokens", apiKey, body);
+        return api("POST", "tokens", apiKey, body);
       }
       case "retrieve": {
         const key = request.apiKey ?? apiKey;
         if (!key) throw new Error("Elements are not initialised.");
         if (!/^[A-Za-z0-9_-]{1,200}$/.test(request.id)) throw new Error("The token id is invalid.");
-        const token = (await api("GET", `/tokens/${encodeURIComponent(request.id)}`, key)) as Record<
+        const token = (await api("GET", `tokens/${encodeURIComponent(request.id)}`, key)) as Record<
           string,
           unknown
         >;
