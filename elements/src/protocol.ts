@@ -120,8 +120,6 @@ export interface ElementHandle {
   role: ElementType;
   /** The element's value for a leaf named `leaf` (card: the whole card object), or an error message. */
   valueFor(leaf: string | undefined): { value: unknown } | { error: string };
-  /** Shows a revealed value resolved by the controller (text elements). */
-  show?(value: unknown): void;
 }
 
 /** What the controller frame offers the element frames of the same page. */
