@@ -288,6 +288,16 @@ describe("Elements in a browser", () => {
     );
     await page.evaluate(MOUNT(publicKey));
     const frame = await cardFrame(page);
+    // The style option reaches the inputs (fonts and colours); a url() is ignored.
+    await page.evaluate(
+      `card.update({ style: { base: { color: "rgb(1, 2, 3)", backgroundColor: "url(https://x.test/a.png)" } } })`,
+    );
+    expect(await frame.evaluate(`getComputedStyle(document.getElementById("svc-number")).color`)).toBe(
+      "rgb(1, 2, 3)",
+    );
+    expect(
+      await frame.evaluate(`getComputedStyle(document.getElementById("svc-number")).backgroundImage`),
+    ).toBe("none");
     await page.focus("#name");
     await page.keyboard.type("Ada Lovelace");
     await page.keyboard.press("Tab");
