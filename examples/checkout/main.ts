@@ -88,6 +88,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     vaultUrl,
     rootKey,
     port: Number(process.env.CHECKOUT_PORT ?? 4000),
+  }).catch((error: unknown) => {
+    console.error(`No checkout: ${error instanceof Error ? error.message : error}.`);
+    console.error(
+      `Is the vault running at ${vaultUrl} (SVC_PROXY_ALLOW_PRIVATE=1 npm start), with its root key?`,
+    );
+    process.exit(1);
   });
   console.log(
     `Checkout page: ${checkout.url} (vault ${vaultUrl}). Try 4242 4242 4242 4242, any future date.`,
