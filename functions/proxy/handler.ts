@@ -81,14 +81,11 @@ async function invoke({
         Boolean(h),
       ),
     });
-    // Names come from the destination or tenant code: a null-prototype map, and never `__proto__`.
+    // Names come from the destination or tenant code: a null-prototype map, and never `__proto__`. No
+    // Set-Cookie reaches here (responseHeaders in shared/proxy/headers.ts), so repeated fields join as one.
     const headers = nullObject<string>();
-    const cookies: string[] = [];
-    for (const [name, value] of Object.entries(response.headers)) {
-      if (isForbiddenHeaderName(name)) continue;
-      if (name.toLowerCase() === "set-cookie") cookies.push(...[value].flat());
-      else headers[name] = [value].flat().join(", ");
-    }
+    for (const [name, value] of Object.entries(response.headers))
+      if (!isForbiddenHeaderName(name)) headers[name] = [value].flat().join(", ");
     // Always base64: the destination's bytes pass through unchanged, text or binary.
     return {
       status: response.status,
@@ -96,7 +93,6 @@ async function invoke({
         statusCode: response.status,
         // X-Content-Type-Options and CSP are replaced for every answer (shared/http/security-headers.ts).
         headers,
-        ...(cookies.length ? { cookies } : {}),
         body: response.body.toString("base64"),
         isBase64Encoded: true,
       },

@@ -90,9 +90,10 @@ export const routes: GroupHandlers<Routes, "reactors", ReactorsDeps> = {
       if (reaction.queued) return { status: 202, body: { request_id: reaction.requestId } };
       return { status: 200, body: reaction.reaction };
     } catch (error) {
-      // A CustomHttpResponseError answers its own status and body; every other error is problem+json.
+      // A CustomHttpResponseError answers its own status, body and (filtered) headers; every other error is
+      // problem+json.
       if (error instanceof ReactorError && error.customBody !== undefined)
-        return { status: error.status, body: error.customBody };
+        return { status: error.status, body: error.customBody, headers: error.customHeaders ?? {} };
       throw error;
     }
   },

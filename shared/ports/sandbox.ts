@@ -57,6 +57,8 @@ export interface SandboxError {
   body?: unknown;
   /** `thrown` only: the field messages of a typed error (`errors`), a map of string lists. */
   errors?: Record<string, string[]>;
+  /** `thrown` only: the error's `headers` (a CustomHttpResponseError's), unfiltered: tenant code's. */
+  headers?: Record<string, string>;
 }
 
 export type SandboxResult = { ok: true; value: unknown } | { ok: false; error: SandboxError };

@@ -6,11 +6,14 @@
  * destination) and `content-length` (recomputed from the body actually sent). SVC-PROXY-KEEP-ALIVE and
  * SVC-PROXY-CONNECTION become the outbound Keep-Alive and Connection when their values are well formed.
  *
- * Inbound (destination → caller): everything except hop-by-hop headers, `content-length` (the body is
- * re-framed by whoever sends it on) and `svc-*` (that namespace is the service's: a destination must not
- * be able to fake SVC-PROXY-DESTINATION-STATUS or any other service header).
+ * Inbound (destination or tenant code → caller): everything except hop-by-hop headers (any `proxy-*` too),
+ * `content-length` (the body is re-framed by whoever sends it on), `set-cookie` (the answer comes from the
+ * vault's own origin: a destination's or a formula's cookie would be set for it, reaching every later request of
+ * the caller's browser to the vault) and `svc-*` (that namespace is the service's: a destination must not be
+ * able to fake SVC-PROXY-DESTINATION-STATUS or any other service header). One filter, `responseHeaders`, for
+ * every such answer: a proxy's destination, a response transform, a reactor's CustomHttpResponseError.
  */
-import { nullObject } from "#shared/domain/safe-keys.ts";
+import { isForbiddenHeaderName, nullObject } from "#shared/domain/safe-keys.ts";
 
 export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
   "connection",
@@ -23,6 +26,11 @@ export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
   "proxy-authorization",
   "proxy-authenticate",
 ]);
+
+/** Never answered from a destination or tenant code: they would set state on the vault's own origin. */
+const ORIGIN_STATE_HEADERS: ReadonlySet<string> = new Set(["set-cookie", "set-cookie2"]);
+/** Proxy-Authenticate, Proxy-Authorization, Proxy-Connection and any other: meant for the next proxy only. */
+const PROXY_PREFIX = "proxy-";
 
 const SERVICE_PREFIX = "svc-";
 const INJECT_CONNECTION = "svc-proxy-connection";
@@ -76,19 +84,48 @@ export function proxyOptionHeaders(incoming: Readonly<Record<string, string>>): 
   );
 }
 
-/** Headers to hand back to the caller, from the destination's response headers (Node's lower-cased form). */
+/**
+ * Headers to hand back to the caller, from a destination's response headers (Node's lower-cased form) or
+ * from what tenant code answered (after headersFromCode): the one inbound filter (see the file comment).
+ */
 export function responseHeaders(destination: IncomingHeaders): Record<string, string | string[]> {
-  const connection = destination.connection;
-  const nominated = connectionOptions(Array.isArray(connection) ? connection.join(",") : connection);
+  const connection = Object.entries(destination)
+    .filter(([name, value]) => name.toLowerCase() === "connection" && value !== undefined)
+    .flatMap(([, value]) => [value as string | string[]].flat());
+  const nominated = connectionOptions(connection.join(","));
   const result = nullObject<string | string[]>();
   for (const [rawName, value] of Object.entries(destination)) {
     if (value === undefined) continue;
     const name = rawName.toLowerCase();
-    if (name.startsWith(SERVICE_PREFIX) || HOP_BY_HOP_HEADERS.has(name) || nominated.has(name)) continue;
-    if (name === "content-length") continue;
+    if (name.startsWith(SERVICE_PREFIX) || name.startsWith(PROXY_PREFIX) || ORIGIN_STATE_HEADERS.has(name))
+      continue;
+    if (HOP_BY_HOP_HEADERS.has(name) || nominated.has(name) || name === "content-length") continue;
     result[name] = Array.isArray(value) ? [...value] : value;
   }
   return result;
+}
+
+/**
+ * The headers tenant code returned (a transform's `headers`, a CustomHttpResponseError's: any value), on a
+ * null-prototype map. Dropped: names that are not `names` (default: any RFC 9110 token), `__proto__` (no
+ * protocol has it, and an ordinary object the answer later passes through cannot hold it), values Node cannot
+ * send (CR, LF, …), and null/undefined values. Answers to a caller then pass responseHeaders as well.
+ */
+export function headersFromCode(value: unknown, names: RegExp = TOKEN): Record<string, string> {
+  const headers = nullObject<string>();
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return headers;
+  for (const [name, raw] of Object.entries(value as Record<string, unknown>)) {
+    if (!names.test(name) || isForbiddenHeaderName(name) || raw === undefined || raw === null) continue;
+    const text = String(raw);
+    if (SAFE_VALUE.test(text)) headers[name] = text;
+  }
+  return headers;
+}
+
+/** What tenant code answers a caller with (a CustomHttpResponseError's `headers`): headersFromCode, then the filter. */
+export function codeAnswerHeaders(value: unknown): Record<string, string> {
+  // Every value is a string: headersFromCode makes them so, and responseHeaders copies them as they are.
+  return responseHeaders(headersFromCode(value)) as Record<string, string>;
 }
 
 /** Lower-cased names; repeated fields (as arrays or differently-cased names) joined with ", " (RFC 9110 §5.3). */

@@ -773,6 +773,14 @@ function driver(codeRuntime) {
             // a body that is not JSON-able is left out
           }
         }
+        // CustomHttpResponseError's headers: JSON-able, or left out (the host filters them: run-error.ts).
+        if (error.headers !== null && typeof error.headers === "object") {
+          try {
+            info.headers = parse(stringify(error.headers));
+          } catch {
+            // left out, as a body
+          }
+        }
         // The typed errors' field messages (reactor-errors.cjs): a map of string lists.
         if (error.errors !== null && typeof error.errors === "object") {
           try {

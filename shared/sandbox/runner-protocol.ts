@@ -94,6 +94,8 @@ export interface ThrownInfo {
   body?: unknown;
   /** The typed errors' field messages (reactor-errors.cjs): a map of string lists. */
   errors?: Record<string, string[]>;
+  /** A CustomHttpResponseError's `headers`: at most 50 string values (filtered again before answering). */
+  headers?: Record<string, string>;
 }
 
 /** Child → host: the code called `req.svc.<op>(...args)`; args is the JSON of the argument array. */
@@ -174,7 +176,23 @@ export function readThrownInfo(payload: string | undefined): ThrownInfo {
   if (parsed.body !== undefined) info.body = parsed.body;
   const errors = fieldMessages(parsed.errors);
   if (errors !== undefined) info.errors = errors;
+  const headers = headerValues(parsed.headers);
+  if (headers !== undefined) info.headers = headers;
   return info;
+}
+
+/** At most 50 headers, names up to 200 and values up to 8,000 characters; values that are not strings or numbers dropped. */
+function headerValues(value: unknown): Record<string, string> | undefined {
+  if (!isRecord(value)) return undefined;
+  const headers: Record<string, string> = Object.create(null);
+  let count = 0;
+  for (const [name, raw] of Object.entries(value)) {
+    if (typeof raw !== "string" && typeof raw !== "number") continue;
+    if (name.length > 200 || String(raw).length > 8000) continue;
+    headers[name] = String(raw);
+    if (++count >= 50) break;
+  }
+  return count > 0 ? headers : undefined;
 }
 
 /** At most 50 fields of at most 20 strings each, each string at most 1,000 characters; anything else is dropped. */

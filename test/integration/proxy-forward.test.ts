@@ -464,7 +464,7 @@ describe("forward: what comes back", () => {
     expect(res.headers["content-type"]).toBe("application/octet-stream");
   });
 
-  it("returns the destination's status, body and end-to-end headers, without hop-by-hop or svc-* ones", async () => {
+  it("returns the destination's status, body and end-to-end headers, without hop-by-hop, set-cookie or svc-* ones", async () => {
     const server = await startServer((_, res) => {
       res.writeHead(418, {
         "content-type": "text/plain",
@@ -482,12 +482,9 @@ describe("forward: what comes back", () => {
 
     expect(res.status).toBe(418);
     expect(res.body.toString()).toBe("I'm a teapot");
-    expect(res.headers).toMatchObject({
-      "content-type": "text/plain",
-      "x-custom": "teapot",
-      "set-cookie": ["a=1", "b=2"],
-    });
+    expect(res.headers).toMatchObject({ "content-type": "text/plain", "x-custom": "teapot" });
     for (const name of [
+      "set-cookie",
       "connection",
       "keep-alive",
       "transfer-encoding",

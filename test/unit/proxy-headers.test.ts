@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  codeAnswerHeaders,
   HOP_BY_HOP_HEADERS,
   outboundHeaders,
   proxyOptionHeaders,
@@ -132,22 +133,38 @@ describe("outboundHeaders", () => {
 });
 
 describe("responseHeaders", () => {
-  it("keeps end-to-end headers, set-cookie as an array, content-encoding included", () => {
+  it("keeps end-to-end headers, repeated ones as an array, content-encoding included", () => {
     const headers = responseHeaders({
       "content-type": "application/octet-stream",
       "content-encoding": "gzip",
-      "set-cookie": ["a=1", "b=2"],
       "www-authenticate": "Bearer",
-      "x-custom": "yes",
+      "x-custom": ["yes", "again"],
     });
 
     expect(headers).toEqual({
       "content-type": "application/octet-stream",
       "content-encoding": "gzip",
-      "set-cookie": ["a=1", "b=2"],
       "www-authenticate": "Bearer",
-      "x-custom": "yes",
+      "x-custom": ["yes", "again"],
     });
+  });
+
+  it("drops Set-Cookie: the answer comes from the vault's own origin", () => {
+    const headers = responseHeaders({ "set-cookie": ["a=1", "b=2"], "Set-Cookie2": "c=3", "x-end": "1" });
+
+    expect(headers).toEqual({ "x-end": "1" });
+  });
+
+  it("drops every Proxy-* header and those named by any Connection header, in any case", () => {
+    const headers = responseHeaders({
+      "Proxy-Authenticate": "Basic",
+      "proxy-anything": "1",
+      Connection: ["close", "X-Hop"],
+      "x-hop": "1",
+      "x-end": "2",
+    });
+
+    expect(headers).toEqual({ "x-end": "2" });
   });
 
   it("drops hop-by-hop headers, content-length and the headers Connection names", () => {
@@ -175,12 +192,12 @@ describe("responseHeaders", () => {
   });
 
   it("skips undefined values and copies arrays", () => {
-    const cookies = ["a=1"];
+    const values = ["a=1"];
 
-    const headers = responseHeaders({ "set-cookie": cookies, "x-none": undefined });
-    cookies.push("b=2");
+    const headers = responseHeaders({ "x-list": values, "x-none": undefined });
+    values.push("b=2");
 
-    expect(headers).toEqual({ "set-cookie": ["a=1"] });
+    expect(headers).toEqual({ "x-list": ["a=1"] });
   });
 });
 
@@ -206,5 +223,27 @@ describe("transformVisibleHeaders and proxyOptionHeaders", () => {
       connection: "keep-alive",
       "keep-alive": "timeout=5",
     });
+  });
+});
+
+describe("codeAnswerHeaders (a formula's CustomHttpResponseError headers)", () => {
+  it("keeps token names and sendable values, then applies the one response filter", () => {
+    const headers = codeAnswerHeaders({
+      "x-ok": "1",
+      "x-number": 2,
+      "bad name": "x",
+      "x-crlf": "a\r\nset-cookie: b=1",
+      "x-null": null,
+      "set-cookie": "a=1",
+      "content-length": "1",
+      "svc-request-id": "fake",
+      connection: "x-ok",
+    });
+
+    expect({ ...headers }).toEqual({ "x-number": "2" });
+  });
+
+  it("answers nothing for a value that is not an object", () => {
+    for (const value of [undefined, null, "x", 1, ["a"]]) expect({ ...codeAnswerHeaders(value) }).toEqual({});
   });
 });

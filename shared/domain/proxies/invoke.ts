@@ -21,10 +21,9 @@ import { hashKey } from "#shared/ids.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
 import { ForwardError, type ForwardErrorCode, forward } from "#shared/proxy/forward.ts";
 import {
+  headersFromCode,
   proxyOptionHeaders,
   responseHeaders,
-  SAFE_VALUE,
-  TOKEN,
   transformVisibleHeaders,
 } from "#shared/proxy/headers.ts";
 import { detokenizeAudited } from "./audit-before-forward.ts";
@@ -111,23 +110,6 @@ const isText = (headers: Record<string, string>) =>
 
 /** Request header names a transform may set: alphanumerics, hyphens and underscores (spec). */
 const HEADER_NAME = /^[A-Za-z0-9_-]+$/;
-
-/**
- * The headers a transform returned (tenant code: any object), on a null-prototype map. Dropped: names that are
- * not `names` (request: HEADER_NAME; response: any RFC 9110 token), `__proto__` (no protocol has it, and an
- * ordinary object the answer later passes through cannot hold it), values Node cannot send (CR, LF, …), and
- * null/undefined values.
- */
-function transformHeaders(value: unknown, names: RegExp): Record<string, string> {
-  const headers = nullObject<string>();
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return headers;
-  for (const [name, raw] of Object.entries(value as Record<string, unknown>)) {
-    if (!names.test(name) || isForbiddenHeaderName(name) || raw === undefined || raw === null) continue;
-    const text = String(raw);
-    if (SAFE_VALUE.test(text)) headers[name] = text;
-  }
-  return headers;
-}
 
 function encodeBody(body: unknown): Buffer | undefined {
   if (body === undefined || body === null) return undefined;
@@ -290,7 +272,7 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
         },
         configuration: proxy.configuration ?? {},
       });
-      headers = transformHeaders(out.headers, HEADER_NAME);
+      headers = headersFromCode(out.headers, HEADER_NAME);
       bodyBytes = encodeBody(out.body);
     }
 
@@ -337,8 +319,8 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
       });
       response = {
         status: response.status,
-        // As the destination's own: no hop-by-hop, content-length (re-framed) or svc-* header.
-        headers: responseHeaders(transformHeaders(out.headers, TOKEN)),
+        // As the destination's own: no hop-by-hop, set-cookie, content-length (re-framed) or svc-* header.
+        headers: responseHeaders(headersFromCode(out.headers)),
         body: encodeBody(out.body) ?? Buffer.alloc(0),
       };
     }

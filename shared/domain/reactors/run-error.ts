@@ -1,11 +1,14 @@
 import { readableMessage } from "#shared/domain/code-messages.ts";
 import { DomainError, type FieldErrors } from "#shared/domain/errors.ts";
 import type { SandboxError } from "#shared/ports/sandbox.ts";
+import { codeAnswerHeaders } from "#shared/proxy/headers.ts";
 import { invalidCode } from "./manage.ts";
 
 /** An error the formula's code threw with a status: answered as problem+json, or as its own body (custom). */
 export class ReactorError extends DomainError {
   customBody?: unknown;
+  /** A CustomHttpResponseError's headers, as answered: through the proxies' one response filter. */
+  customHeaders?: Record<string, string>;
   constructor(
     /** The status the code threw with (a CustomHttpResponseError's may be 2xx or 3xx too). */
     readonly status: number,
@@ -42,7 +45,7 @@ const isStatus = (status: number | undefined, low: number): status is number =>
  * - code that cannot run: 422; past its time: 504;
  * - a thrown error with a status (the typed errors, or any error given an integer `status` 400–599): that
  *   status, the error's name as title, its message as detail and its field messages as `errors`;
- * - `CustomHttpResponseError`: its own status (200–599) and body;
+ * - `CustomHttpResponseError`: its own status (200–599), body and headers (filtered as a proxy's answer's);
  * - anything else thrown: 500 with the message in `errors.error`, so a developer sees what broke;
  * - the sandbox stopping the run (memory, crash): 500 with the sandbox's own fixed message.
  * Never a stack, never a host path.
@@ -65,6 +68,7 @@ export function reactorFailure(error: SandboxError, timeoutMs: number): DomainEr
   if (custom && isStatus(error.status, 200)) {
     const failure = new ReactorError(error.status, name, message);
     failure.customBody = error.body ?? {};
+    failure.customHeaders = codeAnswerHeaders(error.headers);
     return failure;
   }
   const bodyErrors =
