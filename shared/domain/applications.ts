@@ -3,8 +3,7 @@ import { hashKey, type KeyKind, newApiKey, uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { ApplicationStore, AuditLogStore, PageRequest, StoredKey } from "#shared/ports/stores.ts";
 import { type AccessRule, ruleSetErrors } from "./access-rules.ts";
-import type { Operation } from "./audit.ts";
-import { actorOf, auditEntry } from "./audit-entry.ts";
+import { auditEvent, recordEvents } from "./audit-entry.ts";
 import type { Authenticator } from "./authentication.ts";
 import type { Application, ApplicationKey, TenantPrincipal } from "./entities.ts";
 import { ceilingOf, isMemberBound, mintingMemberOf, widerThan } from "./grant-ceiling.ts";
@@ -59,23 +58,6 @@ function assertMayManage(principal: TenantPrincipal, application: Application, a
     throw forbidden(`Only its own keys may ${action} a member's own management application.`);
 }
 
-function entry(
-  deps: ApplicationDeps,
-  principal: TenantPrincipal,
-  entityId: string,
-  operation: Operation,
-  message: string,
-  entityType: "application" | "application_key" = "application",
-) {
-  return auditEntry(deps.clock.now(), actorOf(principal), {
-    tenantId: principal.tenantId,
-    entityType,
-    entityId,
-    operation,
-    message,
-  });
-}
-
 function newKey(
   deps: ApplicationDeps,
   principal: TenantPrincipal,
@@ -125,7 +107,14 @@ export async function createApplication(
   await deps.applications.create(
     application,
     issued?.stored,
-    entry(deps, principal, application.id, "create", `Application created (${application.type})`),
+    auditEvent(
+      deps,
+      principal,
+      "application",
+      application.id,
+      "create",
+      `Application created (${application.type})`,
+    ),
   );
   return {
     ...present(application),
@@ -147,7 +136,7 @@ async function withKeys(deps: ApplicationDeps, application: Application) {
 
 export async function getApplication(deps: ApplicationDeps, principal: TenantPrincipal, id: string) {
   const application = await findApplication(deps, principal, id);
-  await deps.auditLog.append([entry(deps, principal, id, "read", "Application read")]);
+  await recordEvents(deps, [auditEvent(deps, principal, "application", id, "read", "Application read")]);
   return withKeys(deps, application);
 }
 
@@ -157,8 +146,11 @@ export async function getOwnApplication(deps: ApplicationDeps, principal: Tenant
 
 export async function listApplications(deps: ApplicationDeps, principal: TenantPrincipal, page: PageRequest) {
   const result = await deps.applications.list(principal.tenantId, page);
-  await deps.auditLog.append(
-    result.items.map((a) => entry(deps, principal, a.id, "read", "Application read in a list")),
+  await recordEvents(
+    deps,
+    result.items.map((a) =>
+      auditEvent(deps, principal, "application", a.id, "read", "Application read in a list"),
+    ),
   );
   return { ...result, items: result.items.map(present) };
 }
@@ -182,7 +174,10 @@ export async function updateApplication(
     modified_by: principal.application.id,
     modified_at: deps.clock.now().toISOString(),
   };
-  await deps.applications.update(updated, entry(deps, principal, id, "update", "Application updated"));
+  await deps.applications.update(
+    updated,
+    auditEvent(deps, principal, "application", id, "update", "Application updated"),
+  );
   deps.authenticator.evict({ applicationId: id });
   return withKeys(deps, updated);
 }
@@ -195,7 +190,7 @@ export async function deleteApplication(deps: ApplicationDeps, principal: Tenant
   const deleted = await deps.applications.delete(
     principal.tenantId,
     id,
-    entry(deps, principal, id, "delete", "Application deleted and its keys revoked"),
+    auditEvent(deps, principal, "application", id, "delete", "Application deleted and its keys revoked"),
   );
   if (!deleted) throw notFound("The application");
   deps.authenticator.evict({ applicationId: id });
@@ -209,13 +204,13 @@ export async function createApplicationKey(deps: ApplicationDeps, principal: Ten
   const issued = newKey(deps, principal, application);
   await deps.applications.addKey(
     issued.stored,
-    entry(
+    auditEvent(
       deps,
       principal,
+      "application_key",
       issued.stored.id,
       "create",
       `Key created for application ${id}`,
-      "application_key",
     ),
   );
   return { id: issued.stored.id, key: issued.key, created_at: issued.stored.created_at };
@@ -228,7 +223,9 @@ export async function listApplicationKeys(
 ): Promise<Omit<ApplicationKey, "application_id">[]> {
   await findApplication(deps, principal, id);
   const keys = await deps.applications.listKeys(principal.tenantId, id);
-  await deps.auditLog.append([entry(deps, principal, id, "read", "Application keys listed")]);
+  await recordEvents(deps, [
+    auditEvent(deps, principal, "application", id, "read", "Application keys listed"),
+  ]);
   return keys.map(({ id: keyId, created_at }) => ({ id: keyId, created_at }));
 }
 
@@ -240,8 +237,8 @@ export async function getApplicationKey(
 ) {
   const key = await deps.applications.getKey(principal.tenantId, id, keyId);
   if (!key) throw notFound("The key");
-  await deps.auditLog.append([
-    entry(deps, principal, keyId, "read", `Key of application ${id} read`, "application_key"),
+  await recordEvents(deps, [
+    auditEvent(deps, principal, "application_key", keyId, "read", `Key of application ${id} read`),
   ]);
   return { id: key.id, created_at: key.created_at };
 }
@@ -257,7 +254,7 @@ export async function deleteApplicationKey(
     principal.tenantId,
     id,
     keyId,
-    entry(deps, principal, keyId, "delete", `Key of application ${id} revoked`, "application_key"),
+    auditEvent(deps, principal, "application_key", keyId, "delete", `Key of application ${id} revoked`),
   );
   if (!keyHash) throw notFound("The key");
   deps.authenticator.evict({ keyHash, keyId });

@@ -1,6 +1,20 @@
+/**
+ * The one audit entry point (as Vault's audit broker: "a single ingest interface to auditable events"): use
+ * cases say what happened, in a sentence; this module alone builds entries (who, which entity, which operation,
+ * when) and writes the ones that are not part of a store's own transaction.
+ *
+ * Token data: every path on which a token's data (revealed, masked, or as a filter renders it) leaves the
+ * service or is handed to code records one `read` entry per token through `recordTokenReads`, and goes on
+ * only once that write has succeeded (fail closed): a read, a list, a PATCH or deduplication answer, a proxy's
+ * and a reactor's detokenization (createDetokenizer takes this as its audit hook), the tokens a reactor's
+ * code creates for its caller. Code's `req.svc` calls are the same use cases, so they log the same way.
+ */
 import { uuidv7 } from "#shared/ids.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import type { AuditLogStore } from "#shared/ports/stores.ts";
 import type { Actor, EntityType, LogEntry, Operation } from "./audit.ts";
-import type { Principal } from "./entities.ts";
+import type { Principal, TenantPrincipal } from "./entities.ts";
+import { auditEntityType, type TokenType } from "./tokens/types.ts";
 
 export function actorOf(principal: Principal): Actor {
   if (principal.kind === "root") return { type: "operator" };
@@ -8,7 +22,21 @@ export function actorOf(principal: Principal): Actor {
   return { type: "application", id: principal.application.id };
 }
 
-/** A log entry for one operation; `message` is written by the use case and never holds data or keys. */
+/** Who did it: a tenant key's principal, or an actor acting in a tenant (the operator, the system, a proxy key). */
+export type Who = TenantPrincipal | { tenantId: string; actor: Actor };
+
+export interface AuditPorts {
+  auditLog: Pick<AuditLogStore, "append">;
+  clock: Clock;
+}
+
+/** A token as the log names it: its id, and its type (a card logs as `card`, a bank as `bank`, others `token`). */
+export interface LoggedToken {
+  id: string;
+  type: TokenType;
+}
+
+/** A log entry built at `now`; `message` is written by the use case and never holds data or keys. */
 export function auditEntry(
   now: Date,
   actor: Actor,
@@ -31,4 +59,62 @@ export function auditEntry(
     message: fields.message,
     created_at: now.toISOString(),
   };
+}
+
+const scopeOf = (who: Who) => ("actor" in who ? who : { tenantId: who.tenantId, actor: actorOf(who) });
+
+/** The entry for one operation on one entity, now: for writes that carry it into the store's transaction. */
+export function auditEvent(
+  deps: { clock: Clock },
+  who: Who,
+  entityType: EntityType,
+  entityId: string,
+  operation: Operation,
+  message: string,
+): LogEntry {
+  const { tenantId, actor } = scopeOf(who);
+  return auditEntry(deps.clock.now(), actor, { tenantId, entityType, entityId, operation, message });
+}
+
+/** The entry for an operation on a token (its entity type follows the token's type). */
+export function tokenEvent(
+  deps: { clock: Clock },
+  who: Who,
+  token: LoggedToken,
+  operation: Operation,
+  message: string,
+): LogEntry {
+  return auditEvent(deps, who, auditEntityType(token.type), token.id, operation, message);
+}
+
+/** One `read` entry per token (each token once), saying how its data was used. */
+export function tokenReadEvents(
+  deps: { clock: Clock },
+  who: Who,
+  tokens: readonly LoggedToken[],
+  message: string,
+): LogEntry[] {
+  const seen = new Set<string>();
+  return tokens
+    .filter((token) => !seen.has(token.id) && seen.add(token.id))
+    .map((token) => tokenEvent(deps, who, token, "read", message));
+}
+
+/** Writes entries not part of a store's transaction; resolves once written, so callers go on only then. */
+export async function recordEvents(deps: Pick<AuditPorts, "auditLog">, entries: LogEntry[]): Promise<void> {
+  if (entries.length > 0) await deps.auditLog.append(entries);
+}
+
+/**
+ * Before token data leaves the service or is handed to code: one `read` entry per token (and any `also`
+ * entries, in the same write). Rejects when they cannot be written; the caller then hands nothing on.
+ */
+export async function recordTokenReads(
+  deps: AuditPorts,
+  who: Who,
+  tokens: readonly LoggedToken[],
+  message: string,
+  also: LogEntry[] = [],
+): Promise<void> {
+  await recordEvents(deps, [...tokenReadEvents(deps, who, tokens, message), ...also]);
 }

@@ -5,7 +5,7 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { Mailer } from "#shared/ports/mailer.ts";
 import type { MemberStore } from "#shared/ports/member-store.ts";
 import type { AuditLogStore, PageRequest, TenantStore } from "#shared/ports/stores.ts";
-import { actorOf, auditEntry } from "./audit-entry.ts";
+import { auditEntry, auditEvent, recordEvents } from "./audit-entry.ts";
 import type { Authenticator } from "./authentication.ts";
 import type { Application, TenantMember, TenantPrincipal, User } from "./entities.ts";
 import { assertActsForMember, isMemberBound } from "./grant-ceiling.ts";
@@ -45,23 +45,6 @@ function view(invitation: StoredInvitation, now: Date) {
   return { ...invitation, status: statusOf(invitation, now) };
 }
 
-function entry(
-  deps: MemberDeps,
-  principal: TenantPrincipal,
-  entityType: "tenant_member" | "tenant_invitation",
-  entityId: string,
-  operation: "create" | "read" | "update" | "delete",
-  message: string,
-) {
-  return auditEntry(deps.clock.now(), actorOf(principal), {
-    tenantId: principal.tenantId,
-    entityType,
-    entityId,
-    operation,
-    message,
-  });
-}
-
 export async function listMembers(
   deps: MemberDeps,
   principal: TenantPrincipal,
@@ -69,8 +52,11 @@ export async function listMembers(
   page: PageRequest,
 ) {
   const result = await deps.members.listMembers(principal.tenantId, userIds, page);
-  await deps.auditLog.append(
-    result.items.map((m) => entry(deps, principal, "tenant_member", m.id, "read", "Member read in a list")),
+  await recordEvents(
+    deps,
+    result.items.map((m) =>
+      auditEvent(deps, principal, "tenant_member", m.id, "read", "Member read in a list"),
+    ),
   );
   return result;
 }
@@ -87,7 +73,7 @@ export async function deleteMember(
   const removed = await deps.members.deleteMember(
     principal.tenantId,
     memberId,
-    entry(
+    auditEvent(
       deps,
       principal,
       "tenant_member",
@@ -144,7 +130,7 @@ export async function createInvitation(deps: MemberDeps, principal: TenantPrinci
   await deps.members.createInvitation(
     invitation,
     hash,
-    entry(deps, principal, "tenant_invitation", invitation.id, "create", "Invitation created and sent"),
+    auditEvent(deps, principal, "tenant_invitation", invitation.id, "create", "Invitation created and sent"),
   );
   try {
     await sendInvitation(deps, invitation, code);
@@ -153,7 +139,7 @@ export async function createInvitation(deps: MemberDeps, principal: TenantPrinci
     await deps.members.deleteInvitation(
       principal.tenantId,
       invitation.id,
-      entry(
+      auditEvent(
         deps,
         principal,
         "tenant_invitation",
@@ -188,7 +174,14 @@ export async function resendInvitation(deps: MemberDeps, principal: TenantPrinci
   const saved = await deps.members.renewInvitation(
     renewed,
     hash,
-    entry(deps, principal, "tenant_invitation", id, "update", "Invitation resent; earlier links invalidated"),
+    auditEvent(
+      deps,
+      principal,
+      "tenant_invitation",
+      id,
+      "update",
+      "Invitation resent; earlier links invalidated",
+    ),
   );
   if (!saved) throw notFound("The invitation");
   await sendInvitation(deps, renewed, code);
@@ -197,7 +190,7 @@ export async function resendInvitation(deps: MemberDeps, principal: TenantPrinci
 
 export async function getInvitation(deps: MemberDeps, principal: TenantPrincipal, id: string) {
   const invitation = await findInvitation(deps, principal, id);
-  await deps.auditLog.append([entry(deps, principal, "tenant_invitation", id, "read", "Invitation read")]);
+  await recordEvents(deps, [auditEvent(deps, principal, "tenant_invitation", id, "read", "Invitation read")]);
   return view(invitation, deps.clock.now());
 }
 
@@ -213,8 +206,11 @@ export async function listInvitations(
   );
   const offset = (page.page - 1) * page.size;
   const items = all.slice(offset, offset + page.size);
-  await deps.auditLog.append(
-    items.map((i) => entry(deps, principal, "tenant_invitation", i.id, "read", "Invitation read in a list")),
+  await recordEvents(
+    deps,
+    items.map((i) =>
+      auditEvent(deps, principal, "tenant_invitation", i.id, "read", "Invitation read in a list"),
+    ),
   );
   return { items: items.map((i) => view(i, now)), total: all.length };
 }
@@ -228,7 +224,14 @@ export async function deleteInvitation(
   const deleted = await deps.members.deleteInvitation(
     principal.tenantId,
     id,
-    entry(deps, principal, "tenant_invitation", id, "delete", "Invitation deleted; its links invalidated"),
+    auditEvent(
+      deps,
+      principal,
+      "tenant_invitation",
+      id,
+      "delete",
+      "Invitation deleted; its links invalidated",
+    ),
   );
   if (!deleted) throw notFound("The invitation");
 }

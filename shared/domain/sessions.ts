@@ -4,7 +4,7 @@ import { hashKey, newApiKey } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { SessionStore } from "#shared/ports/session-store.ts";
 import { type AccessRule, mayEverHold, ruleSetErrors } from "./access-rules.ts";
-import { actorOf, auditEntry } from "./audit-entry.ts";
+import { auditEvent } from "./audit-entry.ts";
 import type { TenantPrincipal } from "./entities.ts";
 import { disallowedPermissions, isTokenPermission, type Permission } from "./permissions.ts";
 
@@ -32,22 +32,6 @@ export interface SessionDeps {
   clock: Clock;
 }
 
-function entry(
-  deps: SessionDeps,
-  principal: TenantPrincipal,
-  id: string,
-  operation: "create" | "update",
-  message: string,
-) {
-  return auditEntry(deps.clock.now(), actorOf(principal), {
-    tenantId: principal.tenantId,
-    entityType: "session",
-    entityId: id,
-    operation,
-    message,
-  });
-}
-
 /** POST /sessions with a public (or private) application key: a key with no access yet, and its one-time nonce. */
 export async function createSession(deps: SessionDeps, principal: TenantPrincipal) {
   if (principal.kind !== "application" || principal.application.type === "management")
@@ -67,7 +51,7 @@ export async function createSession(deps: SessionDeps, principal: TenantPrincipa
     session,
     hashKey(sessionKey),
     hashKey(nonce),
-    entry(deps, principal, session.id, "create", "Session created"),
+    auditEvent(deps, principal, "session", session.id, "create", "Session created"),
   );
   return { session_key: sessionKey, nonce, expires_at: session.expires_at };
 }
@@ -133,7 +117,7 @@ export async function authorizeSession(
       expires_at,
     },
     now,
-    entry(deps, principal, session.id, "update", "Session authorized"),
+    auditEvent(deps, principal, "session", session.id, "update", "Session authorized"),
   );
   if (outcome === "not-created") throw conflict("The session is already authorized.");
   if (outcome === "expired") throw notFound("The nonce");
@@ -169,7 +153,7 @@ export async function issueServiceSession(
   await deps.sessions.createAuthorized(
     session,
     hashKey(sessionKey),
-    entry(deps, principal, session.id, "create", `Service session for ${purpose}`),
+    auditEvent(deps, principal, "session", session.id, "create", `Service session for ${purpose}`),
   );
   return sessionKey;
 }

@@ -3,7 +3,7 @@ import { notFound } from "#shared/domain/errors.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { ApplicationStore, StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
 import { evaluateAccess, type TokenRef } from "./access-rules.ts";
-import { actorOf, auditEntry } from "./audit-entry.ts";
+import { auditEvent } from "./audit-entry.ts";
 import type { TenantPrincipal } from "./entities.ts";
 import { requireAccess, type TokenAccess } from "./tokens/access.ts";
 import type { StoredToken, TokenHold, TransactionContext } from "./tokens/token.ts";
@@ -37,22 +37,6 @@ function view(t: StoredTransaction) {
   };
 }
 
-function entry(
-  deps: TransactionDeps,
-  principal: TenantPrincipal,
-  id: string,
-  operation: "create" | "update",
-  message: string,
-) {
-  return auditEntry(deps.clock.now(), actorOf(principal), {
-    tenantId: principal.tenantId,
-    entityType: "transaction",
-    entityId: id,
-    operation,
-    message,
-  });
-}
-
 export async function openTransaction(deps: TransactionDeps, principal: TenantPrincipal) {
   const now = deps.clock.now();
   const transaction: StoredTransaction = {
@@ -66,7 +50,7 @@ export async function openTransaction(deps: TransactionDeps, principal: TenantPr
   };
   await deps.transactions.create(
     transaction,
-    entry(deps, principal, transaction.id, "create", "Transaction opened"),
+    auditEvent(deps, principal, "transaction", transaction.id, "create", "Transaction opened"),
   );
   return view(transaction);
 }
@@ -123,16 +107,13 @@ export async function releaseStaleHold(deps: HoldDeps, token: StoredToken): Prom
   const transaction = await deps.transactions.get(token.tenant_id, lock.transactionId);
   if (!transaction || !isLive(transaction, now) || (await holderMayDelete(deps, transaction, token)))
     return false;
-  const audit = auditEntry(
-    now,
-    { type: "system" },
-    {
-      tenantId: token.tenant_id,
-      entityType: "transaction",
-      entityId: transaction.id,
-      operation: "update",
-      message: "Transaction rolled back: its key can no longer delete a token it held",
-    },
+  const audit = auditEvent(
+    deps,
+    { tenantId: token.tenant_id, actor: { type: "system" } },
+    "transaction",
+    transaction.id,
+    "update",
+    "Transaction rolled back: its key can no longer delete a token it held",
   );
   return deps.transactions.rollback(transaction, audit);
 }
@@ -179,7 +160,7 @@ export async function commitTransaction(
   const committed = await deps.transactions.commit(
     transaction,
     deps.clock.now(),
-    entry(deps, principal, id, "update", "Transaction committed"),
+    auditEvent(deps, principal, "transaction", id, "update", "Transaction committed"),
   );
   if (!committed) throw notFound("The transaction");
 }
@@ -192,7 +173,7 @@ export async function rollbackTransaction(
   const transaction = await liveTransaction(deps, principal, id);
   const rolledBack = await deps.transactions.rollback(
     transaction,
-    entry(deps, principal, id, "update", "Transaction rolled back"),
+    auditEvent(deps, principal, "transaction", id, "update", "Transaction rolled back"),
   );
   if (!rolledBack) throw notFound("The transaction");
 }
@@ -201,17 +182,13 @@ export async function rollbackTransaction(
 export async function rollbackExpired(deps: TransactionDeps, tenantId: string, id: string): Promise<boolean> {
   const transaction = await deps.transactions.get(tenantId, id);
   if (transaction?.state !== "open") return false;
-  const now = deps.clock.now();
-  const audit = auditEntry(
-    now,
-    { type: "system" },
-    {
-      tenantId,
-      entityType: "transaction",
-      entityId: id,
-      operation: "update",
-      message: "Transaction rolled back at its expiry",
-    },
+  const audit = auditEvent(
+    deps,
+    { tenantId, actor: { type: "system" } },
+    "transaction",
+    id,
+    "update",
+    "Transaction rolled back at its expiry",
   );
   return deps.transactions.rollback(transaction, audit, { expired: true });
 }

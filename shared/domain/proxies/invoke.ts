@@ -15,7 +15,7 @@ import { jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
 import { isForbiddenHeaderName, nullObject } from "#shared/domain/safe-keys.ts";
 import type { SessionStore } from "#shared/domain/sessions.ts";
 import { accessOf } from "#shared/domain/tokens/access.ts";
-import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
+import { createDetokenizer, findReferences, type UseAudit } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import { hashKey } from "#shared/ids.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
@@ -224,9 +224,9 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
       throw payloadTooLarge(TRANSFORM_PAYLOAD_LIMIT);
 
     const access = principal ? accessOf(principal) : { evaluate: () => undefined, visibility: () => [] };
-    const detokenizer = createDetokenizer(deps, proxy.tenant_id, access);
     const content = bodyContent(request);
-    const detokenize = async (): Promise<{ body: unknown; bodyBytes: Buffer | undefined }> => {
+    const detokenize = async (audit: UseAudit): Promise<{ body: unknown; bodyBytes: Buffer | undefined }> => {
+      const detokenizer = createDetokenizer(deps, proxy.tenant_id, access, audit);
       if (content.kind === "json") {
         const body = await detokenizer.json(content.value);
         return { body, bodyBytes: encodeBody(body) };
@@ -244,13 +244,11 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
         tenantId: proxy.tenant_id,
         proxyId: proxy.id,
         actor: principal ? actorOf(principal) : { type: "proxy_key" },
-        now: deps.clock.now(),
         method: request.method,
         pathSuffix: request.pathSuffix,
         tokenIds: content.kind === "raw" ? [] : findReferences(content.value).map((ref) => ref.id),
       },
       detokenize,
-      detokenizer.used,
     );
 
     // Tenant code never sees the service's own headers (API key, proxy key); the proxy options go on aside.

@@ -1,4 +1,4 @@
-import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
+import { auditEvent, recordEvents } from "#shared/domain/audit-entry.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { assertMayRouteData } from "#shared/domain/data-routing.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
@@ -55,22 +55,6 @@ async function view(deps: ProxyDeps, principal: TenantPrincipal, proxy: StoredPr
   const { sealed_key, key_hash, ...fields } = proxy;
   if (ceilingOf(principal) !== undefined) return fields;
   return { ...fields, key: await deps.sealer.open(keyBinding(proxy), sealed_key) };
-}
-
-function entry(
-  deps: ProxyDeps,
-  principal: TenantPrincipal,
-  id: string,
-  operation: "create" | "read" | "update" | "delete",
-  message: string,
-) {
-  return auditEntry(deps.clock.now(), actorOf(principal), {
-    tenantId: principal.tenantId,
-    entityType: "proxy",
-    entityId: id,
-    operation,
-    message,
-  });
 }
 
 /**
@@ -140,7 +124,7 @@ export async function createProxy(deps: ProxyDeps, principal: TenantPrincipal, i
     sealed_key: await deps.sealer.seal(keyBinding(base), key),
     key_hash: hashKey(key),
   };
-  await deps.proxies.create(proxy, entry(deps, principal, proxy.id, "create", "Proxy created"));
+  await deps.proxies.create(proxy, auditEvent(deps, principal, "proxy", proxy.id, "create", "Proxy created"));
   await prepareSandbox(deps, proxy);
   return view(deps, principal, proxy);
 }
@@ -153,7 +137,7 @@ async function findProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string
 
 export async function getProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string) {
   const proxy = await findProxy(deps, principal, id);
-  await deps.auditLog.append([entry(deps, principal, id, "read", "Proxy read")]);
+  await recordEvents(deps, [auditEvent(deps, principal, "proxy", id, "read", "Proxy read")]);
   return view(deps, principal, proxy);
 }
 
@@ -169,7 +153,10 @@ export async function listProxies(
   );
   const offset = (page.page - 1) * page.size;
   const items = all.slice(offset, offset + page.size);
-  await deps.auditLog.append(items.map((p) => entry(deps, principal, p.id, "read", "Proxy read in a list")));
+  await recordEvents(
+    deps,
+    items.map((p) => auditEvent(deps, principal, "proxy", p.id, "read", "Proxy read in a list")),
+  );
   return { items: await Promise.all(items.map((p) => view(deps, principal, p))), total: all.length };
 }
 
@@ -186,7 +173,10 @@ async function save(deps: ProxyDeps, principal: TenantPrincipal, current: Stored
     modified_at: deps.clock.now().toISOString(),
   };
   await assertValid(deps, principal, next, current);
-  const saved = await deps.proxies.replace(next, entry(deps, principal, next.id, "update", "Proxy updated"));
+  const saved = await deps.proxies.replace(
+    next,
+    auditEvent(deps, principal, "proxy", next.id, "update", "Proxy updated"),
+  );
   if (!saved) throw notFound("The proxy");
   await prepareSandbox(deps, next);
   return next;
@@ -243,7 +233,10 @@ export async function patchProxy(
 
 export async function deleteProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string): Promise<void> {
   const proxy = await findProxy(deps, principal, id);
-  const deleted = await deps.proxies.delete(proxy, entry(deps, principal, id, "delete", "Proxy deleted"));
+  const deleted = await deps.proxies.delete(
+    proxy,
+    auditEvent(deps, principal, "proxy", id, "delete", "Proxy deleted"),
+  );
   if (!deleted) throw notFound("The proxy");
 }
 

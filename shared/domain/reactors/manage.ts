@@ -1,4 +1,4 @@
-import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
+import { auditEvent, recordEvents } from "#shared/domain/audit-entry.ts";
 import { assertMayRouteData } from "#shared/domain/data-routing.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, DomainError, notFound, validationError } from "#shared/domain/errors.ts";
@@ -25,23 +25,6 @@ export interface ReactorDeps {
 /** 422: the formula's code cannot run (decisions.md). */
 export const invalidCode = (detail: string) =>
   new DomainError("unprocessable", detail, { code: "invalid-code" });
-
-function entry(
-  deps: ReactorDeps,
-  principal: TenantPrincipal,
-  kind: "reactor" | "reactor_formula",
-  id: string,
-  operation: "create" | "read" | "update" | "delete",
-  message: string,
-) {
-  return auditEntry(deps.clock.now(), actorOf(principal), {
-    tenantId: principal.tenantId,
-    entityType: kind,
-    entityId: id,
-    operation,
-    message,
-  });
-}
 
 function page<T>(items: T[], request: PageRequest) {
   const offset = (request.page - 1) * request.size;
@@ -80,7 +63,7 @@ export async function createFormula(deps: ReactorDeps, principal: TenantPrincipa
   await deps.reactors.put(
     "formula",
     formula,
-    entry(deps, principal, "reactor_formula", formula.id, "create", "Reactor formula created"),
+    auditEvent(deps, principal, "reactor_formula", formula.id, "create", "Reactor formula created"),
     "create",
   );
   await deps.sandbox?.prepare?.(formula.tenant_id);
@@ -95,15 +78,18 @@ async function findFormula(deps: ReactorDeps, principal: TenantPrincipal, id: st
 
 export async function getFormula(deps: ReactorDeps, principal: TenantPrincipal, id: string) {
   const formula = await findFormula(deps, principal, id);
-  await deps.auditLog.append([entry(deps, principal, "reactor_formula", id, "read", "Reactor formula read")]);
+  await recordEvents(deps, [
+    auditEvent(deps, principal, "reactor_formula", id, "read", "Reactor formula read"),
+  ]);
   return formula;
 }
 
 export async function listFormulas(deps: ReactorDeps, principal: TenantPrincipal, request: PageRequest) {
   const result = page(await deps.reactors.list<StoredFormula>("formula", principal.tenantId), request);
-  await deps.auditLog.append(
+  await recordEvents(
+    deps,
     result.items.map((f) =>
-      entry(deps, principal, "reactor_formula", f.id, "read", "Reactor formula read in a list"),
+      auditEvent(deps, principal, "reactor_formula", f.id, "read", "Reactor formula read in a list"),
     ),
   );
   return result;
@@ -138,7 +124,7 @@ export async function replaceFormula(
     !(await deps.reactors.put(
       "formula",
       next,
-      entry(deps, principal, "reactor_formula", id, "update", "Reactor formula updated"),
+      auditEvent(deps, principal, "reactor_formula", id, "update", "Reactor formula updated"),
       "replace",
     ))
   )
@@ -157,7 +143,7 @@ export async function deleteFormula(deps: ReactorDeps, principal: TenantPrincipa
       "formula",
       principal.tenantId,
       id,
-      entry(deps, principal, "reactor_formula", id, "delete", "Reactor formula deleted"),
+      auditEvent(deps, principal, "reactor_formula", id, "delete", "Reactor formula deleted"),
     ))
   )
     throw notFound("The reactor formula");
@@ -260,7 +246,7 @@ export async function createReactor(
   await deps.reactors.put(
     "reactor",
     reactor,
-    entry(deps, principal, "reactor", reactor.id, "create", "Reactor created"),
+    auditEvent(deps, principal, "reactor", reactor.id, "create", "Reactor created"),
     "create",
   );
   return view(deps, reactor);
@@ -274,7 +260,7 @@ export async function findReactor(deps: ReactorDeps, principal: TenantPrincipal,
 
 export async function getReactor(deps: ReactorDeps, principal: TenantPrincipal, id: string) {
   const reactor = await findReactor(deps, principal, id);
-  await deps.auditLog.append([entry(deps, principal, "reactor", id, "read", "Reactor read")]);
+  await recordEvents(deps, [auditEvent(deps, principal, "reactor", id, "read", "Reactor read")]);
   return view(deps, reactor);
 }
 
@@ -289,8 +275,9 @@ export async function listReactors(
     (r) => (!filter.ids?.length || filter.ids.includes(r.id)) && matches(r.name),
   );
   const result = page(all, request);
-  await deps.auditLog.append(
-    result.items.map((r) => entry(deps, principal, "reactor", r.id, "read", "Reactor read in a list")),
+  await recordEvents(
+    deps,
+    result.items.map((r) => auditEvent(deps, principal, "reactor", r.id, "read", "Reactor read in a list")),
   );
   return { items: await Promise.all(result.items.map((r) => view(deps, r))), total: result.total };
 }
@@ -319,7 +306,7 @@ async function saveReactor(
     !(await deps.reactors.put(
       "reactor",
       next,
-      entry(deps, principal, "reactor", next.id, "update", "Reactor updated"),
+      auditEvent(deps, principal, "reactor", next.id, "update", "Reactor updated"),
       "replace",
     ))
   )
@@ -366,7 +353,7 @@ export async function deleteReactor(deps: ReactorDeps, principal: TenantPrincipa
       "reactor",
       principal.tenantId,
       id,
-      entry(deps, principal, "reactor", id, "delete", "Reactor deleted"),
+      auditEvent(deps, principal, "reactor", id, "delete", "Reactor deleted"),
     ))
   )
     throw notFound("The reactor");

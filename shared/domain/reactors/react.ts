@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
+import { actorOf, auditEvent, recordEvents, recordTokenReads, type Who } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { DomainError, type FieldErrors, notFound, validationError } from "#shared/domain/errors.ts";
@@ -74,12 +74,19 @@ async function reactorAndFormula(deps: ReactDeps, tenantId: string, reactorId: s
   return { reactor, formula };
 }
 
+/** Whom a reaction answers: the caller's access (what it may be shown) and who it is (for the audit log). */
+interface Caller {
+  access: TokenAccess;
+  who: Who;
+}
+
 /** `tokenize` from the code (an object or array of POST /tokens bodies) turned into real tokens. */
 async function tokenize(
   deps: ReactDeps,
+  reactor: StoredReactor,
   principal: TenantPrincipal | undefined,
   block: unknown,
-  viewer: TokenAccess,
+  caller: Caller,
 ): Promise<unknown> {
   if (block === undefined || block === null) return undefined;
   if (!principal)
@@ -90,7 +97,16 @@ async function tokenize(
     const parsed = createTokenBody.safeParse(body);
     if (!parsed.success) throw validationError("The reactor's tokenize block holds an invalid token.");
     // Created as the reactor's application, answered to the caller: no more than the caller may read.
-    return createToken(deps, principal, parsed.data, undefined, viewer);
+    const view = await createToken(deps, principal, parsed.data, undefined, caller.access);
+    // Data the caller did not give, shown to them: a read by the caller, logged before it leaves.
+    if (view.data !== undefined)
+      await recordTokenReads(
+        deps,
+        caller.who,
+        [{ id: view.id, type: parsed.data.type }],
+        `Token read in the answer of reactor ${reactor.id}`,
+      );
+    return view;
   };
   if (Array.isArray(block)) return Promise.all(block.map(create));
   if (isPlainObject(block))
@@ -107,7 +123,7 @@ async function run(
   formula: StoredFormula,
   args: Record<string, unknown>,
   timeoutMs: number,
-  viewer: TokenAccess,
+  caller: Caller,
 ) {
   const principal = await configuredApplication(
     deps.authenticator,
@@ -131,21 +147,28 @@ async function run(
   });
   if (!result.ok) throw reactorFailure(result.error, timeoutMs);
   const value = isPlainObject(result.value) ? result.value : {};
-  const tokens = await tokenize(deps, principal, value.tokenize, viewer);
+  const tokens = await tokenize(deps, reactor, principal, value.tokenize, caller);
   return {
     ...(tokens !== undefined ? { tokens } : {}),
     ...(value.raw !== undefined ? { raw: value.raw } : {}),
   };
 }
 
-/** Detokenizes (token:use per container, ≤ 100 tokens) then validates args by the formula's parameters. */
+/**
+ * Detokenizes (token:use per container, ≤ 100 tokens) then validates args by the formula's parameters. Each
+ * token's `read` entry is written before its data is opened (the detokenizer's audit hook): the data is
+ * handed to the formula's code, synchronously or later from the queue.
+ */
 async function prepareArgs(
   deps: ReactDeps,
   principal: TenantPrincipal,
+  reactor: StoredReactor,
   formula: StoredFormula,
   args: unknown,
 ) {
-  const detokenized = await createDetokenizer(deps, principal.tenantId, accessOf(principal)).json(args ?? {});
+  const detokenized = await createDetokenizer(deps, principal.tenantId, accessOf(principal), (tokens) =>
+    recordTokenReads(deps, principal, tokens, `Token detokenized for reactor ${reactor.id}`),
+  ).json(args ?? {});
   const validated = validateArgs(detokenized, formula.request_parameters);
   if (!validated.ok)
     throw validationError(
@@ -198,16 +221,9 @@ export async function react(
       : callbackUrlProblem(input.callback_url, { allowPrivate: deps.config.proxyAllowPrivate });
   if (callbackProblem) throw validationError(callbackProblem, { callback_url: [callbackProblem] });
   const { reactor, formula } = await reactorAndFormula(deps, principal.tenantId, reactorId);
-  const args = await prepareArgs(deps, principal, formula, input.args);
+  const args = await prepareArgs(deps, principal, reactor, formula, input.args);
   const actor = actorOf(principal);
-  const log = (message: string) =>
-    auditEntry(deps.clock.now(), actor, {
-      tenantId: principal.tenantId,
-      entityType: "reactor",
-      entityId: reactor.id,
-      operation: "invoke",
-      message,
-    });
+  const log = (message: string) => auditEvent(deps, principal, "reactor", reactor.id, "invoke", message);
 
   if (input.callback_url !== undefined) {
     if (!deps.jobQueue) throw new DomainError("unavailable", "Asynchronous reactions are not available.");
@@ -225,19 +241,15 @@ export async function react(
       actor,
       enqueuedAt: deps.clock.now().toISOString(),
     };
-    await deps.auditLog.append([log(`Reactor invoked asynchronously (request ${requestId})`)]);
+    await recordEvents(deps, [log(`Reactor invoked asynchronously (request ${requestId})`)]);
     await deps.jobQueue.enqueue(job);
     return { queued: true, requestId };
   }
-  await deps.auditLog.append([log("Reactor invoked")]);
-  const reaction = await run(
-    deps,
-    reactor,
-    formula,
-    args,
-    deps.config.syncReactTimeoutMs,
-    accessOf(principal),
-  );
+  await recordEvents(deps, [log("Reactor invoked")]);
+  const reaction = await run(deps, reactor, formula, args, deps.config.syncReactTimeoutMs, {
+    access: accessOf(principal),
+    who: principal,
+  });
   return { queued: false, reaction };
 }
 
@@ -267,7 +279,8 @@ export function reactionRunner(base: ReactDeps, failures: ReactionFailures): Rea
         ) as { args: Record<string, unknown>; viewer?: Grants };
         // The caller's grants at react time (a job queued before they were recorded shows nothing).
         const access = accessOfGrants(viewer ?? { application: { permissions: [], rules: [] } });
-        outcome = { status: 200, body: await run(deps, reactor, formula, args, job.timeoutMs, access) };
+        const caller = { access, who: { tenantId: job.tenantId, actor: job.actor } };
+        outcome = { status: 200, body: await run(deps, reactor, formula, args, job.timeoutMs, caller) };
       } catch (error) {
         outcome = outcomeOfError(failures, error, job.requestId);
       }
@@ -301,13 +314,14 @@ export function webhookSecrets(
     },
     async rotate(principal) {
       const secret = fresh();
-      const audit = auditEntry(deps.clock.now(), actorOf(principal), {
-        tenantId: principal.tenantId,
-        entityType: "tenant",
-        entityId: principal.tenantId,
-        operation: "update",
-        message: "Webhook secret rotated",
-      });
+      const audit = auditEvent(
+        deps,
+        principal,
+        "tenant",
+        principal.tenantId,
+        "update",
+        "Webhook secret rotated",
+      );
       await deps.reactors.putWebhookSecret(
         principal.tenantId,
         await deps.sealer.seal(binding(principal.tenantId), secret),

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { normalizeContainer } from "#shared/domain/access-rules.ts";
+import { recordTokenReads, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { accessOf, intersect, requireAccess, type TokenAccess, weaker } from "./access.ts";
@@ -18,7 +19,6 @@ import {
   sealData,
   splitCvc,
   type TokenDeps,
-  tokenAudit,
 } from "./service.ts";
 import type { StoredToken, TransactionContext } from "./token.ts";
 import { dataErrors, type TokenType, typeSpec } from "./types.ts";
@@ -182,7 +182,7 @@ export async function createToken(
   const outcome = await deps.tokens.create(
     token,
     { deduplicate: input.deduplicate_token === true, now, transaction },
-    tokenAudit(
+    tokenEvent(
       deps,
       principal,
       token,
@@ -200,9 +200,7 @@ export async function createToken(
     // Handed back only to a caller who may read it, as a read would show it; others learn no id or data.
     const readAs = access.evaluate(existing, "token:read");
     if (!readAs) throw conflict(DUPLICATE_NOT_READABLE);
-    await deps.auditLog.append([
-      tokenAudit(deps, principal, existing, "read", "Existing token returned by deduplication"),
-    ]);
+    await recordTokenReads(deps, principal, [existing], "Existing token returned by deduplication");
     return present(deps, existing, readAs, () => openData(deps, existing));
   }
   return present(deps, token, transform, async () => input.data, masked ? { masked } : {});

@@ -84,17 +84,31 @@ export interface Detokenizer {
   json(value: unknown): Promise<unknown>;
   /** Replaces expressions in a text; objects are written as JSON. */
   text(value: string): Promise<string>;
-  /** The tokens used so far (for the audit log). */
+  /** The tokens used so far. */
   used(): StoredToken[];
 }
 
 /**
+ * Records that `tokens` are about to be used (audit-entry.ts recordTokenReads, or the proxy's own writer);
+ * rejects when that cannot be written, and then nothing is detokenized.
+ */
+export type UseAudit = (tokens: readonly StoredToken[]) => Promise<void>;
+
+/**
  * Resolves tokens for one request: each once, checked for token:use on its container with the caller's access,
  * its data transformed as that access says (reveal, mask, or nothing for redact), then the filters applied.
+ * Fail closed: every `json`/`text` call hands its tokens to `audit`, and opens no data (nor answers any value)
+ * until that has resolved; an audit that rejects rejects the call.
  */
-export function createDetokenizer(deps: TokenDeps, tenantId: string, access: TokenAccess): Detokenizer {
+export function createDetokenizer(
+  deps: TokenDeps,
+  tenantId: string,
+  access: TokenAccess,
+  audit: UseAudit,
+): Detokenizer {
   const tokens = new Map<string, Promise<{ token: StoredToken; transform: Transform }>>();
   const usedTokens: StoredToken[] = [];
+  const audited = new Set<string>();
   const shownData = new Map<string, Promise<unknown>>();
   const values = new Map<string, Promise<unknown>>();
 
@@ -232,6 +246,10 @@ export function createDetokenizer(deps: TokenDeps, tenantId: string, access: Tok
     const outcomes = await Promise.allSettled(fresh.map(load));
     const failed = outcomes.find((outcome) => outcome.status === "rejected");
     if (failed) throw failed.reason;
+    // Every token this call uses is recorded before any of their data is opened.
+    const unrecorded = usedTokens.filter((token) => !audited.has(token.id));
+    await audit(unrecorded);
+    for (const token of unrecorded) audited.add(token.id);
   };
 
   return {

@@ -1,3 +1,4 @@
+import { recordTokenReads, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
@@ -19,7 +20,6 @@ import {
   sealData,
   splitCvc,
   type TokenDeps,
-  tokenAudit,
 } from "./service.ts";
 import type { StoredToken, TransactionContext } from "./token.ts";
 import { dataErrors } from "./types.ts";
@@ -34,7 +34,7 @@ async function liveToken(deps: TokenDeps, principal: TenantPrincipal, id: string
 export async function getToken(deps: TokenDeps, principal: TenantPrincipal, id: string) {
   const token = await liveToken(deps, principal, id);
   const transform = requireAccess(accessOf(principal), token, "token:read");
-  await deps.auditLog.append([tokenAudit(deps, principal, token, "read", "Token read")]);
+  await recordTokenReads(deps, principal, [token], "Token read");
   return present(deps, token, transform, () => openData(deps, token));
 }
 
@@ -82,8 +82,11 @@ export async function listTokens(
     const transform = grant.evaluate(token, "token:read");
     return transform ? [{ token, transform }] : [];
   });
-  await deps.auditLog.append(
-    shown.map(({ token }) => tokenAudit(deps, principal, token, "read", "Token read in a list")),
+  await recordTokenReads(
+    deps,
+    principal,
+    shown.map(({ token }) => token),
+    "Token read in a list",
   );
   const items = await Promise.all(
     // One item whose mask fails on its data is shown redacted; the rest of the page is answered.
@@ -250,7 +253,7 @@ export async function patchToken(
   const outcome = await deps.tokens.replace(
     next,
     current.version,
-    tokenAudit(
+    tokenEvent(
       deps,
       principal,
       next,
@@ -262,7 +265,7 @@ export async function patchToken(
   assertWritten(outcome);
   // An answer carrying data is a read too; logged before it leaves (fail-closed).
   if (view.data !== undefined)
-    await deps.auditLog.append([tokenAudit(deps, principal, next, "read", "Token read in an update answer")]);
+    await recordTokenReads(deps, principal, [next], "Token read in an update answer");
   return view;
 }
 
@@ -297,7 +300,7 @@ export async function deleteToken(
   const hold = holdTokens(grant, [token], transaction);
   await releaseStaleHold(deps, token);
   const message = transaction ? `Token deletion pending in transaction ${transaction.id}` : "Token deleted";
-  const outcome = await deps.tokens.delete(token, tokenAudit(deps, principal, token, "delete", message), {
+  const outcome = await deps.tokens.delete(token, tokenEvent(deps, principal, token, "delete", message), {
     now: deps.clock.now(),
     transaction: hold,
   });

@@ -1,8 +1,9 @@
+import { recordTokenReads } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound } from "#shared/domain/errors.ts";
 import type { DataRead, PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
 import { accessOf, requireAccess } from "./access.ts";
-import { isExpired, openData, present, type TokenDeps, type TokenView, tokenAudit } from "./service.ts";
+import { isExpired, openData, present, type TokenDeps, type TokenView } from "./service.ts";
 
 /**
  * A token an idempotent answer presented, presented again for its replay: from the token as it is now, with the
@@ -23,9 +24,7 @@ export async function presentAgain(
   if (token.version !== ref.version)
     throw conflict("The token this idempotent request answered has changed since; read it instead.");
   // Data leaves again: audited as a read, fail-closed, before it does.
-  await deps.auditLog.append([
-    tokenAudit(deps, principal, token, "read", "Token presented again by an idempotent replay"),
-  ]);
+  await recordTokenReads(deps, principal, [token], "Token presented again by an idempotent replay");
   const shown = { ...token };
   if (ref.mask === undefined) delete shown.mask;
   else shown.mask = ref.mask;
@@ -53,9 +52,7 @@ export async function checkStillReadable(deps: TokenDeps, principal: TenantPrinc
     throw notFound("Data this idempotent request's answer was computed from");
   if (token.version !== read.version)
     throw conflict("Data this idempotent request's answer was computed from has changed since.");
-  await deps.auditLog.append([
-    tokenAudit(deps, principal, token, "read", "Token data handed out again by an idempotent replay"),
-  ]);
+  await recordTokenReads(deps, principal, [token], "Token data handed out again by an idempotent replay");
 }
 
 /**

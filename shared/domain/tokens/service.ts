@@ -1,9 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Transform } from "#shared/domain/access-rules.ts";
-import type { Operation } from "#shared/domain/audit.ts";
-import { actorOf, auditEntry } from "#shared/domain/audit-entry.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
-import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
 import { notePresentedToken } from "#shared/domain/idempotency-scope.ts";
 import { storableProblem } from "#shared/domain/storable.ts";
@@ -12,7 +9,7 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore, TokenStore } from "#shared/ports/stores.ts";
 import { type ExpressionEngine, ExpressionError, variablesRead } from "./expressions.ts";
 import { dataSizeProblem, MAX_MASK_BYTES, type StoredToken } from "./token.ts";
-import { auditEntityType, type TokenType, typeSpec } from "./types.ts";
+import { type TokenType, typeSpec } from "./types.ts";
 
 export interface TokenDeps {
   tokens: TokenStore;
@@ -27,22 +24,6 @@ export interface TokenDeps {
 
 /** The cvc of a card is readable for one hour after it was given. */
 export const CVC_LIFETIME_SECONDS = 3600;
-
-export function tokenAudit(
-  deps: TokenDeps,
-  principal: TenantPrincipal,
-  token: Pick<StoredToken, "id" | "type">,
-  operation: Operation,
-  message: string,
-) {
-  return auditEntry(deps.clock.now(), actorOf(principal), {
-    tenantId: principal.tenantId,
-    entityType: auditEntityType(token.type),
-    entityId: token.id,
-    operation,
-    message,
-  });
-}
 
 export function isExpired(token: Pick<StoredToken, "expires_at">, now: Date): boolean {
   return token.expires_at !== undefined && Date.parse(token.expires_at) <= now.getTime();
