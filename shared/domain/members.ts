@@ -5,7 +5,7 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { Mailer } from "#shared/ports/mailer.ts";
 import type { MemberStore } from "#shared/ports/member-store.ts";
 import type { AuditLogStore, PageRequest, TenantStore } from "#shared/ports/stores.ts";
-import { auditEntry, auditEvent, recordEvents } from "./audit-entry.ts";
+import { auditEvent, recordEvents } from "./audit-entry.ts";
 import type { Authenticator } from "./authentication.ts";
 import type { Application, TenantMember, TenantPrincipal, User } from "./entities.ts";
 import { assertActsForMember, isMemberBound } from "./grant-ceiling.ts";
@@ -293,7 +293,7 @@ export async function acceptInvitation(
     entityId: string,
     operation: "create" | "delete",
     message: string,
-  ) => auditEntry(now, actor, { tenantId: invitation.tenant_id, entityType, entityId, operation, message });
+  ) => auditEvent(deps, { tenantId: invitation.tenant_id, actor }, entityType, entityId, operation, message);
   const accepted = await deps.members.acceptInvitation({
     invitation,
     codeHash,

@@ -2,7 +2,7 @@ import { notFound } from "#shared/domain/errors.ts";
 import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore, TenantStore } from "#shared/ports/stores.ts";
-import { auditEntry } from "./audit-entry.ts";
+import { auditEvent, recordEvents } from "./audit-entry.ts";
 import type { Application, Tenant, TenantMember, TenantPrincipal, User } from "./entities.ts";
 import { MANAGEMENT_PERMISSIONS } from "./permissions.ts";
 
@@ -46,7 +46,7 @@ export async function createTenant(deps: TenantDeps, input: CreateTenantInput) {
   };
   const managementKey = newApiKey("management");
   const keyId = uuidv7(now);
-  const operator = { type: "operator" } as const;
+  const who = { tenantId, actor: { type: "operator" as const } };
   await deps.tenants.createTenant({
     tenant,
     owner,
@@ -60,27 +60,16 @@ export async function createTenant(deps: TenantDeps, input: CreateTenantInput) {
       key_hash: hashKey(managementKey),
     },
     audit: [
-      auditEntry(now, operator, {
-        tenantId,
-        entityType: "tenant",
-        entityId: tenantId,
-        operation: "create",
-        message: "Tenant created",
-      }),
-      auditEntry(now, operator, {
-        tenantId,
-        entityType: "tenant_member",
-        entityId: member.id,
-        operation: "create",
-        message: "Owner member created",
-      }),
-      auditEntry(now, operator, {
-        tenantId,
-        entityType: "application",
-        entityId: application.id,
-        operation: "create",
-        message: "Management application created with the tenant",
-      }),
+      auditEvent(deps, who, "tenant", tenantId, "create", "Tenant created"),
+      auditEvent(deps, who, "tenant_member", member.id, "create", "Owner member created"),
+      auditEvent(
+        deps,
+        who,
+        "application",
+        application.id,
+        "create",
+        "Management application created with the tenant",
+      ),
     ],
   });
   return { ...tenant, management_key: managementKey, management_application_id: application.id };
@@ -89,18 +78,6 @@ export async function createTenant(deps: TenantDeps, input: CreateTenantInput) {
 export async function getOwnTenant(deps: TenantDeps, principal: TenantPrincipal): Promise<Tenant> {
   const tenant = await deps.tenants.getTenant(principal.tenantId);
   if (!tenant) throw notFound("The tenant");
-  await deps.auditLog.append([
-    auditEntry(
-      deps.clock.now(),
-      { type: "application", id: principal.application.id },
-      {
-        tenantId: tenant.id,
-        entityType: "tenant",
-        entityId: tenant.id,
-        operation: "read",
-        message: "Tenant read",
-      },
-    ),
-  ]);
+  await recordEvents(deps, [auditEvent(deps, principal, "tenant", tenant.id, "read", "Tenant read")]);
   return tenant;
 }

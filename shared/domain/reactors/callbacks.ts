@@ -10,7 +10,7 @@
  */
 import { Webhook } from "standardwebhooks";
 import * as z from "zod";
-import { auditEntry } from "#shared/domain/audit-entry.ts";
+import { auditEvent, recordEvents } from "#shared/domain/audit-entry.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
 import { ForwardError, forward } from "#shared/proxy/forward.ts";
@@ -160,14 +160,15 @@ export async function processCallbackJob(
   attempt: number,
 ): Promise<void> {
   const audit = (outcome: string) =>
-    deps.auditLog.append([
-      auditEntry(deps.clock.now(), job.actor, {
-        tenantId: job.tenantId,
-        entityType: "reactor",
-        entityId: job.reactorId,
-        operation: "invoke",
-        message: `Callback delivery attempt ${attempt} for request ${job.requestId}: ${outcome}`,
-      }),
+    recordEvents(deps, [
+      auditEvent(
+        deps,
+        { tenantId: job.tenantId, actor: job.actor },
+        "reactor",
+        job.reactorId,
+        "invoke",
+        `Callback delivery attempt ${attempt} for request ${job.requestId}: ${outcome}`,
+      ),
     ]);
 
   let outcome: ReactionOutcome;

@@ -1,10 +1,10 @@
 import type { LogEntry } from "#shared/domain/audit.ts";
-import { auditEntry } from "#shared/domain/audit-entry.ts";
+import { tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { SweepStore } from "#shared/ports/sweep-store.ts";
 import type { SessionStore } from "../sessions.ts";
 import { rollbackExpired, type TransactionDeps } from "../transactions.ts";
-import { auditEntityType, type TokenType } from "./types.ts";
+import type { TokenType } from "./types.ts";
 
 /** Something that falls due: a token's expiry (T), a cvc's end of life (C), a transaction's expiry (X). */
 export interface DueItem {
@@ -68,7 +68,7 @@ export async function sweepExpired(deps: SweepDeps): Promise<SweepResult> {
           result.cvcsRemoved += 1;
           continue;
         }
-        const deleted = await deps.sweep.expireToken(item, now, expiryAudit(now, item));
+        const deleted = await deps.sweep.expireToken(item, now, expiryAudit(deps, item));
         if (deleted) {
           await deps.sweep.releaseFingerprint(item.tenantId, deleted.type, deleted.fingerprint, item.tokenId);
           result.tokensDeleted += 1;
@@ -81,18 +81,10 @@ export async function sweepExpired(deps: SweepDeps): Promise<SweepResult> {
   return result;
 }
 
-function expiryAudit(now: Date, item: DueItem): LogEntry {
-  return auditEntry(
-    now,
-    { type: "system" },
-    {
-      tenantId: item.tenantId,
-      entityType: auditEntityType(item.tokenType),
-      entityId: item.tokenId,
-      operation: "delete",
-      message: "Token deleted after it expired",
-    },
-  );
+function expiryAudit(deps: { clock: Clock }, item: DueItem): LogEntry {
+  const system = { tenantId: item.tenantId, actor: { type: "system" as const } };
+  const token = { id: item.tokenId, type: item.tokenType };
+  return tokenEvent(deps, system, token, "delete", "Token deleted after it expired");
 }
 
 export type { SweepStore } from "#shared/ports/sweep-store.ts";
