@@ -84,8 +84,6 @@ export interface Detokenizer {
   json(value: unknown): Promise<unknown>;
   /** Replaces expressions in a text; objects are written as JSON. */
   text(value: string): Promise<string>;
-  /** The tokens used so far. */
-  used(): StoredToken[];
 }
 
 /**
@@ -261,6 +259,5 @@ export function createDetokenizer(
       await prepare(referencesIn(value));
       return replaceIn(value);
     },
-    used: () => [...usedTokens],
   };
 }
