@@ -28,6 +28,8 @@ export type Who = TenantPrincipal | { tenantId: string; actor: Actor };
 export interface AuditPorts {
   auditLog: Pick<AuditLogStore, "append">;
   clock: Clock;
+  /** On whose behalf the use case runs, when not the caller's own request (`the code of reactor …`). */
+  auditContext?: string;
 }
 
 /** A token as the log names it: its id, and its type (a card logs as `card`, a bank as `bank`, others `token`). */
@@ -63,9 +65,12 @@ export function auditEntry(
 
 const scopeOf = (who: Who) => ("actor" in who ? who : { tenantId: who.tenantId, actor: actorOf(who) });
 
-/** The entry for one operation on one entity, now: for writes that carry it into the store's transaction. */
+/**
+ * The entry for one operation on one entity, now: for writes that carry it into the store's transaction. With
+ * an `auditContext` (code's `req.svc` calls), the message says on whose behalf it ran.
+ */
 export function auditEvent(
-  deps: { clock: Clock },
+  deps: Pick<AuditPorts, "clock" | "auditContext">,
   who: Who,
   entityType: EntityType,
   entityId: string,
@@ -73,12 +78,13 @@ export function auditEvent(
   message: string,
 ): LogEntry {
   const { tenantId, actor } = scopeOf(who);
-  return auditEntry(deps.clock.now(), actor, { tenantId, entityType, entityId, operation, message });
+  const said = deps.auditContext ? `${message} (by ${deps.auditContext})` : message;
+  return auditEntry(deps.clock.now(), actor, { tenantId, entityType, entityId, operation, message: said });
 }
 
 /** The entry for an operation on a token (its entity type follows the token's type). */
 export function tokenEvent(
-  deps: { clock: Clock },
+  deps: Pick<AuditPorts, "clock" | "auditContext">,
   who: Who,
   token: LoggedToken,
   operation: Operation,
@@ -89,7 +95,7 @@ export function tokenEvent(
 
 /** One `read` entry per token (each token once), saying how its data was used. */
 export function tokenReadEvents(
-  deps: { clock: Clock },
+  deps: Pick<AuditPorts, "clock" | "auditContext">,
   who: Who,
   tokens: readonly LoggedToken[],
   message: string,

@@ -78,7 +78,8 @@ export function sandboxSvc(
 ) {
   if (!principal) return {};
   return {
-    onSvcCall: svcCallHandler(deps, principal),
+    // Logged as the application's, saying which code ran them (audit-entry.ts auditContext).
+    onSvcCall: svcCallHandler({ ...deps, auditContext: `the code of ${purpose}` }, principal),
     issueSvcKey: () => issueServiceSession(deps, principal, purpose),
   };
 }

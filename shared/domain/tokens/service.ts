@@ -20,6 +20,8 @@ export interface TokenDeps {
   sealer: Sealer;
   expressions: ExpressionEngine;
   clock: Clock;
+  /** On whose behalf (code's `req.svc` calls): said in every audit entry (audit-entry.ts). */
+  auditContext?: string;
 }
 
 /** The cvc of a card is readable for one hour after it was given. */

@@ -54,7 +54,7 @@ type World = Awaited<ReturnType<typeof world>>;
 /** What a probe did: the answer, and whose read of which token the log must show. */
 interface Probe {
   answer: HttpResponse<unknown>;
-  reads: { tokenId: string; actorId?: string; actorType: string }[];
+  reads: { tokenId: string; actorId?: string; actorType: string; message?: RegExp }[];
 }
 type ProbeRun = (w: World) => Promise<Probe>;
 
@@ -114,7 +114,9 @@ function proxyProbes(method: string, withPath: boolean): ProbeRun[] {
   });
   const svcRead: ProbeRun = async (w) => ({
     answer: await send(w, await proxyKey(w, SVC_TRANSFORM(w.cardId))),
-    reads: [{ tokenId: w.cardId, actorId: w.code.id, actorType: "application" }],
+    reads: [
+      { tokenId: w.cardId, actorId: w.code.id, actorType: "application", message: /by the code of proxy/ },
+    ],
   });
   return method === "GET" ? [svcRead] : [detokenized, svcRead];
 }
@@ -263,7 +265,14 @@ const ROUTES: Record<OperationId, ProbeRun[] | string> = {
         )}/react`,
         { key: w.caller.key, body: { args: {} } },
       ),
-      reads: [{ tokenId: w.cardId, actorId: w.code.id, actorType: "application" }],
+      reads: [
+        {
+          tokenId: w.cardId,
+          actorId: w.code.id,
+          actorType: "application",
+          message: /by the code of reactor/,
+        },
+      ],
     }),
     // The code tokenizes a card and the caller is shown it: deduplicated, it is the existing card.
     async (w) => ({
@@ -336,7 +345,8 @@ describe.each(handsOut)("%s", (_, probe) => {
         (entry) =>
           isTokenRead(entry) &&
           entry.actor_type === read.actorType &&
-          (read.actorId === undefined || entry.actor_id === read.actorId),
+          (read.actorId === undefined || entry.actor_id === read.actorId) &&
+          (read.message === undefined || read.message.test(entry.message)),
       );
       expect(
         entries,
