@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { actorOf, auditEvent, recordEvents, recordTokenReads, type Who } from "#shared/domain/audit-entry.ts";
+import type { LogEntry } from "#shared/domain/audit.ts";
+import { actorOf, auditEvent, recordTokenReads, type Who } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { DomainError, type FieldErrors, notFound, validationError } from "#shared/domain/errors.ts";
@@ -156,8 +157,8 @@ async function run(
 
 /**
  * Detokenizes (token:use per container, ≤ 100 tokens) then validates args by the formula's parameters. Each
- * token's `read` entry is written before its data is opened (the detokenizer's audit hook): the data is
- * handed to the formula's code, synchronously or later from the queue.
+ * token's `read` entry is written before its data is opened (the detokenizer's audit hook), in one write with
+ * the reactor's `invoked` entry: the data is handed to the formula's code, synchronously or later from the queue.
  */
 async function prepareArgs(
   deps: ReactDeps,
@@ -165,9 +166,10 @@ async function prepareArgs(
   reactor: StoredReactor,
   formula: StoredFormula,
   args: unknown,
+  invoked: LogEntry,
 ) {
   const detokenized = await createDetokenizer(deps, principal.tenantId, accessOf(principal), (tokens) =>
-    recordTokenReads(deps, principal, tokens, `Token detokenized for reactor ${reactor.id}`),
+    recordTokenReads(deps, principal, tokens, `Token detokenized for reactor ${reactor.id}`, [invoked]),
   ).json(args ?? {});
   const validated = validateArgs(detokenized, formula.request_parameters);
   if (!validated.ok)
@@ -220,14 +222,23 @@ export async function react(
       ? undefined
       : callbackUrlProblem(input.callback_url, { allowPrivate: deps.config.proxyAllowPrivate });
   if (callbackProblem) throw validationError(callbackProblem, { callback_url: [callbackProblem] });
+  const queued = input.callback_url !== undefined;
+  if (queued && !deps.jobQueue)
+    throw new DomainError("unavailable", "Asynchronous reactions are not available.");
   const { reactor, formula } = await reactorAndFormula(deps, principal.tenantId, reactorId);
-  const args = await prepareArgs(deps, principal, reactor, formula, input.args);
-  const actor = actorOf(principal);
-  const log = (message: string) => auditEvent(deps, principal, "reactor", reactor.id, "invoke", message);
+  const requestId = randomUUID();
+  const invoked = auditEvent(
+    deps,
+    principal,
+    "reactor",
+    reactor.id,
+    "invoke",
+    queued ? `Reactor invoked asynchronously (request ${requestId})` : "Reactor invoked",
+  );
+  // The invocation is logged with the args' tokens, before their data is opened (one write).
+  const args = await prepareArgs(deps, principal, reactor, formula, input.args, invoked);
 
-  if (input.callback_url !== undefined) {
-    if (!deps.jobQueue) throw new DomainError("unavailable", "Asynchronous reactions are not available.");
-    const requestId = randomUUID();
+  if (input.callback_url !== undefined && deps.jobQueue) {
     const job: CallbackJob = {
       requestId,
       tenantId: principal.tenantId,
@@ -238,14 +249,12 @@ export async function react(
         argsBinding(principal.tenantId, requestId),
         JSON.stringify({ args, viewer: grantsOf(principal) }),
       ),
-      actor,
+      actor: actorOf(principal),
       enqueuedAt: deps.clock.now().toISOString(),
     };
-    await recordEvents(deps, [log(`Reactor invoked asynchronously (request ${requestId})`)]);
     await deps.jobQueue.enqueue(job);
     return { queued: true, requestId };
   }
-  await recordEvents(deps, [log("Reactor invoked")]);
   const reaction = await run(deps, reactor, formula, args, deps.config.syncReactTimeoutMs, {
     access: accessOf(principal),
     who: principal,
