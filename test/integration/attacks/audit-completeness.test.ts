@@ -329,6 +329,9 @@ const ROUTES: Record<OperationId, ProbeRun[] | string> = {
       };
     },
   ],
+  elementsScript: "serves the Elements script (a static file)",
+  elementsFrameScript: "serves the Elements frame's script (a static file)",
+  elementsFrame: "serves the Elements frame page (static; its token calls are the tokens routes above)",
   getWebhookSecret: "answers the tenant's webhook secret",
   rotateWebhookSecret: "answers the tenant's webhook secret",
 };
