@@ -9,7 +9,8 @@
  * Inbound (destination or tenant code → caller): everything except hop-by-hop headers (any `proxy-*` too),
  * `content-length` (the body is re-framed by whoever sends it on), `set-cookie` (the answer comes from the
  * vault's own origin: a destination's or a formula's cookie would be set for it, reaching every later request of
- * the caller's browser to the vault) and `svc-*` (that namespace is the service's: a destination must not be
+ * the caller's browser to the vault), `access-control-*` (which origins may read the vault's answers is the vault's
+CORS policy, shared/http/middleware/cors.ts, never a destination's or a formula's) and `svc-*` (that namespace is the service's: a destination must not be
  * able to fake SVC-PROXY-DESTINATION-STATUS or any other service header). One filter, `responseHeaders`, for
  * every such answer: a proxy's destination, a response transform, a reactor's CustomHttpResponseError.
  */
@@ -31,6 +32,7 @@ export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
 const ORIGIN_STATE_HEADERS: ReadonlySet<string> = new Set(["set-cookie", "set-cookie2"]);
 /** Proxy-Authenticate, Proxy-Authorization, Proxy-Connection and any other: meant for the next proxy only. */
 const PROXY_PREFIX = "proxy-";
+const CORS_PREFIX = "access-control-";
 
 const SERVICE_PREFIX = "svc-";
 const INJECT_CONNECTION = "svc-proxy-connection";
@@ -97,7 +99,12 @@ export function responseHeaders(destination: IncomingHeaders): Record<string, st
   for (const [rawName, value] of Object.entries(destination)) {
     if (value === undefined) continue;
     const name = rawName.toLowerCase();
-    if (name.startsWith(SERVICE_PREFIX) || name.startsWith(PROXY_PREFIX) || ORIGIN_STATE_HEADERS.has(name))
+    if (
+      name.startsWith(SERVICE_PREFIX) ||
+      name.startsWith(PROXY_PREFIX) ||
+      name.startsWith(CORS_PREFIX) ||
+      ORIGIN_STATE_HEADERS.has(name)
+    )
       continue;
     if (HOP_BY_HOP_HEADERS.has(name) || nominated.has(name) || name === "content-length") continue;
     result[name] = Array.isArray(value) ? [...value] : value;

@@ -149,6 +149,16 @@ describe("responseHeaders", () => {
     });
   });
 
+  it("drops Access-Control-* headers: which origins may read the vault's answers is the vault's CORS policy", () => {
+    const headers = responseHeaders({
+      "Access-Control-Allow-Origin": "*",
+      "access-control-allow-credentials": "true",
+      "Access-Control-Expose-Headers": "x-secret",
+      "x-end": "1",
+    });
+    expect(headers).toEqual({ "x-end": "1" });
+  });
+
   it("drops Set-Cookie: the answer comes from the vault's own origin", () => {
     const headers = responseHeaders({ "set-cookie": ["a=1", "b=2"], "Set-Cookie2": "c=3", "x-end": "1" });
 

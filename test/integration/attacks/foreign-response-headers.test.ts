@@ -27,6 +27,9 @@ const HOSTILE = {
   trailer: "x-late",
   upgrade: "websocket",
   "x-hop": "named in Connection",
+  // Which origins may read the vault's answers is the vault's CORS policy, not a destination's.
+  "access-control-allow-origin": "*",
+  "access-control-expose-headers": "x-partner-id",
 };
 const KEPT = { "x-partner-id": "p-42", "cache-control": "no-store" };
 const DROPPED = Object.keys(HOSTILE);
