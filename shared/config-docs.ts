@@ -86,6 +86,14 @@ export const CONFIG_DOCS: Record<ConfigVariable, VariableDoc> = {
     setBy: STACK,
     meaning: "the KMS key that wraps the tenants' data keys",
   },
+  SVC_MASTER_KEY_FILE: {
+    mode: "local",
+    default:
+      "`$XDG_CONFIG_HOME/svc-vault/<data dir name>-<hash of its path>.master.key` (`~/.config/…`), outside the data directory",
+    setBy: YOU,
+    meaning:
+      "the master key that wraps the data keys (mode 600); checked against the data's key check value at start: a missing or other key refuses to start, naming the file ([backups](#backups-and-the-master-key))",
+  },
   SVC_EMAIL_SENDER: {
     mode: "both",
     default: "`svc-vault@localhost`; context `emailSender` in AWS",
@@ -287,6 +295,13 @@ export const CONFIG_DOCS: Record<ConfigVariable, VariableDoc> = {
     default: `\`${DEFAULT_RENDER_LIMITS.tenantBurstMs}\``,
     setBy: YOU,
     meaning: "render time a tenant may spend at once before its share limits it",
+  },
+  SVC_SHUTDOWN_GRACE_SECONDS: {
+    mode: "local",
+    default: "`10`",
+    setBy: YOU,
+    meaning:
+      "on SIGTERM/SIGINT, how long requests in flight may finish before the rest is cut (0–600; [Stopping](#stopping))",
   },
 };
 

@@ -30,6 +30,7 @@ const envShape = {
     .optional(),
   SVC_ROOT_KEY_PARAMETER: z.string().optional(),
   SVC_KMS_KEY_ID: z.string().min(1).optional(),
+  SVC_MASTER_KEY_FILE: z.string().min(1).optional(),
   SVC_EMAIL_SENDER: z.string().min(3).optional(),
   // The tenants' runner functions (AWS): set together by the stack, or not at all.
   SVC_RUNNER_PREFIX: z.string().regex(PREFIX_PATTERN).optional(),
@@ -85,6 +86,7 @@ const envShape = {
   SVC_EXPRESSION_REQUEST_MS: wholeNumber(1, 60_000).default(DEFAULT_RENDER_LIMITS.requestMs),
   SVC_EXPRESSION_TENANT_MS_PER_SECOND: wholeNumber(0, 1000).default(DEFAULT_RENDER_LIMITS.tenantMsPerSecond),
   SVC_EXPRESSION_TENANT_BURST_MS: wholeNumber(1, 600_000).default(DEFAULT_RENDER_LIMITS.tenantBurstMs),
+  SVC_SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(600).default(10),
 };
 
 export type ConfigVariable = keyof typeof envShape;
@@ -109,6 +111,8 @@ const envSchema = z
       rootKeyHash: env.SVC_ROOT_KEY_HASH,
       rootKeyParameter: env.SVC_ROOT_KEY_PARAMETER,
       kmsKeyId: env.SVC_KMS_KEY_ID,
+      // Local mode: the master key file, checked against the data by startLocalService before it is set here.
+      masterKeyFile: env.SVC_MASTER_KEY_FILE,
       emailSender: env.SVC_EMAIL_SENDER ?? "svc-vault@localhost",
       runner: runnerSpec(env),
       sandbox:
@@ -138,6 +142,8 @@ const envSchema = z
         maxBytesIn: env.SVC_SANDBOX_FETCH_MAX_BYTES_IN,
         timeoutMs: env.SVC_SANDBOX_FETCH_TIMEOUT_MS,
       },
+      // Local mode: on SIGTERM/SIGINT, requests in flight get this long to finish before the rest is stopped.
+      shutdownGraceSeconds: env.SVC_SHUTDOWN_GRACE_SECONDS,
       // Per tenant (anonymous routes: per source address); 0 = off. Burst defaults to 10 s of the rate.
       // One budget for all the renders of a request; each tenant's share of a process (0: no share kept).
       renderLimits: {

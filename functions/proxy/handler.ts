@@ -9,6 +9,7 @@ import { type Config, config } from "#shared/config.ts";
 import { invokeProxy, ProxyError, type ProxyInvokeDeps } from "#shared/domain/proxies/invoke.ts";
 import { isForbiddenHeaderName, nullObject } from "#shared/domain/safe-keys.ts";
 import { createHttpHandler, type GroupHandlers, type Reply } from "#shared/http/lambda.ts";
+import { isStoreOutage } from "#shared/http/outage.ts";
 import { httpErrorOf, internalProblem, problemFromError } from "#shared/http/problem.ts";
 import { header } from "#shared/http/request-state.ts";
 import { logger } from "#shared/logger.ts";
@@ -42,12 +43,12 @@ function forwardedQuery(raw: string): { rawQuery: string; proxyKey?: string } {
   return { rawQuery: kept.join("&"), ...(proxyKey !== undefined ? { proxyKey } : {}) };
 }
 
-function proxyErrorReply(status: number, body: unknown): Reply {
+function proxyErrorReply(status: number, body: unknown, headers?: Record<string, string>): Reply {
   return {
     status,
     raw: {
       statusCode: status,
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...headers },
       body: JSON.stringify({ proxy_error: body }),
     },
   };
@@ -98,8 +99,9 @@ async function invoke({
       },
     };
   } catch (error) {
-    const known = error instanceof ProxyError ? httpErrorOf(error) : undefined;
-    if (known) return proxyErrorReply(known.status, problemFromError(known, requestId));
+    // A proxy's own failures, and the store being unreachable (503 + Retry-After: the caller may retry).
+    const known = error instanceof ProxyError || isStoreOutage(error) ? httpErrorOf(error) : undefined;
+    if (known) return proxyErrorReply(known.status, problemFromError(known, requestId), known.headers);
     logger.error("Proxy invocation failed", {
       request_id: requestId,
       error_name: error instanceof Error ? error.name : typeof error,

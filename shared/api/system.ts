@@ -8,8 +8,13 @@ export const systemRoutes = routeGroup("system", {
     method: "GET",
     path: "/healthz",
     auth: "none",
-    summary: "Readiness probe",
-    responses: { 200: { description: "Ready", schema: z.object({ status: z.literal("ok") }) } },
+    summary: "Readiness probe: 200 while the data store answers, else 503 with Retry-After",
+    responses: {
+      200: { description: "Ready", schema: z.object({ status: z.literal("ok") }) },
+      503: {
+        description: "The data store cannot be reached (checked with a short timeout, cached about 1 s)",
+      },
+    },
   },
   openapi: {
     method: "GET",

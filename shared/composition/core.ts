@@ -1,17 +1,19 @@
-import { join } from "node:path";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { DynamoApplicationStore } from "#shared/adapters/dynamodb/application-store.ts";
+import { TABLE_CALL_LIMITS } from "#shared/adapters/dynamodb/client.ts";
 import { DynamoDataKeyStore } from "#shared/adapters/dynamodb/data-key-store.ts";
 import { DynamoIdempotencyStore } from "#shared/adapters/dynamodb/idempotency-store.ts";
 import { DynamoRequestBudget } from "#shared/adapters/dynamodb/request-budget.ts";
+import { DynamoStoreProbe } from "#shared/adapters/dynamodb/store-probe.ts";
 import { KmsKeyWrapper } from "#shared/adapters/kms/kms-key-wrapper.ts";
-import { loadOrCreateMasterKey, MasterKeyWrapper } from "#shared/adapters/local/master-key-wrapper.ts";
+import { MasterKeyWrapper, readMasterKey } from "#shared/adapters/local/master-key-wrapper.ts";
 import { StaticRootKeyVerifier } from "#shared/adapters/local/root-key.ts";
 import type { Config } from "#shared/config.ts";
 import { Authenticator } from "#shared/domain/authentication.ts";
 import { Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { RateLimiter } from "#shared/domain/rate-limit.ts";
+import { StoreHealth } from "#shared/domain/store-health.ts";
 import { hashKey } from "#shared/ids.ts";
 import { logger } from "#shared/logger.ts";
 import type { Clock } from "#shared/ports/clock.ts";
@@ -33,20 +35,37 @@ const rootKeyInMemory = (cfg: Config): RootKeyVerifier =>
   new StaticRootKeyVerifier(cfg.rootKeyHash ?? (cfg.rootKey ? hashKey(cfg.rootKey) : undefined));
 
 /**
- * KMS in AWS; locally a master key file under the data dir, created on first use. An AWS function without
- * SVC_KMS_KEY_ID was granted no data key (lib/function-groups.ts): it fails closed when asked to seal, rather
- * than writing a master key file to Lambda's read-only file system at start-up.
+ * KMS in AWS; locally the master key file SVC_MASTER_KEY_FILE, which startLocalService checked against the data
+ * (or created for a table holding none) before composing. Nothing here creates a key: a key made up beside data
+ * sealed under another one would answer 500 to every read. An AWS function without SVC_KMS_KEY_ID was granted no
+ * data key (lib/function-groups.ts): it fails closed when asked to seal, rather than writing a master key file to
+ * Lambda's read-only file system at start-up.
  */
 export function dataKeyWrapper(cfg: Config): KeyWrapper {
-  if (cfg.kmsKeyId) return new KmsKeyWrapper(traced(new KMSClient({ region: cfg.region })), cfg.kmsKeyId);
-  if (cfg.mode === "aws") return withoutDataKey;
-  return new MasterKeyWrapper(loadOrCreateMasterKey(join(cfg.dataDir, "master.key")));
+  if (cfg.kmsKeyId) {
+    // Bounded as the table's calls are: KMS away is a 503 within the function's timeout, not a hang.
+    const kms = new KMSClient({
+      region: cfg.region,
+      maxAttempts: TABLE_CALL_LIMITS.maxAttempts,
+      requestHandler: {
+        connectionTimeout: TABLE_CALL_LIMITS.connectionTimeoutMs,
+        requestTimeout: TABLE_CALL_LIMITS.requestTimeoutMs,
+      },
+    });
+    return new KmsKeyWrapper(traced(kms), cfg.kmsKeyId);
+  }
+  if (cfg.mode === "aws") return refusing("This function has no data key (SVC_KMS_KEY_ID is not set)");
+  const key = cfg.masterKeyFile ? readMasterKey(cfg.masterKeyFile) : undefined;
+  if (!key) return refusing("No checked master key (start the service with startLocalService / npm start)");
+  return new MasterKeyWrapper(key);
 }
 
-const refuseWithoutDataKey = async (): Promise<never> => {
-  throw new Error("This function has no data key (SVC_KMS_KEY_ID is not set): it cannot seal or open data.");
+const refusing = (why: string): KeyWrapper => {
+  const refuse = async (): Promise<never> => {
+    throw new Error(`${why}: it cannot seal or open data.`);
+  };
+  return { generateDataKey: refuse, unwrap: refuse };
 };
-const withoutDataKey: KeyWrapper = { generateDataKey: refuseWithoutDataKey, unwrap: refuseWithoutDataKey };
 
 /**
  * What every HTTP function needs, built once per process: the clock, the table client, the stores behind
@@ -71,6 +90,8 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
     applications,
     sessions,
     idempotency: new DynamoIdempotencyStore(dynamo, cfg.tableName, clock),
+    // GET /healthz: 503 while the table does not answer (probed with a short timeout, cached about a second).
+    storeHealth: new StoreHealth(new DynamoStoreProbe(dynamo, cfg.tableName), clock),
     authenticator: new Authenticator(applications, sessions, rootKey, clock, cfg.authCacheSeconds),
     // Per-tenant request budgets shared by every process through the table (docs/operations.md).
     rateLimiter:

@@ -1,6 +1,7 @@
 import { DomainError, type ErrorKind, type FieldErrors } from "#shared/domain/errors.ts";
 import type { ReactionFailures } from "#shared/domain/reactors/callback-job.ts";
 import { HttpError } from "./errors.ts";
+import { isStoreOutage, OUTAGE_RETRY_AFTER_SECONDS } from "./outage.ts";
 
 /** RFC 9457 problem details, the body of every error response. */
 export interface Problem {
@@ -37,13 +38,25 @@ function headersOf(error: DomainError): Record<string, string> | undefined {
   return undefined;
 }
 
+/** The store could not be reached or answered "busy": worth retrying, unlike an unexpected failure. */
+export const storeUnavailable = () =>
+  new HttpError(
+    503,
+    "unavailable",
+    "Service Unavailable",
+    `The data store cannot be reached right now; retry in ${OUTAGE_RETRY_AFTER_SECONDS} s (with the same SVC-IDEMPOTENCY-KEY for a write).`,
+    undefined,
+    { "retry-after": String(OUTAGE_RETRY_AFTER_SECONDS) },
+  );
+
 /**
- * The one mapping from errors to HTTP: a DomainError by its kind, an HttpError as it is, anything else
- * undefined (an unexpected failure: the caller sees internalProblem only).
+ * The one mapping from errors to HTTP: a DomainError by its kind, an HttpError as it is, a store outage as
+ * 503 with Retry-After (outage.ts), anything else undefined (an unexpected failure: the caller sees
+ * internalProblem only).
  */
 export function httpErrorOf(error: unknown): HttpError | undefined {
   if (error instanceof HttpError) return error;
-  if (!(error instanceof DomainError)) return undefined;
+  if (!(error instanceof DomainError)) return isStoreOutage(error) ? storeUnavailable() : undefined;
   const http = HTTP_OF_KIND[error.kind];
   return new HttpError(
     error.statusFromCode ?? http.status,

@@ -11,6 +11,18 @@ export interface DynamoConnection {
   endpoint?: string;
 }
 
+/**
+ * How long a table call may take, bounded so an unreachable store answers 503 (shared/http/outage.ts) well within
+ * the function's timeout rather than hanging until API Gateway gives up: attempts in all (the SDK's retries of
+ * throttles and dropped connections included), and per attempt the time to connect and the longest silence
+ * while waiting for an answer. 3 × (1 + 6) s plus backoff stays under the functions' 26 s (test/infra).
+ */
+export const TABLE_CALL_LIMITS = {
+  maxAttempts: 3,
+  connectionTimeoutMs: 1000,
+  requestTimeoutMs: 6000,
+} as const;
+
 /** One document client per connection; local endpoints get dummy credentials (DynamoDB Local ignores them). */
 export function createDocumentClient(connection: DynamoConnection): DynamoDBDocumentClient {
   const client = new DynamoDBClient({
@@ -21,7 +33,11 @@ export function createDocumentClient(connection: DynamoConnection): DynamoDBDocu
           credentials: { accessKeyId: "local", secretAccessKey: "local" },
         }
       : {}),
-    maxAttempts: 3,
+    maxAttempts: TABLE_CALL_LIMITS.maxAttempts,
+    requestHandler: {
+      connectionTimeout: TABLE_CALL_LIMITS.connectionTimeoutMs,
+      requestTimeout: TABLE_CALL_LIMITS.requestTimeoutMs,
+    },
   });
   client.middlewareStack.add(
     (next, context) => (args) =>

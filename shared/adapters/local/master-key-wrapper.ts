@@ -10,18 +10,26 @@ function contextAad(context: Record<string, string>): Buffer {
   return Buffer.from(JSON.stringify(Object.entries(context).sort(([a], [b]) => a.localeCompare(b))), "utf8");
 }
 
-/** Reads the local master key, creating it (32 random bytes, mode 600) on first use. */
-export function loadOrCreateMasterKey(file: string): Buffer {
-  if (existsSync(file)) {
-    const key = Buffer.from(readFileSync(file, "utf8").trim(), "base64");
-    if (key.length !== 32) throw new Error(`The master key in ${file} is not 32 bytes of base64`);
-    return key;
-  }
-  mkdirSync(dirname(file), { recursive: true });
+/** The local master key in `file`, or undefined when there is none. */
+export function readMasterKey(file: string): Buffer | undefined {
+  if (!existsSync(file)) return undefined;
+  const key = Buffer.from(readFileSync(file, "utf8").trim(), "base64");
+  if (key.length !== 32) throw new Error(`The master key in ${file} is not 32 bytes of base64`);
+  return key;
+}
+
+/** A new master key (32 random bytes) in `file`, mode 600; never overwrites one. */
+export function createMasterKey(file: string): Buffer {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const key = randomBytes(32);
   writeFileSync(file, `${key.toString("base64")}\n`, { mode: 0o600, flag: "wx" });
   chmodSync(file, 0o600);
   return key;
+}
+
+/** Reads the local master key, creating it on first use (the bench's floor; the service checks it first). */
+export function loadOrCreateMasterKey(file: string): Buffer {
+  return readMasterKey(file) ?? createMasterKey(file);
 }
 
 /** Local stand-in for KMS: data keys wrapped with AES-256-GCM under a master key, the context as AAD. */

@@ -1,4 +1,5 @@
 import { logger } from "#shared/logger.ts";
+import { isStoreOutage } from "../outage.ts";
 import { httpErrorOf, internalProblem, PROBLEM_CONTENT_TYPE, problemFromError } from "../problem.ts";
 import type { SvcMiddleware } from "../request-state.ts";
 
@@ -12,6 +13,12 @@ export function errorHandler(): SvcMiddleware {
       const { error } = request;
       const requestId = request.context.svc?.requestId;
       const known = httpErrorOf(error);
+      // An outage is answered 503 (problem.ts) but still worth a line: the operator should know the store is away.
+      if (isStoreOutage(error))
+        logger.warn("Store unavailable", {
+          request_id: requestId,
+          error_name: error instanceof Error ? error.name : typeof error,
+        });
       if (known) {
         request.response = {
           statusCode: known.status,
