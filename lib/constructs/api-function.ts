@@ -53,6 +53,16 @@ export const TABLE_WRITE_ACTIONS = [
   "dynamodb:BatchWriteItem",
 ] as const;
 
+/** API Gateway's HTTP API gives up on an integration after 29 s (the caller then sees a bare 503/504). */
+export const API_GATEWAY_TIMEOUT_SECONDS = 29;
+
+/**
+ * Below API Gateway's limit, so a function that times out fails while API Gateway still waits (its own error
+ * reaches the logs and the caller at once), and above the longest wait inside a request: the table's bounded
+ * retries (TABLE_CALL_LIMITS), a proxy's destination (25 s) or a synchronous react (at most 25 s).
+ */
+export const API_FUNCTION_TIMEOUT = Duration.seconds(API_GATEWAY_TIMEOUT_SECONDS - 1);
+
 export interface ApiFunctionProps {
   /** Directory under functions/ holding handler.ts (one function per endpoint group). */
   group: string;
@@ -61,7 +71,7 @@ export interface ApiFunctionProps {
   logRetention?: RetentionDays;
   /** Memory in MB (default 512). */
   memorySize?: number;
-  /** Default 29 s, API Gateway's integration timeout. */
+  /** Default API_FUNCTION_TIMEOUT, below API Gateway's 29 s integration timeout. */
   timeout?: Duration;
   /** Repository files copied next to the bundle (the sandbox's child script, which runs as its own process). */
   copyFiles?: string[];
@@ -101,8 +111,7 @@ export class ApiFunction extends Construct {
       runtime: NODE_RUNTIME,
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
-      // API Gateway's integration timeout is 29 s; running longer would only burn time nobody waits for.
-      timeout: props.timeout ?? Duration.seconds(29),
+      timeout: props.timeout ?? API_FUNCTION_TIMEOUT,
       tracing: Tracing.ACTIVE,
       role: this.role,
       logGroup: this.logGroup,

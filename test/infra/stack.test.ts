@@ -13,15 +13,22 @@ import { AwsSolutionsChecks } from "cdk-nag";
 import type { IConstruct } from "constructs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "#lib/app.ts";
-import { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from "#lib/constructs/api-function.ts";
+import {
+  API_FUNCTION_TIMEOUT,
+  API_GATEWAY_TIMEOUT_SECONDS,
+  TABLE_READ_ACTIONS,
+  TABLE_WRITE_ACTIONS,
+} from "#lib/constructs/api-function.ts";
 import { FUNCTION_ACCESS, type GroupAccess } from "#lib/function-groups.ts";
 import type { VaultStack } from "#lib/vault-stack.ts";
 import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
+import { TABLE_CALL_LIMITS } from "#shared/adapters/dynamodb/client.ts";
 import { routeList } from "#shared/api/index.ts";
-import { CONFIG_VARIABLES } from "#shared/config.ts";
+import { CONFIG_VARIABLES, loadConfig } from "#shared/config.ts";
 import { LIBRARY_VARIABLES } from "#shared/config-docs.ts";
 import { preflightRoutes } from "#shared/http/cors.ts";
 import { FUNCTION_GROUPS, type FunctionGroup, routeKeyOf } from "#shared/http/route.ts";
+import { DEFAULT_TIMEOUT_MS as PROXY_TIMEOUT_MS } from "#shared/proxy/forward.ts";
 import {
   actionsOf,
   asArray,
@@ -144,13 +151,30 @@ describe("functions", () => {
       Architectures: ["arm64"],
       TracingConfig: { Mode: "Active" },
       MemorySize: 512,
-      Timeout: 29,
+      Timeout: API_FUNCTION_TIMEOUT.toSeconds(),
       Handler: "index.handler",
     });
     const ownLogGroup = idOf(stack.http.functions[group].logGroup);
     expect(props.LoggingConfig).toEqual({ LogGroup: { Ref: ownLogGroup } });
     expect(template.toJSON().Resources[ownLogGroup].Properties).toEqual({ RetentionInDays: 30 });
   });
+
+  it.each(FUNCTION_GROUPS)(
+    "%s: times out below API Gateway's 29 s, and after the longest wait a request may hold",
+    (group) => {
+      const timeout = template.toJSON().Resources[fnId(group)].Properties.Timeout as number;
+      // The table's calls fail within their bounded attempts (an outage answers 503 before the function dies).
+      const tableWorstCase =
+        (TABLE_CALL_LIMITS.maxAttempts *
+          (TABLE_CALL_LIMITS.connectionTimeoutMs + TABLE_CALL_LIMITS.requestTimeoutMs)) /
+        1000;
+
+      expect(timeout).toBeLessThan(API_GATEWAY_TIMEOUT_SECONDS);
+      expect(timeout).toBeGreaterThan(tableWorstCase);
+      expect(timeout).toBeGreaterThan(PROXY_TIMEOUT_MS / 1000);
+      expect(timeout).toBeGreaterThan(loadConfig({ SVC_MODE: "local" }).syncReactTimeoutMs / 1000);
+    },
+  );
 
   it.each(FUNCTION_GROUPS)("%s: environment matches the access table", (group) => {
     const env = template.toJSON().Resources[fnId(group)].Properties.Environment.Variables;
