@@ -1,7 +1,10 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
+import { createDocumentClient } from "#shared/adapters/dynamodb/client.ts";
 import { LocalJobQueue } from "#shared/adapters/local/local-job-queue.ts";
+import { openMasterKey } from "#shared/adapters/local/master-key-check.ts";
+import { locateMasterKeyFile } from "#shared/adapters/local/master-key-file.ts";
 import { routeList, routeTable } from "#shared/api/index.ts";
 import { callbackDeps } from "#shared/composition/callbacks.ts";
 import { composeCore } from "#shared/composition/core.ts";
@@ -22,6 +25,7 @@ import type { RenderMeter } from "#shared/domain/tokens/render-budget.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { createHttpHandler } from "#shared/http/lambda.ts";
 import type { FunctionGroup } from "#shared/http/route.ts";
+import { drainable } from "#shared/local/drain.ts";
 import { type DynamoDbLocal, startDynamoDbLocal } from "#shared/local/dynamodb-local.ts";
 import { createGateway, type HttpLambda } from "#shared/local/gateway.ts";
 import { logger } from "#shared/logger.ts";
@@ -125,12 +129,30 @@ export interface LocalServiceOptions {
   proxyAllowPrivate?: boolean;
   /** What measures expression render time (default: CPU time; tests: a meter that counts work). */
   renderMeter?: RenderMeter;
+  /**
+   * The local master key file. Absent: SVC_MASTER_KEY_FILE, else a file under the user's configuration
+   * directory named after the data directory (master-key-file.ts), never inside the data directory.
+   */
+  masterKeyFile?: string;
+  /** Where the DynamoDB Local supervisor's lines go (a restart, giving up). Default: the logger, as warnings. */
+  log?: (line: string) => void;
 }
 
 export interface LocalService {
   url: string;
   deps: LocalDeps;
-  stop(): Promise<void>;
+  /** The master key file in use (checked against the data before the service answered anything). */
+  masterKeyFile: string;
+  /** Lines for the operator from the start-up (a master key moved out of the data directory, …). */
+  notices: string[];
+  /** DynamoDB Local as started here (undefined with an external endpoint). */
+  dynamoDbLocal: DynamoDbLocal | undefined;
+  /**
+   * Drains, then stops: no new connections, requests in flight finish for up to `graceSeconds` (default
+   * SVC_SHUTDOWN_GRACE_SECONDS), and only then the job queue, the sandbox and DynamoDB Local stop. Answers how
+   * many requests were cut at the end of the grace period.
+   */
+  stop(options?: { graceSeconds?: number }): Promise<{ cut: number }>;
 }
 
 /**
@@ -138,16 +160,47 @@ export interface LocalService {
  * in front of the very handlers the Lambdas run.
  */
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
+  const log = options.log ?? ((line: string) => logger.warn(line));
   const dynamo = options.dynamodbEndpoint
     ? undefined
-    : await startDynamoDbLocal(options.inMemory ? {} : { dbPath: `${options.dataDir}/dynamodb` });
+    : await startDynamoDbLocal(
+        options.inMemory
+          ? {}
+          : // Persistent data outlives a crash of Java: restart it (bounded) rather than answer 503 for good.
+            { dbPath: `${options.dataDir}/dynamodb`, supervise: { maxRestarts: 5, log } },
+      );
   const endpoint = options.dynamodbEndpoint ?? (dynamo as DynamoDbLocal).endpoint;
+
+  const notices: string[] = [];
+  let masterKeyFile: string;
+  try {
+    const location = locateMasterKeyFile(
+      options.dataDir,
+      options.masterKeyFile ?? (process.env.SVC_MASTER_KEY_FILE || undefined),
+    );
+    masterKeyFile = location.file;
+    if (location.notice) notices.push(location.notice);
+    const tableName = options.tableName ?? process.env.SVC_TABLE_NAME ?? "svc-vault";
+    // The key is checked against the data before anything is composed or served: a wrong or missing key
+    // refuses to start here, naming the file, rather than answering 500 to every read later.
+    const bootstrap = createDocumentClient({ region: process.env.AWS_REGION ?? "us-east-1", endpoint });
+    try {
+      await ensureTable(bootstrap, tableName);
+      await openMasterKey({ file: masterKeyFile, dynamo: bootstrap, tableName });
+    } finally {
+      bootstrap.destroy();
+    }
+  } catch (error) {
+    await dynamo?.stop();
+    throw error;
+  }
 
   Object.assign(process.env, {
     SVC_MODE: "local",
     SVC_DYNAMODB_ENDPOINT: endpoint,
     SVC_DATA_DIR: options.dataDir,
     SVC_ROOT_KEY: options.rootKey,
+    SVC_MASTER_KEY_FILE: masterKeyFile,
     SVC_TEST_CLOCK: options.testClock ? "1" : "0",
     ...(options.tableName ? { SVC_TABLE_NAME: options.tableName } : {}),
     ...(options.proxyAllowPrivate === undefined
@@ -156,7 +209,6 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   });
   resetConfig();
   const deps = composeLocal(config(), options.renderMeter ? { renderMeter: options.renderMeter } : {});
-  await ensureTable(deps.dynamo, config().tableName);
 
   // The AWS stack runs the sweep every 15 minutes; locally a timer does, on the same (possibly test) clock.
   const sweepTimer = setInterval(() => {
@@ -170,6 +222,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   await deps.sandbox.warm?.();
 
   const server: Server = createGateway(routeList, localHandlers(deps));
+  const drainer = drainable(server);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -191,15 +244,19 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   return {
     url: `http://${options.host ?? "127.0.0.1"}:${port}`,
     deps,
-    stop: async () => {
+    masterKeyFile,
+    notices,
+    dynamoDbLocal: dynamo,
+    stop: async (stopOptions = {}) => {
+      // First the requests in flight (they may use the queue, the sandbox and the store), then the rest.
+      const cut = await drainer.drain((stopOptions.graceSeconds ?? config().shutdownGraceSeconds) * 1000);
       unprotect();
       clearInterval(sweepTimer);
       await deps.localJobQueue.stop();
       await deps.sandbox.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
       deps.dynamo.destroy();
       await dynamo?.stop();
+      return { cut };
     },
   };
 }

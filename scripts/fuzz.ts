@@ -128,6 +128,7 @@ async function main(): Promise<number> {
     port: 0,
     rootKey,
     dataDir,
+    masterKeyFile: `${dataDir}.master.key`,
     dynamodbEndpoint: dynamo.endpoint,
     testClock: true,
     tableName: "svc-fuzz",

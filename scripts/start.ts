@@ -23,14 +23,33 @@ function protoDisabled(): boolean {
 
 /**
  * Started without the flag (`node --import tsx scripts/start.ts`, `tsx scripts/start.ts`): run this script
- * again in a child that has it, pass signals on, and exit as the child does.
+ * again in a child that has it, pass signals on, and exit as the child does. The IPC channel tells the child
+ * when this process is gone, even by SIGKILL (see watchParent).
  */
 function relaunchHardened(): void {
   const child = spawn(process.execPath, [HARDENING_FLAG, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: "inherit",
+    stdio: ["inherit", "inherit", "inherit", "ipc"],
   });
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
   child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+/**
+ * No process of the tree outlives its parent: this one stops (draining) when the process that started it
+ * (`npm start`, or the unhardened relaunch above) is gone, even killed by SIGKILL. With an IPC channel its
+ * disconnect says so; otherwise the parent pid changing (re-parenting) does, checked every second.
+ */
+function watchParent(stop: (why: string) => void): void {
+  if (process.channel) {
+    process.once("disconnect", () => stop("parent process exited"));
+    process.channel.unref();
+    return;
+  }
+  const parent = process.ppid;
+  if (parent <= 1) return;
+  setInterval(() => {
+    if (process.ppid !== parent) stop("parent process exited");
+  }, 1000).unref();
 }
 
 const startedAt = Date.now();
@@ -63,21 +82,31 @@ async function main() {
     dataDir,
     dynamodbEndpoint: external,
     testClock: process.env.SVC_TEST_CLOCK === "1" || process.env.SVC_TEST_CLOCK === "true",
+    log: (line) => console.log(`${new Date().toISOString()} ${line}`),
   });
   console.log(`svc-vault is ready at ${service.url} (${((Date.now() - startedAt) / 1000).toFixed(1)} s)`);
   console.log(`Data directory: ${dataDir}`);
+  for (const notice of service.notices) console.log(notice);
+  console.log(`Master key: ${service.masterKeyFile} (back it up apart from the data directory)`);
   if (root.generated) console.log(`Root key (generated, saved to ${root.file}): ${root.key}`);
   else if (!process.env.SVC_ROOT_KEY) console.log(`Root key: read from ${root.file}`);
   console.log(`Object.prototype.__proto__ access throws (${HARDENING_FLAG})`);
   if (service.deps.testClock) console.log('Test clock enabled: POST /_test/clock {"advance_seconds": n}');
 
+  // A signal drains: no new connections, requests in flight answered (up to SVC_SHUTDOWN_GRACE_SECONDS), then
+  // the sandbox and DynamoDB Local stop. Later signals change nothing: a terminal's Ctrl-C reaches this process
+  // both directly and forwarded by npm (or the relaunching parent), and the grace period bounds the wait anyway.
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (why: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`\n${signal}: stopping…`);
+    console.log(`\n${why}: draining (up to ${service.deps.config.shutdownGraceSeconds} s), then stopping…`);
     service.stop().then(
-      () => process.exit(0),
+      ({ cut }) => {
+        if (cut > 0) console.log(`${cut} requests were still running at the end of the grace period`);
+        console.log("Stopped");
+        process.exit(0);
+      },
       (error: unknown) => {
         console.error(error);
         process.exit(1);
@@ -86,6 +115,7 @@ async function main() {
   };
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
+  watchParent(stop);
 }
 
 if (!protoDisabled()) relaunchHardened();

@@ -46,12 +46,19 @@ async function start(
       port: 0,
       rootKey: required("BENCH_ROOT_KEY"),
       dataDir,
+      masterKeyFile: `${dataDir}.master.key`,
       dynamodbEndpoint,
       testClock: false,
       // The proxy scenario's destination runs on 127.0.0.1 (off by default since issue 10).
       proxyAllowPrivate: true,
     });
-    return { url: service.url, dynamo: service.deps.dynamo, stop: () => service.stop() };
+    return {
+      url: service.url,
+      dynamo: service.deps.dynamo,
+      stop: async () => {
+        await service.stop();
+      },
+    };
   }
   throw new Error(`unknown target ${target}; use floor, service or destination`);
 }

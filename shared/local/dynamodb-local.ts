@@ -7,6 +7,8 @@ import { fileURLToPath } from "node:url";
 
 export interface DynamoDbLocal {
   endpoint: string;
+  /** The running Java process's id (the chaos run kills it), undefined between a death and its restart. */
+  readonly javaPid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -15,6 +17,11 @@ export interface DynamoDbLocalOptions {
   dbPath?: string;
   port?: number;
   startTimeoutMs?: number;
+  /**
+   * Restart DynamoDB Local on the same port when it dies, at most `maxRestarts` times in a row (a run of a
+   * minute resets the count), each after a doubling pause and with a log line. Absent: not restarted.
+   */
+  supervise?: { maxRestarts: number; log: (line: string) => void };
 }
 
 /** DynamoDB Local ships as a jar inside the npm package amplify-dynamodb-simulator. */
@@ -72,6 +79,93 @@ function exited(child: ChildProcess): Promise<void> {
 const LOOPBACK_CONFIGURATION = fileURLToPath(new URL("./dynamodb-local-loopback.xml", import.meta.url));
 
 /**
+ * The watchdog between this process and Java: Java runs in the background of a small shell, whose stdin is a
+ * pipe from this process. `cat` returns when the pipe closes, that is when this process ends it (stop) or dies,
+ * even by SIGKILL, so Java never outlives its parent; then TERM, and KILL after 5 s. The shell prints Java's pid
+ * first, and exits with Java (ending its watcher, so no late KILL can reach a reused pid).
+ */
+const WATCHDOG = `
+exec 3<&0
+java "$@" </dev/null 3<&- &
+pid=$!
+echo "$pid"
+( cat <&3 >/dev/null; kill -TERM "$pid" 2>/dev/null; sleep 5; kill -KILL "$pid" 2>/dev/null ) &
+exec 3<&-
+watcher=$!
+wait "$pid"
+status=$?
+kill "$watcher" 2>/dev/null
+exit "$status"
+`;
+
+interface Launched {
+  child: ChildProcess;
+  javaPid: number | undefined;
+  output: () => string;
+}
+
+function launch(dir: string, args: string[]): Launched {
+  const child = spawn(
+    "sh",
+    [
+      "-c",
+      WATCHDOG,
+      "dynamodb-local",
+      "-Xmx512m",
+      `-Djava.library.path=${join(dir, "DynamoDBLocal_lib")}`,
+      "-cp",
+      join(dir, "DynamoDBLocal.jar"),
+      "org.eclipse.jetty.xml.XmlConfiguration",
+      `ddb.args=${args.join("\n")}`,
+      LOOPBACK_CONFIGURATION,
+    ],
+    // Its own process group: a terminal's Ctrl-C reaches the service, which drains before stopping Java.
+    { cwd: dir, stdio: ["pipe", "pipe", "pipe"], detached: true },
+  );
+  let output = "";
+  const launched: Launched = { child, javaPid: undefined, output: () => output };
+  child.stdout?.on("data", (chunk: Buffer) => {
+    if (launched.javaPid === undefined) {
+      const first = /^(\d+)\n/.exec(chunk.toString());
+      if (first) launched.javaPid = Number(first[1]);
+    }
+    output = (output + chunk.toString()).slice(-4000);
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  });
+  // The pipe is the parent-death signal only: writes never happen, and its end must not crash this process.
+  child.stdin?.on("error", () => undefined);
+  return launched;
+}
+
+async function untilListening(launched: Launched, port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await canConnect(port))) {
+    if (launched.child.exitCode !== null || launched.child.signalCode !== null)
+      throw new Error(`DynamoDB Local exited during start-up:\n${launched.output()}`);
+    if (Date.now() > deadline) {
+      kill(launched);
+      throw new Error(`DynamoDB Local did not open port ${port} in time:\n${launched.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function kill(launched: Launched): void {
+  if (launched.javaPid !== undefined)
+    try {
+      process.kill(launched.javaPid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  launched.child.kill("SIGKILL");
+}
+
+/** A run this long counts as healthy again: the restart count starts over. */
+const HEALTHY_RUN_MS = 60_000;
+
+/**
  * Starts DynamoDB Local with the machine's Java; `-disableTelemetry` always (it phones home otherwise).
  *
  * It listens on 127.0.0.1 only. DynamoDB Local checks no credentials and has no bind-address option (its
@@ -89,45 +183,68 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   // One argument per line in the property; a path holding a line break cannot be passed that way.
   if (args.some((arg) => /[\r\n]/.test(arg)))
     throw new Error("The DynamoDB Local data path must not contain line breaks.");
-  const child = spawn(
-    "java",
-    [
-      "-Xmx512m",
-      `-Djava.library.path=${join(dir, "DynamoDBLocal_lib")}`,
-      "-cp",
-      join(dir, "DynamoDBLocal.jar"),
-      "org.eclipse.jetty.xml.XmlConfiguration",
-      `ddb.args=${args.join("\n")}`,
-      LOOPBACK_CONFIGURATION,
-    ],
-    { cwd: dir, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  // Never leave a Java process behind when this process exits, however it exits (short of SIGKILL).
-  const killOnExit = () => child.kill("SIGKILL");
-  process.once("exit", killOnExit);
-  let output = "";
-  const collect = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-4000);
-  };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
+  const startTimeoutMs = options.startTimeoutMs ?? 30_000;
 
-  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
-  while (!(await canConnect(port))) {
-    if (child.exitCode !== null) throw new Error(`DynamoDB Local exited during start-up:\n${output}`);
-    if (Date.now() > deadline) {
-      child.kill("SIGKILL");
-      throw new Error(`DynamoDB Local did not open port ${port} in time:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let current = launch(dir, args);
+  let stopping = false;
+  // Never leave a Java process behind when this process exits normally (the watchdog covers the rest).
+  const killOnExit = () => kill(current);
+  process.once("exit", killOnExit);
+  await untilListening(current, port, startTimeoutMs);
+
+  let restarts = 0;
+  let startedAt = Date.now();
+  const supervise = (launched: Launched) => {
+    const supervisor = options.supervise;
+    if (!supervisor) return;
+    launched.child.once("exit", (code, signal) => {
+      if (stopping) return;
+      launched.child.stdin?.destroy();
+      if (Date.now() - startedAt >= HEALTHY_RUN_MS) restarts = 0;
+      const how = signal ? `signal ${signal}` : `code ${code}`;
+      if (restarts >= supervisor.maxRestarts) {
+        supervisor.log(
+          `DynamoDB Local exited (${how}); ${restarts} restarts in a row already, not restarting again`,
+        );
+        return;
+      }
+      restarts += 1;
+      const pauseMs = 500 * 2 ** (restarts - 1);
+      supervisor.log(
+        `DynamoDB Local exited (${how}); restarting on port ${port} in ${pauseMs} ms (restart ${restarts} of at most ${supervisor.maxRestarts})`,
+      );
+      setTimeout(() => {
+        if (stopping) return;
+        current = launch(dir, args);
+        startedAt = Date.now();
+        supervise(current);
+        untilListening(current, port, startTimeoutMs).then(
+          () => supervisor.log(`DynamoDB Local restarted on port ${port}`),
+          (error: unknown) =>
+            supervisor.log(
+              `DynamoDB Local failed to restart: ${error instanceof Error ? error.message.split("\n")[0] : error}`,
+            ),
+        );
+      }, pauseMs).unref();
+    });
+  };
+  supervise(current);
+
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    get javaPid() {
+      return current.child.exitCode === null && current.child.signalCode === null
+        ? current.javaPid
+        : undefined;
+    },
     stop: async () => {
+      stopping = true;
       process.off("exit", killOnExit);
-      if (child.exitCode !== null) return;
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+      const { child } = current;
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      // Closing the pipe is the watchdog's signal: TERM to Java, KILL after 5 s; the shell exits with Java.
+      child.stdin?.end();
+      const timer = setTimeout(() => kill(current), 7000);
       await exited(child);
       clearTimeout(timer);
     },

@@ -1,8 +1,13 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
+import { alive, commandLine, descendants } from "#test/support/process-tree.ts";
+import { openProxy } from "#test/support/proxies.ts";
 
 let child: ChildProcess | undefined;
 afterAll(() => {
@@ -120,4 +125,200 @@ describe("npm start (the local contract)", () => {
     expect(output).not.toContain("Root key (generated");
     expect(tenant.status).toBe(201);
   }, 60_000);
+});
+
+/** A start of the service as an operator runs it, its output collected. */
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function launch(command: string, args: string[], env: Record<string, string>): Started {
+  let output = "";
+  const started = spawn(command, args, {
+    env: { ...process.env, SVC_DYNAMODB_ENDPOINT: "", SVC_ROOT_KEY: "", SVC_MASTER_KEY_FILE: "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child = started;
+  started.stdout?.on("data", (c: Buffer) => {
+    output += c.toString();
+  });
+  started.stderr?.on("data", (c: Buffer) => {
+    output += c.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => started.once("exit", (code) => resolve(code)));
+  return { child: started, output: () => output, exited };
+}
+
+/** `node --import tsx scripts/start.ts` (it relaunches itself hardened, as the first test shows). */
+const startScript = (env: Record<string, string>) =>
+  launch(process.execPath, ["--import", "tsx", "scripts/start.ts"], env);
+
+async function ready(started: Started): Promise<void> {
+  await waitFor(() => started.output().includes("ready at") || started.child.exitCode !== null, 60_000);
+  if (!started.output().includes("ready at")) throw new Error(`not ready; output:\n${started.output()}`);
+}
+
+const freePort = () => 20_000 + Math.floor(Math.random() * 20_000);
+
+describe("the local master key (issue 17 point 10)", () => {
+  it("lives outside the data directory, and a start against data sealed under another key (or none) refuses before /healthz answers", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "svc-mk-data-"));
+    const configHome = mkdtempSync(join(tmpdir(), "svc-mk-config-"));
+    const port = freePort();
+    const base = { PORT: String(port), SVC_DATA_DIR: dataDir };
+
+    // 1. A first start makes the key under the user's configuration directory and seals a token with it.
+    const first = startScript({ ...base, XDG_CONFIG_HOME: configHome });
+    await ready(first);
+    const keyFile = /Master key: (\S+)/.exec(first.output())?.[1] ?? "";
+    const rootKey = readFileSync(join(dataDir, "root-key"), "utf8").trim();
+    const api = `http://127.0.0.1:${port}`;
+    const post = (path: string, key: string, body: unknown) =>
+      fetch(`${api}${path}`, {
+        method: "POST",
+        headers: { "svc-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({
+        status: r.status,
+        body: (await r.json()) as { id: string; key: string; management_key: string },
+      }));
+    const tenant = await post("/tenants", rootKey, { name: "Sealed" });
+    const owner = await post("/applications", tenant.body.management_key, {
+      name: "owner",
+      type: "private",
+      permissions: ["token:create", "token:read"],
+    });
+    const token = await post("/tokens", owner.body.key, {
+      type: "token",
+      data: "sealed under the first key",
+    });
+    expect(token.status).toBe(201);
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+
+    // 2. The data directory alone (restored on another machine, say): no key at the default place.
+    const elsewhere = mkdtempSync(join(tmpdir(), "svc-mk-elsewhere-"));
+    const withoutKey = startScript({ ...base, XDG_CONFIG_HOME: elsewhere });
+    let healthy = false;
+    const polling = setInterval(() => {
+      fetch(`${api}/healthz`).then(
+        (r) => {
+          healthy ||= r.status === 200;
+        },
+        () => undefined,
+      );
+    }, 100);
+    const withoutKeyCode = await withoutKey.exited;
+
+    // 3. Another key named by SVC_MASTER_KEY_FILE.
+    const wrongKeyFile = join(elsewhere, "other.key");
+    writeFileSync(wrongKeyFile, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
+    const wrongKey = startScript({ ...base, XDG_CONFIG_HOME: elsewhere, SVC_MASTER_KEY_FILE: wrongKeyFile });
+    const wrongKeyCode = await wrongKey.exited;
+    clearInterval(polling);
+
+    // 4. A key from before issue 17, inside the data directory: moved out on start, and it opens the data.
+    const legacyConfigHome = mkdtempSync(join(tmpdir(), "svc-mk-legacy-"));
+    writeFileSync(join(dataDir, "master.key"), readFileSync(keyFile), { mode: 0o600 });
+    const migrated = startScript({ ...base, XDG_CONFIG_HOME: legacyConfigHome });
+    await ready(migrated);
+    const read = await fetch(`${api}/tokens/${token.body.id}`, {
+      headers: { "svc-api-key": owner.body.key },
+    });
+    const movedTo = /Master key: (\S+)/.exec(migrated.output())?.[1] ?? "";
+    migrated.child.kill("SIGTERM");
+    await migrated.exited;
+
+    expect(keyFile.startsWith(join(configHome, "svc-vault"))).toBe(true);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(existsSync(join(dataDir, "master.key"))).toBe(false);
+    expect(withoutKeyCode).toBe(1);
+    expect(withoutKey.output()).toContain(join(elsewhere, "svc-vault"));
+    expect(existsSync(join(elsewhere, "svc-vault"))).toBe(false);
+    expect(wrongKeyCode).toBe(1);
+    expect(wrongKey.output()).toContain(wrongKeyFile);
+    expect(healthy).toBe(false);
+    expect(read.status).toBe(200);
+    expect(movedTo.startsWith(join(legacyConfigHome, "svc-vault"))).toBe(true);
+    expect(migrated.output()).toContain("Moved the master key out of the data directory");
+    expect(readFileSync(movedTo).equals(readFileSync(keyFile))).toBe(true);
+  }, 240_000);
+});
+
+describe("stopping (issue 18 point 2)", () => {
+  it("SIGTERM to npm start answers the request in flight, refuses new connections, and leaves no process behind", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "svc-drain-"));
+    const port = freePort();
+    // A destination that holds the proxied request until the test lets it go: a request in flight, for sure.
+    let release: () => void = () => undefined;
+    let arrived = false;
+    const destination = createServer((_req, res) => {
+      arrived = true;
+      release = () => res.writeHead(200, { "content-type": "application/json" }).end('{"charged":true}');
+    });
+    await new Promise<void>((resolve) => destination.listen(0, "127.0.0.1", resolve));
+    const destinationUrl = `http://127.0.0.1:${(destination.address() as AddressInfo).port}`;
+    const npm = launch("npm", ["start"], {
+      PORT: String(port),
+      SVC_DATA_DIR: dataDir,
+      XDG_CONFIG_HOME: join(dataDir, "config"),
+      SVC_PROXY_ALLOW_PRIVATE: "1",
+    });
+    await ready(npm);
+    const rootKey = readFileSync(join(dataDir, "root-key"), "utf8").trim();
+    const proxyKey = await openProxy(`http://127.0.0.1:${port}`, rootKey, destinationUrl);
+    const tree = descendants(npm.child.pid as number);
+    const commands = tree.map(commandLine);
+
+    const inFlight = fetch(`http://127.0.0.1:${port}/proxy`, {
+      method: "POST",
+      headers: { "svc-proxy-key": proxyKey, "content-type": "application/json" },
+      body: "{}",
+    });
+    await waitFor(() => arrived, 30_000);
+    npm.child.kill("SIGTERM");
+    await waitFor(() => npm.output().includes("draining"), 30_000);
+    const newConnection = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.status,
+      () => "refused",
+    );
+    release();
+    const answer = await inFlight;
+    const code = await npm.exited;
+    await waitFor(() => tree.every((pid) => !alive(pid)), 30_000).catch(() => undefined);
+    destination.close();
+
+    expect(newConnection).toBe("refused");
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual({ charged: true });
+    expect(code).toBe(0);
+    expect(commands.some((command) => command.includes("DynamoDBLocal"))).toBe(true);
+    expect(tree.filter(alive).map(commandLine)).toEqual([]);
+  }, 120_000);
+
+  it("no child outlives the API process killed with SIGKILL: Java and the sandbox watch their parent", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "svc-orphans-"));
+    const started = startScript({
+      PORT: String(freePort()),
+      SVC_DATA_DIR: dataDir,
+      XDG_CONFIG_HOME: join(dataDir, "config"),
+    });
+    await ready(started);
+    // The hardened child is the API process; below it DynamoDB Local's watchdog and Java, and the sandbox.
+    const api = descendants(started.child.pid as number).find((pid) =>
+      commandLine(pid).includes("scripts/start.ts"),
+    ) as number;
+    const below = descendants(api);
+    const commands = below.map(commandLine);
+
+    process.kill(api, "SIGKILL");
+    await waitFor(() => below.every((pid) => !alive(pid)), 30_000).catch(() => undefined);
+    started.child.kill("SIGKILL");
+
+    expect(commands.some((command) => command.includes("DynamoDBLocal"))).toBe(true);
+    expect(commands.some((command) => command.includes("child.mjs"))).toBe(true);
+    expect(below.filter(alive).map(commandLine)).toEqual([]);
+  }, 120_000);
 });

@@ -30,6 +30,8 @@ export function useService(options: UseServiceOptions = {}): TestService {
       port: 0,
       rootKey,
       dataDir: `/tmp/svc-test-${process.pid}`,
+      // Beside the data directory, not under the user's configuration directory: tests leave nothing in $HOME.
+      masterKeyFile: `/tmp/svc-test-${process.pid}.master.key`,
       dynamodbEndpoint: inject("dynamodbEndpoint"),
       testClock: true,
       // A table per test file: each file moves its own test clock, and the sweep's progress is per table.

@@ -13,6 +13,7 @@
  *   APIKEY#<sha256>           META                      key lookup for authentication
  *   TENANT#<tid>#LOG#<shard>  <created_at>#<lid>        audit log, write-sharded; GSI1 by entity id
  *   IDEMP#<scope>#<key>       META                      idempotency record
+ *   SYSTEM#MASTERKEY          CHECK                     local master key's check value (master-key-check.ts)
  */
 export const TABLE_KEYS = {
   partitionKey: "PK",
@@ -39,6 +40,7 @@ export const keys = {
   logShard: (tenantId: string, shard: number) => `TENANT#${tenantId}#LOG#${shard}`,
   logEntity: (tenantId: string, entityId: string) => `TENANT#${tenantId}#LOGENTITY#${entityId}`,
   idempotency: (scope: string, key: string) => ({ PK: `IDEMP#${scope}#${key}`, SK: "META" }),
+  masterKeyCheck: { PK: "SYSTEM#MASTERKEY", SK: "CHECK" },
 } as const;
 
 export function epochSeconds(date: Date): number {
