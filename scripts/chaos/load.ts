@@ -110,8 +110,9 @@ export class Load {
           return;
         }
       } catch (error) {
-        attempt.failed =
-          error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.name) : "error";
+        const cause = error instanceof Error ? (error.cause as { code?: string } | undefined) : undefined;
+        attempt.failed = cause?.code ?? (error instanceof Error ? error.name : "error");
+        this.count(attempt.failed);
       } finally {
         this.inFlight.delete(attempt);
       }

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
+import { constants } from "node:os";
 import { createServer, Socket } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -201,7 +202,12 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
       if (stopping) return;
       launched.child.stdin?.destroy();
       if (Date.now() - startedAt >= HEALTHY_RUN_MS) restarts = 0;
-      const how = signal ? `signal ${signal}` : `code ${code}`;
+      // The watchdog shell exits with Java's status: 128 + n when Java died of signal n.
+      const bySignal =
+        code !== null && code > 128
+          ? Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0]
+          : undefined;
+      const how = signal ? `signal ${signal}` : bySignal ? `signal ${bySignal}` : `code ${code}`;
       if (restarts >= supervisor.maxRestarts) {
         supervisor.log(
           `DynamoDB Local exited (${how}); ${restarts} restarts in a row already, not restarting again`,

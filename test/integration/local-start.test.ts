@@ -298,14 +298,32 @@ describe("stopping (issue 18 point 2)", () => {
     expect(tree.filter(alive).map(commandLine)).toEqual([]);
   }, 120_000);
 
-  it("no child outlives the API process killed with SIGKILL: Java and the sandbox watch their parent", async () => {
+  it("restarts DynamoDB Local when it dies, and no child outlives the API process killed with SIGKILL", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "svc-orphans-"));
+    const port = freePort();
     const started = startScript({
-      PORT: String(freePort()),
+      PORT: String(port),
       SVC_DATA_DIR: dataDir,
       XDG_CONFIG_HOME: join(dataDir, "config"),
     });
     await ready(started);
+    const health = () => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status);
+    const healthyBefore = await health();
+
+    // DynamoDB Local dies under the live API: the supervisor starts it again, with a line, and health follows.
+    const firstJava = descendants(started.child.pid as number).find((pid) =>
+      commandLine(pid).includes("DynamoDBLocal.jar"),
+    ) as number;
+    process.kill(firstJava, "SIGKILL");
+    await waitFor(() => started.output().includes("DynamoDB Local restarted"), 60_000);
+    let healthyAfter = 0;
+    await waitFor(() => {
+      void health().then((status) => {
+        healthyAfter = status;
+      });
+      return healthyAfter === 200;
+    }, 30_000).catch(() => undefined);
+
     // The hardened child is the API process; below it DynamoDB Local's watchdog and Java, and the sandbox.
     const api = descendants(started.child.pid as number).find((pid) =>
       commandLine(pid).includes("scripts/start.ts"),
@@ -317,6 +335,9 @@ describe("stopping (issue 18 point 2)", () => {
     await waitFor(() => below.every((pid) => !alive(pid)), 30_000).catch(() => undefined);
     started.child.kill("SIGKILL");
 
+    expect(healthyBefore).toBe(200);
+    expect(started.output()).toMatch(/DynamoDB Local exited \(signal SIGKILL\); restarting on port \d+/);
+    expect(healthyAfter).toBe(200);
     expect(commands.some((command) => command.includes("DynamoDBLocal"))).toBe(true);
     expect(commands.some((command) => command.includes("child.mjs"))).toBe(true);
     expect(below.filter(alive).map(commandLine)).toEqual([]);
