@@ -2,7 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
@@ -280,10 +280,15 @@ describe("stopping (issue 18 point 2)", () => {
     await waitFor(() => arrived, 30_000);
     npm.child.kill("SIGTERM");
     await waitFor(() => npm.output().includes("draining"), 30_000);
-    const newConnection = await fetch(`http://127.0.0.1:${port}/healthz`).then(
-      (r) => r.status,
-      () => "refused",
-    );
+    // A new TCP connection (fetch could reuse an idle keep-alive one, which the drain still answers on).
+    const newConnection = await new Promise<string>((resolve) => {
+      const socket = connect(port, "127.0.0.1");
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve("accepted");
+      });
+      socket.once("error", () => resolve("refused"));
+    });
     release();
     const answer = await inFlight;
     const code = await npm.exited;
