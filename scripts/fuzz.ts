@@ -128,7 +128,8 @@ async function main(): Promise<number> {
     port: 0,
     rootKey,
     dataDir,
-    masterKeyFile: `${dataDir}.master.key`,
+    // A throwaway key for throwaway data: inside the temporary directory, removed with it.
+    masterKeyFile: join(dataDir, "master.key"),
     dynamodbEndpoint: dynamo.endpoint,
     testClock: true,
     tableName: "svc-fuzz",

@@ -11,6 +11,7 @@
  * With BENCH_TRACE=1 it times every DynamoDB call of the target's client (a middleware added from here, the
  * target's code is unchanged) and answers a `stats` message with the calls since the previous one.
  */
+import { join } from "node:path";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { startLocalService } from "#functions/local.ts";
 import { startDestination } from "./destination.ts";
@@ -46,7 +47,8 @@ async function start(
       port: 0,
       rootKey: required("BENCH_ROOT_KEY"),
       dataDir,
-      masterKeyFile: `${dataDir}.master.key`,
+      // A throwaway key for throwaway data: inside the bench's temporary directory, removed with it.
+      masterKeyFile: join(dataDir, "master.key"),
       dynamodbEndpoint,
       testClock: false,
       // The proxy scenario's destination runs on 127.0.0.1 (off by default since issue 10).
