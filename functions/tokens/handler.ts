@@ -4,9 +4,14 @@ import { tokensRoutes } from "#shared/api/tokens.ts";
 import { composeCore } from "#shared/composition/core.ts";
 import { tokenDomain } from "#shared/composition/token-domain.ts";
 import { type Config, config } from "#shared/config.ts";
+import { validationError } from "#shared/domain/errors.ts";
+import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
+import { detokenizeBody } from "#shared/domain/tokens/detokenize-body.ts";
+import { listTokensByCursor } from "#shared/domain/tokens/list-cursor.ts";
 import { deleteToken, getToken, listTokens, patchToken } from "#shared/domain/tokens/manage.ts";
 import { checkStillReadable, presentAgain, presentCreated } from "#shared/domain/tokens/replay.ts";
+import { tokenize } from "#shared/domain/tokens/tokenize.ts";
 import { TOKEN_ENTITY_TYPES } from "#shared/domain/tokens/types.ts";
 import { joinTransaction } from "#shared/domain/transactions.ts";
 import { createHttpHandler, type GroupHandlers, type GroupReplays, replayAs } from "#shared/http/lambda.ts";
@@ -19,6 +24,29 @@ function metadataFilter(query: Record<string, unknown>): Record<string, string> 
     .filter(([name]) => name.startsWith("metadata.") && name.length > "metadata.".length)
     .map(([name, value]) => [name.slice("metadata.".length), String([value].flat()[0])] as const);
   return entries.length ? Object.fromEntries(entries) : undefined;
+}
+
+/**
+ * `metadata={"key":"value"}` (the form the hosted vault's SDK sends) merged with `metadata.<key>=value`
+ * parameters (which win for the same key).
+ */
+function metadataQuery(query: Record<string, unknown>): Record<string, string> | undefined {
+  let fromJson: Record<string, string> = {};
+  if (typeof query.metadata === "string") {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(query.metadata);
+    } catch {
+      parsed = undefined;
+    }
+    if (!isPlainObject(parsed) || !Object.values(parsed).every((v) => typeof v === "string"))
+      throw validationError("metadata must be a JSON object of strings.", {
+        metadata: ['a JSON object of strings, e.g. {"customer":"c-1"}'],
+      });
+    fromJson = parsed as Record<string, string>;
+  }
+  const merged = { ...fromJson, ...metadataFilter(query) };
+  return Object.keys(merged).length ? merged : undefined;
 }
 
 /** Token writes join an open transaction with SVC-TRANSACTION-ID (beta). */
@@ -49,6 +77,26 @@ export const routes: GroupHandlers<Routes, "tokens", TokensDeps> = {
       pageRequest(query),
     );
     return { status: 200, body: envelope(page, query) };
+  },
+  tokenize: async ({ deps, principal, body, event }) => {
+    // A batch is its own transaction: joining the caller's would need its commit to fit one write.
+    if (transactionId(event) !== undefined)
+      throw validationError("POST /tokenize does not join transactions; send it without SVC-TRANSACTION-ID.");
+    return { status: 201, body: await tokenize(deps, principal, body) };
+  },
+  detokenize: async ({ deps, principal, body }) => ({
+    status: 200,
+    body: await detokenizeBody(deps, principal, body),
+  }),
+  listTokensV2: async ({ deps, principal, query }) => {
+    const metadata = metadataQuery(query);
+    const filters = {
+      ...(query.type ? { types: query.type } : {}),
+      ...(query.container !== undefined ? { container: query.container } : {}),
+      ...(query.fingerprint !== undefined ? { fingerprint: query.fingerprint } : {}),
+      ...(metadata ? { metadata } : {}),
+    };
+    return { status: 200, body: await listTokensByCursor(deps, principal, filters, query.size, query.start) };
   },
   getToken: async ({ deps, principal, params }) => ({
     status: 200,

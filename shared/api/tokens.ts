@@ -1,5 +1,16 @@
 import { idParams, paginated } from "#shared/schemas/common.ts";
-import { createTokenBody, listTokensQuery, patchTokenBody, tokenSchema } from "#shared/schemas/tokens.ts";
+import {
+  createTokenBody,
+  cursorPage,
+  detokenizeAnswer,
+  detokenizeBody,
+  listTokensQuery,
+  listTokensV2Query,
+  patchTokenBody,
+  tokenizeAnswer,
+  tokenizeBody,
+  tokenSchema,
+} from "#shared/schemas/tokens.ts";
 import { problem, routeGroup } from "./group.ts";
 
 /** Tokens: tokenize, read, update and delete (session keys may call these). */
@@ -57,6 +68,52 @@ export const tokensRoutes = routeGroup("tokens", {
       200: { description: "Updated token", schema: tokenSchema },
       404: problem("Not found or expired"),
       415: problem("Not application/merge-patch+json"),
+    },
+  },
+  tokenize: {
+    allowSessions: true,
+    method: "POST",
+    path: "/tokenize",
+    auth: "key",
+    permissions: ["token:create"],
+    summary: "Tokenize many at once (up to 250 token requests; all or nothing), answered in the body's shape",
+    body: tokenizeBody,
+    responses: {
+      201: { description: "Every token created (or found by deduplication)", schema: tokenizeAnswer },
+      403: problem("The key lacks token:create on a request's container"),
+      409: problem("An id is taken, or a deduplicated token the key may not read; nothing was stored"),
+    },
+  },
+  detokenize: {
+    allowSessions: true,
+    method: "POST",
+    path: "/detokenize",
+    auth: "key",
+    permissions: ["token:read"],
+    summary: "Replace token expressions in any JSON by the tokens' data, as the caller's token:read shows it",
+    body: detokenizeBody,
+    idempotent: false,
+    responses: {
+      200: { description: "The body, expressions replaced", schema: detokenizeAnswer },
+      400: problem("An unknown token, an invalid expression, or more than 100 tokens"),
+      403: problem("The key lacks token:read on a token's container"),
+    },
+  },
+  listTokensV2: {
+    allowSessions: true,
+    method: "GET",
+    path: "/v2/tokens",
+    auth: "key",
+    permissions: ["token:read"],
+    summary:
+      "List tokens by cursor, newest first (filters: type, container, fingerprint, metadata); no total, each page reads only what it needs",
+    query: listTokensV2Query,
+    responses: {
+      200: {
+        description: "A page of tokens; pagination.next is the next page's start",
+        schema: cursorPage(tokenSchema),
+      },
+      400: problem("Invalid input, or a start cursor of another query or tenant"),
     },
   },
   deleteToken: {

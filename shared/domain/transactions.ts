@@ -181,6 +181,11 @@ export async function rollbackTransaction(
 /** The sweep's rollback of a transaction left open past its expiry. */
 export async function rollbackExpired(deps: TransactionDeps, tenantId: string, id: string): Promise<boolean> {
   const transaction = await deps.transactions.get(tenantId, id);
+  // Committed past its commit point by a request that died before applying it all: finished, never undone.
+  if (transaction?.state === "committed" && transaction.rolling_forward) {
+    await deps.transactions.finishCommit(transaction);
+    return false;
+  }
   if (transaction?.state !== "open") return false;
   const audit = auditEvent(
     deps,
@@ -191,4 +196,60 @@ export async function rollbackExpired(deps: TransactionDeps, tenantId: string, i
     "Transaction rolled back at its expiry",
   );
   return deps.transactions.rollback(transaction, audit, { expired: true });
+}
+
+/**
+ * A batch (POST /tokenize) lives at most this long: past it the sweep rolls back what a request that died left
+ * pending, or finishes what it committed. As long as a function may run (Lambda's 15 minutes), so no running
+ * request sees its batch expire under it.
+ */
+export const BATCH_LIFETIME_SECONDS = 900;
+
+/**
+ * Opens the transaction a batch's writes go through, so they become visible all at once or not at all. It
+ * belongs to no caller's credential (`batch:` never equals an opener), so no transaction route can join, commit
+ * or roll it back: only the request that opened it.
+ */
+export async function openBatch(
+  deps: TransactionDeps,
+  principal: TenantPrincipal,
+  size: number,
+): Promise<{ record: StoredTransaction; context: TransactionContext }> {
+  const now = deps.clock.now();
+  const expiresAt = new Date(now.getTime() + BATCH_LIFETIME_SECONDS * 1000);
+  const record: StoredTransaction = {
+    id: randomUUID(),
+    tenant_id: principal.tenantId,
+    state: "open",
+    created_by: principal.application.id,
+    opened_by: `batch:${openerOf(principal)}`,
+    created_at: now.toISOString(),
+    expires_at: expiresAt.toISOString(),
+  };
+  await deps.transactions.create(
+    record,
+    auditEvent(deps, principal, "transaction", record.id, "create", `Batch of ${size} token requests opened`),
+  );
+  return { record, context: { id: record.id, expiresEpoch: Math.floor(expiresAt.getTime() / 1000) } };
+}
+
+/** Commits a batch; false when it expired or closed first (then nothing of it is visible). */
+export function commitBatch(deps: TransactionDeps, principal: TenantPrincipal, record: StoredTransaction) {
+  return deps.transactions.commit(
+    record,
+    deps.clock.now(),
+    auditEvent(deps, principal, "transaction", record.id, "update", "Batch committed"),
+  );
+}
+
+/** Rolls a batch back after one of its requests failed: nothing of it was ever visible, nothing stays. */
+export async function rollbackBatch(
+  deps: TransactionDeps,
+  principal: TenantPrincipal,
+  record: StoredTransaction,
+): Promise<void> {
+  await deps.transactions.rollback(
+    record,
+    auditEvent(deps, principal, "transaction", record.id, "update", "Batch rolled back"),
+  );
 }

@@ -126,6 +126,33 @@ export type TokenCreateOutcome =
 /** ok; conflict: the token changed, is gone or is held by another transaction; transaction-closed. */
 export type WriteOutcome = "ok" | "conflict" | "transaction-closed";
 
+/** A token to create pending in a transaction, with its deduplication and its create entry. */
+export interface StagedCreate {
+  token: StoredToken;
+  deduplicate: boolean;
+  audit: LogEntry;
+}
+
+/**
+ * written: every entry is written (pending, when staged), but those `duplicates` names (entry index → the live
+ * token holding its fingerprint); id-taken: the entry at `index` names a taken id (nothing more is written);
+ * transaction-closed: the transaction ended.
+ */
+export type StageOutcome =
+  | { outcome: "written"; duplicates: Record<number, string> }
+  | { outcome: "id-taken"; index: number }
+  | { outcome: "transaction-closed" };
+
+/**
+ * createAtOnce's outcome: as staging's (never transaction-closed), too-large when the tokens do not fit one write,
+ * or claimed: deduplicating entries whose fingerprints live tokens hold (those entry index → token id). Nothing is
+ * written unless `written`.
+ */
+export type CreateManyOutcome =
+  | StageOutcome
+  | { outcome: "too-large" }
+  | { outcome: "claimed"; duplicates: Record<number, string> };
+
 export interface TokenStore {
   /**
    * Writes the token, its fingerprint claim, its expiry index entries and its audit entry in one transaction.
@@ -136,9 +163,31 @@ export interface TokenStore {
     options: { deduplicate: boolean; now: Date; transaction?: TransactionContext },
     audit: LogEntry,
   ): Promise<TokenCreateOutcome>;
+  /**
+   * Creates tokens pending in an open transaction, as create does one, in as few writes as fit (many
+   * TransactWriteItems: only the transaction's commit makes them visible, all at once).
+   */
+  stageCreates(entries: StagedCreate[], transaction: TransactionContext, now: Date): Promise<StageOutcome>;
+  /**
+   * Creates tokens in one write (TransactWriteItems), as create does one: visible at once or not at all.
+   * Entries in `skip` (duplicates already known) are left out.
+   */
+  createAtOnce(entries: StagedCreate[], skip: Record<number, string>, now: Date): Promise<CreateManyOutcome>;
+  /** After a commit: the best-effort fingerprint claims of tokens created without deduplication. */
+  claimFingerprints(tokens: StoredToken[], now: Date): Promise<void>;
   get(tenantId: string, id: string): Promise<StoredToken | undefined>;
   getMany(tenantId: string, ids: string[]): Promise<StoredToken[]>;
   list(tenantId: string, filter: TokenListFilter, page: PageRequest): Promise<StorePage<StoredToken>>;
+  /**
+   * A cursor page: at most `size` tokens below the listing position `after`, newest first, reading a bounded
+   * number of items and counting nothing; `next` is the position to go on from (opaque, for the domain to seal).
+   */
+  page(
+    tenantId: string,
+    filter: TokenListFilter,
+    size: number,
+    after: string | undefined,
+  ): Promise<{ items: StoredToken[]; next?: string }>;
   /**
    * Replaces the token if its version is still `expectedVersion` and no live transaction holds it; false
    * otherwise. In a transaction the new version waits on the transaction's op item until commit. Outside one, a
@@ -169,6 +218,8 @@ export interface StoredTransaction {
   opened_by?: string;
   created_at: string;
   expires_at: string;
+  /** Committed in stages (a batch tokenize), its operations not all applied yet: the sweep finishes it. */
+  rolling_forward?: boolean;
 }
 
 export interface TransactionStore {
@@ -176,6 +227,8 @@ export interface TransactionStore {
   get(tenantId: string, id: string): Promise<StoredTransaction | undefined>;
   /** Applies every pending operation at once; false when the transaction is no longer open (or expired). */
   commit(transaction: StoredTransaction, now: Date, audit: LogEntry): Promise<boolean>;
+  /** Applies what a staged commit left unapplied (a request that died after its commit point). */
+  finishCommit(transaction: StoredTransaction): Promise<void>;
   /** Discards every pending operation; false when the transaction is no longer open. */
   rollback(transaction: StoredTransaction, audit: LogEntry, options?: { expired: boolean }): Promise<boolean>;
 }

@@ -2,7 +2,7 @@ import * as z from "zod";
 import { dataSizeProblem, MAX_DATA_BYTES, MAX_MASK_BYTES } from "#shared/domain/tokens/token.ts";
 import { TOKEN_TYPE_NAMES } from "#shared/domain/tokens/types.ts";
 import { containerSchema } from "./applications.ts";
-import { pagingQuery, repeatable, safeKey, storedJson } from "./common.ts";
+import { MAX_PAGE_SIZE, pagingQuery, repeatable, safeKey, storedJson } from "./common.ts";
 
 export const MAX_METADATA_ENTRIES = 20;
 
@@ -81,3 +81,56 @@ export const transactionSchema = z
     expires_at: z.string(),
   })
   .meta({ id: "Transaction" });
+
+/**
+ * POST /tokenize: a token request, an array of them, or an object whose values are token requests (nested). Each
+ * request is checked against createTokenBody by the domain, which names a failing one by its path.
+ */
+export const tokenizeBody = z
+  .union([createTokenBody, z.array(z.unknown()), z.record(z.string(), z.unknown())])
+  .meta({
+    description:
+      "A token request (as POST /tokens takes), an array of them, or an object whose values are token requests, nested; at most 250 requests.",
+  });
+
+/** The same shape, each request replaced by its token. */
+export const tokenizeAnswer = z.unknown().meta({
+  description: "The body's shape, each token request replaced by its token as POST /tokens answers it.",
+});
+
+/** POST /detokenize: any JSON; its strings' `{{ <id> }}` / `{{ token: <id> | filters }}` are replaced. */
+export const detokenizeBody = z.unknown().meta({
+  description:
+    "Any JSON. A string that is exactly one expression becomes the token's data (as token:read shows it); expressions inside longer strings are replaced by their text. At most 100 tokens.",
+});
+
+export const detokenizeAnswer = z.unknown().meta({
+  description: "The body with every expression replaced.",
+});
+
+/** GET /v2/tokens: the hosted vault's query (`metadata` is a JSON object), plus `metadata.<key>=value`. */
+export const listTokensV2Query = z
+  .object({
+    size: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_PAGE_SIZE, { message: `size must be at most ${MAX_PAGE_SIZE}` })
+      .default(20),
+    start: z.string().min(1).max(4096).optional(),
+    type: repeatable(z.string().min(1).max(100)),
+    container: z.string().min(1).max(400).optional(),
+    fingerprint: z.string().min(1).max(200).optional(),
+    metadata: z.string().min(2).max(16_384).optional().meta({
+      description: 'A JSON object of metadata to match, e.g. {"customer":"c-1"} (case-insensitive).',
+    }),
+  })
+  .catchall(z.unknown());
+
+export const cursorPage = <T extends z.ZodType>(item: T) =>
+  z.object({
+    pagination: z
+      .object({ page_size: z.number().int(), next: z.string().optional() })
+      .meta({ id: "CursorPagination" }),
+    data: z.array(item),
+  });

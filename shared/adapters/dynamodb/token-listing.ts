@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient, QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { validationError } from "#shared/domain/errors.ts";
 import type { StoredToken, TokenListFilter } from "#shared/domain/tokens/token.ts";
 import { isEmpty } from "#shared/domain/tokens/visibility.ts";
@@ -26,6 +27,12 @@ function listingFilter(filter: TokenListFilter): FilterBuilder | undefined {
     expression.add(
       `${expression.name("type")} IN (${filter.types.map((t) => expression.value(t)).join(", ")})`,
     );
+  if (filter.containerPrefix !== undefined)
+    expression.add(
+      `begins_with(${expression.name("container")}, ${expression.value(filter.containerPrefix)})`,
+    );
+  if (filter.fingerprint !== undefined)
+    expression.add(`${expression.name("fingerprint")} = ${expression.value(filter.fingerprint)}`);
   for (const [key, value] of Object.entries(filter.metadata ?? {}))
     expression.add(`${expression.name("metadata_lc")}.${expression.name(key)} = ${expression.value(value)}`);
   if (filter.visibility) {
@@ -59,6 +66,76 @@ function listingFilter(filter: TokenListFilter): FilterBuilder | undefined {
   return expression;
 }
 
+function shardQuery(
+  tableName: string,
+  tenantId: string,
+  expression: FilterBuilder,
+  shard: number,
+  upper: string,
+) {
+  return {
+    TableName: tableName,
+    IndexName: TABLE_KEYS.gsi1Name,
+    KeyConditionExpression: "#gpk = :gpk AND #gsk < :upper",
+    FilterExpression: expression.text(),
+    ExpressionAttributeNames: {
+      ...expression.names,
+      "#gpk": TABLE_KEYS.gsi1PartitionKey,
+      "#gsk": TABLE_KEYS.gsi1SortKey,
+    },
+    ExpressionAttributeValues: {
+      ...expression.values,
+      ":gpk": tokenKeys.listing(tenantId, shard),
+      ":upper": upper,
+    },
+    ScanIndexForward: false,
+  } satisfies QueryCommandInput;
+}
+
+/** Items a cursor page evaluates per shard: enough for a full page when most match, never more. */
+export const cursorPageReads = (size: number) => Math.min(Math.max(4 * (size + 1), 100), 1000);
+
+/**
+ * A page of a tenant's tokens for cursor paging, newest first, below `after` (a listing position): one query per
+ * shard, each evaluating at most cursorPageReads(size) items, and no count. So a page costs the same whatever the
+ * tenant's size and however few tokens the filter matches; a selective filter may answer fewer than `size` tokens
+ * (even none) with a `next` to go on from. `next` is a listing position, for the caller to seal.
+ */
+export async function listTokenPage(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  tenantId: string,
+  filter: TokenListFilter,
+  size: number,
+  after: string | undefined,
+): Promise<{ items: StoredToken[]; next?: string }> {
+  const expression = listingFilter(filter);
+  if (!expression) return { items: [] };
+  const shards = Array.from({ length: TOKEN_SHARDS }, (_, shard) => shard);
+  const reads = cursorPageReads(size);
+  const outs = await Promise.all(
+    shards.map((shard) =>
+      client.send(
+        new QueryCommand({
+          ...shardQuery(tableName, tenantId, expression, shard, after ?? "~"),
+          Limit: reads,
+        }),
+      ),
+    ),
+  );
+  // Each shard not read to its end stopped at a position; below the highest of those, some shard is unread, so
+  // only tokens at or above it may be answered (the next page goes on from there).
+  const stops = outs.flatMap((out) => (out.LastEvaluatedKey ? [String(out.LastEvaluatedKey.GSI1SK)] : []));
+  const frontier = stops.sort().at(-1);
+  const matches = outs
+    .flatMap((out) => (out.Items ?? []) as Record<string, unknown>[])
+    .filter((item) => frontier === undefined || String(item.GSI1SK) >= frontier)
+    .sort((a, b) => String(b.GSI1SK).localeCompare(String(a.GSI1SK)));
+  const page = matches.slice(0, size);
+  const next = matches.length > size ? String(page.at(-1)?.GSI1SK) : frontier;
+  return { items: page.map(tokenFromItem), ...(next !== undefined ? { next } : {}) };
+}
+
 /** A page of a tenant's tokens, newest first, merged from every listing shard, with the total that match. */
 export async function listTokens(
   client: DynamoDBDocumentClient,
@@ -76,23 +153,8 @@ export async function listTokens(
     );
   const expression = listingFilter(filter);
   if (!expression) return { items: [], total: 0 };
-  const base = (shard: number, upper: string): QueryCommandInput => ({
-    TableName: tableName,
-    IndexName: TABLE_KEYS.gsi1Name,
-    KeyConditionExpression: "#gpk = :gpk AND #gsk < :upper",
-    FilterExpression: expression.text(),
-    ExpressionAttributeNames: {
-      ...expression.names,
-      "#gpk": TABLE_KEYS.gsi1PartitionKey,
-      "#gsk": TABLE_KEYS.gsi1SortKey,
-    },
-    ExpressionAttributeValues: {
-      ...expression.values,
-      ":gpk": tokenKeys.listing(tenantId, shard),
-      ":upper": upper,
-    },
-    ScanIndexForward: false,
-  });
+  const base = (shard: number, upper: string): QueryCommandInput =>
+    shardQuery(tableName, tenantId, expression, shard, upper);
   const shards = Array.from({ length: TOKEN_SHARDS }, (_, shard) => shard);
   const wanted = offset + page.size + 1;
   const [chunks, counts] = await Promise.all([

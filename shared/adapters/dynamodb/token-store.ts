@@ -9,7 +9,10 @@ import type {
   TransactionContext,
 } from "#shared/domain/tokens/token.ts";
 import type {
+  CreateManyOutcome,
   PageRequest,
+  StagedCreate,
+  StageOutcome,
   StorePage,
   TokenCreateOutcome,
   TokenStore,
@@ -22,11 +25,14 @@ import { epochSeconds } from "./schema.ts";
 import { tokenSweepPuts } from "./sweep-index.ts";
 import { tokenFromItem, tokenItem } from "./token-items.ts";
 import { tokenKeys } from "./token-keys.ts";
-import { listTokens } from "./token-listing.ts";
+import { listTokenPage, listTokens } from "./token-listing.ts";
+import { createAtOnce, stageCreates } from "./token-staging.ts";
 import { LOCK_FREE, lockUpdate, transactionWrites } from "./token-transaction-writes.ts";
 
 /** How long this process trusts that a fingerprint it saw claimed is still claimed (as long as API keys). */
 const HELD_CLAIM_SECONDS = 5;
+/** Best-effort claims sent at once after a batch commits. */
+const CLAIMS_IN_FLIGHT = 10;
 
 /** Tokens in DynamoDB: creates that claim fingerprints, guarded replaces and deletes, and transaction enrolment. */
 export class DynamoTokenStore implements TokenStore {
@@ -102,31 +108,73 @@ export class DynamoTokenStore implements TokenStore {
         if (!claim || reasons[1] !== "ConditionalCheckFailed") throw error;
       }
       // The fingerprint is claimed: answer its live owner, or release a stale claim and try again.
-      const owner = await this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: fingerprintKey, ConsistentRead: true }),
-      );
-      const ownerId = owner.Item?.token_id as string | undefined;
-      if (!ownerId) continue;
-      const existing = await this.get(token.tenant_id, ownerId);
-      // A claim is honoured only for a live token whose current fingerprint is this one: a token whose data or
-      // expression changed since it claimed (a stale claim) must never be handed back for this value. A token
-      // another transaction is still creating does not exist for this caller (until that commits), so its claim
-      // is taken over too: an open transaction, even a public key's, must not hold a value against every
-      // deduplicating create of the tenant for its hour.
-      const pendingElsewhere =
-        existing?.lock?.operation === "create" && existing.lock.transactionId !== transaction?.id;
-      const live =
-        existing &&
-        !pendingElsewhere &&
-        existing.type === token.type &&
-        existing.fingerprint === token.fingerprint &&
-        (!existing.expires_at || Date.parse(existing.expires_at) > options.now.getTime());
-      if (live) return { outcome: "duplicate", tokenId: ownerId } as TokenCreateOutcome;
-      // A claim left by a deleted, expired or changed token: release it (only if it still names that owner),
-      // then claim again.
-      await this.releaseFingerprint(token.tenant_id, token.type, token.fingerprint, ownerId);
+      const ownerId = await this.claimOwner(token, options.now, transaction?.id);
+      if (ownerId) return { outcome: "duplicate", tokenId: ownerId } as TokenCreateOutcome;
     }
     throw new Error("Could not claim the token fingerprint");
+  }
+
+  /**
+   * The live token holding `token`'s fingerprint claim, or undefined after releasing a stale claim (or when
+   * none is held any more): the caller claims again.
+   */
+  private async claimOwner(
+    token: StoredToken,
+    now: Date,
+    transactionId: string | undefined,
+  ): Promise<string | undefined> {
+    const fingerprintKey = tokenKeys.fingerprint(token.tenant_id, token.type, token.fingerprint);
+    const owner = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: fingerprintKey, ConsistentRead: true }),
+    );
+    const ownerId = owner.Item?.token_id as string | undefined;
+    if (!ownerId) return undefined;
+    const existing = await this.get(token.tenant_id, ownerId);
+    // A claim is honoured only for a live token whose current fingerprint is this one: a token whose data or
+    // expression changed since it claimed (a stale claim) must never be handed back for this value. A token
+    // another transaction is still creating does not exist for this caller (until that commits), so its claim
+    // is taken over too: an open transaction, even a public key's, must not hold a value against every
+    // deduplicating create of the tenant for its hour.
+    const pendingElsewhere =
+      existing?.lock?.operation === "create" && existing.lock.transactionId !== transactionId;
+    const live =
+      existing &&
+      !pendingElsewhere &&
+      existing.type === token.type &&
+      existing.fingerprint === token.fingerprint &&
+      (!existing.expires_at || Date.parse(existing.expires_at) > now.getTime());
+    if (live) return ownerId;
+    // A claim left by a deleted, expired or changed token: release it (only if it still names that owner).
+    await this.releaseFingerprint(token.tenant_id, token.type, token.fingerprint, ownerId);
+    return undefined;
+  }
+
+  stageCreates(entries: StagedCreate[], transaction: TransactionContext, now: Date): Promise<StageOutcome> {
+    return stageCreates(this.client, this.tableName, this.audit, entries, transaction, now, (token) =>
+      this.claimOwner(token, now, transaction.id),
+    );
+  }
+
+  createAtOnce(entries: StagedCreate[], skip: Record<number, string>, now: Date): Promise<CreateManyOutcome> {
+    return createAtOnce(this.client, this.tableName, this.audit, entries, skip, now, (token) =>
+      this.claimOwner(token, now, undefined),
+    );
+  }
+
+  async claimFingerprints(tokens: StoredToken[], now: Date): Promise<void> {
+    // A few at a time: best effort, and never more requests in flight than a batch needs.
+    for (let i = 0; i < tokens.length; i += CLAIMS_IN_FLIGHT)
+      await Promise.all(
+        tokens
+          .slice(i, i + CLAIMS_IN_FLIGHT)
+          .map((token) =>
+            this.claimUnlessHeld(
+              tokenKeys.fingerprint(token.tenant_id, token.type, token.fingerprint),
+              token.id,
+              now,
+            ),
+          ),
+      );
   }
 
   async get(tenantId: string, id: string): Promise<StoredToken | undefined> {
@@ -157,6 +205,10 @@ export class DynamoTokenStore implements TokenStore {
 
   list(tenantId: string, filter: TokenListFilter, page: PageRequest): Promise<StorePage<StoredToken>> {
     return listTokens(this.client, this.tableName, tenantId, filter, page);
+  }
+
+  page(tenantId: string, filter: TokenListFilter, size: number, after: string | undefined) {
+    return listTokenPage(this.client, this.tableName, tenantId, filter, size, after);
   }
 
   async replace(

@@ -29,6 +29,19 @@ interface Operation {
 
 const UNLOCK = "REMOVE txn_id, txn_op, txn_expires_epoch";
 
+/**
+ * Writes of a commit or rollback in one TransactWriteItems: DynamoDB's 100, less one for the idempotency effect
+ * record that a write of an idempotent request carries.
+ */
+const SINGLE_WRITE_ITEMS = 99;
+/** Single writes sent at once when a rollback or roll-forward goes item by item. */
+const WRITES_IN_FLIGHT = 10;
+
+async function inGroups<T>(items: T[], run: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += WRITES_IN_FLIGHT)
+    await Promise.all(items.slice(i, i + WRITES_IN_FLIGHT).map(run));
+}
+
 export class DynamoTransactionStore implements TransactionStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -94,46 +107,116 @@ export class DynamoTransactionStore implements TransactionStore {
     return { ConditionExpression: "txn_id = :txn", ExpressionAttributeValues: { ":txn": id } };
   }
 
+  /** The write that applies one operation, if the transaction still holds its token. */
+  private applyWrite(tenantId: string, id: string, op: Operation): Record<string, unknown> {
+    const Key = tokenKeys.token(tenantId, op.token_id);
+    if (op.operation === "create")
+      return { Update: { TableName: this.tableName, Key, UpdateExpression: UNLOCK, ...this.heldBy(id) } };
+    if (op.operation === "update")
+      return {
+        Put: { TableName: this.tableName, Item: op.next as Record<string, unknown>, ...this.heldBy(id) },
+      };
+    return { Delete: { TableName: this.tableName, Key, ...this.heldBy(id) } };
+  }
+
+  private closeWrite(tenantId: string, id: string, now: Date, staged: boolean) {
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: transactionKeys.record(tenantId, id),
+        UpdateExpression: staged
+          ? "SET #state = :committed, rolling_forward = :yes"
+          : "SET #state = :committed",
+        ConditionExpression: "#state = :open AND expires_epoch > :now",
+        ExpressionAttributeNames: { "#state": "state" },
+        ExpressionAttributeValues: {
+          ":committed": "committed",
+          ":open": "open",
+          ":now": epochSeconds(now),
+          ...(staged ? { ":yes": true } : {}),
+        },
+      },
+    };
+  }
+
+  /**
+   * Commits: when every operation fits with the record and the audit entry in one TransactWriteItems, in that one
+   * write (as user transactions, capped at MAX_TRANSACTION_OPERATIONS, always do). Beyond (a batch tokenize), a
+   * staged commit: the commit point is the record's flip to committed (with `rolling_forward`), one conditional
+   * write that a rollback can no longer undo; the operations are then applied in as many writes as they need
+   * (rollForward), and a request that dies before the end is finished by the sweep at the transaction's expiry.
+   */
   async commit(transaction: StoredTransaction, now: Date, audit: LogEntry): Promise<boolean> {
     const { tenant_id: tenantId, id } = transaction;
     const operations = await this.operations(tenantId, id);
-    const writes = operations.map((op) => {
-      const Key = tokenKeys.token(tenantId, op.token_id);
-      if (op.operation === "create")
-        return { Update: { TableName: this.tableName, Key, UpdateExpression: UNLOCK, ...this.heldBy(id) } };
-      if (op.operation === "update")
-        return {
-          Put: { TableName: this.tableName, Item: op.next as Record<string, unknown>, ...this.heldBy(id) },
-        };
-      return { Delete: { TableName: this.tableName, Key, ...this.heldBy(id) } };
-    });
+    const staged = operations.length + 2 > SINGLE_WRITE_ITEMS;
+    const writes = staged ? [] : operations.map((op) => this.applyWrite(tenantId, id, op));
     try {
       await this.client.send(
         new TransactWriteCommand({
           TransactItems: [
             ...writes,
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: transactionKeys.record(tenantId, id),
-                UpdateExpression: "SET #state = :committed",
-                ConditionExpression: "#state = :open AND expires_epoch > :now",
-                ExpressionAttributeNames: { "#state": "state" },
-                ExpressionAttributeValues: {
-                  ":committed": "committed",
-                  ":open": "open",
-                  ":now": epochSeconds(now),
-                },
-              },
-            },
+            this.closeWrite(tenantId, id, now, staged),
             this.audit.put(audit),
-          ],
+          ] as never,
         }),
       );
     } catch (error) {
       if (error instanceof Error && error.name === "TransactionCanceledException") return false;
       throw error;
     }
+    if (staged) await this.rollForward(tenantId, id, operations);
+    await this.afterApply(tenantId, operations);
+    return true;
+  }
+
+  /** Finishes a staged commit a request left unfinished (the sweep, at the transaction's expiry). */
+  async finishCommit(transaction: StoredTransaction): Promise<void> {
+    const operations = await this.operations(transaction.tenant_id, transaction.id);
+    await this.rollForward(transaction.tenant_id, transaction.id, operations);
+    await this.afterApply(transaction.tenant_id, operations);
+  }
+
+  /**
+   * Applies a committed transaction's operations, chunk by chunk; each write is conditioned on the transaction
+   * still holding the token, so running it again (a retry, the sweep) changes nothing already applied. Then the
+   * record's `rolling_forward` goes.
+   */
+  private async rollForward(tenantId: string, id: string, operations: Operation[]): Promise<void> {
+    const writes = operations.map((op) => this.applyWrite(tenantId, id, op));
+    for (let i = 0; i < writes.length; i += SINGLE_WRITE_ITEMS) {
+      const chunk = writes.slice(i, i + SINGLE_WRITE_ITEMS);
+      try {
+        await this.client.send(new TransactWriteCommand({ TransactItems: chunk as never }));
+      } catch (error) {
+        if (!(error instanceof Error && error.name === "TransactionCanceledException")) throw error;
+        // Some were applied already (an earlier attempt): each on its own, skipping those.
+        await inGroups(chunk, (write) => this.sendIgnoringApplied(write));
+      }
+    }
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: transactionKeys.record(tenantId, id),
+        UpdateExpression: "REMOVE rolling_forward",
+      }),
+    );
+  }
+
+  private async sendIgnoringApplied(write: Record<string, unknown>): Promise<void> {
+    const command =
+      "Put" in write
+        ? new PutCommand(write.Put as never)
+        : "Delete" in write
+          ? new DeleteCommand(write.Delete as never)
+          : new UpdateCommand(write.Update as never);
+    await this.client.send(command as never).catch((error: unknown) => {
+      if (!isConditionalCheckFailed(error)) throw error;
+    });
+  }
+
+  /** Claims after the tokens changed: a deleted token's released, an update's moved (best effort). */
+  private async afterApply(tenantId: string, operations: Operation[]): Promise<void> {
     for (const op of operations.filter((o) => o.operation === "delete"))
       await this.tokens.releaseFingerprint(tenantId, op.token_type, op.fingerprint, op.token_id);
     // An update that changed the fingerprint moves its claim (best effort: a claim left behind is stale, and a
@@ -147,7 +230,6 @@ export class DynamoTransactionStore implements TransactionStore {
           op.fingerprint,
           op.token_id,
         );
-    return true;
   }
 
   async rollback(
@@ -175,21 +257,22 @@ export class DynamoTransactionStore implements TransactionStore {
       ExpressionAttributeNames: { "#state": "state" },
       ExpressionAttributeValues: { ":rolledBack": "rolled_back", ":open": "open" },
     };
-    if (options.expired) {
-      // After expiry other writers may already have taken over tokens it held: undo each one still its own.
+    // After expiry other writers may already have taken over tokens it held: undo each one still its own. So too
+    // when the undo does not fit one write (a batch tokenize): closed first, nothing it held can commit after.
+    if (options.expired || undo.length + 2 > SINGLE_WRITE_ITEMS) {
       try {
         await this.client.send(new UpdateCommand(close));
       } catch (error) {
         if (isConditionalCheckFailed(error)) return false;
         throw error;
       }
-      for (const step of undo) {
+      await inGroups(undo, async (step) => {
         const command =
           step.kind === "delete" ? new DeleteCommand(step.input) : new UpdateCommand(step.input);
         await this.client.send(command).catch((error: unknown) => {
           if (!isConditionalCheckFailed(error)) throw error;
         });
-      }
+      });
       await this.client.send(new PutCommand({ TableName: this.tableName, Item: this.audit.item(audit) }));
     } else {
       const items = undo.map((step) =>

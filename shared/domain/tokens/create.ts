@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { normalizeContainer } from "#shared/domain/access-rules.ts";
+import { normalizeContainer, type Transform } from "#shared/domain/access-rules.ts";
 import { recordTokenReads, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
@@ -100,18 +100,33 @@ async function searchHashes(
   return hashes;
 }
 
+/** A create checked and built, not yet written: the token, who may see what of it, and its deduplication. */
+export interface PreparedCreate {
+  token: StoredToken;
+  /** How the answer shows the new token: the rule that granted token:create (and the viewer's token:read). */
+  transform: Transform;
+  /** Whose token:read decides what a deduplicated answer shows. */
+  access: TokenAccess;
+  deduplicate: boolean;
+  /** The data as the caller gave it (the answer shows it without opening the sealed copy). */
+  data: unknown;
+  /** The mask rendered on that data (checked before any write), when the token has one. */
+  masked?: { value: unknown };
+}
+
 /**
- * Creates a token as `principal`. `viewer`: whoever the answer goes to when that is not the principal (a reactor's
- * caller, for tokens its formula created with the reactor's application): the answer then shows no more than the
- * viewer's token:read would, and deduplication hands back only a token both may read.
+ * Checks a create and builds its token, writing nothing: the data against its type, the container, expiry,
+ * mask and expressions, token:create on the container, then the sealed data, fingerprint and search hashes.
+ * `viewer`: whoever the answer goes to when that is not the principal (a reactor's caller, for tokens its
+ * formula created with the reactor's application): the answer then shows no more than the viewer's token:read
+ * would, and deduplication hands back only a token both may read.
  */
-export async function createToken(
+export async function prepareCreate(
   deps: TokenDeps,
   principal: TenantPrincipal,
   input: CreateTokenInput,
-  transaction?: TransactionContext,
   viewer?: TokenAccess,
-) {
+): Promise<PreparedCreate> {
   const spec = typeSpec(input.type);
   const container = containerOf(input.type, input.containers);
   const errors = dataErrors(input.type, input.data);
@@ -178,10 +193,49 @@ export async function createToken(
     created_at: now.toISOString(),
     version: 1,
   };
+  return {
+    token,
+    transform,
+    access,
+    deduplicate: input.deduplicate_token === true,
+    data: input.data,
+    ...(masked ? { masked } : {}),
+  };
+}
 
+/**
+ * The live token a deduplicating create found, as `access` reads it, with its read entry written first; 409
+ * when it is changing or expiring, or when the caller may not read it (others learn no id or data).
+ */
+export async function presentDuplicate(
+  deps: TokenDeps,
+  principal: TenantPrincipal,
+  access: TokenAccess,
+  tokenId: string,
+) {
+  const existing = await deps.tokens.get(principal.tenantId, tokenId);
+  // Deleted meanwhile, expired, or pending in another caller's transaction: nothing to hand back (yet).
+  if (!existing || !isLive(existing, deps.clock.now()))
+    throw conflict("A token with the same fingerprint is changing or expiring; retry later.");
+  const readAs = access.evaluate(existing, "token:read");
+  if (!readAs) throw conflict(DUPLICATE_NOT_READABLE);
+  await recordTokenReads(deps, principal, [existing], "Existing token returned by deduplication");
+  return present(deps, existing, readAs, () => openData(deps, existing));
+}
+
+/** Creates a token as `principal` (see prepareCreate for `viewer`), or joins it to an open transaction. */
+export async function createToken(
+  deps: TokenDeps,
+  principal: TenantPrincipal,
+  input: CreateTokenInput,
+  transaction?: TransactionContext,
+  viewer?: TokenAccess,
+) {
+  const prepared = await prepareCreate(deps, principal, input, viewer);
+  const { token, access, deduplicate } = prepared;
   const outcome = await deps.tokens.create(
     token,
-    { deduplicate: input.deduplicate_token === true, now, transaction },
+    { deduplicate, now: deps.clock.now(), transaction },
     tokenEvent(
       deps,
       principal,
@@ -192,16 +246,13 @@ export async function createToken(
   );
   if (outcome.outcome === "id-taken") throw conflict("A token with this id already exists.");
   if (outcome.outcome === "transaction-closed") throw notFound("The transaction");
-  if (outcome.outcome === "duplicate") {
-    const existing = await deps.tokens.get(principal.tenantId, outcome.tokenId);
-    // Deleted meanwhile, expired, or pending in another caller's transaction: nothing to hand back (yet).
-    if (!existing || !isLive(existing, deps.clock.now()))
-      throw conflict("A token with the same fingerprint is changing or expiring; retry later.");
-    // Handed back only to a caller who may read it, as a read would show it; others learn no id or data.
-    const readAs = access.evaluate(existing, "token:read");
-    if (!readAs) throw conflict(DUPLICATE_NOT_READABLE);
-    await recordTokenReads(deps, principal, [existing], "Existing token returned by deduplication");
-    return present(deps, existing, readAs, () => openData(deps, existing));
-  }
-  return present(deps, token, transform, async () => input.data, masked ? { masked } : {});
+  // Handed back only to a caller who may read it, as a read would show it.
+  if (outcome.outcome === "duplicate") return presentDuplicate(deps, principal, access, outcome.tokenId);
+  return presentNew(deps, prepared);
+}
+
+/** A new token as its create answers it: the create's transform, on the data and mask rendering it was given. */
+export function presentNew(deps: TokenDeps, prepared: PreparedCreate) {
+  const { token, transform, data, masked } = prepared;
+  return present(deps, token, transform, async () => data, masked ? { masked } : {});
 }

@@ -29,11 +29,14 @@ const unknownToken = (id: string) =>
     `The token ${JSON.stringify(id)} in a detokenization expression does not exist.`,
     { code: "unknown-token" },
   );
-const forbiddenToken = (id: string) =>
+const forbiddenToken = (id: string, permission: DetokenizePermission) =>
   new DetokenizeError(
     "forbidden",
-    `The key may not use the token ${JSON.stringify(id)} (token:use on its container).`,
+    `The key may not ${permission === "token:read" ? "read" : "use"} the token ${JSON.stringify(id)} (${permission} on its container).`,
   );
+
+/** The permission whose rule decides what a token shows: token:use (proxies, reactors) or token:read. */
+export type DetokenizePermission = "token:use" | "token:read";
 
 const tooManyTokens = () =>
   new DetokenizeError("invalid", `At most ${MAX_DETOKENIZED} tokens can be detokenized per request.`, {
@@ -93,16 +96,17 @@ export interface Detokenizer {
 export type UseAudit = (tokens: readonly StoredToken[]) => Promise<void>;
 
 /**
- * Resolves tokens for one request: each once, checked for token:use on its container with the caller's access,
- * its data transformed as that access says (reveal, mask, or nothing for redact), then the filters applied.
- * Fail closed: every `json`/`text` call hands its tokens to `audit`, and opens no data (nor answers any value)
- * until that has resolved; an audit that rejects rejects the call.
+ * Resolves tokens for one request: each once, checked for `permission` (token:use unless said) on its container
+ * with the caller's access, its data transformed as that access says (reveal, mask, or nothing for redact), then
+ * the filters applied. Fail closed: every `json`/`text` call hands its tokens to `audit`, and opens no data (nor
+ * answers any value) until that has resolved; an audit that rejects rejects the call.
  */
 export function createDetokenizer(
   deps: TokenDeps,
   tenantId: string,
   access: TokenAccess,
   audit: UseAudit,
+  permission: DetokenizePermission = "token:use",
 ): Detokenizer {
   const tokens = new Map<string, Promise<{ token: StoredToken; transform: Transform }>>();
   const usedTokens: StoredToken[] = [];
@@ -119,8 +123,8 @@ export function createDetokenizer(
         const token = await deps.tokens.get(tenantId, id);
         if (!token || isExpired(token, deps.clock.now()) || token.lock?.operation === "create")
           throw unknownToken(id);
-        const transform = access.evaluate(token, "token:use");
-        if (!transform) throw forbiddenToken(id);
+        const transform = access.evaluate(token, permission);
+        if (!transform) throw forbiddenToken(id, permission);
         usedTokens.push(token);
         return { token, transform };
       })();

@@ -81,6 +81,10 @@ export type Visibility = VisibilityClause[][] | undefined;
 
 export interface TokenListFilter {
   types?: string[];
+  /** Tokens in this container or below it. */
+  containerPrefix?: string;
+  /** Tokens with this fingerprint. */
+  fingerprint?: string;
   /** Lowercased keys and values; matched against the lowercased copy of each token's metadata. */
   metadata?: Record<string, string>;
   /** Undefined: every token of the tenant is visible. */

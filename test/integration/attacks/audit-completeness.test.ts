@@ -230,6 +230,48 @@ const ROUTES: Record<OperationId, ProbeRun[] | string> = {
     }),
   ],
   deleteToken: "answers nothing (204)",
+  tokenize: [
+    // Deduplication in a batch hands back an existing token, as POST /tokens does.
+    async (w) => ({
+      answer: await w.api.post("/tokenize", {
+        key: w.caller.key,
+        body: [
+          { type: "token", data: "new" },
+          { type: "card", data: CARD, deduplicate_token: true },
+        ],
+      }),
+      reads: [{ tokenId: w.cardId, actorId: w.caller.id, actorType: "application" }],
+    }),
+    async (w, prelude) => ({
+      answer: await replayed(w, prelude, "POST", "/tokenize", {
+        card: { type: "card", data: CARD, deduplicate_token: true },
+      }),
+      reads: [{ tokenId: w.cardId, actorId: w.caller.id, actorType: "application", message: REPLAY }],
+    }),
+  ],
+  detokenize: [
+    async (w) => ({
+      answer: await w.api.post("/detokenize", {
+        key: w.caller.key,
+        body: { number: `{{ ${w.cardId} | json: '$.number' }}` },
+      }),
+      reads: [{ tokenId: w.cardId, actorId: w.caller.id, actorType: "application" }],
+    }),
+    async (w) => ({
+      answer: await w.api.post("/detokenize", { key: await sessionKey(w), body: [`{{ ${w.cardId} }}`] }),
+      reads: [{ tokenId: w.cardId, actorType: "session" }],
+    }),
+  ],
+  listTokensV2: [
+    async (w) => ({
+      answer: await w.api.get("/v2/tokens?type=card", { key: w.caller.key }),
+      reads: [{ tokenId: w.cardId, actorId: w.caller.id, actorType: "application" }],
+    }),
+    async (w) => ({
+      answer: await w.api.get("/v2/tokens", { key: await sessionKey(w) }),
+      reads: [{ tokenId: w.cardId, actorType: "session" }],
+    }),
+  ],
   openTransaction: "answers the transaction's id",
   commitTransaction: "answers nothing",
   rollbackTransaction: "answers nothing",

@@ -1,0 +1,112 @@
+import { createHash } from "node:crypto";
+import { normalizeContainer } from "#shared/domain/access-rules.ts";
+import { recordTokenReads } from "#shared/domain/audit-entry.ts";
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { validationError } from "#shared/domain/errors.ts";
+import { accessOf } from "./access.ts";
+import { isLive, openData, present, type TokenDeps } from "./service.ts";
+import type { TokenListFilter } from "./token.ts";
+
+/** The filters of GET /v2/tokens (the hosted vault's, and `metadata.<key>`). */
+export interface CursorListQuery {
+  types?: string[];
+  container?: string;
+  fingerprint?: string;
+  /** Keys and values as given; matched case-insensitively. */
+  metadata?: Record<string, string>;
+}
+
+/** `v1.<key id>.<iv>.<tag>.<ciphertext>`, as Sealer.seal writes it (key ids are `k<period>`). */
+const SEALED_CURSOR = /^v1\.k\d{1,12}\.[\w-]{16}\.[\w-]{22}\.[\w-]{1,2000}$/;
+
+const INVALID_CURSOR =
+  "The start cursor is invalid, or was issued for another query or tenant; start again without it.";
+
+/**
+ * What a cursor is bound to, besides its tenant (whose data key seals it): the filters, normalized. A cursor is
+ * only good for the query that issued it (page size may change between pages).
+ */
+function queryDigest(filter: Omit<TokenListFilter, "now" | "visibility">): string {
+  const canonical = JSON.stringify([
+    [...(filter.types ?? [])].sort(),
+    filter.containerPrefix ?? null,
+    filter.fingerprint ?? null,
+    Object.entries(filter.metadata ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  ]);
+  return createHash("sha256").update(canonical, "utf8").digest("base64url");
+}
+
+const cursorBinding = (tenantId: string, digest: string) => ({
+  tenantId,
+  tokenId: "cursor:v2/tokens",
+  field: `query:${digest}`,
+});
+
+/**
+ * GET /v2/tokens: a page of the tenant's tokens the caller may read, newest first, as reads present them, each
+ * logged as a read (as GET /tokens does). `start` is the `next` of the previous page: sealed (AES-GCM) under the
+ * tenant's data key and bound to the query, so it opens for no other tenant or query, and reveals nothing.
+ * No total: a page reads what it needs, whatever the tenant's size.
+ */
+export async function listTokensByCursor(
+  deps: TokenDeps,
+  principal: TenantPrincipal,
+  query: CursorListQuery,
+  size: number,
+  start: string | undefined,
+) {
+  let containerPrefix: string | undefined;
+  if (query.container !== undefined) {
+    containerPrefix = normalizeContainer(query.container);
+    if (!containerPrefix)
+      throw validationError("The container is invalid.", {
+        container: ["must start and end with / and hold segments of [a-z0-9_-]"],
+      });
+  }
+  const metadata = query.metadata
+    ? Object.fromEntries(Object.entries(query.metadata).map(([k, v]) => [k.toLowerCase(), v.toLowerCase()]))
+    : undefined;
+  const filters = {
+    ...(query.types?.length ? { types: query.types } : {}),
+    ...(containerPrefix ? { containerPrefix } : {}),
+    ...(query.fingerprint !== undefined ? { fingerprint: query.fingerprint } : {}),
+    ...(metadata ? { metadata } : {}),
+  };
+  const binding = cursorBinding(principal.tenantId, queryDigest(filters));
+  let after: string | undefined;
+  if (start !== undefined) {
+    try {
+      // Shaped as the sealer writes them before anything is looked up (its key id names a stored key).
+      if (!SEALED_CURSOR.test(start)) throw new Error("not sealed");
+      after = await deps.sealer.open(binding, start);
+    } catch {
+      throw validationError(INVALID_CURSOR, { start: ["not a cursor of this query"] });
+    }
+  }
+
+  const grant = accessOf(principal);
+  const now = deps.clock.now();
+  const page = await deps.tokens.page(
+    principal.tenantId,
+    { ...filters, visibility: grant.visibility("token:read"), now },
+    size,
+    after,
+  );
+  const shown = page.items.flatMap((token) => {
+    const transform = isLive(token, now) ? grant.evaluate(token, "token:read") : undefined;
+    // A fingerprint is shown only with reveal: matching on it where the caller masks would be an oracle.
+    if (!transform || (query.fingerprint !== undefined && transform !== "reveal")) return [];
+    return [{ token, transform }];
+  });
+  await recordTokenReads(
+    deps,
+    principal,
+    shown.map(({ token }) => token),
+    "Token read in a list",
+  );
+  const data = await Promise.all(
+    shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
+  );
+  const next = page.next === undefined ? undefined : await deps.sealer.seal(binding, page.next);
+  return { pagination: { page_size: size, ...(next ? { next } : {}) }, data };
+}

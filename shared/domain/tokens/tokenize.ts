@@ -1,0 +1,243 @@
+import { tokenEvent } from "#shared/domain/audit-entry.ts";
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { conflict, DomainError, type FieldErrors, validationError } from "#shared/domain/errors.ts";
+import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
+import { isPlainObject } from "#shared/domain/merge-patch.ts";
+import { commitBatch, openBatch, rollbackBatch, type TransactionDeps } from "#shared/domain/transactions.ts";
+import type { StagedCreate } from "#shared/ports/stores.ts";
+import { createTokenBody } from "#shared/schemas/tokens.ts";
+import {
+  type CreateTokenInput,
+  DUPLICATE_NOT_READABLE,
+  type PreparedCreate,
+  prepareCreate,
+  presentDuplicate,
+  presentNew,
+} from "./create.ts";
+import type { TokenDeps, TokenView } from "./service.ts";
+
+/**
+ * Token requests per POST /tokenize. Chosen so one call stays well inside a function's time and API Gateway's
+ * 29 s: up to 6 writes per token (token, claim, two sweep entries, operation, audit entry) make about 16 staging
+ * writes of 99 items, plus the commit and its roll-forward, and the 1 MiB body holds 250 card requests many
+ * times over. The hosted vault's SDK sends whatever its caller batches; importers send 25–250.
+ */
+export const MAX_TOKENIZE = 250;
+/** How deep arrays and objects of token requests may nest. */
+export const MAX_TOKENIZE_DEPTH = 16;
+
+export type TokenizeDeps = TokenDeps & TransactionDeps;
+
+/** The body's shape, with each token request replaced by its index among the requests. */
+type Shape = { request: number } | { array: Shape[] } | { object: [string, Shape][] };
+
+/** A token request: an object with a string `type` and a `data` (the hosted vault's rule). */
+const isTokenRequest = (value: unknown): value is Record<string, unknown> =>
+  isPlainObject(value) && typeof value.type === "string" && "data" in value;
+
+const join = (path: string, key: string | number) => (path ? `${path}.${key}` : String(key));
+const at = (path: string) => (path ? `the token request at ${path}` : "the token request");
+
+interface Parsed {
+  shape: Shape;
+  requests: { path: string; input: CreateTokenInput }[];
+}
+
+/** The token requests in the body, each checked against POST /tokens's body (errors named by their path). */
+function parseBody(body: unknown): Parsed {
+  const requests: Parsed["requests"] = [];
+  const errors: FieldErrors = {};
+  const walk = (value: unknown, path: string, depth: number): Shape => {
+    if (depth > MAX_TOKENIZE_DEPTH)
+      throw validationError(`Token requests nest at most ${MAX_TOKENIZE_DEPTH} levels deep.`);
+    if (isTokenRequest(value)) {
+      if (requests.length >= MAX_TOKENIZE)
+        throw validationError(`At most ${MAX_TOKENIZE} token requests per call.`, {
+          body: [`at most ${MAX_TOKENIZE} token requests`],
+        });
+      const parsed = createTokenBody.safeParse(value);
+      if (parsed.success) requests.push({ path, input: parsed.data });
+      else {
+        requests.push({ path, input: value as unknown as CreateTokenInput });
+        for (const issue of parsed.error.issues) {
+          const field = join(path, issue.path.map(String).join(".")) || "body";
+          errors[field] = [...(errors[field] ?? []), issue.message];
+        }
+      }
+      return { request: requests.length - 1 };
+    }
+    if (Array.isArray(value)) return { array: value.map((item, i) => walk(item, join(path, i), depth + 1)) };
+    if (isPlainObject(value))
+      return { object: Object.entries(value).map(([k, v]) => [k, walk(v, join(path, k), depth + 1)]) };
+    errors[path || "body"] = ["must be a token request (type and data), an array or an object of them"];
+    return { array: [] };
+  };
+  const shape = walk(body, "", 0);
+  if (Object.keys(errors).length > 0) throw validationError("A token request is invalid.", errors);
+  return { shape, requests };
+}
+
+function rebuild(shape: Shape, answers: TokenView[]): unknown {
+  if ("request" in shape) return answers[shape.request];
+  if ("array" in shape) return shape.array.map((item) => rebuild(item, answers));
+  return Object.fromEntries(shape.object.map(([key, item]) => [key, rebuild(item, answers)]));
+}
+
+/** A request's failure, named by its path (the detail never holds data). */
+function atPath(error: unknown, path: string): unknown {
+  if (!(error instanceof DomainError) || !path) return error;
+  const errors = error.errors
+    ? Object.fromEntries(
+        Object.entries(error.errors).map(([field, messages]) => [join(path, field), messages]),
+      )
+    : undefined;
+  return new DomainError(error.kind, `${error.detail} (${at(path)})`, {
+    ...error.options(),
+    ...(errors ? { errors } : {}),
+  });
+}
+
+const claimKey = (token: PreparedCreate["token"]) => `${token.type}\n${token.fingerprint}`;
+
+/**
+ * POST /tokenize: creates every token request of the body (one, an array, an object of them, nested), all or
+ * nothing, and answers the same shape with each request replaced by its token as POST /tokens answers it.
+ * Every request is checked (and token:create on its container) before anything is written; the tokens are then
+ * staged pending in a batch transaction and committed at once, so a failure at any point stores none of them.
+ */
+export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, body: unknown) {
+  const { shape, requests } = parseBody(body);
+  const prepared: PreparedCreate[] = [];
+  for (const { path, input } of requests) {
+    try {
+      prepared.push(await prepareCreate(deps, principal, input));
+    } catch (error) {
+      throw atPath(error, path);
+    }
+  }
+  const pathOf = (index: number) => requests[index]?.path ?? "";
+
+  // Within the batch: one id per token, and a deduplicating request whose value an earlier request gives
+  // answers that request's token.
+  const ids = new Map<string, number>();
+  const claims = new Map<string, number>();
+  const sameAs = new Map<number, number>();
+  for (const [index, { token, deduplicate }] of prepared.entries()) {
+    const earlier = ids.get(token.id);
+    if (earlier !== undefined)
+      throw validationError("Two token requests name the same id.", {
+        [pathOf(index) || "body"]: [`names the id of ${at(pathOf(earlier))}`],
+      });
+    ids.set(token.id, index);
+    const key = claimKey(token);
+    const first = claims.get(key);
+    if (deduplicate && first !== undefined) sameAs.set(index, first);
+    else if (!claims.has(key)) claims.set(key, index);
+  }
+  for (const [index, first] of sameAs) {
+    const original = prepared[first] as PreparedCreate;
+    if (!(prepared[index] as PreparedCreate).access.evaluate(original.token, "token:read"))
+      throw atPath(conflict(DUPLICATE_NOT_READABLE), pathOf(index));
+  }
+
+  const staged = prepared.flatMap((_, index) => (sameAs.has(index) ? [] : [index]));
+  const write: WriteSet = {
+    entries: (message) =>
+      staged.map((index) => {
+        const { token, deduplicate } = prepared[index] as PreparedCreate;
+        return { token, deduplicate, audit: tokenEvent(deps, principal, token, "create", message) };
+      }),
+    // A deduplicated token the caller may not read fails the whole batch (409).
+    checkDuplicate: async (entry, tokenId) => {
+      const index = staged[entry] as number;
+      const existing = await deps.tokens.get(principal.tenantId, tokenId);
+      if (existing && !(prepared[index] as PreparedCreate).access.evaluate(existing, "token:read"))
+        throw atPath(conflict(DUPLICATE_NOT_READABLE), pathOf(index));
+    },
+    idTaken: (entry) =>
+      atPath(conflict("A token with this id already exists."), pathOf(staged[entry] as number)),
+  };
+  const found = staged.length > 0 ? await writeAll(deps, principal, write) : {};
+  const duplicates: Record<number, string> = Object.fromEntries(
+    Object.entries(found).map(([entry, tokenId]) => [staged[Number(entry)] as number, tokenId]),
+  );
+  const created = staged.filter((index) => duplicates[index] === undefined);
+  await deps.tokens.claimFingerprints(
+    created.flatMap((index) => {
+      const p = prepared[index] as PreparedCreate;
+      return p.deduplicate ? [] : [p.token];
+    }),
+    deps.clock.now(),
+  );
+
+  const answers: TokenView[] = [];
+  for (const [index, p] of prepared.entries()) {
+    const first = sameAs.get(index);
+    const existing = duplicates[index];
+    if (existing !== undefined) answers.push(await presentDuplicate(deps, principal, p.access, existing));
+    else if (first !== undefined)
+      answers.push(
+        await presentDuplicate(deps, principal, p.access, (prepared[first] as PreparedCreate).token.id),
+      );
+    else answers.push(await presentNew(deps, p));
+  }
+  return rebuild(shape, answers);
+}
+
+/** The creates of a batch, as the two ways of writing them need them. */
+interface WriteSet {
+  entries(auditMessage: string): StagedCreate[];
+  /** Throws (409) when the caller may not be handed the token a deduplicating entry found. */
+  checkDuplicate(entry: number, tokenId: string): Promise<void>;
+  idTaken(entry: number): unknown;
+}
+
+const LIFETIME_PASSED = "The batch ran past its lifetime and was rolled back; nothing was stored.";
+
+/**
+ * Writes a batch's creates all or nothing, and returns the duplicates found (entry → existing token). In one
+ * TransactWriteItems when they fit (as a single create writes one token: visible at once), else staged pending in
+ * a batch transaction and committed at once (any failure rolls the batch back).
+ */
+async function writeAll(
+  deps: TokenizeDeps,
+  principal: TenantPrincipal,
+  write: WriteSet,
+): Promise<Record<number, string>> {
+  const known: Record<number, string> = {};
+  const direct = write.entries("Token created");
+  // A few rounds: each finds the duplicates of claimed fingerprints (and checks them) before anything is written.
+  for (let round = 0; round < 4; round++) {
+    const outcome = await deps.tokens.createAtOnce(direct, known, deps.clock.now());
+    if (outcome.outcome === "too-large") break;
+    if (outcome.outcome === "id-taken") throw write.idTaken(outcome.index);
+    if (outcome.outcome === "written") return known;
+    if (outcome.outcome === "transaction-closed") throw new Error("No transaction to close");
+    for (const [entry, tokenId] of Object.entries(outcome.duplicates)) {
+      await write.checkDuplicate(Number(entry), tokenId);
+      known[Number(entry)] = tokenId;
+    }
+    if (round === 3) throw conflict("Token fingerprints kept changing; retry later.");
+  }
+
+  // Opening, staging and rolling back take no effect (nothing of the batch is visible): they run outside the
+  // request's idempotency claim, so a batch that failed or died before its commit leaves the key free for a
+  // retry. The commit is the effect, recorded with the claim in its own write.
+  const { record, context } = await outsideAnyRequest(() => openBatch(deps, principal, direct.length));
+  try {
+    const entries = write.entries(`Token created in batch ${record.id}`);
+    const outcome = await outsideAnyRequest(() =>
+      deps.tokens.stageCreates(entries, context, deps.clock.now()),
+    );
+    if (outcome.outcome === "id-taken") throw write.idTaken(outcome.index);
+    if (outcome.outcome === "transaction-closed") throw conflict(LIFETIME_PASSED);
+    // Checked before the commit, while nothing of the batch is visible.
+    for (const [entry, tokenId] of Object.entries(outcome.duplicates))
+      await write.checkDuplicate(Number(entry), tokenId);
+    if (!(await commitBatch(deps, principal, record))) throw conflict(LIFETIME_PASSED);
+    return outcome.duplicates;
+  } catch (error) {
+    await outsideAnyRequest(() => rollbackBatch(deps, principal, record));
+    throw error;
+  }
+}

@@ -1,0 +1,319 @@
+import { describe, expect, it } from "vitest";
+import { useService } from "#test/support/service.ts";
+import { appKey, revealEverything, type TokenBody, tenantWithOwner, VISA } from "#test/support/tokens.ts";
+
+const svc = useService();
+
+interface LogPage {
+  data: { entity_id: string; operation: string; message: string }[];
+  pagination: { total_items: number };
+}
+interface CursorPage {
+  pagination: { page_size: number; next?: string };
+  data: TokenBody[];
+}
+
+const card = (i: number) => ({
+  type: "card",
+  data: { number: VISA, expiration_month: 12, expiration_year: 2030 + (i % 5) },
+  metadata: { n: String(i) },
+});
+const text = (value: string) => ({ type: "token", data: value });
+
+async function setup() {
+  const { api, tenant, owner } = await tenantWithOwner(svc);
+  const reader = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+  const count = async () => {
+    const page = await api.get<{ pagination: { total_items: number } }>("/tokens?size=1", { key: reader });
+    return page.body.pagination.total_items;
+  };
+  return { api, ...tenant, owner, reader, count };
+}
+
+describe("POST /tokenize", () => {
+  it("answers the body's shape: one request, an array, and nested objects of them", async () => {
+    const { api, owner, reader } = await setup();
+    const one = await api.post<TokenBody>("/tokenize", { key: owner, body: text("alone") });
+    expect(one.status).toBe(201);
+    const single = await api.post<TokenBody>("/tokens", { key: owner, body: text("alone") });
+    // Answered as POST /tokens answers (the create rule's transform), field for field.
+    const { id: _a, created_at: _b, ...batched } = one.body;
+    const { id: _c, created_at: _d, ...alone } = single.body;
+    expect(batched).toEqual(alone);
+
+    const nested = await api.post<{
+      first: TokenBody;
+      group: { cards: TokenBody[]; note: TokenBody };
+    }>("/tokenize", {
+      key: owner,
+      body: { first: text("a"), group: { cards: [card(1), card(2)], note: text("b") } },
+    });
+    expect(nested.status).toBe(201);
+    expect(nested.body.first.type).toBe("token");
+    expect(nested.body.group.note.type).toBe("token");
+    expect(nested.body.group.cards.map((c) => c.type)).toEqual(["card", "card"]);
+    const read = (id: string | undefined) => api.get<TokenBody>(`/tokens/${id}`, { key: reader });
+    expect((await read(nested.body.first.id)).body.data).toBe("a");
+    expect((await read(nested.body.group.note.id)).body.data).toBe("b");
+
+    const secondCard = await read(nested.body.group.cards[1]?.id);
+    expect(secondCard.status).toBe(200);
+    expect(secondCard.body.metadata).toEqual({ n: "2" });
+  });
+
+  it("creates 150 at once, and one bad request among 150 stores nothing", async () => {
+    const { api, owner, count } = await setup();
+    const batch = Array.from({ length: 150 }, (_, i) => card(i));
+    const ok = await api.post<TokenBody[]>("/tokenize", { key: owner, body: batch });
+    expect(ok.status).toBe(201);
+    expect(ok.body).toHaveLength(150);
+    expect(new Set(ok.body.map((t) => t.id)).size).toBe(150);
+    expect(await count()).toBe(150);
+
+    // Invalid data: refused before anything is written, named by its path.
+    const invalid = structuredClone(batch);
+    (invalid[149] as { data: { number: string } }).data.number = "4242424242424241";
+    const refused = await api.post<{ errors: Record<string, string[]> }>("/tokenize", {
+      key: owner,
+      body: invalid,
+    });
+    expect(refused.status).toBe(400);
+    expect(Object.keys(refused.body.errors).some((field) => field.startsWith("149."))).toBe(true);
+
+    // A taken id found only while writing (the 150th): everything staged before it is rolled back.
+    const taken = await api.post<TokenBody>("/tokens", {
+      key: owner,
+      body: { ...text("x"), id: "taken-id" },
+    });
+    expect(taken.status).toBe(201);
+    const late = [...batch.slice(0, 149), { ...text("y"), id: "taken-id" }];
+    const conflict = await api.post<{ detail: string }>("/tokenize", { key: owner, body: late });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.detail).toContain("149");
+    expect(await count()).toBe(151);
+    // The same in a batch small enough for one write.
+    const small = await api.post("/tokenize", {
+      key: owner,
+      body: [text("z1"), { ...text("z2"), id: "taken-id" }],
+    });
+    expect(small.status).toBe(409);
+    expect(await count()).toBe(151);
+  });
+
+  it("checks token:create on each request's container, and stores nothing when one is refused", async () => {
+    const { api, managementKey, count } = await setup();
+    const writer = await appKey(api, managementKey, {
+      type: "private",
+      rules: [
+        {
+          description: "pci",
+          priority: 1,
+          container: "/pci/",
+          transform: "mask",
+          permissions: ["token:create"],
+        },
+      ],
+    });
+    const inPci = (i: number) => ({ ...card(i), containers: ["/pci/"] });
+    const refused = await api.post<{ detail: string }>("/tokenize", {
+      key: writer,
+      body: [inPci(1), inPci(2), { ...text("elsewhere"), containers: ["/general/"] }],
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toContain("/general/");
+    expect(await count()).toBe(0);
+
+    const allowed = await api.post<TokenBody[]>("/tokenize", { key: writer, body: [inPci(1), inPci(2)] });
+    expect(allowed.status).toBe(201);
+    // Answered as the create rule says: masked.
+    expect(allowed.body[0]?.data).toMatchObject({ number: "XXXXXXXXXXXX4242" });
+    expect(await count()).toBe(2);
+  });
+
+  it("audits each token as a single create is", async () => {
+    const { api, owner, managementKey } = await setup();
+    const res = await api.post<TokenBody[]>("/tokenize", { key: owner, body: [text("a"), text("b")] });
+    for (const token of res.body) {
+      const logs = await api.get<LogPage>(`/logs?entity_id=${token.id}`, { key: managementKey });
+      expect(logs.body.data.map((l) => l.operation)).toEqual(["create"]);
+    }
+  });
+
+  it("deduplicates as single creates do, within the batch and against stored tokens", async () => {
+    const { api, owner, count } = await setup();
+    const dedup = (value: string) => ({ ...text(value), deduplicate_token: true });
+    const stored = await api.post<TokenBody>("/tokens", { key: owner, body: dedup("same") });
+    const res = await api.post<TokenBody[]>("/tokenize", {
+      key: owner,
+      body: [dedup("same"), dedup("new"), dedup("new"), text("new")],
+    });
+    expect(res.status).toBe(201);
+    expect(res.body[0]?.id).toBe(stored.body.id);
+    expect(res.body[2]?.id).toBe(res.body[1]?.id);
+    expect(res.body[3]?.id).not.toBe(res.body[1]?.id);
+    expect(await count()).toBe(3);
+  });
+
+  it("is idempotent: the same key answers the same tokens, created once", async () => {
+    const { api, owner, count } = await setup();
+    const headers = { "svc-idempotency-key": "batch-1" };
+    const body = [text("a"), text("b"), text("c")];
+    const first = await api.post<TokenBody[]>("/tokenize", { key: owner, body, headers });
+    const again = await api.post<TokenBody[]>("/tokenize", { key: owner, body, headers });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(again.body.map((t) => t.id)).toEqual(first.body.map((t) => t.id));
+    expect(await count()).toBe(3);
+
+    // A batch that failed took no effect: the same key runs the corrected batch (one write, and staged).
+    for (const size of [2, 120]) {
+      const retry = { "svc-idempotency-key": `failed-${size}` };
+      const values = Array.from({ length: size - 1 }, (_, i) => text(`${size}-${i}`));
+      const failed = await api.post("/tokenize", {
+        key: owner,
+        body: [...values, { ...text("dup"), id: first.body[0]?.id }],
+        headers: retry,
+      });
+      expect(failed.status).toBe(409);
+      const fixed = await api.post<TokenBody[]>("/tokenize", { key: owner, body: values, headers: retry });
+      expect(fixed.status).toBe(201);
+      expect(fixed.headers.get("svc-idempotent-replayed")).toBeNull();
+      expect(fixed.body).toHaveLength(size - 1);
+    }
+    expect(await count()).toBe(3 + 1 + 119);
+  });
+
+  it("refuses more than 250 token requests, and SVC-TRANSACTION-ID", async () => {
+    const { api, owner, count } = await setup();
+    const tooMany = await api.post("/tokenize", {
+      key: owner,
+      body: Array.from({ length: 251 }, (_, i) => text(`v${i}`)),
+    });
+    expect(tooMany.status).toBe(400);
+    const inTxn = await api.post("/tokenize", {
+      key: owner,
+      body: [text("a")],
+      headers: { "svc-transaction-id": crypto.randomUUID() },
+    });
+    expect(inTxn.status).toBe(400);
+    expect(await count()).toBe(0);
+  });
+});
+
+describe("POST /detokenize", () => {
+  it("replaces expressions as the caller's token:read shows each token, one read entry per token", async () => {
+    const { api, owner, reader, managementKey } = await setup();
+    const masker = await appKey(api, managementKey, {
+      type: "private",
+      rules: [
+        { description: "m", priority: 1, container: "/", transform: "mask", permissions: ["token:read"] },
+      ],
+    });
+    const [cardToken, note] = (
+      await api.post<TokenBody[]>("/tokenize", { key: owner, body: [card(1), text("hi")] })
+    ).body as [TokenBody, TokenBody];
+    const body = {
+      card: `{{ ${cardToken.id} }}`,
+      last4: `{{ token: ${cardToken.id} | json: '$.number' | slice: -4, 4 }}`,
+      sentence: `say {{ ${note.id} }}!`,
+      untouched: 42,
+    };
+    const revealed = await api.post("/detokenize", { key: reader, body });
+    expect(revealed.status).toBe(200);
+    expect(revealed.body).toEqual({
+      card: { number: VISA, expiration_month: 12, expiration_year: 2031 },
+      last4: "4242",
+      sentence: "say hi!",
+      untouched: 42,
+    });
+    const masked = await api.post<{ card: { number: string } }>("/detokenize", { key: masker, body });
+    expect(masked.status).toBe(200);
+    expect(masked.body.card.number).toBe("XXXXXXXXXXXX4242");
+
+    const logs = await api.get<LogPage>(`/logs?entity_id=${cardToken.id}`, { key: managementKey });
+    expect(logs.body.data.filter((l) => l.message === "Token read by detokenize")).toHaveLength(2);
+  });
+
+  it("refuses more than 100 tokens, and unknown tokens, with problem+json", async () => {
+    const { api, owner, reader } = await setup();
+    const tokens = (
+      await api.post<TokenBody[]>("/tokenize", {
+        key: owner,
+        body: Array.from({ length: 101 }, (_, i) => text(`v${i}`)),
+      })
+    ).body;
+    const tooMany = await api.post<{ detail: string }>("/detokenize", {
+      key: owner,
+      body: tokens.map((t) => `{{ ${t.id} }}`),
+    });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.headers.get("content-type")).toContain("application/problem+json");
+    const hundred = await api.post<string[]>("/detokenize", {
+      key: reader,
+      body: tokens.slice(0, 100).map((t) => `{{ ${t.id} }}`),
+    });
+    expect(hundred.status).toBe(200);
+    expect(hundred.body[99]).toBe("v99");
+    const unknown = await api.post<{ detail: string }>("/detokenize", {
+      key: owner,
+      body: { a: "{{ no-such-token }}" },
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.detail).toContain("does not exist");
+  });
+});
+
+describe("GET /v2/tokens", () => {
+  it("pages by cursor with no total, filtered by type, container, fingerprint and metadata", async () => {
+    const { api, owner, reader } = await setup();
+    const created = (
+      await api.post<TokenBody[]>("/tokenize", {
+        key: owner,
+        body: [
+          ...Array.from({ length: 7 }, (_, i) => card(i)),
+          { ...text("in blue"), containers: ["/blue/x/"], metadata: { Team: "Blue" } },
+          { ...text("other"), metadata: { team: "red" } },
+          text("twice"),
+          text("twice"),
+        ],
+      })
+    ).body;
+    const seen: string[] = [];
+    let next: string | undefined;
+    do {
+      const page: { status: number; body: CursorPage } = await api.get<CursorPage>(
+        `/v2/tokens?size=3${next ? `&start=${encodeURIComponent(next)}` : ""}`,
+        { key: reader },
+      );
+      expect(page.status).toBe(200);
+      expect(page.body.pagination).not.toHaveProperty("total_items");
+      expect(page.body.data.length).toBeLessThanOrEqual(3);
+      seen.push(...page.body.data.map((t) => t.id));
+      next = page.body.pagination.next;
+    } while (next);
+    expect(seen.sort()).toEqual(created.map((t) => t.id).sort());
+
+    const cards = await api.get<CursorPage>("/v2/tokens?type=card&size=100", { key: reader });
+    expect(cards.body.data).toHaveLength(7);
+    const blueBox = await api.get<CursorPage>(`/v2/tokens?container=${encodeURIComponent("/blue/")}`, {
+      key: reader,
+    });
+    expect(blueBox.body.data.map((t) => t.data)).toEqual(["in blue"]);
+    const blue = await api.get<CursorPage>(
+      `/v2/tokens?metadata=${encodeURIComponent(JSON.stringify({ team: "blue" }))}`,
+      { key: reader },
+    );
+    expect(blue.body.data.map((t) => t.data)).toEqual(["in blue"]);
+    const red = await api.get<CursorPage>("/v2/tokens?metadata.team=RED", { key: reader });
+    expect(red.body.data.map((t) => t.data)).toEqual(["other"]);
+    const twice = created.slice(-2);
+    const fingerprint = (await api.get<TokenBody>(`/tokens/${twice[0]?.id}`, { key: reader })).body
+      .fingerprint;
+    const byFingerprint = await api.get<CursorPage>(
+      `/v2/tokens?fingerprint=${encodeURIComponent(fingerprint)}`,
+      { key: reader },
+    );
+    expect(byFingerprint.body.data.map((t) => t.id).sort()).toEqual(twice.map((t) => t.id).sort());
+  });
+});
