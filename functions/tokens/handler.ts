@@ -6,6 +6,7 @@ import { tokenDomain } from "#shared/composition/token-domain.ts";
 import { type Config, config } from "#shared/config.ts";
 import { validationError } from "#shared/domain/errors.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
+import { FORBIDDEN_KEY_MESSAGE, hasForbiddenSegment } from "#shared/domain/safe-keys.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { detokenizeBody } from "#shared/domain/tokens/detokenize-body.ts";
 import { listTokensByCursor } from "#shared/domain/tokens/list-cursor.ts";
@@ -43,6 +44,9 @@ function metadataQuery(query: Record<string, unknown>): Record<string, string> |
       throw validationError("metadata must be a JSON object of strings.", {
         metadata: ['a JSON object of strings, e.g. {"customer":"c-1"}'],
       });
+    // Its keys are names from a request, as body keys and query names are (checked at the edge for those).
+    if (Object.keys(parsed).some(hasForbiddenSegment))
+      throw validationError("A metadata key is reserved.", { metadata: [FORBIDDEN_KEY_MESSAGE] });
     fromJson = parsed as Record<string, string>;
   }
   const merged = { ...fromJson, ...metadataFilter(query) };

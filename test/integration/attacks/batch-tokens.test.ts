@@ -89,7 +89,10 @@ describe("attack: reusing a listing cursor elsewhere", () => {
       `/v2/tokens?type=token&start=${Buffer.from("9999-12-31T00:00:00.000Z#x").toString("base64url")}`,
       { key: a.reader },
     );
-    for (const res of [otherTenant, otherQuery, otherContainer, forged, plain]) {
+    const reserved = await a.api.get(`/v2/tokens?metadata=${encodeURIComponent('{"__proto__":"x"}')}`, {
+      key: a.reader,
+    });
+    for (const res of [otherTenant, otherQuery, otherContainer, forged, plain, reserved]) {
       expect(res.status).toBe(400);
       expect(res.headers.get("content-type")).toContain("application/problem+json");
     }
