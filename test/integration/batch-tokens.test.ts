@@ -152,6 +152,14 @@ describe("POST /tokenize", () => {
     expect(res.body[2]?.id).toBe(res.body[1]?.id);
     expect(res.body[3]?.id).not.toBe(res.body[1]?.id);
     expect(await count()).toBe(3);
+    // A later request of the same value answers what the earlier one got, also a stored token.
+    const twice = await api.post<TokenBody[]>("/tokenize", {
+      key: owner,
+      body: [dedup("same"), dedup("same")],
+    });
+    expect(twice.status).toBe(201);
+    expect(twice.body.map((t) => t.id)).toEqual([stored.body.id, stored.body.id]);
+    expect(await count()).toBe(3);
   });
 
   it("is idempotent: the same key answers the same tokens, created once", async () => {

@@ -103,7 +103,8 @@ const claimKey = (token: PreparedCreate["token"]) => `${token.type}\n${token.fin
  * POST /tokenize: creates every token request of the body (one, an array, an object of them, nested), all or
  * nothing, and answers the same shape with each request replaced by its token as POST /tokens answers it.
  * Every request is checked (and token:create on its container) before anything is written; the tokens are then
- * staged pending in a batch transaction and committed at once, so a failure at any point stores none of them.
+ * written in one TransactWriteItems when they fit, else staged pending in a batch transaction and committed at
+ * once, so a failure at any point stores none of them.
  */
 export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, body: unknown) {
   const { shape, requests } = parseBody(body);
@@ -147,12 +148,15 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
         const { token, deduplicate } = prepared[index] as PreparedCreate;
         return { token, deduplicate, audit: tokenEvent(deps, principal, token, "create", message) };
       }),
-    // A deduplicated token the caller may not read fails the whole batch (409).
+    // A deduplicated token the caller may not read fails the whole batch (409): checked for the request and
+    // for those of the batch that answer its token.
     checkDuplicate: async (entry, tokenId) => {
       const index = staged[entry] as number;
       const existing = await deps.tokens.get(principal.tenantId, tokenId);
-      if (existing && !(prepared[index] as PreparedCreate).access.evaluate(existing, "token:read"))
-        throw atPath(conflict(DUPLICATE_NOT_READABLE), pathOf(index));
+      const answering = [index, ...[...sameAs].flatMap(([j, first]) => (first === index ? [j] : []))];
+      for (const j of answering)
+        if (existing && !(prepared[j] as PreparedCreate).access.evaluate(existing, "token:read"))
+          throw atPath(conflict(DUPLICATE_NOT_READABLE), pathOf(j));
     },
     idTaken: (entry) =>
       atPath(conflict("A token with this id already exists."), pathOf(staged[entry] as number)),
@@ -176,8 +180,14 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
     const existing = duplicates[index];
     if (existing !== undefined) answers.push(await presentDuplicate(deps, principal, p.access, existing));
     else if (first !== undefined)
+      // The earlier request's token: the one it created, or the stored one it was deduplicated to.
       answers.push(
-        await presentDuplicate(deps, principal, p.access, (prepared[first] as PreparedCreate).token.id),
+        await presentDuplicate(
+          deps,
+          principal,
+          p.access,
+          duplicates[first] ?? (prepared[first] as PreparedCreate).token.id,
+        ),
       );
     else answers.push(await presentNew(deps, p));
   }
