@@ -32,7 +32,13 @@ interface Parameter {
   name: string;
   in: string;
   required?: boolean;
+  description?: string;
   schema?: Schema;
+}
+
+interface SecurityScheme {
+  in?: string;
+  name?: string;
 }
 
 interface Operation {
@@ -40,7 +46,7 @@ interface Operation {
   summary?: string;
   description?: string;
   tags?: string[];
-  security?: unknown[];
+  security?: Record<string, unknown>[];
   parameters?: Parameter[];
   requestBody?: { content: Record<string, { schema?: Schema }> };
   responses: Record<string, { description: string; content?: Record<string, { schema?: Schema }> }>;
@@ -49,7 +55,7 @@ interface Operation {
 export interface ApiDocument {
   info: { title: string; version: string; description?: string };
   paths: Record<string, Record<string, Operation>>;
-  components?: { schemas?: Record<string, Schema> };
+  components?: { schemas?: Record<string, Schema>; securitySchemes?: Record<string, SecurityScheme> };
 }
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
@@ -120,11 +126,28 @@ function fieldTable(schema: Schema): string[] {
   ];
 }
 
-function operationSection(method: string, path: string, operation: Operation): string[] {
+/** The credentials an operation takes, as its security alternatives say ("none" for a public route). */
+function credentialsOf(operation: Operation, schemes: Record<string, SecurityScheme>): string {
+  const alternatives = (operation.security ?? []).map((requirement) =>
+    Object.keys(requirement)
+      .map((name) => {
+        const scheme = schemes[name];
+        return `\`${scheme?.name ?? name}\`${scheme?.in === "query" ? " (query)" : ""}`;
+      })
+      .join(" and "),
+  );
+  return alternatives.length ? alternatives.join(", or ") : "none (public)";
+}
+
+function operationSection(
+  method: string,
+  path: string,
+  operation: Operation,
+  schemes: Record<string, SecurityScheme>,
+): string[] {
   const lines = [`### ${method.toUpperCase()} ${path}`, "", `${operation.summary ?? ""}`, ""];
-  const key = operation.security?.length ? "required" : "not required";
   lines.push(
-    `Operation \`${operation.operationId}\`. \`SVC-API-KEY\`: ${key}.${operation.description ? ` ${operation.description}` : ""}`,
+    `Operation \`${operation.operationId}\`. Key: ${credentialsOf(operation, schemes)}.${operation.description ? ` ${operation.description}` : ""}`,
     "",
   );
   const parameters = operation.parameters ?? [];
@@ -134,7 +157,7 @@ function operationSection(method: string, path: string, operation: Operation): s
       "| --------- | -- | ---- | -------- | ----------- |",
       ...parameters.map(
         (p) =>
-          `| \`${p.name}\` | ${p.in} | ${typeOf(p.schema)} | ${p.required ? "yes" : "no"} | ${cell(constraintsOf(p.schema))} |`,
+          `| \`${p.name}\` | ${p.in} | ${typeOf(p.schema)} | ${p.required ? "yes" : "no"} | ${cell([constraintsOf(p.schema), p.description === p.schema?.description ? "" : (p.description ?? "")].filter(Boolean).join("; "))} |`,
       ),
       "",
     );
@@ -164,7 +187,10 @@ export function renderApiReference(document: ApiDocument): string {
       const operation = item[method];
       if (!operation) continue;
       const tag = operation.tags?.[0] ?? "other";
-      byTag.set(tag, [...(byTag.get(tag) ?? []), ...operationSection(method, path, operation)]);
+      byTag.set(tag, [
+        ...(byTag.get(tag) ?? []),
+        ...operationSection(method, path, operation, document.components?.securitySchemes ?? {}),
+      ]);
     }
   }
   const schemas = Object.entries(document.components?.schemas ?? {});
@@ -179,7 +205,8 @@ export function renderApiReference(document: ApiDocument): string {
     "Conventions for every route: a tenant's key goes in the `SVC-API-KEY` header (the root key, for the",
     "routes that need it, too); bodies are JSON unless a route says otherwise; every error answers",
     "`application/problem+json` ([Problem](#problem)) with the request id, and validation errors list their",
-    "fields in `errors`. Writes (POST, PUT, PATCH) accept `SVC-IDEMPOTENCY-KEY`, except proxy invocations.",
+    "fields in `errors`. Writes (POST, PUT, PATCH) accept `SVC-IDEMPOTENCY-KEY`, except proxy invocations;",
+    "each operation lists the headers it reads. A typed client is in `clients/typescript/`.",
     "Behaviour beyond the shapes is described in the other documents of `docs/`.",
     "",
     "## Contents",

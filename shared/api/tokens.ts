@@ -17,6 +17,7 @@ import { problem, routeGroup } from "./group.ts";
 export const tokensRoutes = routeGroup("tokens", {
   createToken: {
     allowSessions: true,
+    transactional: true,
     method: "POST",
     path: "/tokens",
     auth: "key",
@@ -37,6 +38,11 @@ export const tokensRoutes = routeGroup("tokens", {
     permissions: ["token:read"],
     summary: "List tokens (filters: id, type repeatable; metadata.<key> case-insensitive), newest first",
     query: listTokensQuery,
+    queryPrefix: {
+      prefix: "metadata",
+      description:
+        "`metadata.<key>=value`: tokens whose metadata has that key and value (case-insensitive); repeat for more keys.",
+    },
     responses: { 200: { description: "Page of tokens", schema: paginated(tokenSchema) } },
   },
   getToken: {
@@ -55,6 +61,7 @@ export const tokensRoutes = routeGroup("tokens", {
   },
   patchToken: {
     allowSessions: true,
+    transactional: true,
     method: "PATCH",
     path: "/tokens/{id}",
     auth: "key",
@@ -118,6 +125,7 @@ export const tokensRoutes = routeGroup("tokens", {
   },
   deleteToken: {
     allowSessions: true,
+    transactional: true,
     method: "DELETE",
     path: "/tokens/{id}",
     auth: "key",

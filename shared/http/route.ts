@@ -44,8 +44,21 @@ export interface RouteSpec {
   /** Content type the body must carry (PATCH routes require merge-patch). Any JSON is accepted otherwise. */
   contentType?: "application/merge-patch+json";
   responses: Record<number, ResponseSpec>;
-  /** POST/PUT/PATCH honour SVC-IDEMPOTENCY-KEY unless this is false. */
+  /** POST/PUT/PATCH honour SVC-IDEMPOTENCY-KEY unless this is false (honoursIdempotencyKey). */
   idempotent?: boolean;
+  /** The write joins the open transaction SVC-TRANSACTION-ID names, when the caller sends one (beta). */
+  transactional?: boolean;
+  /**
+   * Query parameters named `<prefix>.<name>` the route reads besides its query schema's own (the token list's
+   * `metadata.<key>=value` filters): the schema lets them through, the OpenAPI document describes them.
+   */
+  queryPrefix?: { prefix: string; description: string };
+  /**
+   * A credential the handler checks itself, where the middleware checks none (`auth: "none"`): the proxy key
+   * (SVC-PROXY-KEY or svc-proxy-key, with SVC-API-KEY when the proxy requires it). The OpenAPI document's
+   * security follows it; a route with `auth: "none"` and no credential is public.
+   */
+  credential?: "proxy-key";
   /** Largest body this route takes (default SVC_MAX_BODY_BYTES). */
   maxBodyBytes?: number;
   /** Session keys may call this route (token operations); every other route refuses them with 403. */
@@ -77,6 +90,13 @@ export function listRoutes<T extends RouteTable>(
 ): (RouteSpec & { operationId: keyof T & string })[] {
   return Object.entries(table).map(([operationId, route]) => ({ operationId, ...route }));
 }
+
+/** Methods whose requests may carry SVC-IDEMPOTENCY-KEY. */
+export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"]);
+
+/** Whether the route honours SVC-IDEMPOTENCY-KEY: the idempotency middleware and the OpenAPI document ask here. */
+export const honoursIdempotencyKey = (route: Pick<RouteSpec, "method" | "idempotent">) =>
+  route.idempotent !== false && IDEMPOTENT_METHODS.has(route.method);
 
 export const routeKeyOf = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
 

@@ -6,15 +6,11 @@
 import { describe, expect, it } from "vitest";
 import { FUNCTION_ACCESS } from "#lib/function-groups.ts";
 import { routeList } from "#shared/api/index.ts";
-import { IDEMPOTENT_METHODS } from "#shared/http/middleware/idempotency.ts";
+import { honoursIdempotencyKey } from "#shared/http/route.ts";
 
 describe("function access", () => {
   it("grants the data key to every group with an idempotent route", () => {
-    const idempotentGroups = new Set(
-      routeList
-        .filter((route) => IDEMPOTENT_METHODS.has(route.method) && route.idempotent !== false)
-        .map((route) => route.group),
-    );
+    const idempotentGroups = new Set(routeList.filter(honoursIdempotencyKey).map((route) => route.group));
     expect(idempotentGroups.size).toBeGreaterThan(5);
     const missing = [...idempotentGroups].filter((group) => !FUNCTION_ACCESS[group].dataKey);
     expect(missing).toEqual([]);

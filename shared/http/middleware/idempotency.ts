@@ -9,8 +9,8 @@ import type { IdempotencyStore, RecordedEffect } from "#shared/ports/stores.ts";
 import { HttpError } from "../errors.ts";
 import { fromReplayBody, type ReplayBody } from "../replay-body.ts";
 import { type HttpResult, header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
+import { honoursIdempotencyKey } from "../route.ts";
 
-export const IDEMPOTENT_METHODS = new Set(["POST", "PUT", "PATCH"]);
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 export const REPLAYED_HEADER = "svc-idempotent-replayed";
 /**
@@ -167,8 +167,7 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
       const state = request.context.svc;
       const route = state.route;
       const key = header(request.event, "svc-idempotency-key");
-      if (!route || key === undefined || route.idempotent === false || !IDEMPOTENT_METHODS.has(route.method))
-        return;
+      if (!route || key === undefined || !honoursIdempotencyKey(route)) return;
       if (!KEY_PATTERN.test(key))
         throw validationError("SVC-IDEMPOTENCY-KEY must be 1 to 255 visible ASCII characters.");
       const owner = sealOwnerOf(state.principal);
