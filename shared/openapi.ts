@@ -163,7 +163,9 @@ export function openApiDocument(routeList: readonly ApiRoute[]): OpenApiDocument
                 content: { [route.contentType ?? "application/json"]: { schema: route.body } },
               },
             }
-          : {}),
+          : route.rawBody
+            ? { body: { required: false, content: { "*/*": { schema: z.unknown() } } } }
+            : {}),
       },
       responses: Object.fromEntries(
         Object.entries(route.responses).map(([status, spec]) => [

@@ -12,6 +12,7 @@ function invokeRoute<const M extends HttpMethod, const P extends string>(method:
     path,
     auth: "none",
     credential: "proxy-key",
+    ...(method === "GET" ? {} : { rawBody: true }),
     summary: `Invoke a pre-configured proxy (${method}); key in SVC-PROXY-KEY or svc-proxy-key`,
     idempotent: false,
     maxBodyBytes: PROXY_MAX_BODY_BYTES,

@@ -41,6 +41,11 @@ export interface RouteSpec {
   params?: AnyObject;
   query?: AnyObject;
   body?: z.ZodType;
+  /**
+   * Takes any body, read by the handler as sent (proxy invocations): nothing parses or validates it here, and
+   * the OpenAPI document offers any content type.
+   */
+  rawBody?: boolean;
   /** Content type the body must carry (PATCH routes require merge-patch). Any JSON is accepted otherwise. */
   contentType?: "application/merge-patch+json";
   responses: Record<number, ResponseSpec>;
