@@ -53,8 +53,8 @@ function metadataQuery(query: Record<string, unknown>): Record<string, string> |
   return Object.keys(merged).length ? merged : undefined;
 }
 
-/** Token writes join an open transaction with SVC-TRANSACTION-ID (beta). */
-const transactionId = (event: APIGatewayProxyEventV2) => header(event, "svc-transaction-id");
+/** SVC-TRANSACTION-ID as sent, on a route that refuses it (transactional routes get it as `transactionId`). */
+const transactionHeader = (event: APIGatewayProxyEventV2) => header(event, "svc-transaction-id");
 
 /** The adapters the tokens routes use, and no others (see shared/composition/). */
 export function compose(cfg: Config) {
@@ -64,14 +64,9 @@ export function compose(cfg: Config) {
 export type TokensDeps = ReturnType<typeof compose>;
 
 export const routes: GroupHandlers<Routes, "tokens", TokensDeps> = {
-  createToken: async ({ deps, principal, body, event }) => ({
+  createToken: async ({ deps, principal, body, transactionId }) => ({
     status: 201,
-    body: await createToken(
-      deps,
-      principal,
-      body,
-      await joinTransaction(deps, principal, transactionId(event)),
-    ),
+    body: await createToken(deps, principal, body, await joinTransaction(deps, principal, transactionId)),
   }),
   listTokens: async ({ deps, principal, query }) => {
     const page = await listTokens(
@@ -84,7 +79,7 @@ export const routes: GroupHandlers<Routes, "tokens", TokensDeps> = {
   },
   tokenize: async ({ deps, principal, body, event }) => {
     // A batch is its own transaction: joining the caller's would need its commit to fit one write.
-    if (transactionId(event) !== undefined)
+    if (transactionHeader(event) !== undefined)
       throw validationError("POST /tokenize does not join transactions; send it without SVC-TRANSACTION-ID.");
     return { status: 201, body: await tokenize(deps, principal, body) };
   },
@@ -106,23 +101,18 @@ export const routes: GroupHandlers<Routes, "tokens", TokensDeps> = {
     status: 200,
     body: await getToken(deps, principal, params.id),
   }),
-  patchToken: async ({ deps, principal, params, body, event }) => ({
+  patchToken: async ({ deps, principal, params, body, transactionId }) => ({
     status: 200,
     body: await patchToken(
       deps,
       principal,
       params.id,
       body,
-      await joinTransaction(deps, principal, transactionId(event)),
+      await joinTransaction(deps, principal, transactionId),
     ),
   }),
-  deleteToken: async ({ deps, principal, params, event }) => {
-    await deleteToken(
-      deps,
-      principal,
-      params.id,
-      await joinTransaction(deps, principal, transactionId(event)),
-    );
+  deleteToken: async ({ deps, principal, params, transactionId }) => {
+    await deleteToken(deps, principal, params.id, await joinTransaction(deps, principal, transactionId));
     return { status: 204 };
   },
 };

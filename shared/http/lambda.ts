@@ -23,7 +23,7 @@ import { requestContext } from "./middleware/request-context.ts";
 import "./safe-headers.ts"; // a `__proto__` header line never crashes the process (see there)
 import { routeAndValidate } from "./middleware/route-and-validate.ts";
 import { toReplayBody } from "./replay-body.ts";
-import { type HttpResult, jsonResult, type RequestState, type SvcContext } from "./request-state.ts";
+import { type HttpResult, header, jsonResult, type RequestState, type SvcContext } from "./request-state.ts";
 import {
   type BodyOf,
   type FunctionGroup,
@@ -67,6 +67,11 @@ export interface HandlerInput<R extends RouteSpec, D = unknown> {
   deps: D;
   requestId: string;
   event: APIGatewayProxyEventV2;
+  /**
+   * SVC-TRANSACTION-ID, on a `transactional` route only (the flag the OpenAPI document lists the header by):
+   * elsewhere the header is not read.
+   */
+  transactionId: R["transactional"] extends true ? string | undefined : undefined;
 }
 
 export interface Reply {
@@ -166,6 +171,7 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       deps: depsFor(state),
       requestId: state.requestId,
       event,
+      transactionId: state.route?.transactional ? header(event, "svc-transaction-id") : undefined,
     }) as HandlerInput<RouteSpec, D>;
   const dispatch = async (event: APIGatewayProxyEventV2, context: SvcContext): Promise<HttpResult> => {
     const state = context.svc;
