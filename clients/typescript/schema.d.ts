@@ -5,7 +5,7 @@
 
 export interface paths {
   "/healthz": {
-    /** Readiness probe */
+    /** Readiness probe: 200 while the data store answers, else 503 with Retry-After */
     get: operations["healthz"];
   };
   "/openapi.json": {
@@ -593,7 +593,7 @@ export type external = Record<string, never>;
 
 export interface operations {
 
-  /** Readiness probe */
+  /** Readiness probe: 200 while the data store answers, else 503 with Retry-After */
   healthz: {
     responses: {
       /** @description Ready */
@@ -604,6 +604,10 @@ export interface operations {
             status: "ok";
           };
         };
+      };
+      /** @description The data store cannot be reached (checked with a short timeout, cached about 1 s) */
+      503: {
+        content: never;
       };
     };
   };
