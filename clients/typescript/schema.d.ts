@@ -123,6 +123,27 @@ export interface paths {
      */
     patch: operations["patchToken"];
   };
+  "/tokenize": {
+    /**
+     * Tokenize many at once (up to 250 token requests; all or nothing), answered in the body's shape
+     * @description Requires token:create.
+     */
+    post: operations["tokenize"];
+  };
+  "/detokenize": {
+    /**
+     * Replace token expressions in any JSON by the tokens' data, as the caller's token:read shows it
+     * @description Requires token:read.
+     */
+    post: operations["detokenize"];
+  };
+  "/v2/tokens": {
+    /**
+     * List tokens by cursor, newest first (filters: type, container, fingerprint, metadata); no total, each page reads only what it needs
+     * @description Requires token:read.
+     */
+    get: operations["listTokensV2"];
+  };
   "/transactions": {
     /** Open a transaction (beta); token writes join it with SVC-TRANSACTION-ID */
     post: operations["openTransaction"];
@@ -454,6 +475,10 @@ export interface components {
       created_at: string;
       modified_by?: string;
       modified_at?: string;
+    };
+    CursorPagination: {
+      page_size: number;
+      next?: string;
     };
     Transaction: {
       id: string;
@@ -1612,6 +1637,172 @@ export interface operations {
       };
       /** @description Not application/merge-patch+json */
       415: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
+      429: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * Tokenize many at once (up to 250 token requests; all or nothing), answered in the body's shape
+   * @description Requires token:create.
+   */
+  tokenize: {
+    parameters: {
+      header?: {
+        /** @description Makes the write safe to retry: a repeat with the same key within 24 h replays the first answer (SVC-IDEMPOTENT-REPLAYED: true). */
+        "SVC-IDEMPOTENCY-KEY"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": ({
+          id?: string;
+          /** @enum {string} */
+          type: "token" | "card" | "card_number" | "bank" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
+          data: unknown;
+          mask?: unknown;
+          containers?: string[];
+          metadata?: {
+            [key: string]: string;
+          };
+          search_indexes?: string[];
+          fingerprint_expression?: string;
+          deduplicate_token?: boolean;
+          expires_at?: string;
+        }) | unknown[] | {
+          [key: string]: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Every token created (or found by deduplication) */
+      201: {
+        content: {
+          "application/json": unknown;
+        };
+      };
+      /** @description Invalid input */
+      400: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing, invalid or revoked key */
+      401: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The key lacks the permission */
+      403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description An id is taken, or a deduplicated token the key may not read; nothing was stored */
+      409: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
+      429: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * Replace token expressions in any JSON by the tokens' data, as the caller's token:read shows it
+   * @description Requires token:read.
+   */
+  detokenize: {
+    requestBody: {
+      content: {
+        "application/json": unknown;
+      };
+    };
+    responses: {
+      /** @description The body, expressions replaced */
+      200: {
+        content: {
+          "application/json": unknown;
+        };
+      };
+      /** @description Invalid input */
+      400: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing, invalid or revoked key */
+      401: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The key lacks the permission */
+      403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
+      429: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * List tokens by cursor, newest first (filters: type, container, fingerprint, metadata); no total, each page reads only what it needs
+   * @description Requires token:read.
+   */
+  listTokensV2: {
+    parameters: {
+      query?: {
+        size?: number;
+        start?: string;
+        type?: string[];
+        container?: string;
+        fingerprint?: string;
+        /** @description A JSON object of metadata to match, e.g. {"customer":"c-1"} (case-insensitive). */
+        metadata?: string;
+      };
+    };
+    responses: {
+      /** @description A page of tokens; pagination.next is the next page's start */
+      200: {
+        content: {
+          "application/json": {
+            pagination: components["schemas"]["CursorPagination"];
+            data: components["schemas"]["Token"][];
+          };
+        };
+      };
+      /** @description Invalid input */
+      400: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing, invalid or revoked key */
+      401: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The key lacks the permission */
+      403: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
