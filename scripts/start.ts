@@ -81,6 +81,8 @@ async function main() {
     rootKey: root.key,
     dataDir,
     dynamodbEndpoint: external,
+    // `npm run dev` (scripts/dev.ts): DynamoDB Local keeps nothing on disk.
+    inMemory: process.argv.includes("--in-memory"),
     testClock: process.env.SVC_TEST_CLOCK === "1" || process.env.SVC_TEST_CLOCK === "true",
     log: (line) => console.log(`${new Date().toISOString()} ${line}`),
   });
