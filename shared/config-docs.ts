@@ -184,7 +184,8 @@ export const CONFIG_DOCS: Record<ConfigVariable, VariableDoc> = {
     mode: "both",
     default: "`http://127.0.0.1:$PORT/invitations/accept`; the API's in AWS",
     setBy: STACK,
-    meaning: "where invitation e-mail links point (a front end that POSTs the code)",
+    meaning:
+      "where invitation e-mail links point, the code in the fragment (`#code=`); the default is the API's own accept page",
   },
   PORT: {
     mode: "local",

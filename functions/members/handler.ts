@@ -16,6 +16,7 @@ import {
 } from "#shared/domain/members.ts";
 import { createHttpHandler, type GroupHandlers, type GroupReplays, replayAs } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
+import { ACCEPT_PAGE_CSP, ACCEPT_PAGE_HTML } from "#shared/members/accept-page.ts";
 
 /** The adapters the members routes use, and no others (see shared/composition/). */
 export function compose(cfg: Config) {
@@ -53,6 +54,20 @@ export const routes: GroupHandlers<Routes, "members", MembersDeps> = {
     await deleteInvitation(deps, principal, params.id);
     return { status: 204 };
   },
+  invitationPage: async () => ({
+    status: 200,
+    raw: {
+      statusCode: 200,
+      headers: {
+        "content-type": "text/html; charset=utf-8",
+        "content-security-policy": ACCEPT_PAGE_CSP,
+        "cache-control": "no-store",
+        "referrer-policy": "no-referrer",
+        "cross-origin-opener-policy": "same-origin",
+      },
+      body: ACCEPT_PAGE_HTML,
+    },
+  }),
   acceptInvitation: async ({ deps, body }) => ({ status: 201, body: await acceptInvitation(deps, body) }),
 };
 

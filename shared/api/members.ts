@@ -87,6 +87,15 @@ export const membersRoutes = routeGroup("members", {
     params: idParams,
     responses: { 204: { description: "Deleted" }, 404: problem("Not found") },
   },
+  invitationPage: {
+    method: "GET",
+    path: "/invitations/accept",
+    auth: "none",
+    summary:
+      "The page an invitation link opens: a form that POSTs the code (from the link's fragment) to /invitations/accept",
+    ownContentSecurityPolicy: true,
+    responses: { 200: { description: "HTML" } },
+  },
   acceptInvitation: {
     method: "POST",
     path: "/invitations/accept",

@@ -96,7 +96,8 @@ function newCode() {
 
 async function sendInvitation(deps: MemberDeps, invitation: StoredInvitation, code: string) {
   const tenant = await deps.tenants.getTenant(invitation.tenant_id);
-  const link = `${deps.config.invitationUrl}?code=${encodeURIComponent(code)}`;
+  // In the fragment: a browser never sends it, so no server, proxy or access log along the way sees the code.
+  const link = `${deps.config.invitationUrl}#code=${encodeURIComponent(code)}`;
   await deps.mailer.send({
     to: invitation.email,
     subject: `You are invited to ${tenant?.name ?? "a tenant"} on svc-vault`,
@@ -106,7 +107,9 @@ async function sendInvitation(deps: MemberDeps, invitation: StoredInvitation, co
       `Accept the invitation: ${link}`,
       "",
       `The link works once and expires at ${invitation.expires_at}.`,
-      `To accept through the API, POST {"code": "<the code in the link>"} to /invitations/accept.`,
+      `To accept through the API, POST {"code": "<the code>"} to /invitations/accept, the code being:`,
+      "",
+      code,
     ].join("\n"),
   });
 }

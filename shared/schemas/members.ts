@@ -17,7 +17,8 @@ export const createInvitationBody = z.object({
 });
 
 export const acceptInvitationBody = z.object({
-  code: z.string().min(1).max(200),
+  // Trimmed: a code copied from the .eml (CRLF line endings) or a terminal carries a \r or spaces.
+  code: z.string().trim().min(1).max(200),
   first_name: z.string().trim().min(1).max(100).optional(),
   last_name: z.string().trim().min(1).max(100).optional(),
 });

@@ -11,7 +11,7 @@ export function invitationFromOutbox(svc: TestService, email: string): { code: s
     .filter((m) => m.includes(`To: <${email}>`))
     .at(-1);
   if (!eml) throw new Error(`no e-mail to ${email}`);
-  const code = /\?code=([A-Za-z0-9_%-]+)/.exec(eml)?.[1];
+  const code = /[?#]code=([A-Za-z0-9_%-]+)/.exec(eml)?.[1];
   if (!code) throw new Error("no code in e-mail");
   return { code: decodeURIComponent(code), eml };
 }
