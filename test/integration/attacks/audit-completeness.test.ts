@@ -285,6 +285,7 @@ const ROUTES: Record<OperationId, ProbeRun[] | string> = {
   getInvitation: "answers an invitation",
   deleteInvitation: "answers nothing",
   acceptInvitation: "answers the new member's key",
+  invitationPage: "serves the invitation accept page (static; its call is acceptInvitation)",
   createProxy: "answers the proxy's configuration and key",
   listProxies: "answers configurations",
   getProxy: "answers a configuration",
