@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { logger } from "#shared/logger.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { invitationFromOutbox } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
@@ -57,11 +58,21 @@ describe("the invitation link and its code", () => {
     expect(inlineScript).toContain("history.replaceState");
   });
 
-  it("still opens the page for a link with the code in its query (sent before the fragment)", async () => {
-    const page = await fetch(`${svc.url}/invitations/accept?code=abc`);
+  it("still opens the page for a link with the code in its query (sent before the fragment), logging no code", async () => {
+    const logged = [vi.spyOn(logger, "info"), vi.spyOn(logger, "warn"), vi.spyOn(logger, "error")];
+    const code = "olderLinkCode0123456789abcdefghijklmnopqrstu";
+
+    const page = await fetch(`${svc.url}/invitations/accept?code=${code}`);
+    const html = await page.text();
+    const lines = JSON.stringify(logged.flatMap((spy) => spy.mock.calls));
+    for (const spy of logged) spy.mockRestore();
 
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(lines).toContain("GET /invitations/accept");
+    expect(lines).not.toContain(code);
+    // The page is the same static text: the query is read by its script, in the browser, never echoed.
+    expect(html).not.toContain(code);
   });
 
   it("accepts a code copied from the .eml with its line's \\r (and surrounding spaces)", async () => {
