@@ -79,6 +79,8 @@ function main() {
       env: {
         ...process.env,
         SVC_DATA_DIR: dataDir,
+        // Throwaway like the data: kept with it (not under the user's configuration directory), removed with it.
+        SVC_MASTER_KEY_FILE: join(dataDir, "master.key"),
         SVC_ROOT_KEY: rootKey,
         SVC_TEST_CLOCK: "1",
         SVC_PROXY_ALLOW_PRIVATE: "1",

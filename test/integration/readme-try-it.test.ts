@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
 let dev: ChildProcess | undefined;
@@ -40,11 +42,20 @@ describe("npm run dev and README's Try it", () => {
     expect(shell[0]?.code.trim()).toBe("npm run dev");
     expect(shell.length).toBeGreaterThan(1);
 
+    // Where a master key file would go by default: dev mode keeps its throwaway one in its temporary directory.
+    const configHome = mkdtempSync(join(tmpdir(), "svc-dev-config-"));
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     let output = "";
     // What `npm run dev` runs (package.json), without npm in between.
     dev = spawn(process.execPath, ["--disable-proto=throw", "--import", "tsx", "scripts/dev.ts"], {
-      env: { ...process.env, PORT: String(port), SVC_DYNAMODB_ENDPOINT: "", SVC_ROOT_KEY: "" },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        SVC_DYNAMODB_ENDPOINT: "",
+        SVC_ROOT_KEY: "",
+        SVC_MASTER_KEY_FILE: "",
+        XDG_CONFIG_HOME: configHome,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     dev.stdout?.on("data", (c: Buffer) => {
@@ -87,5 +98,6 @@ describe("npm run dev and README's Try it", () => {
     expect(entries.filter((e) => e.entity_id === created?.id).length).toBeGreaterThanOrEqual(3);
     expect(JSON.stringify(logs)).not.toContain("4242424242424242");
     expect(code).toBe(0);
+    expect(readdirSync(configHome)).toEqual([]);
   }, 120_000);
 });
