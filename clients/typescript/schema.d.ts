@@ -225,6 +225,8 @@ export interface paths {
     delete: operations["deleteInvitation"];
   };
   "/invitations/accept": {
+    /** The page an invitation link opens: a form that POSTs the code (from the link's fragment) to /invitations/accept */
+    get: operations["invitationPage"];
     /** Accept an invitation with the code from its e-mail (no key): an ADMIN member and its management key */
     post: operations["acceptInvitation"];
   };
@@ -2440,6 +2442,15 @@ export interface operations {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
+      };
+    };
+  };
+  /** The page an invitation link opens: a form that POSTs the code (from the link's fragment) to /invitations/accept */
+  invitationPage: {
+    responses: {
+      /** @description HTML */
+      200: {
+        content: never;
       };
     };
   };
