@@ -8,29 +8,12 @@ import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { alive, commandLine, descendants } from "#test/support/process-tree.ts";
 import { openProxy } from "#test/support/proxies.ts";
+import { READY_MS, waitFor } from "#test/support/wait.ts";
 
 let child: ChildProcess | undefined;
 afterAll(() => {
   child?.kill("SIGKILL");
 });
-
-/**
- * How long a start may take before a test gives up: Java, DynamoDB Local and the sandbox's first process take a
- * few seconds on a quiet machine and many times that on a loaded CI machine; a bound, not a speed target.
- */
-const READY_MS = 120_000;
-
-function waitFor(predicate: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const tick = () => {
-      if (predicate()) return resolve();
-      if (Date.now() > deadline) return reject(new Error("timed out"));
-      setTimeout(tick, 100);
-    };
-    tick();
-  });
-}
 
 describe("npm start (the local contract)", () => {
   it(

@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { READY_MS, waitFor } from "#test/support/wait.ts";
 
 let dev: ChildProcess | undefined;
 afterAll(() => {
@@ -18,18 +19,6 @@ function tryItBlocks(): { lang: string; code: string }[] {
     lang: m[1] ?? "",
     code: m[2] ?? "",
   }));
-}
-
-function waitFor(predicate: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const tick = () => {
-      if (predicate()) return resolve();
-      if (Date.now() > deadline) return reject(new Error("timed out"));
-      setTimeout(tick, 100);
-    };
-    tick();
-  });
 }
 
 const PASTED = /^(SVC_URL|ROOT|MGT|PVT|PUB)=\S+$/gm;
@@ -64,7 +53,7 @@ describe("npm run dev and README's Try it", () => {
     dev.stderr?.on("data", (c: Buffer) => {
       output += c.toString();
     });
-    await waitFor(() => /^PUB=\S+$/m.test(output), 60_000).catch((error: unknown) => {
+    await waitFor(() => /^PUB=\S+$/m.test(output), READY_MS).catch((error: unknown) => {
       throw new Error(`${String(error)}; output:\n${output}`);
     });
     const pasted = output.match(PASTED) ?? [];
@@ -99,5 +88,5 @@ describe("npm run dev and README's Try it", () => {
     expect(JSON.stringify(logs)).not.toContain("4242424242424242");
     expect(code).toBe(0);
     expect(readdirSync(configHome)).toEqual([]);
-  }, 120_000);
+  }, READY_MS + 90_000);
 });
