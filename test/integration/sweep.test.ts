@@ -42,7 +42,12 @@ describe("expiry sweep", () => {
       key: pub,
       body: { type: "card", data: { number: VISA, cvc: "123", expiration_month: 1, expiration_year: 2031 } },
     });
+    const numericCvc = await api.post<TokenBody>("/tokens", {
+      key: pub,
+      body: { type: "card", data: { number: VISA, cvc: 456 } },
+    });
     expect((await rawToken(tenantId, card.body.id))?.sealed_cvc).toEqual(expect.any(String));
+    expect((await rawToken(tenantId, numericCvc.body.id))?.sealed_cvc).toEqual(expect.any(String));
 
     const moved = await api.post<{ sweep: { tokensDeleted: number; cvcsRemoved: number } }>("/_test/clock", {
       key: svc.rootKey,
@@ -55,6 +60,7 @@ describe("expiry sweep", () => {
     const cardItem = await rawToken(tenantId, card.body.id);
     expect(cardItem?.sealed_cvc).toBeUndefined();
     expect(cardItem?.sealed_data).toEqual(expect.any(String));
+    expect((await rawToken(tenantId, numericCvc.body.id))?.sealed_cvc).toBeUndefined();
     const logs = await api.get<{ data: { operation: string; actor_type: string }[] }>(
       `/logs?entity_id=${expiring.body.id}`,
       { key: managementKey },

@@ -62,6 +62,61 @@ describe("POST /tokens", () => {
     expect(later.body.data).toEqual({ number: VISA, expiration_month: 12, expiration_year: 2030 });
   });
 
+  it("keeps a cvc sent as an integer a number and a 0-padded string a string, each for one hour", async () => {
+    const { api, pub, revealer } = await setup();
+    const numeric = { ...card, cvc: 123 };
+    const padded = { ...card, cvc: "0123" };
+    const created = await Promise.all(
+      [numeric, padded].map((data) =>
+        api.post<TokenBody>("/tokens", { key: pub, body: { type: "card", data } }),
+      ),
+    );
+    const read = () =>
+      Promise.all(created.map((c) => api.get<TokenBody>(`/tokens/${c.body.id}`, { key: revealer })));
+
+    const fresh = await read();
+    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 3601 } });
+    const later = await read();
+
+    expect(created.map((c) => c.status)).toEqual([201, 201]);
+    expect(fresh.map((r) => r.body.data)).toEqual([numeric, padded]);
+    expect(later.map((r) => r.body.data)).toEqual([
+      { number: VISA, expiration_month: 12, expiration_year: 2030 },
+      { number: VISA, expiration_month: 12, expiration_year: 2030 },
+    ]);
+  });
+
+  it("keeps the type of a cvc changed by PATCH", async () => {
+    const { api, pub, revealer } = await setup();
+    const created = await api.post<TokenBody>("/tokens", { key: pub, body: { type: "card", data: card } });
+
+    const patched = await api.patch(`/tokens/${created.body.id}`, {
+      key: pub,
+      body: { data: { cvc: 4567 } },
+      headers: { "content-type": "application/merge-patch+json" },
+    });
+    const read = await api.get<TokenBody>(`/tokens/${created.body.id}`, { key: revealer });
+
+    expect(patched.status).toBe(200);
+    expect(read.body.data).toEqual({ ...card, cvc: 4567 });
+  });
+
+  it.each([
+    [12, "an integer that lost its leading 0"],
+    [12345, "five digits"],
+    [123.5, "not an integer"],
+    [-123, "negative"],
+    ["12a", "not digits"],
+  ] as [unknown, string][])("refuses a cvc of %j (%s) with 400 on data.cvc", async (cvc) => {
+    const { api, pub } = await setup();
+
+    const res = await api.post("/tokens", { key: pub, body: { type: "card", data: { number: VISA, cvc } } });
+
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toHaveProperty(["data.cvc"]);
+    expect(bodyText(res.body)).not.toContain(VISA);
+  });
+
   it.each([
     ["card", { number: "4242424242424241" }, "data.number"],
     ["card", { number: VISA, expiration_month: 13 }, "data.expiration_month"],

@@ -47,16 +47,29 @@ export async function sealData(deps: TokenDeps, tenantId: string, tokenId: strin
   const { cvc, rest } = splitCvc(data);
   const sealed_data = await deps.sealer.seal({ tenantId, tokenId, field: "data" }, JSON.stringify(rest));
   if (cvc === undefined) return { sealed_data };
-  const sealed_cvc = await deps.sealer.seal({ tenantId, tokenId, field: "cvc" }, cvc);
+  const sealed_cvc = await deps.sealer.seal({ tenantId, tokenId, field: "cvc" }, encodeCvc(cvc));
   const cvc_expires_at = new Date(deps.clock.now().getTime() + CVC_LIFETIME_SECONDS * 1000).toISOString();
   return { sealed_data, sealed_cvc, cvc_expires_at };
 }
 
-export function splitCvc(data: unknown): { cvc?: string; rest: unknown } {
+export function splitCvc(data: unknown): { cvc?: string | number; rest: unknown } {
   if (typeof data !== "object" || data === null || Array.isArray(data) || !("cvc" in data))
     return { rest: data };
   const { cvc, ...rest } = data as Record<string, unknown>;
-  return typeof cvc === "string" ? { cvc, rest } : { rest };
+  return typeof cvc === "string" || typeof cvc === "number" ? { cvc, rest } : { rest };
+}
+
+/**
+ * The sealed cvc keeps the type the client sent. A string is sealed as it is (as every cvc stored before numbers
+ * were accepted), a number with a `#` before its digits: validation lets only digits through as a string, so
+ * the two never meet, and the type stays inside the ciphertext with the value.
+ */
+function encodeCvc(cvc: string | number): string {
+  return typeof cvc === "number" ? `#${cvc}` : cvc;
+}
+
+function decodeCvc(plain: string): string | number {
+  return plain.startsWith("#") ? Number(plain.slice(1)) : plain;
 }
 
 /** The token's data as the caller gave it, with the cvc while it is still readable. */
@@ -66,7 +79,7 @@ export async function openData(deps: TokenDeps, token: StoredToken): Promise<unk
   const cvcReadable =
     token.sealed_cvc && token.cvc_expires_at && Date.parse(token.cvc_expires_at) > deps.clock.now().getTime();
   if (!cvcReadable || typeof data !== "object" || data === null) return data;
-  const cvc = await deps.sealer.open({ ...binding, field: "cvc" }, token.sealed_cvc as string);
+  const cvc = decodeCvc(await deps.sealer.open({ ...binding, field: "cvc" }, token.sealed_cvc as string));
   return { ...data, cvc };
 }
 

@@ -10,6 +10,16 @@ const cardNumber = z
   .regex(/^\d{12,19}$/, "must be 12 to 19 digits without separators")
   .refine(luhnValid, "is not a valid card number (Luhn check failed)");
 
+/**
+ * A string of 3–4 digits, or an integer of 3–4 digits (clients of the hosted vault send numbers). An integer
+ * below 100 is refused rather than padded: 12 may have been "012" or "0012", and guessing would hand back a cvc
+ * the cardholder never gave. Such a cvc has to be sent as a string.
+ */
+const cvc = z.union([z.string().regex(/^\d{3,4}$/), z.number().int().min(100).max(9999)], {
+  error:
+    'must be 3 or 4 digits, as a string or an integer of 100 to 9999 (send a leading 0 as a string: "012")',
+});
+
 const card = z.strictObject({
   number: cardNumber,
   expiration_month: z.number().int().min(1, "must be 1 to 12").max(12, "must be 1 to 12").optional(),
@@ -19,10 +29,7 @@ const card = z.strictObject({
     .min(1000, "must be four digits")
     .max(9999, "must be four digits")
     .optional(),
-  cvc: z
-    .string()
-    .regex(/^\d{3,4}$/, "must be 3 or 4 digits")
-    .optional(),
+  cvc: cvc.optional(),
 });
 
 const routingNumber = z
