@@ -107,7 +107,7 @@ export const FUNCTION_ACCESS = {
     dataKey: true,
     sandbox: "run",
     reason:
-      "Formula and reactor CRUD; react detokenizes (KMS), runs code in the tenant's runner function (created when " +
-      "a formula is saved), seals async jobs and webhook secrets.",
+      "Formula and reactor CRUD; react and react-async detokenize (KMS), runs code in the tenant's runner function (created when " +
+      "a formula is saved), seals async jobs, their results and webhook secrets.",
   },
 } as const satisfies Record<FunctionGroup, GroupAccess>;

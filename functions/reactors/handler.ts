@@ -19,7 +19,13 @@ import {
   replaceFormula,
   replaceReactor,
 } from "#shared/domain/reactors/manage.ts";
-import { ReactorError, react, webhookSecrets } from "#shared/domain/reactors/react.ts";
+import {
+  ReactorError,
+  react,
+  reactAsync,
+  reactionResult,
+  webhookSecrets,
+} from "#shared/domain/reactors/react.ts";
 import { checkStillReadable, presentAgain } from "#shared/domain/tokens/replay.ts";
 import { createHttpHandler, type GroupHandlers, type GroupReplays, replayAs } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
@@ -74,6 +80,7 @@ export const routes: GroupHandlers<Routes, "reactors", ReactorsDeps> = {
   patchReactor: async ({ deps, principal, params, body }) => {
     await patchReactor(deps, principal, params.id, {
       ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.code !== undefined ? { code: body.code } : {}),
       ...(body.configuration !== undefined ? { configuration: body.configuration ?? {} } : {}),
       ...(body.application !== undefined ? { application: body.application } : {}),
     });
@@ -96,6 +103,14 @@ export const routes: GroupHandlers<Routes, "reactors", ReactorsDeps> = {
         return { status: error.status, body: error.customBody, headers: error.customHeaders ?? {} };
       throw error;
     }
+  },
+  reactAsync: async ({ deps, principal, params, body }) => ({
+    status: 202,
+    body: { asyncReactorRequestId: await reactAsync(deps, principal, params.id, body) },
+  }),
+  getReactionResult: async ({ deps, principal, params }) => {
+    const outcome = await reactionResult(deps, principal, params.id, params.requestId);
+    return { status: outcome.status, body: outcome.body };
   },
   getWebhookSecret: async ({ deps, principal }) => ({
     status: 200,

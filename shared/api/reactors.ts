@@ -1,15 +1,18 @@
 import * as z from "zod";
 import { idParams, paginated, pagingQuery } from "#shared/schemas/common.ts";
 import {
+  asyncReactionSchema,
   createReactorBody,
   formulaBody,
   formulaSchema,
   listReactorsQuery,
   patchReactorBody,
+  reactAsyncBody,
   reactBody,
   reactionSchema,
   reactorSchema,
   replaceReactorBody,
+  resultParams,
 } from "#shared/schemas/reactors.ts";
 import { problem, routeGroup } from "./group.ts";
 
@@ -156,6 +159,33 @@ export const reactorsRoutes = routeGroup("reactors", {
       202: { description: "Accepted; request_id" },
       404: problem("Not found"),
       422: problem("The code cannot run"),
+    },
+  },
+  reactAsync: {
+    method: "POST",
+    path: "/reactors/{id}/react-async",
+    auth: "key",
+    permissions: ["token:use"],
+    summary:
+      "Invoke a reactor asynchronously: 202 with asyncReactorRequestId; the result is kept 24 h for the same caller",
+    params: idParams,
+    body: reactAsyncBody,
+    responses: {
+      202: { description: "Accepted", schema: asyncReactionSchema },
+      404: problem("Not found"),
+    },
+  },
+  getReactionResult: {
+    method: "GET",
+    path: "/reactors/{id}/results/{requestId}",
+    auth: "key",
+    permissions: ["token:use"],
+    summary:
+      "The result of a react-async request, as react would have answered it (its status and body); only to the key or session that asked, with its grant unchanged, for 24 h",
+    params: resultParams,
+    responses: {
+      200: { description: "Reactor response", schema: reactionSchema },
+      404: problem("Not found, not run yet, another caller's, or older than 24 h"),
     },
   },
   getWebhookSecret: {

@@ -11,7 +11,7 @@ import { canonicalJson } from "./tokens/expression-filters.ts";
  * - proxy: where requests go (`destination_url`, `allowed_hosts` for transforms' `fetch`), the code that sees
  *   them (both transforms) and what it reads (`configuration`), whether callers authenticate (`require_auth`),
  *   and whose rights detokenize and back `svc` (`application_id`);
- * - reactor: the code (`formula_id`; a reactor's own inline code joins this list), what it reads
+ * - reactor: the code (`formula_id`, or its own inline `code`), what it reads
  *   (`configuration`) and whose rights back `svc` and `tokenize` (`application_id`);
  * - reactor_formula: the code, `request_parameters` (with none declared every arg reaches the code, else only
  *   the declared ones) and `allowed_hosts`. Its `configuration` only declares what reactors must supply: runs
@@ -29,7 +29,7 @@ export const DATA_ROUTING_FIELDS = {
     "require_auth",
     "application_id",
   ],
-  reactor: ["formula_id", "configuration", "application_id"],
+  reactor: ["formula_id", "code", "configuration", "application_id"],
   reactor_formula: ["code", "request_parameters", "allowed_hosts"],
 } as const satisfies {
   // Names of stored fields, so a renamed field fails the type check instead of silently leaving the list.

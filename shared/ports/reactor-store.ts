@@ -3,6 +3,17 @@ import type { StoredFormula, StoredReactor } from "#shared/domain/reactors/model
 
 export type ReactorKind = "formula" | "reactor";
 
+/** How long a reaction's outcome is kept: react-async results are answered for 24 hours (decisions.md). */
+export const REACTION_RETENTION_SECONDS = 24 * 3600;
+
+export interface StoredReaction {
+  sealedOutcome: string;
+  reactorId?: string;
+  /** Who may read it (react-async): the credential and grant that asked; absent for callback reactions. */
+  owner?: string;
+  storedAt?: string;
+}
+
 /** Formulas, reactors, stored reaction outcomes and the tenant's webhook secret (sealed). */
 export interface ReactorStore {
   /** Writes the item with its audit entry; false when `create` finds one or `replace` finds none. */
@@ -18,8 +29,19 @@ export interface ReactorStore {
   delete(kind: ReactorKind, tenantId: string, id: string, audit: LogEntry): Promise<boolean>;
   /** A stored reaction outcome (sealed), so a redelivered job never runs the code again. */
   reaction(tenantId: string, requestId: string): Promise<string | undefined>;
-  /** Stores an outcome once; returns the stored one (a concurrent run may have stored first). */
-  storeReaction(tenantId: string, requestId: string, sealedOutcome: string, now: Date): Promise<string>;
+  /** A stored outcome with what says whose it is (react-async results). */
+  reactionRecord(tenantId: string, requestId: string): Promise<StoredReaction | undefined>;
+  /**
+   * Stores an outcome once, kept REACTION_RETENTION_SECONDS; returns the stored one (a concurrent run may have
+   * stored first).
+   */
+  storeReaction(
+    tenantId: string,
+    requestId: string,
+    sealedOutcome: string,
+    now: Date,
+    about: { reactorId: string; owner?: string },
+  ): Promise<string>;
   webhookSecret(tenantId: string): Promise<string | undefined>;
   /** Sets the sealed secret; with `onlyIfAbsent`, keeps an existing one and returns it. */
   putWebhookSecret(

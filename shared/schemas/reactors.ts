@@ -1,18 +1,20 @@
 import * as z from "zod";
-import { allowedHosts, generatedId, pagingQuery, repeatable, safeKey, storable } from "./common.ts";
+import { allowedHosts, generatedId, idParams, pagingQuery, repeatable, safeKey, storable } from "./common.ts";
 
 const name = z.string().trim().min(1).max(200);
 const parameterName = safeKey(200);
 const scalarType = z.enum(["string", "number", "boolean"]);
 
+const code = z
+  .string()
+  .min(1)
+  .max(256 * 1024);
+
 export const formulaBody = z.object({
   name,
   description: z.string().max(1000).optional(),
   type: z.literal("private").default("private"),
-  code: z
-    .string()
-    .min(1)
-    .max(256 * 1024),
+  code,
   configuration: z
     .array(z.object({ name: parameterName, type: scalarType, description: z.string().max(1000).optional() }))
     .max(50)
@@ -35,23 +37,30 @@ export const formulaBody = z.object({
 const configuration = z.record(safeKey(200), z.unknown()).superRefine(storable(64 * 1024));
 const application = z.object({ id: generatedId });
 
+/** Either `formula.id` or the reactor's own `code` (the hosted vault's current shape), never both (400). */
 export const createReactorBody = z.object({
   name,
   configuration: configuration.default({}),
-  formula: z.object({ id: generatedId }),
+  formula: z.object({ id: generatedId }).optional(),
+  code: code.optional(),
   application: application.optional(),
 });
 
-/** formula.id is accepted only on create (spec): PUT and PATCH refuse it, like any unknown field. */
+/**
+ * formula.id is accepted only on create (spec): PUT and PATCH refuse it, like any unknown field. `code` replaces
+ * the own code of a reactor that has one (400 on a formula's reactor).
+ */
 export const replaceReactorBody = z.strictObject({
   name,
   configuration: configuration.default({}),
+  code: code.optional(),
   application: application.nullable().optional(),
 });
 
 export const patchReactorBody = z.strictObject({
   name: name.optional(),
   configuration: configuration.nullable().optional(),
+  code: code.optional(),
   application: application.nullable().optional(),
 });
 
@@ -63,6 +72,15 @@ export const reactBody = z.object({
     .optional(),
   timeout_ms: z.number().int().min(10_000).max(210_000).optional(),
 });
+
+/** The hosted vault's react-async body: args only (no callback: the result is fetched). */
+export const reactAsyncBody = z.object({ args: z.unknown().optional() });
+
+export const asyncReactionSchema = z
+  .object({ asyncReactorRequestId: z.string() })
+  .meta({ id: "AsyncReactorResponse" });
+
+export const resultParams = idParams.extend({ requestId: z.string().min(1).max(100) });
 
 export const listReactorsQuery = pagingQuery().extend({
   id: repeatable(z.string().min(1).max(100)),
@@ -96,7 +114,8 @@ export const reactorSchema = z
     id: z.string(),
     tenant_id: z.string(),
     name: z.string(),
-    formula: formulaSchema.partial().extend({ id: z.string() }),
+    formula: formulaSchema.partial().extend({ id: z.string() }).optional(),
+    code: z.string().optional().meta({ description: "The reactor's own code, to keys that may change it" }),
     configuration: configuration,
     application: application.optional(),
     created_at: z.string(),

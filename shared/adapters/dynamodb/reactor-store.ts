@@ -2,7 +2,12 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { GetCommand, PutCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { StoredFormula, StoredReactor } from "#shared/domain/reactors/model.ts";
-import type { ReactorKind as Kind, ReactorStore } from "#shared/ports/reactor-store.ts";
+import {
+  type ReactorKind as Kind,
+  REACTION_RETENTION_SECONDS,
+  type ReactorStore,
+  type StoredReaction,
+} from "#shared/ports/reactor-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { cancelledByCondition, isConditionalCheckFailed, transactOrFalse } from "./client.ts";
 import { queryAll } from "./paging.ts";
@@ -91,12 +96,31 @@ export class DynamoReactorStore implements ReactorStore {
     return out.Item?.sealed_outcome as string | undefined;
   }
 
+  async reactionRecord(tenantId: string, requestId: string): Promise<StoredReaction | undefined> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: reactorKeys.reaction(tenantId, requestId),
+        ConsistentRead: true,
+      }),
+    );
+    const item = out.Item;
+    if (!item || typeof item.sealed_outcome !== "string") return undefined;
+    return {
+      sealedOutcome: item.sealed_outcome,
+      ...(typeof item.reactor_id === "string" ? { reactorId: item.reactor_id } : {}),
+      ...(typeof item.owner === "string" ? { owner: item.owner } : {}),
+      ...(typeof item.stored_at === "string" ? { storedAt: item.stored_at } : {}),
+    };
+  }
+
   /** Stores an outcome once; returns the stored one (a concurrent run may have stored first). */
   async storeReaction(
     tenantId: string,
     requestId: string,
     sealedOutcome: string,
     now: Date,
+    about: { reactorId: string; owner?: string },
   ): Promise<string> {
     try {
       await this.client.send(
@@ -106,7 +130,11 @@ export class DynamoReactorStore implements ReactorStore {
             ...reactorKeys.reaction(tenantId, requestId),
             entity: "reaction",
             sealed_outcome: sealedOutcome,
-            ttl: epochSeconds(now) + 7 * 86_400,
+            reactor_id: about.reactorId,
+            ...(about.owner ? { owner: about.owner } : {}),
+            stored_at: now.toISOString(),
+            // DynamoDB's TTL deletes within about two days; reads check stored_at against the clock too.
+            ttl: epochSeconds(now) + REACTION_RETENTION_SECONDS,
           },
           ConditionExpression: "attribute_not_exists(PK)",
         }),

@@ -7,7 +7,7 @@ import type { Actor } from "#shared/domain/audit.ts";
 export const MAX_ATTEMPTS = 5;
 
 /**
- * An asynchronous reaction (react with callback_url): enqueued after the arguments were detokenized and
+ * An asynchronous reaction (react with callback_url, or react-async): enqueued after the arguments were detokenized and
  * validated. The arguments travel sealed under the tenant's data key; queues never see plaintext.
  */
 export interface CallbackJob {
@@ -15,7 +15,10 @@ export interface CallbackJob {
   requestId: string;
   tenantId: string;
   reactorId: string;
-  callbackUrl: string;
+  /** Where the result is POSTed; absent for react-async, whose result is only stored for its caller. */
+  callbackUrl?: string;
+  /** react-async: who may read the stored result (resultOwnerOf: the credential and its grant). */
+  resultOwner?: string;
   /** 10000–210000 (spec); the run's limit. */
   timeoutMs: number;
   /** Sealer output of JSON `{args, viewer}` (the caller's grants) bound to (tenantId, requestId, "reaction_args"). */

@@ -175,11 +175,19 @@ export async function processCallbackJob(
   try {
     outcome = await deps.runner.run(job);
   } catch (error) {
-    if (attempt < MAX_ATTEMPTS) {
+    // Without a callback there is no one to tell: the queue retries, then dead-letters the job.
+    if (attempt < MAX_ATTEMPTS || job.callbackUrl === undefined) {
       await audit("the reaction could not be run");
       throw new DeliveryError("The reaction could not be run.", true, { cause: error });
     }
     outcome = deps.failures.unrunnable(job.requestId);
+  }
+
+  const callbackUrl = job.callbackUrl;
+  if (callbackUrl === undefined) {
+    // react-async: the runner stored the outcome for its caller's GET /reactors/{id}/results/{requestId}.
+    await audit(`result stored (status ${outcome.status})`);
+    return;
   }
 
   let secret: string;
@@ -207,7 +215,7 @@ export async function processCallbackJob(
     const response = await forward(
       {
         tenantId: job.tenantId,
-        destinationUrl: job.callbackUrl,
+        destinationUrl: callbackUrl,
         pathSuffix: "",
         rawQuery: "",
         method: "POST",
@@ -265,7 +273,8 @@ const callbackJobSchema = z.object({
   requestId: z.string().min(1).max(200),
   tenantId: z.string().min(1),
   reactorId: z.string().min(1),
-  callbackUrl: z.string().min(1).max(MAX_CALLBACK_URL_LENGTH),
+  callbackUrl: z.string().min(1).max(MAX_CALLBACK_URL_LENGTH).optional(),
+  resultOwner: z.string().min(1).max(500).optional(),
   timeoutMs: z.number().int().min(MIN_REACTION_TIMEOUT_MS).max(MAX_REACTION_TIMEOUT_MS),
   sealedArgs: z.string(),
   actor: actorSchema,
@@ -282,9 +291,11 @@ export function parseCallbackJob(text: string): CallbackJob {
   }
   const parsed = callbackJobSchema.safeParse(value);
   if (!parsed.success) throw new DeliveryError("The queued job is malformed.", false);
-  const { actor, ...job } = parsed.data;
+  const { actor, callbackUrl, resultOwner, ...job } = parsed.data;
   return {
     ...job,
+    ...(callbackUrl !== undefined ? { callbackUrl } : {}),
+    ...(resultOwner !== undefined ? { resultOwner } : {}),
     actor: actor.id === undefined ? { type: actor.type } : { id: actor.id, type: actor.type },
   };
 }

@@ -2,7 +2,7 @@ import { auditEvent, recordEvents } from "#shared/domain/audit-entry.ts";
 import { assertMayRouteData } from "#shared/domain/data-routing.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, DomainError, notFound, validationError } from "#shared/domain/errors.ts";
-import { assertMayActAs } from "#shared/domain/grant-ceiling.ts";
+import { assertMayActAs, ceilingOf } from "#shared/domain/grant-ceiling.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { nameMatcher, transformCodeError } from "#shared/domain/proxies/proxy.ts";
 import { uuidv7 } from "#shared/ids.ts";
@@ -153,6 +153,33 @@ export interface ReactorInput {
   name: string;
   configuration: Record<string, unknown>;
   application?: { id: string } | null;
+  /** The reactor's own code, instead of a formula's. */
+  code?: string;
+}
+
+/** 422 for a reactor's own code that cannot run, as for a formula's. */
+function assertCode(code: string) {
+  const problem = transformCodeError(code);
+  if (problem) throw invalidCode(`The reactor's code ${problem}.`);
+}
+
+const eitherFormulaOrCode = (detail: string) =>
+  validationError(detail, {
+    code: ["a reactor runs a formula or its own code, never both"],
+    "formula.id": ["a reactor runs a formula or its own code, never both"],
+  });
+
+/**
+ * Whether `principal` may change a reactor's own code, and so may read it: `reactor:update` and the right to
+ * change what code sees callers' data (a member's own key, data-routing.ts). Code may embed what it needs to
+ * call out (credentials of the destinations), so it is shown no wider than it may be written.
+ */
+function mayChangeCode(principal: TenantPrincipal) {
+  return (
+    principal.kind === "application" &&
+    ceilingOf(principal) === undefined &&
+    principal.application.permissions.includes("reactor:update")
+  );
 }
 
 /** Configuration must hold exactly the formula's declared names, each castable to its type. */
@@ -210,34 +237,57 @@ async function checkedApplication(
   return found.id;
 }
 
-async function view(deps: ReactorDeps, reactor: StoredReactor) {
-  const formula = await deps.reactors.get<StoredFormula>("formula", reactor.tenant_id, reactor.formula_id);
-  const { formula_id, application_id, ...fields } = reactor;
+/** A reactor as answered: its formula, or its own code (to keys that may change it only). */
+async function view(deps: ReactorDeps, principal: TenantPrincipal, reactor: StoredReactor) {
+  const { formula_id, application_id, code, ...fields } = reactor;
+  const formula =
+    formula_id === undefined
+      ? undefined
+      : ((await deps.reactors.get<StoredFormula>("formula", reactor.tenant_id, formula_id)) ?? {
+          id: formula_id,
+        });
   return {
     ...fields,
-    formula: formula ?? { id: formula_id },
+    ...(formula ? { formula } : {}),
+    ...(code !== undefined && mayChangeCode(principal) ? { code } : {}),
     ...(application_id ? { application: { id: application_id } } : {}),
   };
 }
 
-export async function createReactor(
+/** What a reactor runs: a formula of the tenant with its checked configuration, or its own code (400 for both or neither). */
+async function runsWhat(
   deps: ReactorDeps,
   principal: TenantPrincipal,
-  input: ReactorInput & { formula: { id: string } },
-) {
+  input: ReactorInput & { formula?: { id: string } },
+): Promise<Pick<StoredReactor, "formula_id" | "code" | "configuration">> {
+  if (input.formula && input.code !== undefined)
+    throw eitherFormulaOrCode("A reactor runs a formula or its own code, not both.");
+  if (input.code !== undefined) {
+    assertCode(input.code);
+    return { code: input.code, configuration: input.configuration };
+  }
+  if (!input.formula) throw eitherFormulaOrCode("A reactor needs formula.id or its own code.");
   const formula = await deps.reactors.get<StoredFormula>("formula", principal.tenantId, input.formula.id);
   if (!formula)
     throw validationError("The formula does not exist.", {
       "formula.id": ["must name a reactor formula of the tenant"],
     });
+  return { formula_id: formula.id, configuration: checkedConfiguration(formula, input.configuration) };
+}
+
+export async function createReactor(
+  deps: ReactorDeps,
+  principal: TenantPrincipal,
+  input: ReactorInput & { formula?: { id: string } },
+) {
+  const runs = await runsWhat(deps, principal, input);
   const now = deps.clock.now();
   const applicationId = await checkedApplication(deps, principal, input.application);
   const reactor: StoredReactor = {
     id: uuidv7(now),
     tenant_id: principal.tenantId,
     name: input.name,
-    formula_id: formula.id,
-    configuration: checkedConfiguration(formula, input.configuration),
+    ...runs,
     ...(applicationId ? { application_id: applicationId } : {}),
     created_by: principal.application.id,
     created_at: now.toISOString(),
@@ -249,7 +299,8 @@ export async function createReactor(
     auditEvent(deps, principal, "reactor", reactor.id, "create", "Reactor created"),
     "create",
   );
-  return view(deps, reactor);
+  if (reactor.code !== undefined) await deps.sandbox?.prepare?.(reactor.tenant_id);
+  return view(deps, principal, reactor);
 }
 
 export async function findReactor(deps: ReactorDeps, principal: TenantPrincipal, id: string) {
@@ -261,7 +312,7 @@ export async function findReactor(deps: ReactorDeps, principal: TenantPrincipal,
 export async function getReactor(deps: ReactorDeps, principal: TenantPrincipal, id: string) {
   const reactor = await findReactor(deps, principal, id);
   await recordEvents(deps, [auditEvent(deps, principal, "reactor", id, "read", "Reactor read")]);
-  return view(deps, reactor);
+  return view(deps, principal, reactor);
 }
 
 export async function listReactors(
@@ -279,7 +330,7 @@ export async function listReactors(
     deps,
     result.items.map((r) => auditEvent(deps, principal, "reactor", r.id, "read", "Reactor read in a list")),
   );
-  return { items: await Promise.all(result.items.map((r) => view(deps, r))), total: result.total };
+  return { items: await Promise.all(result.items.map((r) => view(deps, principal, r))), total: result.total };
 }
 
 async function saveReactor(
@@ -288,15 +339,27 @@ async function saveReactor(
   current: StoredReactor,
   input: ReactorInput,
 ) {
-  const formula = await deps.reactors.get<StoredFormula>("formula", principal.tenantId, current.formula_id);
-  if (!formula) throw notFound("The reactor's formula");
+  // A formula reactor keeps its formula (PUT and PATCH cannot name another); one with its own code keeps it
+  // unless a new one is given.
+  let runs: Pick<StoredReactor, "formula_id" | "code" | "configuration">;
+  if (current.formula_id !== undefined) {
+    if (input.code !== undefined)
+      throw eitherFormulaOrCode("This reactor runs a formula; it cannot also have its own code.");
+    const formula = await deps.reactors.get<StoredFormula>("formula", principal.tenantId, current.formula_id);
+    if (!formula) throw notFound("The reactor's formula");
+    runs = { formula_id: formula.id, configuration: checkedConfiguration(formula, input.configuration) };
+  } else {
+    const code = input.code ?? current.code ?? "";
+    assertCode(code);
+    runs = { code, configuration: input.configuration };
+  }
   await assertMayActAsEach(deps, principal, [current.application_id], "change a reactor acting as");
   const applicationId = await checkedApplication(deps, principal, input.application);
-  const { application_id: _previous, ...rest } = current;
+  const { application_id: _previous, formula_id: _formula, code: _code, ...rest } = current;
   const next: StoredReactor = {
     ...rest,
     name: input.name,
-    configuration: checkedConfiguration(formula, input.configuration),
+    ...runs,
     ...(applicationId ? { application_id: applicationId } : {}),
     modified_by: principal.application.id,
     modified_at: deps.clock.now().toISOString(),
@@ -311,6 +374,7 @@ async function saveReactor(
     ))
   )
     throw notFound("The reactor");
+  if (next.code !== undefined && next.code !== current.code) await deps.sandbox?.prepare?.(next.tenant_id);
   return next;
 }
 
@@ -321,7 +385,7 @@ export async function replaceReactor(
   input: ReactorInput,
 ) {
   const current = await findReactor(deps, principal, id);
-  return view(deps, await saveReactor(deps, principal, current, input));
+  return view(deps, principal, await saveReactor(deps, principal, current, input));
 }
 
 export async function patchReactor(
@@ -337,6 +401,7 @@ export async function patchReactor(
       : (mergePatch(current.configuration, patch.configuration) as Record<string, unknown>);
   await saveReactor(deps, principal, current, {
     name: patch.name ?? current.name,
+    ...(patch.code !== undefined ? { code: patch.code } : {}),
     configuration: isPlainObject(configuration) ? configuration : {},
     application:
       patch.application === undefined

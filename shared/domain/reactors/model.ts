@@ -23,11 +23,39 @@ export interface StoredReactor {
   id: string;
   tenant_id: string;
   name: string;
-  formula_id: string;
+  /** The formula it runs; a reactor runs a formula or its own `code`, never both. */
+  formula_id?: string;
+  /** Its own code (the hosted vault's current shape): run with every arg, as a formula without parameters. */
+  code?: string;
   configuration: Record<string, unknown>;
   application_id?: string;
   created_by?: string;
   created_at: string;
   modified_by?: string;
   modified_at?: string;
+}
+
+/** What a run executes: a formula's code and rules, or a reactor's own code. */
+export interface RunnableCode {
+  code: string;
+  request_parameters: RequestParameter[];
+  allowed_hosts?: string[];
+  /** Who last changed the code, and when (a reactor's own code: the reactor's last change). */
+  modified_by?: string;
+  modified_at?: string;
+}
+
+/** The code `reactor` runs: its own, or its formula's (undefined when the formula is gone). */
+export function runnableOf(
+  reactor: StoredReactor,
+  formula: StoredFormula | undefined,
+): RunnableCode | undefined {
+  if (reactor.code !== undefined)
+    return {
+      code: reactor.code,
+      request_parameters: [],
+      ...(reactor.modified_by ? { modified_by: reactor.modified_by } : {}),
+      modified_at: reactor.modified_at ?? reactor.created_at,
+    };
+  return formula;
 }

@@ -1,9 +1,10 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { LogEntry } from "#shared/domain/audit.ts";
-import { actorOf, auditEvent, recordTokenReads, type Who } from "#shared/domain/audit-entry.ts";
+import { actorOf, auditEvent, recordEvents, recordTokenReads, type Who } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { DomainError, type FieldErrors, notFound, validationError } from "#shared/domain/errors.ts";
+import { grantVersionOf } from "#shared/domain/grant-version.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { configuredApplication, sandboxSvc } from "#shared/domain/proxies/svc-calls.ts";
 import { tenantBucket } from "#shared/domain/rate-limit.ts";
@@ -18,7 +19,7 @@ import {
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
-import type { ReactorStore } from "#shared/ports/reactor-store.ts";
+import { REACTION_RETENTION_SECONDS, type ReactorStore } from "#shared/ports/reactor-store.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
 import type { ApplicationStore } from "#shared/ports/stores.ts";
 import { createTokenBody } from "#shared/schemas/tokens.ts";
@@ -32,7 +33,7 @@ import type {
   WebhookSecretSource,
 } from "./callback-job.ts";
 import { callbackUrlProblem } from "./callback-url.ts";
-import type { StoredFormula, StoredReactor } from "./model.ts";
+import { type RunnableCode, runnableOf, type StoredFormula, type StoredReactor } from "./model.ts";
 import { ReactorError, reactorFailure } from "./run-error.ts";
 
 export { ReactorError };
@@ -67,12 +68,17 @@ const outcomeBinding = (tenantId: string, requestId: string) => ({
   field: "reaction_outcome",
 });
 
-async function reactorAndFormula(deps: ReactDeps, tenantId: string, reactorId: string) {
+/** The reactor and the code it runs: its own, or its formula's. */
+async function reactorAndCode(deps: ReactDeps, tenantId: string, reactorId: string) {
   const reactor = await deps.reactors.get<StoredReactor>("reactor", tenantId, reactorId);
   if (!reactor) throw notFound("The reactor");
-  const formula = await deps.reactors.get<StoredFormula>("formula", tenantId, reactor.formula_id);
-  if (!formula) throw notFound("The reactor's formula");
-  return { reactor, formula };
+  const formula =
+    reactor.formula_id === undefined
+      ? undefined
+      : await deps.reactors.get<StoredFormula>("formula", tenantId, reactor.formula_id);
+  const formulaOrCode = runnableOf(reactor, formula);
+  if (!formulaOrCode) throw notFound("The reactor's formula");
+  return { reactor, formula: formulaOrCode };
 }
 
 /** Whom a reaction answers: the caller's access (what it may be shown) and who it is (for the audit log). */
@@ -121,7 +127,7 @@ async function tokenize(
 async function run(
   deps: ReactDeps,
   reactor: StoredReactor,
-  formula: StoredFormula,
+  formula: RunnableCode,
   args: Record<string, unknown>,
   timeoutMs: number,
   caller: Caller,
@@ -164,7 +170,7 @@ async function prepareArgs(
   deps: ReactDeps,
   principal: TenantPrincipal,
   reactor: StoredReactor,
-  formula: StoredFormula,
+  formula: RunnableCode,
   args: unknown,
   invoked: LogEntry,
 ) {
@@ -210,11 +216,74 @@ export type Reaction =
   | { queued: false; reaction: Awaited<ReturnType<typeof run>> }
   | { queued: true; requestId: string };
 
-export async function react(
+export function react(
   deps: ReactDeps,
   principal: TenantPrincipal,
   reactorId: string,
   input: ReactInput,
+): Promise<Reaction> {
+  return reactAs(deps, principal, reactorId, input);
+}
+
+/**
+ * react-async: queued as a callback reaction is, but with no callback: its outcome is stored (sealed) for the
+ * same caller to fetch (reactionResult). Answers the request id.
+ */
+export async function reactAsync(
+  deps: ReactDeps,
+  principal: TenantPrincipal,
+  reactorId: string,
+  input: { args?: unknown },
+): Promise<string> {
+  const reaction = await reactAs(deps, principal, reactorId, input, resultOwnerOf(principal));
+  if (!reaction.queued) throw new Error("react-async ran synchronously");
+  return reaction.requestId;
+}
+
+/**
+ * Who may read a react-async result: the credential that asked (its key, or its session) with its grant as it
+ * was. The result was presented under that grant, so after any change of it (a rule downgraded from reveal to
+ * mask) the result is no longer answered, as an idempotent replay is not.
+ */
+function resultOwnerOf(principal: TenantPrincipal): string {
+  const credential =
+    principal.kind === "session" ? `session:${principal.session.id}` : `key:${principal.keyId}`;
+  return `${credential}:grant:${grantVersionOf(principal) ?? "none"}`;
+}
+
+/** The outcome of a react-async request (its status and body, as react would have answered), for its caller only. */
+export async function reactionResult(
+  deps: ReactDeps,
+  principal: TenantPrincipal,
+  reactorId: string,
+  requestId: string,
+): Promise<ReactionOutcome> {
+  const stored = await deps.reactors.reactionRecord(principal.tenantId, requestId);
+  const keptUntil = stored?.storedAt ? Date.parse(stored.storedAt) + REACTION_RETENTION_SECONDS * 1000 : 0;
+  // Not yet run, someone else's (another key, session or tenant: the tenant is in the key), another reactor's,
+  // a callback reaction's or past its 24 hours: all the same 404, so a request id tells nothing.
+  if (
+    !stored ||
+    stored.reactorId !== reactorId ||
+    stored.owner === undefined ||
+    stored.owner !== resultOwnerOf(principal) ||
+    keptUntil <= deps.clock.now().getTime()
+  )
+    throw notFound("The reactor result");
+  await recordEvents(deps, [
+    auditEvent(deps, principal, "reactor", reactorId, "read", `Reactor result read (request ${requestId})`),
+  ]);
+  return JSON.parse(
+    await deps.sealer.open(outcomeBinding(principal.tenantId, requestId), stored.sealedOutcome),
+  ) as ReactionOutcome;
+}
+
+async function reactAs(
+  deps: ReactDeps,
+  principal: TenantPrincipal,
+  reactorId: string,
+  input: ReactInput,
+  resultOwner?: string,
 ): Promise<Reaction> {
   // A callback_url delivery would refuse is a 400 now, not a dead letter after the run.
   const callbackProblem =
@@ -222,10 +291,11 @@ export async function react(
       ? undefined
       : callbackUrlProblem(input.callback_url, { allowPrivate: deps.config.proxyAllowPrivate });
   if (callbackProblem) throw validationError(callbackProblem, { callback_url: [callbackProblem] });
-  const queued = input.callback_url !== undefined;
+  // react-async (a result owner) is queued as a callback reaction is, without a callback.
+  const queued = input.callback_url !== undefined || resultOwner !== undefined;
   if (queued && !deps.jobQueue)
     throw new DomainError("unavailable", "Asynchronous reactions are not available.");
-  const { reactor, formula } = await reactorAndFormula(deps, principal.tenantId, reactorId);
+  const { reactor, formula } = await reactorAndCode(deps, principal.tenantId, reactorId);
   const requestId = randomUUID();
   const invoked = auditEvent(
     deps,
@@ -238,12 +308,13 @@ export async function react(
   // The invocation is logged with the args' tokens, before their data is opened (one write).
   const args = await prepareArgs(deps, principal, reactor, formula, input.args, invoked);
 
-  if (input.callback_url !== undefined && deps.jobQueue) {
+  if (queued && deps.jobQueue) {
     const job: CallbackJob = {
       requestId,
       tenantId: principal.tenantId,
       reactorId: reactor.id,
-      callbackUrl: input.callback_url,
+      ...(input.callback_url !== undefined ? { callbackUrl: input.callback_url } : {}),
+      ...(resultOwner !== undefined ? { resultOwner } : {}),
       timeoutMs: input.timeout_ms ?? ASYNC_TIMEOUT_DEFAULT_MS,
       sealedArgs: await deps.sealer.seal(
         argsBinding(principal.tenantId, requestId),
@@ -282,7 +353,7 @@ export function reactionRunner(base: ReactDeps, failures: ReactionFailures): Rea
         ) as ReactionOutcome;
       let outcome: ReactionOutcome;
       try {
-        const { reactor, formula } = await reactorAndFormula(deps, job.tenantId, job.reactorId);
+        const { reactor, formula } = await reactorAndCode(deps, job.tenantId, job.reactorId);
         const { args, viewer } = JSON.parse(
           await deps.sealer.open(argsBinding(job.tenantId, job.requestId), job.sealedArgs),
         ) as { args: Record<string, unknown>; viewer?: Grants };
@@ -297,7 +368,10 @@ export function reactionRunner(base: ReactDeps, failures: ReactionFailures): Rea
         outcomeBinding(job.tenantId, job.requestId),
         JSON.stringify(outcome),
       );
-      const kept = await deps.reactors.storeReaction(job.tenantId, job.requestId, sealed, deps.clock.now());
+      const kept = await deps.reactors.storeReaction(job.tenantId, job.requestId, sealed, deps.clock.now(), {
+        reactorId: job.reactorId,
+        ...(job.resultOwner !== undefined ? { owner: job.resultOwner } : {}),
+      });
       return JSON.parse(
         await deps.sealer.open(outcomeBinding(job.tenantId, job.requestId), kept),
       ) as ReactionOutcome;
