@@ -63,7 +63,7 @@ async function createCardToken(sdk: BasisTheoryClient, cardNumber: string, idemp
       metadata: { customer_id: "3181" },
       searchIndexes: ["{{ data.expiration_month }}", "{{ data.number | last4 }}"],
       fingerprintExpression: "{{ data.number }}",
-      mask: { number: "{{ data.number | reveal_last: 4 }}", cvc: "{{ data.cvc }}" },
+      mask: { number: "{{ data.number, reveal_last: 4 }}", cvc: "{{ data.cvc }}" },
       deduplicateToken: false,
       containers: ["/pci/high/"],
     },
