@@ -22,7 +22,14 @@ describe("routingChanges (which fields decide what code sees or where data goes)
   it("counts every field on create and only real changes on update, as body paths", () => {
     const current = { name: "a", configuration: { b: 1, a: { y: 2, x: 1 } }, formula_id: "f" };
 
-    expect(routingChanges("reactor", current)).toEqual(["formula.id", "configuration", "application.id"]);
+    expect(routingChanges("reactor", current)).toEqual([
+      "formula.id",
+      "code",
+      "configuration",
+      "application.id",
+    ]);
+    // A reactor's own code decides what sees callers' args, as a formula does.
+    expect(routingChanges("reactor", { code: "b" }, { code: "a" })).toEqual(["code"]);
     const renamed = { ...current, name: "renamed" };
     expect(routingChanges("reactor", renamed, current)).toEqual([]);
     // Key order and an absent field written as null are no change.
