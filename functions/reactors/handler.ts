@@ -29,6 +29,7 @@ import {
 import { checkStillReadable, presentAgain } from "#shared/domain/tokens/replay.ts";
 import { createHttpHandler, type GroupHandlers, type GroupReplays, replayAs } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
+import { PROBLEM_CONTENT_TYPE } from "#shared/http/problem.ts";
 
 /** The adapters the reactors routes use, and no others (see shared/composition/). */
 export function compose(cfg: Config) {
@@ -110,7 +111,8 @@ export const routes: GroupHandlers<Routes, "reactors", ReactorsDeps> = {
   }),
   getReactionResult: async ({ deps, principal, params }) => {
     const outcome = await reactionResult(deps, principal, params.id, params.requestId);
-    return { status: outcome.status, body: outcome.body };
+    const headers = outcome.problem ? { "content-type": PROBLEM_CONTENT_TYPE } : undefined;
+    return { status: outcome.status, body: outcome.body, ...(headers ? { headers } : {}) };
   },
   getWebhookSecret: async ({ deps, principal }) => ({
     status: 200,

@@ -94,9 +94,10 @@ export function internalProblem(requestId?: string): Problem {
 export const reactionFailures: ReactionFailures = {
   ofError(error, requestId) {
     const http = httpErrorOf(error);
-    if (http) return { status: http.status, body: problemFromError(http, requestId) };
+    if (http) return { status: http.status, body: problemFromError(http, requestId), problem: true };
     return {
       status: 500,
+      problem: true,
       body: {
         type: "about:blank",
         title: "Internal Server Error",
@@ -105,5 +106,5 @@ export const reactionFailures: ReactionFailures = {
       },
     };
   },
-  unrunnable: (requestId) => ({ status: 500, body: internalProblem(requestId) }),
+  unrunnable: (requestId) => ({ status: 500, body: internalProblem(requestId), problem: true }),
 };

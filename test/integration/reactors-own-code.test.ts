@@ -152,6 +152,29 @@ describe("react-async and results", () => {
     expect(byOther.status).toBe(404);
   });
 
+  it("answers a failed run's result as react answers the failure: its status and problem", async () => {
+    const { api, member, app, caller } = await world();
+    const reactor = await createOwnCode(api, member, {
+      name: "fails",
+      code: 'module.exports = async () => { throw new Error("card declined"); };',
+      application: { id: app.id },
+    });
+
+    const sync = await api.post(`/reactors/${reactor.id}/react`, { key: caller, body: { args: {} } });
+    const accepted = await api.post<{ asyncReactorRequestId: string }>(
+      `/reactors/${reactor.id}/react-async`,
+      {
+        key: caller,
+        body: { args: {} },
+      },
+    );
+    const got = await result(api, caller, reactor.id, accepted.body.asyncReactorRequestId);
+
+    expect(got.status).toBe(sync.status);
+    expect(got.headers.get("content-type")).toContain("application/problem+json");
+    expect(got.body).toMatchObject({ status: sync.status, errors: { error: ["card declined"] } });
+  });
+
   it("keeps a result 24 hours by the service clock", async () => {
     const { api, member, app, caller } = await world();
     const reactor = await createOwnCode(api, member, {

@@ -33,6 +33,8 @@ export interface ReactionOutcome {
   /** HTTP status the synchronous react would have answered (200, or the error's status). */
   status: number;
   body: unknown;
+  /** The body is a problem document (application/problem+json), not a custom error's own body. */
+  problem?: boolean;
 }
 
 /**
