@@ -1,4 +1,5 @@
 import type { Actor } from "#shared/domain/audit.ts";
+import type { TokenType } from "#shared/domain/tokens/types.ts";
 
 /**
  * Attempts of one callback job before it is dead-lettered: the local queue's limit and the SQS redrive's
@@ -19,6 +20,8 @@ export interface CallbackJob {
   callbackUrl?: string;
   /** react-async: who may read the stored result (resultOwnerOf: the credential and its grant). */
   resultOwner?: string;
+  /** react-async: the tokens (id, type; never data) its args read, logged again when the result is read. */
+  argsRead?: { id: string; type: TokenType }[];
   /** 10000–210000 (spec); the run's limit. */
   timeoutMs: number;
   /** Sealer output of JSON `{args, viewer}` (the caller's grants) bound to (tenantId, requestId, "reaction_args"). */
@@ -35,6 +38,8 @@ export interface ReactionOutcome {
   body: unknown;
   /** The body is a problem document (application/problem+json), not a custom error's own body. */
   problem?: boolean;
+  /** Stored with a react-async result only (CallbackJob.argsRead); never answered. */
+  argsRead?: { id: string; type: TokenType }[];
 }
 
 /**

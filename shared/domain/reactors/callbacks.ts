@@ -11,6 +11,7 @@
 import { Webhook } from "standardwebhooks";
 import * as z from "zod";
 import { auditEvent, recordEvents } from "#shared/domain/audit-entry.ts";
+import { TOKEN_TYPE_NAMES } from "#shared/domain/tokens/types.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
 import { ForwardError, forward } from "#shared/proxy/forward.ts";
@@ -275,6 +276,10 @@ const callbackJobSchema = z.object({
   reactorId: z.string().min(1),
   callbackUrl: z.string().min(1).max(MAX_CALLBACK_URL_LENGTH).optional(),
   resultOwner: z.string().min(1).max(500).optional(),
+  argsRead: z
+    .array(z.object({ id: z.string().min(1).max(1000), type: z.enum(TOKEN_TYPE_NAMES) }))
+    .max(1000)
+    .optional(),
   timeoutMs: z.number().int().min(MIN_REACTION_TIMEOUT_MS).max(MAX_REACTION_TIMEOUT_MS),
   sealedArgs: z.string(),
   actor: actorSchema,
@@ -291,9 +296,10 @@ export function parseCallbackJob(text: string): CallbackJob {
   }
   const parsed = callbackJobSchema.safeParse(value);
   if (!parsed.success) throw new DeliveryError("The queued job is malformed.", false);
-  const { actor, callbackUrl, resultOwner, ...job } = parsed.data;
+  const { actor, callbackUrl, resultOwner, argsRead, ...job } = parsed.data;
   return {
     ...job,
+    ...(argsRead !== undefined ? { argsRead } : {}),
     ...(callbackUrl !== undefined ? { callbackUrl } : {}),
     ...(resultOwner !== undefined ? { resultOwner } : {}),
     actor: actor.id === undefined ? { type: actor.type } : { id: actor.id, type: actor.type },

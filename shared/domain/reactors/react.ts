@@ -1,6 +1,12 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { LogEntry } from "#shared/domain/audit.ts";
-import { actorOf, auditEvent, recordEvents, recordTokenReads, type Who } from "#shared/domain/audit-entry.ts";
+import {
+  actorOf,
+  auditEvent,
+  type LoggedToken,
+  recordTokenReads,
+  type Who,
+} from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { DomainError, type FieldErrors, notFound, validationError } from "#shared/domain/errors.ts";
@@ -173,10 +179,14 @@ async function prepareArgs(
   formula: RunnableCode,
   args: unknown,
   invoked: LogEntry,
+  read: LoggedToken[] = [],
 ) {
-  const detokenized = await createDetokenizer(deps, principal.tenantId, accessOf(principal), (tokens) =>
-    recordTokenReads(deps, principal, tokens, `Token detokenized for reactor ${reactor.id}`, [invoked]),
-  ).json(args ?? {});
+  const detokenized = await createDetokenizer(deps, principal.tenantId, accessOf(principal), (tokens) => {
+    read.push(...tokens.map(({ id, type }) => ({ id, type })));
+    return recordTokenReads(deps, principal, tokens, `Token detokenized for reactor ${reactor.id}`, [
+      invoked,
+    ]);
+  }).json(args ?? {});
   const validated = validateArgs(detokenized, formula.request_parameters);
   if (!validated.ok)
     throw validationError(
@@ -270,12 +280,20 @@ export async function reactionResult(
     keptUntil <= deps.clock.now().getTime()
   )
     throw notFound("The reactor result");
-  await recordEvents(deps, [
-    auditEvent(deps, principal, "reactor", reactorId, "read", `Reactor result read (request ${requestId})`),
-  ]);
-  return JSON.parse(
+  const outcome = JSON.parse(
     await deps.sealer.open(outcomeBinding(principal.tenantId, requestId), stored.sealedOutcome),
   ) as ReactionOutcome;
+  // The result may hold what the code made of the args' token data: handed out again, so logged again (as an
+  // idempotent replay is), and nothing is answered when the entries cannot be written.
+  await recordTokenReads(
+    deps,
+    principal,
+    outcome.argsRead ?? [],
+    `Token data of reactor ${reactorId}'s args handed out again in a react-async result (request ${requestId})`,
+    [auditEvent(deps, principal, "reactor", reactorId, "read", `Reactor result read (request ${requestId})`)],
+  );
+  const { argsRead: _read, ...answered } = outcome;
+  return answered;
 }
 
 async function reactAs(
@@ -306,7 +324,8 @@ async function reactAs(
     queued ? `Reactor invoked asynchronously (request ${requestId})` : "Reactor invoked",
   );
   // The invocation is logged with the args' tokens, before their data is opened (one write).
-  const args = await prepareArgs(deps, principal, reactor, formula, input.args, invoked);
+  const read: LoggedToken[] = [];
+  const args = await prepareArgs(deps, principal, reactor, formula, input.args, invoked, read);
 
   if (queued && deps.jobQueue) {
     const job: CallbackJob = {
@@ -314,7 +333,7 @@ async function reactAs(
       tenantId: principal.tenantId,
       reactorId: reactor.id,
       ...(input.callback_url !== undefined ? { callbackUrl: input.callback_url } : {}),
-      ...(resultOwner !== undefined ? { resultOwner } : {}),
+      ...(resultOwner !== undefined ? { resultOwner, argsRead: read } : {}),
       timeoutMs: input.timeout_ms ?? ASYNC_TIMEOUT_DEFAULT_MS,
       sealedArgs: await deps.sealer.seal(
         argsBinding(principal.tenantId, requestId),
@@ -366,7 +385,8 @@ export function reactionRunner(base: ReactDeps, failures: ReactionFailures): Rea
       }
       const sealed = await deps.sealer.seal(
         outcomeBinding(job.tenantId, job.requestId),
-        JSON.stringify(outcome),
+        // A react-async result keeps which tokens its args read, so reading it logs them again.
+        JSON.stringify(job.argsRead ? { ...outcome, argsRead: job.argsRead } : outcome),
       );
       const kept = await deps.reactors.storeReaction(job.tenantId, job.requestId, sealed, deps.clock.now(), {
         reactorId: job.reactorId,

@@ -372,6 +372,53 @@ const ROUTES: Record<OperationId, ProbeRun[] | string> = {
       };
     },
   ],
+  reactAsync: [
+    // The caller's detokenized args are handed to the code, queued (here the code sends them to the partner).
+    async (w) => {
+      const id = await reactor(
+        w,
+        `module.exports = async (req) => {
+          await fetch(${JSON.stringify(`${partner.url}/from-code`)}, { method: "POST", body: JSON.stringify(req.args) });
+          return { raw: { sent: true } };
+        };`,
+      );
+      const answer = await w.api.post(`/reactors/${id}/react-async`, {
+        key: w.caller.key,
+        body: { args: { card: `{{ ${w.cardId} }}` } },
+      });
+      return { answer, reads: [{ tokenId: w.cardId, actorId: w.caller.id, actorType: "application" }] };
+    },
+  ],
+  getReactionResult: [
+    // A result holds what the code made of the args' data: reading it hands that data out again.
+    async (w, prelude) => {
+      const id = await reactor(w, "module.exports = async (req) => ({ raw: req.args });");
+      const requestId = await prelude(async () => {
+        const accepted = await w.api.post<{ asyncReactorRequestId: string }>(`/reactors/${id}/react-async`, {
+          key: w.caller.key,
+          body: { args: { card: `{{ ${w.cardId} }}` } },
+        });
+        const rid = accepted.body.asyncReactorRequestId;
+        // Waits on the store, not the route: only the probe's own GET may write the result's read entries.
+        const stored = () => svc.service.deps.reactors.reactionRecord(w.tenant.tenantId, rid);
+        for (let waited = 0; !(await stored()) && waited < 10_000; waited += 50)
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        return rid;
+      });
+      const answer = await w.api.get(`/reactors/${id}/results/${requestId}`, { key: w.caller.key });
+      return {
+        answer,
+        reads: [
+          {
+            tokenId: w.cardId,
+            actorId: w.caller.id,
+            actorType: "application",
+            message: /react-async result/,
+          },
+        ],
+      };
+    },
+  ],
   elementsScript: "serves the Elements script (a static file)",
   elementsFrameScript: "serves the Elements frame's script (a static file)",
   elementsFrame: "serves the Elements frame page (static; its token calls are the tokens routes above)",
