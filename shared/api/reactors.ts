@@ -166,8 +166,7 @@ export const reactorsRoutes = routeGroup("reactors", {
     path: "/reactors/{id}/react-async",
     auth: "key",
     permissions: ["token:use"],
-    summary:
-      "Invoke a reactor asynchronously: 202 with asyncReactorRequestId; the result is kept 24 h for the same caller",
+    summary: "Invoke a reactor asynchronously; its result is kept 24 h for the caller",
     params: idParams,
     body: reactAsyncBody,
     responses: {
@@ -180,12 +179,11 @@ export const reactorsRoutes = routeGroup("reactors", {
     path: "/reactors/{id}/results/{requestId}",
     auth: "key",
     permissions: ["token:use"],
-    summary:
-      "The result of a react-async request, as react would have answered it (its status and body); only to the key or session that asked, with its grant unchanged, for 24 h",
+    summary: "A react-async result as react would answer it, to its caller only",
     params: resultParams,
     responses: {
       200: { description: "Reactor response", schema: reactionSchema },
-      404: problem("Not found, not run yet, another caller's, or older than 24 h"),
+      404: problem("Not found or not yet run"),
     },
   },
   getWebhookSecret: {

@@ -115,7 +115,7 @@ export const reactorSchema = z
     tenant_id: z.string(),
     name: z.string(),
     formula: formulaSchema.partial().extend({ id: z.string() }).optional(),
-    code: z.string().optional().meta({ description: "The reactor's own code, to keys that may change it" }),
+    code: z.string().optional(),
     configuration: configuration,
     application: application.optional(),
     created_at: z.string(),

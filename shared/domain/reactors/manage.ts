@@ -163,11 +163,10 @@ function assertCode(code: string) {
   if (problem) throw invalidCode(`The reactor's code ${problem}.`);
 }
 
-const eitherFormulaOrCode = (detail: string) =>
-  validationError(detail, {
-    code: ["a reactor runs a formula or its own code, never both"],
-    "formula.id": ["a reactor runs a formula or its own code, never both"],
-  });
+const eitherFormulaOrCode = (detail: string) => {
+  const rule = ["a formula or its own code, never both"];
+  return validationError(detail, { code: rule, "formula.id": rule });
+};
 
 /**
  * Whether `principal` may change a reactor's own code, and so may read it: `reactor:update` and the right to

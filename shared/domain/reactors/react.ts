@@ -289,7 +289,7 @@ export async function reactionResult(
     deps,
     principal,
     outcome.argsRead ?? [],
-    `Token data of reactor ${reactorId}'s args handed out again in a react-async result (request ${requestId})`,
+    `Token data handed out again in a react-async result (request ${requestId})`,
     [auditEvent(deps, principal, "reactor", reactorId, "read", `Reactor result read (request ${requestId})`)],
   );
   const { argsRead: _read, ...answered } = outcome;
