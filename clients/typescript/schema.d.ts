@@ -358,6 +358,20 @@ export interface paths {
      */
     post: operations["react"];
   };
+  "/reactors/{id}/react-async": {
+    /**
+     * Invoke a reactor asynchronously; its result is kept 24 h for the caller
+     * @description Requires token:use.
+     */
+    post: operations["reactAsync"];
+  };
+  "/reactors/{id}/results/{requestId}": {
+    /**
+     * A react-async result as react would answer it, to its caller only
+     * @description Requires token:use.
+     */
+    get: operations["getReactionResult"];
+  };
   "/tenants/self/webhook-secret": {
     /**
      * The tenant's Standard Webhooks secret for reactor callbacks
@@ -570,7 +584,7 @@ export interface components {
       id: string;
       tenant_id: string;
       name: string;
-      formula: {
+      formula?: {
         id: string;
         tenant_id?: string;
         name?: string;
@@ -593,6 +607,7 @@ export interface components {
         allowed_hosts?: string[];
         created_at?: string;
       };
+      code?: string;
       configuration: {
         [key: string]: unknown;
       };
@@ -604,6 +619,9 @@ export interface components {
     ReactorResponse: {
       tokens?: unknown;
       raw?: unknown;
+    };
+    AsyncReactorResponse: {
+      asyncReactorRequestId: string;
     };
   };
   responses: never;
@@ -3538,9 +3556,10 @@ export interface operations {
           configuration?: {
             [key: string]: unknown;
           };
-          formula: {
+          formula?: {
             id: string;
           };
+          code?: string;
           application?: {
             id: string;
           };
@@ -3651,6 +3670,7 @@ export interface operations {
           configuration?: {
             [key: string]: unknown;
           };
+          code?: string;
           application?: {
             id: string;
           } | null;
@@ -3764,6 +3784,7 @@ export interface operations {
           configuration?: {
             [key: string]: unknown;
           } | null;
+          code?: string;
           application?: {
             id: string;
           } | null;
@@ -3874,6 +3895,116 @@ export interface operations {
       };
       /** @description The code cannot run */
       422: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
+      429: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * Invoke a reactor asynchronously; its result is kept 24 h for the caller
+   * @description Requires token:use.
+   */
+  reactAsync: {
+    parameters: {
+      header?: {
+        /** @description Makes the write safe to retry: a repeat with the same key within 24 h replays the first answer (SVC-IDEMPOTENT-REPLAYED: true). */
+        "SVC-IDEMPOTENCY-KEY"?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          args?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted */
+      202: {
+        content: {
+          "application/json": components["schemas"]["AsyncReactorResponse"];
+        };
+      };
+      /** @description Invalid input */
+      400: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing, invalid or revoked key */
+      401: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The key lacks the permission */
+      403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Not found */
+      404: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
+      429: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * A react-async result as react would answer it, to its caller only
+   * @description Requires token:use.
+   */
+  getReactionResult: {
+    parameters: {
+      path: {
+        id: string;
+        requestId: string;
+      };
+    };
+    responses: {
+      /** @description Reactor response */
+      200: {
+        content: {
+          "application/json": components["schemas"]["ReactorResponse"];
+        };
+      };
+      /** @description Invalid input */
+      400: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing, invalid or revoked key */
+      401: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The key lacks the permission */
+      403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Not found or not yet run */
+      404: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
