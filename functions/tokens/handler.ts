@@ -12,6 +12,7 @@ import { detokenizeBody } from "#shared/domain/tokens/detokenize-body.ts";
 import { listTokensByCursor } from "#shared/domain/tokens/list-cursor.ts";
 import { deleteToken, getToken, listTokens, patchToken } from "#shared/domain/tokens/manage.ts";
 import { checkStillReadable, presentAgain, presentCreated } from "#shared/domain/tokens/replay.ts";
+import { searchTokens } from "#shared/domain/tokens/search.ts";
 import { tokenize } from "#shared/domain/tokens/tokenize.ts";
 import { TOKEN_ENTITY_TYPES } from "#shared/domain/tokens/types.ts";
 import { joinTransaction } from "#shared/domain/transactions.ts";
@@ -97,6 +98,10 @@ export const routes: GroupHandlers<Routes, "tokens", TokensDeps> = {
     };
     return { status: 200, body: await listTokensByCursor(deps, principal, filters, query.size, query.start) };
   },
+  searchTokens: async ({ deps, principal, body }) => ({
+    status: 200,
+    body: await searchTokens(deps, principal, body),
+  }),
   getToken: async ({ deps, principal, params }) => ({
     status: 200,
     body: await getToken(deps, principal, params.id),

@@ -7,6 +7,7 @@ import {
   listTokensQuery,
   listTokensV2Query,
   patchTokenBody,
+  searchTokensBody,
   tokenizeAnswer,
   tokenizeBody,
   tokenSchema,
@@ -121,6 +122,24 @@ export const tokensRoutes = routeGroup("tokens", {
         schema: cursorPage(tokenSchema),
       },
       400: problem("Invalid input, or a start cursor of another query or tenant"),
+    },
+  },
+  searchTokens: {
+    method: "POST",
+    path: "/v2/tokens/search",
+    auth: "key",
+    permissions: ["token:search"],
+    rateBucket: "search",
+    idempotent: false,
+    summary:
+      "Search tokens on blind indexes (data:, fingerprint:, type:, container:, metadata.<key>:), answered as reads, by cursor",
+    body: searchTokensBody,
+    responses: {
+      200: {
+        description: "A page of matching tokens the key may read; pagination.next is the next page's start",
+        schema: cursorPage(tokenSchema),
+      },
+      400: problem("An unsupported query, or a start cursor of another query or tenant"),
     },
   },
   deleteToken: {

@@ -12,7 +12,7 @@ import type { Config } from "#shared/config.ts";
 import { Authenticator } from "#shared/domain/authentication.ts";
 import { Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
-import { RateLimiter } from "#shared/domain/rate-limit.ts";
+import { RateLimiter, type RateLimitPolicy, searchPolicy } from "#shared/domain/rate-limit.ts";
 import { StoreHealth } from "#shared/domain/store-health.ts";
 import { hashKey } from "#shared/ids.ts";
 import { logger } from "#shared/logger.ts";
@@ -84,6 +84,18 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
     new DynamoDataKeyStore(dynamo, cfg.tableName, () => clock.now()),
     clock,
   );
+  const rateLimiter = (policy: RateLimitPolicy) =>
+    new RateLimiter(
+      new DynamoRequestBudget(dynamo, cfg.tableName, { deleteSpentWindows: cfg.mode === "local" }),
+      clock,
+      policy,
+      {
+        onLeaseError: (error) =>
+          logger.warn("Rate-limit lease failed; request let through", {
+            error_name: error instanceof Error ? error.name : "unknown",
+          }),
+      },
+    );
   return {
     ...table,
     sealer: new Sealer(keyring),
@@ -94,20 +106,9 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
     storeHealth: new StoreHealth(new DynamoStoreProbe(dynamo, cfg.tableName), clock),
     authenticator: new Authenticator(applications, sessions, rootKey, clock, cfg.authCacheSeconds),
     // Per-tenant request budgets shared by every process through the table (docs/operations.md).
-    rateLimiter:
-      cfg.rateLimit.ratePerSecond > 0
-        ? new RateLimiter(
-            new DynamoRequestBudget(dynamo, cfg.tableName, { deleteSpentWindows: cfg.mode === "local" }),
-            clock,
-            cfg.rateLimit,
-            {
-              onLeaseError: (error) =>
-                logger.warn("Rate-limit lease failed; request let through", {
-                  error_name: error instanceof Error ? error.name : "unknown",
-                }),
-            },
-          )
-        : undefined,
+    rateLimiter: cfg.rateLimit.ratePerSecond > 0 ? rateLimiter(cfg.rateLimit) : undefined,
+    // Search has its own budget, a tenth of the request budget (each query is an equality oracle).
+    searchRateLimiter: cfg.rateLimit.ratePerSecond > 0 ? rateLimiter(searchPolicy(cfg.rateLimit)) : undefined,
   };
 }
 

@@ -5,6 +5,7 @@ export const TOKEN_PERMISSIONS = [
   "token:update",
   "token:delete",
   "token:use",
+  "token:search",
 ] as const;
 
 export const MANAGEMENT_PERMISSIONS = [

@@ -164,3 +164,11 @@ export function addressBucket(sourceIp: string): string {
   const prefix = groups.slice(0, 4).map((group) => Number.parseInt(group || "0", 16).toString(16));
   return `ip#${prefix.join(":")}::/64`;
 }
+
+/** Search's own budget (a separate bucket per tenant): a tenth of the request budget, at least 1 per second. */
+export function searchPolicy(policy: RateLimitPolicy): RateLimitPolicy {
+  return {
+    ratePerSecond: Math.max(1, policy.ratePerSecond / 10),
+    burst: Math.max(1, Math.ceil(policy.burst / 10)),
+  };
+}

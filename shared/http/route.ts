@@ -66,6 +66,11 @@ export interface RouteSpec {
   credential?: "proxy-key";
   /** Largest body this route takes (default SVC_MAX_BODY_BYTES). */
   maxBodyBytes?: number;
+  /**
+   * Counted against a separate, smaller budget of the tenant besides its request budget (search: each query
+   * is an equality oracle, so it is rate-limited on its own; shared/http/middleware/rate-limit.ts).
+   */
+  rateBucket?: "search";
   /** Session keys may call this route (token operations); every other route refuses them with 403. */
   allowSessions?: boolean;
   /**

@@ -198,8 +198,27 @@ export interface TokenStore {
     token: StoredToken,
     expectedVersion: number,
     audit: LogEntry,
-    options: { now: Date; transaction?: TokenHold; previousFingerprint?: string },
+    options: {
+      now: Date;
+      transaction?: TokenHold;
+      previousFingerprint?: string;
+      /** The search hashes it replaces: lookup items of those it no longer has are removed after the write. */
+      previousSearchHashes?: string[];
+    },
   ): Promise<WriteOutcome>;
+  /**
+   * Blind-index lookup (search-index.ts): ids of tokens whose lookup items sit under `hashes` (one per token
+   * type), at most `size`, after the opaque position `after`. An entry may be stale: the caller checks the
+   * token's current search hashes.
+   */
+  searchEntries(
+    tenantId: string,
+    hashes: string[],
+    size: number,
+    after: string | undefined,
+  ): Promise<{ entries: { hash: string; tokenId: string }[]; next?: string }>;
+  /** Removes a token's lookup items of these hashes (stale ones a search met). */
+  removeSearchEntries(token: { tenant_id: string; id: string }, hashes: string[]): Promise<void>;
   /** Deletes the token (or, in a transaction, marks it for deletion at commit); false when gone or locked. */
   delete(
     token: StoredToken,

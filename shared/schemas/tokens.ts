@@ -127,6 +127,15 @@ export const listTokensV2Query = z
   })
   .catchall(z.unknown());
 
+export const searchTokensBody = z.object({
+  query: z.string().min(1).max(1024).meta({
+    description:
+      'One term — data:<value> (equal to one of a token\'s search_indexes), fingerprint:, type:, container:, metadata.<key>: — optionally "AND container:<container>"; quote values holding spaces.',
+  }),
+  size: z.number().int().min(1).max(MAX_PAGE_SIZE).default(20),
+  start: z.string().min(1).max(4096).optional(),
+});
+
 export const cursorPage = <T extends z.ZodType>(item: T) =>
   z.object({
     pagination: z

@@ -49,6 +49,7 @@ export const ALL_TOKEN_PERMISSIONS = [
   "token:update",
   "token:delete",
   "token:use",
+  "token:search",
 ];
 
 export const revealEverything = [

@@ -7,6 +7,7 @@ import { isConditionalCheckFailed, transactOrFalse } from "./client.ts";
 import { releaseFingerprint } from "./fingerprint-claims.ts";
 import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";
+import { removeSearchEntries } from "./search-index.ts";
 import { SWEEP_SHARDS, tokenKeys } from "./token-keys.ts";
 
 const STATE_KEY = { PK: "SWEEPSTATE", SK: "META" };
@@ -88,6 +89,14 @@ export class DynamoSweepStore implements SweepStore {
       this.audit.put(audit),
     ]);
     if (!written) return undefined;
+    const hashes = current.Item.search_hashes;
+    if (Array.isArray(hashes) && hashes.length)
+      await removeSearchEntries(
+        this.client,
+        this.tableName,
+        { tenant_id: item.tenantId, id: item.tokenId },
+        hashes.map(String),
+      );
     return { type: String(current.Item.type), fingerprint: String(current.Item.fingerprint) };
   }
 

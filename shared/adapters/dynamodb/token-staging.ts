@@ -6,6 +6,7 @@ import type { AuditItems } from "./audit-items.ts";
 import { cancellationCodes } from "./client.ts";
 import { fingerprintClaimItem } from "./fingerprint-claims.ts";
 import { epochSeconds } from "./schema.ts";
+import { tokenSearchPuts } from "./search-index.ts";
 import { tokenSweepPuts } from "./sweep-index.ts";
 import { tokenItem } from "./token-items.ts";
 import { tokenKeys } from "./token-keys.ts";
@@ -69,6 +70,7 @@ function entryItems(
       role: "claim",
     });
   for (const put of tokenSweepPuts(tableName, token)) items.push({ item: put, role: "other" });
+  for (const put of tokenSearchPuts(tableName, token)) items.push({ item: put, role: "other" });
   if (transaction) {
     const [, operation] = transactionWrites(tableName, token, transaction, "create", now);
     items.push({ item: operation as Item, role: "other" });

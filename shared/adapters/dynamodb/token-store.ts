@@ -22,6 +22,7 @@ import type { AuditItems } from "./audit-items.ts";
 import { cancellationCodes } from "./client.ts";
 import { claimIfUnclaimed, fingerprintClaimItem, releaseFingerprint } from "./fingerprint-claims.ts";
 import { epochSeconds } from "./schema.ts";
+import { removeSearchEntries, searchEntries, tokenSearchPuts } from "./search-index.ts";
 import { tokenSweepPuts } from "./sweep-index.ts";
 import { tokenFromItem, tokenItem } from "./token-items.ts";
 import { tokenKeys } from "./token-keys.ts";
@@ -91,6 +92,7 @@ export class DynamoTokenStore implements TokenStore {
             ]
           : []),
         ...tokenSweepPuts(this.tableName, token),
+        ...tokenSearchPuts(this.tableName, token),
         ...(transaction ? transactionWrites(this.tableName, token, transaction, "create", options.now) : []),
         this.audit.put(audit),
       ];
@@ -215,11 +217,19 @@ export class DynamoTokenStore implements TokenStore {
     token: StoredToken,
     expectedVersion: number,
     audit: LogEntry,
-    options: { now: Date; transaction?: TokenHold; previousFingerprint?: string },
+    options: {
+      now: Date;
+      transaction?: TokenHold;
+      previousFingerprint?: string;
+      previousSearchHashes?: string[];
+    },
   ): Promise<WriteOutcome> {
     const { transaction, now, previousFingerprint } = options;
-    if (!transaction && previousFingerprint !== undefined && previousFingerprint !== token.fingerprint)
-      return this.replaceMovingClaim(token, expectedVersion, audit, now, previousFingerprint);
+    if (!transaction && previousFingerprint !== undefined && previousFingerprint !== token.fingerprint) {
+      const outcome = await this.replaceMovingClaim(token, expectedVersion, audit, now, previousFingerprint);
+      if (outcome === "ok") await this.dropSearchEntries(token, options.previousSearchHashes);
+      return outcome;
+    }
     const guard = {
       ConditionExpression: `#version = :expected AND ${LOCK_FREE}`,
       ExpressionAttributeNames: { "#version": "version" },
@@ -236,12 +246,17 @@ export class DynamoTokenStore implements TokenStore {
             guard,
           ),
           ...transactionWrites(this.tableName, token, transaction, "update", now, token, previousFingerprint),
+          // Written now: a search checks the token's current hashes, so they answer only once it commits.
+          ...tokenSearchPuts(this.tableName, token),
         ]
       : [
           { Put: { TableName: this.tableName, Item: tokenItem(token), ...guard } },
           ...tokenSweepPuts(this.tableName, token),
+          ...tokenSearchPuts(this.tableName, token),
         ];
-    return this.write([...items, this.audit.put(audit)], transaction ? 1 : undefined);
+    const outcome = await this.write([...items, this.audit.put(audit)], transaction ? 1 : undefined);
+    if (outcome === "ok" && !transaction) await this.dropSearchEntries(token, options.previousSearchHashes);
+    return outcome;
   }
 
   /**
@@ -302,6 +317,7 @@ export class DynamoTokenStore implements TokenStore {
         },
         ...claimItems,
         ...tokenSweepPuts(this.tableName, token),
+        ...tokenSearchPuts(this.tableName, token),
         this.audit.put(audit),
       ];
       try {
@@ -343,9 +359,34 @@ export class DynamoTokenStore implements TokenStore {
       : [{ Delete: { TableName: this.tableName, Key: key, ...guard } }];
     const outcome = await this.write([...items, this.audit.put(audit)], transaction ? 1 : undefined);
     // The fingerprint claim goes after the token; a claim left behind is released by the next deduplicating create.
-    if (outcome === "ok" && !transaction)
+    if (outcome === "ok" && !transaction) {
       await this.releaseFingerprint(token.tenant_id, token.type, token.fingerprint, token.id);
+      await this.dropSearchEntries(undefined, token.search_hashes, token);
+    }
     return outcome;
+  }
+
+  /**
+   * After a committed replace or delete: the lookup items of hashes the token no longer has. Best effort (a
+   * search ignores and removes any left behind, see search-index.ts).
+   */
+  private async dropSearchEntries(
+    next: StoredToken | undefined,
+    previous: string[] | undefined,
+    owner: Pick<StoredToken, "tenant_id" | "id"> | undefined = next,
+  ): Promise<void> {
+    if (!owner || !previous?.length) return;
+    const kept = new Set(next?.search_hashes ?? []);
+    const dropped = previous.filter((hash) => !kept.has(hash));
+    if (dropped.length) await removeSearchEntries(this.client, this.tableName, owner, dropped);
+  }
+
+  async searchEntries(tenantId: string, hashes: string[], size: number, after: string | undefined) {
+    return searchEntries(this.client, this.tableName, tenantId, hashes, size, after);
+  }
+
+  async removeSearchEntries(token: Pick<StoredToken, "tenant_id" | "id">, hashes: string[]): Promise<void> {
+    await removeSearchEntries(this.client, this.tableName, token, hashes);
   }
 
   /** Runs a write transaction and names why it was refused: the token changed or is held, or the transaction closed. */

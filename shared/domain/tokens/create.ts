@@ -5,6 +5,7 @@ import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { accessOf, intersect, requireAccess, type TokenAccess, weaker } from "./access.ts";
 import { parseExpiresAt } from "./expiry.ts";
+import { searchHash } from "./search-hash.ts";
 import {
   checkExpression,
   checkFingerprintExpression,
@@ -95,7 +96,7 @@ async function searchHashes(
   const hashes: string[] = [];
   for (const [i, expression] of indexes.entries()) {
     const value = await renderField(deps, `search_indexes.${i}`, expression, data);
-    if (value !== "") hashes.push(await deps.sealer.fingerprint(tenantId, `search:${type}`, value));
+    if (value !== "") hashes.push(await searchHash(deps, tenantId, type, value));
   }
   return hashes;
 }

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { normalizeContainer } from "#shared/domain/access-rules.ts";
+import type { LogEntry } from "#shared/domain/audit.ts";
 import { recordTokenReads } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
@@ -36,11 +37,33 @@ function queryDigest(filter: Omit<TokenListFilter, "now" | "visibility">): strin
   return createHash("sha256").update(canonical, "utf8").digest("base64url");
 }
 
-const cursorBinding = (tenantId: string, digest: string) => ({
+/** `scope`: the route a cursor is for (a search's cursor never opens as a listing's, nor the other way). */
+export const cursorBinding = (tenantId: string, digest: string, scope = "v2/tokens") => ({
   tenantId,
-  tokenId: "cursor:v2/tokens",
+  tokenId: `cursor:${scope}`,
   field: `query:${digest}`,
 });
+
+/** Opens a `start` cursor sealed under `binding`; a 400 naming nothing when it is not one. */
+export async function openCursor(
+  deps: Pick<TokenDeps, "sealer">,
+  binding: ReturnType<typeof cursorBinding>,
+  start: string,
+): Promise<string> {
+  try {
+    // Shaped as the sealer writes them before anything is looked up (its key id names a stored key).
+    if (!SEALED_CURSOR.test(start)) throw new Error("not sealed");
+    return await deps.sealer.open(binding, start);
+  } catch {
+    throw validationError(INVALID_CURSOR, { start: ["not a cursor of this query"] });
+  }
+}
+
+/** How a search reuses the listing: its own cursor scope, and its query's audit entry beside the reads. */
+export interface CursorListOptions {
+  scope?: string;
+  also?: LogEntry[];
+}
 
 /**
  * GET /v2/tokens: a page of the tenant's tokens the caller may read, newest first, as reads present them, each
@@ -54,6 +77,7 @@ export async function listTokensByCursor(
   query: CursorListQuery,
   size: number,
   start: string | undefined,
+  options: CursorListOptions = {},
 ) {
   let containerPrefix: string | undefined;
   if (query.container !== undefined) {
@@ -72,17 +96,8 @@ export async function listTokensByCursor(
     ...(query.fingerprint !== undefined ? { fingerprint: query.fingerprint } : {}),
     ...(metadata ? { metadata } : {}),
   };
-  const binding = cursorBinding(principal.tenantId, queryDigest(filters));
-  let after: string | undefined;
-  if (start !== undefined) {
-    try {
-      // Shaped as the sealer writes them before anything is looked up (its key id names a stored key).
-      if (!SEALED_CURSOR.test(start)) throw new Error("not sealed");
-      after = await deps.sealer.open(binding, start);
-    } catch {
-      throw validationError(INVALID_CURSOR, { start: ["not a cursor of this query"] });
-    }
-  }
+  const binding = cursorBinding(principal.tenantId, queryDigest(filters), options.scope);
+  const after = start === undefined ? undefined : await openCursor(deps, binding, start);
 
   const grant = accessOf(principal);
   const now = deps.clock.now();
@@ -103,6 +118,7 @@ export async function listTokensByCursor(
     principal,
     shown.map(({ token }) => token),
     "Token read in a list",
+    options.also,
   );
   const data = await Promise.all(
     shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),

@@ -6,6 +6,7 @@ import { holdTokens, releaseStaleHold } from "#shared/domain/transactions.ts";
 import type { PageRequest, WriteOutcome } from "#shared/ports/stores.ts";
 import { accessOf, requireAccess, requireReveal, weaker } from "./access.ts";
 import { containerOf, expiryOf } from "./create.ts";
+import { searchHash } from "./search-hash.ts";
 import {
   checkExpression,
   checkFingerprintExpression,
@@ -211,8 +212,7 @@ export async function patchToken(
       for (const [i, expression] of indexes.entries()) {
         checkExpression(deps, `search_indexes.${i}`, expression);
         const value = await render(`search_indexes.${i}`, expression, data);
-        if (value !== "")
-          hashes.push(await deps.sealer.fingerprint(current.tenant_id, `search:${current.type}`, value));
+        if (value !== "") hashes.push(await searchHash(deps, current.tenant_id, current.type, value));
       }
       next.search_indexes = indexes;
       next.search_hashes = hashes;
@@ -260,7 +260,12 @@ export async function patchToken(
       "update",
       transaction ? `Token update pending in transaction ${transaction.id}` : "Token updated",
     ),
-    { now: deps.clock.now(), transaction: hold, previousFingerprint: current.fingerprint },
+    {
+      now: deps.clock.now(),
+      transaction: hold,
+      previousFingerprint: current.fingerprint,
+      ...(current.search_hashes ? { previousSearchHashes: current.search_hashes } : {}),
+    },
   );
   assertWritten(outcome);
   // An answer carrying data is a read too; logged before it leaves (fail-closed).

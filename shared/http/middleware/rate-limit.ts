@@ -8,6 +8,8 @@ import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts
 export interface RateLimitPorts {
   /** Absent: rate limiting is off (SVC_RATE_LIMIT_PER_SECOND=0). */
   rateLimiter: Pick<RateLimiter, "admit"> | undefined;
+  /** The budget of routes with a `rateBucket` (search), per tenant; absent when rate limiting is off. */
+  searchRateLimiter?: Pick<RateLimiter, "admit"> | undefined;
   /** The proxy group's proxies (cached by key): an invocation counts against its proxy's tenant. */
   proxies?: { findByKey(keyHash: string): Promise<Pick<StoredProxy, "tenant_id"> | undefined> };
 }
@@ -32,6 +34,10 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
       if (!limiter) return;
       const admission = await limiter.admit(bucket);
       if (!admission.allowed) throw tooManyRequests(admission.retryAfterSeconds);
+      const own = route.rateBucket ? ports().searchRateLimiter : undefined;
+      if (!own) return;
+      const searched = await own.admit(`${bucket}#${route.rateBucket}`);
+      if (!searched.allowed) throw tooManyRequests(searched.retryAfterSeconds);
     },
   };
 }

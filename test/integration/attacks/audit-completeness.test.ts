@@ -272,6 +272,12 @@ const ROUTES: Record<OperationId, ProbeRun[] | string> = {
       reads: [{ tokenId: w.cardId, actorType: "session" }],
     }),
   ],
+  searchTokens: [
+    async (w) => ({
+      answer: await w.api.post("/v2/tokens/search", { key: w.caller.key, body: { query: "type:card" } }),
+      reads: [{ tokenId: w.cardId, actorId: w.caller.id, actorType: "application" }],
+    }),
+  ],
   openTransaction: "answers the transaction's id",
   commitTransaction: "answers nothing",
   rollbackTransaction: "answers nothing",

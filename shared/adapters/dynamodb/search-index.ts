@@ -1,0 +1,100 @@
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { BatchWriteCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import type { StoredToken } from "#shared/domain/tokens/token.ts";
+import { SEARCH_KEY_VERSION } from "#shared/domain/tokens/token.ts";
+
+/**
+ * Blind-index lookup items: one per search hash of a token, keyed by the hash (an HMAC under the tenant's
+ * search key version, never the value) so a `data:` search is a Query on one partition, whatever the tenant's
+ * size. The token item stays the truth: a search reads the tokens it finds and keeps only those whose current
+ * `search_hashes` still hold the hash, so a lookup item left behind (a PATCH, a delete, a crash between) can
+ * never answer a token, and is removed when met.
+ */
+export const searchKeys = {
+  entry: (tenantId: string, version: number, hash: string) => `SEARCH#${tenantId}#v${version}#${hash}`,
+} as const;
+
+function entryKey(token: Pick<StoredToken, "tenant_id" | "id">, hash: string) {
+  return { PK: searchKeys.entry(token.tenant_id, SEARCH_KEY_VERSION, hash), SK: `TOKEN#${token.id}` };
+}
+
+/** The lookup items of a token's search hashes: written in the same transaction as the token item. */
+export function tokenSearchPuts(tableName: string, token: StoredToken) {
+  return [...new Set(token.search_hashes ?? [])].map((hash) => ({
+    Put: {
+      TableName: tableName,
+      Item: {
+        ...entryKey(token, hash),
+        entity: "search_entry",
+        tenant_id: token.tenant_id,
+        token_id: token.id,
+        key_version: SEARCH_KEY_VERSION,
+      },
+    },
+  }));
+}
+
+/** Removes lookup items of hashes a token no longer has (after a PATCH, a delete or expiry). Best effort. */
+export async function removeSearchEntries(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  token: Pick<StoredToken, "tenant_id" | "id">,
+  hashes: readonly string[],
+): Promise<void> {
+  const unique = [...new Set(hashes)];
+  for (let i = 0; i < unique.length; i += 25) {
+    const chunk = unique.slice(i, i + 25);
+    await client.send(
+      new BatchWriteCommand({
+        RequestItems: {
+          [tableName]: chunk.map((hash) => ({ DeleteRequest: { Key: entryKey(token, hash) } })),
+        },
+      }),
+    );
+  }
+}
+
+/**
+ * Token ids under the lookup partitions of `hashes` (one per token type), in order: partition by partition,
+ * token id ascending. `after` is `<partition index>:<token id>`. Reads at most `size` items.
+ */
+export async function searchEntries(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  tenantId: string,
+  hashes: readonly string[],
+  size: number,
+  after: string | undefined,
+): Promise<{ entries: { hash: string; tokenId: string }[]; next?: string }> {
+  let index = 0;
+  let afterId: string | undefined;
+  if (after !== undefined) {
+    const at = after.indexOf(":");
+    index = Number(after.slice(0, at));
+    afterId = after.slice(at + 1);
+  }
+  const entries: { hash: string; tokenId: string }[] = [];
+  for (; index < hashes.length; index++, afterId = undefined) {
+    const hash = hashes[index] as string;
+    const left = size - entries.length;
+    const answer = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: afterId === undefined ? "PK = :pk" : "PK = :pk AND SK > :after",
+        ExpressionAttributeValues: {
+          ":pk": searchKeys.entry(tenantId, SEARCH_KEY_VERSION, hash),
+          ...(afterId === undefined ? {} : { ":after": `TOKEN#${afterId}` }),
+        },
+        Limit: left,
+      }),
+    );
+    for (const item of answer.Items ?? []) entries.push({ hash, tokenId: String(item.token_id) });
+    if (entries.length >= size) {
+      const last = entries[entries.length - 1] as { tokenId: string };
+      // A full page: go on after its last item (an empty next page is possible, and harmless).
+      const more = answer.LastEvaluatedKey !== undefined || index + 1 < hashes.length;
+      return more ? { entries, next: `${index}:${last.tokenId}` } : { entries };
+    }
+  }
+  return { entries };
+}

@@ -1,0 +1,124 @@
+import { createHash } from "node:crypto";
+import { normalizeContainer } from "#shared/domain/access-rules.ts";
+import type { LogEntry } from "#shared/domain/audit.ts";
+import { auditEvent, recordTokenReads } from "#shared/domain/audit-entry.ts";
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { validationError } from "#shared/domain/errors.ts";
+import { accessOf } from "./access.ts";
+import { cursorBinding, listTokensByCursor, openCursor } from "./list-cursor.ts";
+import { searchHash } from "./search-hash.ts";
+import { type ParsedSearch, parseSearchQuery } from "./search-query.ts";
+import { isLive, openData, present, type TokenDeps } from "./service.ts";
+import { TOKEN_TYPE_NAMES } from "./types.ts";
+
+const SEARCH_SCOPE = "v2/tokens/search";
+
+/**
+ * The query's audit entry: the search is logged by an HMAC of its text under the tenant's key (equal queries
+ * compare in the log), never the text, which may hold the searched value.
+ */
+async function searchEvent(deps: TokenDeps, principal: TenantPrincipal, query: string): Promise<LogEntry> {
+  const digest = await deps.sealer.fingerprint(principal.tenantId, "search-query", query.trim());
+  return auditEvent(
+    deps,
+    principal,
+    "token",
+    `search:${digest}`,
+    "read",
+    `Tokens searched (query HMAC ${digest})`,
+  );
+}
+
+function containerPrefixOf(container: string): string {
+  const prefix = normalizeContainer(container);
+  if (!prefix)
+    throw validationError("The container is invalid.", {
+      query: ["container: must start and end with / and hold segments of [a-z0-9_-]"],
+    });
+  return prefix;
+}
+
+/**
+ * POST /v2/tokens/search: tokens the caller may read that match the query, presented as reads are, each logged
+ * as a read, the query logged by its HMAC. `data:` is a lookup of blind-index items (one partition per token
+ * type, whatever the tenant's size); the other terms are the cursor listing's filters.
+ */
+export async function searchTokens(
+  deps: TokenDeps,
+  principal: TenantPrincipal,
+  body: { query: string; size: number; start?: string },
+) {
+  const parsed = parseSearchQuery(body.query);
+  const also = [await searchEvent(deps, principal, body.query)];
+  const { term } = parsed;
+  if (term.kind === "data") return searchData(deps, principal, parsed, term.value, body, also);
+  const filters = {
+    ...(term.kind === "type" ? { types: [term.value] } : {}),
+    ...(term.kind === "fingerprint" ? { fingerprint: term.value } : {}),
+    ...(term.kind === "metadata" ? { metadata: { [term.key]: term.value } } : {}),
+    ...(term.kind === "container" ? { container: term.value } : {}),
+    ...(parsed.container !== undefined ? { container: parsed.container } : {}),
+  };
+  return listTokensByCursor(deps, principal, filters, body.size, body.start, { scope: SEARCH_SCOPE, also });
+}
+
+async function searchData(
+  deps: TokenDeps,
+  principal: TenantPrincipal,
+  parsed: ParsedSearch,
+  value: string,
+  body: { size: number; start?: string },
+  also: LogEntry[],
+) {
+  const { tenantId } = principal;
+  const containerPrefix = parsed.container === undefined ? undefined : containerPrefixOf(parsed.container);
+  // One blind index per token type (the hash is scoped by type): the same order on every page.
+  const hashes = await Promise.all(TOKEN_TYPE_NAMES.map((type) => searchHash(deps, tenantId, type, value)));
+  // The cursor is bound to the hashes (not the value) and the container.
+  const digest = createHash("sha256")
+    .update(JSON.stringify(["data", hashes, containerPrefix ?? null]), "utf8")
+    .digest("base64url");
+  const binding = cursorBinding(tenantId, digest, SEARCH_SCOPE);
+  const after = body.start === undefined ? undefined : await openCursor(deps, binding, body.start);
+
+  const found = await deps.tokens.searchEntries(tenantId, hashes, body.size, after);
+  const tokens = await deps.tokens.getMany(
+    tenantId,
+    found.entries.map((entry) => entry.tokenId),
+  );
+  const byId = new Map(tokens.map((token) => [token.id, token]));
+  const grant = accessOf(principal);
+  const now = deps.clock.now();
+  const shown = [];
+  for (const entry of found.entries) {
+    const token = byId.get(entry.tokenId);
+    // The token item is the truth: a lookup item of a hash it no longer has (PATCHed, deleted) is stale.
+    if (!token?.search_hashes?.includes(entry.hash)) {
+      await deps.tokens.removeSearchEntries({ tenant_id: tenantId, id: entry.tokenId }, [entry.hash]);
+      continue;
+    }
+    if (!isLive(token, now)) continue;
+    if (
+      containerPrefix &&
+      !(token.container === containerPrefix || token.container.startsWith(containerPrefix))
+    )
+      continue;
+    const transform = grant.evaluate(token, "token:read");
+    if (!transform) continue;
+    shown.push({ token, transform });
+  }
+  await recordTokenReads(
+    deps,
+    principal,
+    shown.map(({ token }) => token),
+    "Token read in a search",
+    also,
+  );
+  const data = await Promise.all(
+    shown.map(({ token, transform }) =>
+      present(deps, token, transform, () => openData(deps, token), { redactOnMaskError: true }),
+    ),
+  );
+  const next = found.next === undefined ? undefined : await deps.sealer.seal(binding, found.next);
+  return { pagination: { page_size: body.size, ...(next ? { next } : {}) }, data };
+}

@@ -1,0 +1,185 @@
+/**
+ * Attacks on POST /v2/tokens/search: finding another tenant's tokens, tokens the caller's rules hide, tokens
+ * gone or re-indexed away, searching without token:search, and reading searched values back from the log.
+ */
+import { describe, expect, it } from "vitest";
+import { bodyText } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+import { appKey, revealEverything, type TokenBody, tenantWithOwner } from "#test/support/tokens.ts";
+
+const svc = useService();
+
+interface CursorPage {
+  pagination: { page_size: number; next?: string };
+  data: TokenBody[];
+}
+
+const ssn = (value: string, containers = ["/pii/"], metadata?: Record<string, string>) => ({
+  type: "token",
+  data: { ssn: value },
+  containers,
+  search_indexes: ["{{ data.ssn }}", "{{ data.ssn | slice: -4, 4 }}"],
+  ...(metadata ? { metadata } : {}),
+});
+
+async function tenant() {
+  const { api, tenant, owner } = await tenantWithOwner(svc);
+  const searcher = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+  const search = (query: string, key = searcher, extra: Record<string, unknown> = {}) =>
+    api.post<CursorPage>("/v2/tokens/search", { key, body: { query, ...extra } });
+  const create = async (body: unknown) => {
+    const res = await api.post<TokenBody>("/tokens", { key: owner, body });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body;
+  };
+  return { api, ...tenant, owner, searcher, search, create };
+}
+
+const ids = (page: { body: CursorPage }) => page.body.data.map((t) => t.id).sort();
+
+describe("POST /v2/tokens/search", () => {
+  it("answers each term, and a term ANDed with container:", async () => {
+    const t = await tenant();
+    const a = await t.create(ssn("111-22-3333", ["/pii/us/"], { customer: "c-1" }));
+    const b = await t.create(ssn("444-55-3333", ["/pii/eu/"], { customer: "c-2" }));
+    const card = await t.create({
+      type: "card",
+      data: { number: "4242424242424242", expiration_month: 1, expiration_year: 2031 },
+    });
+
+    expect(ids(await t.search("data:111-22-3333"))).toEqual([a.id]);
+    expect(ids(await t.search("data:3333"))).toEqual([a.id, b.id].sort());
+    expect(ids(await t.search("data:3333 AND container:/pii/eu/"))).toEqual([b.id]);
+    expect(ids(await t.search("container:/pii/us/ AND data:3333"))).toEqual([a.id]);
+    expect(ids(await t.search("data:999-99-9999"))).toEqual([]);
+    expect(ids(await t.search("type:card"))).toEqual([card.id]);
+    const revealed = await t.api.get<TokenBody>(`/tokens/${card.id}`, { key: t.searcher });
+    expect(ids(await t.search(`fingerprint:${revealed.body.fingerprint}`))).toEqual([card.id]);
+    expect(ids(await t.search("metadata.customer:c-2"))).toEqual([b.id]);
+    expect(ids(await t.search("container:/pii/"))).toEqual([a.id, b.id].sort());
+    expect(ids(await t.search('metadata.customer:"c-1" AND container:/pii/'))).toEqual([a.id]);
+    // Answered as reads are: data revealed to this key.
+    const found = await t.search("data:111-22-3333");
+    expect(found.body.data[0]?.data).toEqual({ ssn: "111-22-3333" });
+
+    // Pages by cursor; a cursor is bound to its query.
+    const first = await t.search("data:3333", t.searcher, { size: 1 });
+    expect(first.body.data).toHaveLength(1);
+    expect(first.body.pagination.next).toBeDefined();
+    const second = await t.search("data:3333", t.searcher, { size: 1, start: first.body.pagination.next });
+    expect([...ids(first), ...ids(second)].sort()).toEqual([a.id, b.id].sort());
+    const other = await t.search("data:111-22-3333", t.searcher, { start: first.body.pagination.next });
+    expect(other.status).toBe(400);
+  });
+
+  it("refuses anything but one term and an optional container: with a clear 400", async () => {
+    const t = await tenant();
+    for (const query of [
+      "ssn:1",
+      "data:1 AND type:card",
+      "container:/a/ AND container:/b/",
+      "data:1 OR data:2",
+      "data:",
+      "metadata.__proto__:x",
+      "data:1 AND container:/a/ AND container:/a/",
+    ]) {
+      const res = await t.search(query);
+      expect(res.status, query).toBe(400);
+      expect(bodyText(res.body)).toContain("search query is invalid");
+    }
+  });
+
+  it("needs token:search, which a public application cannot hold", async () => {
+    const t = await tenant();
+    await t.create(ssn("111-22-3333"));
+    const reader = await appKey(t.api, t.managementKey, { type: "private", permissions: ["token:read"] });
+    const refused = await t.search("data:111-22-3333", reader);
+    expect(refused.status).toBe(403);
+    expect(bodyText(refused.body)).not.toContain("111-22-3333");
+    const publicApp = await t.api.post("/applications", {
+      key: t.managementKey,
+      body: { name: "pub", type: "public", permissions: ["token:create", "token:search"] },
+    });
+    expect(publicApp.status).toBe(400);
+  });
+
+  it("never finds another tenant's token, even for the same value", async () => {
+    const a = await tenant();
+    const b = await tenant();
+    const victim = await a.create(ssn("111-22-3333"));
+    const revealed = await a.api.get<TokenBody>(`/tokens/${victim.id}`, { key: a.searcher });
+    expect(revealed.body.fingerprint).toBeDefined();
+    expect(ids(await b.search("data:111-22-3333"))).toEqual([]);
+    expect(ids(await b.search(`fingerprint:${revealed.body.fingerprint}`))).toEqual([]);
+    expect(ids(await a.search("data:111-22-3333"))).toEqual([victim.id]);
+  });
+
+  it("shows only what the caller's read rules allow, and counts nothing it hides", async () => {
+    const t = await tenant();
+    const visible = await t.create(ssn("111-22-3333", ["/pii/us/"]));
+    await t.create(ssn("444-55-3333", ["/pii/eu/"]));
+    const usOnly = await appKey(t.api, t.managementKey, {
+      type: "private",
+      rules: [
+        {
+          description: "us",
+          priority: 1,
+          container: "/pii/us/",
+          transform: "mask",
+          permissions: ["token:read", "token:search"],
+        },
+      ],
+    });
+    const page = await t.search("data:3333", usOnly);
+    expect(page.status).toBe(200);
+    expect(ids(page)).toEqual([visible.id]);
+    expect(bodyText(page.body)).not.toContain("444-55");
+    expect(ids(await t.search("data:444-55-3333", usOnly))).toEqual([]);
+  });
+
+  it("follows PATCH re-indexing, and never finds a deleted token", async () => {
+    const t = await tenant();
+    const token = await t.create(ssn("111-22-3333"));
+    const patched = await t.api.call("PATCH", `/tokens/${token.id}`, {
+      key: t.owner,
+      body: { data: { ssn: "999-88-7777" } },
+      headers: { "content-type": "application/merge-patch+json" },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(ids(await t.search("data:111-22-3333"))).toEqual([]);
+    expect(ids(await t.search("data:3333"))).toEqual([]);
+    expect(ids(await t.search("data:999-88-7777"))).toEqual([token.id]);
+
+    const dropped = await t.api.call("PATCH", `/tokens/${token.id}`, {
+      key: t.searcher,
+      body: { search_indexes: null },
+      headers: { "content-type": "application/merge-patch+json" },
+    });
+    expect(dropped.status, JSON.stringify(dropped.body)).toBe(200);
+    expect(ids(await t.search("data:999-88-7777"))).toEqual([]);
+
+    const gone = await t.create(ssn("222-33-4444"));
+    expect((await t.api.delete(`/tokens/${gone.id}`, { key: t.owner })).status).toBe(204);
+    expect(ids(await t.search("data:222-33-4444"))).toEqual([]);
+  });
+
+  it("logs the query by its HMAC and each token read, never the searched value", async () => {
+    const t = await tenant();
+    const token = await t.create(ssn("111-22-3333"));
+    expect(ids(await t.search("data:111-22-3333"))).toEqual([token.id]);
+    const logs = await t.api.get<{ data: { entity_id: string; operation: string; message: string }[] }>(
+      "/logs",
+      { key: t.managementKey },
+    );
+    expect(logs.status).toBe(200);
+    const text = bodyText(logs.body);
+    expect(text).not.toContain("111-22-3333");
+    expect(text).not.toContain("3333");
+    expect(
+      logs.body.data.some((l) => l.entity_id.startsWith("search:") && /query HMAC/.test(l.message)),
+    ).toBe(true);
+    expect(
+      logs.body.data.some((l) => l.entity_id === token.id && l.message === "Token read in a search"),
+    ).toBe(true);
+  });
+});
