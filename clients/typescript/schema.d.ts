@@ -144,6 +144,13 @@ export interface paths {
      */
     get: operations["listTokensV2"];
   };
+  "/v2/tokens/search": {
+    /**
+     * Search tokens on blind indexes (data:, fingerprint:, type:, container:, metadata.<key>:), answered as reads, by cursor
+     * @description Requires token:search.
+     */
+    post: operations["searchTokens"];
+  };
   "/transactions": {
     /** Open a transaction (beta); token writes join it with SVC-TRANSACTION-ID */
     post: operations["openTransaction"];
@@ -415,7 +422,7 @@ export interface components {
       name: string;
       /** @enum {string} */
       type: "public" | "private" | "management";
-      permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
+      permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
       rules: components["schemas"]["AccessRule"][];
       /** @description Web origins whose pages may call the browser routes (POST /tokens, GET and PATCH /tokens/{id}, POST /sessions) with this application's keys, and may embed its Elements frames. None: no browser page may. */
       allowed_origins: string[];
@@ -443,7 +450,7 @@ export interface components {
         })[];
       /** @enum {string} */
       transform: "redact" | "mask" | "reveal";
-      permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
+      permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
     };
     ApplicationKey: {
       id: string;
@@ -831,7 +838,7 @@ export interface operations {
           /** @enum {string} */
           type: "public" | "private" | "management";
           /** @default [] */
-          permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
+          permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
           /** @default [] */
           rules?: components["schemas"]["AccessRule"][];
           /**
@@ -980,7 +987,7 @@ export interface operations {
         "application/json": {
           name: string;
           /** @default [] */
-          permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
+          permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
           /** @default [] */
           rules?: components["schemas"]["AccessRule"][];
           /**
@@ -1835,6 +1842,58 @@ export interface operations {
       };
     };
   };
+  /**
+   * Search tokens on blind indexes (data:, fingerprint:, type:, container:, metadata.<key>:), answered as reads, by cursor
+   * @description Requires token:search.
+   */
+  searchTokens: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description One term — data:<value> (equal to one of a token's search_indexes), fingerprint:, type:, container:, metadata.<key>: — optionally "AND container:<container>"; quote values holding spaces. */
+          query: string;
+          /** @default 20 */
+          size?: number;
+          start?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description A page of matching tokens the key may read; pagination.next is the next page's start */
+      200: {
+        content: {
+          "application/json": {
+            pagination: components["schemas"]["CursorPagination"];
+            data: components["schemas"]["Token"][];
+          };
+        };
+      };
+      /** @description Invalid input */
+      400: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing, invalid or revoked key */
+      401: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The key lacks the permission */
+      403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
+      429: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** Open a transaction (beta); token writes join it with SVC-TRANSACTION-ID */
   openTransaction: {
     parameters: {
@@ -2029,7 +2088,7 @@ export interface operations {
         "application/json": {
           nonce: string;
           /** @default [] */
-          permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
+          permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
           /** @default [] */
           rules?: components["schemas"]["AccessRule"][];
           expires_at?: string;
