@@ -27,7 +27,9 @@
  *
  * Environment: BENCH_DURATION_S (5), BENCH_ROUNDS (3), BENCH_WARMUP_S (8), BENCH_CONNECTIONS (16),
  * BENCH_SEED_TOKENS (200), BENCH_CARDS (fixed | unique: the same card number in every create, or a new one),
- * BENCH_SCENARIOS (tokenize,read,proxy,react,react-outbound,runner-cold-start,bundles,elements), BENCH_LATENCY_SAMPLES (200: unloaded requests per proxy target
+ * BENCH_SCENARIOS (tokenize,read,proxy,react,react-outbound,runner-cold-start,bundles,elements,search),
+ * BENCH_SEARCH_SMALL / BENCH_SEARCH_LARGE / BENCH_SEARCH_SAMPLES (200 / 5000 / 100: search p50 on a tenant of
+ * each size, one request at a time; target: large ≤ 2× small, scenarios/search.ts), BENCH_LATENCY_SAMPLES (200: unloaded requests per proxy target
  * and warm sandbox runs), BENCH_NEW_PROXIES (10: new proxies per first-request series), BENCH_COLD_STARTS (7: runner cold starts with
  * and without the packages), BENCH_NODE_ARGS
  * (extra node flags for the service and the floor, e.g. --cpu-prof), BENCH_TRACE=1 (count and time the
@@ -66,6 +68,7 @@ import {
 } from "./bench/scenarios/proxy.ts";
 import { printProxyLatency, proxyChecks, proxyTable } from "./bench/scenarios/proxy-report.ts";
 import { reactTable, reactTarget, summarizeReact } from "./bench/scenarios/react.ts";
+import { describeSearch, measureSearch, type SearchFigures } from "./bench/scenarios/search.ts";
 import {
   FLOOR_TARGET_RATIO,
   type FloorOrService,
@@ -98,6 +101,7 @@ async function runLoadScenarios(
   proxyLatency?: ProxyLatency;
   outboundLatency?: ReactOutboundLatency;
   elements?: ElementsFigures;
+  search?: SearchFigures;
   failure?: string;
 }> {
   const wantsProxy = settings.scenarios.includes("proxy");
@@ -154,6 +158,7 @@ async function runLoadScenarios(
   let proxyLatency: ProxyLatency | undefined;
   let outboundLatency: ReactOutboundLatency | undefined;
   let elements: ElementsFigures | undefined;
+  let search: SearchFigures | undefined;
   try {
     for (const scenario of settings.scenarios) {
       if (scenario === "tokenize" || scenario === "read")
@@ -191,6 +196,16 @@ async function runLoadScenarios(
           samples: settings.elementsMounts,
           log,
         });
+      else if (scenario === "search")
+        search = await measureSearch({
+          serviceUrl: service.url,
+          rootKey,
+          small: settings.searchSmall,
+          large: settings.searchLarge,
+          samples: settings.searchSamples,
+          log,
+          check: checkInterrupted,
+        });
     }
   } catch (error) {
     if (!(error instanceof RequestFailures) && !wasInterrupted()) throw error;
@@ -198,12 +213,13 @@ async function runLoadScenarios(
       proxyLatency,
       outboundLatency,
       elements,
+      search,
       failure: wasInterrupted()
         ? "interrupted"
         : `requests failed in the ${error instanceof Error ? error.message : ""}`,
     };
   }
-  return { proxyLatency, outboundLatency, elements };
+  return { proxyLatency, outboundLatency, elements, search };
 }
 
 async function main(): Promise<number> {
@@ -220,13 +236,14 @@ async function main(): Promise<number> {
   let proxyLatency: ProxyLatency | undefined;
   let outboundLatency: ReactOutboundLatency | undefined;
   let elements: ElementsFigures | undefined;
+  let search: SearchFigures | undefined;
   let failure: string | undefined;
   // First, while no other party of the bench runs: it starts processes of its own.
   const bundles = settings.scenarios.includes("bundles")
     ? await measureBundles({ log, check: checkInterrupted })
     : undefined;
   if (settings.scenarios.some((scenario) => !STANDALONE_SCENARIOS.includes(scenario)))
-    ({ proxyLatency, outboundLatency, elements, failure } = await runLoadScenarios(dataDir, records));
+    ({ proxyLatency, outboundLatency, elements, search, failure } = await runLoadScenarios(dataDir, records));
 
   const summaries = summarize(records);
   const checks = proxyChecks(proxyLatency);
@@ -258,6 +275,7 @@ async function main(): Promise<number> {
     );
   if (bundles) console.log(`\n${bundlesTable(bundles)}`);
   if (elements) console.log(`\n${describeElements(elements)}`);
+  if (search) console.log(`\n${describeSearch(search)}`);
   const noise = noiseNote(summaries);
   if (noise) console.log(`\n${noise}`);
   const file = writeResults(startedAt, m, {
@@ -277,6 +295,7 @@ async function main(): Promise<number> {
     ...(outboundLatency ? { react_outbound: outboundLatency } : {}),
     ...(bundles ? { bundles } : {}),
     ...(elements ? { elements } : {}),
+    ...(search ? { search } : {}),
     runs: records,
   });
   console.log(

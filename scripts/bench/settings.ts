@@ -11,7 +11,8 @@ export type Scenario =
   | "react-outbound"
   | "runner-cold-start"
   | "bundles"
-  | "elements";
+  | "elements"
+  | "search";
 export const SCENARIOS: Scenario[] = [
   "tokenize",
   "read",
@@ -21,6 +22,7 @@ export const SCENARIOS: Scenario[] = [
   "runner-cold-start",
   "bundles",
   "elements",
+  "search",
 ];
 /** Scenarios that start processes of their own and need no service. */
 export const STANDALONE_SCENARIOS: Scenario[] = ["bundles", "runner-cold-start"];
@@ -39,6 +41,9 @@ export const settings = {
     .map((s) => s.trim()) as Scenario[],
   latencySamples: intEnv("BENCH_LATENCY_SAMPLES", 200, 1, 100_000),
   newProxies: intEnv("BENCH_NEW_PROXIES", 10, 1, 100),
+  searchSmall: intEnv("BENCH_SEARCH_SMALL", 200, 1, 100_000),
+  searchLarge: intEnv("BENCH_SEARCH_LARGE", 5000, 1, 1_000_000),
+  searchSamples: intEnv("BENCH_SEARCH_SAMPLES", 100, 1, 100_000),
   elementsMounts: intEnv("BENCH_ELEMENTS_MOUNTS", 20, 1, 1000),
   nodeArgs: (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter(Boolean),
   trace: process.env.BENCH_TRACE === "1",
