@@ -165,10 +165,7 @@ export function addressBucket(sourceIp: string): string {
   return `ip#${prefix.join(":")}::/64`;
 }
 
-/** Search's own budget (a separate bucket per tenant): a tenth of the request budget, at least 1 per second. */
+/** Search's own budget (a separate bucket per tenant): a tenth of the request budget (a burst of at least 1). */
 export function searchPolicy(policy: RateLimitPolicy): RateLimitPolicy {
-  return {
-    ratePerSecond: Math.max(1, policy.ratePerSecond / 10),
-    burst: Math.max(1, Math.ceil(policy.burst / 10)),
-  };
+  return { ratePerSecond: policy.ratePerSecond / 10, burst: Math.max(1, Math.ceil(policy.burst / 10)) };
 }

@@ -13,7 +13,9 @@ describe("parseSearchQuery", () => {
       term: { kind: "fingerprint", value: "abc" },
       container: "/pci/",
     });
-    expect(parseSearchQuery('data:"a AND b \\" c"')).toEqual({ term: { kind: "data", value: 'a AND b " c' } });
+    expect(parseSearchQuery('data:"a AND b \\" c"')).toEqual({
+      term: { kind: "data", value: 'a AND b " c' },
+    });
     expect(parseSearchQuery("data:a:b")).toEqual({ term: { kind: "data", value: "a:b" } });
   });
 
