@@ -97,4 +97,23 @@ describe("the hosted vault's Node SDK, headers renamed alone", () => {
       );
     expect(invalid?.statusCode).toBe(400);
   });
+
+  it("searchV2 pages through a search on blind indexes", async () => {
+    const { api, tenant, owner } = await tenantWithOwner(svc);
+    const searcher = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+    const notes = Array.from({ length: 5 }, (_, i) => ({
+      type: "token",
+      data: { ssn: `123-45-67${i}9` },
+      search_indexes: ["{{ data.ssn | slice: -4, 4 }}"],
+    }));
+    const created = (await sdk(owner).tokens.tokenize(notes)) as BasisTheory.Token[];
+    const seen: string[] = [];
+    const pages = await sdk(searcher).tokens.searchV2({ query: "data:6709", size: 2 });
+    for await (const token of pages) seen.push(token.id as string);
+    expect(seen).toEqual([created[0]?.id]);
+    const all: string[] = [];
+    for await (const token of await sdk(searcher).tokens.searchV2({ query: "type:token", size: 2 }))
+      all.push(token.id as string);
+    expect(all.sort()).toEqual(created.map((t) => t.id as string).sort());
+  });
 });
