@@ -1,0 +1,109 @@
+/**
+ * The CLI's HTTP calls: one request with the API key, retried on 429 (after its Retry-After) and on 503 or a
+ * connection failure (after a growing back-off). Any other answer is handed back as it is.
+ */
+
+export interface ApiOptions {
+  url: string;
+  key: string;
+  /** Waits `ms`; tests pass one that moves the service's test clock instead of the wall clock. */
+  sleep?: (ms: number, reason: "rate-limited" | "unavailable") => Promise<void>;
+  /** Tries per request before giving up (429, 503 and connection failures count). */
+  attempts?: number;
+  signal?: AbortSignal;
+  /** Told each time a request waits (progress shows it). */
+  onWait?: (ms: number, reason: "rate-limited" | "unavailable") => void;
+}
+
+export interface ApiAnswer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+/** An answer the CLI cannot go on after: a bad key, an unreachable service. The message holds no data. */
+export class CliError extends Error {}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Seconds of a Retry-After header (delta-seconds or an HTTP date), else undefined. */
+export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+export async function request(
+  options: ApiOptions,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<ApiAnswer> {
+  const sleep = options.sleep ?? defaultSleep;
+  const attempts = options.attempts ?? 10;
+  for (let attempt = 1; ; attempt++) {
+    options.signal?.throwIfAborted();
+    let answer: ApiAnswer | undefined;
+    let failure: unknown;
+    try {
+      const res = await fetch(`${options.url}${path}`, {
+        method,
+        headers: {
+          "svc-api-key": options.key,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...headers,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        // not JSON: kept as text
+      }
+      answer = { status: res.status, headers: res.headers, body: parsed };
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      failure = error;
+    }
+    const backOff = Math.min(30_000, 500 * 2 ** (attempt - 1));
+    if (answer && answer.status !== 429 && answer.status !== 503) return answer;
+    if (attempt >= attempts) {
+      if (answer) return answer;
+      throw new CliError(
+        `cannot reach ${options.url} (${(failure as Error)?.message ?? "connection failed"})`,
+      );
+    }
+    const reason = answer?.status === 429 ? "rate-limited" : "unavailable";
+    const wait = (answer && retryAfterMs(answer.headers.get("retry-after"))) ?? backOff;
+    options.onWait?.(wait, reason);
+    await sleep(wait, reason);
+  }
+}
+
+/** A problem+json answer's detail, without anything else of the body (never data). */
+export function problemOf(answer: ApiAnswer): { status: number; title?: string; detail?: string } {
+  const body = (typeof answer.body === "object" && answer.body !== null ? answer.body : {}) as Record<
+    string,
+    unknown
+  >;
+  return {
+    status: answer.status,
+    ...(typeof body.title === "string" ? { title: body.title } : {}),
+    ...(typeof body.detail === "string" ? { detail: body.detail } : {}),
+  };
+}
+
+/** Fails with a clear message on the answers that stop the whole run (401, 403 and the like). */
+export function stopOn(answer: ApiAnswer, what: string): void {
+  if (answer.status === 401) throw new CliError(`${what}: the key was refused (401); check --key`);
+  if (answer.status === 403)
+    throw new CliError(`${what}: the key lacks the permission (403): ${problemOf(answer).detail ?? ""}`);
+  if (answer.status === 404) throw new CliError(`${what}: not found (404); is --url the vault's base URL?`);
+  if (answer.status === 429 || answer.status === 503 || answer.status >= 500)
+    throw new CliError(`${what}: the service answered ${answer.status}; run again to resume`);
+}

@@ -1,0 +1,79 @@
+/**
+ * The import's state file: what a rerun needs to resume. JSON lines, appended: a header naming the input (its
+ * SHA-256 and the batch size, which fix the batches and their idempotency keys), then one line per finished
+ * batch with its counts and the mapping file's length once its lines were written. A rerun skips the finished
+ * batches and cuts the mapping file back to the last recorded length, so a kill between the two writes leaves
+ * no half-recorded batch: that batch is sent again with the same idempotency key and answers the same tokens.
+ */
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { CliError } from "./api.ts";
+
+export interface StateHeader {
+  version: 1;
+  file_sha256: string;
+  batch_size: number;
+  id_column: string | null;
+}
+
+export interface Failure {
+  line: number;
+  status?: number;
+  detail: string;
+  errors?: Record<string, string[]>;
+}
+
+export interface BatchRecord {
+  batch: number;
+  created: number;
+  deduplicated: number;
+  failed: Failure[];
+  records: number;
+  mapping_bytes: number;
+}
+
+export interface LoadedState {
+  done: Map<number, BatchRecord>;
+  mappingBytes: number;
+}
+
+export function loadState(path: string, header: StateHeader): LoadedState {
+  const done = new Map<number, BatchRecord>();
+  if (!existsSync(path)) {
+    writeFileSync(path, `${JSON.stringify(header)}\n`, { mode: 0o600 });
+    return { done, mappingBytes: 0 };
+  }
+  const lines = readFileSync(path, "utf8").split("\n");
+  const first = lines.shift();
+  let stored: StateHeader | undefined;
+  try {
+    stored = first ? (JSON.parse(first) as StateHeader) : undefined;
+  } catch {
+    stored = undefined;
+  }
+  if (
+    !stored ||
+    stored.file_sha256 !== header.file_sha256 ||
+    stored.batch_size !== header.batch_size ||
+    stored.id_column !== header.id_column
+  )
+    throw new CliError(
+      `the state file ${path} belongs to another input, batch size or id column; remove it to start over (tokens already created would be created again) or pass the same options`,
+    );
+  let mappingBytes = 0;
+  for (const text of lines) {
+    if (text.trim() === "") continue;
+    let record: BatchRecord;
+    try {
+      record = JSON.parse(text) as BatchRecord;
+    } catch {
+      continue; // a line cut short by a kill: that batch is sent again
+    }
+    done.set(record.batch, record);
+    mappingBytes = Math.max(mappingBytes, record.mapping_bytes);
+  }
+  return { done, mappingBytes };
+}
+
+export function recordBatch(path: string, record: BatchRecord): void {
+  appendFileSync(path, `${JSON.stringify(record)}\n`);
+}

@@ -1,0 +1,279 @@
+/**
+ * `svc-vault import`: token requests from a JSONL or CSV file, sent through POST /tokenize in batches with
+ * bounded concurrency. Resumable (import-state.ts), idempotent per batch (SVC-IDEMPOTENCY-KEY derived from the
+ * file's SHA-256, the batch size and the batch number), with a mapping file (line, external id → token id) and
+ * a summary that names failed lines by number and the service's problem detail, never their data.
+ */
+import { createHash } from "node:crypto";
+import { appendFileSync, createReadStream, existsSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { type ApiOptions, CliError, problemOf, request, stopOn } from "./api.ts";
+import { type BatchRecord, type Failure, loadState, recordBatch, type StateHeader } from "./import-state.ts";
+import { Progress, type ProgressStream } from "./progress.ts";
+import { formatOf, type InputRecord, readRecords } from "./records.ts";
+
+export const MAX_BATCH = 250; // POST /tokenize's limit (shared/domain/tokens/tokenize.ts)
+
+export interface ImportOptions extends Pick<ApiOptions, "url" | "key" | "sleep" | "signal"> {
+  file: string;
+  batchSize?: number;
+  concurrency?: number;
+  idColumn?: string;
+  mappingFile?: string;
+  stateFile?: string;
+  summaryFile?: string;
+  progress?: ProgressStream;
+  /** Called after each batch is recorded (tests interrupt an import with it). */
+  onBatch?: (batch: number) => void;
+}
+
+export interface ImportSummary {
+  file: string;
+  records: number;
+  created: number;
+  deduplicated: number;
+  failed: Failure[];
+  mapping_file: string;
+  state_file: string;
+  summary_file: string;
+  resumed_batches: number;
+}
+
+/** The file's SHA-256 and its count of non-empty lines, in one streaming pass. */
+async function fingerprint(file: string): Promise<{ sha256: string; lines: number }> {
+  const hash = createHash("sha256");
+  let lines = 0;
+  let lineHasText = false;
+  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    for (const byte of chunk) {
+      if (byte === 10) {
+        if (lineHasText) lines++;
+        lineHasText = false;
+      } else if (byte !== 13 && byte !== 32) lineHasText = true;
+    }
+  }
+  if (lineHasText) lines++;
+  return { sha256: hash.digest("hex"), lines };
+}
+
+const csvCell = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+
+interface TokenAnswer {
+  id?: unknown;
+  created_at?: unknown;
+}
+
+/** The request index a field error or a detail names ("3.data.number", "(the token request at 3)"). */
+function indexesAtFault(body: unknown, size: number): Map<number, Record<string, string[]>> {
+  const faults = new Map<number, Record<string, string[]>>();
+  const problem = (typeof body === "object" && body !== null ? body : {}) as {
+    errors?: Record<string, string[]>;
+    detail?: string;
+  };
+  for (const [field, messages] of Object.entries(problem.errors ?? {})) {
+    const match = /^(\d+)(?:\.(.*))?$/.exec(field);
+    if (!match) continue;
+    const index = Number(match[1]);
+    if (index >= size) continue;
+    const fields = faults.get(index) ?? {};
+    fields[match[2] || "request"] = Array.isArray(messages) ? messages.map(String) : [];
+    faults.set(index, fields);
+  }
+  const named = /\(the token request at (\d+)(?:\.[^)]*)?\)/.exec(problem.detail ?? "");
+  if (named && !faults.has(Number(named[1])) && Number(named[1]) < size) faults.set(Number(named[1]), {});
+  return faults;
+}
+
+/** The detail without the batch-local position (the summary names the line instead). */
+const detailOf = (answer: { status: number; body: unknown }) =>
+  (problemOf({ ...answer, headers: new Headers() }).detail ?? `answered ${answer.status}`).replace(
+    / \(the token request at [^)]*\)/,
+    "",
+  );
+
+export async function runImport(options: ImportOptions): Promise<ImportSummary> {
+  const { file } = options;
+  const batchSize = options.batchSize ?? 100;
+  const concurrency = options.concurrency ?? 4;
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH)
+    throw new CliError(`--batch-size must be 1 to ${MAX_BATCH}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 32)
+    throw new CliError("--concurrency must be 1 to 32");
+  if (!existsSync(file) || !statSync(file).isFile()) throw new CliError(`no such file: ${file}`);
+  const format = formatOf(file);
+  if (!format) throw new CliError(`${file}: the file must end in .jsonl, .ndjson or .csv`);
+
+  const mappingFile = options.mappingFile ?? `${file}.mapping.csv`;
+  const stateFile = options.stateFile ?? `${file}.import-state`;
+  const summaryFile = options.summaryFile ?? `${file}.summary.json`;
+  const { sha256, lines } = await fingerprint(file);
+  const header: StateHeader = {
+    version: 1,
+    file_sha256: sha256,
+    batch_size: batchSize,
+    id_column: options.idColumn ?? null,
+  };
+  const state = loadState(stateFile, header);
+  const resumedBatches = state.done.size;
+  // Cut back to what the state vouches for: lines of a batch not recorded are written again on its resend.
+  if (existsSync(mappingFile) && state.mappingBytes > 0) truncateSync(mappingFile, state.mappingBytes);
+  else writeFileSync(mappingFile, "line,external_id,token_id\n", { mode: 0o600 });
+  let mappingBytes = statSync(mappingFile).size;
+
+  const total = format === "csv" ? Math.max(0, lines - 1) : lines;
+  const previouslyDone = [...state.done.values()].reduce((sum, b) => sum + b.records, 0);
+  const progress = new Progress({
+    total,
+    done: previouslyDone,
+    stream: options.progress ?? process.stderr,
+    label: "import",
+  });
+  const api: ApiOptions = {
+    url: options.url,
+    key: options.key,
+    ...(options.sleep ? { sleep: options.sleep } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    onWait: (ms, reason) => progress.waiting(ms, reason),
+  };
+  const keyPrefix = `svc-import-${sha256.slice(0, 40)}-${batchSize}`;
+
+  /** Sends one batch until it succeeds without its bad requests; answers its record (not yet written). */
+  const sendBatch = async (batch: number, records: InputRecord[]) => {
+    const failed: Failure[] = records.flatMap((r) =>
+      r.problem ? [{ line: r.line, detail: r.problem }] : [],
+    );
+    let pending = records.filter((r) => r.request);
+    const tokens: { record: InputRecord; id: string }[] = [];
+    let deduplicated = 0;
+    while (pending.length > 0) {
+      // The key names the batch and the lines left out of it: a resend of the same set replays its answer.
+      const excluded = failed.map((f) => f.line).join(",");
+      const suffix = excluded ? `-x${createHash("sha256").update(excluded).digest("hex").slice(0, 16)}` : "";
+      const sentAt = Date.now();
+      const answer = await request(
+        api,
+        "POST",
+        "/tokenize",
+        pending.map((r) => r.request),
+        { "svc-idempotency-key": `${keyPrefix}-${batch}${suffix}` },
+      );
+      if (answer.status === 201 || answer.status === 200) {
+        const answers = Array.isArray(answer.body) ? (answer.body as TokenAnswer[]) : [];
+        if (answers.length !== pending.length)
+          throw new CliError(
+            `batch ${batch}: the service answered ${answers.length} tokens for ${pending.length}`,
+          );
+        // A new token is created now; a deduplicated one was created before (5 s of clock skew allowed).
+        const served = Date.parse(answer.headers.get("date") ?? "") || sentAt;
+        const seen = new Set<string>();
+        for (const [i, record] of pending.entries()) {
+          const token = answers[i] as TokenAnswer;
+          const id = String(token.id);
+          const createdAt = Date.parse(String(token.created_at));
+          if (seen.has(id) || createdAt < Math.min(served, sentAt) - 5000) deduplicated++;
+          seen.add(id);
+          tokens.push({ record, id });
+        }
+        break;
+      }
+      stopOn(answer, `batch ${batch}`);
+      const faults = indexesAtFault(answer.body, pending.length);
+      const detail = detailOf(answer);
+      if (faults.size === 0) {
+        // Nothing names a request: the whole batch failed as one (e.g. 413).
+        for (const record of pending) failed.push({ line: record.line, status: answer.status, detail });
+        pending = [];
+        break;
+      }
+      for (const [index, errors] of faults) {
+        const record = pending[index] as InputRecord;
+        failed.push({
+          line: record.line,
+          status: answer.status,
+          detail,
+          ...(Object.keys(errors).length > 0 ? { errors } : {}),
+        });
+      }
+      pending = pending.filter((_, index) => !faults.has(index));
+    }
+    failed.sort((a, b) => a.line - b.line);
+    return { tokens, failed, deduplicated };
+  };
+
+  /** Writes a finished batch: its mapping lines, then its state line (import-state.ts says why this order). */
+  const finish = (batch: number, records: number, outcome: Awaited<ReturnType<typeof sendBatch>>) => {
+    const text = outcome.tokens
+      .map(({ record, id }) => `${record.line},${csvCell(record.externalId ?? "")},${id}\n`)
+      .join("");
+    if (text) {
+      appendFileSync(mappingFile, text);
+      mappingBytes += Buffer.byteLength(text);
+    }
+    const entry: BatchRecord = {
+      batch,
+      records,
+      created: outcome.tokens.length - outcome.deduplicated,
+      deduplicated: outcome.deduplicated,
+      failed: outcome.failed,
+      mapping_bytes: mappingBytes,
+    };
+    recordBatch(stateFile, entry);
+    state.done.set(batch, entry);
+    progress.advance(records);
+    options.onBatch?.(batch);
+  };
+
+  // Bounded concurrency: the reader waits while `concurrency` batches are in flight (memory flat in the size).
+  const inFlight = new Set<Promise<void>>();
+  let stopped: unknown;
+  const launch = (batch: number, records: InputRecord[]) => {
+    const task = sendBatch(batch, records)
+      .then((outcome) => {
+        if (stopped === undefined) finish(batch, records.length, outcome);
+      })
+      .catch((error: unknown) => {
+        stopped ??= error;
+      })
+      .finally(() => inFlight.delete(task));
+    inFlight.add(task);
+  };
+  let batch = 0;
+  let current: InputRecord[] = [];
+  const flush = async () => {
+    const records = current;
+    current = [];
+    const number = batch++;
+    if (state.done.has(number)) return;
+    while (inFlight.size >= concurrency) await Promise.race(inFlight);
+    if (stopped !== undefined) return;
+    launch(number, records);
+  };
+  try {
+    for await (const record of readRecords(file, format, options.idColumn)) {
+      if (stopped !== undefined) break;
+      current.push(record);
+      if (current.length === batchSize) await flush();
+    }
+    if (current.length > 0 && stopped === undefined) await flush();
+  } catch (error) {
+    stopped ??= error instanceof CliError ? error : new CliError(`${file}: ${(error as Error).message}`);
+  }
+  await Promise.all(inFlight);
+  progress.finish();
+  if (stopped !== undefined) throw stopped;
+
+  const batches = [...state.done.values()];
+  const summary: ImportSummary = {
+    file,
+    records: batches.reduce((sum, b) => sum + b.records, 0),
+    created: batches.reduce((sum, b) => sum + b.created, 0),
+    deduplicated: batches.reduce((sum, b) => sum + b.deduplicated, 0),
+    failed: batches.flatMap((b) => b.failed).sort((a, b) => a.line - b.line),
+    mapping_file: mappingFile,
+    state_file: stateFile,
+    summary_file: summaryFile,
+    resumed_batches: resumedBatches,
+  };
+  writeFileSync(summaryFile, `${JSON.stringify(summary, null, 2)}\n`, { mode: 0o600 });
+  return summary;
+}

@@ -1,0 +1,138 @@
+/**
+ * The import's input, read as a stream (memory flat in the file's size): JSONL (one token request per line)
+ * or CSV (a header row naming the fields). Each record carries its line number; a line that is not a token
+ * request becomes a problem for the summary, never an exception, and its content is never repeated.
+ */
+import { createReadStream } from "node:fs";
+import { createInterface } from "node:readline";
+import { parse } from "csv-parse";
+
+export interface InputRecord {
+  /** 1-based line number in the file (a CSV record spanning lines: its last line). */
+  line: number;
+  /** The --id-column's value, when one was named and given. */
+  externalId?: string;
+  /** The token request to send; absent when the line is unusable (then `problem` says why). */
+  request?: Record<string, unknown>;
+  problem?: string;
+}
+
+export type InputFormat = "jsonl" | "csv";
+
+export function formatOf(file: string): InputFormat | undefined {
+  const lower = file.toLowerCase();
+  if (lower.endsWith(".jsonl") || lower.endsWith(".ndjson")) return "jsonl";
+  if (lower.endsWith(".csv")) return "csv";
+  return undefined;
+}
+
+export function readRecords(
+  file: string,
+  format: InputFormat,
+  idColumn?: string,
+): AsyncIterable<InputRecord> {
+  return format === "jsonl" ? readJsonl(file, idColumn) : readCsv(file, idColumn);
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The external id of a record (removed from the request: the service would refuse an unknown field). */
+function takeId(request: Record<string, unknown>, idColumn: string | undefined): string | undefined {
+  if (!idColumn || !(idColumn in request)) return undefined;
+  const value = request[idColumn];
+  delete request[idColumn];
+  return value === undefined || value === null || value === "" ? undefined : String(value);
+}
+
+async function* readJsonl(file: string, idColumn?: string): AsyncIterable<InputRecord> {
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Number.POSITIVE_INFINITY });
+  let line = 0;
+  for await (const text of lines) {
+    line++;
+    if (text.trim() === "") continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      yield { line, problem: "not valid JSON" };
+      continue;
+    }
+    if (!isObject(value)) {
+      yield { line, problem: "not a JSON object (a token request)" };
+      continue;
+    }
+    const externalId = takeId(value, idColumn);
+    yield { line, request: value, ...(externalId === undefined ? {} : { externalId }) };
+  }
+}
+
+/** CSV values are text; these card fields are numbers in a token request. */
+const NUMERIC_DATA_FIELDS = new Set(["expiration_month", "expiration_year"]);
+
+/**
+ * A CSV row as a token request: `type`, `data` (text) or `data.<field>` columns (an object), `metadata.<key>`,
+ * `containers` and `search_indexes` (separated by `;`), `deduplicate_token` (true/false), `id`, `expires_at`,
+ * `fingerprint_expression`, `mask`; a column named `<field>:json` holds JSON. Empty cells are left out.
+ */
+export function requestOfRow(header: string[], row: string[]): Record<string, unknown> {
+  const request: Record<string, unknown> = {};
+  const data: Record<string, unknown> = {};
+  const metadata: Record<string, string> = {};
+  for (const [i, column] of header.entries()) {
+    const cell = row[i] ?? "";
+    if (cell === "") continue;
+    if (column.endsWith(":json")) {
+      request[column.slice(0, -5)] = JSON.parse(cell);
+    } else if (column.startsWith("data.")) {
+      const field = column.slice(5);
+      data[field] = NUMERIC_DATA_FIELDS.has(field) && /^\d+$/.test(cell) ? Number(cell) : cell;
+    } else if (column.startsWith("metadata.")) {
+      metadata[column.slice(9)] = cell;
+    } else if (column === "containers" || column === "search_indexes") {
+      request[column] = cell
+        .split(";")
+        .map((part) => part.trim())
+        .filter(Boolean);
+    } else if (column === "deduplicate_token") {
+      request[column] = cell.toLowerCase() === "true";
+    } else {
+      request[column] = cell;
+    }
+  }
+  if (Object.keys(data).length > 0) request.data = data;
+  if (Object.keys(metadata).length > 0) request.metadata = metadata;
+  return request;
+}
+
+async function* readCsv(file: string, idColumn?: string): AsyncIterable<InputRecord> {
+  // Rows as arrays with relaxed counts: a row of the wrong width is a bad line, not the end of the file.
+  const parser = createReadStream(file).pipe(
+    parse({ info: true, relax_column_count: true, skip_empty_lines: true, bom: true }),
+  );
+  let header: string[] | undefined;
+  for await (const { record, info } of parser as AsyncIterable<{
+    record: string[];
+    info: { lines: number };
+  }>) {
+    if (!header) {
+      header = record.map((column) => column.trim());
+      if (!header.includes("type")) throw new Error("the CSV header has no `type` column");
+      continue;
+    }
+    const line = info.lines;
+    if (record.length !== header.length) {
+      yield { line, problem: `has ${record.length} columns, the header ${header.length}` };
+      continue;
+    }
+    let request: Record<string, unknown>;
+    try {
+      request = requestOfRow(header, record);
+    } catch {
+      yield { line, problem: "a :json column does not hold valid JSON" };
+      continue;
+    }
+    const externalId = takeId(request, idColumn);
+    yield { line, request, ...(externalId === undefined ? {} : { externalId }) };
+  }
+}

@@ -1,0 +1,264 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { useService } from "#test/support/service.ts";
+import { appKey, revealEverything, type TokenBody, tenantWithOwner, VISA } from "#test/support/tokens.ts";
+import { runExport } from "../../scripts/cli/export.ts";
+import { runImport } from "../../scripts/cli/import.ts";
+
+const svc = useService();
+const run = promisify(execFile);
+
+/** Progress goes here: the tests read summaries, not bars. */
+const quiet = { write: () => true, isTTY: false };
+
+const dir = () => mkdtempSync(join(tmpdir(), "svc-import-"));
+const card = (i: number) => ({
+  type: "card",
+  data: { number: VISA, expiration_month: 1 + (i % 12), expiration_year: 2030 },
+  metadata: { n: String(i) },
+});
+
+async function setup() {
+  const { api, tenant, owner } = await tenantWithOwner(svc);
+  const reader = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+  const all = async () => {
+    const tokens: TokenBody[] = [];
+    let start: string | undefined;
+    do {
+      const page = await api.get<{ data: TokenBody[]; pagination: { next?: string } }>(
+        `/v2/tokens?size=100${start ? `&start=${encodeURIComponent(start)}` : ""}`,
+        { key: reader },
+      );
+      tokens.push(...page.body.data);
+      start = page.body.pagination.next;
+    } while (start);
+    return tokens;
+  };
+  return { api, owner, reader, all };
+}
+
+/** The mapping file's rows after its header: line → [external id, token id]. */
+function mapping(file: string): Map<number, [string, string]> {
+  const rows = readFileSync(file, "utf8").trim().split("\n").slice(1);
+  const map = new Map<number, [string, string]>();
+  for (const row of rows) {
+    const [line, external, id] = row.split(",");
+    expect(map.has(Number(line)), `line ${line} mapped twice`).toBe(false);
+    map.set(Number(line), [external ?? "", id ?? ""]);
+  }
+  return map;
+}
+
+describe("svc-vault import", () => {
+  it("imports a JSONL file in batches: every line mapped to its token, the data stored as given", async () => {
+    const { owner, all } = await setup();
+    const file = join(dir(), "cards.jsonl");
+    writeFileSync(
+      file,
+      `${Array.from({ length: 23 }, (_, i) => JSON.stringify({ ...card(i), ref: `c-${i}` })).join("\n")}\n`,
+    );
+
+    const summary = await runImport({
+      file,
+      url: svc.url,
+      key: owner,
+      batchSize: 5,
+      concurrency: 3,
+      idColumn: "ref",
+      progress: quiet,
+    });
+
+    expect(summary).toMatchObject({ records: 23, created: 23, deduplicated: 0, failed: [] });
+    const rows = mapping(summary.mapping_file);
+    expect(rows.size).toBe(23);
+    const stored = new Map((await all()).map((t) => [t.id, t]));
+    expect(stored.size).toBe(23);
+    for (const [line, [external, id]] of rows) {
+      expect(external).toBe(`c-${line - 1}`);
+      expect(stored.get(id)?.metadata).toEqual({ n: String(line - 1) });
+      expect(stored.get(id)?.data).toMatchObject({ number: VISA, expiration_month: 1 + ((line - 1) % 12) });
+    }
+    expect(JSON.parse(readFileSync(summary.summary_file, "utf8"))).toMatchObject({ created: 23 });
+  });
+
+  it("imports a CSV: data.<field>, metadata.<key> and an external id column", async () => {
+    const { owner, all } = await setup();
+    const file = join(dir(), "people.csv");
+    writeFileSync(
+      file,
+      [
+        "customer,type,data,metadata.tier",
+        "cust-1,token,alpha,gold",
+        'cust-2,token,"with, a comma",silver',
+        "cust-3,card_number,4242424242424242,",
+      ].join("\n"),
+    );
+    const summary = await runImport({
+      file,
+      url: svc.url,
+      key: owner,
+      idColumn: "customer",
+      progress: quiet,
+    });
+    expect(summary).toMatchObject({ records: 3, created: 3, failed: [] });
+    const rows = mapping(summary.mapping_file);
+    const byId = new Map((await all()).map((t) => [t.id, t]));
+    expect(byId.get(rows.get(2)?.[1] ?? "")).toMatchObject({ data: "alpha", metadata: { tier: "gold" } });
+    expect(byId.get(rows.get(3)?.[1] ?? "")).toMatchObject({ data: "with, a comma" });
+    expect(byId.get(rows.get(4)?.[1] ?? "")).toMatchObject({ type: "card_number", data: VISA });
+    expect(rows.get(3)?.[0]).toBe("cust-2");
+  });
+
+  it("reports a bad line by its number and problem, without its data, and imports the rest of its batch", async () => {
+    const { owner, all } = await setup();
+    const file = join(dir(), "mixed.jsonl");
+    const lines = Array.from({ length: 8 }, (_, i) => JSON.stringify(card(i)));
+    lines[2] = JSON.stringify({
+      ...card(2),
+      data: { number: "4242424242424241", expiration_month: 1, expiration_year: 2030 },
+    });
+    lines[5] = "{not json";
+    writeFileSync(file, `${lines.join("\n")}\n`);
+
+    const summary = await runImport({ file, url: svc.url, key: owner, batchSize: 4, progress: quiet });
+
+    expect(summary.created).toBe(6);
+    expect(summary.failed.map((f) => f.line)).toEqual([3, 6]);
+    expect(summary.failed[0]).toMatchObject({ line: 3, status: 400 });
+    expect(summary.failed[0]?.errors).toHaveProperty("data.number");
+    expect(summary.failed[1]).toMatchObject({ line: 6, detail: "not valid JSON" });
+    expect(readFileSync(summary.summary_file, "utf8")).not.toContain("4242424242424241");
+    expect((await all()).length).toBe(6);
+    expect([...mapping(summary.mapping_file).keys()].sort((a, b) => a - b)).toEqual([1, 2, 4, 5, 7, 8]);
+  });
+
+  it("resumes after an interruption: no duplicates, every line mapped once", async () => {
+    const { owner, all } = await setup();
+    const file = join(dir(), "big.jsonl");
+    writeFileSync(file, `${Array.from({ length: 60 }, (_, i) => JSON.stringify(card(i))).join("\n")}\n`);
+    const abort = new AbortController();
+    let batches = 0;
+    const interrupted = runImport({
+      file,
+      url: svc.url,
+      key: owner,
+      batchSize: 5,
+      concurrency: 2,
+      progress: quiet,
+      signal: abort.signal,
+      onBatch: () => {
+        if (++batches === 3) abort.abort();
+      },
+    });
+    await expect(interrupted).rejects.toThrow();
+    const before = (await all()).length;
+    expect(before).toBeGreaterThanOrEqual(15);
+    expect(before).toBeLessThan(60);
+
+    const summary = await runImport({ file, url: svc.url, key: owner, batchSize: 5, progress: quiet });
+
+    expect(summary.resumed_batches).toBeGreaterThanOrEqual(3);
+    expect(summary).toMatchObject({ records: 60, failed: [] });
+    expect(summary.created + summary.deduplicated).toBe(60);
+    const tokens = await all();
+    expect(tokens.length).toBe(60);
+    const rows = mapping(summary.mapping_file);
+    expect(rows.size).toBe(60);
+    expect(new Set([...rows.values()].map(([, id]) => id))).toEqual(new Set(tokens.map((t) => t.id)));
+  });
+
+  it("resends a batch the service finished before the kill with the same idempotency key: the same tokens, none twice", async () => {
+    const { owner, all } = await setup();
+    const folder = dir();
+    const file = join(folder, "crash.jsonl");
+    writeFileSync(file, `${Array.from({ length: 10 }, (_, i) => JSON.stringify(card(i))).join("\n")}\n`);
+    const first = await runImport({ file, url: svc.url, key: owner, batchSize: 5, progress: quiet });
+    const ids = [...mapping(first.mapping_file).values()].map(([, id]) => id);
+    // The kill came after the service answered but before the state recorded the batches.
+    const state = readFileSync(first.state_file, "utf8").split("\n");
+    writeFileSync(first.state_file, `${state[0]}\n`);
+
+    const again = await runImport({ file, url: svc.url, key: owner, batchSize: 5, progress: quiet });
+
+    expect(again.failed).toEqual([]);
+    expect([...mapping(again.mapping_file).values()].map(([, id]) => id).sort()).toEqual([...ids].sort());
+    expect((await all()).length).toBe(10);
+  });
+
+  it("exports the tenant's tokens as the key reads them, and they import back into another tenant", async () => {
+    const source = await setup();
+    const folder = dir();
+    const file = join(folder, "in.jsonl");
+    writeFileSync(file, `${Array.from({ length: 130 }, (_, i) => JSON.stringify(card(i))).join("\n")}\n`);
+    await runImport({ file, url: svc.url, key: source.owner, batchSize: 50, progress: quiet });
+
+    const out = join(folder, "out.jsonl");
+    const { tokens } = await runExport({ url: svc.url, key: source.reader, out, progress: quiet });
+
+    expect(tokens).toBe(130);
+    const exported = readFileSync(out, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as TokenBody);
+    expect(new Set(exported.map((t) => t.id)).size).toBe(130);
+    expect(exported[0]?.data).toMatchObject({ number: VISA });
+
+    // The way back in: the exported fields a token request takes.
+    const target = await setup();
+    const back = join(folder, "back.jsonl");
+    writeFileSync(
+      back,
+      `${exported.map((t) => JSON.stringify({ type: t.type, data: t.data, metadata: t.metadata })).join("\n")}\n`,
+    );
+    const summary = await runImport({ file: back, url: svc.url, key: target.owner, progress: quiet });
+    expect(summary).toMatchObject({ created: 130, failed: [] });
+    const metadata = (await target.all()).map((t) => t.metadata?.n).sort();
+    expect(metadata).toEqual(exported.map((t) => t.metadata?.n).sort());
+  });
+});
+
+describe("svc-vault on the command line", () => {
+  const cli = async (...args: string[]) => {
+    try {
+      const { stdout, stderr } = await run(process.execPath, ["bin/svc-vault.mjs", ...args], {
+        env: { ...process.env, SVC_API_KEY: "" },
+      });
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const failed = error as { code: number; stdout: string; stderr: string };
+      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+    }
+  };
+
+  it("explains bad arguments, a missing file and a refused key, and never prints the key", async () => {
+    const noKey = await cli("import", "x.jsonl");
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain("--key is required");
+    expect((await cli("import", "--key", "k", "--frobnicate")).stderr).toContain("Unknown option");
+    const missing = await cli("import", "/nonexistent/file.jsonl", "--key", "k", "--url", svc.url);
+    expect(missing).toMatchObject({ code: 2 });
+    expect(missing.stderr).toContain("no such file");
+
+    const file = join(dir(), "one.jsonl");
+    writeFileSync(file, `${JSON.stringify(card(1))}\n`);
+    const badKey = "key_not_a_real_key_0123456789";
+    const refused = await cli("import", file, "--key", badKey, "--url", svc.url);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("401");
+    expect(refused.stderr + refused.stdout).not.toContain(badKey);
+  });
+
+  it("imports through npx's entry point and prints the summary", async () => {
+    const { owner } = await setup();
+    const file = join(dir(), "two.jsonl");
+    writeFileSync(file, `${JSON.stringify(card(1))}\n${JSON.stringify(card(2))}\n`);
+    const done = await cli("import", file, "--key", owner, "--url", svc.url);
+    expect(done.code).toBe(0);
+    expect(done.stdout).toContain("2 records, 2 created, 0 deduplicated, 0 failed");
+    expect(done.stderr).toContain("import: 100% 2/2");
+  });
+});
