@@ -19,6 +19,8 @@
  *   (scripts/bench/runner-cold-start.ts; needs no service);
  * - bundles: each function group's bundle size and cold import time (scripts/bench/scenarios/bundles.ts); it
  *   runs first, before any other party of the bench is started;
+ * - tokenize-batch, import: tokens/s through POST /tokenize (25 per call) against single POST /tokens, and
+ *   `svc-vault import` records/s and peak RSS (scripts/bench/batch.ts; BENCH_IMPORT_LINES, 100000);
  * - elements: elements.js's gzipped size and, in chromium, mount → ready of a card element
  *   (scripts/bench/elements.ts; BENCH_ELEMENTS_MOUNTS, 20).
  *
@@ -27,7 +29,7 @@
  *
  * Environment: BENCH_DURATION_S (5), BENCH_ROUNDS (3), BENCH_WARMUP_S (8), BENCH_CONNECTIONS (16),
  * BENCH_SEED_TOKENS (200), BENCH_CARDS (fixed | unique: the same card number in every create, or a new one),
- * BENCH_SCENARIOS (tokenize,read,proxy,react,react-outbound,runner-cold-start,bundles,elements,search),
+ * BENCH_SCENARIOS (tokenize,read,proxy,react,react-outbound,runner-cold-start,bundles,elements,search,tokenize-batch,import),
  * BENCH_SEARCH_SMALL / BENCH_SEARCH_LARGE / BENCH_SEARCH_SAMPLES (200 / 5000 / 100: search p50 on a tenant of
  * each size, one request at a time; target: large ≤ 2× small, scenarios/search.ts), BENCH_LATENCY_SAMPLES (200: unloaded requests per proxy target
  * and warm sandbox runs), BENCH_NEW_PROXIES (10: new proxies per first-request series), BENCH_COLD_STARTS (7: runner cold starts with
@@ -44,6 +46,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { call } from "./bench/api.ts";
+import { describeImport, describeTokenizeBatch, measureImport, measureTokenizeBatch } from "./bench/batch.ts";
 import { describeElements, type ElementsFigures, measureElements } from "./bench/elements.ts";
 import { printProblems, startParties } from "./bench/parties.ts";
 import { type ProxyLatency, type ProxySetup, setUpProxies } from "./bench/proxy.ts";
@@ -189,6 +192,12 @@ async function runLoadScenarios(
           log,
           check: checkInterrupted,
         });
+      else if (scenario === "tokenize-batch")
+        console.log(`\n${describeTokenizeBatch(await measureTokenizeBatch(service.url, keys.create))}\n`);
+      else if (scenario === "import")
+        console.log(
+          `\n${describeImport(await measureImport(service.url, keys.create, dataDir, intEnv("BENCH_IMPORT_LINES", 100_000, 10, 10_000_000)))}\n`,
+        );
       else if (scenario === "elements")
         elements = await measureElements({
           serviceUrl: service.url,

@@ -12,7 +12,9 @@ export type Scenario =
   | "runner-cold-start"
   | "bundles"
   | "elements"
-  | "search";
+  | "search"
+  | "tokenize-batch"
+  | "import";
 export const SCENARIOS: Scenario[] = [
   "tokenize",
   "read",
@@ -23,6 +25,8 @@ export const SCENARIOS: Scenario[] = [
   "bundles",
   "elements",
   "search",
+  "tokenize-batch",
+  "import",
 ];
 /** Scenarios that start processes of their own and need no service. */
 export const STANDALONE_SCENARIOS: Scenario[] = ["bundles", "runner-cold-start"];
