@@ -57,6 +57,12 @@ export async function main(argv: string[]): Promise<number> {
     if (!key) throw new UsageError("--key is required (or set SVC_API_KEY)");
     const url = (values.url ?? process.env.SVC_URL ?? "http://127.0.0.1:3000").replace(/\/+$/, "");
     if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError("--url must be an http(s) URL");
+    // The key travels in a header: over plain HTTP only to this machine.
+    const host = /^http:\/\/([^/:]+|\[[^\]]+\])/.exec(url)?.[1];
+    if (host && !["127.0.0.1", "localhost", "[::1]"].includes(host))
+      process.stderr.write(
+        `svc-vault: warning: ${host} over plain http: the key and the data cross the network unencrypted\n`,
+      );
     if (command === "import") {
       const [file, ...extra] = rest;
       if (!file) throw new UsageError("import needs a file: svc-vault import <file.jsonl|file.csv>");
