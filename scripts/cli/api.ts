@@ -3,16 +3,18 @@
  * connection failure (after a growing back-off). Any other answer is handed back as it is.
  */
 
+export type WaitReason = "rate-limited" | "unavailable" | "in flight";
+
 export interface ApiOptions {
   url: string;
   key: string;
   /** Waits `ms`; tests pass one that moves the service's test clock instead of the wall clock. */
-  sleep?: (ms: number, reason: "rate-limited" | "unavailable") => Promise<void>;
+  sleep?: (ms: number, reason: WaitReason) => Promise<void>;
   /** Tries per request before giving up (429, 503 and connection failures count). */
   attempts?: number;
   signal?: AbortSignal;
   /** Told each time a request waits (progress shows it). */
-  onWait?: (ms: number, reason: "rate-limited" | "unavailable") => void;
+  onWait?: (ms: number, reason: WaitReason) => void;
 }
 
 export interface ApiAnswer {
@@ -71,18 +73,30 @@ export async function request(
       failure = error;
     }
     const backOff = Math.min(30_000, 500 * 2 ** (attempt - 1));
-    if (answer && answer.status !== 429 && answer.status !== 503) return answer;
+    const reason = answer ? retryable(answer) : "unavailable";
+    if (answer && !reason) return answer;
     if (attempt >= attempts) {
       if (answer) return answer;
       throw new CliError(
         `cannot reach ${options.url} (${(failure as Error)?.message ?? "connection failed"})`,
       );
     }
-    const reason = answer?.status === 429 ? "rate-limited" : "unavailable";
     const wait = (answer && retryAfterMs(answer.headers.get("retry-after"))) ?? backOff;
-    options.onWait?.(wait, reason);
-    await sleep(wait, reason);
+    options.onWait?.(wait, reason as WaitReason);
+    await sleep(wait, reason as WaitReason);
   }
+}
+
+/**
+ * Why an answer is worth asking again: 429 and 503, and the 409 of an idempotency key whose first request is
+ * still running (an import killed mid-batch and rerun at once: the service is still finishing that batch).
+ */
+function retryable(answer: ApiAnswer): WaitReason | undefined {
+  if (answer.status === 429) return "rate-limited";
+  if (answer.status === 503) return "unavailable";
+  if (answer.status === 409 && /still being processed/.test(problemOf(answer).detail ?? ""))
+    return "in flight";
+  return undefined;
 }
 
 /** A problem+json answer's detail, without anything else of the body (never data). */
@@ -104,6 +118,8 @@ export function stopOn(answer: ApiAnswer, what: string): void {
   if (answer.status === 403)
     throw new CliError(`${what}: the key lacks the permission (403): ${problemOf(answer).detail ?? ""}`);
   if (answer.status === 404) throw new CliError(`${what}: not found (404); is --url the vault's base URL?`);
+  if (retryable(answer) === "in flight")
+    throw new CliError(`${what}: the service is still processing it; run again in a minute to resume`);
   if (answer.status === 429 || answer.status === 503 || answer.status >= 500)
     throw new CliError(`${what}: the service answered ${answer.status}; run again to resume`);
 }
