@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -83,6 +83,9 @@ describe("svc-vault import", () => {
       expect(stored.get(id)?.data).toMatchObject({ number: VISA, expiration_month: 1 + ((line - 1) % 12) });
     }
     expect(JSON.parse(readFileSync(summary.summary_file, "utf8"))).toMatchObject({ created: 23 });
+    // Token ids and line numbers: readable by the user who ran the import only.
+    for (const written of [summary.mapping_file, summary.state_file, summary.summary_file])
+      expect(statSync(written).mode & 0o777).toBe(0o600);
   });
 
   it("imports a CSV: data.<field>, metadata.<key> and an external id column", async () => {
