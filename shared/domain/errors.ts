@@ -90,7 +90,8 @@ export const forbidden = (detail: string, errors?: FieldErrors) =>
 export const notFound = (what = "The requested resource") =>
   new DomainError("not-found", `${what} was not found.`);
 
-export const conflict = (detail: string) => new DomainError("conflict", detail);
+export const conflict = (detail: string, options?: DomainErrorOptions) =>
+  new DomainError("conflict", detail, options);
 
 export const payloadTooLarge = (limit: number) =>
   new DomainError("too-large", `The request body exceeds ${limit} bytes.`);

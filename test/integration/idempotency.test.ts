@@ -59,6 +59,7 @@ describe("idempotency (SVC-IDEMPOTENCY-KEY)", () => {
     const originals = results.filter((r) => r.status === 201 && !r.headers.get("svc-idempotent-replayed"));
     expect(originals).toHaveLength(1);
     for (const r of results) expect([201, 409]).toContain(r.status);
+    for (const r of results.filter((r) => r.status === 409)) expect(r.headers.get("retry-after")).toBe("1");
     expect(list.body.pagination.total_items).toBe(2);
   });
 

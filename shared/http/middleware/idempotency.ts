@@ -175,8 +175,11 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
       const signature = await signatureOf(sealer, request, owner);
       const scope = scopeOf(state.principal, signature);
       const claim = await store.claim(scope, key, `${signature.request}.${signature.headers}`);
+      // A retry a second later finds the answer (replayed) or the same 409: say when, as 429 and 503 do.
       if (claim.outcome === "in-flight")
-        throw conflict("A request with this idempotency key is still being processed.");
+        throw conflict("A request with this idempotency key is still being processed.", {
+          retryAfterSeconds: 1,
+        });
       if (claim.outcome === "claimed") {
         state.idempotency = { scope, key, claimId: claim.claimId, effects: [] };
         return;
