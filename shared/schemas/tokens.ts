@@ -90,12 +90,13 @@ export const tokenizeBody = z
   .union([createTokenBody, z.array(z.unknown()), z.record(z.string(), z.unknown())])
   .meta({
     description:
-      "A token request (as POST /tokens takes), an array of them, or an object whose values are token requests, nested; at most 250 requests.",
+      "A token request (as POST /tokens takes), an array of them, or an object whose values are token requests, nested; a bare string, number or boolean in their place is tokenized as a `token` and answered as its id; at most 250 requests.",
   });
 
 /** The same shape, each request replaced by its token. */
 export const tokenizeAnswer = z.unknown().meta({
-  description: "The body's shape, each token request replaced by its token as POST /tokens answers it.",
+  description:
+    "The body's shape, each token request replaced by its token as POST /tokens answers it, and each bare value by its token's id.",
 });
 
 /** POST /detokenize: any JSON; its strings' `{{ <id> }}` / `{{ token: <id> | filters }}` are replaced. */

@@ -31,6 +31,42 @@ async function setup() {
 }
 
 describe("POST /tokenize", () => {
+  it("tokenizes bare values as `token`s answered by their ids, under the same container rules", async () => {
+    const { api, managementKey, owner, reader, count } = await setup();
+    const before = await count();
+
+    const res = await api.post<{ name: string; tags: [string, number | null]; vip: boolean | string }>(
+      "/tokenize",
+      { key: owner, body: { name: "John", tags: ["gold", null], vip: true } },
+    );
+
+    expect(res.status).toBe(201);
+    expect(res.body.tags[1]).toBeNull();
+    const ids = [res.body.name, res.body.tags[0], res.body.vip] as string[];
+    const read = await Promise.all(ids.map((id) => api.get<TokenBody>(`/tokens/${id}`, { key: reader })));
+    expect(read.map((r) => [r.body.type, r.body.data])).toEqual([
+      ["token", "John"],
+      ["token", "gold"],
+      ["token", true],
+    ]);
+    // A key that may create only under /pci/ cannot put bare values (default container /general/high/) anywhere.
+    const pciOnly = await appKey(api, managementKey, {
+      type: "private",
+      rules: [
+        {
+          description: "pci",
+          priority: 1,
+          container: "/pci/",
+          transform: "mask",
+          permissions: ["token:create"],
+        },
+      ],
+    });
+    const refused = await api.post("/tokenize", { key: pciOnly, body: { name: "Jane", card: card(1) } });
+    expect(refused.status).toBe(403);
+    expect(await count()).toBe(before + 3);
+  });
+
   it("answers the body's shape: one request, an array, and nested objects of them", async () => {
     const { api, owner, reader } = await setup();
     const one = await api.post<TokenBody>("/tokenize", { key: owner, body: text("alone") });

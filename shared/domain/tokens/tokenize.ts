@@ -28,8 +28,17 @@ export const MAX_TOKENIZE_DEPTH = 16;
 
 export type TokenizeDeps = TokenDeps & TransactionDeps;
 
-/** The body's shape, with each token request replaced by its index among the requests. */
-type Shape = { request: number } | { array: Shape[] } | { object: [string, Shape][] };
+/**
+ * The body's shape, with each token request replaced by its index among the requests. A bare value (a string,
+ * number or boolean where a request could stand) is tokenized as `{type: "token", data: value}` and answered as
+ * its id alone, as the hosted vault does (its SDK's tests send `{first_name: "John"}`); `null` stays `null`.
+ */
+type Shape =
+  | { request: number }
+  | { bare: number }
+  | { array: Shape[] }
+  | { object: [string, Shape][] }
+  | { none: null };
 
 /** A token request: an object with a string `type` and a `data` (the hosted vault's rule). */
 const isTokenRequest = (value: unknown): value is Record<string, unknown> =>
@@ -50,12 +59,13 @@ function parseBody(body: unknown): Parsed {
   const walk = (value: unknown, path: string, depth: number): Shape => {
     if (depth > MAX_TOKENIZE_DEPTH)
       throw validationError(`Token requests nest at most ${MAX_TOKENIZE_DEPTH} levels deep.`);
-    if (isTokenRequest(value)) {
+    const bare = typeof value === "string" || typeof value === "number" || typeof value === "boolean";
+    if (isTokenRequest(value) || bare) {
       if (requests.length >= MAX_TOKENIZE)
         throw validationError(`At most ${MAX_TOKENIZE} token requests per call.`, {
           body: [`at most ${MAX_TOKENIZE} token requests`],
         });
-      const parsed = createTokenBody.safeParse(value);
+      const parsed = createTokenBody.safeParse(bare ? { type: "token", data: value } : value);
       if (parsed.success) requests.push({ path, input: parsed.data });
       else {
         requests.push({ path, input: value as unknown as CreateTokenInput });
@@ -64,12 +74,15 @@ function parseBody(body: unknown): Parsed {
           errors[field] = [...(errors[field] ?? []), issue.message];
         }
       }
-      return { request: requests.length - 1 };
+      return bare ? { bare: requests.length - 1 } : { request: requests.length - 1 };
     }
+    if (value === null) return { none: null };
     if (Array.isArray(value)) return { array: value.map((item, i) => walk(item, join(path, i), depth + 1)) };
     if (isPlainObject(value))
       return { object: Object.entries(value).map(([k, v]) => [k, walk(v, join(path, k), depth + 1)]) };
-    errors[path || "body"] = ["must be a token request (type and data), an array or an object of them"];
+    errors[path || "body"] = [
+      "must be a token request (type and data), a value, or an array or object of them",
+    ];
     return { array: [] };
   };
   const shape = walk(body, "", 0);
@@ -79,6 +92,8 @@ function parseBody(body: unknown): Parsed {
 
 function rebuild(shape: Shape, answers: TokenView[]): unknown {
   if ("request" in shape) return answers[shape.request];
+  if ("bare" in shape) return answers[shape.bare]?.id;
+  if ("none" in shape) return null;
   if ("array" in shape) return shape.array.map((item) => rebuild(item, answers));
   return Object.fromEntries(shape.object.map(([key, item]) => [key, rebuild(item, answers)]));
 }
