@@ -41,10 +41,26 @@ export interface CheckContext {
   proxy?: boolean;
 }
 
+/**
+ * A proxy whose transform the fuzz itself replaced with code that parses but exports no function (`{{ data }}`,
+ * `apply`: valid JavaScript) answers 500 `transform-failed`, generic as designed (docs/proxies.md): the tenant's
+ * code failed, not the service. Any other 5xx still counts.
+ */
+function transformFailed(answer: Answer): boolean {
+  if (answer.status !== 500) return false;
+  try {
+    const body = JSON.parse(answer.text) as { proxy_error?: { type?: unknown } };
+    return typeof body.proxy_error?.type === "string" && body.proxy_error.type.endsWith("/transform-failed");
+  } catch {
+    return false;
+  }
+}
+
 export function checkAnswer(answer: Answer, context: CheckContext): Violation[] {
   const violations: Violation[] = [];
   if (answer.status === 0) return [{ kind: "no-answer", detail: answer.text.slice(0, 200) }];
-  if (answer.status >= 500) violations.push({ kind: "5xx", detail: `status ${answer.status}` });
+  if (answer.status >= 500 && !(context.proxy && transformFailed(answer)))
+    violations.push({ kind: "5xx", detail: `status ${answer.status}` });
 
   const frame = STACK_FRAME.exec(answer.text);
   if (frame && !context.requestText.includes(frame[0]))

@@ -118,7 +118,7 @@ export class Api {
       .map((f) => readFileSync(join(outbox, f), "utf8"))
       .filter((m) => m.includes(`To: <${email}>`))
       .at(-1);
-    const code = mail && /\?code=([A-Za-z0-9_%-]+)/.exec(mail)?.[1];
+    const code = mail && /[?#]code=([A-Za-z0-9_%-]+)/.exec(mail)?.[1];
     if (!code) throw new Error(`no invitation e-mail to ${email} in ${outbox}`);
     return decodeURIComponent(code);
   }
