@@ -1,20 +1,14 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useEnv } from "#test/support/env.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, revealEverything, tenantWithOwner } from "#test/support/tokens.ts";
 import { runImport } from "../../scripts/cli/import.ts";
 
 // A low limit for this file's service only: 3 requests per 30 s window.
-const LIMIT = { SVC_RATE_LIMIT_PER_SECOND: "0.1", SVC_RATE_LIMIT_BURST: "3" };
-const saved = Object.fromEntries(Object.keys(LIMIT).map((name) => [name, process.env[name]]));
-Object.assign(process.env, LIMIT);
-afterAll(() => {
-  for (const [name, value] of Object.entries(saved))
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-});
+useEnv({ SVC_RATE_LIMIT_PER_SECOND: "0.1", SVC_RATE_LIMIT_BURST: "3" });
 
 const svc = useService();
 

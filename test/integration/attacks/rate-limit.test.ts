@@ -1,18 +1,12 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DynamoRequestBudget } from "#shared/adapters/dynamodb/request-budget.ts";
 import { RateLimiter, windowLengthMs } from "#shared/domain/rate-limit.ts";
+import { useEnv } from "#test/support/env.ts";
 import { client, createTenant, type HttpResponse } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 
 // A low limit for this file's service only: 3 requests per 30 s window (0.1/s sustained).
-const LIMIT = { SVC_RATE_LIMIT_PER_SECOND: "0.1", SVC_RATE_LIMIT_BURST: "3" };
-const saved = Object.fromEntries(Object.keys(LIMIT).map((name) => [name, process.env[name]]));
-Object.assign(process.env, LIMIT);
-afterAll(() => {
-  for (const [name, value] of Object.entries(saved))
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-});
+useEnv({ SVC_RATE_LIMIT_PER_SECOND: "0.1", SVC_RATE_LIMIT_BURST: "3" });
 
 const svc = useService();
 const WINDOW_MS = windowLengthMs({ ratePerSecond: 0.1, burst: 3 });

@@ -3,21 +3,15 @@
  * Search draws from its own budget, a tenth of the tenant's, besides the tenant's: once spent, searches answer
  * 429 while the tenant's other requests still pass.
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { windowLengthMs } from "#shared/domain/rate-limit.ts";
+import { useEnv } from "#test/support/env.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, revealEverything } from "#test/support/tokens.ts";
 
 // This file's service only: 30 requests per 300 s window; search then gets 3 per 300 s window.
-const LIMIT = { SVC_RATE_LIMIT_PER_SECOND: "0.1", SVC_RATE_LIMIT_BURST: "30" };
-const saved = Object.fromEntries(Object.keys(LIMIT).map((name) => [name, process.env[name]]));
-Object.assign(process.env, LIMIT);
-afterAll(() => {
-  for (const [name, value] of Object.entries(saved))
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-});
+useEnv({ SVC_RATE_LIMIT_PER_SECOND: "0.1", SVC_RATE_LIMIT_BURST: "30" });
 
 const svc = useService();
 const WINDOW_MS = windowLengthMs({ ratePerSecond: 0.01, burst: 3 });
