@@ -8,6 +8,7 @@ import { locateMasterKeyFile } from "#shared/adapters/local/master-key-file.ts";
 import { routeList, routeTable } from "#shared/api/index.ts";
 import { callbackDeps } from "#shared/composition/callbacks.ts";
 import { composeCore } from "#shared/composition/core.ts";
+import { egress } from "#shared/composition/egress.ts";
 import { mailer } from "#shared/composition/mailer.ts";
 import { rootKeyVerifier } from "#shared/composition/root-key.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
@@ -23,6 +24,7 @@ import { type Config, config, resetConfig } from "#shared/config.ts";
 import { processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
 import type { RenderMeter } from "#shared/domain/tokens/render-budget.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
+import { protectEndpoint } from "#shared/egress/address-guard.ts";
 import { createHttpHandler } from "#shared/http/lambda.ts";
 import type { FunctionGroup } from "#shared/http/route.ts";
 import { drainable } from "#shared/local/drain.ts";
@@ -30,7 +32,6 @@ import { type DynamoDbLocal, startDynamoDbLocal } from "#shared/local/dynamodb-l
 import { createGateway, type HttpLambda } from "#shared/local/gateway.ts";
 import { logger } from "#shared/logger.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
-import { protectEndpoint } from "#shared/proxy/address-guard.ts";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import * as applications from "./applications/handler.ts";
 import * as logs from "./logs/handler.ts";
@@ -66,6 +67,7 @@ export function composeLocal(cfg: Config, options: TokenDomainOptions = {}) {
     ...proxyStore(core),
     ...reactorStore(core),
     ...mailer(core),
+    ...egress(),
     // Customer code runs in permission-restricted child processes, one per tenant and code version (or, with
     // the runner settings, in runner functions as in AWS; or nowhere with SVC_SANDBOX=none).
     sandbox:

@@ -2,6 +2,7 @@ import type { APIGatewayProxyEventV2 } from "aws-lambda";
 import type { Routes } from "#shared/api/index.ts";
 import { proxyRoutes } from "#shared/api/proxy.ts";
 import { composeCore } from "#shared/composition/core.ts";
+import { egress } from "#shared/composition/egress.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
 import { proxyStore } from "#shared/composition/stores.ts";
 import { tokenDomain } from "#shared/composition/token-domain.ts";
@@ -83,7 +84,7 @@ async function invoke({
       ),
     });
     // Names come from the destination or tenant code: a null-prototype map, and never `__proto__`. No
-    // Set-Cookie reaches here (responseHeaders in shared/proxy/headers.ts), so repeated fields join as one.
+    // Set-Cookie reaches here (responseHeaders in shared/domain/proxies/headers.ts), so repeated fields join as one.
     const headers = nullObject<string>();
     for (const [name, value] of Object.entries(response.headers))
       if (!isForbiddenHeaderName(name)) headers[name] = [value].flat().join(", ");
@@ -114,7 +115,7 @@ async function invoke({
 /** The adapters the proxy routes use, and no others (see shared/composition/). */
 export function compose(cfg: Config) {
   const core = composeCore(cfg);
-  return { ...core, ...tokenDomain(core), ...proxyStore(core), ...sandbox(core) };
+  return { ...core, ...tokenDomain(core), ...proxyStore(core), ...sandbox(core), ...egress() };
 }
 export type ProxyGroupDeps = ReturnType<typeof compose>;
 

@@ -5,6 +5,7 @@ import middy from "@middy/core";
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { callbackDeps } from "#shared/composition/callbacks.ts";
 import { composeCore } from "#shared/composition/core.ts";
+import { egress } from "#shared/composition/egress.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
 import { reactorStore } from "#shared/composition/stores.ts";
 import { tokenDomain } from "#shared/composition/token-domain.ts";
@@ -49,6 +50,7 @@ export function compose(cfg: Config): CallbackConsumerPorts {
     ...tokenDomain(core),
     ...reactorStore(core),
     ...sandbox(core),
+    ...egress(),
     jobQueue: undefined,
   };
   return {

@@ -1,6 +1,7 @@
 import type { Routes } from "#shared/api/index.ts";
 import { reactorsRoutes } from "#shared/api/reactors.ts";
 import { composeCore } from "#shared/composition/core.ts";
+import { egress } from "#shared/composition/egress.ts";
 import { sqsJobQueue } from "#shared/composition/job-queue.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
 import { reactorStore } from "#shared/composition/stores.ts";
@@ -34,7 +35,14 @@ import { PROBLEM_CONTENT_TYPE } from "#shared/http/problem.ts";
 /** The adapters the reactors routes use, and no others (see shared/composition/). */
 export function compose(cfg: Config) {
   const core = composeCore(cfg);
-  return { ...core, ...tokenDomain(core), ...reactorStore(core), ...sandbox(core), ...sqsJobQueue(core) };
+  return {
+    ...core,
+    ...tokenDomain(core),
+    ...reactorStore(core),
+    ...sandbox(core),
+    ...egress(),
+    ...sqsJobQueue(core),
+  };
 }
 export type ReactorsDeps = ReturnType<typeof compose>;
 

@@ -2,10 +2,12 @@ import type { Config } from "#shared/config.ts";
 import type { CallbackDeps } from "#shared/domain/reactors/callbacks.ts";
 import { type ReactDeps, reactionRunner, webhookSecrets } from "#shared/domain/reactors/react.ts";
 import { reactionFailures } from "#shared/http/problem.ts";
+import type { Egress } from "#shared/ports/egress.ts";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
 
 /** What the callback path is built from: the reactors group's deps plus the audit log and this service's hosts. */
 export type CallbackSources = ReactDeps & {
+  egress: Egress;
   auditLog: Pick<AuditLogStore, "append">;
   config: Pick<Config, "proxyAllowPrivate">;
   selfHosts: readonly string[];
@@ -23,6 +25,7 @@ export function callbackDeps(sources: CallbackSources): CallbackDeps {
     webhookSecrets: webhookSecrets(sources),
     auditLog: sources.auditLog,
     clock: sources.clock,
+    egress: sources.egress,
     delivery: { allowPrivate: sources.config.proxyAllowPrivate, selfHosts: sources.selfHosts },
   };
 }

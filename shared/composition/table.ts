@@ -2,8 +2,8 @@ import { systemClock, TestClock } from "#shared/adapters/clock.ts";
 import { AuditItems } from "#shared/adapters/dynamodb/audit-items.ts";
 import { createDocumentClient } from "#shared/adapters/dynamodb/client.ts";
 import type { Config } from "#shared/config.ts";
+import { protectEndpoint } from "#shared/egress/address-guard.ts";
 import type { Clock } from "#shared/ports/clock.ts";
-import { protectEndpoint } from "#shared/proxy/address-guard.ts";
 import { traced } from "#shared/tracer.ts";
 
 /** The table and the clock: what every function that touches data starts from. */

@@ -26,9 +26,9 @@ import { TABLE_CALL_LIMITS } from "#shared/adapters/dynamodb/client.ts";
 import { routeList } from "#shared/api/index.ts";
 import { CONFIG_VARIABLES, loadConfig } from "#shared/config.ts";
 import { LIBRARY_VARIABLES } from "#shared/config-docs.ts";
+import { DEFAULT_TIMEOUT_MS as PROXY_TIMEOUT_MS } from "#shared/egress/forward.ts";
 import { preflightRoutes } from "#shared/http/cors.ts";
 import { FUNCTION_GROUPS, type FunctionGroup, routeKeyOf } from "#shared/http/route.ts";
-import { DEFAULT_TIMEOUT_MS as PROXY_TIMEOUT_MS } from "#shared/proxy/forward.ts";
 import {
   actionsOf,
   asArray,

@@ -14,6 +14,7 @@ import { LocalJobQueue } from "#shared/adapters/local/local-job-queue.ts";
 import { callbackDeps as composedCallbackDeps } from "#shared/composition/callbacks.ts";
 import type { CallbackJob, ReactionOutcome, ReactionRunner } from "#shared/domain/reactors/callback-job.ts";
 import { type CallbackDeps, MAX_ATTEMPTS, processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
+import { nodeEgress } from "#shared/egress/egress.ts";
 import { reactionFailures } from "#shared/http/problem.ts";
 import { logger } from "#shared/logger.ts";
 import { TEST_TABLE, testDynamo } from "#test/support/dynamo.ts";
@@ -119,6 +120,7 @@ function callbackDeps(overrides: Partial<CallbackDeps["delivery"]> = {}): Callba
     webhookSecrets: { secret: async () => secret },
     auditLog,
     clock: systemClock,
+    egress: nodeEgress,
     delivery: { allowPrivate: true, timeoutMs: 300, ...overrides },
   };
 }

@@ -3,8 +3,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { IDLE_CONNECTION_MS } from "#shared/proxy/connection-pools.ts";
-import { ForwardError, type ForwardOptions, forward, type OutboundRequest } from "#shared/proxy/forward.ts";
+import { forward } from "#shared/egress/forward.ts";
+import { IDLE_CONNECTION_MS } from "#shared/egress/pools.ts";
+import { EgressError, type EgressOptions, type OutboundRequest } from "#shared/ports/egress.ts";
 
 /*
  * Real HTTP servers on 127.0.0.1 only. Two safety nets keep every other address out of reach even if the
@@ -168,8 +169,8 @@ function echo(req: Received, res: http.ServerResponse) {
   res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers }));
 }
 
-const local: ForwardOptions = { allowPrivate: true, requireHttps: false };
-const strict: ForwardOptions = { allowPrivate: false, requireHttps: false };
+const local: EgressOptions = { allowPrivate: true, requireHttps: false };
+const strict: EgressOptions = { allowPrivate: false, requireHttps: false };
 
 function outbound(destinationUrl: string, overrides: Partial<OutboundRequest> = {}): OutboundRequest {
   return {
@@ -183,13 +184,13 @@ function outbound(destinationUrl: string, overrides: Partial<OutboundRequest> = 
   };
 }
 
-async function forwardError(promise: Promise<unknown>): Promise<ForwardError> {
+async function forwardError(promise: Promise<unknown>): Promise<EgressError> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(ForwardError);
-  return error as ForwardError;
+  expect(error).toBeInstanceOf(EgressError);
+  return error as EgressError;
 }
 
 async function freePort(): Promise<number> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { embeddedV4, isLocalAddress, protectEndpoint, refusal } from "#shared/proxy/address-guard.ts";
+import { embeddedV4, isLocalAddress, protectEndpoint, refusal } from "#shared/egress/address-guard.ts";
 
 describe("address guard", () => {
   it("reads the IPv4 address inside mapped, compatible and NAT64 IPv6 addresses", () => {

@@ -10,6 +10,7 @@ import { createCallbackConsumer } from "#functions/reactor-callbacks/handler.ts"
 import { JobTooLargeError, MAX_JOB_BYTES, SqsJobQueue } from "#shared/adapters/aws/sqs-job-queue.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { CallbackJob, ReactionOutcome } from "#shared/domain/reactors/callback-job.ts";
+import { nodeEgress } from "#shared/egress/egress.ts";
 import { reactionFailures } from "#shared/http/problem.ts";
 
 const secret = `whsec_${randomBytes(32).toString("base64")}`;
@@ -41,6 +42,7 @@ const handler = createCallbackConsumer(() => ({
       },
     },
     clock: { now: () => new Date() },
+    egress: nodeEgress,
     delivery: {
       get allowPrivate() {
         return fake.allowPrivate;

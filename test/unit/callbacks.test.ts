@@ -13,6 +13,7 @@ import {
   signWebhook,
   webhookPayload,
 } from "#shared/domain/reactors/callbacks.ts";
+import { nodeEgress } from "#shared/egress/egress.ts";
 
 const secret = `whsec_${randomBytes(32).toString("base64")}`;
 
@@ -112,16 +113,33 @@ describe("isRetryable", () => {
 
 describe("callbackUrlProblem", () => {
   it("accepts http(s) URLs, https only when private destinations are refused", () => {
-    expect(callbackUrlProblem("https://hooks.example/x?y=1", { allowPrivate: false })).toBeUndefined();
-    expect(callbackUrlProblem("http://127.0.0.1:9/x", { allowPrivate: true })).toBeUndefined();
-    expect(callbackUrlProblem("http://hooks.example/x", { allowPrivate: false })).toMatch(/https/);
-    expect(callbackUrlProblem("ftp://hooks.example/", { allowPrivate: true })).toMatch(/http or https/);
-    expect(callbackUrlProblem("/relative", { allowPrivate: true })).toMatch(/absolute/);
-    expect(callbackUrlProblem("https://u:p@hooks.example/", { allowPrivate: false })).toMatch(/credentials/);
-    expect(callbackUrlProblem("http://169.254.169.254/x", { allowPrivate: true })).toMatch(/does not call/);
-    expect(callbackUrlProblem("https://[fd00:ec2::254]/x", { allowPrivate: false })).toMatch(/does not call/);
-    expect(callbackUrlProblem(`https://hooks.example/${"a".repeat(2100)}`, { allowPrivate: false })).toMatch(
-      /at most/,
+    expect(
+      callbackUrlProblem("https://hooks.example/x?y=1", { allowPrivate: false, egress: nodeEgress }),
+    ).toBeUndefined();
+    expect(
+      callbackUrlProblem("http://127.0.0.1:9/x", { allowPrivate: true, egress: nodeEgress }),
+    ).toBeUndefined();
+    expect(callbackUrlProblem("http://hooks.example/x", { allowPrivate: false, egress: nodeEgress })).toMatch(
+      /https/,
     );
+    expect(callbackUrlProblem("ftp://hooks.example/", { allowPrivate: true, egress: nodeEgress })).toMatch(
+      /http or https/,
+    );
+    expect(callbackUrlProblem("/relative", { allowPrivate: true, egress: nodeEgress })).toMatch(/absolute/);
+    expect(
+      callbackUrlProblem("https://u:p@hooks.example/", { allowPrivate: false, egress: nodeEgress }),
+    ).toMatch(/credentials/);
+    expect(
+      callbackUrlProblem("http://169.254.169.254/x", { allowPrivate: true, egress: nodeEgress }),
+    ).toMatch(/does not call/);
+    expect(
+      callbackUrlProblem("https://[fd00:ec2::254]/x", { allowPrivate: false, egress: nodeEgress }),
+    ).toMatch(/does not call/);
+    expect(
+      callbackUrlProblem(`https://hooks.example/${"a".repeat(2100)}`, {
+        allowPrivate: false,
+        egress: nodeEgress,
+      }),
+    ).toMatch(/at most/);
   });
 });

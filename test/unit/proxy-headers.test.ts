@@ -6,7 +6,7 @@ import {
   proxyOptionHeaders,
   responseHeaders,
   transformVisibleHeaders,
-} from "#shared/proxy/headers.ts";
+} from "#shared/domain/proxies/headers.ts";
 
 describe("outboundHeaders", () => {
   it("forwards destination headers such as Authorization, Content-Type and custom ones", () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeFully, hasDotSegment, joinPath } from "#shared/proxy/request-path.ts";
+import { decodeFully, hasDotSegment, joinPath } from "#shared/egress/request-path.ts";
 
 /** Percent-encodes every character of `text` (its UTF-8 bytes), in upper or lower case hex. */
 const encodeAll = (text: string, upper: boolean) =>

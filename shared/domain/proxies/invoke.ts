@@ -1,4 +1,5 @@
 import { mayEverHold } from "#shared/domain/access-rules.ts";
+import { configuredApplication, sandboxSvc } from "#shared/domain/acting-application.ts";
 import { actorOf } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import { readableMessage } from "#shared/domain/code-messages.ts";
@@ -18,18 +19,12 @@ import { accessOf } from "#shared/domain/tokens/access.ts";
 import { createDetokenizer, findReferences, type UseAudit } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import { hashKey } from "#shared/ids.ts";
+import { type Egress, EgressError, type EgressErrorCode } from "#shared/ports/egress.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
-import { ForwardError, type ForwardErrorCode, forward } from "#shared/proxy/forward.ts";
-import {
-  headersFromCode,
-  proxyOptionHeaders,
-  responseHeaders,
-  transformVisibleHeaders,
-} from "#shared/proxy/headers.ts";
 import { detokenizeAudited } from "./audit-before-forward.ts";
+import { headersFromCode, proxyOptionHeaders, responseHeaders, transformVisibleHeaders } from "./headers.ts";
 import type { ProxyStore } from "./manage.ts";
 import type { StoredProxy } from "./proxy.ts";
-import { configuredApplication, sandboxSvc } from "./svc-calls.ts";
 
 /** With a transform configured, a proxied payload may be at most 5 MB (spec). */
 export const TRANSFORM_PAYLOAD_LIMIT = 5 * 1024 * 1024;
@@ -41,6 +36,7 @@ export interface ProxyInvokeDeps extends TokenDeps {
   sessions: SessionStore;
   authenticator: Authenticator;
   sandbox: Sandbox;
+  egress: Egress;
   config: { proxyAllowPrivate: boolean };
 }
 
@@ -93,10 +89,8 @@ async function memberView(
   return new ProxyError(error.kind, detail, { ...error.options(), errors: { error: [failure.message] } });
 }
 
-const asProxyError = (error: DomainError) => new ProxyError(error.kind, error.detail, error.options());
-
 /** What a refused or failed forward is: the caller's (a refused destination) or the destination's. */
-const KIND_OF_FORWARD_ERROR: Record<ForwardErrorCode, ErrorKind> = {
+const KIND_OF_EGRESS_ERROR: Record<EgressErrorCode, ErrorKind> = {
   invalid_destination: "invalid",
   forbidden_destination: "forbidden",
   timeout: "timed-out",
@@ -117,7 +111,7 @@ function encodeBody(body: unknown): Buffer | undefined {
   return Buffer.from(JSON.stringify(body), "utf8");
 }
 
-async function authorize(deps: ProxyInvokeDeps, proxy: StoredProxy, apiKey: string | undefined) {
+async function principalOf(deps: ProxyInvokeDeps, proxy: StoredProxy, apiKey: string | undefined) {
   if (proxy.require_auth) {
     const principal = await deps.authenticator.authenticate(apiKey, { rootAllowed: false });
     if (!principal || principal.kind === "root" || principal.tenantId !== proxy.tenant_id)
@@ -207,130 +201,176 @@ async function runTransform(
 }
 
 /**
- * One proxied request: authenticate, detokenize the body (JSON or text; binary passes unchanged), run the
- * request transform, forward, run the response transform, and answer the destination's response with
- * SVC-PROXY-DESTINATION-STATUS. Every failure before the destination answers is a ProxyError.
+ * One proxied request, as steps: resolve the proxy by its key → authorize the caller → detokenize the body
+ * (JSON or text; binary passes unchanged) and audit before anything leaves → request transform → forward →
+ * response transform, answered with SVC-PROXY-DESTINATION-STATUS. Every failure before the destination
+ * answers is a ProxyError.
  */
 export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest): Promise<InvokeResponse> {
-  let invoked: StoredProxy | undefined;
+  const proxy = await resolve(deps, request.proxyKey).catch((error: unknown) => {
+    throw asProxyFailure(error);
+  });
   try {
-    if (!request.proxyKey) throw unauthorized("A proxy key is required in SVC-PROXY-KEY or svc-proxy-key.");
-    const proxy = await deps.proxies.findByKey(hashKey(request.proxyKey));
-    if (!proxy) throw unauthorized("The proxy key is invalid.");
-    invoked = proxy;
-    const principal = await authorize(deps, proxy, request.apiKey);
-    const hasTransform = Boolean(proxy.request_transform || proxy.response_transform);
-    if (hasTransform && (request.body?.length ?? 0) > TRANSFORM_PAYLOAD_LIMIT)
-      throw payloadTooLarge(TRANSFORM_PAYLOAD_LIMIT);
-
-    const access = principal ? accessOf(principal) : { evaluate: () => undefined, visibility: () => [] };
-    const content = bodyContent(request);
-    const detokenize = async (audit: UseAudit): Promise<{ body: unknown; bodyBytes: Buffer | undefined }> => {
-      const detokenizer = createDetokenizer(deps, proxy.tenant_id, access, audit);
-      if (content.kind === "json") {
-        const body = await detokenizer.json(content.value);
-        return { body, bodyBytes: encodeBody(body) };
-      }
-      if (content.kind === "text") {
-        const body = await detokenizer.text(content.value);
-        return { body, bodyBytes: encodeBody(body) };
-      }
-      return { body: request.body?.toString("utf8"), bodyBytes: request.body };
-    };
-    // Fail-closed: the token reads and the invocation are logged before anything leaves.
-    let { body, bodyBytes } = await detokenizeAudited(
-      deps,
-      {
-        tenantId: proxy.tenant_id,
-        proxyId: proxy.id,
-        actor: principal ? actorOf(principal) : { type: "proxy_key" },
-        method: request.method,
-        pathSuffix: request.pathSuffix,
-        tokenIds: content.kind === "raw" ? [] : findReferences(content.value).map((ref) => ref.id),
-      },
-      detokenize,
-    );
-
-    // Tenant code never sees the service's own headers (API key, proxy key); the proxy options go on aside.
-    let headers = transformVisibleHeaders(request.headers);
-    const options = proxyOptionHeaders(request.headers);
-    if (proxy.response_transform) {
-      // The response transform reads the body: ask the destination for it uncompressed.
-      const { "accept-encoding": _encoding, ...rest } = headers;
-      headers = rest;
-    }
-    if (proxy.request_transform) {
-      const out = await runTransform(deps, proxy, proxy.request_transform.code, {
-        args: {
-          body,
-          headers,
-          method: request.method,
-          path: request.pathSuffix,
-          query: request.rawQuery ? `?${request.rawQuery}` : "",
-        },
-        configuration: proxy.configuration ?? {},
-      });
-      headers = headersFromCode(out.headers, HEADER_NAME);
-      bodyBytes = encodeBody(out.body);
-    }
-
-    let response: InvokeResponse;
-    try {
-      response = await forward(
-        {
-          tenantId: proxy.tenant_id,
-          destinationUrl: proxy.destination_url,
-          pathSuffix: request.pathSuffix,
-          rawQuery: request.rawQuery,
-          method: request.method,
-          headers: { ...headers, ...options },
-          ...(bodyBytes ? { body: bodyBytes } : {}),
-        },
-        {
-          allowPrivate: deps.config.proxyAllowPrivate,
-          requireHttps: !deps.config.proxyAllowPrivate,
-          selfHosts: request.selfHosts,
-        },
-      );
-    } catch (error) {
-      if (error instanceof ForwardError)
-        throw new ProxyError(KIND_OF_FORWARD_ERROR[error.code], error.message, {
-          code: error.code.replace(/_/g, "-"),
-          title: "Proxy Error",
-        });
-      throw error;
-    }
-    const destinationStatus = String(response.status);
-    if (proxy.response_transform) {
-      const contentType = String(response.headers["content-type"] ?? "");
-      const text = response.body.toString("utf8");
-      let parsed: unknown = text;
-      if (/\bjson\b/i.test(contentType))
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = text;
-        }
-      const out = await runTransform(deps, proxy, proxy.response_transform.code, {
-        args: { body: parsed, headers: response.headers },
-        configuration: proxy.configuration ?? {},
-      });
-      response = {
-        status: response.status,
-        // As the destination's own: no hop-by-hop, set-cookie, content-length (re-framed) or svc-* header.
-        headers: responseHeaders(headersFromCode(out.headers)),
-        body: encodeBody(out.body) ?? Buffer.alloc(0),
-      };
-    }
-    const answerHeaders = nullObject<string | string[]>();
-    for (const [name, value] of Object.entries(response.headers))
-      if (!isForbiddenHeaderName(name)) answerHeaders[name] = value;
-    answerHeaders["svc-proxy-destination-status"] = destinationStatus;
-    return { ...response, headers: answerHeaders };
+    const principal = await authorize(deps, proxy, request);
+    const detokenized = await detokenizeAndAudit(deps, proxy, principal, request);
+    const outbound = await transformRequest(deps, proxy, request, detokenized);
+    const response = await forwardTo(deps, proxy, request, outbound);
+    return answer(response.status, await transformResponse(deps, proxy, response));
   } catch (error) {
-    if (error instanceof ProxyError && invoked) throw await memberView(deps, invoked, request.apiKey, error);
-    if (error instanceof ProxyError) throw error;
-    if (error instanceof DomainError) throw asProxyError(error);
-    throw error;
+    const failure = asProxyFailure(error);
+    throw failure instanceof ProxyError ? await memberView(deps, proxy, request.apiKey, failure) : failure;
   }
+}
+
+/** A DomainError as the proxy's own failure; anything else (a bug, a store outage) as it is. */
+function asProxyFailure(error: unknown): unknown {
+  if (error instanceof ProxyError || !(error instanceof DomainError)) return error;
+  return new ProxyError(error.kind, error.detail, error.options());
+}
+
+async function resolve(deps: ProxyInvokeDeps, proxyKey: string | undefined): Promise<StoredProxy> {
+  if (!proxyKey) throw unauthorized("A proxy key is required in SVC-PROXY-KEY or svc-proxy-key.");
+  const proxy = await deps.proxies.findByKey(hashKey(proxyKey));
+  if (!proxy) throw unauthorized("The proxy key is invalid.");
+  return proxy;
+}
+
+/** The caller's principal (or the proxy's configured application); a transformed payload is size-checked here. */
+async function authorize(deps: ProxyInvokeDeps, proxy: StoredProxy, request: InvokeRequest) {
+  const principal = await principalOf(deps, proxy, request.apiKey);
+  const hasTransform = Boolean(proxy.request_transform || proxy.response_transform);
+  if (hasTransform && (request.body?.length ?? 0) > TRANSFORM_PAYLOAD_LIMIT)
+    throw payloadTooLarge(TRANSFORM_PAYLOAD_LIMIT);
+  return principal;
+}
+
+interface Detokenized {
+  /** What a request transform sees as `body`. */
+  body: unknown;
+  bodyBytes: Buffer | undefined;
+}
+
+/** Fail-closed: the token reads and the invocation are logged before anything leaves. */
+async function detokenizeAndAudit(
+  deps: ProxyInvokeDeps,
+  proxy: StoredProxy,
+  principal: Awaited<ReturnType<typeof principalOf>>,
+  request: InvokeRequest,
+): Promise<Detokenized> {
+  const access = principal ? accessOf(principal) : { evaluate: () => undefined, visibility: () => [] };
+  const content = bodyContent(request);
+  const call = {
+    tenantId: proxy.tenant_id,
+    proxyId: proxy.id,
+    actor: principal ? actorOf(principal) : { type: "proxy_key" as const },
+    method: request.method,
+    pathSuffix: request.pathSuffix,
+    tokenIds: content.kind === "raw" ? [] : findReferences(content.value).map((ref) => ref.id),
+  };
+  return detokenizeAudited(deps, call, async (audit: UseAudit): Promise<Detokenized> => {
+    if (content.kind === "raw") return { body: request.body?.toString("utf8"), bodyBytes: request.body };
+    const detokenizer = createDetokenizer(deps, proxy.tenant_id, access, audit);
+    const body =
+      content.kind === "json" ? await detokenizer.json(content.value) : await detokenizer.text(content.value);
+    return { body, bodyBytes: encodeBody(body) };
+  });
+}
+
+interface Outbound {
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+}
+
+/** Tenant code never sees the service's own headers (API key, proxy key); the proxy options go on aside. */
+async function transformRequest(
+  deps: ProxyInvokeDeps,
+  proxy: StoredProxy,
+  request: InvokeRequest,
+  detokenized: Detokenized,
+): Promise<Outbound> {
+  const visible = transformVisibleHeaders(request.headers);
+  // The response transform reads the body: ask the destination for it uncompressed.
+  const { "accept-encoding": _encoding, ...identity } = visible;
+  const headers = proxy.response_transform ? identity : visible;
+  const options = proxyOptionHeaders(request.headers);
+  if (!proxy.request_transform) return { headers: { ...headers, ...options }, body: detokenized.bodyBytes };
+  const out = await runTransform(deps, proxy, proxy.request_transform.code, {
+    args: {
+      body: detokenized.body,
+      headers,
+      method: request.method,
+      path: request.pathSuffix,
+      query: request.rawQuery ? `?${request.rawQuery}` : "",
+    },
+    configuration: proxy.configuration ?? {},
+  });
+  return {
+    headers: { ...headersFromCode(out.headers, HEADER_NAME), ...options },
+    body: encodeBody(out.body),
+  };
+}
+
+/** A refused or failed exchange is the proxy's answer (the caller's fault, or the destination's). */
+async function forwardTo(
+  deps: ProxyInvokeDeps,
+  proxy: StoredProxy,
+  request: InvokeRequest,
+  outbound: Outbound,
+): Promise<InvokeResponse> {
+  const allowPrivate = deps.config.proxyAllowPrivate;
+  const sent = {
+    tenantId: proxy.tenant_id,
+    destinationUrl: proxy.destination_url,
+    pathSuffix: request.pathSuffix,
+    rawQuery: request.rawQuery,
+    method: request.method,
+    headers: outbound.headers,
+    ...(outbound.body ? { body: outbound.body } : {}),
+  };
+  return deps.egress
+    .forward(sent, { allowPrivate, requireHttps: !allowPrivate, selfHosts: request.selfHosts })
+    .catch((error: unknown) => {
+      if (!(error instanceof EgressError)) throw error;
+      throw new ProxyError(KIND_OF_EGRESS_ERROR[error.code], error.message, {
+        code: error.code.replace(/_/g, "-"),
+        title: "Proxy Error",
+      });
+    });
+}
+
+async function transformResponse(
+  deps: ProxyInvokeDeps,
+  proxy: StoredProxy,
+  response: InvokeResponse,
+): Promise<InvokeResponse> {
+  if (!proxy.response_transform) return response;
+  const text = response.body.toString("utf8");
+  const isJsonAnswer = /\bjson\b/i.test(String(response.headers["content-type"] ?? ""));
+  const out = await runTransform(deps, proxy, proxy.response_transform.code, {
+    args: { body: isJsonAnswer ? parsedOr(text) : text, headers: response.headers },
+    configuration: proxy.configuration ?? {},
+  });
+  return {
+    status: response.status,
+    // As the destination's own: no hop-by-hop, set-cookie, content-length (re-framed) or svc-* header.
+    headers: responseHeaders(headersFromCode(out.headers)),
+    body: encodeBody(out.body) ?? Buffer.alloc(0),
+  };
+}
+
+function parsedOr(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The answer's headers, safe as object keys, with the destination's own status beside them. */
+function answer(destinationStatus: number, response: InvokeResponse): InvokeResponse {
+  const headers = nullObject<string | string[]>();
+  for (const [name, value] of Object.entries(response.headers))
+    if (!isForbiddenHeaderName(name)) headers[name] = value;
+  headers["svc-proxy-destination-status"] = String(destinationStatus);
+  return { ...response, headers };
 }

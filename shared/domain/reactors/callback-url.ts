@@ -1,4 +1,4 @@
-import { refusal } from "#shared/proxy/address-guard.ts";
+import type { Egress } from "#shared/ports/egress.ts";
 
 /** Longest callback_url accepted. */
 export const MAX_CALLBACK_URL_LENGTH = 2048;
@@ -7,10 +7,13 @@ export const MAX_CALLBACK_URL_LENGTH = 2048;
  * The checks react can make on callback_url before answering 202 (so an obviously unusable URL is a 400,
  * not a dead letter): absolute http(s) URL, no credentials, https unless private destinations are allowed,
  * at most MAX_CALLBACK_URL_LENGTH characters, not an always-refused IP literal. Every address is checked
- * again at delivery, at connect time (address-guard.ts).
+ * again at delivery, at connect time (the egress's address rule).
  * Returns the reason for refusing it, or undefined.
  */
-export function callbackUrlProblem(url: string, options: { allowPrivate: boolean }): string | undefined {
+export function callbackUrlProblem(
+  url: string,
+  options: { allowPrivate: boolean; egress: Pick<Egress, "refusesAlways"> },
+): string | undefined {
   if (url.length > MAX_CALLBACK_URL_LENGTH)
     return `The callback_url must be at most ${MAX_CALLBACK_URL_LENGTH} characters.`;
   let parsed: URL;
@@ -26,7 +29,7 @@ export function callbackUrlProblem(url: string, options: { allowPrivate: boolean
   // An address that delivery would refuse whatever the settings (link-local/metadata, the service's own
   // endpoints) is refused now; names are checked at delivery, at connect time.
   const port = parsed.port ? Number(parsed.port) : parsed.protocol === "https:" ? 443 : 80;
-  if (refusal(parsed.hostname, port) !== undefined)
+  if (options.egress.refusesAlways(parsed.hostname, port))
     return "The callback_url's address is one this service does not call.";
   return undefined;
 }

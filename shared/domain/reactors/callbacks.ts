@@ -13,8 +13,8 @@ import * as z from "zod";
 import { auditEvent, recordEvents } from "#shared/domain/audit-entry.ts";
 import { TOKEN_TYPE_NAMES } from "#shared/domain/tokens/types.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import { type Egress, EgressError } from "#shared/ports/egress.ts";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
-import { ForwardError, forward } from "#shared/proxy/forward.ts";
 import {
   type CallbackJob,
   MAX_ATTEMPTS,
@@ -127,6 +127,7 @@ export interface CallbackDeps {
   auditLog: Pick<AuditLogStore, "append">;
   /** The service clock (audit entries follow the test clock locally). */
   clock: Clock;
+  egress: Egress;
   delivery: {
     /** SVC_PROXY_ALLOW_PRIVATE: loopback/private receivers allowed (local mode). */
     allowPrivate: boolean;
@@ -213,7 +214,7 @@ export async function processCallbackJob(
   const allowPrivate = deps.delivery.allowPrivate;
   let status: number;
   try {
-    const response = await forward(
+    const response = await deps.egress.forward(
       {
         tenantId: job.tenantId,
         destinationUrl: callbackUrl,
@@ -247,11 +248,11 @@ export async function processCallbackJob(
 }
 
 /**
- * forward()'s refusals (400 invalid destination, 403 forbidden by the SSRF rules) cannot succeed on a retry:
+ * The egress's refusals (400 invalid destination, 403 forbidden by the SSRF rules) cannot succeed on a retry:
  * not retryable. Timeouts, unreachable receivers and oversized answers are.
  */
 function deliveryFailure(error: unknown): DeliveryError {
-  if (!(error instanceof ForwardError))
+  if (!(error instanceof EgressError))
     return new DeliveryError("The callback could not be sent.", true, { cause: error });
   const detail = error.message.replaceAll("destination_url", "callback URL");
   switch (error.code) {

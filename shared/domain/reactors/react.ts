@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { configuredApplication, sandboxSvc } from "#shared/domain/acting-application.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import {
   actorOf,
@@ -12,7 +13,6 @@ import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { DomainError, type FieldErrors, notFound, validationError } from "#shared/domain/errors.ts";
 import { grantVersionOf } from "#shared/domain/grant-version.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
-import { configuredApplication, sandboxSvc } from "#shared/domain/proxies/svc-calls.ts";
 import { tenantBucket } from "#shared/domain/rate-limit.ts";
 import type { SessionStore } from "#shared/domain/sessions.ts";
 import {
@@ -25,6 +25,7 @@ import {
 import { createToken } from "#shared/domain/tokens/create.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
+import type { Egress } from "#shared/ports/egress.ts";
 import { REACTION_RETENTION_SECONDS, type ReactorStore } from "#shared/ports/reactor-store.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
 import type { ApplicationStore } from "#shared/ports/stores.ts";
@@ -53,6 +54,8 @@ export interface ReactDeps extends TokenDeps {
   authenticator: Pick<Authenticator, "application">;
   sessions: SessionStore;
   sandbox: Sandbox;
+  /** Checks a callback_url against the address rule delivery will apply. */
+  egress: Pick<Egress, "refusesAlways">;
   jobQueue?: JobQueue;
   config: { syncReactTimeoutMs: number; proxyAllowPrivate: boolean };
 }
@@ -307,7 +310,10 @@ async function reactAs(
   const callbackProblem =
     input.callback_url === undefined
       ? undefined
-      : callbackUrlProblem(input.callback_url, { allowPrivate: deps.config.proxyAllowPrivate });
+      : callbackUrlProblem(input.callback_url, {
+          allowPrivate: deps.config.proxyAllowPrivate,
+          egress: deps.egress,
+        });
   if (callbackProblem) throw validationError(callbackProblem, { callback_url: [callbackProblem] });
   // react-async (a result owner) is queued as a callback reaction is, without a callback.
   const queued = input.callback_url !== undefined || resultOwner !== undefined;

@@ -1,7 +1,7 @@
 import { readableMessage } from "#shared/domain/code-messages.ts";
 import { DomainError, type FieldErrors } from "#shared/domain/errors.ts";
+import { codeAnswerHeaders } from "#shared/domain/proxies/headers.ts";
 import type { SandboxError } from "#shared/ports/sandbox.ts";
-import { codeAnswerHeaders } from "#shared/proxy/headers.ts";
 import { invalidCode } from "./manage.ts";
 
 /** An error the formula's code threw with a status: answered as problem+json, or as its own body (custom). */

@@ -3,7 +3,7 @@
  * destination's `Set-Cookie` (or a reactor's CustomHttpResponseError `headers`) would set a cookie for the
  * vault's origin in the caller's browser, and hop-by-hop headers (Connection, Keep-Alive, Proxy-*, TE,
  * Trailer, Transfer-Encoding, Upgrade, and any header the Connection header names) would steer the connection
- * between the caller and the vault. One filter (shared/proxy/headers.ts responseHeaders) drops them from every
+ * between the caller and the vault. One filter (shared/domain/proxies/headers.ts responseHeaders) drops them from every
  * answer built from someone else's headers; end-to-end headers still pass.
  */
 import { createServer, type Server } from "node:http";

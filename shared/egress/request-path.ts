@@ -3,7 +3,7 @@
  * overlong UTF-8, `%u`, fullwidth, backslash or `;param` disguise) is refused, so the request cannot climb
  * above destination_url's path on any server, however many times it decodes.
  */
-import { invalid } from "./forward-errors.ts";
+import { invalid } from "./errors.ts";
 
 /** destination path (one trailing "/" removed) + suffix + "?" + query (merged with "&" into an existing one). */
 export function joinPath(url: URL, pathSuffix: string, rawQuery: string): string {

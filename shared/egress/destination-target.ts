@@ -1,6 +1,7 @@
 import net from "node:net";
+import { EgressError } from "#shared/ports/egress.ts";
 import { isLocalName } from "./address-guard.ts";
-import { ForwardError, invalid, SELF_DESTINATION } from "./forward-errors.ts";
+import { invalid, SELF_DESTINATION } from "./errors.ts";
 import { joinPath } from "./request-path.ts";
 import { parseSelfHosts, stripDot } from "./self-hosts.ts";
 
@@ -29,7 +30,7 @@ export function resolveTarget(
   if (!isHttpUrl(url)) throw invalid("The destination_url must use http or https.");
   if (url.username || url.password) throw invalid("The destination_url must not carry credentials.");
   if (options.requireHttps && url.protocol !== "https:")
-    throw new ForwardError(403, "forbidden_destination", "The destination_url must use https.");
+    throw new EgressError(403, "forbidden_destination", "The destination_url must use https.");
 
   const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;

@@ -1,7 +1,7 @@
 import dns from "node:dns";
 import type { LookupFunction } from "node:net";
 import { isLocalAddress, refusingLookup } from "./address-guard.ts";
-import { SelfDestinationError } from "./forward-errors.ts";
+import { SelfDestinationError } from "./errors.ts";
 
 export interface SelfHost {
   hostname: string;
