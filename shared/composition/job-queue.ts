@@ -1,7 +1,7 @@
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { SqsJobQueue } from "#shared/adapters/aws/sqs-job-queue.ts";
 import type { Config } from "#shared/config.ts";
-import type { JobQueue } from "#shared/domain/reactors/callback-job.ts";
+import type { JobQueue } from "#shared/ports/job-queue.ts";
 import { traced } from "#shared/tracer.ts";
 
 /**

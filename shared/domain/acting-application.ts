@@ -71,11 +71,10 @@ export async function configuredApplication(
  * The `svc` half of a sandbox request for `principal`: answered in this process locally, and in AWS through
  * the API with a short-lived session key holding exactly that application's access. Nothing without one.
  */
-export function sandboxSvc(
-  deps: TokenDeps & SessionDeps,
-  principal: TenantPrincipal | undefined,
-  purpose: string,
-) {
+/** What code acting as an application needs: the token use cases, and sessions for its svc key. */
+export type ActingDeps = TokenDeps & SessionDeps;
+
+export function sandboxSvc(deps: ActingDeps, principal: TenantPrincipal | undefined, purpose: string) {
   if (!principal) return {};
   return {
     // Logged as the application's, saying which code ran them (audit-entry.ts auditContext).

@@ -1,10 +1,10 @@
 import { hashKey } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
+import type { SessionStore } from "#shared/ports/session-store.ts";
 import type { ApplicationStore } from "#shared/ports/stores.ts";
 import type { Application, Principal } from "./entities.ts";
 import { ExpiringCache } from "./expiring-cache.ts";
-import type { SessionStore } from "./sessions.ts";
 
 /**
  * Resolves SVC-API-KEY to a principal. Positive results are cached per process for `cacheSeconds`

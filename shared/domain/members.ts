@@ -3,7 +3,7 @@ import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { Mailer } from "#shared/ports/mailer.ts";
-import type { MemberStore } from "#shared/ports/member-store.ts";
+import type { MemberStore, StoredInvitation } from "#shared/ports/member-store.ts";
 import type { AuditLogStore, PageRequest, TenantStore } from "#shared/ports/stores.ts";
 import { auditEvent, recordEvents } from "./audit-entry.ts";
 import type { Authenticator } from "./authentication.ts";
@@ -13,17 +13,6 @@ import { MANAGEMENT_PERMISSIONS } from "./permissions.ts";
 
 /** Invitations are valid 72 hours; a resend gives them 72 hours from then. */
 export const INVITATION_LIFETIME_SECONDS = 72 * 3600;
-
-export interface StoredInvitation {
-  id: string;
-  tenant_id: string;
-  email: string;
-  expires_at: string;
-  created_by?: string;
-  created_at: string;
-  modified_by?: string;
-  modified_at?: string;
-}
 
 export interface MemberDeps {
   members: MemberStore;
@@ -319,5 +308,3 @@ export async function acceptInvitation(
   if (!accepted) throw refused();
   return { ...member, management_key: managementKey, management_application_id: application.id };
 }
-
-export type { MemberStore } from "#shared/ports/member-store.ts";

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { conflict, forbidden, notFound, validationError } from "#shared/domain/errors.ts";
 import { hashKey, newApiKey } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
-import type { SessionStore } from "#shared/ports/session-store.ts";
+import type { SessionStore, StoredSession } from "#shared/ports/session-store.ts";
 import { type AccessRule, mayEverHold, ruleSetErrors } from "./access-rules.ts";
 import { auditEvent } from "./audit-entry.ts";
 import type { TenantPrincipal } from "./entities.ts";
@@ -11,21 +11,6 @@ import { disallowedPermissions, isTokenPermission, type Permission } from "./per
 /** A session lives 3 minutes unless its authorization says otherwise (at most a day). */
 export const SESSION_LIFETIME_SECONDS = 180;
 export const MAX_SESSION_LIFETIME_SECONDS = 24 * 3600;
-
-export interface StoredSession {
-  id: string;
-  tenant_id: string;
-  state: "created" | "authorized";
-  created_by: string;
-  created_at: string;
-  expires_at: string;
-  authorized_by?: string;
-  /** The key of `authorized_by` that authorized it: revoking that key ends the session. */
-  authorized_key_id?: string;
-  authorized_at?: string;
-  permissions?: Permission[];
-  rules?: AccessRule[];
-}
 
 export interface SessionDeps {
   sessions: SessionStore;
@@ -157,5 +142,3 @@ export async function issueServiceSession(
   );
   return sessionKey;
 }
-
-export type { SessionStore } from "#shared/ports/session-store.ts";

@@ -1,7 +1,17 @@
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { Application, TenantMember, User } from "#shared/domain/entities.ts";
-import type { StoredInvitation } from "#shared/domain/members.ts";
 import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
+
+export interface StoredInvitation {
+  id: string;
+  tenant_id: string;
+  email: string;
+  expires_at: string;
+  created_by?: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at?: string;
+}
 
 export interface MemberStore {
   listMembers(

@@ -1,5 +1,21 @@
+import type { AccessRule } from "#shared/domain/access-rules.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
-import type { StoredSession } from "#shared/domain/sessions.ts";
+import type { Permission } from "#shared/domain/permissions.ts";
+
+export interface StoredSession {
+  id: string;
+  tenant_id: string;
+  state: "created" | "authorized";
+  created_by: string;
+  created_at: string;
+  expires_at: string;
+  authorized_by?: string;
+  /** The key of `authorized_by` that authorized it: revoking that key ends the session. */
+  authorized_key_id?: string;
+  authorized_at?: string;
+  permissions?: Permission[];
+  rules?: AccessRule[];
+}
 
 export interface SessionStore {
   /** The session with its key (hash) and nonce (hash), in one transaction with its audit entry. */

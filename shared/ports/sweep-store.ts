@@ -1,5 +1,15 @@
 import type { LogEntry } from "#shared/domain/audit.ts";
-import type { DueItem } from "#shared/domain/tokens/sweep.ts";
+import type { TokenType } from "#shared/domain/tokens/types.ts";
+
+/** Something that falls due: a token's expiry (T), a cvc's end of life (C), a transaction's expiry (X). */
+export interface DueItem {
+  key: { PK: string; SK: string };
+  kind: "T" | "C" | "X" | "S";
+  tenantId: string;
+  tokenId: string;
+  tokenType: TokenType;
+  dueAt: string;
+}
 
 export interface SweepStore {
   readonly shards: number;

@@ -68,7 +68,36 @@ const OUTSIDE_THE_DOMAIN = [
   "node:net",
 ];
 
+/** Every repository file `file` reaches through imports, itself excluded. */
+function reachable(file: string): Set<string> {
+  const seen = new Set<string>();
+  const queue = [file];
+  for (let next = queue.shift(); next; next = queue.shift())
+    for (const target of importsOf(next))
+      if (isSource(target) && !seen.has(target)) {
+        seen.add(target);
+        queue.push(target);
+      }
+  return seen;
+}
+
 describe("import boundaries", () => {
+  it("has one import path per port type: no domain file re-exports from shared/ports", () => {
+    const reExports = sourceFiles("shared/domain").filter((file) =>
+      /\bexport\s[^;]*?\bfrom\s*["']#shared\/ports\//.test(readFileSync(join(ROOT, file), "utf8")),
+    );
+    expect(reExports).toEqual([]);
+  });
+
+  it("has no cycle between a port and the domain", () => {
+    const cycles = sourceFiles("shared/ports").flatMap((port) =>
+      [...reachable(port)]
+        .filter((file) => file.startsWith("shared/domain/") && reachable(file).has(port))
+        .map((file) => `${port} ⇄ ${file}`),
+    );
+    expect(cycles).toEqual([]);
+  });
+
   it("keeps the domain free of HTTP, outbound HTTP, the functions and adapters, however indirectly", () => {
     expect(violations("shared/domain", OUTSIDE_THE_DOMAIN)).toEqual([]);
   });

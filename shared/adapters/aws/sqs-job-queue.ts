@@ -1,5 +1,6 @@
 import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import type { CallbackJob, JobQueue } from "#shared/domain/reactors/callback-job.ts";
+import type { CallbackJob } from "#shared/domain/reactors/callback-job.ts";
+import type { JobQueue } from "#shared/ports/job-queue.ts";
 
 /**
  * Largest job message sent: SQS's long-standing 256 KiB message limit (newer queues accept more; this

@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import type { DataKeyStore } from "#shared/domain/crypto/keyring.ts";
+import type { DataKeyStore } from "#shared/ports/data-key-store.ts";
 import { isConditionalCheckFailed } from "./client.ts";
 
 const key = (tenantId: string, keyId: string) => ({ PK: `TENANT#${tenantId}`, SK: `DATAKEY#${keyId}` });

@@ -3,7 +3,7 @@ import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { TenantMember } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
-import type { MemberStore, StoredInvitation } from "#shared/domain/members.ts";
+import type { MemberStore, StoredInvitation } from "#shared/ports/member-store.ts";
 import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
 import type { DynamoApplicationStore } from "./application-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";

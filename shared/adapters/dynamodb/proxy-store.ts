@@ -1,8 +1,8 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
-import type { ProxyStore } from "#shared/domain/proxies/manage.ts";
 import type { StoredProxy } from "#shared/domain/proxies/proxy.ts";
+import type { ProxyStore } from "#shared/ports/proxy-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
 import { queryAll } from "./paging.ts";

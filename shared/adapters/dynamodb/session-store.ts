@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
-import type { SessionStore, StoredSession } from "#shared/domain/sessions.ts";
+import type { SessionStore, StoredSession } from "#shared/ports/session-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { epochSeconds, keys } from "./schema.ts";
 import { sweepEntryPut } from "./sweep-index.ts";

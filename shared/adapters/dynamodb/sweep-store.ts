@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
-import type { DueItem, SweepStore } from "#shared/domain/tokens/sweep.ts";
+import type { DueItem, SweepStore } from "#shared/ports/sweep-store.ts";
 import type { AuditItems } from "./audit-items.ts";
 import { isConditionalCheckFailed, transactOrFalse } from "./client.ts";
 import { releaseFingerprint } from "./fingerprint-claims.ts";

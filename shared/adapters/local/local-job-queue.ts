@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
-import type { CallbackJob, JobQueue } from "#shared/domain/reactors/callback-job.ts";
+import type { CallbackJob } from "#shared/domain/reactors/callback-job.ts";
 import {
   DEFAULT_RETRY_BASE_SECONDS,
   DeliveryError,
@@ -12,6 +12,7 @@ import {
 } from "#shared/domain/reactors/callbacks.ts";
 import { logger } from "#shared/logger.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import type { JobQueue } from "#shared/ports/job-queue.ts";
 
 /** One attempt at a job; `attempt` counts from 1 (as SQS's ApproximateReceiveCount). Throw to retry. */
 export type JobHandler = (job: CallbackJob, attempt: number) => Promise<void>;

@@ -93,5 +93,3 @@ export class Keyring {
     return winner.equals(generated.wrapped) ? generated.plaintext : this.wrapper.unwrap(winner, context);
   }
 }
-
-export type { DataKeyStore } from "#shared/ports/data-key-store.ts";

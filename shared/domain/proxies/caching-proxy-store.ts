@@ -1,7 +1,7 @@
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { ExpiringCache } from "#shared/domain/expiring-cache.ts";
 import type { Clock } from "#shared/ports/clock.ts";
-import type { ProxyStore } from "./manage.ts";
+import type { ProxyStore } from "#shared/ports/proxy-store.ts";
 import type { StoredProxy } from "./proxy.ts";
 
 /**

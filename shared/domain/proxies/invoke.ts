@@ -1,41 +1,30 @@
 import { mayEverHold } from "#shared/domain/access-rules.ts";
-import { configuredApplication, sandboxSvc } from "#shared/domain/acting-application.ts";
+import { configuredApplication } from "#shared/domain/acting-application.ts";
 import { actorOf } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
-import { readableMessage } from "#shared/domain/code-messages.ts";
 import {
-  DomainError,
   type ErrorKind,
   forbidden,
   payloadTooLarge,
   unauthorized,
   validationError,
 } from "#shared/domain/errors.ts";
-import { ceilingOf } from "#shared/domain/grant-ceiling.ts";
 import { jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
 import { isForbiddenHeaderName, nullObject } from "#shared/domain/safe-keys.ts";
-import type { SessionStore } from "#shared/domain/sessions.ts";
 import { accessOf } from "#shared/domain/tokens/access.ts";
 import { createDetokenizer, findReferences, type UseAudit } from "#shared/domain/tokens/detokenize.ts";
-import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import { hashKey } from "#shared/ids.ts";
 import { type Egress, EgressError, type EgressErrorCode } from "#shared/ports/egress.ts";
-import type { Sandbox } from "#shared/ports/sandbox.ts";
+import type { ProxyStore } from "#shared/ports/proxy-store.ts";
 import { detokenizeAudited } from "./audit-before-forward.ts";
 import { headersFromCode, proxyOptionHeaders, responseHeaders, transformVisibleHeaders } from "./headers.ts";
-import type { ProxyStore } from "./manage.ts";
 import type { StoredProxy } from "./proxy.ts";
+import { asProxyFailure, memberView, ProxyError } from "./proxy-error.ts";
+import { encodeBody, runTransform, TRANSFORM_PAYLOAD_LIMIT, type TransformDeps } from "./transform.ts";
 
-/** With a transform configured, a proxied payload may be at most 5 MB (spec). */
-export const TRANSFORM_PAYLOAD_LIMIT = 5 * 1024 * 1024;
-export const TRANSFORM_TIMEOUT_MS = 5_000;
-export const TRANSFORM_FAILED = "The proxy transform failed. Quote the request id when reporting it.";
-
-export interface ProxyInvokeDeps extends TokenDeps {
+export interface ProxyInvokeDeps extends TransformDeps {
   proxies: ProxyStore;
-  sessions: SessionStore;
   authenticator: Authenticator;
-  sandbox: Sandbox;
   egress: Egress;
   config: { proxyAllowPrivate: boolean };
 }
@@ -59,36 +48,6 @@ export interface InvokeResponse {
   body: Buffer;
 }
 
-/** A failure of the proxy itself (not of the destination): answered as `{proxy_error: problem}`. */
-export class ProxyError extends DomainError {
-  /** A transform's own failure (tenant code's message, readable): shown only to a member (memberView). */
-  transformFailure?: { name: string; message: string };
-}
-
-/**
- * The generic transform failure with its message, for a caller who could read it anyway: a member's own key of
- * the proxy's tenant, which may rewrite the transform to answer whatever it sees (docs/proxies.md, "Transforms").
- */
-async function memberView(
-  deps: ProxyInvokeDeps,
-  proxy: StoredProxy,
-  apiKey: string | undefined,
-  error: ProxyError,
-): Promise<ProxyError> {
-  const failure = error.transformFailure;
-  if (failure === undefined || apiKey === undefined) return error;
-  const caller = await deps.authenticator.authenticate(apiKey, { rootAllowed: false }).catch(() => undefined);
-  if (
-    !caller ||
-    caller.kind === "root" ||
-    caller.tenantId !== proxy.tenant_id ||
-    ceilingOf(caller) !== undefined
-  )
-    return error;
-  const detail = `${error.detail} ${failure.name}: ${failure.message}`;
-  return new ProxyError(error.kind, detail, { ...error.options(), errors: { error: [failure.message] } });
-}
-
 /** What a refused or failed forward is: the caller's (a refused destination) or the destination's. */
 const KIND_OF_EGRESS_ERROR: Record<EgressErrorCode, ErrorKind> = {
   invalid_destination: "invalid",
@@ -104,12 +63,6 @@ const isText = (headers: Record<string, string>) =>
 
 /** Request header names a transform may set: alphanumerics, hyphens and underscores (spec). */
 const HEADER_NAME = /^[A-Za-z0-9_-]+$/;
-
-function encodeBody(body: unknown): Buffer | undefined {
-  if (body === undefined || body === null) return undefined;
-  if (typeof body === "string") return Buffer.from(body, "utf8");
-  return Buffer.from(JSON.stringify(body), "utf8");
-}
 
 async function principalOf(deps: ProxyInvokeDeps, proxy: StoredProxy, apiKey: string | undefined) {
   if (proxy.require_auth) {
@@ -152,54 +105,6 @@ function bodyContent(
   return { kind: "raw" };
 }
 
-async function runTransform(
-  deps: ProxyInvokeDeps,
-  proxy: StoredProxy,
-  code: string,
-  input: unknown,
-): Promise<{ body?: unknown; headers?: unknown }> {
-  const svcPrincipal = await configuredApplication(
-    deps.authenticator,
-    proxy.tenant_id,
-    proxy.application_id,
-    "proxy",
-    [proxy.modified_by ?? proxy.created_by],
-  );
-  const result = await deps.sandbox.run({
-    tenantId: proxy.tenant_id,
-    code,
-    input,
-    timeoutMs: TRANSFORM_TIMEOUT_MS,
-    ...(proxy.allowed_hosts ? { allowedHosts: proxy.allowed_hosts } : {}),
-    ...sandboxSvc(deps, svcPrincipal, `proxy ${proxy.id}`),
-  });
-  if (!result.ok) {
-    // Generic, with the request id added by the handler: the message is tenant code's, may hold detokenized
-    // data, and a caller of a proxy without require_auth is anyone. It is not logged either.
-    if (result.error.kind === "timeout")
-      throw new ProxyError("timed-out", "The proxy transform timed out.", {
-        code: "transform-timeout",
-        title: "Transform Failed",
-      });
-    const failed = new ProxyError("failed", TRANSFORM_FAILED, {
-      code: "transform-failed",
-      title: "Transform Failed",
-    });
-    failed.transformFailure = {
-      name: (result.error.name ?? result.error.kind).slice(0, 200),
-      message: readableMessage(result.error.message),
-    };
-    throw failed;
-  }
-  const value = result.value;
-  if (typeof value !== "object" || value === null)
-    throw new ProxyError("failed", "A transform must return an object with body and headers.", {
-      code: "transform-invalid",
-      title: "Transform Failed",
-    });
-  return value as { body?: unknown; headers?: unknown };
-}
-
 /**
  * One proxied request, as steps: resolve the proxy by its key → authorize the caller → detokenize the body
  * (JSON or text; binary passes unchanged) and audit before anything leaves → request transform → forward →
@@ -220,12 +125,6 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
     const failure = asProxyFailure(error);
     throw failure instanceof ProxyError ? await memberView(deps, proxy, request.apiKey, failure) : failure;
   }
-}
-
-/** A DomainError as the proxy's own failure; anything else (a bug, a store outage) as it is. */
-function asProxyFailure(error: unknown): unknown {
-  if (error instanceof ProxyError || !(error instanceof DomainError)) return error;
-  return new ProxyError(error.kind, error.detail, error.options());
 }
 
 async function resolve(deps: ProxyInvokeDeps, proxyKey: string | undefined): Promise<StoredProxy> {

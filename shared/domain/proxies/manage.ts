@@ -239,5 +239,3 @@ export async function deleteProxy(deps: ProxyDeps, principal: TenantPrincipal, i
   );
   if (!deleted) throw notFound("The proxy");
 }
-
-export type { ProxyStore } from "#shared/ports/proxy-store.ts";

@@ -65,5 +65,3 @@ export interface ReactionRunner {
 export interface WebhookSecretSource {
   secret(tenantId: string): Promise<string>;
 }
-
-export type { JobQueue } from "#shared/ports/job-queue.ts";

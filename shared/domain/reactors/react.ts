@@ -14,7 +14,6 @@ import { DomainError, type FieldErrors, notFound, validationError } from "#share
 import { grantVersionOf } from "#shared/domain/grant-version.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { tenantBucket } from "#shared/domain/rate-limit.ts";
-import type { SessionStore } from "#shared/domain/sessions.ts";
 import {
   accessOf,
   accessOfGrants,
@@ -26,14 +25,15 @@ import { createToken } from "#shared/domain/tokens/create.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
 import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import type { Egress } from "#shared/ports/egress.ts";
+import type { JobQueue } from "#shared/ports/job-queue.ts";
 import { REACTION_RETENTION_SECONDS, type ReactorStore } from "#shared/ports/reactor-store.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
+import type { SessionStore } from "#shared/ports/session-store.ts";
 import type { ApplicationStore } from "#shared/ports/stores.ts";
 import { createTokenBody } from "#shared/schemas/tokens.ts";
 import { validateArgs } from "./args.ts";
 import type {
   CallbackJob,
-  JobQueue,
   ReactionFailures,
   ReactionOutcome,
   ReactionRunner,

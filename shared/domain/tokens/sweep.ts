@@ -1,20 +1,10 @@
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { Clock } from "#shared/ports/clock.ts";
-import type { SweepStore } from "#shared/ports/sweep-store.ts";
-import type { SessionStore } from "../sessions.ts";
+import type { SessionStore } from "#shared/ports/session-store.ts";
+import type { DueItem, SweepStore } from "#shared/ports/sweep-store.ts";
 import { rollbackExpired, type TransactionDeps } from "../transactions.ts";
 import type { TokenType } from "./types.ts";
-
-/** Something that falls due: a token's expiry (T), a cvc's end of life (C), a transaction's expiry (X). */
-export interface DueItem {
-  key: { PK: string; SK: string };
-  kind: "T" | "C" | "X" | "S";
-  tenantId: string;
-  tokenId: string;
-  tokenType: TokenType;
-  dueAt: string;
-}
 
 export interface SweepDeps extends TransactionDeps {
   sweep: SweepStore;
@@ -86,5 +76,3 @@ function expiryAudit(deps: { clock: Clock }, item: DueItem): LogEntry {
   const token = { id: item.tokenId, type: item.tokenType };
   return tokenEvent(deps, system, token, "delete", "Token deleted after it expired");
 }
-
-export type { SweepStore } from "#shared/ports/sweep-store.ts";
