@@ -4,7 +4,6 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { SessionStore } from "#shared/ports/session-store.ts";
 import type { DueItem, SweepStore } from "#shared/ports/sweep-store.ts";
 import { rollbackExpired, type TransactionDeps } from "../transactions.ts";
-import type { TokenType } from "./types.ts";
 
 export interface SweepDeps extends TransactionDeps {
   sweep: SweepStore;
