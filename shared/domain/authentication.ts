@@ -3,18 +3,18 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 import type { SessionStore } from "#shared/ports/session-store.ts";
 import type { ApplicationStore } from "#shared/ports/stores.ts";
+import { Cache } from "./cache.ts";
 import type { Application, Principal } from "./entities.ts";
-import { ExpiringCache } from "./expiring-cache.ts";
 
 /**
  * Resolves SVC-API-KEY to a principal. Positive results are cached per process for `cacheSeconds`
- * (default 5 s, ExpiringCache): a key revoked elsewhere stops working on every warm function within that time, and at
+ * (default 5 s, cache.ts): a key revoked elsewhere stops working on every warm function within that time, and at
  * once in the process that revoked it (which evicts its entry). Unknown keys are never cached.
  */
 export class Authenticator {
-  private readonly cache: ExpiringCache<Principal>;
+  private readonly cache: Cache<Principal>;
   /** Applications configured on proxies and reactors, by `<tenant id>/<application id>`. */
-  private readonly configured: ExpiringCache<Application>;
+  private readonly configured: Cache<Application>;
 
   constructor(
     private readonly applications: ApplicationStore,
@@ -23,8 +23,8 @@ export class Authenticator {
     private readonly clock: Clock,
     cacheSeconds: number,
   ) {
-    this.cache = new ExpiringCache(cacheSeconds * 1000);
-    this.configured = new ExpiringCache(cacheSeconds * 1000);
+    this.cache = new Cache({ ttlMs: cacheSeconds * 1000 });
+    this.configured = new Cache({ ttlMs: cacheSeconds * 1000 });
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchGetCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
-import { ExpiringCache } from "#shared/domain/expiring-cache.ts";
+import { Cache } from "#shared/domain/cache.ts";
 import type {
   StoredToken,
   TokenHold,
@@ -42,7 +42,7 @@ export class DynamoTokenStore implements TokenStore {
    * best-effort claim, which would fail. Evicted by this process's own releases; another process's release is
    * seen after HELD_CLAIM_SECONDS at most (until then its repeats do not claim: best effort, as before).
    */
-  private readonly heldClaims = new ExpiringCache<true>(HELD_CLAIM_SECONDS * 1000);
+  private readonly heldClaims = new Cache<true>({ ttlMs: HELD_CLAIM_SECONDS * 1000 });
 
   constructor(
     private readonly client: DynamoDBDocumentClient,

@@ -1,3 +1,4 @@
+import { Cache } from "#shared/domain/cache.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { DataKeyStore } from "#shared/ports/data-key-store.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
@@ -20,26 +21,22 @@ export const DEFAULT_KEYRING_OPTIONS: KeyringOptions = {
 /** The fingerprint key never rotates: fingerprints must stay comparable across data-key periods. */
 export const FINGERPRINT_KEY_ID = "fingerprint";
 
-interface CachedKey {
-  key: Buffer;
-  at: number;
-  uses: number;
-}
-
 /**
  * Per-tenant data keys (envelope encryption). A warm process unwraps (or generates) each key at most once per
  * cache period: concurrent requests for the same key share one load, so KMS sees one call per tenant per period.
  */
 export class Keyring {
-  private readonly cache = new Map<string, CachedKey>();
-  private readonly loading = new Map<string, Promise<Buffer>>();
+  /** Plaintext data keys by `<tenant id>/<key id>`, for cacheSeconds or cacheMaxUses uses. */
+  private readonly cache: Cache<Buffer>;
 
   constructor(
     private readonly wrapper: KeyWrapper,
     private readonly store: DataKeyStore,
     private readonly clock: Clock,
     private readonly options: KeyringOptions = DEFAULT_KEYRING_OPTIONS,
-  ) {}
+  ) {
+    this.cache = new Cache({ ttlMs: options.cacheSeconds * 1000, maxUses: options.cacheMaxUses });
+  }
 
   /** The key id new ciphertexts of this moment use: one per rotation period. */
   currentKeyId(): string {
@@ -61,24 +58,12 @@ export class Keyring {
   }
 
   private async key(tenantId: string, keyId: string, createIfMissing: boolean): Promise<Buffer> {
-    const cacheKey = `${tenantId}/${keyId}`;
     const now = this.clock.now().getTime();
-    const cached = this.cache.get(cacheKey);
-    if (
-      cached &&
-      now - cached.at < this.options.cacheSeconds * 1000 &&
-      cached.uses < this.options.cacheMaxUses
-    ) {
-      cached.uses += 1;
-      return cached.key;
-    }
-    let pending = this.loading.get(cacheKey);
-    if (!pending) {
-      pending = this.load(tenantId, keyId, createIfMissing).finally(() => this.loading.delete(cacheKey));
-      this.loading.set(cacheKey, pending);
-    }
-    const key = await pending;
-    this.cache.set(cacheKey, { key, at: now, uses: 1 });
+    const key = await this.cache.get(`${tenantId}/${keyId}`, now, () =>
+      this.load(tenantId, keyId, createIfMissing),
+    );
+    // load() answers a key or throws: the cache answers undefined only for a lookup that found nothing.
+    if (!key) throw new Error("A data key could not be loaded");
     return key;
   }
 

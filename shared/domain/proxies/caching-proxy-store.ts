@@ -1,5 +1,5 @@
 import type { LogEntry } from "#shared/domain/audit.ts";
-import { ExpiringCache } from "#shared/domain/expiring-cache.ts";
+import { Cache } from "#shared/domain/cache.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { ProxyStore } from "#shared/ports/proxy-store.ts";
 import type { StoredProxy } from "./proxy.ts";
@@ -11,14 +11,14 @@ import type { StoredProxy } from "./proxy.ts";
  * that changed it (it evicts the entry; locally the whole service is that one process).
  */
 export class CachingProxyStore implements ProxyStore {
-  private readonly byKey: ExpiringCache<StoredProxy>;
+  private readonly byKey: Cache<StoredProxy>;
 
   constructor(
     private readonly inner: ProxyStore,
     private readonly clock: Clock,
     cacheSeconds: number,
   ) {
-    this.byKey = new ExpiringCache(cacheSeconds * 1000);
+    this.byKey = new Cache({ ttlMs: cacheSeconds * 1000 });
   }
 
   findByKey(keyHash: string): Promise<StoredProxy | undefined> {

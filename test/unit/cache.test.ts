@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ExpiringCache } from "#shared/domain/expiring-cache.ts";
+import { Cache } from "#shared/domain/cache.ts";
 
 /** A lookup whose answers the test releases by hand, counting calls. */
 function deferredLookup<V>() {
@@ -18,9 +18,9 @@ function counted<V>(value: (call: number) => V) {
   return { load: async () => value(++calls), calls: () => calls };
 }
 
-describe("ExpiringCache", () => {
+describe("Cache", () => {
   it("answers from the cache until its time is up, then looks up again", async () => {
-    const cache = new ExpiringCache<string>(5_000);
+    const cache = new Cache<string>({ ttlMs: 5_000 });
     let calls = 0;
     const load = async () => `value ${++calls}`;
 
@@ -30,8 +30,8 @@ describe("ExpiringCache", () => {
   });
 
   it("never stores a miss, and stores nothing with a time of 0", async () => {
-    const misses = new ExpiringCache<string>(5_000);
-    const off = new ExpiringCache<string>(0);
+    const misses = new Cache<string>({ ttlMs: 5_000 });
+    const off = new Cache<string>({ ttlMs: 0 });
     const miss = counted(() => undefined);
     const hit = counted(() => "v");
 
@@ -45,7 +45,7 @@ describe("ExpiringCache", () => {
   });
 
   it("shares one lookup between concurrent gets of a key", async () => {
-    const cache = new ExpiringCache<string>(5_000);
+    const cache = new Cache<string>({ ttlMs: 5_000 });
     const { lookup, calls, answer } = deferredLookup<string>();
 
     const first = cache.get("k", 0, lookup);
@@ -57,7 +57,7 @@ describe("ExpiringCache", () => {
   });
 
   it("does not store what a lookup started before an eviction found", async () => {
-    const cache = new ExpiringCache<string>(5_000);
+    const cache = new Cache<string>({ ttlMs: 5_000 });
     const { lookup, answer } = deferredLookup<string>();
 
     const stale = cache.get("k", 0, lookup);
@@ -69,7 +69,7 @@ describe("ExpiringCache", () => {
   });
 
   it("evictWhere drops only the matching entries", async () => {
-    const cache = new ExpiringCache<{ app: string }>(5_000);
+    const cache = new Cache<{ app: string }>({ ttlMs: 5_000 });
     await cache.get("a", 0, async () => ({ app: "one" }));
     await cache.get("b", 0, async () => ({ app: "two" }));
 
@@ -80,7 +80,7 @@ describe("ExpiringCache", () => {
   });
 
   it("follows the usable and storable rules", async () => {
-    const cache = new ExpiringCache<{ until: number; final: boolean }>(5_000);
+    const cache = new Cache<{ until: number; final: boolean }>({ ttlMs: 5_000 });
     const rules = {
       usable: (value: { until: number }, now: number) => now < value.until,
       storable: (value: { final: boolean }) => value.final,
@@ -99,7 +99,7 @@ describe("ExpiringCache", () => {
   });
 
   it("starts over when full rather than growing", async () => {
-    const cache = new ExpiringCache<string>(5_000, 2);
+    const cache = new Cache<string>({ ttlMs: 5_000, maxEntries: 2 });
     let calls = 0;
     const load = async () => `v${++calls}`;
     await cache.get("a", 0, load);
@@ -108,5 +108,48 @@ describe("ExpiringCache", () => {
 
     expect(await cache.get("c", 1, load)).toBe("v3");
     expect(await cache.get("a", 1, load)).toBe("v4");
+  });
+});
+
+describe("Cache bounds", () => {
+  it("drops the least recently used value when full, keeping the one just used", async () => {
+    const cache = new Cache<string>({ ttlMs: 5_000, maxEntries: 2 });
+    let calls = 0;
+    const load = async () => `v${++calls}`;
+    await cache.get("a", 0, load);
+    await cache.get("b", 0, load);
+    await cache.get("a", 1, load); // a is now the most recently used
+    await cache.get("c", 1, load); // b goes
+
+    expect(await cache.get("a", 2, load)).toBe("v1");
+    expect(await cache.get("b", 2, load)).toBe("v4");
+  });
+
+  it("answers a value at most maxUses times, the lookup's own answer included", async () => {
+    const cache = new Cache<string>({ ttlMs: 5_000, maxUses: 3 });
+    let calls = 0;
+    const load = async () => `v${++calls}`;
+
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await cache.get("k", i, load));
+
+    expect(answers).toEqual(["v1", "v1", "v1", "v2"]);
+  });
+
+  it("after an eviction, a new lookup keeps its place while the evicted one finishes", async () => {
+    const cache = new Cache<string>({ ttlMs: 5_000 });
+    const waiting: ((value: string) => void)[] = [];
+    const lookup = () => new Promise<string>((resolve) => waiting.push(resolve));
+
+    const old = cache.get("k", 0, lookup);
+    cache.evict("k");
+    const fresh = cache.get("k", 0, lookup);
+    waiting[0]?.("old");
+    await old;
+    const joined = cache.get("k", 0, lookup); // shares the fresh lookup, does not start a third
+    waiting[1]?.("new");
+
+    expect(await Promise.all([fresh, joined])).toEqual(["new", "new"]);
+    expect(waiting).toHaveLength(2);
   });
 });

@@ -1,0 +1,107 @@
+/**
+ * The one cache of looked-up values per process: API keys and configured applications (Authenticator), proxy
+ * keys (CachingProxyStore), data keys (Keyring), held fingerprint claims (DynamoTokenStore).
+ *
+ * - Refills are single-flight: concurrent requests with the same key share one lookup.
+ * - An eviction wins over a lookup in flight: a lookup that started before any eviction never stores its
+ *   (possibly revoked or changed) answer, so the process that changed something sees the change at once.
+ * - Misses (undefined) are never stored: a key created a moment ago works at once.
+ * - Bounded: at most `maxEntries` values (the least recently used goes first), each for `ttlMs` and, with
+ *   `maxUses`, for that many answers.
+ * Time is the caller's `now` (the clock port's), so tests move it by hand.
+ */
+export interface CacheOptions {
+  /** How long a stored value answers; 0 stores nothing. */
+  ttlMs: number;
+  /** Values kept; beyond this the least recently used is dropped. Default 10 000. */
+  maxEntries?: number;
+  /** Answers a stored value gives (the lookup's own included) before it is looked up again. Default: no limit. */
+  maxUses?: number;
+}
+
+export interface CacheRules<V> {
+  /** False for an entry that must not be used any more although its time is not up (an expired session). */
+  usable?: (value: V, now: number) => boolean;
+  /** False for a value that must be looked up again on every use (a session not yet authorized). */
+  storable?: (value: V) => boolean;
+}
+
+interface Entry<V> {
+  value: V;
+  at: number;
+  uses: number;
+}
+
+export class Cache<V> {
+  private readonly entries = new Map<string, Entry<V>>();
+  private readonly loading = new Map<string, Promise<V | undefined>>();
+  /** Bumped by every eviction; a lookup compares it before storing. */
+  private generation = 0;
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+  private readonly maxUses: number;
+
+  constructor(options: CacheOptions) {
+    this.ttlMs = options.ttlMs;
+    this.maxEntries = options.maxEntries ?? 10_000;
+    this.maxUses = options.maxUses ?? Number.POSITIVE_INFINITY;
+  }
+
+  async get(
+    key: string,
+    now: number,
+    load: () => Promise<V | undefined>,
+    rules: CacheRules<V> = {},
+  ): Promise<V | undefined> {
+    const cached = this.entries.get(key);
+    this.entries.delete(key); // re-inserted when still good: the Map's order is least recently used first
+    if (
+      cached &&
+      now - cached.at < this.ttlMs &&
+      cached.uses < this.maxUses &&
+      (rules.usable?.(cached.value, now) ?? true)
+    ) {
+      cached.uses += 1;
+      this.entries.set(key, cached);
+      return cached.value;
+    }
+    const inFlight = this.loading.get(key);
+    if (inFlight) return inFlight;
+    const pending: Promise<V | undefined> = this.refill(key, now, load, rules).finally(() => {
+      // An eviction meanwhile may have let a newer lookup take the slot: leave that one.
+      if (this.loading.get(key) === pending) this.loading.delete(key);
+    });
+    this.loading.set(key, pending);
+    return pending;
+  }
+
+  /** Drops one key's entry and any lookup of it in flight. */
+  evict(key: string): void {
+    this.generation += 1;
+    this.loading.delete(key);
+    this.entries.delete(key);
+  }
+
+  /** Drops every entry whose value matches. */
+  evictWhere(matches: (value: V) => boolean): void {
+    this.generation += 1;
+    for (const [key, entry] of this.entries) if (matches(entry.value)) this.entries.delete(key);
+  }
+
+  private async refill(
+    key: string,
+    now: number,
+    load: () => Promise<V | undefined>,
+    rules: CacheRules<V>,
+  ): Promise<V | undefined> {
+    const startedAt = this.generation;
+    const value = await load();
+    const store = value !== undefined && this.ttlMs > 0 && startedAt === this.generation;
+    if (store && (rules.storable?.(value) ?? true)) {
+      this.entries.set(key, { value, at: now, uses: 1 });
+      if (this.entries.size > this.maxEntries)
+        this.entries.delete(this.entries.keys().next().value as string);
+    }
+    return value;
+  }
+}
