@@ -97,18 +97,6 @@ describe("Cache", () => {
     expect(short.calls()).toBe(2);
     expect(pending.calls()).toBe(2);
   });
-
-  it("starts over when full rather than growing", async () => {
-    const cache = new Cache<string>({ ttlMs: 5_000, maxEntries: 2 });
-    let calls = 0;
-    const load = async () => `v${++calls}`;
-    await cache.get("a", 0, load);
-    await cache.get("b", 0, load);
-    await cache.get("c", 0, load);
-
-    expect(await cache.get("c", 1, load)).toBe("v3");
-    expect(await cache.get("a", 1, load)).toBe("v4");
-  });
 });
 
 describe("Cache bounds", () => {
