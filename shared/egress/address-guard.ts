@@ -1,6 +1,6 @@
 /**
  * The connect-time address rule of every outbound connection the service makes for a tenant (proxy
- * destinations, reactor callbacks / webhook deliveries: both go through forward()).
+ * destinations, reactor callbacks / webhook deliveries, tenant code's fetch: all go through exchange.ts).
  *
  * Whatever SVC_PROXY_ALLOW_PRIVATE says, a connection is refused when the address it is about to reach:
  * - is link-local or a cloud metadata/host service (169.254.0.0/16 with 169.254.169.254 and ECS's
@@ -15,8 +15,8 @@
  * The check runs where the socket is made (Agent#createConnection): IP literals before any socket exists,
  * names on every address their lookup returns (one refused address refuses the name, so a DNS answer
  * mixing a public and an internal address cannot pick its way through), at each new connection, so a name
- * that re-binds between a check and the connect gains nothing. Redirects are never followed (forward()
- * hands 3xx answers back as they are).
+ * that re-binds between a check and the connect gains nothing. forward() never follows a redirect (it
+ * hands 3xx answers back as they are); tenant code's fetch checks each hop again (shared/sandbox/).
  */
 import dns from "node:dns";
 import type { Agent as HttpAgent } from "node:http";
