@@ -4,8 +4,8 @@ import { validationError } from "#shared/domain/errors.ts";
 import { ceilingOf, widerThan } from "#shared/domain/grant-ceiling.ts";
 import { issueServiceSession, type SessionDeps } from "#shared/domain/sessions.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
+import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
 import { deleteToken, getToken, patchToken } from "#shared/domain/tokens/manage.ts";
-import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import type { SvcOperation } from "#shared/ports/sandbox.ts";
 import { createTokenBody, patchTokenBody } from "#shared/schemas/tokens.ts";
 

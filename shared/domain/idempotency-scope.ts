@@ -99,7 +99,7 @@ export function currentIdempotencyClaim(): IdempotencyClaimRef | undefined {
  */
 export const outsideAnyRequest = <T>(start: () => T): T => storage.exit(start);
 
-/** Notes that `view` presents a token (tokens/service.ts `present`); a no-op outside an idempotent request. */
+/** Notes that `view` presents a token (tokens/presenting.ts `present`); a no-op outside an idempotent request. */
 export function notePresentedToken(view: object, ref: PresentedTokenRef): void {
   storage.getStore()?.presented.set(view, ref);
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TokenAccess } from "#shared/domain/tokens/access.ts";
+import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
 import { createDetokenizer } from "#shared/domain/tokens/detokenize.ts";
-import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
 
 /** A detokenizer over one stored token, counting how often token data is opened. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
-import { fingerprintOf } from "#shared/domain/tokens/service.ts";
+import { fingerprintOf } from "#shared/domain/tokens/sealing.ts";
 import { typeSpec } from "#shared/domain/tokens/types.ts";
 
 /** Records the scope each fingerprint is keyed with. */

@@ -22,8 +22,8 @@ import {
   type TokenAccess,
 } from "#shared/domain/tokens/access.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
+import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
-import type { TokenDeps } from "#shared/domain/tokens/service.ts";
 import type { Egress } from "#shared/ports/egress.ts";
 import type { JobQueue } from "#shared/ports/job-queue.ts";
 import { REACTION_RETENTION_SECONDS, type ReactorStore } from "#shared/ports/reactor-store.ts";

@@ -4,24 +4,19 @@ import { recordTokenReads, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { accessOf, intersect, requireAccess, type TokenAccess, weaker } from "./access.ts";
+import type { TokenDeps } from "./deps.ts";
 import { parseExpiresAt } from "./expiry.ts";
-import { searchHash } from "./search-hash.ts";
 import {
   checkExpression,
   checkFingerprintExpression,
   checkMask,
-  fingerprintOf,
-  hasMask,
-  isLive,
-  openData,
-  present,
   renderField,
   renderMask,
-  sealData,
-  splitCvc,
-  type TokenDeps,
-} from "./service.ts";
-import type { StoredToken, TransactionContext } from "./token.ts";
+} from "./expression-checks.ts";
+import { hasMask, present } from "./presenting.ts";
+import { fingerprintOf, openData, sealData, splitCvc } from "./sealing.ts";
+import { searchHash } from "./search-hash.ts";
+import { isLive, type StoredToken, type TransactionContext } from "./token.ts";
 import { dataErrors, type TokenType, typeSpec } from "./types.ts";
 
 export interface CreateTokenInput {

@@ -1,8 +1,8 @@
 import { recordTokenReads } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { accessOf } from "./access.ts";
+import type { TokenDeps } from "./deps.ts";
 import { createDetokenizer } from "./detokenize.ts";
-import type { TokenDeps } from "./service.ts";
 
 /**
  * POST /detokenize: the body with every `{{ <id> }}` / `{{ token: <id> | filters }}` replaced by the token's

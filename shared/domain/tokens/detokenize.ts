@@ -3,9 +3,10 @@ import { DomainError } from "#shared/domain/errors.ts";
 import { noteDataRead } from "#shared/domain/idempotency-scope.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import type { TokenAccess } from "./access.ts";
+import type { TokenDeps } from "./deps.ts";
 import { ExpressionError } from "./expressions.ts";
-import { isExpired, openData, type TokenDeps } from "./service.ts";
-import type { StoredToken } from "./token.ts";
+import { openData } from "./sealing.ts";
+import { isExpired, type StoredToken } from "./token.ts";
 
 /**
  * Detokenization expressions: `{{ <id> }}` and `{{ token: <id> | <filters> }}` (filters as in Liquid).

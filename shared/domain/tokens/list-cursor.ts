@@ -5,8 +5,10 @@ import { recordTokenReads } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
 import { accessOf } from "./access.ts";
-import { isLive, openData, present, type TokenDeps } from "./service.ts";
-import type { TokenListFilter } from "./token.ts";
+import type { TokenDeps } from "./deps.ts";
+import { present } from "./presenting.ts";
+import { openData } from "./sealing.ts";
+import { isLive, type TokenListFilter } from "./token.ts";
 
 /** The filters of GET /v2/tokens (the hosted vault's, and `metadata.<key>`). */
 export interface CursorListQuery {

@@ -6,23 +6,18 @@ import { holdTokens, releaseStaleHold } from "#shared/domain/transactions.ts";
 import type { PageRequest, WriteOutcome } from "#shared/ports/stores.ts";
 import { accessOf, requireAccess, requireReveal, weaker } from "./access.ts";
 import { containerOf, expiryOf } from "./create.ts";
-import { searchHash } from "./search-hash.ts";
+import type { TokenDeps } from "./deps.ts";
 import {
   checkExpression,
   checkFingerprintExpression,
   checkMask,
-  fingerprintOf,
-  hasMask,
-  isLive,
-  openData,
-  present,
   renderField,
   renderMask,
-  sealData,
-  splitCvc,
-  type TokenDeps,
-} from "./service.ts";
-import type { StoredToken, TransactionContext } from "./token.ts";
+} from "./expression-checks.ts";
+import { hasMask, present } from "./presenting.ts";
+import { fingerprintOf, openData, sealData, splitCvc } from "./sealing.ts";
+import { searchHash } from "./search-hash.ts";
+import { isLive, type StoredToken, type TransactionContext } from "./token.ts";
 import { dataErrors } from "./types.ts";
 
 /** A live token of the caller's tenant, or 404 (unknown, another tenant's, or expired: all look the same). */

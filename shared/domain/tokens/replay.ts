@@ -3,7 +3,10 @@ import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound } from "#shared/domain/errors.ts";
 import type { DataRead, PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
 import { accessOf, requireAccess } from "./access.ts";
-import { isExpired, openData, present, type TokenDeps, type TokenView } from "./service.ts";
+import type { TokenDeps } from "./deps.ts";
+import { present, type TokenView } from "./presenting.ts";
+import { openData } from "./sealing.ts";
+import { isExpired } from "./token.ts";
 
 /**
  * A token an idempotent answer presented, presented again for its replay: from the token as it is now, with the

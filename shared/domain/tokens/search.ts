@@ -5,10 +5,13 @@ import { auditEvent, recordTokenReads } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
 import { accessOf } from "./access.ts";
+import type { TokenDeps } from "./deps.ts";
 import { cursorBinding, listTokensByCursor, openCursor } from "./list-cursor.ts";
+import { present } from "./presenting.ts";
+import { openData } from "./sealing.ts";
 import { searchHash } from "./search-hash.ts";
 import { type ParsedSearch, parseSearchQuery } from "./search-query.ts";
-import { isLive, openData, present, type TokenDeps } from "./service.ts";
+import { isLive } from "./token.ts";
 import { TOKEN_TYPE_NAMES } from "./types.ts";
 
 const SEARCH_SCOPE = "v2/tokens/search";

@@ -2,7 +2,7 @@ import type { TokenType } from "./types.ts";
 
 /**
  * A mask is stored as a map in the token's item: what DynamoDB keeps, at most this many bytes of JSON.
- * (Here, not in service.ts: the route schemas read it without loading the expression engine.)
+ * (Here, not in expression-checks.ts: the route schemas read it without loading the expression engine.)
  */
 export const MAX_MASK_BYTES = 32 * 1024;
 
@@ -98,4 +98,13 @@ export interface TokenListFilter {
   visibility?: Visibility;
   /** Tokens expiring at or before this instant are left out. */
   now: Date;
+}
+
+export function isExpired(token: Pick<StoredToken, "expires_at">, now: Date): boolean {
+  return token.expires_at !== undefined && Date.parse(token.expires_at) <= now.getTime();
+}
+
+/** Expired, or created in a transaction not yet committed: to everyone else such a token does not exist. */
+export function isLive(token: Pick<StoredToken, "expires_at" | "lock">, now: Date): boolean {
+  return !isExpired(token, now) && token.lock?.operation !== "create";
 }

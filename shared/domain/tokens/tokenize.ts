@@ -14,7 +14,8 @@ import {
   presentDuplicate,
   presentNew,
 } from "./create.ts";
-import type { TokenDeps, TokenView } from "./service.ts";
+import type { TokenDeps } from "./deps.ts";
+import type { TokenView } from "./presenting.ts";
 
 /**
  * Token requests per POST /tokenize. Chosen so one call stays well inside a function's time and API Gateway's

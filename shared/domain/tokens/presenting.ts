@@ -1,0 +1,99 @@
+import type { Transform } from "#shared/domain/access-rules.ts";
+import { validationError } from "#shared/domain/errors.ts";
+import { notePresentedToken } from "#shared/domain/idempotency-scope.ts";
+import type { TokenDeps } from "./deps.ts";
+import { ExpressionError } from "./expressions.ts";
+import type { StoredToken } from "./token.ts";
+
+export interface TokenView {
+  id: string;
+  tenant_id: string;
+  type: string;
+  data?: unknown;
+  mask?: unknown;
+  /** Only in revealed answers: to anyone else a fingerprint would be an oracle for the masked value. */
+  fingerprint?: string;
+  fingerprint_expression: string;
+  containers: string[];
+  metadata?: Record<string, string>;
+  search_indexes?: string[];
+  expires_at?: string;
+  created_by?: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at?: string;
+}
+
+/** True for a mask that is evaluated on reads (null and absent mean "no mask": masked reads show no data). */
+export const hasMask = (mask: unknown): boolean => mask !== undefined && mask !== null;
+
+export interface PresentOptions {
+  /** The token's mask already evaluated on this data (by the write that stores it): not evaluated again. */
+  masked?: { value: unknown };
+  /**
+   * A list's item: a mask that fails on the stored data shows the item redacted (no `data`) instead of failing
+   * the whole answer. Otherwise the failure is a 400 naming nothing of the data.
+   */
+  redactOnMaskError?: boolean;
+}
+
+/**
+ * The token as a caller sees it: `data` revealed, masked by the token's mask, or left out (redact). The
+ * `fingerprint` only with `reveal`: it equals the fingerprint of a token created with the same value, so a
+ * caller who sees it masked (last 4 digits of an SSN) could confirm guesses of the rest by creating candidates.
+ */
+export async function present(
+  deps: TokenDeps,
+  token: StoredToken,
+  transform: Transform,
+  data: () => Promise<unknown>,
+  options: PresentOptions = {},
+): Promise<TokenView> {
+  const view: TokenView = {
+    id: token.id,
+    tenant_id: token.tenant_id,
+    type: token.type,
+    ...(token.mask !== undefined ? { mask: token.mask } : {}),
+    ...(transform === "reveal" ? { fingerprint: token.fingerprint } : {}),
+    fingerprint_expression: token.fingerprint_expression,
+    containers: [token.container],
+    ...(token.metadata ? { metadata: token.metadata } : {}),
+    ...(token.search_indexes ? { search_indexes: token.search_indexes } : {}),
+    ...(token.expires_at ? { expires_at: token.expires_at } : {}),
+    ...(token.created_by ? { created_by: token.created_by } : {}),
+    created_at: token.created_at,
+    ...(token.modified_by ? { modified_by: token.modified_by } : {}),
+    ...(token.modified_at ? { modified_at: token.modified_at } : {}),
+  };
+  const shown = await withData(deps, token, transform, view, data, options);
+  // An idempotent answer stores this reference, never the data (domain/idempotency-scope.ts).
+  notePresentedToken(shown, {
+    id: token.id,
+    transform,
+    version: token.version,
+    ...(token.mask !== undefined ? { mask: token.mask } : {}),
+  });
+  return shown;
+}
+
+async function withData(
+  deps: TokenDeps,
+  token: StoredToken,
+  transform: Transform,
+  view: TokenView,
+  data: () => Promise<unknown>,
+  options: PresentOptions,
+): Promise<TokenView> {
+  if (transform === "reveal") return { ...view, data: await data() };
+  if (transform !== "mask" || !hasMask(token.mask)) return view;
+  if (options.masked) return { ...view, data: options.masked.value };
+  const scope = { data: await data() };
+  try {
+    return { ...view, data: await deps.expressions.evaluateStructure(token.mask, scope) };
+  } catch (error) {
+    if (!(error instanceof ExpressionError)) throw error;
+    if (options.redactOnMaskError) return view;
+    // The mask ran on stored data: the same answer whatever the data (and the error) was.
+    throw validationError("The token's mask could not be evaluated on its data.");
+  }
+}
