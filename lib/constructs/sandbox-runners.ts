@@ -5,6 +5,7 @@ import type { CfnFunction } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { MAX_PREFIX_LENGTH } from "#shared/adapters/aws/runner-functions.ts";
+import { CHILD_FILES } from "#shared/sandbox/spawn.ts";
 import { ApiFunction } from "./api-function.ts";
 
 /**
@@ -50,7 +51,8 @@ export class SandboxRunners extends Construct {
       memorySize: 1024,
       // Asynchronous reactions may run 210 s (spec); synchronous callers stop waiting much earlier.
       timeout: Duration.seconds(240),
-      copyFiles: ["shared/sandbox/child.mjs"],
+      // The sandbox process's entry and the modules it imports, side by side as in the repository.
+      copyFiles: CHILD_FILES.map((file) => `shared/sandbox/${file}`),
       // The packages tenant code may require, next to child.mjs where it looks for them: the errors module and
       // the pre-built npm packages (lib/sandbox-packages.ts, built from this checkout's pinned versions).
       afterBundling: (inputDir, outputDir) => [

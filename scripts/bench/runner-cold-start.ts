@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { bundleGroup, REPO_ROOT } from "#lib/bundling.ts";
 import { buildSandboxPackages, SANDBOX_PACKAGES } from "#lib/sandbox-packages.ts";
 import { LAMBDA_NODE_OPTIONS } from "#shared/node-options.ts";
+import { CHILD_FILES } from "#shared/sandbox/spawn.ts";
 import { median } from "./load.ts";
 
 export interface ColdStartSample {
@@ -118,7 +119,7 @@ export async function measureRunnerColdStart(
     for (const dir of Object.values(dirs)) {
       mkdirSync(join(dir, "sandbox-packages"), { recursive: true });
       writeFileSync(join(dir, "index.mjs"), bundle.code);
-      copyFileSync(join(REPO_ROOT, "shared/sandbox/child.mjs"), join(dir, "child.mjs"));
+      for (const file of CHILD_FILES) copyFileSync(join(REPO_ROOT, "shared/sandbox", file), join(dir, file));
       copyFileSync(
         join(REPO_ROOT, "shared/sandbox/sandbox-packages/reactor-errors.cjs"),
         join(dir, "sandbox-packages", "reactor-errors.cjs"),

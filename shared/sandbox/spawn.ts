@@ -6,6 +6,24 @@ import { fileURLToPath } from "node:url";
 
 export const DEFAULT_CHILD_SCRIPT = fileURLToPath(new URL("./child.mjs", import.meta.url));
 
+/**
+ * The sandbox process's files, all beside one another: the entry (child.mjs) and the modules it imports. A Lambda
+ * package ships them next to the runner bundle (lib/constructs/sandbox-runners.ts), and the process may read
+ * exactly these (childArguments).
+ */
+export const CHILD_FILES = [
+  "child.mjs",
+  "child-lockdown.mjs",
+  "child-runtime.mjs",
+  "child-driver.mjs",
+] as const;
+
+/** The files of the sandbox process whose entry is `childScript`. */
+export const childFiles = (childScript: string): string[] => [
+  childScript,
+  ...CHILD_FILES.slice(1).map((file) => join(dirname(childScript), file)),
+];
+
 /** `--permission` became stable (and the experimental flag an alias) in Node 22.13 and 23.5. */
 export function permissionFlag(version = process.versions.node): string {
   const [major = 0, minor = 0] = version.split(".").map(Number);
@@ -39,11 +57,11 @@ export function sandboxPackageFiles(childScript: string): string[] {
 
 /**
  * The command line of a sandbox process: everything the permission model would grant is left out, so the
- * process may read its own script and the package files next to it, and nothing else (and from Node 25 on,
+ * process may read its own scripts and the package files next to them, and nothing else (and from Node 25 on,
  * reach no network either).
  */
 export function childArguments(childScript: string, memoryMb: number): string[] {
-  const readable = [childScript, ...sandboxPackageFiles(childScript)];
+  const readable = [...childFiles(childScript), ...sandboxPackageFiles(childScript)];
   if (readable.some((path) => path.includes(",")))
     throw new Error("the sandbox child script and package paths must not contain a comma");
   return [

@@ -29,6 +29,7 @@ import { LIBRARY_VARIABLES } from "#shared/config-docs.ts";
 import { DEFAULT_TIMEOUT_MS as PROXY_TIMEOUT_MS } from "#shared/egress/forward.ts";
 import { preflightRoutes } from "#shared/http/cors.ts";
 import { FUNCTION_GROUPS, type FunctionGroup, routeKeyOf } from "#shared/http/route.ts";
+import { CHILD_FILES } from "#shared/sandbox/spawn.ts";
 import {
   actionsOf,
   asArray,
@@ -475,7 +476,7 @@ describe("sandbox runners", () => {
   it("bundles the sandbox child script and the packages tenant code may require next to the runner's code", () => {
     const assetDir = join(outdir, `asset.${templateCode().S3Key.replace(/\.zip$/, "")}`);
     expect(readdirSync(assetDir).sort()).toEqual(
-      expect.arrayContaining(["child.mjs", "index.mjs", "sandbox-packages"]),
+      expect.arrayContaining([...CHILD_FILES, "index.mjs", "sandbox-packages"]),
     );
     expect(readdirSync(join(assetDir, "sandbox-packages")).sort()).toEqual(["built", "reactor-errors.cjs"]);
     expect(readdirSync(join(assetDir, "sandbox-packages", "built"))).toEqual(

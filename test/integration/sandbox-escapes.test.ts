@@ -13,6 +13,7 @@ import type { SandboxResult } from "#shared/ports/sandbox.ts";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import {
   childArguments,
+  childFiles,
   childSpawnOptions,
   DEFAULT_CHILD_SCRIPT,
   sandboxPackageFiles,
@@ -172,13 +173,13 @@ describe("the host's environment", () => {
         "NODE_CHANNEL_FD=3",
         "NODE_CHANNEL_SERIALIZATION_MODE=json",
       ]);
-      // Reads of its own script and of the package files beside it (public code), each named: nothing else.
+      // Reads of its own scripts and of the package files beside them (public code), each named: nothing else.
       const packageDir = join(dirname(DEFAULT_CHILD_SCRIPT), "sandbox-packages");
       const packageFiles = sandboxPackageFiles(DEFAULT_CHILD_SCRIPT);
       expect(packageFiles.length).toBeGreaterThan(1);
       expect(packageFiles.every((file) => file.startsWith(`${packageDir}/`))).toBe(true);
       expect(argv.filter((arg) => arg.startsWith("--allow-"))).toEqual(
-        [DEFAULT_CHILD_SCRIPT, ...packageFiles].map((file) => `--allow-fs-read=${file}`),
+        [...childFiles(DEFAULT_CHILD_SCRIPT), ...packageFiles].map((file) => `--allow-fs-read=${file}`),
       );
       expect(argv).toEqual(
         expect.arrayContaining(["--no-addons", "--disallow-code-generation-from-strings"]),
