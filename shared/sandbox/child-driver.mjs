@@ -7,26 +7,62 @@ import vm from "node:vm";
 import { codeRuntime } from "./child-runtime.mjs";
 
 /**
+ * The run's capabilities, the only object of the sandbox process's realm the driver gets (as
+ * `globalThis.__sandboxHost`, taken off before the code runs): strings and numbers in, strings and numbers out.
+ * Every argument is checked by the host, as the code may have got hold of it.
+ * @typedef {object} SandboxHost
+ * @property {null} __proto__
+ * @property {Function} factory the code's module function: (exports, require, module)
+ * @property {string} input JSON of `req` without `svc`
+ * @property {boolean} svc whether `req.svc` is a client
+ * @property {string} allowed the names the code may require, for the error message
+ * @property {string} errorsModule the errors module's name
+ * @property {string} errorGlobals its classes offered as globals, comma-separated
+ * @property {(name: unknown) => unknown} require an allowed module's facade, or undefined
+ * @property {(name: unknown) => unknown} packageFactory a package's wrapper in this context, or undefined
+ * @property {() => string} take JSON of the svc and fetch answers not yet taken: [call, ok, payload][]
+ * @property {(op: unknown, args: unknown) => number} call asks the host for an svc call: its id, or -1
+ * @property {(request: unknown) => number} fetch asks the host for a fetch: its id, or -1
+ * @property {(call: unknown) => void} cancelFetch
+ * @property {(kind: unknown, ms: unknown) => number} timer starts a timer: its id, or -1
+ * @property {(timer: unknown) => void} clearTimer
+ * @property {() => string} fired JSON of the ids of timers that fired and were not taken yet
+ * @property {(kind: unknown, payload: unknown) => void} done ends the run
+ */
+
+/**
+ * A value the code made, threw or handed over: anything at all (its own classes, proxies, getters that throw).
+ * `any` because the driver reads such values only behind checks of what they are, as JavaScript lets it.
+ * @typedef {any} CodeValue
+ * @typedef {(ok: boolean, payload: string | undefined) => void} Settle
+ * @typedef {typeof globalThis & { __sandboxHost?: SandboxHost }} DriverGlobal
+ */
+
+/**
  * Runs first in every fresh context, compiled once (in strict mode) and evaluated as `(driver)()`. It takes the host
  * capabilities off the global before any code of the run can look, builds `module`, `require` and
  * `req.svc`, calls the code and reports through `host.done`. It hands the host only strings and numbers,
  * and never passes a host object to anything the code could have replaced.
+ * @param {typeof import("./child-runtime.mjs").codeRuntime} codeRuntime
  */
 export function driver(codeRuntime) {
-  const host = globalThis.__sandboxHost;
-  delete globalThis.__sandboxHost;
+  const host = /** @type {SandboxHost} */ (/** @type {DriverGlobal} */ (globalThis).__sandboxHost);
+  delete (/** @type {DriverGlobal} */ (globalThis).__sandboxHost);
   const parse = JSON.parse;
   const stringify = JSON.stringify;
-  /** Host calls in flight (svc and fetch, one numbering): id → settle(ok, payload). */
+  /** Host calls in flight (svc and fetch, one numbering): id → settle(ok, payload). @type {Map<number, Settle>} */
   const calls = new Map();
   let finished = false;
 
+  /** @param {string} kind @param {string | undefined} payload */
   const finish = (kind, payload) => {
     if (finished) return;
     finished = true;
     host.done(kind, payload);
   };
+  /** @param {string} kind @param {CodeValue} error */
   const fail = (kind, error) => {
+    /** @type {import("./runner-protocol.ts").ThrownInfo} */
     let info;
     try {
       if (error !== null && (typeof error === "object" || typeof error === "function")) {
@@ -73,6 +109,7 @@ export function driver(codeRuntime) {
     finish(kind, json);
   };
 
+  /** @param {string} op @param {CodeValue[]} args @returns {Promise<unknown>} */
   const call = (op, args) =>
     new Promise((resolve, reject) => {
       let json;
@@ -92,8 +129,8 @@ export function driver(codeRuntime) {
           resolve(payload === undefined || payload === null ? undefined : parse(payload));
           return;
         }
-        const info = parse(payload);
-        const error = new Error(info.message);
+        const info = parse(/** @type {string} */ (payload)); // a failure always carries its JSON
+        const error = /** @type {Error & { status?: unknown, body?: unknown }} */ (new Error(info.message));
         error.name = "SvcError";
         if (info.status !== undefined) error.status = info.status;
         if (info.body !== undefined) error.body = info.body;
@@ -104,15 +141,17 @@ export function driver(codeRuntime) {
   const svc = host.svc
     ? freeze({
         tokens: freeze({
-          create: (body) => call("tokens.create", [body]),
-          retrieve: (id) => call("tokens.retrieve", [id]),
-          update: (id, patch) => call("tokens.update", [id, patch]),
-          delete: (id) => call("tokens.delete", [id]),
+          create: (/** @type {CodeValue} */ body) => call("tokens.create", [body]),
+          retrieve: (/** @type {CodeValue} */ id) => call("tokens.retrieve", [id]),
+          update: (/** @type {CodeValue} */ id, /** @type {CodeValue} */ patch) =>
+            call("tokens.update", [id, patch]),
+          delete: (/** @type {CodeValue} */ id) => call("tokens.delete", [id]),
         }),
       })
     : null;
 
   /** Settles host call `id` with the host's answer (primitives only). */
+  /** @param {number} id @param {boolean} ok @param {string | undefined} payload */
   const deliver = (id, ok, payload) => {
     const settle = calls.get(id);
     if (settle === undefined) return;
@@ -142,13 +181,16 @@ export function driver(codeRuntime) {
 
   const allowed = host.allowed;
   /** Packages this run has required: name → its module (evaluated at most once per run). */
+  /** @type {Record<string, { exports: CodeValue }>} */
   const packages = Object.create(null);
+  /** @param {CodeValue} name @returns {CodeValue} */
   const require = (name) => {
     const key = typeof name === "string" && name.startsWith("node:") ? name.slice(5) : name;
     if (key === "node-fetch") return runtime.nodeFetch;
     const found = typeof key === "string" ? host.require(key) : undefined;
     if (found !== undefined) return found;
-    if (typeof key === "string" && Object.hasOwn(packages, key)) return packages[key].exports;
+    if (typeof key === "string" && Object.hasOwn(packages, key))
+      return /** @type {{ exports: CodeValue }} */ (packages[key]).exports;
     const factory = typeof key === "string" ? host.packageFactory(key) : undefined;
     if (typeof factory !== "function")
       throw new Error(`Cannot require '${String(name)}': the code may require only ${allowed}`);
@@ -165,18 +207,23 @@ export function driver(codeRuntime) {
 
   // Node's global structuredClone for values of this context (Node's own would answer objects of the host's
   // realm): plain data, Date, RegExp, Map, Set, ArrayBuffer and typed arrays, cycles kept; jose uses it.
+  /** @param {CodeValue} value */
   const structuredClone = (value) => {
     const copies = new Map();
+    /** @param {CodeValue} v @returns {CodeValue} */
     const copy = (v) => {
       if (v === null || (typeof v !== "object" && typeof v !== "function")) return v;
       if (typeof v === "function" || typeof v === "symbol") throw new TypeError("value could not be cloned");
       if (copies.has(v)) return copies.get(v);
+      /** @type {CodeValue} */
       let out;
       if (v instanceof Date) out = new Date(v.getTime());
       else if (v instanceof RegExp) out = new RegExp(v.source, v.flags);
       else if (v instanceof ArrayBuffer) out = v.slice(0);
-      else if (ArrayBuffer.isView(v)) out = new v.constructor(v.buffer.slice(0), v.byteOffset, v.length);
-      else if (v instanceof Map) {
+      else if (ArrayBuffer.isView(v)) {
+        const view = /** @type {CodeValue} */ (v); // a typed array or DataView, of whichever class
+        out = new view.constructor(view.buffer.slice(0), view.byteOffset, view.length);
+      } else if (v instanceof Map) {
         out = new Map();
         copies.set(v, out);
         for (const [k, item] of v) out.set(copy(k), copy(item));
@@ -215,6 +262,7 @@ export function driver(codeRuntime) {
     encode(input = "") {
       return new ContextUint8Array(this.#encoder.encode(input));
     }
+    /** @param {string} input @param {Uint8Array} destination */
     encodeInto(input, destination) {
       const { read, written } = this.#encoder.encodeInto(input, destination);
       return { read, written };
@@ -228,20 +276,24 @@ export function driver(codeRuntime) {
 
   // The typed errors as globals, made on first use: code that declares its own (`const { BadRequestError } =
   // require(...)`) shadows them, where a declaration in the code's scope would collide.
-  const errorNames = host.errorGlobals.split(",");
+  // Indexed loops, not for-of: the code may have replaced its realm's array iterator by the time they run.
+  const errorNames = /** @type {string[]} */ (host.errorGlobals.split(","));
+  /** @param {number} i */
+  const errorName = (i) => /** @type {string} */ (errorNames[i]);
+  /** @param {string} name @param {unknown} value */
   const defineGlobal = (name, value) =>
     Object.defineProperty(globalThis, name, { value, writable: true, configurable: true });
   const installErrors = () => {
     const errors = require(host.errorsModule);
-    for (let i = 0; i < errorNames.length; i++) defineGlobal(errorNames[i], errors[errorNames[i]]);
+    for (let i = 0; i < errorNames.length; i++) defineGlobal(errorName(i), errors[errorName(i)]);
   };
   for (let i = 0; i < errorNames.length; i++) {
-    const name = errorNames[i];
+    const name = errorName(i);
     Object.defineProperty(globalThis, name, {
       configurable: true,
       get() {
         installErrors();
-        return globalThis[name];
+        return /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (globalThis))[name];
       },
       set(value) {
         installErrors();

@@ -14,7 +14,11 @@ export const ALLOWED_MODULES = ["crypto", "util", "url", "querystring", "buffer"
 // other processes (kill, _debugProcess opens a Node process's inspector), native bindings and built-in
 // loading, and the network globals (Node 20-24's permission model does not cover the network).
 export const proc = process;
-export const send = proc.send.bind(proc);
+const ipcSend = proc.send;
+// Started by spawn.ts with an IPC channel, always: without one there is no host to answer.
+if (ipcSend === undefined) throw new Error("the sandbox process needs its IPC channel");
+/** Sends a message to the host (runner-protocol.ts). */
+export const send = ipcSend.bind(proc);
 for (const name of [
   "binding",
   "_linkedBinding",
@@ -35,12 +39,12 @@ for (const name of [
   "initgroups",
   "openStdin",
 ]) {
-  delete proc[name];
+  delete (/** @type {Record<string, unknown>} */ (/** @type {unknown} */ (proc))[name]);
 }
 proc.argv = [proc.argv[0] ?? "node"];
 proc.execArgv = [];
 for (const name of ["process", "fetch", "WebSocket", "EventSource", "Request", "Response", "Headers"]) {
-  delete globalThis[name];
+  delete (/** @type {Record<string, unknown>} */ (/** @type {unknown} */ (globalThis))[name]);
 }
 
 // Nothing of one run may be readable by a later one (runs of one code by different callers share this
@@ -49,14 +53,15 @@ for (const name of ["process", "fetch", "WebSocket", "EventSource", "Request", "
 // Buffer.poolSize at each allocation; lockdown freezes it), and `--zero-fill-buffers` (spawn.ts) makes every
 // allocation fresh zeroed memory. The Blob URL registry (`URL.createObjectURL`) is one per process: withheld.
 Buffer.poolSize = 0;
-delete URL.createObjectURL;
-delete URL.revokeObjectURL;
+delete (/** @type {{ createObjectURL?: unknown }} */ (URL).createObjectURL);
+delete (/** @type {{ revokeObjectURL?: unknown }} */ (URL).revokeObjectURL);
 /** Process-wide settings a run can write but lockdown cannot freeze (a module's own variable behind a setter). */
 export const DEFAULT_MAX_LISTENERS = EventEmitter.defaultMaxListeners;
 
 /**
  * Makes a data property of a prototype an accessor before freezing it, so instances can still get their own
  * value by assignment (`this._events = ...`): without this, freezing EventEmitter.prototype would break Node.
+ * @param {object} proto
  */
 function tameOverrides(proto) {
   for (const key of Reflect.ownKeys(proto)) {
@@ -67,6 +72,7 @@ function tameOverrides(proto) {
       get() {
         return value;
       },
+      /** @param {unknown} next */
       set(next) {
         if (this === proto) throw new TypeError(`Cannot assign to read only property '${String(key)}'`);
         Object.defineProperty(this, key, {
@@ -88,6 +94,7 @@ function tameOverrides(proto) {
  * prototypes): the allowed modules are objects of this realm shared by every run of the process, so none of
  * it may be changed by a run, neither to leave something for the next run nor to have this file's own code
  * (IPC runs on EventEmitter.prototype) call the code's functions.
+ * @param {unknown[]} roots
  */
 function lockdown(roots) {
   const seen = new Set();
@@ -157,6 +164,7 @@ const WITHHELD = new Set(["crypto.setEngine", "crypto.setFips", "buffer.resolveO
 
 /** Frozen, null-prototype copies of the allowed modules: the modules' own exports objects are never handed out. */
 const nodeRequire = createRequire(import.meta.url);
+/** @type {Map<string, Record<string, unknown>>} */
 export const FACADES = new Map();
 for (const name of ALLOWED_MODULES) {
   const exports = nodeRequire(`node:${name}`);
@@ -211,7 +219,8 @@ async function sampleInstances() {
   return samples;
 }
 lockdown([...FACADES.values(), ...(await sampleInstances())]);
-export const facade = (name) => FACADES.get(name);
+/** The facade of an allowed module (of ALLOWED_MODULES only). @param {string} name */
+export const facade = (name) => /** @type {Record<string, unknown>} */ (FACADES.get(name));
 
 /** Globals of this realm every context gets (frozen, shared by the runs of one process). */
 const buffer = facade("buffer");

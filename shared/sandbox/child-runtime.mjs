@@ -6,24 +6,38 @@
  */
 
 /**
+ * @typedef {import("./child-driver.mjs").CodeValue} CodeValue
+ * @typedef {import("./child-driver.mjs").SandboxHost} SandboxHost
+ * @typedef {import("./child-driver.mjs").Settle} Settle
+ */
+
+/**
  * What a run's code gets on top of the JavaScript built-ins: timers, `fetch` (carried out by the host) and
  * the WHATWG classes around it. Evaluated inside each run's context by the driver (so every class and
  * promise is of that context's realm), never in this file's realm. `host` is the run's capability object;
  * `calls` maps the ids of host calls in flight to their `settle(ok, payload)` (the driver's pump delivers the
  * answers); `fail` ends the run as `thrown` (an error thrown by a timer callback, as Node would crash on it).
+ * @param {SandboxHost} host
+ * @param {Map<number, Settle>} calls
+ * @param {(error: CodeValue) => void} fail
+ * @returns {{ globals: Record<string, unknown>, fired: (ids: number[]) => void, nodeFetch: CodeValue }}
  */
 export function codeRuntime(host, calls, fail) {
   const parse = JSON.parse;
   const stringify = JSON.stringify;
   const ownKeys = Object.keys;
   const isView = ArrayBuffer.isView;
-  const tag = (value) => Object.prototype.toString.call(value);
+  const tag = (/** @type {unknown} */ value) => Object.prototype.toString.call(value);
   const Bytes = Buffer; // this process's frozen Buffer, also a global of the context
 
   // --- timers: the host's real timers, cancelled when the run ends; callbacks run inside the context ---
+  /** @type {Map<number, { callback: Function, args: CodeValue[], repeat: boolean }>} */
   const timers = new Map();
   const TIMER_ID = Symbol("timer id");
   class Timeout {
+    /** @type {number} */
+    [TIMER_ID];
+    /** @param {number} id */
     constructor(id) {
       this[TIMER_ID] = id;
     }
@@ -44,6 +58,12 @@ export function codeRuntime(host, calls, fail) {
       return this[TIMER_ID];
     }
   }
+  /**
+   * @param {"timeout" | "interval" | "immediate"} kind
+   * @param {CodeValue} callback
+   * @param {CodeValue} delay
+   * @param {CodeValue[]} args
+   */
   const schedule = (kind, callback, delay, args) => {
     if (typeof callback !== "function")
       throw new TypeError('The "callback" argument must be of type function');
@@ -54,18 +74,19 @@ export function codeRuntime(host, calls, fail) {
     timers.set(id, { callback, args, repeat: kind === "interval" });
     return new Timeout(id);
   };
-  const clear = (handle) => {
+  const clear = (/** @type {CodeValue} */ handle) => {
     const id = handle instanceof Timeout ? handle[TIMER_ID] : Number(handle);
     if (!timers.has(id)) return;
     timers.delete(id);
     host.clearTimer(id);
   };
   /** Runs the callbacks of timers the host saw fire, in order. */
-  const fired = (ids) => {
+  const fired = (/** @type {number[]} */ ids) => {
     for (let i = 0; i < ids.length; i++) {
-      const timer = timers.get(ids[i]);
+      const id = /** @type {number} */ (ids[i]);
+      const timer = timers.get(id);
       if (timer === undefined) continue;
-      if (!timer.repeat) timers.delete(ids[i]);
+      if (!timer.repeat) timers.delete(id);
       try {
         timer.callback(...timer.args);
       } catch (error) {
@@ -76,13 +97,22 @@ export function codeRuntime(host, calls, fail) {
   };
   const queued = Promise.resolve();
   const globals = {
-    setTimeout: (callback, delay, ...args) => schedule("timeout", callback, delay, args),
-    setInterval: (callback, delay, ...args) => schedule("interval", callback, delay, args),
-    setImmediate: (callback, ...args) => schedule("immediate", callback, 0, args),
+    setTimeout: (
+      /** @type {CodeValue} */ callback,
+      /** @type {CodeValue} */ delay,
+      /** @type {CodeValue[]} */ ...args
+    ) => schedule("timeout", callback, delay, args),
+    setInterval: (
+      /** @type {CodeValue} */ callback,
+      /** @type {CodeValue} */ delay,
+      /** @type {CodeValue[]} */ ...args
+    ) => schedule("interval", callback, delay, args),
+    setImmediate: (/** @type {CodeValue} */ callback, /** @type {CodeValue[]} */ ...args) =>
+      schedule("immediate", callback, 0, args),
     clearTimeout: clear,
     clearInterval: clear,
     clearImmediate: clear,
-    queueMicrotask: (callback) => {
+    queueMicrotask: (/** @type {CodeValue} */ callback) => {
       if (typeof callback !== "function")
         throw new TypeError('The "callback" argument must be of type function');
       queued.then(() => callback()).catch(fail);
@@ -91,24 +121,31 @@ export function codeRuntime(host, calls, fail) {
 
   // --- AbortController, enough for fetch and timeouts ---
   class AbortSignal {
+    /** @type {Function[]} */
     #listeners = [];
     aborted = false;
+    /** @type {CodeValue} */
     reason = undefined;
+    /** @type {CodeValue} */
     onabort = null;
+    /** @param {CodeValue} type @param {CodeValue} listener */
     addEventListener(type, listener) {
       if (type === "abort" && typeof listener === "function") this.#listeners.push(listener);
     }
+    /** @param {CodeValue} _type @param {CodeValue} listener */
     removeEventListener(_type, listener) {
       this.#listeners = this.#listeners.filter((l) => l !== listener);
     }
     throwIfAborted() {
       if (this.aborted) throw this.reason;
     }
+    /** @param {CodeValue} reason */
     static abort(reason) {
       const controller = new AbortController();
       controller.abort(reason);
       return controller.signal;
     }
+    /** @param {CodeValue} ms */
     static timeout(ms) {
       const controller = new AbortController();
       globals.setTimeout(
@@ -117,6 +154,7 @@ export function codeRuntime(host, calls, fail) {
       );
       return controller.signal;
     }
+    /** @param {CodeValue} reason */
     _abort(reason) {
       if (this.aborted) return;
       this.aborted = true;
@@ -128,12 +166,14 @@ export function codeRuntime(host, calls, fail) {
   }
   class AbortController {
     signal = new AbortSignal();
+    /** @param {CodeValue} [reason] */
     abort(reason) {
       this.signal._abort(
         reason === undefined ? domError("This operation was aborted", "AbortError") : reason,
       );
     }
   }
+  /** @param {string} message @param {string} name */
   const domError = (message, name) => {
     const error = new Error(message);
     error.name = name;
@@ -142,6 +182,7 @@ export function codeRuntime(host, calls, fail) {
 
   // --- fetch and its classes (node-fetch's names and shapes) ---
   class FetchError extends TypeError {
+    /** @param {string} message @param {string} type @param {{ code?: string }} [systemError] */
     constructor(message, type, systemError) {
       super(message);
       this.name = "FetchError";
@@ -156,19 +197,21 @@ export function codeRuntime(host, calls, fail) {
       this.type = type;
     }
   }
-  const headerName = (name) => {
+  const headerName = (/** @type {CodeValue} */ name) => {
     const text = String(name).toLowerCase();
     if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(text))
       throw new TypeError(`Header name must be a valid HTTP token [${name}]`);
     return text;
   };
-  const headerValue = (value) => {
+  const headerValue = (/** @type {CodeValue} */ value) => {
     const text = String(value).trim();
     if (/[\r\n\0]/.test(text)) throw new TypeError("Invalid character in header content");
     return text;
   };
   class Headers {
+    /** @type {Map<string, string[]>} */
     #map = new Map(); // lower-cased name → values
+    /** @param {CodeValue} [init] */
     constructor(init) {
       if (init === undefined || init === null) return;
       if (init instanceof Headers) {
@@ -184,15 +227,18 @@ export function codeRuntime(host, calls, fail) {
         for (const name of ownKeys(init)) this.append(name, init[name]);
       } else throw new TypeError("Headers init must be an object or an iterable");
     }
+    /** @param {CodeValue} name @param {CodeValue} value */
     append(name, value) {
       const key = headerName(name);
       const values = this.#map.get(key);
       if (values) values.push(headerValue(value));
       else this.#map.set(key, [headerValue(value)]);
     }
+    /** @param {CodeValue} name @param {CodeValue} value */
     set(name, value) {
       this.#map.set(headerName(name), [headerValue(value)]);
     }
+    /** @param {CodeValue} name */
     get(name) {
       const values = this.#map.get(headerName(name));
       return values === undefined ? null : values.join(", ");
@@ -200,12 +246,15 @@ export function codeRuntime(host, calls, fail) {
     getSetCookie() {
       return [...(this.#map.get("set-cookie") ?? [])];
     }
+    /** @param {CodeValue} name */
     has(name) {
       return this.#map.has(headerName(name));
     }
+    /** @param {CodeValue} name */
     delete(name) {
       this.#map.delete(headerName(name));
     }
+    /** @param {CodeValue} callback @param {CodeValue} [thisArg] */
     forEach(callback, thisArg) {
       for (const [name, value] of this.entries()) callback.call(thisArg, value, name, this);
     }
@@ -223,20 +272,27 @@ export function codeRuntime(host, calls, fail) {
     }
     /** node-fetch v2: every value of every header. */
     raw() {
+      /** @type {Record<string, string[]>} */
       const raw = {};
       for (const [name, values] of this.#map) raw[name] = [...values];
       return raw;
     }
     #pairs() {
+      /** @type {[string, string][]} */
       const pairs = [];
       for (const [name, values] of this.#map) for (const value of values) pairs.push([name, value]);
       return pairs;
     }
+    /** @param {Headers} headers */
     static pairsOf(headers) {
       return headers.#pairs();
     }
   }
-  /** Bytes of a request or response body, and the content type it implies. */
+  /**
+   * Bytes of a request or response body, and the content type it implies.
+   * @param {CodeValue} body
+   * @returns {{ bytes: Buffer | undefined, type?: string }}
+   */
   const bodyBytes = (body) => {
     if (body === undefined || body === null) return { bytes: undefined };
     if (typeof body === "string")
@@ -253,8 +309,10 @@ export function codeRuntime(host, calls, fail) {
     return { bytes: Bytes.from(String(body), "utf8"), type: "text/plain;charset=UTF-8" };
   };
   class Body {
+    /** @type {Buffer | undefined} */
     #bytes;
     bodyUsed = false;
+    /** @param {Buffer | undefined} bytes */
     constructor(bytes) {
       this.#bytes = bytes;
     }
@@ -284,26 +342,34 @@ export function codeRuntime(host, calls, fail) {
     bytes() {
       return this.#consume().then((bytes) => new Uint8Array(bytes));
     }
+    /** @param {Body} body */
     static bytesOf(body) {
       return body.#bytes;
     }
   }
   class Request extends Body {
+    /** @param {CodeValue} input @param {CodeValue} [init] */
     constructor(input, init = {}) {
+      /** @type {Request | undefined} */
       const from = input instanceof Request ? input : undefined;
       const given = init.body !== undefined ? init.body : from ? Body.bytesOf(from) : undefined;
       const { bytes, type } = bodyBytes(given);
       super(bytes);
+      /** @type {string} */
       this.url = new URL(from ? from.url : String(input)).href;
+      /** @type {string} */
       this.method = String(init.method ?? from?.method ?? "GET").toUpperCase();
       if ((this.method === "GET" || this.method === "HEAD") && bytes !== undefined)
         throw new TypeError("Request with GET/HEAD method cannot have body");
       this.headers = new Headers(init.headers ?? from?.headers);
       if (type !== undefined && !this.headers.has("content-type")) this.headers.set("content-type", type);
+      /** @type {CodeValue} */
       this.redirect = init.redirect ?? from?.redirect ?? "follow";
       if (!["follow", "manual", "error"].includes(this.redirect))
         throw new TypeError(`Invalid redirect: ${this.redirect}`);
+      /** @type {CodeValue} */
       this.signal = init.signal ?? from?.signal ?? null;
+      /** @type {CodeValue} */
       this.timeout = init.timeout ?? from?.timeout ?? 0; // node-fetch v2's per-request timeout
     }
     clone() {
@@ -311,8 +377,15 @@ export function codeRuntime(host, calls, fail) {
     }
   }
   class Response extends Body {
+    /** @type {string} */
     #url;
+    /** @type {boolean} */
     #redirected;
+    /**
+     * @param {CodeValue} [body]
+     * @param {CodeValue} [init]
+     * @param {{ url?: string, redirected?: boolean }} [meta] what the host says of a fetch's answer
+     */
     constructor(body = null, init = {}, meta = undefined) {
       const { bytes, type } = bodyBytes(body);
       super(bytes);
@@ -339,6 +412,7 @@ export function codeRuntime(host, calls, fail) {
       if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.");
       return new Response(Body.bytesOf(this) ?? null, this, { url: this.#url, redirected: this.#redirected });
     }
+    /** @param {CodeValue} data @param {CodeValue} [init] */
     static json(data, init = {}) {
       const headers = new Headers(init.headers);
       if (!headers.has("content-type")) headers.set("content-type", "application/json");
@@ -347,11 +421,13 @@ export function codeRuntime(host, calls, fail) {
     static error() {
       return new Response(null, { status: 0 });
     }
+    /** @param {CodeValue} url @param {CodeValue} [status] */
     static redirect(url, status = 302) {
       return new Response(null, { status, headers: { location: new URL(String(url)).href } });
     }
   }
 
+  /** @param {CodeValue} input @param {CodeValue} [init] @returns {Promise<Response>} */
   const fetch = (input, init) => {
     let request;
     try {
@@ -395,13 +471,13 @@ export function codeRuntime(host, calls, fail) {
       calls.set(id, (ok, payload) => {
         if (signal) signal.removeEventListener("abort", onAbort);
         if (!ok) {
-          const info = parse(payload);
+          const info = parse(/** @type {string} */ (payload)); // a fetch's answer always carries its JSON
           reject(
             info.type === "aborted" ? new AbortError(info.message) : new FetchError(info.message, info.type),
           );
           return;
         }
-        const answer = parse(payload);
+        const answer = parse(/** @type {string} */ (payload));
         resolve(
           new Response(
             answer.body === undefined ? null : Bytes.from(answer.body, "base64"),
@@ -414,7 +490,7 @@ export function codeRuntime(host, calls, fail) {
   };
 
   // node-fetch: the function itself, with `default` and the named exports of v2 and v3.
-  const nodeFetch = (input, init) => fetch(input, init);
+  const nodeFetch = (/** @type {CodeValue} */ input, /** @type {CodeValue} */ init) => fetch(input, init);
   Object.assign(nodeFetch, {
     default: nodeFetch,
     Headers,
@@ -422,7 +498,7 @@ export function codeRuntime(host, calls, fail) {
     Response,
     FetchError,
     AbortError,
-    isRedirect: (status) => [301, 302, 303, 307, 308].includes(status),
+    isRedirect: (/** @type {CodeValue} */ status) => [301, 302, 303, 307, 308].includes(status),
   });
   Object.defineProperty(nodeFetch, "__esModule", { value: true });
 

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * One sandbox process, started by sandbox-process.ts for ONE (tenant, code) key, under Node's permission model
  * (it may read its own files and nothing else; no writes, child processes, workers, addons, inspector), with an
@@ -32,6 +33,16 @@ import {
   proc,
   send,
 } from "./child-lockdown.mjs";
+
+/**
+ * @typedef {import("./runner-protocol.ts").RunMessage} RunMessage
+ * @typedef {import("./runner-protocol.ts").SvcResultMessage} SvcResultMessage
+ * @typedef {import("./runner-protocol.ts").FetchResultMessage} FetchResultMessage
+ * @typedef {import("./runner-protocol.ts").ChildMessage} ChildMessage
+ * @typedef {import("./runner-protocol.ts").DoneKind} DoneKind
+ * @typedef {import("./child-driver.mjs").SandboxHost} SandboxHost
+ * @typedef {"timeout" | "interval" | "immediate"} TimerKind
+ */
 
 const SVC_OPERATIONS = ["tokens.create", "tokens.retrieve", "tokens.update", "tokens.delete"];
 
@@ -68,12 +79,14 @@ const ERROR_GLOBALS = [
 ];
 const REQUIRABLE = [...ALLOWED_MODULES, "node-fetch", ...PACKAGE_FILES.keys()].join(", ");
 /** Compiled packages by name: { script } or { error } (a file that cannot be read or compiled). */
+/** @type {Map<string, { script?: vm.Script, error?: true }>} */
 const packageScripts = new Map();
+/** @param {string} name @returns {vm.Script | undefined} */
 function packageScript(name) {
   let entry = packageScripts.get(name);
   if (entry === undefined) {
     try {
-      const source = readFileSync(PACKAGE_FILES.get(name), "utf8");
+      const source = readFileSync(/** @type {URL} */ (PACKAGE_FILES.get(name)), "utf8");
       // `self`: browser builds find the global object by that name (node-forge).
       const wrapped = `(function (exports, require, module, self) {${source}\n})`;
       entry = { script: new vm.Script(wrapped, { filename: `sandbox-packages/${name}` }) };
@@ -87,20 +100,24 @@ function packageScript(name) {
 /**
  * Package names the code requires by a string literal, and the errors module when the code names one of its
  * classes: their wrappers are made before each run starts (the others only if the code asks at run time).
+ * @param {string} code
  */
 function packagesNamedIn(code) {
   const names = new Set();
   if (ERROR_GLOBALS.some((name) => code.includes(name))) names.add(ERRORS_MODULE);
   for (const match of code.matchAll(/\brequire\s*\(\s*(["'`])([^"'`]+)\1\s*\)/g)) {
-    const name = match[2].startsWith("node:") ? match[2].slice(5) : match[2];
+    const named = /** @type {string} */ (match[2]);
+    const name = named.startsWith("node:") ? named.slice(5) : named;
     if (PACKAGE_FILES.has(name)) names.add(name);
   }
   return [...names];
 }
 /** This file's directory: left out of every message sent back (a run's errors may quote it). */
 const HOST_DIR = fileURLToPath(new URL(".", import.meta.url));
+/** @param {string} text */
 const withoutHostPaths = (text) => (HOST_DIR.length > 1 ? text.split(HOST_DIR).join("") : text);
 
+/** @type {vm.CreateContextOptions} */
 const CONTEXT_OPTIONS = {
   name: "transform",
   codeGeneration: { strings: false, wasm: false },
@@ -108,7 +125,9 @@ const CONTEXT_OPTIONS = {
 };
 
 /** Compiled code by SHA-256 (computed by the host): { script } or { error } for code that does not compile. */
+/** @type {Map<string, { script: vm.Script, packages: string[] } | { error: string }>} */
 const compiled = new Map();
+/** @param {string} code */
 function compile(code) {
   try {
     // Parsed as a function body first: code that closes the wrapper early (`}); ...`) is refused instead of
@@ -119,7 +138,8 @@ function compile(code) {
       script: new vm.Script(wrapped, { filename: "transform.js", lineOffset: -1 }),
       packages: packagesNamedIn(code),
     };
-  } catch (error) {
+  } catch (caught) {
+    const error = /** @type {{ name?: unknown, message?: unknown } | undefined} */ (caught);
     const name = typeof error?.name === "string" ? error.name : "SyntaxError";
     const message = typeof error?.message === "string" ? error.message : "";
     return { error: JSON.stringify({ name, message }) };
@@ -127,14 +147,28 @@ function compile(code) {
 }
 
 /**
- * Runs in flight: id → { context, deadline, answers (svc and fetch answers not yet taken), nextCall (one
- * numbering for svc and fetch calls), drainTimer, drainDelay and activeAt (scheduleDrain), cleanups, timers
- * (pending: id → cancel), fired (timer ids not yet taken), nextTimer }.
- * Contexts use their own microtask queue (`afterEvaluate`), which only runs when this file enters the
+ * A run in flight.
+ * @typedef {object} RunState
+ * @property {vm.Context} context
+ * @property {number} deadline `performance.now()` by which the run must be done
+ * @property {[number, boolean, string | undefined][]} answers svc and fetch answers not yet taken: [call, ok, payload]
+ * @property {number} nextCall one numbering for svc and fetch calls
+ * @property {NodeJS.Timeout} [drainTimer] the next drain (scheduleDrain), once the first turn is over
+ * @property {number} drainDelay
+ * @property {number} activeAt
+ * @property {(() => void)[]} cleanups what cancels the work the run scheduled
+ * @property {Map<number, () => void>} timers pending: timer id → cancel
+ * @property {number[]} fired timer ids not yet taken
+ * @property {number} nextTimer
+ */
+
+/**
+ * Runs in flight by id. Contexts use their own microtask queue (`afterEvaluate`), which only runs when this file enters the
  * context with a vm timeout: so every piece of the code's work, promise jobs included, is bounded by the
  * run's deadline here too, and a process whose host vanished (no one left to kill it) never spins for
  * longer than one timeout before it notices the disconnect.
  */
+/** @type {Map<number, RunState>} */
 const runs = new Map();
 /** Hands the run its svc/fetch answers and fired timers, then (afterEvaluate) runs its queued promise jobs. */
 const DRAIN = new vm.Script('"use strict"; __sandboxPump();', { filename: "sandbox-drain.js" });
@@ -149,7 +183,11 @@ const DRAIN_FAST_MS = 1;
 const DRAIN_FAST_WINDOW_MS = 10;
 const DRAIN_SLOW_MS = 16;
 
-/** Schedules the run's next drain: fast within the window after its last activity, slower and slower after. */
+/**
+ * Schedules the run's next drain: fast within the window after its last activity, slower and slower after.
+ * @param {number} id
+ * @param {RunState} state
+ */
 function scheduleDrain(id, state) {
   clearTimeout(state.drainTimer);
   const idle = performance.now() - state.activeAt;
@@ -161,7 +199,7 @@ function scheduleDrain(id, state) {
   }, state.drainDelay);
 }
 
-/** The run did something: its next drains come fast again. */
+/** The run did something: its next drains come fast again. @param {number} id */
 function active(id) {
   const state = runs.get(id);
   if (state === undefined || state.drainTimer === undefined) return;
@@ -169,6 +207,7 @@ function active(id) {
   if (state.drainDelay > DRAIN_FAST_MS) scheduleDrain(id, state);
 }
 
+/** @param {number} id @param {DoneKind} kind @param {string | undefined} payload */
 function done(id, kind, payload) {
   const state = runs.get(id);
   if (state === undefined) return;
@@ -181,7 +220,12 @@ function done(id, kind, payload) {
   send({ t: "done", id, kind, payload });
 }
 
-/** Runs `script` in the run's context, then its queued promise jobs, within what is left of its time. */
+/**
+ * Runs `script` in the run's context, then its queued promise jobs, within what is left of its time.
+ * @param {number} id
+ * @param {vm.Script} script
+ * @returns {unknown} what the script evaluated to
+ */
 function enter(id, script) {
   const state = runs.get(id);
   if (state === undefined) return undefined;
@@ -195,7 +239,8 @@ function enter(id, script) {
   try {
     return script.runInContext(state.context, { timeout: left });
   } catch (error) {
-    if (error?.code === "ERR_SCRIPT_EXECUTION_TIMEOUT") done(id, "timeout", undefined);
+    if (/** @type {{ code?: unknown } | undefined} */ (error)?.code === "ERR_SCRIPT_EXECUTION_TIMEOUT")
+      done(id, "timeout", undefined);
     else done(id, "thrown", '{"name":"Error","message":"the run failed"}');
     return undefined;
   } finally {
@@ -203,6 +248,7 @@ function enter(id, script) {
   }
 }
 
+/** @param {RunMessage} message */
 function run(message) {
   const { id, hash, input, svc, timeoutMs, maxResultChars } = message;
   let entry = compiled.get(hash);
@@ -214,18 +260,21 @@ function run(message) {
     entry = compile(message.code);
     compiled.set(hash, entry);
   }
-  if (entry.error !== undefined) {
+  if ("error" in entry) {
     send({ t: "done", id, kind: "invalid-code", payload: entry.error });
     return;
   }
   const sandbox = Object.create(null);
   Object.assign(sandbox, GLOBALS);
   const context = vm.createContext(sandbox, CONTEXT_OPTIONS);
+  /** @type {RunState} */
   const state = {
     context,
     deadline: performance.now() + timeoutMs,
     answers: [],
     nextCall: 0,
+    drainDelay: DRAIN_FAST_MS,
+    activeAt: 0,
     cleanups: [],
     timers: new Map(),
     fired: [],
@@ -245,6 +294,7 @@ function run(message) {
   }
   // Wrappers of the packages the code names, made now, outside the code's turn: making one while the code runs
   // (a name computed at run time) runs the context's queued promise jobs early (afterEvaluate).
+  /** @type {Map<string, unknown>} */
   const packageFactories = new Map();
   for (const name of entry.packages) {
     const script = packageScript(name);
@@ -253,7 +303,8 @@ function run(message) {
     if (!runs.has(id)) return;
     packageFactories.set(name, wrapper);
   }
-  sandbox.__sandboxHost = Object.freeze({
+  /** @type {SandboxHost} */
+  const host = {
     __proto__: null,
     factory,
     input,
@@ -293,7 +344,8 @@ function run(message) {
       if (runs.has(id) && typeof call === "number") send({ t: "fetch-cancel", id, call });
     },
     timer: (kind, ms) => schedule(id, state, kind, ms),
-    clearTimer: (timer) => {
+    clearTimer: (given) => {
+      const timer = /** @type {number} */ (given); // anything else finds no timer
       state.timers.get(timer)?.();
       state.timers.delete(timer);
     },
@@ -308,7 +360,8 @@ function run(message) {
       if (payload !== undefined && payload.length > maxResultChars) done(id, "too-large", undefined);
       else done(id, kind, kind === "ok" || payload === undefined ? payload : withoutHostPaths(payload));
     },
-  });
+  };
+  sandbox.__sandboxHost = Object.freeze(host);
   enter(id, DRIVER);
   if (!runs.has(id)) return; // finished (or failed) within its first turn: the usual case
   state.activeAt = performance.now();
@@ -319,7 +372,13 @@ function run(message) {
 /** Most timers one run may have pending at once. */
 const MAX_TIMERS = 10_000;
 
-/** Starts a real timer for the run; when it fires, the run's pump calls the code's callback. */
+/**
+ * Starts a real timer for the run; when it fires, the run's pump calls the code's callback.
+ * @param {number} id
+ * @param {RunState} state
+ * @param {unknown} kind
+ * @param {unknown} ms
+ */
 function schedule(id, state, kind, ms) {
   if (!runs.has(id) || state.timers.size >= MAX_TIMERS) return -1;
   if (kind !== "timeout" && kind !== "interval" && kind !== "immediate") return -1;
@@ -345,6 +404,7 @@ function schedule(id, state, kind, ms) {
   return timer;
 }
 
+/** @param {SvcResultMessage | FetchResultMessage} message */
 function svcResult(message) {
   const state = runs.get(message.id);
   if (state === undefined) return;
@@ -353,10 +413,15 @@ function svcResult(message) {
   active(message.id);
 }
 
-proc.on("message", (message) => {
-  if (message?.t === "run") run(message);
-  else if (message?.t === "svc-result" || message?.t === "fetch-result") svcResult(message);
-});
+proc.on(
+  "message",
+  (/** @type {Partial<RunMessage | SvcResultMessage | FetchResultMessage> | null} */ message) => {
+    // The host is this process's only peer (IPC); its messages are not checked again here.
+    if (message?.t === "run") run(/** @type {RunMessage} */ (message));
+    else if (message?.t === "svc-result" || message?.t === "fetch-result")
+      svcResult(/** @type {SvcResultMessage | FetchResultMessage} */ (message));
+  },
+);
 // The code's own unhandled rejections must not end the process (and the other runs in it).
 proc.on("unhandledRejection", () => {});
 // The host went away (even killed): never outlive it.
