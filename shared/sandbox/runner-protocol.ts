@@ -1,6 +1,7 @@
 /**
  * Messages between the host (sandbox-process.ts) and a sandbox process (child.mjs) over Node's IPC channel.
- * child.mjs is plain JavaScript and cannot import this file: keep both sides in step.
+ * child.mjs is plain JavaScript and cannot import this file at run time; its JSDoc types import these
+ * (`npm run typecheck`, tsconfig.sandbox.json), so both sides are checked against one description.
  *
  * Values cross as JSON strings: the child parses the input INSIDE the run's context (so `req` has that
  * context's intrinsics) and serialises results there, so no object of one realm reaches another.
