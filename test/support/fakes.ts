@@ -12,7 +12,12 @@ import type { AccessRule } from "#shared/domain/access-rules.ts";
 import { Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
-import type { ApplicationType, Permission, TokenPermission } from "#shared/domain/permissions.ts";
+import {
+  type ApplicationType,
+  type Permission,
+  TOKEN_PERMISSIONS,
+  type TokenPermission,
+} from "#shared/domain/permissions.ts";
 import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
 import { createExpressionEngine } from "#shared/domain/tokens/expressions.ts";
 
@@ -53,14 +58,7 @@ export function fakeTokenDomain() {
   return { deps, clock, tokens, auditLog, tenantId, app };
 }
 
-export const ALL_TOKEN_PERMISSIONS: TokenPermission[] = [
-  "token:create",
-  "token:read",
-  "token:update",
-  "token:delete",
-  "token:use",
-  "token:search",
-];
+export const ALL_TOKEN_PERMISSIONS: TokenPermission[] = [...TOKEN_PERMISSIONS];
 
 export const REVEAL_EVERYTHING: AccessRule[] = [
   {

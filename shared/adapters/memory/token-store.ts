@@ -151,29 +151,21 @@ export class MemoryTokenStore implements TokenStore {
   }
 
   async searchEntries(tenantId: string, hashes: string[], size: number, after: string | undefined) {
-    let index = 0;
-    let afterId: string | undefined;
-    if (after !== undefined) {
-      const at = after.indexOf(":");
-      index = Number(after.slice(0, at));
-      afterId = after.slice(at + 1);
-    }
-    // Partition by partition (one per hash), token id ascending within each: the DynamoDB store's order.
-    const entries: { hash: string; tokenId: string }[] = [];
-    for (; index < hashes.length; index++, afterId = undefined) {
-      const hash = hashes[index] as string;
-      const ids = [...(this.search.get(searchKey(tenantId, hash)) ?? [])]
-        .filter((id) => afterId === undefined || id > afterId)
-        .sort();
-      for (const [n, tokenId] of ids.entries()) {
-        entries.push({ hash, tokenId });
-        if (entries.length >= size) {
-          const more = n + 1 < ids.length || index + 1 < hashes.length;
-          return more ? { entries, next: `${index}:${tokenId}` } : { entries };
-        }
-      }
-    }
-    return { entries };
+    // Partition by partition (one per hash), token id ascending within each: the DynamoDB store's order. The
+    // position is this store's own (opaque to callers): the index of the hash and the last token id answered.
+    const all = hashes.flatMap((hash, index) =>
+      [...(this.search.get(searchKey(tenantId, hash)) ?? [])]
+        .sort()
+        .map((tokenId) => ({ index, hash, tokenId })),
+    );
+    const [afterIndex, afterId] = after === undefined ? [-1, ""] : (JSON.parse(after) as [number, string]);
+    const rest = all.filter((e) => e.index > afterIndex || (e.index === afterIndex && e.tokenId > afterId));
+    const page = rest.slice(0, size);
+    const last = page.at(-1);
+    return {
+      entries: page.map(({ hash, tokenId }) => ({ hash, tokenId })),
+      ...(rest.length > size && last ? { next: JSON.stringify([last.index, last.tokenId]) } : {}),
+    };
   }
 
   async removeSearchEntries(token: { tenant_id: string; id: string }, hashes: string[]): Promise<void> {
