@@ -12,7 +12,6 @@ import {
 import { jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
 import { isForbiddenHeaderName, nullObject } from "#shared/domain/safe-keys.ts";
 import { accessOf } from "#shared/domain/tokens/access.ts";
-import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
 import { createDetokenizer, findReferences, type UseAudit } from "#shared/domain/tokens/detokenize.ts";
 import { hashKey } from "#shared/ids.ts";
 import { type Egress, EgressError, type EgressErrorCode } from "#shared/ports/egress.ts";
