@@ -20,6 +20,7 @@ import {
   tenantStore,
 } from "#shared/composition/stores.ts";
 import { type TokenDomainOptions, tokenDomain } from "#shared/composition/token-domain.ts";
+import type { UsageMeter } from "#shared/composition/usage-meter.ts";
 import { type Config, config, resetConfig } from "#shared/config.ts";
 import { processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
 import type { RenderMeter } from "#shared/domain/tokens/render-budget.ts";
@@ -50,8 +51,8 @@ import * as transactions from "./transactions/handler.ts";
  * compose (the same builders), with the local adapters: the in-process job queue, the outbox mailer, the
  * process sandbox. One set for all groups, so the test clock POST /_test/clock advances is every route's.
  */
-export function composeLocal(cfg: Config, options: TokenDomainOptions = {}) {
-  const core = composeCore(cfg, { rootKey: rootKeyVerifier });
+export function composeLocal(cfg: Config, options: TokenDomainOptions = {}, meter?: UsageMeter) {
+  const core = composeCore(cfg, { rootKey: rootKeyVerifier, ...(meter ? { meter } : {}) });
   // Asynchronous reactions: an in-process queue with the same retry semantics as SQS.
   const localJobQueue = new LocalJobQueue({
     dataDir: cfg.dataDir,
@@ -70,7 +71,8 @@ export function composeLocal(cfg: Config, options: TokenDomainOptions = {}) {
     ...egress(),
     // Customer code runs in permission-restricted child processes, one per tenant and code version (or, with
     // the runner settings, in runner functions as in AWS; or nowhere with SVC_SANDBOX=none).
-    sandbox:
+    sandbox: meteredSandbox(
+      meter,
       cfg.sandbox === "process"
         ? (new ProcessSandbox({
             maxProcesses: cfg.sandboxProcesses,
@@ -79,11 +81,15 @@ export function composeLocal(cfg: Config, options: TokenDomainOptions = {}) {
             outbound: { allowPrivate: cfg.proxyAllowPrivate, requireHttps: false, limits: cfg.sandboxFetch },
           }) as Sandbox)
         : sandbox(core).sandbox,
-    jobQueue: localJobQueue,
+    ),
+    jobQueue: meter ? meter.jobQueue(localJobQueue) : localJobQueue,
     localJobQueue,
   };
 }
 export type LocalDeps = ReturnType<typeof composeLocal>;
+
+const meteredSandbox = (meter: UsageMeter | undefined, inner: Sandbox): Sandbox =>
+  meter ? meter.sandbox(inner) : inner;
 
 /** Every group's routes over the one local composition: the handlers the Lambdas export, composed locally. */
 export function localHandlers(deps: LocalDeps): Record<FunctionGroup, HttpLambda> {
@@ -136,6 +142,8 @@ export interface LocalServiceOptions {
    * directory named after the data directory (master-key-file.ts), never inside the data directory.
    */
   masterKeyFile?: string;
+  /** `npm run cost` only: counts what requests use of the table, the key wrapper and the job queue. */
+  meter?: UsageMeter;
   /** Where the DynamoDB Local supervisor's lines go (a restart, giving up). Default: the logger, as warnings. */
   log?: (line: string) => void;
 }
@@ -210,7 +218,11 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       : { SVC_PROXY_ALLOW_PRIVATE: options.proxyAllowPrivate ? "1" : "0" }),
   });
   resetConfig();
-  const deps = composeLocal(config(), options.renderMeter ? { renderMeter: options.renderMeter } : {});
+  const deps = composeLocal(
+    config(),
+    options.renderMeter ? { renderMeter: options.renderMeter } : {},
+    options.meter,
+  );
 
   // The AWS stack runs the sweep every 15 minutes; locally a timer does, on the same (possibly test) clock.
   const sweepTimer = setInterval(() => {

@@ -63,13 +63,16 @@ export const API_GATEWAY_TIMEOUT_SECONDS = 29;
  */
 export const API_FUNCTION_TIMEOUT = Duration.seconds(API_GATEWAY_TIMEOUT_SECONDS - 1);
 
+/** Memory of every API function unless a group sets its own (what `npm run cost` prices Lambda at). */
+export const API_FUNCTION_MEMORY_MB = 512;
+
 export interface ApiFunctionProps {
   /** Directory under functions/ holding handler.ts (one function per endpoint group). */
   group: string;
   description?: string;
   /** CloudWatch retention of the function's log group. */
   logRetention?: RetentionDays;
-  /** Memory in MB (default 512). */
+  /** Memory in MB (default API_FUNCTION_MEMORY_MB). */
   memorySize?: number;
   /** Default API_FUNCTION_TIMEOUT, below API Gateway's 29 s integration timeout. */
   timeout?: Duration;
@@ -110,7 +113,7 @@ export class ApiFunction extends Construct {
       description: props.description ?? `svc-vault ${props.group} endpoints`,
       runtime: NODE_RUNTIME,
       architecture: Architecture.ARM_64,
-      memorySize: props.memorySize ?? 512,
+      memorySize: props.memorySize ?? API_FUNCTION_MEMORY_MB,
       timeout: props.timeout ?? API_FUNCTION_TIMEOUT,
       tracing: Tracing.ACTIVE,
       role: this.role,

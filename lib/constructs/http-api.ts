@@ -49,7 +49,7 @@ const NO_AUTHORIZER_REASON: Record<AuthMode, string> = {
 };
 
 /** JSON access log line: identifiers and outcome only, never headers (they carry SVC-API-KEY). */
-const ACCESS_LOG_FIELDS = {
+export const ACCESS_LOG_FIELDS = {
   requestId: "$context.requestId",
   requestTime: "$context.requestTime",
   ip: "$context.identity.sourceIp",

@@ -19,6 +19,9 @@ export interface SandboxRunnersProps {
   logRetention?: RetentionDays;
 }
 
+/** Memory of the tenants' runner functions: one child process per code version of the tenant, 64 MB heap each. */
+export const SANDBOX_RUNNER_MEMORY_MB = 1024;
+
 /**
  * The tenants' runner functions are made at run time by the control plane (shared/adapters/aws/
  * runner-functions.ts), one per tenant, so CloudFormation does not know them. The stack holds what they
@@ -47,8 +50,7 @@ export class SandboxRunners extends Construct {
       description:
         "svc-vault sandbox runner template: bundle and sizing of the tenants' runners (not invoked)",
       logRetention: props.logRetention,
-      // One child process per code version of the tenant, 64 MB heap each.
-      memorySize: 1024,
+      memorySize: SANDBOX_RUNNER_MEMORY_MB,
       // Asynchronous reactions may run 210 s (spec); synchronous callers stop waiting much earlier.
       timeout: Duration.seconds(240),
       // The sandbox process's entry and the modules it imports, side by side as in the repository.

@@ -22,6 +22,7 @@ import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 import { traced } from "#shared/tracer.ts";
 import { sessionStore } from "./stores.ts";
 import { composeTable } from "./table.ts";
+import type { UsageMeter } from "./usage-meter.ts";
 
 export interface CoreOptions {
   /**
@@ -29,6 +30,8 @@ export interface CoreOptions {
    * from SVC_ROOT_KEY / SVC_ROOT_KEY_HASH, so the data-plane functions never load the SSM client.
    */
   rootKey?: (cfg: Config, clock: Clock) => RootKeyVerifier;
+  /** `npm run cost` only: counts table capacity and key-wrapper calls (usage-meter.ts). */
+  meter?: UsageMeter;
 }
 
 const rootKeyInMemory = (cfg: Config): RootKeyVerifier =>
@@ -73,12 +76,12 @@ const refusing = (why: string): KeyWrapper => {
  * Each function group adds only the adapters its routes use (the other builders of shared/composition/).
  */
 export function composeCore(cfg: Config, options: CoreOptions = {}) {
-  const table = composeTable(cfg);
+  const table = composeTable(cfg, options.meter);
   const { clock, dynamo, audit } = table;
   const applications = new DynamoApplicationStore(dynamo, cfg.tableName, audit);
   const { sessions } = sessionStore(table);
   const rootKey = options.rootKey?.(cfg, clock) ?? rootKeyInMemory(cfg);
-  const keyWrapper = dataKeyWrapper(cfg);
+  const keyWrapper = options.meter ? options.meter.keyWrapper(dataKeyWrapper(cfg)) : dataKeyWrapper(cfg);
   const keyring = new Keyring(
     keyWrapper,
     new DynamoDataKeyStore(dynamo, cfg.tableName, () => clock.now()),

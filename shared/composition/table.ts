@@ -5,13 +5,18 @@ import type { Config } from "#shared/config.ts";
 import { protectEndpoint } from "#shared/egress/address-guard.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import { traced } from "#shared/tracer.ts";
+import type { UsageMeter } from "./usage-meter.ts";
 
-/** The table and the clock: what every function that touches data starts from. */
-export function composeTable(cfg: Config) {
+/**
+ * The table and the clock: what every function that touches data starts from. `meter` (the cost run only) sums
+ * the capacity every table call consumes.
+ */
+export function composeTable(cfg: Config, meter?: UsageMeter) {
   const testClock = cfg.testClock ? new TestClock() : undefined;
   const clock: Clock = testClock ?? systemClock;
   // The document client shares its DynamoDBClient's middleware stack: capturing it traces every table call.
   const dynamo = traced(createDocumentClient({ region: cfg.region, endpoint: cfg.dynamodbEndpoint }));
+  meter?.capacity.install(dynamo);
   // A tenant's proxy or callback never reaches the table's endpoint (DynamoDB Local checks no credentials).
   if (cfg.dynamodbEndpoint) protectEndpoint(cfg.dynamodbEndpoint);
   return {
