@@ -157,10 +157,11 @@ export interface TokenStore {
   /**
    * Writes the token, its fingerprint claim, its expiry index entries and its audit entry in one transaction.
    * With `deduplicate`, an existing live token of the same tenant, type and fingerprint wins (race-safe).
+   * `idGiven`: the caller chose the token's id, so "id-taken" may be the answer, and it comes before "duplicate".
    */
   create(
     token: StoredToken,
-    options: { deduplicate: boolean; now: Date; transaction?: TransactionContext },
+    options: { deduplicate: boolean; idGiven?: boolean; now: Date; transaction?: TransactionContext },
     audit: LogEntry,
   ): Promise<TokenCreateOutcome>;
   /**

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, inject } from "vitest";
 import { type LocalService, startLocalService } from "#functions/local.ts";
+import type { UsageMeter } from "#shared/composition/usage-meter.ts";
 
 export interface TestService {
   url: string;
@@ -16,6 +17,8 @@ export interface UseServiceOptions {
   allowPrivateDestinations?: boolean;
   /** What measures expression render time; default the service's own (the process's CPU time). */
   renderMeter?: () => number;
+  /** Counts what requests use of the table and the other billed services (as `npm run cost` does). */
+  meter?: UsageMeter;
 }
 
 /**
@@ -38,6 +41,7 @@ export function useService(options: UseServiceOptions = {}): TestService {
       tableName: `svc-test-${randomUUID()}`,
       proxyAllowPrivate: options.allowPrivateDestinations ?? false,
       ...(options.renderMeter ? { renderMeter: options.renderMeter } : {}),
+      ...(options.meter ? { meter: options.meter } : {}),
     });
     Object.assign(holder, { url: service.url, rootKey, service });
   });

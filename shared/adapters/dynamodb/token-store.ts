@@ -52,7 +52,7 @@ export class DynamoTokenStore implements TokenStore {
 
   async create(
     input: StoredToken,
-    options: { deduplicate: boolean; now: Date; transaction?: TransactionContext },
+    options: { deduplicate: boolean; idGiven?: boolean; now: Date; transaction?: TransactionContext },
     audit: LogEntry,
   ) {
     const { transaction } = options;
@@ -71,6 +71,14 @@ export class DynamoTokenStore implements TokenStore {
     // not fail because the value is already tokenized: it claims afterwards, only if nobody has (best effort),
     // so later deduplicating creates find a token, without a cancelled transaction on every repeat.
     const claim = options.deduplicate;
+    // A value already tokenized is answered from its claim before anything is written: the transaction below
+    // would be cancelled by the claim's condition, and DynamoDB bills a cancelled transaction's writes (10 WCU for
+    // a card, against 1 RCU for this read; docs/scale.md). Not when the caller chose the id: a taken id is its
+    // answer first, and only the transaction tells.
+    if (claim && !options.idGiven) {
+      const ownerId = await this.claimOwner(token, options.now, transaction?.id);
+      if (ownerId) return { outcome: "duplicate", tokenId: ownerId } as TokenCreateOutcome;
+    }
     for (let attempt = 0; attempt < 4; attempt++) {
       const transactItems = [
         {

@@ -231,7 +231,7 @@ export async function createToken(
   const { token, access, deduplicate } = prepared;
   const outcome = await deps.tokens.create(
     token,
-    { deduplicate, now: deps.clock.now(), transaction },
+    { deduplicate, idGiven: input.id !== undefined, now: deps.clock.now(), transaction },
     tokenEvent(
       deps,
       principal,
