@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { startLocalService } from "#functions/local.ts";
 import { API_FUNCTION_MEMORY_MB } from "#lib/constructs/api-function.ts";
 import { SANDBOX_RUNNER_MEMORY_MB } from "#lib/constructs/sandbox-runners.ts";
+import { ensureSandboxPackages } from "#lib/sandbox-packages.ts";
 import type { MeteredCall } from "#shared/adapters/dynamodb/consumed-capacity.ts";
 import { UsageMeter } from "#shared/composition/usage-meter.ts";
 import { startDynamoDbLocal } from "#shared/local/dynamodb-local.ts";
@@ -59,6 +60,8 @@ async function main(): Promise<void> {
   };
   process.once("SIGINT", () => void cleanUp().finally(() => process.exit(130)));
   try {
+    // As npm start: the packages tenant code may require, built once on a fresh clone.
+    if (await ensureSandboxPackages()) log("built the sandbox packages");
     log("starting DynamoDB Local (in memory) and the proxy's destination…");
     const dynamo = await startDynamoDbLocal({});
     cleanUps.push(() => dynamo.stop());
