@@ -35,6 +35,58 @@ describe("capacity a request costs", () => {
     expect(used.readUnits).toBeLessThanOrEqual(4);
   });
 
+  it("searches the value's lookup partitions of every token type in one round trip", async () => {
+    const { api, owner } = await tenantWithOwner(svc);
+    const indexed = await api.post<{ id: string }>("/tokens", {
+      key: owner,
+      body: { type: "card_number", data: "4000056655665556", search_indexes: ["{{ data }}"] },
+    });
+
+    meter.take();
+    const found = await api.post<{ data: { id: string }[] }>("/v2/tokens/search", {
+      key: owner,
+      body: { query: "data:4000056655665556" },
+    });
+    const used = meter.take();
+
+    expect(found.status).toBe(200);
+    expect(found.body.data.map((token) => token.id)).toEqual([indexed.body.id]);
+    // The lookup queries (one per token type, at once), the BatchGet of the matches, their read entry.
+    expect(used.serialCalls).toBeLessThanOrEqual(3);
+  });
+
+  it("pages through the matches of several token types' partitions, each match once", async () => {
+    const { api, owner } = await tenantWithOwner(svc);
+    const value = "5555555555554444";
+    const ids: string[] = [];
+    for (const type of ["token", "card_number", "token"]) {
+      const made = await api.post<{ id: string }>("/tokens", {
+        key: owner,
+        body: { type, data: value, search_indexes: ["{{ data }}"] },
+      });
+      ids.push(made.body.id);
+    }
+
+    const seen: string[] = [];
+    let start: string | undefined;
+    for (let page = 0; page < 6; page++) {
+      const res = await api.post<{ data: { id: string }[]; pagination: { next?: string } }>(
+        "/v2/tokens/search",
+        {
+          key: owner,
+          body: { query: `data:${value}`, size: 1, ...(start ? { start } : {}) },
+        },
+      );
+      expect(res.status).toBe(200);
+      seen.push(...res.body.data.map((token) => token.id));
+      start = res.body.pagination.next;
+      if (!start) break;
+    }
+
+    expect(start).toBeUndefined();
+    expect(seen.sort()).toEqual([...ids].sort());
+  });
+
   it("keeps a taken id's 409 before deduplication, when the caller chose the id", async () => {
     const { api, owner } = await tenantWithOwner(svc);
     const card = (number: string) => ({
