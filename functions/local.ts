@@ -142,7 +142,7 @@ export interface LocalServiceOptions {
    * directory named after the data directory (master-key-file.ts), never inside the data directory.
    */
   masterKeyFile?: string;
-  /** `npm run cost` only: counts what requests use of the table, the key wrapper and the job queue. */
+  /** `npm run cost` only: counts what requests use of the table, the key wrapper, the job queue and the sandbox. */
   meter?: UsageMeter;
   /** Where the DynamoDB Local supervisor's lines go (a restart, giving up). Default: the logger, as warnings. */
   log?: (line: string) => void;
