@@ -11,7 +11,7 @@ import { composeCore } from "#shared/composition/core.ts";
 import { egress } from "#shared/composition/egress.ts";
 import { mailer } from "#shared/composition/mailer.ts";
 import { rootKeyVerifier } from "#shared/composition/root-key.ts";
-import { sandbox } from "#shared/composition/sandbox.ts";
+import { awsSandbox, sandbox } from "#shared/composition/sandbox.ts";
 import {
   memberStore,
   proxyStore,
@@ -71,16 +71,24 @@ export function composeLocal(cfg: Config, options: TokenDomainOptions = {}, mete
     ...egress(),
     // Customer code runs in permission-restricted child processes, one per tenant and code version (or, with
     // the runner settings, in runner functions as in AWS; or nowhere with SVC_SANDBOX=none).
-    sandbox: meteredSandbox(
-      meter,
-      cfg.sandbox === "process"
-        ? (new ProcessSandbox({
-            maxProcesses: cfg.sandboxProcesses,
-            maxProcessesPerTenant: cfg.sandboxTenantProcesses,
-            // The code's fetch follows the proxies' address rule (SVC_PROXY_ALLOW_PRIVATE included).
-            outbound: { allowPrivate: cfg.proxyAllowPrivate, requireHttps: false, limits: cfg.sandboxFetch },
-          }) as Sandbox)
-        : sandbox(core).sandbox,
+    // Runs are measured as metrics (shared/composition/sandbox.ts) and, for npm run cost, metered.
+    ...sandbox(
+      core,
+      meteredSandbox(
+        meter,
+        cfg.sandbox === "process"
+          ? new ProcessSandbox({
+              maxProcesses: cfg.sandboxProcesses,
+              maxProcessesPerTenant: cfg.sandboxTenantProcesses,
+              // The code's fetch follows the proxies' address rule (SVC_PROXY_ALLOW_PRIVATE included).
+              outbound: {
+                allowPrivate: cfg.proxyAllowPrivate,
+                requireHttps: false,
+                limits: cfg.sandboxFetch,
+              },
+            })
+          : awsSandbox(cfg),
+      ),
     ),
     jobQueue: meter ? meter.jobQueue(localJobQueue) : localJobQueue,
     localJobQueue,

@@ -20,6 +20,9 @@ import {
   retryDelaySeconds,
 } from "#shared/domain/reactors/callbacks.ts";
 import { logger } from "#shared/logger.ts";
+import { METRIC } from "#shared/observability/metric-names.ts";
+import { flushMetrics } from "#shared/observability/metrics.ts";
+import type { FlushableMetrics } from "#shared/ports/metrics.ts";
 import { handlerTracing, traced } from "#shared/tracer.ts";
 
 /**
@@ -40,6 +43,8 @@ export interface CallbackConsumerPorts {
   /** SVC_CALLBACK_QUEUE_URL and SVC_CALLBACK_DLQ_URL; a missing one fails the record that needs it. */
   queueUrl: string | undefined;
   deadLetterUrl: string | undefined;
+  /** CallbackRecords by outcome, written once per batch. */
+  metrics: FlushableMetrics;
 }
 
 /** The consumer's adapters: the reactors domain (it runs the reaction) and SQS, nothing of the HTTP chain. */
@@ -58,6 +63,7 @@ export function compose(cfg: Config): CallbackConsumerPorts {
     sqs: traced(new SQSClient({ region: cfg.region })),
     queueUrl: cfg.callbackQueueUrl,
     deadLetterUrl: cfg.callbackDeadLetterUrl,
+    metrics: core.metrics,
   };
 }
 
@@ -77,21 +83,27 @@ export function createCallbackConsumer(ports: () => CallbackConsumerPorts) {
 
   async function handleRecord(record: SQSRecord): Promise<void> {
     const attempt = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
+    const outcome = (name: "delivered" | "retry" | "dead_letter") =>
+      consumer().metrics.count(METRIC.callbackRecords, 1, { dimensions: { outcome: name } });
     try {
       const job = parseCallbackJob(record.body);
       await processCallbackJob(consumer().callbacks, job, attempt);
+      outcome("delivered");
     } catch (error) {
       if (!isRetryable(error)) {
         await deadLetterNow(consumer(), record, attempt, error);
+        outcome("dead_letter");
         return;
       }
       await deferRetry(consumer(), record, attempt);
+      outcome("retry");
       throw error;
     }
   }
 
   return middy<SQSEvent, SQSBatchResponse>()
     .use(handlerTracing())
+    .use(flushMetrics(() => composed?.metrics))
     .use(injectLambdaContext(logger, { logEvent: false }))
     .handler(async (event, context) =>
       // A batch whose every record failed is still an answer (all ids reported), not a function error: the

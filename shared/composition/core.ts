@@ -93,6 +93,7 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
       clock,
       policy,
       {
+        metrics: table.metrics,
         onLeaseError: (error) =>
           logger.warn("Rate-limit lease failed; request let through", {
             error_name: error instanceof Error ? error.name : "unknown",

@@ -3,6 +3,7 @@ import { AuditItems } from "#shared/adapters/dynamodb/audit-items.ts";
 import { createDocumentClient } from "#shared/adapters/dynamodb/client.ts";
 import type { Config } from "#shared/config.ts";
 import { protectEndpoint } from "#shared/egress/address-guard.ts";
+import { metricsAdapter } from "#shared/observability/metrics.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import { traced } from "#shared/tracer.ts";
 import type { UsageMeter } from "./usage-meter.ts";
@@ -24,6 +25,8 @@ export function composeTable(cfg: Config, meter?: UsageMeter) {
     clock,
     testClock,
     dynamo,
+    /** The function's metrics (EMF in AWS), written once per invocation by its handler's wrapper. */
+    metrics: metricsAdapter(cfg),
     /** Audit items written with each store's own writes. */
     audit: new AuditItems(cfg.tableName, cfg.logRetentionDays),
     /** host:port names this service answers on (set by the local server once listening): proxies never call them. */

@@ -1,4 +1,6 @@
+import { METRIC } from "#shared/observability/metric-names.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import type { Metrics } from "#shared/ports/metrics.ts";
 import type { RequestBudget } from "#shared/ports/request-budget.ts";
 
 /**
@@ -72,6 +74,8 @@ interface BucketState {
 export interface RateLimiterOptions {
   /** A lease failed (the store is unreachable): the request is let through, and this is told. */
   onLeaseError?: (error: unknown) => void;
+  /** Counts each refusal (RateLimitRefusals; the tenant in metadata). */
+  metrics?: Metrics;
 }
 
 export class RateLimiter {
@@ -97,7 +101,10 @@ export class RateLimiter {
         state.remaining -= 1;
         return { allowed: true };
       }
-      if (state.spent) return { allowed: false, retryAfterSeconds: retryAfterSeconds(window, nowMs) };
+      if (state.spent) {
+        this.refused(bucket);
+        return { allowed: false, retryAfterSeconds: retryAfterSeconds(window, nowMs) };
+      }
       state.pending ??= this.lease(bucket, window, state).finally(() => {
         state.pending = undefined;
       });
@@ -108,6 +115,15 @@ export class RateLimiter {
       );
       if (!leased) return { allowed: true };
     }
+  }
+
+  private refused(bucket: string): void {
+    const tenantId = tenantOfBucket(bucket);
+    this.options.metrics?.count(
+      METRIC.rateLimitRefusals,
+      1,
+      tenantId ? { metadata: { tenant_id: tenantId } } : {},
+    );
   }
 
   private async lease(bucket: string, window: RateWindow, state: BucketState): Promise<void> {
@@ -144,6 +160,10 @@ export class RateLimiter {
 
 /** The bucket of a tenant's requests (every key, session and proxy of the tenant); its renders' share too. */
 export const tenantBucket = (tenantId: string): string => `tenant#${tenantId}`;
+
+/** The tenant of a bucket tenantBucket named (metrics' metadata), else undefined (an address bucket). */
+export const tenantOfBucket = (bucket: string | undefined): string | undefined =>
+  bucket?.startsWith("tenant#") ? bucket.slice("tenant#".length).split("#")[0] : undefined;
 
 /**
  * The bucket of a caller without a key: its IPv4 address, or its IPv6 /64 (one host commonly holds a whole

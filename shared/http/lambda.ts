@@ -12,6 +12,8 @@ import {
 } from "#shared/domain/idempotency-scope.ts";
 import type { ExpressionEngine } from "#shared/domain/tokens/expressions.ts";
 import { logger } from "#shared/logger.ts";
+import { flushMetrics } from "#shared/observability/metrics.ts";
+import type { FlushableMetrics } from "#shared/ports/metrics.ts";
 import type { RecordedEffect } from "#shared/ports/stores.ts";
 import { handlerTracing } from "#shared/tracer.ts";
 import { authenticateAndAuthorize } from "./middleware/authenticate.ts";
@@ -20,6 +22,7 @@ import { errorHandler } from "./middleware/error-handler.ts";
 import { type IdempotencyPorts, type IdempotencyReplays, idempotency } from "./middleware/idempotency.ts";
 import { type RateLimitPorts, rateLimit } from "./middleware/rate-limit.ts";
 import { requestContext } from "./middleware/request-context.ts";
+import { type RequestMetricsPorts, requestMetrics } from "./middleware/request-metrics.ts";
 import "./safe-headers.ts"; // a `__proto__` header line never crashes the process (see there)
 import { routeAndValidate } from "./middleware/route-and-validate.ts";
 import { toReplayBody } from "./replay-body.ts";
@@ -42,8 +45,11 @@ type PrincipalFor<R extends RouteSpec> = R["auth"] extends "key"
 
 /** The ports of the shared middleware chain; composeCore (shared/composition/core.ts) provides them. */
 export type HttpPorts = RateLimitPorts &
-  IdempotencyPorts & {
+  IdempotencyPorts &
+  RequestMetricsPorts & {
     authenticator: Pick<Authenticator, "authenticate">;
+    /** The composition's metrics, written once per invocation (shared/observability/metrics.ts). */
+    metrics: FlushableMetrics;
     /** The token domain's engine, where the group has one: scoped to each request's budget (below). */
     expressions?: ExpressionEngine;
   };
@@ -226,9 +232,13 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       // X-Ray segment of the invocation in Lambda (never the response: it holds token data); outermost, so
       // errors reach it only as the errorHandler's answers.
       .use(handlerTracing())
+      // Outermost but tracing: what the whole chain recorded is written once, when the invocation ends.
+      .use(flushMetrics(() => composed?.metrics))
       // Adds function name, cold start and request id to every log line; never logs the event (keys, data).
       .use(injectLambdaContext(logger, { logEvent: false, resetKeys: true }))
       .use(requestContext())
+      // Requests, 4xx/5xx and latency by route, for every answer (errors as the errorHandler answered them).
+      .use(requestMetrics(deps))
       // Preflights, and CORS headers on the answers of routes browsers may call (errors included).
       .use(corsAnswers(listRoutes(routes)))
       .use(errorHandler())

@@ -8,6 +8,7 @@ import { MasterKeyWrapper } from "#shared/adapters/local/master-key-wrapper.ts";
 import { MemoryAuditLogStore } from "#shared/adapters/memory/audit-log-store.ts";
 import { MemoryDataKeyStore } from "#shared/adapters/memory/data-key-store.ts";
 import { MemoryTokenStore } from "#shared/adapters/memory/token-store.ts";
+import { RecordingMetrics } from "#shared/adapters/metrics/recording-metrics.ts";
 import type { AccessRule } from "#shared/domain/access-rules.ts";
 import { Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
@@ -34,6 +35,8 @@ export function fakeTokenDomain() {
     // As the service's (composition/token-domain.ts): fingerprints stringify whole token data.
     expressions: createExpressionEngine({ maxOutputChars: 256 * 1024 }),
     clock,
+    // What the use cases counted (tokens created, read, detokenized), for a test that asks.
+    metrics: new RecordingMetrics(),
     // No transactions here: no token is ever held, so a write never asks about a holder.
     transactions: { get: async () => undefined, rollback: async () => false },
     applications: { get: async () => undefined, getKey: async () => undefined },

@@ -8,6 +8,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createCallbackConsumer } from "#functions/reactor-callbacks/handler.ts";
 import { JobTooLargeError, MAX_JOB_BYTES, SqsJobQueue } from "#shared/adapters/aws/sqs-job-queue.ts";
+import { RecordingMetrics } from "#shared/adapters/metrics/recording-metrics.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { CallbackJob, ReactionOutcome } from "#shared/domain/reactors/callback-job.ts";
 import { nodeEgress } from "#shared/egress/egress.ts";
@@ -25,6 +26,12 @@ const fake = {
   runs: [] as string[],
   allowPrivate: true,
 };
+const metrics = new RecordingMetrics();
+const outcomes = () =>
+  metrics
+    .named("CallbackRecords")
+    .map((point) => point.dimensions?.outcome)
+    .sort();
 
 const handler = createCallbackConsumer(() => ({
   callbacks: {
@@ -53,6 +60,7 @@ const handler = createCallbackConsumer(() => ({
   sqs: new SQSClient({ region: "us-east-1" }),
   queueUrl: QUEUE_URL,
   deadLetterUrl: DLQ_URL,
+  metrics,
 }));
 
 const job = (requestId: string, callbackUrl: string): CallbackJob => ({
@@ -135,6 +143,8 @@ beforeEach(() => {
   fake.audit.length = 0;
   fake.runs.length = 0;
   fake.allowPrivate = true;
+  metrics.clear();
+  metrics.flushes = 0;
   sqs.on(ChangeMessageVisibilityCommand).resolves({});
   sqs.on(SendMessageCommand).resolves({ MessageId: "dlq-1" });
 });
@@ -196,6 +206,9 @@ describe("reactor-callbacks consumer", () => {
     ]);
     for (const entry of fake.audit)
       expect(entry).toMatchObject({ entity_type: "reactor", entity_id: "reactor-1", operation: "invoke" });
+    // One count per record by outcome, written once for the batch.
+    expect(outcomes()).toEqual(["delivered", "retry"]);
+    expect(metrics.flushes).toBe(1);
   });
 
   it("makes a record that failed its last attempt visible at once, for the redrive to the DLQ", async () => {
@@ -240,6 +253,7 @@ describe("reactor-callbacks consumer", () => {
     expect(fake.audit.map((e) => e.message)).toEqual([
       expect.stringMatching(/^Callback delivery attempt 1 for request r-refused: refused: /),
     ]);
+    expect(outcomes()).toEqual(["dead_letter", "dead_letter"]);
   });
 
   it("retries a record whose dead-lettering failed", async () => {

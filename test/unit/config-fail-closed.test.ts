@@ -7,6 +7,8 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { systemClock } from "#shared/adapters/clock.ts";
+import { RecordingMetrics } from "#shared/adapters/metrics/recording-metrics.ts";
 import { composeCore, dataKeyWrapper } from "#shared/composition/core.ts";
 import { sandbox } from "#shared/composition/sandbox.ts";
 import { loadConfig } from "#shared/config.ts";
@@ -47,8 +49,8 @@ describe("AWS mode fails closed without the runner settings", () => {
     expect(loadConfig({ ...aws, ...runner }).sandbox).toBe("runner");
     const none = loadConfig({ ...aws, SVC_SANDBOX: "none" });
     expect(none.sandbox).toBe("none");
-    const composed = sandbox({ config: none });
-    expect(composed.sandbox).toBeInstanceOf(NoSandbox);
+    const composed = sandbox({ config: none, metrics: new RecordingMetrics(), clock: systemClock });
+    expect(composed.sandbox.inner).toBeInstanceOf(NoSandbox);
     await expect(
       composed.sandbox.run({ tenantId: "t", code: "module.exports = () => 1", input: {}, timeoutMs: 1000 }),
     ).rejects.toThrow(/runs no tenant code/);

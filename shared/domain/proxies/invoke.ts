@@ -14,6 +14,7 @@ import { isForbiddenHeaderName, nullObject } from "#shared/domain/safe-keys.ts";
 import { accessOf } from "#shared/domain/tokens/access.ts";
 import { createDetokenizer, findReferences, type UseAudit } from "#shared/domain/tokens/detokenize.ts";
 import { hashKey } from "#shared/ids.ts";
+import { timedDestination } from "#shared/observability/destination-metrics.ts";
 import { type Egress, EgressError, type EgressErrorCode } from "#shared/ports/egress.ts";
 import type { ProxyStore } from "#shared/ports/proxy-store.ts";
 import { detokenizeAudited } from "./audit-before-forward.ts";
@@ -226,15 +227,16 @@ async function forwardTo(
     headers: outbound.headers,
     ...(outbound.body ? { body: outbound.body } : {}),
   };
-  return deps.egress
-    .forward(sent, { allowPrivate, requireHttps: !allowPrivate, selfHosts: request.selfHosts })
-    .catch((error: unknown) => {
-      if (!(error instanceof EgressError)) throw error;
-      throw new ProxyError(KIND_OF_EGRESS_ERROR[error.code], error.message, {
-        code: error.code.replace(/_/g, "-"),
-        title: "Proxy Error",
-      });
+  // The destination's round trip and answer class, as metrics (the tenant in metadata, never the URL).
+  const forward = () =>
+    deps.egress.forward(sent, { allowPrivate, requireHttps: !allowPrivate, selfHosts: request.selfHosts });
+  return timedDestination(deps, proxy.tenant_id, forward).catch((error: unknown) => {
+    if (!(error instanceof EgressError)) throw error;
+    throw new ProxyError(KIND_OF_EGRESS_ERROR[error.code], error.message, {
+      code: error.code.replace(/_/g, "-"),
+      title: "Proxy Error",
     });
+  });
 }
 
 async function transformResponse(

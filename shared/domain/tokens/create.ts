@@ -3,6 +3,8 @@ import { normalizeContainer, type Transform } from "#shared/domain/access-rules.
 import { recordTokenReads, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
+import { countTokens } from "#shared/observability/count-tokens.ts";
+import { METRIC } from "#shared/observability/metric-names.ts";
 import { accessOf, intersect, requireAccess, type TokenAccess, weaker } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { parseExpiresAt } from "./expiry.ts";
@@ -244,6 +246,7 @@ export async function createToken(
   if (outcome.outcome === "transaction-closed") throw notFound("The transaction");
   // Handed back only to a caller who may read it, as a read would show it.
   if (outcome.outcome === "duplicate") return presentDuplicate(deps, principal, access, outcome.tokenId);
+  countTokens(deps, METRIC.tokensCreated, principal.tenantId);
   return presentNew(deps, prepared);
 }
 

@@ -1,6 +1,7 @@
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { HoldDeps } from "#shared/domain/transactions.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import type { Metrics } from "#shared/ports/metrics.ts";
 import type { AuditLogStore, TokenStore } from "#shared/ports/stores.ts";
 import type { ExpressionEngine } from "./expressions.ts";
 
@@ -14,6 +15,8 @@ export interface TokenDeps {
   sealer: Sealer;
   expressions: ExpressionEngine;
   clock: Clock;
+  /** Tokens created, read and detokenized (shared/observability/count-tokens.ts). */
+  metrics: Metrics;
   /** On whose behalf (code's `req.svc` calls): said in every audit entry (audit-entry.ts). */
   auditContext?: string;
 }

@@ -2,6 +2,8 @@ import type { Transform } from "#shared/domain/access-rules.ts";
 import { DomainError } from "#shared/domain/errors.ts";
 import { noteDataRead } from "#shared/domain/idempotency-scope.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
+import { countTokens } from "#shared/observability/count-tokens.ts";
+import { METRIC } from "#shared/observability/metric-names.ts";
 import type { TokenAccess } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { ExpressionError } from "./expressions.ts";
@@ -127,6 +129,7 @@ export function createDetokenizer(
         const transform = access.evaluate(token, permission);
         if (!transform) throw forbiddenToken(id, permission);
         usedTokens.push(token);
+        countTokens(deps, METRIC.tokensDetokenized, tenantId);
         return { token, transform };
       })();
       tokens.set(id, pending);

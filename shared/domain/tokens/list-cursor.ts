@@ -4,6 +4,8 @@ import type { LogEntry } from "#shared/domain/audit.ts";
 import { recordTokenReads } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
+import { countTokens } from "#shared/observability/count-tokens.ts";
+import { METRIC } from "#shared/observability/metric-names.ts";
 import { accessOf } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { present } from "./presenting.ts";
@@ -122,6 +124,7 @@ export async function listTokensByCursor(
     "Token read in a list",
     options.also,
   );
+  countTokens(deps, METRIC.tokensRead, principal.tenantId, shown.length);
   const data = await Promise.all(
     shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
   );

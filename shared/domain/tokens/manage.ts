@@ -3,6 +3,8 @@ import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { holdTokens, releaseStaleHold } from "#shared/domain/transactions.ts";
+import { countTokens } from "#shared/observability/count-tokens.ts";
+import { METRIC } from "#shared/observability/metric-names.ts";
 import type { PageRequest, WriteOutcome } from "#shared/ports/stores.ts";
 import { accessOf, requireAccess, requireReveal, weaker } from "./access.ts";
 import { containerOf, expiryOf } from "./create.ts";
@@ -31,6 +33,7 @@ export async function getToken(deps: TokenDeps, principal: TenantPrincipal, id: 
   const token = await liveToken(deps, principal, id);
   const transform = requireAccess(accessOf(principal), token, "token:read");
   await recordTokenReads(deps, principal, [token], "Token read");
+  countTokens(deps, METRIC.tokensRead, principal.tenantId);
   return present(deps, token, transform, () => openData(deps, token));
 }
 
@@ -84,6 +87,7 @@ export async function listTokens(
     shown.map(({ token }) => token),
     "Token read in a list",
   );
+  countTokens(deps, METRIC.tokensRead, principal.tenantId, shown.length);
   const items = await Promise.all(
     // One item whose mask fails on its data is shown redacted; the rest of the page is answered.
     shown.map(({ token, transform }) =>

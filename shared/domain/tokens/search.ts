@@ -4,6 +4,8 @@ import type { LogEntry } from "#shared/domain/audit.ts";
 import { auditEvent, recordTokenReads } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
+import { countTokens } from "#shared/observability/count-tokens.ts";
+import { METRIC } from "#shared/observability/metric-names.ts";
 import { accessOf } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { cursorBinding, listTokensByCursor, openCursor } from "./list-cursor.ts";
@@ -117,6 +119,7 @@ async function searchData(
     "Token read in a search",
     also,
   );
+  countTokens(deps, METRIC.tokensRead, principal.tenantId, shown.length);
   const data = await Promise.all(
     shown.map(({ token, transform }) =>
       present(deps, token, transform, () => openData(deps, token), { redactOnMaskError: true }),

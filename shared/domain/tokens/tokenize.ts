@@ -4,6 +4,8 @@ import { conflict, DomainError, type FieldErrors, validationError } from "#share
 import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { commitBatch, openBatch, rollbackBatch, type TransactionDeps } from "#shared/domain/transactions.ts";
+import { countTokens } from "#shared/observability/count-tokens.ts";
+import { METRIC } from "#shared/observability/metric-names.ts";
 import type { StagedCreate } from "#shared/ports/stores.ts";
 import { createTokenBody } from "#shared/schemas/tokens.ts";
 import {
@@ -182,6 +184,7 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
     Object.entries(found).map(([entry, tokenId]) => [staged[Number(entry)] as number, tokenId]),
   );
   const created = staged.filter((index) => duplicates[index] === undefined);
+  countTokens(deps, METRIC.tokensCreated, principal.tenantId, created.length);
   await deps.tokens.claimFingerprints(
     created.flatMap((index) => {
       const p = prepared[index] as PreparedCreate;

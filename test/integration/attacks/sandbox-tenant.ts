@@ -51,7 +51,7 @@ export function react(api: Client, tenant: ReactorTenant, index = 0) {
 
 /** The pid of the local sandbox process serving a formula's code, if one is alive. */
 export function pidOf(svc: TestService, tenantId: string, code: string): number | undefined {
-  const sandbox = svc.service.deps.sandbox as ProcessSandbox;
+  const sandbox = svc.service.deps.sandbox.inner as ProcessSandbox;
   return sandbox.pidOf(tenantId, code);
 }
 

@@ -1,0 +1,60 @@
+import { Metrics as PowertoolsMetrics } from "@aws-lambda-powertools/metrics";
+import { METRIC_SERVICE, METRIC_SPEC, type MetricName } from "#shared/observability/metric-names.ts";
+import type { FlushableMetrics, MetricOptions } from "#shared/ports/metrics.ts";
+
+interface Point {
+  name: MetricName;
+  value: number;
+  options: MetricOptions;
+}
+
+/** Sorted entries as one string: points with the same dimensions and metadata share one EMF document. */
+const keyOf = ({ dimensions = {}, metadata = {} }: MetricOptions) =>
+  JSON.stringify([Object.entries(dimensions).sort(), Object.entries(metadata).sort()]);
+
+/**
+ * CloudWatch metrics as EMF log lines (Powertools Metrics): points are buffered, and `flush` writes one line
+ * per dimension set and metadata (EMF applies a document's dimensions to all its metrics, so a route's request
+ * metrics and the invocation's token counts are separate lines). The namespace is POWERTOOLS_METRICS_NAMESPACE
+ * unless given; every metric carries the dimension `service`.
+ */
+export class EmfMetrics implements FlushableMetrics {
+  private readonly powertools: PowertoolsMetrics;
+  private buffer: Point[] = [];
+
+  constructor(options: { namespace?: string } = {}) {
+    this.powertools = new PowertoolsMetrics({
+      serviceName: METRIC_SERVICE,
+      ...(options.namespace ? { namespace: options.namespace } : {}),
+    });
+  }
+
+  count(name: MetricName, value = 1, options: MetricOptions = {}): void {
+    this.buffer.push({ name, value, options });
+  }
+
+  timing(name: MetricName, ms: number, options: MetricOptions = {}): void {
+    this.buffer.push({ name, value: Math.max(0, ms), options });
+  }
+
+  flush(): void {
+    const points = this.buffer;
+    this.buffer = [];
+    const groups = new Map<string, Point[]>();
+    for (const point of points) {
+      const key = keyOf(point.options);
+      groups.set(key, [...(groups.get(key) ?? []), point]);
+    }
+    for (const group of groups.values()) {
+      const { dimensions = {}, metadata = {} } = group[0]?.options ?? {};
+      const defined = (entries: Record<string, string | undefined>) =>
+        Object.entries(entries).filter((entry): entry is [string, string] => entry[1] !== undefined);
+      for (const [name, value] of defined(dimensions)) this.powertools.addDimension(name, value);
+      for (const [name, value] of defined(metadata)) this.powertools.addMetadata(name, value);
+      for (const point of group)
+        this.powertools.addMetric(point.name, METRIC_SPEC[point.name].unit, point.value);
+      // Clears the dimensions and metadata for the next group.
+      this.powertools.publishStoredMetrics();
+    }
+  }
+}
