@@ -7,7 +7,7 @@ import { openMasterKey } from "#shared/adapters/local/master-key-check.ts";
 import { locateMasterKeyFile } from "#shared/adapters/local/master-key-file.ts";
 import { routeList, routeTable } from "#shared/api/index.ts";
 import { callbackDeps } from "#shared/composition/callbacks.ts";
-import { composeCore } from "#shared/composition/core.ts";
+import { type CoreOptions, composeCore } from "#shared/composition/core.ts";
 import { egress } from "#shared/composition/egress.ts";
 import { mailer } from "#shared/composition/mailer.ts";
 import { rootKeyVerifier } from "#shared/composition/root-key.ts";
@@ -51,8 +51,18 @@ import * as transactions from "./transactions/handler.ts";
  * compose (the same builders), with the local adapters: the in-process job queue, the outbox mailer, the
  * process sandbox. One set for all groups, so the test clock POST /_test/clock advances is every route's.
  */
-export function composeLocal(cfg: Config, options: TokenDomainOptions = {}, meter?: UsageMeter) {
-  const core = composeCore(cfg, { rootKey: rootKeyVerifier, ...(meter ? { meter } : {}) });
+export function composeLocal(
+  cfg: Config,
+  options: TokenDomainOptions & Pick<CoreOptions, "wrapKeys" | "metrics"> = {},
+  meter?: UsageMeter,
+) {
+  const { wrapKeys, metrics } = options;
+  const core = composeCore(cfg, {
+    rootKey: rootKeyVerifier,
+    ...(meter ? { meter } : {}),
+    ...(wrapKeys ? { wrapKeys } : {}),
+    ...(metrics ? { metrics } : {}),
+  });
   // Asynchronous reactions: an in-process queue with the same retry semantics as SQS.
   const localJobQueue = new LocalJobQueue({
     dataDir: cfg.dataDir,
@@ -145,6 +155,10 @@ export interface LocalServiceOptions {
   proxyAllowPrivate?: boolean;
   /** What measures expression render time (default: CPU time; tests: a meter that counts work). */
   renderMeter?: RenderMeter;
+  /** Wraps the master key's wrapper (tests: one that fails as a disabled KMS key would). */
+  wrapKeys?: CoreOptions["wrapKeys"];
+  /** Where metrics go instead of local mode's debug lines (tests: the recording adapter). */
+  metrics?: CoreOptions["metrics"];
   /**
    * The local master key file. Absent: SVC_MASTER_KEY_FILE, else a file under the user's configuration
    * directory named after the data directory (master-key-file.ts), never inside the data directory.
@@ -228,7 +242,11 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   resetConfig();
   const deps = composeLocal(
     config(),
-    options.renderMeter ? { renderMeter: options.renderMeter } : {},
+    {
+      ...(options.renderMeter ? { renderMeter: options.renderMeter } : {}),
+      ...(options.wrapKeys ? { wrapKeys: options.wrapKeys } : {}),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+    },
     options.meter,
   );
 

@@ -3,10 +3,10 @@ import { composeCore } from "#shared/composition/core.ts";
 import { rootKeyVerifier } from "#shared/composition/root-key.ts";
 import { sweepStore, tokenStores } from "#shared/composition/stores.ts";
 import { type Config, config } from "#shared/config.ts";
-import { DomainError, notFound } from "#shared/domain/errors.ts";
+import { notFound } from "#shared/domain/errors.ts";
+import { notReady, readiness } from "#shared/domain/readiness.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { createHttpHandler, type GroupHandlers } from "#shared/http/lambda.ts";
-import { OUTAGE_RETRY_AFTER_SECONDS } from "#shared/http/outage.ts";
 import { openApiDocument } from "#shared/openapi.ts";
 
 /** Health, the OpenAPI document, the local test clock, and API Gateway's $default route (unknown paths). */
@@ -18,14 +18,12 @@ export function compose(cfg: Config) {
 export type SystemDeps = ReturnType<typeof compose>;
 
 export const routes: GroupHandlers<Routes, "system", SystemDeps> = {
-  // Ready only while the store answers: a load balancer or supervisor stops sending work to a vault that would
-  // answer 503 to all of it.
+  // Ready only while the store answers and the keys work: a load balancer or supervisor stops sending work to a
+  // vault that would answer 503 (store) or 500 (keys) to all of it.
   healthz: async ({ deps }) => {
-    if (!(await deps.storeHealth.reachable()))
-      throw new DomainError("unavailable", "The data store cannot be reached.", {
-        retryAfterSeconds: OUTAGE_RETRY_AFTER_SECONDS,
-      });
-    return { status: 200, body: { status: "ok" } };
+    const checks = await readiness(deps);
+    if (checks.store !== "ok" || checks.keys !== "ok") throw notReady(checks);
+    return { status: 200, body: { status: "ok", checks } };
   },
   openapi: async () => ({ status: 200, body: openApiDocument(routeList) }),
   advanceTestClock: async ({ deps, body }) => {

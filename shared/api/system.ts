@@ -8,11 +8,19 @@ export const systemRoutes = routeGroup("system", {
     method: "GET",
     path: "/healthz",
     auth: "none",
-    summary: "Readiness probe: 200 while the data store answers, else 503 with Retry-After",
+    summary: "Readiness probe: 200 while the data store answers and the keys work, else 503 with Retry-After",
     responses: {
-      200: { description: "Ready", schema: z.object({ status: z.literal("ok") }) },
+      200: {
+        description: "Ready: every part of the readiness check passed",
+        schema: z.object({
+          status: z.literal("ok"),
+          checks: z.object({ store: z.literal("ok"), keys: z.literal("ok") }),
+        }),
+      },
       503: {
-        description: "The data store cannot be reached (checked with a short timeout, cached about 1 s)",
+        description:
+          "Not ready: the data store cannot be reached, or the master key cannot wrap and unwrap a probe data key " +
+          "(each checked with a short timeout, cached about 1 s); `errors` names the parts that failed",
       },
     },
   },

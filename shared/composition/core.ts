@@ -10,6 +10,7 @@ import { MasterKeyWrapper, readMasterKey } from "#shared/adapters/local/master-k
 import { StaticRootKeyVerifier } from "#shared/adapters/local/root-key.ts";
 import type { Config } from "#shared/config.ts";
 import { Authenticator } from "#shared/domain/authentication.ts";
+import { KeyHealth } from "#shared/domain/crypto/key-health.ts";
 import { Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { RateLimiter, type RateLimitPolicy, searchPolicy } from "#shared/domain/rate-limit.ts";
@@ -18,6 +19,7 @@ import { hashKey } from "#shared/ids.ts";
 import { logger } from "#shared/logger.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
+import type { FlushableMetrics } from "#shared/ports/metrics.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 import { traced } from "#shared/tracer.ts";
 import { sessionStore } from "./stores.ts";
@@ -32,6 +34,10 @@ export interface CoreOptions {
   rootKey?: (cfg: Config, clock: Clock) => RootKeyVerifier;
   /** `npm run cost` only: counts table capacity and key-wrapper calls (usage-meter.ts). */
   meter?: UsageMeter;
+  /** Wraps the master key's wrapper (tests: one that fails as a disabled KMS key would). */
+  wrapKeys?: (wrapper: KeyWrapper) => KeyWrapper;
+  /** Where metrics go instead of the mode's adapter (tests: the recording adapter). */
+  metrics?: FlushableMetrics;
 }
 
 const rootKeyInMemory = (cfg: Config): RootKeyVerifier =>
@@ -76,12 +82,13 @@ const refusing = (why: string): KeyWrapper => {
  * Each function group adds only the adapters its routes use (the other builders of shared/composition/).
  */
 export function composeCore(cfg: Config, options: CoreOptions = {}) {
-  const table = composeTable(cfg, options.meter);
+  const table = composeTable(cfg, { meter: options.meter, metrics: options.metrics });
   const { clock, dynamo, audit } = table;
   const applications = new DynamoApplicationStore(dynamo, cfg.tableName, audit);
   const { sessions } = sessionStore(table);
   const rootKey = options.rootKey?.(cfg, clock) ?? rootKeyInMemory(cfg);
-  const keyWrapper = options.meter ? options.meter.keyWrapper(dataKeyWrapper(cfg)) : dataKeyWrapper(cfg);
+  const masterKey = options.meter ? options.meter.keyWrapper(dataKeyWrapper(cfg)) : dataKeyWrapper(cfg);
+  const keyWrapper = options.wrapKeys?.(masterKey) ?? masterKey;
   const keyring = new Keyring(
     keyWrapper,
     new DynamoDataKeyStore(dynamo, cfg.tableName, () => clock.now()),
@@ -108,6 +115,8 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
     idempotency: new DynamoIdempotencyStore(dynamo, cfg.tableName, clock),
     // GET /healthz: 503 while the table does not answer (probed with a short timeout, cached about a second).
     storeHealth: new StoreHealth(new DynamoStoreProbe(dynamo, cfg.tableName), clock),
+    // GET /healthz: 503 while the master key cannot wrap and unwrap a probe data key (cached the same way).
+    keyHealth: new KeyHealth(keyWrapper, clock),
     authenticator: new Authenticator(applications, sessions, rootKey, clock, cfg.authCacheSeconds),
     // Per-tenant request budgets shared by every process through the table (docs/operations.md).
     rateLimiter: cfg.rateLimit.ratePerSecond > 0 ? rateLimiter(cfg.rateLimit) : undefined,

@@ -1,34 +1,18 @@
 import type { Clock } from "#shared/ports/clock.ts";
 import type { StoreProbe } from "#shared/ports/store-health.ts";
+import { CachedHealth, HEALTH_CACHE_MS } from "./cached-health.ts";
 
-/** How long one probe's answer stands: a load balancer polling every second costs one store call a second. */
-export const HEALTH_CACHE_MS = 1000;
+export { HEALTH_CACHE_MS } from "./cached-health.ts";
 
-/**
- * GET /healthz's view of the store: the last probe's answer for HEALTH_CACHE_MS (by the clock port), one probe
- * at a time however many health checks arrive together.
- */
+/** GET /healthz's view of the store: whether it answers, probed at most once per HEALTH_CACHE_MS. */
 export class StoreHealth {
-  private last: { at: number; reachable: boolean } | undefined;
-  private pending: Promise<boolean> | undefined;
+  private readonly cached: CachedHealth;
 
-  constructor(
-    private readonly probe: StoreProbe,
-    private readonly clock: Clock,
-    private readonly cacheMs = HEALTH_CACHE_MS,
-  ) {}
+  constructor(probe: StoreProbe, clock: Clock, cacheMs = HEALTH_CACHE_MS) {
+    this.cached = new CachedHealth(() => probe.reachable(), clock, cacheMs);
+  }
 
-  async reachable(): Promise<boolean> {
-    const now = this.clock.now().getTime();
-    if (this.last && now - this.last.at >= 0 && now - this.last.at < this.cacheMs) return this.last.reachable;
-    this.pending ??= this.probe
-      .reachable()
-      .catch(() => false)
-      .then((reachable) => {
-        this.last = { at: this.clock.now().getTime(), reachable };
-        this.pending = undefined;
-        return reachable;
-      });
-    return this.pending;
+  reachable(): Promise<boolean> {
+    return this.cached.healthy();
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, inject } from "vitest";
-import { type LocalService, startLocalService } from "#functions/local.ts";
+import { type LocalService, type LocalServiceOptions, startLocalService } from "#functions/local.ts";
 import type { UsageMeter } from "#shared/composition/usage-meter.ts";
 
 export interface TestService {
@@ -19,6 +19,10 @@ export interface UseServiceOptions {
   renderMeter?: () => number;
   /** Counts what requests use of the table and the other billed services (as `npm run cost` does). */
   meter?: UsageMeter;
+  /** Wraps the service's master key wrapper (a key path that can be made to fail). */
+  wrapKeys?: LocalServiceOptions["wrapKeys"];
+  /** Where the service's metrics go (the recording adapter), instead of local mode's debug lines. */
+  metrics?: LocalServiceOptions["metrics"];
 }
 
 /**
@@ -42,6 +46,8 @@ export function useService(options: UseServiceOptions = {}): TestService {
       proxyAllowPrivate: options.allowPrivateDestinations ?? false,
       ...(options.renderMeter ? { renderMeter: options.renderMeter } : {}),
       ...(options.meter ? { meter: options.meter } : {}),
+      ...(options.wrapKeys ? { wrapKeys: options.wrapKeys } : {}),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
     });
     Object.assign(holder, { url: service.url, rootKey, service });
   });

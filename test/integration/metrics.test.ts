@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { RecordingMetrics } from "#shared/adapters/metrics/recording-metrics.ts";
+import type { MetricName } from "#shared/observability/metric-names.ts";
+import { useLocalServer } from "#test/support/local-server.ts";
+import { createOpenProxy } from "#test/support/proxies.ts";
+import { useService } from "#test/support/service.ts";
+import { appKey, type TokenBody, tenantWithOwner, VISA } from "#test/support/tokens.ts";
+
+/**
+ * The service's metrics as a tenant's requests produce them, through HTTP, recorded by the recording adapter in
+ * place of local mode's debug lines: counts per use case, the destination's class, requests by route, and
+ * never a tenant id as a dimension nor token data or a key anywhere in a metric.
+ */
+const metrics = new RecordingMetrics();
+const svc = useService({ allowPrivateDestinations: true, metrics });
+
+const destination = useLocalServer((req, res) => {
+  res.writeHead(req.url?.includes("/down") ? 503 : 200, { "content-type": "application/json" });
+  res.end("{}");
+});
+
+const total = (name: MetricName) => metrics.named(name).reduce((sum, point) => sum + point.value, 0);
+
+describe("metrics through HTTP", () => {
+  it("counts the tokens each use case created, read and detokenized, the tenant in metadata", async () => {
+    const { api, tenant, owner } = await tenantWithOwner(svc);
+    metrics.clear();
+
+    const batch = await api.post<TokenBody[]>("/tokenize", {
+      key: owner,
+      body: [
+        { type: "token", data: "a" },
+        { type: "token", data: "b" },
+        { type: "card_number", data: VISA },
+      ],
+    });
+    const one = await api.post<TokenBody>("/tokens", { key: owner, body: { type: "token", data: "c" } });
+    const read = await api.get(`/tokens/${one.body.id}`, { key: owner });
+    const listed = await api.get(`/tokens?type=token`, { key: owner });
+    const detokenized = await api.post("/detokenize", {
+      key: owner,
+      body: { a: `{{ ${batch.body[0]?.id} }}`, card: `{{ ${batch.body[2]?.id} }}` },
+    });
+
+    expect([batch.status, one.status, read.status, listed.status, detokenized.status]).toEqual([
+      201, 201, 200, 200, 200,
+    ]);
+    expect(total("TokensCreated")).toBe(4);
+    // One count per use case, not one per token: the batch is one point of 3.
+    expect(metrics.named("TokensCreated").map((p) => p.value)).toEqual([3, 1]);
+    expect(total("TokensRead")).toBe(1 + 3);
+    expect(total("TokensDetokenized")).toBe(2);
+    for (const name of ["TokensCreated", "TokensRead", "TokensDetokenized"] as const)
+      for (const point of metrics.named(name)) {
+        expect(point.metadata).toEqual({ tenant_id: tenant.tenantId });
+        expect(point.dimensions).toBeUndefined();
+      }
+    expect(
+      metrics
+        .named("Requests")
+        .map((p) => p.dimensions?.route)
+        .sort(),
+    ).toEqual(["createToken", "detokenize", "getToken", "listTokens", "tokenize"]);
+  });
+
+  it("records a proxy destination's round trip by status class, and the invocation's answer by route", async () => {
+    const proxy = await createOpenProxy(svc.url, svc.rootKey, `${destination.url}/`);
+    metrics.clear();
+
+    const up = await proxy.api.post("/proxy/ok", { headers: { "svc-proxy-key": proxy.key }, body: {} });
+    const down = await proxy.api.post("/proxy/down", { headers: { "svc-proxy-key": proxy.key }, body: {} });
+
+    expect([up.status, down.status]).toEqual([200, 503]);
+    expect(metrics.named("ProxyDestinationResponses").map((p) => p.dimensions)).toEqual([
+      { status_class: "2xx" },
+      { status_class: "5xx" },
+    ]);
+    expect(metrics.named("ProxyDestinationLatency").map((p) => p.kind)).toEqual(["timing", "timing"]);
+    // The destination's 503 is the invocation's answer too: counted as the proxy route's 5xx.
+    expect(metrics.named("Responses5xx").map((p) => p.dimensions)).toEqual([
+      { route: "invokeProxyPostPath" },
+    ]);
+  });
+
+  it("attack: no tenant id in a dimension, and no card number or key anywhere in a metric", async () => {
+    const { api, tenant, owner } = await tenantWithOwner(svc);
+    const reader = await appKey(api, tenant.managementKey, { type: "private", permissions: ["token:read"] });
+    const proxy = await createOpenProxy(svc.url, svc.rootKey, `${destination.url}/`);
+    metrics.clear();
+
+    const card = await api.post<TokenBody>("/tokens", {
+      key: owner,
+      body: { type: "card", data: { number: VISA, expiration_month: 12, expiration_year: 2031 } },
+    });
+    await api.get(`/tokens/${card.body.id}`, { key: reader });
+    await api.get(`/tokens/${VISA}`, { key: owner });
+    await api.post(`/proxy/${VISA}`, { headers: { "svc-proxy-key": proxy.key }, body: { n: VISA } });
+
+    const recorded = JSON.stringify(metrics.points);
+    expect(metrics.points.length).toBeGreaterThan(0);
+    for (const secret of [VISA, owner, reader, proxy.key, tenant.managementKey, svc.rootKey])
+      expect(recorded).not.toContain(secret);
+    for (const point of metrics.points)
+      for (const value of Object.values(point.dimensions ?? {})) {
+        expect(value).not.toBe(tenant.tenantId);
+        expect(value).not.toContain("/");
+      }
+  });
+});
