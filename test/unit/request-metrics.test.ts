@@ -36,7 +36,12 @@ const principal: Principal = {
 const deps = {
   metrics,
   // Each reading moves 7 ms: the latency is the chain's time on this clock, not the wall clock's.
-  clock: { now: () => new Date((now += 7)) },
+  clock: {
+    now: () => {
+      now += 7;
+      return new Date(now);
+    },
+  },
   authenticator: {
     authenticate: async (key: string | undefined) => (key === "good" ? principal : undefined),
   },

@@ -11,7 +11,12 @@ const TENANT = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
 
 function steppingClock(stepMs: number): Clock {
   let ms = 0;
-  return { now: () => new Date((ms += stepMs)) };
+  return {
+    now: () => {
+      ms += stepMs;
+      return new Date(ms);
+    },
+  };
 }
 
 describe("rate-limit refusals", () => {
