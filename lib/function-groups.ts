@@ -9,8 +9,10 @@ export interface GroupAccess {
   /**
    * kms:GenerateDataKey and kms:Decrypt on the data key, for sealing and opening token data, and for storing
    * idempotent answers sealed (every group with an idempotent route: test/infra/stack.test.ts checks it).
+   * `probe`: the same two actions only under the readiness probe's encryption context (GET /healthz checks
+   * the key works), so no tenant's data key can be generated or unwrapped with it.
    */
-  dataKey: boolean;
+  dataKey: boolean | "probe";
   /** ses:SendEmail from the configured sender identity (invitations). */
   email?: boolean;
   /**
@@ -30,10 +32,11 @@ export const FUNCTION_ACCESS = {
   system: {
     table: "nameOnly",
     rootKeyParameter: true,
-    dataKey: false,
+    dataKey: "probe",
     reason:
       "Health and OpenAPI read no data (the table name is set only because shared/config.ts requires it); " +
-      "POST /_test/clock is a root route, so it checks the root key.",
+      "POST /_test/clock is a root route, so it checks the root key. /healthz checks the data key wraps and " +
+      "unwraps a probe key: granted under the probe's encryption context only, never a tenant's.",
   },
   tenants: {
     table: "readWrite",

@@ -10,6 +10,7 @@ import { Construct } from "constructs";
 import { BUNDLE_POLICY, REPO_ROOT } from "#lib/bundling.ts";
 import { RATE_KEY_PREFIX } from "#shared/adapters/dynamodb/request-budget.ts";
 import { TABLE_KEYS } from "#shared/adapters/dynamodb/schema.ts";
+import { KEY_PROBE_CONTEXT } from "#shared/domain/crypto/key-health.ts";
 import { LAMBDA_NODE_OPTIONS } from "#shared/node-options.ts";
 
 /** lib/bundling.ts's policy in CDK's terms. */
@@ -187,11 +188,19 @@ export class ApiFunction extends Construct {
   /**
    * Sets SVC_KMS_KEY_ID and grants exactly what envelope encryption needs on that key: GenerateDataKey
    * (new per-tenant data keys) and Decrypt (unwrapping them). No Encrypt, no key administration.
+   * `probeOnly`: both only under the readiness probe's encryption context (shared/domain/crypto/key-health.ts),
+   * which no tenant's data key has.
    */
-  bindDataKey(key: IKey): this {
+  bindDataKey(key: IKey, options: { probeOnly?: boolean } = {}): this {
     this.function.addEnvironment("SVC_KMS_KEY_ID", key.keyArn);
     this.function.addToRolePolicy(
-      new PolicyStatement({ actions: ["kms:GenerateDataKey", "kms:Decrypt"], resources: [key.keyArn] }),
+      new PolicyStatement({
+        actions: ["kms:GenerateDataKey", "kms:Decrypt"],
+        resources: [key.keyArn],
+        ...(options.probeOnly
+          ? { conditions: { StringEquals: { "kms:EncryptionContext:purpose": KEY_PROBE_CONTEXT.purpose } } }
+          : {}),
+      }),
     );
     return this;
   }

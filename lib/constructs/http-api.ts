@@ -97,7 +97,7 @@ export class VaultHttpApi extends Construct {
       });
       fn.bindTable(props.table, access.table);
       if (access.rootKeyParameter) fn.bindRootKeyParameter(props.rootKeyParameterName);
-      if (access.dataKey) fn.bindDataKey(props.dataKey);
+      if (access.dataKey) fn.bindDataKey(props.dataKey, { probeOnly: access.dataKey === "probe" });
       if ("email" in access && access.email) emailFunctions.push(fn);
       if ("sandbox" in access && access.sandbox) sandboxFunctions.push([fn, access.sandbox]);
       functions[group] = fn;

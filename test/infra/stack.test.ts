@@ -306,7 +306,15 @@ describe("least privilege", () => {
       expect(actionsOf(kmsStatements).sort()).toEqual(
         FUNCTION_ACCESS[group].dataKey ? ["kms:Decrypt", "kms:GenerateDataKey"] : [],
       );
-      for (const s of kmsStatements) expect(asArray(s.Resource)).toEqual([{ "Fn::GetAtt": [keyId, "Arn"] }]);
+      for (const s of kmsStatements) {
+        expect(asArray(s.Resource)).toEqual([{ "Fn::GetAtt": [keyId, "Arn"] }]);
+        // The system function (GET /healthz) only ever handles the readiness probe's own data key.
+        expect(s.Condition).toEqual(
+          FUNCTION_ACCESS[group].dataKey === "probe"
+            ? { StringEquals: { "kms:EncryptionContext:purpose": "readiness-probe" } }
+            : undefined,
+        );
+      }
       const sqs = statements.filter((s) => actionsOf([s]).some((a) => a.startsWith("sqs:")));
       expect(actionsOf(sqs)).toEqual(group === "reactors" ? ["sqs:SendMessage"] : []);
       for (const s of sqs)

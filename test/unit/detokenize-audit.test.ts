@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { RecordingMetrics } from "#shared/adapters/metrics/recording-metrics.ts";
 import type { TokenAccess } from "#shared/domain/tokens/access.ts";
 import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
 import { createDetokenizer } from "#shared/domain/tokens/detokenize.ts";
@@ -27,6 +28,7 @@ function detokenizerWith(audit: (tokens: readonly StoredToken[]) => Promise<void
       },
     },
     clock: { now: () => new Date("2026-06-01T00:00:00Z") },
+    metrics: new RecordingMetrics(),
   } as unknown as TokenDeps;
   const access: TokenAccess = { evaluate: () => "reveal", visibility: () => [] };
   return { detokenizer: createDetokenizer(deps, "t1", access, audit), opened };

@@ -114,4 +114,24 @@ describe("EMF output", () => {
       }
     }
   });
+
+  it("sums a group's counts into one value and splits many timings over lines that all keep their dimensions", () => {
+    const metrics = new EmfMetrics({ namespace: "svc-vault-test" });
+    const options = { dimensions: { status_class: "2xx" }, metadata: { tenant_id: TENANT } };
+    for (let i = 0; i < 250; i++) {
+      metrics.count(METRIC.proxyDestinationResponses, 1, options);
+      metrics.timing(METRIC.proxyDestinationLatency, i, options);
+    }
+    metrics.flush();
+
+    const docs = documents();
+    expect(docs.length).toBeGreaterThan(1);
+    for (const doc of docs) {
+      expect(doc._aws.CloudWatchMetrics[0]?.Dimensions).toEqual([["service", "status_class"]]);
+      expect(doc).toMatchObject({ status_class: "2xx", tenant_id: TENANT });
+    }
+    expect(docs.map((doc) => doc.ProxyDestinationResponses).filter((v) => v !== undefined)).toEqual([250]);
+    const latencies = docs.flatMap((doc) => doc.ProxyDestinationLatency ?? []);
+    expect(latencies).toHaveLength(250);
+  });
 });

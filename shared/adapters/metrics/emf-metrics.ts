@@ -43,18 +43,44 @@ export class EmfMetrics implements FlushableMetrics {
     const groups = new Map<string, Point[]>();
     for (const point of points) {
       const key = keyOf(point.options);
-      groups.set(key, [...(groups.get(key) ?? []), point]);
+      const group = groups.get(key);
+      if (group) group.push(point);
+      else groups.set(key, [point]);
     }
-    for (const group of groups.values()) {
-      const { dimensions = {}, metadata = {} } = group[0]?.options ?? {};
-      const defined = (entries: Record<string, string | undefined>) =>
-        Object.entries(entries).filter((entry): entry is [string, string] => entry[1] !== undefined);
+    for (const group of groups.values()) this.publish(group);
+  }
+
+  /**
+   * One group's values: counts summed (a batch's 250 detokenized tokens are one value), timings one value each,
+   * at most VALUES_PER_LINE of a metric per line. Powertools publishes on its own at 100 values, which would
+   * drop the dimensions added here from the rest, so this publishes first.
+   */
+  private publish(group: Point[]): void {
+    const { dimensions = {}, metadata = {} } = group[0]?.options ?? {};
+    const counts = new Map<MetricName, number>();
+    const timings: Point[] = [];
+    for (const point of group) {
+      if (METRIC_SPEC[point.name].unit === "Count")
+        counts.set(point.name, (counts.get(point.name) ?? 0) + point.value);
+      else timings.push(point);
+    }
+    const values: [MetricName, number][] = [
+      ...counts,
+      ...timings.map((p): [MetricName, number] => [p.name, p.value]),
+    ];
+    for (let from = 0; from < values.length; from += VALUES_PER_LINE) {
       for (const [name, value] of defined(dimensions)) this.powertools.addDimension(name, value);
       for (const [name, value] of defined(metadata)) this.powertools.addMetadata(name, value);
-      for (const point of group)
-        this.powertools.addMetric(point.name, METRIC_SPEC[point.name].unit, point.value);
-      // Clears the dimensions and metadata for the next group.
+      for (const [name, value] of values.slice(from, from + VALUES_PER_LINE))
+        this.powertools.addMetric(name, METRIC_SPEC[name].unit, value);
+      // Clears the dimensions and metadata for the next line.
       this.powertools.publishStoredMetrics();
     }
   }
 }
+
+/** Fewer values per line than Powertools' own limit (100 of one metric, 100 metrics). */
+const VALUES_PER_LINE = 90;
+
+const defined = (entries: Record<string, string | undefined>) =>
+  Object.entries(entries).filter((entry): entry is [string, string] => entry[1] !== undefined);

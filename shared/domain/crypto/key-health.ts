@@ -7,7 +7,7 @@ import { CachedHealth, HEALTH_CACHE_MS } from "../cached-health.ts";
  * The context of the probe's own data key: never a tenant's (theirs always name `tenant_id`), so the probe
  * key opens nothing and no tenant key is ever unwrapped for a health check.
  */
-export const KEY_PROBE_CONTEXT: Readonly<Record<string, string>> = { purpose: "readiness-probe" };
+export const KEY_PROBE_CONTEXT = { purpose: "readiness-probe" } as const;
 
 /** A key probe waits this long at most, as the store probe does (a prober gives up soon). */
 export const KEY_PROBE_TIMEOUT_MS = 1000;
