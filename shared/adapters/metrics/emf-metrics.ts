@@ -15,8 +15,9 @@ const keyOf = ({ dimensions = {}, metadata = {} }: MetricOptions) =>
 /**
  * CloudWatch metrics as EMF log lines (Powertools Metrics): points are buffered, and `flush` writes one line
  * per dimension set and metadata (EMF applies a document's dimensions to all its metrics, so a route's request
- * metrics and the invocation's token counts are separate lines). The namespace is POWERTOOLS_METRICS_NAMESPACE
- * unless given; every metric carries the dimension `service`.
+ * metrics and the invocation's token counts are separate lines). The namespace is the one given, else
+ * POWERTOOLS_METRICS_NAMESPACE (the construct sets it per deployment), else `svc-vault` (Powertools' own default
+ * would warn on every line); every metric carries the dimension `service`.
  */
 export class EmfMetrics implements FlushableMetrics {
   private readonly powertools: PowertoolsMetrics;
@@ -25,7 +26,7 @@ export class EmfMetrics implements FlushableMetrics {
   constructor(options: { namespace?: string } = {}) {
     this.powertools = new PowertoolsMetrics({
       serviceName: METRIC_SERVICE,
-      ...(options.namespace ? { namespace: options.namespace } : {}),
+      namespace: options.namespace || process.env.POWERTOOLS_METRICS_NAMESPACE || METRIC_SERVICE,
     });
   }
 
