@@ -109,6 +109,7 @@ describe("request metrics", () => {
     await logsHandler(event("GET", "/logs/entity-types", { "svc-api-key": "good" }), context);
     await systemHandler(event("GET", "/tokens-of/4242424242424242"), context);
 
+    expect(metrics.points.length).toBeGreaterThan(0);
     for (const point of metrics.points) {
       expect(Object.keys(point.dimensions ?? {})).toEqual([...METRIC_SPEC[point.name].dimensions]);
       for (const value of Object.values(point.dimensions ?? {})) {
