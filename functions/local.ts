@@ -9,6 +9,7 @@ import { routeList, routeTable } from "#shared/api/index.ts";
 import { callbackDeps } from "#shared/composition/callbacks.ts";
 import { type CoreOptions, composeCore } from "#shared/composition/core.ts";
 import { egress } from "#shared/composition/egress.ts";
+import { receiptSigner } from "#shared/composition/key-custody.ts";
 import { mailer } from "#shared/composition/mailer.ts";
 import { rootKeyVerifier } from "#shared/composition/root-key.ts";
 import { awsSandbox, sandbox } from "#shared/composition/sandbox.ts";
@@ -102,6 +103,7 @@ export function composeLocal(
     ),
     jobQueue: meter ? meter.jobQueue(localJobQueue) : localJobQueue,
     localJobQueue,
+    receiptSigner: receiptSigner(cfg),
   };
 }
 export type LocalDeps = ReturnType<typeof composeLocal>;

@@ -94,6 +94,20 @@ export const CONFIG_DOCS: Record<ConfigVariable, VariableDoc> = {
     meaning:
       "the master key that wraps the data keys (mode 600); checked against the data's key check value at start: a missing or other key refuses to start, naming the file ([backups](#backups-and-the-master-key))",
   },
+  SVC_LOCAL_KMS_DIR: {
+    mode: "local",
+    default: "`<SVC_MASTER_KEY_FILE>.customer-keys/`",
+    setBy: YOU,
+    meaning:
+      "local stand-ins for tenants' own KMS keys: `arn:aws:kms:local:000000000000:key/<name>` is `<name>.key` here (32 bytes, base64), disabled while `<name>.disabled` exists ([bring your own key](security.md#bring-your-own-key))",
+  },
+  SVC_RECEIPT_KEY_ID: {
+    mode: "aws",
+    default: "unset (locally an Ed25519 key derived from the master key)",
+    setBy: STACK,
+    meaning:
+      "the asymmetric KMS key (ECC_NIST_P256, SIGN_VERIFY) that signs tenant deletion receipts; unset, `DELETE /tenants/self` answers 503",
+  },
   SVC_EMAIL_SENDER: {
     mode: "both",
     default: "`svc-vault@localhost`; context `emailSender` in AWS",

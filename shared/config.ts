@@ -31,6 +31,8 @@ const envShape = {
   SVC_ROOT_KEY_PARAMETER: z.string().optional(),
   SVC_KMS_KEY_ID: z.string().min(1).optional(),
   SVC_MASTER_KEY_FILE: z.string().min(1).optional(),
+  SVC_LOCAL_KMS_DIR: z.string().min(1).optional(),
+  SVC_RECEIPT_KEY_ID: z.string().min(1).optional(),
   SVC_EMAIL_SENDER: z.string().min(3).optional(),
   // The tenants' runner functions (AWS): set together by the stack, or not at all.
   SVC_RUNNER_PREFIX: z.string().regex(PREFIX_PATTERN).optional(),
@@ -113,6 +115,12 @@ const envSchema = z
       kmsKeyId: env.SVC_KMS_KEY_ID,
       // Local mode: the master key file, checked against the data by startLocalService before it is set here.
       masterKeyFile: env.SVC_MASTER_KEY_FILE,
+      // Local stand-ins for tenants' own KMS keys (local-customer-keys.ts): beside the master key, never in the data.
+      localKmsDir:
+        env.SVC_LOCAL_KMS_DIR ??
+        (env.SVC_MASTER_KEY_FILE ? `${env.SVC_MASTER_KEY_FILE}.customer-keys` : undefined),
+      // AWS: the asymmetric KMS key (ECC_NIST_P256) that signs deletion receipts; locally one derived from the master key.
+      receiptKeyId: env.SVC_RECEIPT_KEY_ID,
       emailSender: env.SVC_EMAIL_SENDER ?? "svc-vault@localhost",
       runner: runnerSpec(env),
       sandbox:

@@ -1,5 +1,6 @@
 import { type Routes, routeList, routeTable } from "#shared/api/index.ts";
 import { composeCore } from "#shared/composition/core.ts";
+import { receiptSigner } from "#shared/composition/key-custody.ts";
 import { rootKeyVerifier } from "#shared/composition/root-key.ts";
 import { sweepStore, tokenStores } from "#shared/composition/stores.ts";
 import { type Config, config } from "#shared/config.ts";
@@ -13,7 +14,7 @@ import { openApiDocument } from "#shared/openapi.ts";
 /** The adapters the system routes use, and no others (see shared/composition/). */
 export function compose(cfg: Config) {
   const core = composeCore(cfg, { rootKey: rootKeyVerifier });
-  return { ...core, ...tokenStores(core), ...sweepStore(core) };
+  return { ...core, ...tokenStores(core), ...sweepStore(core), receiptSigner: receiptSigner(cfg) };
 }
 export type SystemDeps = ReturnType<typeof compose>;
 
@@ -26,6 +27,7 @@ export const routes: GroupHandlers<Routes, "system", SystemDeps> = {
     return { status: 200, body: { status: "ok", checks } };
   },
   openapi: async () => ({ status: 200, body: openApiDocument(routeList) }),
+  receiptKey: async ({ deps }) => ({ status: 200, body: await deps.receiptSigner.publicKey() }),
   advanceTestClock: async ({ deps, body }) => {
     // The route exists everywhere but only answers where SVC_TEST_CLOCK=1 (local mode only).
     if (!deps.testClock) throw notFound("The route POST /_test/clock");

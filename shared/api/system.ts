@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { clockBody } from "#shared/schemas/tenants.ts";
+import { clockBody, receiptKeySchema } from "#shared/schemas/tenants.ts";
 import { routeGroup } from "./group.ts";
 
 /** Health, the OpenAPI document and the local test clock (the system function also answers unknown routes). */
@@ -30,6 +30,16 @@ export const systemRoutes = routeGroup("system", {
     auth: "none",
     summary: "This API as an OpenAPI 3.1 document",
     responses: { 200: { description: "OpenAPI document" } },
+  },
+  receiptKey: {
+    method: "GET",
+    path: "/.well-known/svc-vault/receipt-key",
+    auth: "none",
+    summary: "The public key that verifies tenant deletion receipts (docs/security.md shows how)",
+    responses: {
+      200: { description: "The deployment's receipt signing key", schema: receiptKeySchema },
+      503: { description: "The deployment has no receipt signing key" },
+    },
   },
   advanceTestClock: {
     method: "POST",

@@ -3,16 +3,20 @@ import { DynamoApplicationStore } from "#shared/adapters/dynamodb/application-st
 import { TABLE_CALL_LIMITS } from "#shared/adapters/dynamodb/client.ts";
 import { DynamoDataKeyStore } from "#shared/adapters/dynamodb/data-key-store.ts";
 import { DynamoIdempotencyStore } from "#shared/adapters/dynamodb/idempotency-store.ts";
+import { DynamoKeyCustodyStore } from "#shared/adapters/dynamodb/key-custody-store.ts";
 import { DynamoRequestBudget } from "#shared/adapters/dynamodb/request-budget.ts";
 import { DynamoStoreProbe } from "#shared/adapters/dynamodb/store-probe.ts";
+import { DynamoTenantDeletionStore } from "#shared/adapters/dynamodb/tenant-deletion-store.ts";
 import { KmsKeyWrapper } from "#shared/adapters/kms/kms-key-wrapper.ts";
 import { MasterKeyWrapper, readMasterKey } from "#shared/adapters/local/master-key-wrapper.ts";
 import { StaticRootKeyVerifier } from "#shared/adapters/local/root-key.ts";
 import type { Config } from "#shared/config.ts";
 import { Authenticator } from "#shared/domain/authentication.ts";
 import { KeyHealth } from "#shared/domain/crypto/key-health.ts";
-import { Keyring } from "#shared/domain/crypto/keyring.ts";
+import { DEFAULT_KEYRING_OPTIONS, Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
+import { TenantKeyWrapper } from "#shared/domain/crypto/tenant-key-wrapper.ts";
+import { DeletedTenants } from "#shared/domain/deleted-tenants.ts";
 import { RateLimiter, type RateLimitPolicy, searchPolicy } from "#shared/domain/rate-limit.ts";
 import { StoreHealth } from "#shared/domain/store-health.ts";
 import { hashKey } from "#shared/ids.ts";
@@ -22,6 +26,7 @@ import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
 import type { FlushableMetrics } from "#shared/ports/metrics.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 import { traced } from "#shared/tracer.ts";
+import { customerKeys } from "./key-custody.ts";
 import { sessionStore } from "./stores.ts";
 import { composeTable } from "./table.ts";
 import type { UsageMeter } from "./usage-meter.ts";
@@ -87,12 +92,24 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
   const applications = new DynamoApplicationStore(dynamo, cfg.tableName, audit);
   const { sessions } = sessionStore(table);
   const rootKey = options.rootKey?.(cfg, clock) ?? rootKeyInMemory(cfg);
-  const masterKey = options.meter ? options.meter.keyWrapper(dataKeyWrapper(cfg)) : dataKeyWrapper(cfg);
-  const keyWrapper = options.wrapKeys?.(masterKey) ?? masterKey;
+  const masterKey = dataKeyWrapper(cfg);
+  // Tests break the deployment key through wrapKeys (GET /healthz readiness).
+  const deploymentKey = options.wrapKeys?.(masterKey) ?? masterKey;
+  const custody = new DynamoKeyCustodyStore(dynamo, cfg.tableName);
+  const tenantDeletion = new DynamoTenantDeletionStore(dynamo, cfg.tableName, audit);
+  // Shared by the auth path and the keyring: a deleted tenant's keys and data keys end together.
+  const deletedTenants = new DeletedTenants(tenantDeletion, clock, cfg.authCacheSeconds);
+  const tenantKeys = customerKeys(cfg, deploymentKey);
+  // Each tenant's data keys under its own KMS key once it brought one, else the deployment's.
+  const tenantWrapper = new TenantKeyWrapper(deploymentKey, tenantKeys, (tenantId) =>
+    custody.customerKey(tenantId),
+  );
   const keyring = new Keyring(
-    keyWrapper,
+    options.meter ? options.meter.keyWrapper(tenantWrapper) : tenantWrapper,
     new DynamoDataKeyStore(dynamo, cfg.tableName, () => clock.now()),
     clock,
+    DEFAULT_KEYRING_OPTIONS,
+    deletedTenants,
   );
   const rateLimiter = (policy: RateLimitPolicy) =>
     new RateLimiter(
@@ -110,14 +127,25 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
   return {
     ...table,
     sealer: new Sealer(keyring),
+    custody,
+    customerKeys: tenantKeys,
+    tenantDeletion,
+    deletedTenants,
     applications,
     sessions,
     idempotency: new DynamoIdempotencyStore(dynamo, cfg.tableName, clock),
     // GET /healthz: 503 while the table does not answer (probed with a short timeout, cached about a second).
     storeHealth: new StoreHealth(new DynamoStoreProbe(dynamo, cfg.tableName), clock),
-    // GET /healthz: 503 while the master key cannot wrap and unwrap a probe data key (cached the same way).
-    keyHealth: new KeyHealth(keyWrapper, clock),
-    authenticator: new Authenticator(applications, sessions, rootKey, clock, cfg.authCacheSeconds),
+    // GET /healthz: 503 while the deployment key cannot wrap and unwrap a probe data key (cached the same way).
+    keyHealth: new KeyHealth(deploymentKey, clock),
+    authenticator: new Authenticator(
+      applications,
+      sessions,
+      rootKey,
+      clock,
+      cfg.authCacheSeconds,
+      deletedTenants,
+    ),
     // Per-tenant request budgets shared by every process through the table (docs/operations.md).
     rateLimiter: cfg.rateLimit.ratePerSecond > 0 ? rateLimiter(cfg.rateLimit) : undefined,
     // Search has its own budget, a tenth of the request budget (each query is an equality oracle).

@@ -5,6 +5,7 @@ import { DynamoProxyStore } from "#shared/adapters/dynamodb/proxy-store.ts";
 import { DynamoReactorStore } from "#shared/adapters/dynamodb/reactor-store.ts";
 import { DynamoSessionStore } from "#shared/adapters/dynamodb/session-store.ts";
 import { DynamoSweepStore } from "#shared/adapters/dynamodb/sweep-store.ts";
+import { DynamoTenantPurgeStore } from "#shared/adapters/dynamodb/tenant-purge-store.ts";
 import { DynamoTenantStore } from "#shared/adapters/dynamodb/tenant-store.ts";
 import { DynamoTokenStore } from "#shared/adapters/dynamodb/token-store.ts";
 import { DynamoTransactionStore } from "#shared/adapters/dynamodb/transaction-store.ts";
@@ -29,8 +30,10 @@ export const sessionStore = ({ dynamo, config, audit }: Table) => ({
   sessions: new DynamoSessionStore(dynamo, config.tableName, audit),
 });
 
+/** The sweep's work: what falls due, and deleted tenants' items to purge. */
 export const sweepStore = ({ dynamo, config, audit }: Table) => ({
   sweep: new DynamoSweepStore(dynamo, config.tableName, audit),
+  tenantPurge: new DynamoTenantPurgeStore(dynamo, config.tableName),
 });
 
 /** The table plus the application store, which tenant and member writes extend in one transaction. */

@@ -8,6 +8,7 @@ export const ENTITY_TYPES = {
   reactor_formula: "Reactor Formula",
   session: "Session",
   tenant: "Tenant",
+  tenant_key: "Tenant Key",
   tenant_member: "Tenant Member",
   tenant_invitation: "Tenant Invitation",
   token: "Token",

@@ -4,6 +4,7 @@ import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 import type { SessionStore } from "#shared/ports/session-store.ts";
 import type { ApplicationStore } from "#shared/ports/stores.ts";
 import { Cache } from "./cache.ts";
+import type { DeletedTenants } from "./deleted-tenants.ts";
 import type { Application, Principal } from "./entities.ts";
 
 /**
@@ -22,6 +23,8 @@ export class Authenticator {
     private readonly rootKey: RootKeyVerifier,
     private readonly clock: Clock,
     cacheSeconds: number,
+    /** Every key and session of a deleted tenant answers 401 (checked on each lookup and each cached use). */
+    private readonly deletedTenants?: Pick<DeletedTenants, "isDeleted" | "knownDeleted">,
   ) {
     this.cache = new Cache({ ttlMs: cacheSeconds * 1000 });
     this.configured = new Cache({ ttlMs: cacheSeconds * 1000 });
@@ -32,8 +35,14 @@ export class Authenticator {
    * configured application acts as. A change takes effect as a key's does (evict below).
    */
   application(tenantId: string, applicationId: string): Promise<Application | undefined> {
-    return this.configured.get(`${tenantId}/${applicationId}`, this.clock.now().getTime(), () =>
-      this.applications.get(tenantId, applicationId),
+    return this.configured.get(
+      `${tenantId}/${applicationId}`,
+      this.clock.now().getTime(),
+      async () =>
+        (await this.deletedTenants?.isDeleted(tenantId))
+          ? undefined
+          : this.applications.get(tenantId, applicationId),
+      { usable: () => !this.deletedTenants?.knownDeleted(tenantId) },
     );
   }
 
@@ -57,7 +66,8 @@ export class Authenticator {
     const now = this.clock.now().getTime();
     return this.cache.get(keyHash, now, () => this.lookup(keyHash, now), {
       usable: (principal, at) =>
-        principal.kind !== "session" || Date.parse(principal.session.expires_at) > at,
+        (principal.kind === "root" || !this.deletedTenants?.knownDeleted(principal.tenantId)) &&
+        (principal.kind !== "session" || Date.parse(principal.session.expires_at) > at),
       // A session not yet authorized is never cached: its authorization must take effect at once everywhere.
       storable: (principal) => principal.kind !== "session" || principal.session.authorized,
     });
@@ -65,7 +75,7 @@ export class Authenticator {
 
   private async lookup(keyHash: string, now: number): Promise<Principal | undefined> {
     const record = await this.applications.findKey(keyHash);
-    if (!record) return undefined;
+    if (!record || (await this.deletedTenants?.isDeleted(record.tenant_id))) return undefined;
     return record.session_id
       ? this.sessionPrincipal(record.tenant_id, record.session_id, now)
       : this.applicationPrincipal(record.tenant_id, record.application_id, record.key_id);

@@ -27,6 +27,8 @@ export type ErrorKind =
   | "upstream-failed"
   /** A capability this deployment does not offer. */
   | "unavailable"
+  /** The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant opens until it is back. */
+  | "locked"
   /** The operation or its destination did not finish in time. */
   | "timed-out";
 

@@ -14,6 +14,8 @@ export const MANAGEMENT_PERMISSIONS = [
   "application:update",
   "application:delete",
   "tenant:read",
+  "tenant:delete",
+  "tenant:key:update",
   "log:read",
   "proxy:create",
   "proxy:read",

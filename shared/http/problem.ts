@@ -29,6 +29,7 @@ const HTTP_OF_KIND: Record<ErrorKind, { status: number; slug: string; title: str
   failed: { status: 500, slug: "failed", title: "Internal Server Error" },
   "upstream-failed": { status: 502, slug: "bad-gateway", title: "Bad Gateway" },
   unavailable: { status: 503, slug: "unavailable", title: "Service Unavailable" },
+  locked: { status: 423, slug: "key-unavailable", title: "Locked" },
   "timed-out": { status: 504, slug: "timeout", title: "Gateway Timeout" },
 };
 

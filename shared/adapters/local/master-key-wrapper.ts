@@ -43,7 +43,8 @@ export class MasterKeyWrapper implements KeyWrapper {
     return { plaintext, wrapped: this.wrap(plaintext, context) };
   }
 
-  private wrap(plaintext: Buffer, context: Record<string, string>): Buffer {
+  /** Wraps a given data key (a re-wrap under another key: local-customer-keys.ts). */
+  wrap(plaintext: Buffer, context: Record<string, string>): Buffer {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv("aes-256-gcm", this.masterKey, iv);
     cipher.setAAD(contextAad(context));

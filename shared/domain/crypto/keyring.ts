@@ -21,6 +21,11 @@ export const DEFAULT_KEYRING_OPTIONS: KeyringOptions = {
 /** The fingerprint key never rotates: fingerprints must stay comparable across data-key periods. */
 export const FINGERPRINT_KEY_ID = "fingerprint";
 
+/** Refuses the keys of a tenant that may no longer use any (a deleted tenant: deleted-tenants.ts). */
+export interface TenantGuard {
+  assertLive(tenantId: string): Promise<void>;
+}
+
 /**
  * Per-tenant data keys (envelope encryption). A warm process unwraps (or generates) each key at most once per
  * cache period: concurrent requests for the same key share one load, so KMS sees one call per tenant per period.
@@ -34,6 +39,7 @@ export class Keyring {
     private readonly store: DataKeyStore,
     private readonly clock: Clock,
     private readonly options: KeyringOptions = DEFAULT_KEYRING_OPTIONS,
+    private readonly guard?: TenantGuard,
   ) {
     this.cache = new Cache({ ttlMs: options.cacheSeconds * 1000, maxUses: options.cacheMaxUses });
   }
@@ -58,6 +64,9 @@ export class Keyring {
   }
 
   private async key(tenantId: string, keyId: string, createIfMissing: boolean): Promise<Buffer> {
+    // Before the cache too: a key cached before its tenant was deleted is never served after (bounded by the
+    // guard's own cache, SVC_AUTH_CACHE_SECONDS, in processes that did not delete it).
+    await this.guard?.assertLive(tenantId);
     const now = this.clock.now().getTime();
     const key = await this.cache.get(`${tenantId}/${keyId}`, now, () =>
       this.load(tenantId, keyId, createIfMissing),

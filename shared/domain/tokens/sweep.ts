@@ -3,11 +3,15 @@ import { tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { SessionStore } from "#shared/ports/session-store.ts";
 import type { DueItem, SweepStore } from "#shared/ports/sweep-store.ts";
+import type { TenantPurgeStore } from "#shared/ports/tenant-deletion.ts";
+import { purgeDeletedTenants } from "../tenant-purge.ts";
 import { rollbackExpired, type TransactionDeps } from "../transactions.ts";
 
 export interface SweepDeps extends TransactionDeps {
   sweep: SweepStore;
   sessions: Pick<SessionStore, "removeExpired">;
+  /** Deleted tenants whose items are still to remove (tenant-purge.ts). */
+  tenantPurge: TenantPurgeStore;
   clock: Clock;
 }
 
@@ -15,6 +19,8 @@ export interface SweepResult {
   tokensDeleted: number;
   cvcsRemoved: number;
   hoursScanned: number;
+  /** Items of deleted tenants removed. */
+  tenantItemsPurged: number;
 }
 
 const HOUR = 3_600_000;
@@ -34,7 +40,7 @@ export async function sweepExpired(deps: SweepDeps): Promise<SweepResult> {
   const last = await deps.sweep.lastCompletedHour();
   const lookback = new Date(current.getTime() - SWEEP_LOOKBACK_HOURS * HOUR);
   let hour = last ? new Date(Math.max(Date.parse(last) + HOUR, lookback.getTime())) : lookback;
-  const result: SweepResult = { tokensDeleted: 0, cvcsRemoved: 0, hoursScanned: 0 };
+  const result: SweepResult = { tokensDeleted: 0, cvcsRemoved: 0, hoursScanned: 0, tenantItemsPurged: 0 };
   for (; hour.getTime() <= current.getTime(); hour = new Date(hour.getTime() + HOUR)) {
     for (let shard = 0; shard < deps.sweep.shards; shard++) {
       for (const item of await deps.sweep.due(hour, shard)) {
@@ -67,6 +73,7 @@ export async function sweepExpired(deps: SweepDeps): Promise<SweepResult> {
     result.hoursScanned += 1;
     if (hour.getTime() < current.getTime()) await deps.sweep.setLastCompletedHour(hour.toISOString());
   }
+  result.tenantItemsPurged = await purgeDeletedTenants(deps);
   return result;
 }
 

@@ -161,9 +161,12 @@ async function sessionKey(w: World) {
 const ROUTES: Record<OperationId, ProbeRun[] | string> = {
   healthz: "answers readiness only",
   openapi: "answers the route table's description",
+  receiptKey: "answers the deployment's public receipt key",
   advanceTestClock: "moves the test clock (root key, local only)",
   createTenant: "answers the new tenant and its management key",
   getSelfTenant: "answers the tenant record",
+  deleteSelfTenant: "answers the deletion receipt (ids, times, key versions)",
+  setSelfTenantKmsKey: "answers the key ARN and a count",
   createApplication: "answers the application and its key",
   listApplications: "answers applications (permissions and rules)",
   getOwnApplication: "answers the caller's application",

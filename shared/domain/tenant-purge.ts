@@ -1,0 +1,49 @@
+import type { Clock } from "#shared/ports/clock.ts";
+import type { TenantPurgeStore } from "#shared/ports/tenant-deletion.ts";
+import { auditEntry } from "./audit-entry.ts";
+
+/**
+ * Pages (of up to 1 MB of the table each) one sweep run purges at most; a purge cut short resumes at its saved
+ * cursor on the next run (docs/security.md, "Tenant deletion", has what this means for the deadline).
+ */
+export const PURGE_PAGES_PER_RUN = 500;
+
+/**
+ * The sweep's part in tenant deletion: every deleted tenant whose grace period is over loses its items, page
+ * by page, its progress saved after each page. Answers how many items were removed.
+ */
+export async function purgeDeletedTenants(
+  deps: { tenantPurge: TenantPurgeStore; clock: Clock },
+  maxPages = PURGE_PAGES_PER_RUN,
+): Promise<number> {
+  const now = deps.clock.now();
+  let pages = 0;
+  let removed = 0;
+  for (const purge of await deps.tenantPurge.pending()) {
+    if (Date.parse(purge.notBefore) > now.getTime()) continue;
+    let cursor = purge.cursor;
+    while (pages < maxPages) {
+      pages += 1;
+      const page = await deps.tenantPurge.purgePage(purge.tenantId, cursor);
+      removed += page.deleted;
+      if (!page.next) {
+        const system = { type: "system" as const };
+        await deps.tenantPurge.finish(
+          purge.tenantId,
+          deps.clock.now().toISOString(),
+          auditEntry(deps.clock.now(), system, {
+            tenantId: purge.tenantId,
+            entityType: "tenant",
+            entityId: purge.tenantId,
+            operation: "delete",
+            message: "Every item of the deleted tenant purged",
+          }),
+        );
+        break;
+      }
+      cursor = page.next;
+      await deps.tenantPurge.saveCursor(purge.tenantId, cursor);
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,172 @@
+/**
+ * DELETE /tenants/self: the OWNER ends a tenant. Its data keys and HMAC keys are destroyed at once, every key and
+ * session of it answers 401, the sweep purges every item of it within the hour (checked by scanning the whole
+ * table), the receipt verifies with the public key and node:crypto as docs/security.md shows, another tenant
+ * is untouched, and a record of the deletion stays at the deployment level.
+ */
+import { createPublicKey, verify } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { client, createTenant } from "#test/support/http.ts";
+import { invitationFromOutbox } from "#test/support/outbox.ts";
+import { useService } from "#test/support/service.ts";
+import { itemsNaming, scanTable } from "#test/support/table-scan.ts";
+import { appKey, revealEverything, type TokenBody, VISA } from "#test/support/tokens.ts";
+
+const svc = useService();
+
+interface Receipt {
+  tenant_id: string;
+  deleted_at: string;
+  destroyed_key_versions: string[];
+  purge_deadline: string;
+  signature: string;
+}
+
+/** The documented check (docs/security.md, "Tenant deletion"): the four fields in this order, then verify. */
+async function receiptVerifies(receipt: Receipt): Promise<boolean> {
+  const res = await fetch(`${svc.url}/.well-known/svc-vault/receipt-key`);
+  const key = (await res.json()) as { algorithm: string; public_key_pem: string };
+  const payload = JSON.stringify({
+    tenant_id: receipt.tenant_id,
+    deleted_at: receipt.deleted_at,
+    destroyed_key_versions: receipt.destroyed_key_versions,
+    purge_deadline: receipt.purge_deadline,
+  });
+  return verify(
+    key.algorithm === "Ed25519" ? null : "sha256",
+    Buffer.from(payload),
+    createPublicKey(key.public_key_pem),
+    Buffer.from(receipt.signature, "base64url"),
+  );
+}
+
+/** A tenant with some of everything: tokens (a card with its cvc, an expiring one), a session, a member, a proxy. */
+async function populatedTenant(name: string) {
+  const api = client(svc.url);
+  const tenant = await createTenant(api, svc.rootKey, name);
+  const reader = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+  const card = await api.post<TokenBody>("/tokens", {
+    key: reader,
+    body: {
+      type: "card",
+      data: { number: VISA, expiration_month: 12, expiration_year: 2031, cvc: "123" },
+      search_indexes: ["{{ data.number | last4 }}"],
+    },
+  });
+  expect(card.status, JSON.stringify(card.body)).toBe(201);
+  const expiring = await api.post<TokenBody>("/tokens", {
+    key: reader,
+    body: {
+      type: "token",
+      data: "soon gone",
+      expires_at: new Date(Date.now() + 86_400_000 * 400).toISOString(),
+    },
+  });
+  expect(expiring.status, JSON.stringify(expiring.body)).toBe(201);
+  const pub = await appKey(api, tenant.managementKey, { type: "public" });
+  const session = await api.post<{ session_key: string; nonce: string }>("/sessions", { key: pub });
+  expect(session.status).toBe(201);
+  const email = `admin-${name.toLowerCase()}@example.com`;
+  expect(
+    (await api.post("/tenants/self/invitations", { key: tenant.managementKey, body: { email } })).status,
+  ).toBe(201);
+  const member = await api.post<{ management_key: string; user: { id: string } }>("/invitations/accept", {
+    body: { code: invitationFromOutbox(svc, email).code },
+  });
+  expect(member.status).toBe(201);
+  const owner = await api.get<{ owner_id: string }>("/tenants/self", { key: tenant.managementKey });
+  return {
+    api,
+    ...tenant,
+    reader,
+    pub,
+    cardId: card.body.id,
+    sessionKey: session.body.session_key,
+    memberKey: member.body.management_key,
+    userIds: [owner.body.owner_id, member.body.user.id],
+  };
+}
+
+describe("DELETE /tenants/self", () => {
+  it("shreds the keys at once, revokes every key, answers a receipt that verifies, and the sweep purges every item within the hour; another tenant is untouched", async () => {
+    const doomed = await populatedTenant("Doomed");
+    const other = await populatedTenant("Other");
+    const api = doomed.api;
+    const keyItems = (items: Record<string, unknown>[], tenantId: string) =>
+      items.filter((i) => i.PK === `TENANT#${tenantId}` && String(i.SK).startsWith("DATAKEY#"));
+    const before = await scanTable(svc);
+    // The other tenant's lasting items (its session and cvc end within the hour by themselves).
+    const lasting = (items: Record<string, unknown>[]) =>
+      itemsNaming(items, other.tenantId)
+        .filter((i) => /^(TENANT|TOKEN|FP|SEARCH|APIKEY|USER)#/.test(String(i.PK)) && i.entity !== "session")
+        .filter((i) => !(String(i.PK).startsWith("APIKEY#") && i.kind === "session"))
+        .map((i) => `${i.PK} ${i.SK}`)
+        .sort();
+    const otherBefore = lasting(before);
+
+    const deleted = await api.delete<Receipt>("/tenants/self", { key: doomed.managementKey });
+    const atOnce = await scanTable(svc);
+    const afterwards = await Promise.all(
+      [doomed.managementKey, doomed.reader, doomed.pub, doomed.sessionKey, doomed.memberKey].map(
+        async (key) => (await api.get(`/tokens/${doomed.cardId}`, { key })).status,
+      ),
+    );
+    const again = await api.delete("/tenants/self", { key: doomed.managementKey });
+
+    // The crypto-shred: every token unreadable at once (the key items are gone, the tokens not yet).
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+    expect(keyItems(before, doomed.tenantId).length).toBeGreaterThanOrEqual(2);
+    expect(keyItems(atOnce, doomed.tenantId)).toEqual([]);
+    expect(atOnce.some((i) => i.PK === `TOKEN#${doomed.tenantId}#${doomed.cardId}`)).toBe(true);
+    expect(afterwards).toEqual([401, 401, 401, 401, 401]);
+    expect(again.status).toBe(401);
+
+    // The receipt.
+    const receipt = deleted.body;
+    expect(receipt.tenant_id).toBe(doomed.tenantId);
+    expect(receipt.destroyed_key_versions).toEqual(
+      keyItems(before, doomed.tenantId)
+        .map((i) => String(i.SK).slice("DATAKEY#".length))
+        .sort(),
+    );
+    expect(Date.parse(receipt.purge_deadline) - Date.parse(receipt.deleted_at)).toBe(3600_000);
+    expect(await receiptVerifies(receipt)).toBe(true);
+    expect(await receiptVerifies({ ...receipt, destroyed_key_versions: [] })).toBe(false);
+    expect(await receiptVerifies({ ...receipt, tenant_id: other.tenantId })).toBe(false);
+
+    // The purge: an hour on, the sweep has removed every item of the tenant, its members' users included.
+    const clock = await api.post<{ sweep: { tenantItemsPurged: number } }>("/_test/clock", {
+      key: svc.rootKey,
+      body: { advance_seconds: 3600 },
+    });
+    expect(clock.status).toBe(200);
+    expect(clock.body.sweep.tenantItemsPurged).toBeGreaterThan(10);
+    const after = await scanTable(svc);
+    const left = itemsNaming(after, doomed.tenantId).filter(
+      (i) => !String(i.PK).startsWith(`TENANTDELETION#`),
+    );
+    expect(left).toEqual([]);
+    for (const userId of doomed.userIds) expect(itemsNaming(after, userId)).toEqual([]);
+
+    // What outlives the tenant: the deployment-level record with the receipt, and its audit entries.
+    const record = after.filter((i) => i.PK === `TENANTDELETION#${doomed.tenantId}`);
+    expect(record.find((i) => i.SK === "META")).toMatchObject({ receipt, purged_at: expect.any(String) });
+    const logged = record.filter((i) => String(i.SK).startsWith("LOG#"));
+    expect(logged.map((i) => `${i.entity_type} ${i.operation}`).sort()).toEqual(
+      [
+        "tenant delete",
+        "tenant delete",
+        ...receipt.destroyed_key_versions.map(() => "tenant_key delete"),
+      ].sort(),
+    );
+    expect(after.some((i) => i.PK === "TENANTDELETION#PENDING")).toBe(false);
+
+    // The other tenant: every item and every key as before.
+    const read = await api.get<TokenBody>(`/tokens/${other.cardId}`, { key: other.reader });
+    expect(read.status).toBe(200);
+    expect(read.body.data).toMatchObject({ number: VISA });
+    expect((await api.get("/tenants/self", { key: other.memberKey })).status).toBe(200);
+    expect(lasting(after)).toEqual(otherBefore);
+    expect(otherBefore.length).toBeGreaterThan(10);
+  });
+});
