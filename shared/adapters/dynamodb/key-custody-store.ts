@@ -55,8 +55,9 @@ export class DynamoKeyCustodyStore implements KeyCustodyStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { PK: `TENANT#${tenantId}`, SK: `${DATA_KEY_PREFIX}${keyId}` },
-          UpdateExpression: "SET wrapped = :next",
-          ConditionExpression: "wrapped = :previous",
+          UpdateExpression: "SET #wrapped = :next",
+          ConditionExpression: "#wrapped = :previous",
+          ExpressionAttributeNames: { "#wrapped": "wrapped" },
           ExpressionAttributeValues: {
             ":next": next.toString("base64"),
             ":previous": previous.toString("base64"),
