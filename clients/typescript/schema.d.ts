@@ -12,6 +12,10 @@ export interface paths {
     /** This API as an OpenAPI 3.1 document */
     get: operations["openapi"];
   };
+  "/.well-known/svc-vault/receipt-key": {
+    /** The public key that verifies tenant deletion receipts (docs/security.md shows how) */
+    get: operations["receiptKey"];
+  };
   "/tenants": {
     /** Create a tenant with its owner and a management application (root key) */
     post: operations["createTenant"];
@@ -22,6 +26,18 @@ export interface paths {
      * @description Requires tenant:read.
      */
     get: operations["getSelfTenant"];
+    /**
+     * Delete the caller's tenant for good (the OWNER member's own key): its keys are destroyed at once, every key and session answers 401, its items are purged within the hour
+     * @description Requires tenant:delete.
+     */
+    delete: operations["deleteSelfTenant"];
+  };
+  "/tenants/self/keys/kms": {
+    /**
+     * Bring your own KMS key (the OWNER member's own key): checked with a test GenerateDataKey/Decrypt, then every data key of the tenant is re-wrapped under it
+     * @description Requires tenant:key:update.
+     */
+    put: operations["setSelfTenantKmsKey"];
   };
   "/applications": {
     /**
@@ -416,13 +432,21 @@ export interface components {
       created_at: string;
       modified_at?: string;
     };
+    DeletionReceipt: {
+      tenant_id: string;
+      deleted_at: string;
+      destroyed_key_versions: string[];
+      purge_deadline: string;
+      /** @description base64url; verify as docs/security.md shows, with GET /.well-known/svc-vault/receipt-key */
+      signature: string;
+    };
     Application: {
       id: string;
       tenant_id: string;
       name: string;
       /** @enum {string} */
       type: "public" | "private" | "management";
-      permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
+      permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "tenant:delete" | "tenant:key:update" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
       rules: components["schemas"]["AccessRule"][];
       /** @description Web origins whose pages may call the browser routes (POST /tokens, GET and PATCH /tokens/{id}, POST /sessions) with this application's keys, and may embed its Elements frames. None: no browser page may. */
       allowed_origins: string[];
@@ -672,6 +696,26 @@ export interface operations {
       };
     };
   };
+  /** The public key that verifies tenant deletion receipts (docs/security.md shows how) */
+  receiptKey: {
+    responses: {
+      /** @description The deployment's receipt signing key */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            algorithm: "Ed25519" | "ECDSA_P256_SHA256";
+            key_id: string;
+            public_key_pem: string;
+          };
+        };
+      };
+      /** @description The deployment has no receipt signing key */
+      503: {
+        content: never;
+      };
+    };
+  };
   /** Create a tenant with its owner and a management application (root key) */
   createTenant: {
     parameters: {
@@ -726,6 +770,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -760,6 +810,123 @@ export interface operations {
       };
       /** @description The key lacks the permission */
       403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
+      429: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete the caller's tenant for good (the OWNER member's own key): its keys are destroyed at once, every key and session answers 401, its items are purged within the hour
+   * @description Requires tenant:delete.
+   */
+  deleteSelfTenant: {
+    responses: {
+      /** @description The deletion receipt, signed by the deployment */
+      200: {
+        content: {
+          "application/json": components["schemas"]["DeletionReceipt"];
+        };
+      };
+      /** @description Invalid input */
+      400: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing, invalid or revoked key */
+      401: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The key lacks the permission */
+      403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
+      429: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The deployment has no receipt signing key: nothing was deleted */
+      503: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * Bring your own KMS key (the OWNER member's own key): checked with a test GenerateDataKey/Decrypt, then every data key of the tenant is re-wrapped under it
+   * @description Requires tenant:key:update.
+   */
+  setSelfTenantKmsKey: {
+    parameters: {
+      header?: {
+        /** @description Makes the write safe to retry: a repeat with the same key within 24 h replays the first answer (SVC-IDEMPOTENT-REPLAYED: true). */
+        "SVC-IDEMPOTENCY-KEY"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          key_arn: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The tenant's data keys are under this key */
+      200: {
+        content: {
+          "application/json": {
+            key_arn: string;
+            set_at: string;
+            data_keys_rewrapped: number;
+          };
+        };
+      };
+      /** @description Invalid input */
+      400: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing, invalid or revoked key */
+      401: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The key lacks the permission */
+      403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -812,6 +979,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -838,7 +1011,7 @@ export interface operations {
           /** @enum {string} */
           type: "public" | "private" | "management";
           /** @default [] */
-          permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
+          permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "tenant:delete" | "tenant:key:update" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
           /** @default [] */
           rules?: components["schemas"]["AccessRule"][];
           /**
@@ -876,6 +1049,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -907,6 +1086,12 @@ export interface operations {
       };
       /** @description The key lacks the permission */
       403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -960,6 +1145,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -987,7 +1178,7 @@ export interface operations {
         "application/json": {
           name: string;
           /** @default [] */
-          permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
+          permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "tenant:delete" | "tenant:key:update" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
           /** @default [] */
           rules?: components["schemas"]["AccessRule"][];
           /**
@@ -1025,6 +1216,12 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -1076,6 +1273,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -1121,6 +1324,12 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -1178,6 +1387,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -1228,6 +1443,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -1272,6 +1493,12 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -1328,6 +1555,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -1362,6 +1595,12 @@ export interface operations {
       };
       /** @description The key lacks the permission */
       403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -1416,6 +1655,12 @@ export interface operations {
       };
       /** @description The key lacks the permission */
       403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -1491,6 +1736,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -1536,6 +1787,12 @@ export interface operations {
       };
       /** @description Not found or expired */
       404: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -1587,6 +1844,12 @@ export interface operations {
       };
       /** @description Not found or expired */
       404: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -1668,6 +1931,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -1739,6 +2008,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -1778,6 +2053,12 @@ export interface operations {
       };
       /** @description The key lacks the permission */
       403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -1834,6 +2115,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -1886,6 +2173,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -1923,6 +2216,12 @@ export interface operations {
       };
       /** @description The key lacks the permission */
       403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -1975,6 +2274,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -2023,6 +2328,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -2063,6 +2374,12 @@ export interface operations {
       };
       /** @description The key lacks the permission, or the request's Origin is not one of its application's allowed_origins */
       403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -2126,6 +2443,12 @@ export interface operations {
       };
       /** @description Already authorized */
       409: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -2212,6 +2535,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -2265,6 +2594,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -2310,6 +2645,12 @@ export interface operations {
       };
       /** @description The key lacks the permission */
       403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -2361,6 +2702,12 @@ export interface operations {
       };
       /** @description The key lacks the permission */
       403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -2418,6 +2765,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -2467,6 +2820,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -2510,6 +2869,12 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -2621,6 +2986,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -2687,6 +3058,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -2732,6 +3109,12 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -2811,6 +3194,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -2854,6 +3243,12 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -2933,6 +3328,12 @@ export interface operations {
       };
       /** @description Not application/merge-patch+json */
       415: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -3265,6 +3666,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -3346,6 +3753,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -3391,6 +3804,12 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -3485,6 +3904,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -3538,6 +3963,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -3584,6 +4015,12 @@ export interface operations {
       };
       /** @description The key lacks the permission */
       403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -3650,6 +4087,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -3695,6 +4138,12 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -3767,6 +4216,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -3810,6 +4265,12 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -3881,6 +4342,12 @@ export interface operations {
       };
       /** @description Not application/merge-patch+json */
       415: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -3958,6 +4425,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -4018,6 +4491,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -4068,6 +4547,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
       429: {
         content: {
@@ -4104,6 +4589,12 @@ export interface operations {
       };
       /** @description The key lacks the permission */
       403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
@@ -4150,6 +4641,12 @@ export interface operations {
       };
       /** @description The key lacks the permission */
       403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };

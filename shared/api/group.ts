@@ -9,6 +9,9 @@ export const COMMON_RESPONSES = {
   400: problem("Invalid input"),
   401: problem("Missing, invalid or revoked key"),
   403: problem("The key lacks the permission"),
+  423: problem(
+    "The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back",
+  ),
   429: problem(
     "The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry",
   ),

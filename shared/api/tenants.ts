@@ -53,7 +53,6 @@ export const tenantsRoutes = routeGroup("tenants", {
       200: { description: "The tenant's data keys are under this key", schema: kmsKeySchema },
       400: problem("Not a KMS key ARN, or the key cannot be used by this deployment for this tenant"),
       403: problem("The key is not the OWNER member's own management key, or lacks the permission"),
-      423: problem("The key the data keys are under now refuses (disabled, grant revoked)"),
     },
   },
 });
