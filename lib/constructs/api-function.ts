@@ -190,6 +190,12 @@ export class ApiFunction extends Construct {
    * (new per-tenant data keys) and Decrypt (unwrapping them). No Encrypt, no key administration.
    * `probeOnly`: both only under the readiness probe's encryption context (shared/domain/crypto/key-health.ts),
    * which no tenant's data key has.
+   *
+   * Bring your own key (PUT /tenants/self/keys/kms): a tenant's own key, usually in its own account, must let
+   * this function's role call kms:GenerateDataKey, kms:Decrypt and kms:ReEncryptTo (the tenants function also
+   * kms:ReEncryptFrom on this key) under the condition kms:EncryptionContext:tenant_id = <its tenant id>, by key
+   * policy or grant; across accounts the role needs the same actions in its own policy. The key policy and
+   * grant the customer gives: docs/security.md, "Bring your own key".
    */
   bindDataKey(key: IKey, options: { probeOnly?: boolean } = {}): this {
     this.function.addEnvironment("SVC_KMS_KEY_ID", key.keyArn);

@@ -74,6 +74,20 @@ async function populatedTenant(name: string) {
     body: { code: invitationFromOutbox(svc, email).code },
   });
   expect(member.status).toBe(201);
+  const proxyApp = await api.post<{ id: string }>("/applications", {
+    key: tenant.managementKey,
+    body: { name: "proxy app", type: "private", permissions: ["token:use"] },
+  });
+  const proxy = await api.post<{ key: string }>("/proxies", {
+    key: tenant.managementKey,
+    body: {
+      name: "open",
+      destination_url: "https://destination.invalid/",
+      require_auth: false,
+      application: { id: proxyApp.body.id },
+    },
+  });
+  expect(proxy.status, JSON.stringify(proxy.body)).toBe(201);
   const owner = await api.get<{ owner_id: string }>("/tenants/self", { key: tenant.managementKey });
   return {
     api,
@@ -82,6 +96,7 @@ async function populatedTenant(name: string) {
     pub,
     cardId: card.body.id,
     sessionKey: session.body.session_key,
+    proxyKey: proxy.body.key,
     memberKey: member.body.management_key,
     userIds: [owner.body.owner_id, member.body.user.id],
   };
@@ -112,6 +127,10 @@ describe("DELETE /tenants/self", () => {
       ),
     );
     const again = await api.delete("/tenants/self", { key: doomed.managementKey });
+    const proxied = await api.post("/proxy", {
+      headers: { "svc-proxy-key": doomed.proxyKey },
+      body: { card: `{{ token: ${doomed.cardId} }}` },
+    });
 
     // The crypto-shred: every token unreadable at once (the key items are gone, the tokens not yet).
     expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
@@ -120,6 +139,7 @@ describe("DELETE /tenants/self", () => {
     expect(atOnce.some((i) => i.PK === `TOKEN#${doomed.tenantId}#${doomed.cardId}`)).toBe(true);
     expect(afterwards).toEqual([401, 401, 401, 401, 401]);
     expect(again.status).toBe(401);
+    expect(proxied.status).toBe(401);
 
     // The receipt.
     const receipt = deleted.body;

@@ -2,6 +2,7 @@ import { mayEverHold } from "#shared/domain/access-rules.ts";
 import { configuredApplication } from "#shared/domain/acting-application.ts";
 import { actorOf } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
+import type { DeletedTenants } from "#shared/domain/deleted-tenants.ts";
 import {
   type ErrorKind,
   forbidden,
@@ -25,6 +26,8 @@ import { encodeBody, runTransform, TRANSFORM_PAYLOAD_LIMIT, type TransformDeps }
 
 export interface ProxyInvokeDeps extends TransformDeps {
   proxies: ProxyStore;
+  /** A deleted tenant's proxy keys answer 401 like its API keys (deleted-tenants.ts). */
+  deletedTenants: Pick<DeletedTenants, "isDeleted">;
   authenticator: Authenticator;
   egress: Egress;
   config: { proxyAllowPrivate: boolean };
@@ -131,7 +134,8 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
 async function resolve(deps: ProxyInvokeDeps, proxyKey: string | undefined): Promise<StoredProxy> {
   if (!proxyKey) throw unauthorized("A proxy key is required in SVC-PROXY-KEY or svc-proxy-key.");
   const proxy = await deps.proxies.findByKey(hashKey(proxyKey));
-  if (!proxy) throw unauthorized("The proxy key is invalid.");
+  if (!proxy || (await deps.deletedTenants.isDeleted(proxy.tenant_id)))
+    throw unauthorized("The proxy key is invalid.");
   return proxy;
 }
 
