@@ -14,6 +14,8 @@
  *   TENANT#<tid>#LOG#<shard>  <created_at>#<lid>        audit log, write-sharded; GSI1 by entity id
  *   IDEMP#<scope>#<key>       META                      idempotency record
  *   SYSTEM#MASTERKEY          CHECK                     local master key's check value (master-key-check.ts)
+ *   TENANT#<tid>              KEYCUSTODY                the tenant's own KMS key (key-custody-store.ts)
+ *   TENANTDELETION#<tid>      META | LOG#…              a deleted tenant's tombstone and audit (tenant-deletion-store.ts)
  */
 export const TABLE_KEYS = {
   partitionKey: "PK",
