@@ -17,14 +17,23 @@ export function compose(cfg: Config) {
 
 let deps: ReturnType<typeof compose> | undefined;
 
-/** Scheduled (EventBridge, every 15 minutes): deletes expired tokens and removes cvcs past their hour. */
+/** What the purge leaves of the function's time limit: the page in progress and the log line finish in it. */
+const PURGE_MARGIN_MS = 30_000;
+
+/**
+ * Scheduled (EventBridge, every 15 minutes): deletes expired tokens, removes cvcs past their hour, and purges
+ * deleted tenants for the rest of its time limit.
+ */
 export const handler = middy()
   .use(handlerTracing())
   .use(flushMetrics(() => deps?.metrics))
   .use(injectLambdaContext(logger, { logEvent: false }))
-  .handler(async () => {
+  .handler(async (_event: unknown, context: { getRemainingTimeInMillis(): number }) => {
     deps ??= compose(config());
-    const result = await sweepExpired(deps);
+    const purgeStopBy = new Date(
+      deps.clock.now().getTime() + context.getRemainingTimeInMillis() - PURGE_MARGIN_MS,
+    );
+    const result = await sweepExpired(deps, { purgeStopBy });
     logger.info("sweep finished", { ...result });
     deps.metrics.count(METRIC.sweepRuns);
     deps.metrics.count(METRIC.sweepTokensDeleted, result.tokensDeleted);

@@ -34,7 +34,13 @@ const hourOf = (date: Date) => new Date(Math.floor(date.getTime() / HOUR) * HOUR
  * to the current hour, so each run reads only what fell due since the previous run. Run every 15 minutes
  * (AWS) or every minute and whenever the test clock moves (local), tokens are gone well within the hour.
  */
-export async function sweepExpired(deps: SweepDeps): Promise<SweepResult> {
+export async function sweepExpired(
+  deps: SweepDeps,
+  options: {
+    /** Purge deleted tenants only until then (the sweep function's own time limit, less a margin). */
+    purgeStopBy?: Date;
+  } = {},
+): Promise<SweepResult> {
   const now = deps.clock.now();
   const current = hourOf(now);
   const last = await deps.sweep.lastCompletedHour();
@@ -73,7 +79,7 @@ export async function sweepExpired(deps: SweepDeps): Promise<SweepResult> {
     result.hoursScanned += 1;
     if (hour.getTime() < current.getTime()) await deps.sweep.setLastCompletedHour(hour.toISOString());
   }
-  result.tenantItemsPurged = await purgeDeletedTenants(deps);
+  result.tenantItemsPurged = await purgeDeletedTenants(deps, options.purgeStopBy);
   return result;
 }
 
