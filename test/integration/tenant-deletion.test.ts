@@ -88,6 +88,8 @@ async function populatedTenant(name: string) {
     },
   });
   expect(proxy.status, JSON.stringify(proxy.body)).toBe(201);
+  const laterEmail = `later-${name.toLowerCase()}@example.com`;
+  await api.post("/tenants/self/invitations", { key: tenant.managementKey, body: { email: laterEmail } });
   const owner = await api.get<{ owner_id: string }>("/tenants/self", { key: tenant.managementKey });
   return {
     api,
@@ -97,6 +99,7 @@ async function populatedTenant(name: string) {
     cardId: card.body.id,
     sessionKey: session.body.session_key,
     proxyKey: proxy.body.key,
+    pendingInvitationCode: invitationFromOutbox(svc, laterEmail).code,
     memberKey: member.body.management_key,
     userIds: [owner.body.owner_id, member.body.user.id],
   };
@@ -140,6 +143,9 @@ describe("DELETE /tenants/self", () => {
     expect(afterwards).toEqual([401, 401, 401, 401, 401]);
     expect(again.status).toBe(401);
     expect(proxied.status).toBe(401);
+    // A pending invitation no longer makes a member (it would write new items into the deleted tenant).
+    const accepted = await api.post("/invitations/accept", { body: { code: doomed.pendingInvitationCode } });
+    expect(accepted.status).toBe(400);
 
     // The receipt.
     const receipt = deleted.body;
