@@ -357,12 +357,18 @@ const STATIC =
 export const EXCLUDED: Partial<Record<OperationId, string>> = {
   healthz: STATIC,
   openapi: STATIC,
+  receiptKey:
+    "The deployment's public receipt key: one KMS GetPublicKey per warm function (then cached), no table, no tenant data.",
   elementsScript: STATIC,
   elementsFrameScript: STATIC,
   elementsFrame: STATIC,
   advanceTestClock: "Test clock only: refused unless the test clock is on, never in a deployed stack.",
   createTenant: MANAGEMENT,
   getSelfTenant: MANAGEMENT,
+  deleteSelfTenant:
+    'Once per tenant: a few writes, one signature, then the sweep\'s purge reads the whole table once (docs/security.md, "Tenant deletion").',
+  setSelfTenantKmsKey:
+    "Once per tenant or key change: a test GenerateDataKey/Decrypt, then one ReEncrypt per data key.",
   createApplication: MANAGEMENT,
   listApplications: MANAGEMENT,
   getOwnApplication: MANAGEMENT,
