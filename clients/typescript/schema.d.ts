@@ -5,7 +5,7 @@
 
 export interface paths {
   "/healthz": {
-    /** Readiness probe: 200 while the data store answers, else 503 with Retry-After */
+    /** Readiness probe: 200 while the data store answers and the keys work, else 503 with Retry-After */
     get: operations["healthz"];
   };
   "/openapi.json": {
@@ -669,19 +669,25 @@ export type external = Record<string, never>;
 
 export interface operations {
 
-  /** Readiness probe: 200 while the data store answers, else 503 with Retry-After */
+  /** Readiness probe: 200 while the data store answers and the keys work, else 503 with Retry-After */
   healthz: {
     responses: {
-      /** @description Ready */
+      /** @description Ready: every part of the readiness check passed */
       200: {
         content: {
           "application/json": {
             /** @enum {string} */
             status: "ok";
+            checks: {
+              /** @enum {string} */
+              store: "ok";
+              /** @enum {string} */
+              keys: "ok";
+            };
           };
         };
       };
-      /** @description The data store cannot be reached (checked with a short timeout, cached about 1 s) */
+      /** @description Not ready: the data store cannot be reached, or the master key cannot wrap and unwrap a probe data key (each checked with a short timeout, cached about 1 s); `errors` names the parts that failed */
       503: {
         content: never;
       };
