@@ -5,7 +5,6 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { type DynamoDbLocal, startDynamoDbLocal } from "#shared/local/dynamodb-local.ts";
-import { childPids } from "./cpu.ts";
 import { DESTINATION_PATH } from "./proxy.ts";
 import { countDynamoDbLocal } from "./runs.ts";
 import { floorScenarios, log, settings } from "./settings.ts";
@@ -39,7 +38,7 @@ export async function startParties(dataDir: string): Promise<Parties> {
   log("starting DynamoDB Local (in memory)…");
   const dynamo: DynamoDbLocal = await startDynamoDbLocal({});
   onCleanUp(() => dynamo.stop());
-  countDynamoDbLocal(childPids("java")[0]);
+  countDynamoDbLocal(dynamo.javaPid);
   checkInterrupted();
 
   const rootKey = `key_root_bench_${randomUUID()}`;

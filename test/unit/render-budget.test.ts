@@ -141,4 +141,25 @@ describe("the engine's budgets", () => {
     expect(overdue).toBe(true);
     await expect(budget.run(async () => "no")).rejects.toThrow("Expression exceeded its time limit");
   });
+  it("renders a mask's strings in one turn of the render slot, within one render's limit", async () => {
+    const f = fakes();
+    let turns = 0;
+    const scheduler = new RenderScheduler(limits, f.clock, f.meter, async () => {
+      turns += 1;
+    });
+    const request = createExpressionEngine({}, { scheduler, meter: f.meter }).forRequest("tenant#a");
+    const mask = { number: "{{ data.number | reveal_last: 4 }}", month: "{{ data.month }}", brand: "visa" };
+
+    expect(await request.evaluateStructure(mask, { data: { number: "4242424242424242", month: 3 } })).toEqual(
+      {
+        number: "XXXXXXXXXXXX4242",
+        month: 3,
+        brand: "visa",
+      },
+    );
+    expect(turns).toBe(1);
+    // Nothing to render: no turn taken.
+    expect(await request.evaluateStructure({ brand: "visa" }, { data: {} })).toEqual({ brand: "visa" });
+    expect(turns).toBe(1);
+  });
 });

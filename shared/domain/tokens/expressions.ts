@@ -440,6 +440,17 @@ export function createExpressionEngine(
     return node;
   }
 
+  /** Whether a structure holds a string to evaluate (too deep counts: walk refuses it). */
+  const hasExpression = (node: unknown, depth: number): boolean => {
+    if (depth > MAX_STRUCTURE_DEPTH) return true;
+    if (typeof node === "string") return isExpression(node);
+    if (typeof node !== "object" || node === null) return false;
+    return (Array.isArray(node) ? node : Object.values(node)).some((item) => hasExpression(item, depth + 1));
+  };
+
+  /** The renders inside one turn of a budget: each runs at once, under the turn's time limit. */
+  const inTurn = (overdue: () => boolean): RenderBudget => ({ run: (render) => render(overdue) });
+
   const meter = wiring.meter ?? (() => performance.now());
   const standalone = () => standaloneBudget(renderLimitMs, renderLimitMs, meter);
 
@@ -456,7 +467,12 @@ export function createExpressionEngine(
         return evaluateParsed(parse(template), scope, budgetOf());
       },
       async evaluateStructure(structure, scope) {
-        return walk(structure, scope, budgetOf(), 0);
+        const budget = budgetOf();
+        if (typeof structure === "string" || !hasExpression(structure, 0))
+          return walk(structure, scope, budget, 0);
+        // One turn of the render slot and one allowance for the whole structure (a mask's strings): one wait
+        // for the slot and two meter readings instead of one per string.
+        return budget.run((overdue) => walk(structure, scope, inTurn(overdue), 0));
       },
       forRequest(bucket) {
         const budget = wiring.scheduler ? wiring.scheduler.budget(bucket) : standalone();
