@@ -7,7 +7,7 @@ import type middy from "@middy/core";
  *
  * Why the Tracer is not even loaded elsewhere: loading it loads aws-xray-sdk-core, whose cls-hooked context
  * installs an async hook with destroy tracking on every promise of the process. In the local service that
- * cost 0.5 ms of CPU per proxied request (a quarter of the service's work; docs/performance.md), for tracing
+ * cost 0.5 ms of CPU per proxied request (a quarter of the service's work, measured by the bench), for tracing
  * that is off there anyway.
  */
 export function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {

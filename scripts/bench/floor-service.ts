@@ -1,19 +1,14 @@
 /**
  * The benchmark's floor: the least a correct vault with a fail-closed audit log must do per request
- * (docs/performance.md, decisions.md "Benchmark definition").
+ * (docs/performance.md, "The floors").
  *
  *   POST /tokens      seal the data + PutItem of the token ‖ PutItem of its log entry (in parallel)
  *   GET  /tokens/{id} GetItem + open + PutItem of the log entry, then answer
  *
- * and, for the proxy scenario, two proxies to `destinationUrl`, sending it `{"card": <data>}`:
+ * and, for the proxy scenario, the proxy floor: a proxy to `destinationUrl` sending it `{"card": <data>}`:
  *
- *   POST /proxy/{id}  GetItem + open + PutItem of the log entry, then forward and answer the destination's
- *                     response (the proxy's mandatory work: detokenize one token, fail-closed audit)
- *   POST /slow/proxy/{id}  the same to the destination's slow path (it answers SLOW_ANSWER_MS late)
- *   POST /pass        forward the request body as it is, nothing else: what any Node proxy costs here
- *   POST /slow/pass   the same to the destination's slow path
- *
- * Both forward on keep-alive connections, as the service does within a tenant.
+ *   POST /proxy/{id}  GetItem + open + PutItem of the log entry, then forward (keep-alive, as the service does
+ *                     within a tenant) and answer the destination's response
  *
  * It reuses the service's own crypto and storage pieces (Sealer, Keyring with its cached data keys, the
  * local master-key wrapper, the DynamoDB document client, AuditItems) so that the difference with the
@@ -42,16 +37,12 @@ import { loadOrCreateMasterKey, MasterKeyWrapper } from "#shared/adapters/local/
 import { auditEntry } from "#shared/domain/audit-entry.ts";
 import { Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
-import { SLOW_PATH_PREFIX } from "./destination.ts";
 
 export interface FloorServiceOptions {
   dynamodbEndpoint: string;
   /** Holds the floor's own local master key file. */
   dataDir: string;
-  port?: number;
-  host?: string;
-  tableName?: string;
-  /** The proxy scenario's destination (POST /proxy/{id} and /pass forward there); without it they answer 404. */
+  /** The proxy scenario's destination (POST /proxy/{id} forwards there); without it, 404. */
   destinationUrl?: string;
 }
 
@@ -67,8 +58,7 @@ export const FLOOR_TENANT_ID = "floor-tenant";
 const FLOOR_ACTOR = { type: "application" as const, id: "floor-application" };
 const MAX_BODY_BYTES = 1024 * 1024;
 const TOKEN_PATH = /^\/tokens\/([^/?#]+)$/;
-const PROXY_PATH = /^(\/slow)?\/proxy\/([^/?#]+)$/;
-const PASS_PATH = /^(\/slow)?\/pass$/;
+const PROXY_PATH = /^\/proxy\/([^/?#]+)$/;
 
 const tokenKey = (id: string) => ({ PK: `TOKEN#${FLOOR_TENANT_ID}#${id}`, SK: "META" });
 
@@ -90,10 +80,6 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
     req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  return JSON.parse((await readBody(req)).toString("utf8"));
 }
 
 /** POSTs `body` to `url` on `agent`'s connections; resolves with the status and body. */
@@ -134,7 +120,7 @@ function relay(res: ServerResponse, answer: { status: number; contentType: strin
 }
 
 export async function startFloorService(options: FloorServiceOptions): Promise<FloorService> {
-  const tableName = options.tableName ?? "svc-bench-floor";
+  const tableName = "svc-bench-floor";
   const client = createDocumentClient({ region: "us-east-1", endpoint: options.dynamodbEndpoint });
   await ensureTable(client, tableName);
   const audit = new AuditItems(tableName, 365);
@@ -159,7 +145,7 @@ export async function startFloorService(options: FloorServiceOptions): Promise<F
   async function create(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let body: unknown;
     try {
-      body = await readJson(req);
+      body = JSON.parse((await readBody(req)).toString("utf8"));
     } catch {
       return reply(res, 400, { title: "Bad Request", status: 400 });
     }
@@ -209,22 +195,13 @@ export async function startFloorService(options: FloorServiceOptions): Promise<F
   }
 
   const destination = options.destinationUrl ? new URL(options.destinationUrl) : undefined;
-  const slowDestination = destination && new URL(`${SLOW_PATH_PREFIX}${destination.pathname}`, destination);
   const agent = new Agent({ keepAlive: true });
 
-  async function proxy(id: string, slow: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function proxy(id: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     req.resume();
-    const target = slow ? slowDestination : destination;
-    const token = target ? await readLogged(id) : undefined;
-    if (!target || !token) return reply(res, 404, { title: "Not Found", status: 404 });
-    relay(res, await post(target, agent, Buffer.from(JSON.stringify({ card: token.data }))));
-  }
-
-  async function pass(slow: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req);
-    const target = slow ? slowDestination : destination;
-    if (!target) return reply(res, 404, { title: "Not Found", status: 404 });
-    relay(res, await post(target, agent, body));
+    const token = destination ? await readLogged(id) : undefined;
+    if (!destination || !token) return reply(res, 404, { title: "Not Found", status: 404 });
+    relay(res, await post(destination, agent, Buffer.from(JSON.stringify({ card: token.data }))));
   }
 
   const server: Server = createServer((req, res) => {
@@ -233,11 +210,8 @@ export async function startFloorService(options: FloorServiceOptions): Promise<F
     if (req.method === "POST" && path === "/tokens") work = create(req, res);
     else if (req.method === "GET" && TOKEN_PATH.test(path))
       work = read(decodeURIComponent(TOKEN_PATH.exec(path)?.[1] ?? ""), res);
-    else if (req.method === "POST" && PROXY_PATH.test(path)) {
-      const [, slow, id] = PROXY_PATH.exec(path) ?? [];
-      work = proxy(decodeURIComponent(id ?? ""), slow !== undefined, req, res);
-    } else if (req.method === "POST" && PASS_PATH.test(path))
-      work = pass(PASS_PATH.exec(path)?.[1] !== undefined, req, res);
+    else if (req.method === "POST" && PROXY_PATH.test(path))
+      work = proxy(decodeURIComponent(PROXY_PATH.exec(path)?.[1] ?? ""), req, res);
     else {
       req.resume();
       work = Promise.resolve(reply(res, 404, { title: "Not Found", status: 404 }));
@@ -249,11 +223,11 @@ export async function startFloorService(options: FloorServiceOptions): Promise<F
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
+    server.listen(0, "127.0.0.1", () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${options.host ?? "127.0.0.1"}:${port}`,
+    url: `http://127.0.0.1:${port}`,
     dynamo: client,
     stop: async () => {
       server.closeAllConnections();

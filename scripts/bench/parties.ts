@@ -4,10 +4,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { type DynamoDbLocal, startDynamoDbLocal } from "#shared/local/dynamodb-local.ts";
-import { DESTINATION_PATH } from "./proxy.ts";
+import { startDynamoDbLocal } from "#shared/local/dynamodb-local.ts";
 import { countDynamoDbLocal } from "./runs.ts";
-import { floorScenarios, log, settings } from "./settings.ts";
+import { DESTINATION_PATH } from "./scenarios/proxy.ts";
+import { log, settings, wants } from "./settings.ts";
 import { checkInterrupted, onCleanUp } from "./shutdown.ts";
 import { type RunningTarget, startTarget } from "./targets.ts";
 
@@ -34,65 +34,39 @@ export interface Parties {
 
 /** Starts what the chosen scenarios need; each is stopped at shutdown (shutdown.ts). */
 export async function startParties(dataDir: string): Promise<Parties> {
-  const wantsProxy = settings.scenarios.includes("proxy");
   log("starting DynamoDB Local (in memory)…");
-  const dynamo: DynamoDbLocal = await startDynamoDbLocal({});
+  const dynamo = await startDynamoDbLocal({});
   onCleanUp(() => dynamo.stop());
   countDynamoDbLocal(dynamo.javaPid);
   checkInterrupted();
-
+  const started = async (name: "service" | "floor" | "destination", env: Record<string, string>) => {
+    const target = await startTarget(name, env, join(dataDir, `${name}.log`), settings.nodeArgs);
+    onCleanUp(() => target.stop());
+    runningTargets.push(target);
+    return target;
+  };
   const rootKey = `key_root_bench_${randomUUID()}`;
-  const wantsFloor = floorScenarios.length > 0 || wantsProxy;
-  // The destination first: the floor's proxies need its URL.
-  let destination: RunningTarget | undefined;
-  // react-outbound calls it from a formula.
-  if (wantsProxy || settings.scenarios.includes("react-outbound")) {
-    log("starting the proxy's destination (a child process)…");
-    const started = await startTarget("destination", {}, join(dataDir, "destination.log"));
-    onCleanUp(() => started.stop());
-    runningTargets.push(started);
-    destination = started;
-  }
-  const parts = ["the service", ...(wantsFloor ? ["the floor"] : [])];
-  log(`starting ${parts.join(" and ")} (one child process each)…`);
-  const started = await Promise.allSettled([
-    startTarget(
-      "service",
-      {
-        BENCH_DYNAMODB_ENDPOINT: dynamo.endpoint,
-        BENCH_DATA_DIR: join(dataDir, "service"),
-        BENCH_ROOT_KEY: rootKey,
-        // The rate limiter stays on, so its cost is measured, with a limit the load cannot reach.
-        SVC_RATE_LIMIT_PER_SECOND: process.env.SVC_RATE_LIMIT_PER_SECOND ?? "1000000",
-      },
-      join(dataDir, "service.log"),
-      settings.nodeArgs,
-    ),
-    wantsFloor
-      ? startTarget(
-          "floor",
-          {
-            BENCH_DYNAMODB_ENDPOINT: dynamo.endpoint,
-            BENCH_DATA_DIR: join(dataDir, "floor"),
-            ...(destination ? { BENCH_DESTINATION_URL: `${destination.url}${DESTINATION_PATH}` } : {}),
-          },
-          join(dataDir, "floor.log"),
-          settings.nodeArgs,
-        )
+  const store = (name: string) => ({
+    BENCH_DYNAMODB_ENDPOINT: dynamo.endpoint,
+    BENCH_DATA_DIR: join(dataDir, name),
+  });
+  // The destination first: the floor's proxy needs its URL.
+  const destination = wants("proxy") ? await started("destination", {}) : undefined;
+  log("starting the service and the floor (one child process each)…");
+  const [service, floor] = await Promise.all([
+    started("service", {
+      ...store("service"),
+      BENCH_ROOT_KEY: rootKey,
+      // The rate limiter stays on, so its cost is measured, with a limit the load cannot reach.
+      SVC_RATE_LIMIT_PER_SECOND: process.env.SVC_RATE_LIMIT_PER_SECOND ?? "1000000",
+    }),
+    wants("tokenize", "read", "proxy")
+      ? started("floor", {
+          ...store("floor"),
+          ...(destination ? { BENCH_DESTINATION_URL: `${destination.url}${DESTINATION_PATH}` } : {}),
+        })
       : undefined,
   ]);
-  for (const result of started)
-    if (result.status === "fulfilled" && result.value) {
-      const target = result.value;
-      onCleanUp(() => target.stop());
-      runningTargets.push(target);
-    }
-  const failedStart = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failedStart) throw failedStart.reason;
-  const [service, floor] = started.map((r) => (r.status === "fulfilled" ? r.value : undefined)) as [
-    RunningTarget,
-    RunningTarget | undefined,
-  ];
   log(runningTargets.map((t) => `${t.name} at ${t.url} (pid ${t.pid})`).join(", "));
   checkInterrupted();
   return { rootKey, service, floor, destination };

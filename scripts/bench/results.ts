@@ -5,40 +5,34 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 
 export function machine() {
-  const cores = cpus();
   return {
-    cpus: cores.length,
-    cpu_model: cores[0]?.model ?? "unknown",
+    cpus: cpus().length,
+    cpu_model: cpus()[0]?.model ?? "unknown",
     memory_gb: Math.round(totalmem() / 2 ** 30),
     node: process.version,
-    platform: `${process.platform} ${process.arch}`,
     /** Other work on the machine skews the figures: the 1-minute load average when this was taken. */
     load_average_1m: Number(loadavg()[0]?.toFixed(2)),
   };
 }
 
-/** Which code was measured: the commit and how many files differ from it. */
-export function codeVersion() {
-  const git = (...args: string[]) => spawnSync("git", args, { encoding: "utf8" }).stdout?.trim() ?? "";
-  return {
-    commit: git("rev-parse", "HEAD") || "unknown",
-    uncommitted_files: git("status", "--porcelain").split("\n").filter(Boolean).length,
-  };
-}
-
-/** Writes .bench/results.json: when and where it ran, which code, then `sections` (settings, summaries, runs…). */
+/** Writes .bench/results.json: when and where it ran, which commit, then `sections` (settings, summaries, runs…). */
 export function writeResults(
   startedAt: Date,
   machineAtStart: ReturnType<typeof machine>,
-  sections: Record<string, unknown>,
+  sections: object,
 ): string {
+  const git = (...args: string[]) => spawnSync("git", args, { encoding: "utf8" }).stdout?.trim() ?? "";
   const dir = resolve(".bench");
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "results.json");
+  const code = {
+    commit: git("rev-parse", "HEAD") || "unknown",
+    uncommitted_files: git("status", "--porcelain").split("\n").filter(Boolean).length,
+  };
   const results = {
     started_at: startedAt.toISOString(),
     finished_at: new Date().toISOString(),
-    code: codeVersion(),
+    code,
     machine_at_start: machineAtStart,
     machine_at_end: machine(),
     ...sections,

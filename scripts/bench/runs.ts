@@ -4,24 +4,13 @@ import { cpuSeconds, machineBusySeconds, ownCpuSeconds, treeCpuDelta, treeCpuSec
 import { type RunFigures, runLoad } from "./load.ts";
 import { log, type Scenario, settings } from "./settings.ts";
 import { checkInterrupted } from "./shutdown.ts";
+import type { DynamoCalls } from "./target-process.ts";
 import type { RunningTarget } from "./targets.ts";
-
-/** What a run measured: floor or service (tokenize, read, react), or one of the proxy scenario's targets. */
-export type TargetLabel =
-  | "floor"
-  | "service"
-  | "direct"
-  | "pass-through"
-  | "proxy"
-  | "proxy+transform"
-  | "direct, slow destination"
-  | "pass-through, slow destination"
-  | "floor, slow destination"
-  | "proxy, slow destination";
 
 /** What one load run hits, and whose CPU it counts. */
 export interface LoadTarget {
-  label: TargetLabel;
+  /** floor, service, proxy, proxy+transform… */
+  label: string;
   /** The process answering the requests; its descendants (the service's sandbox processes) count with it. */
   pid: number;
   /** The proxy's destination, a process of its own, counted separately. */
@@ -34,43 +23,30 @@ export interface LoadTarget {
 
 /** CPU per request (ms) of each party during a run, and the share of the machine the run left to others. */
 export interface CpuFigures {
-  /** The target process and its descendants (the service's sandbox processes). */
-  target_ms_per_request?: number;
-  /** Of which the descendants: the service's sandbox processes (reported when not zero). */
-  sandbox_ms_per_request?: number;
-  /** The proxy scenario: the destination (for `direct`, that is the target). */
-  destination_ms_per_request?: number;
-  dynamodb_local_ms_per_request?: number;
-  load_generator_ms_per_request: number;
-  /** Machine busy time not spent by the parties (other people's processes, idle targets, the kernel), % of all cores. */
+  target_ms?: number;
+  destination_ms?: number;
+  dynamodb_local_ms?: number;
+  load_generator_ms: number;
+  /** Machine busy time not spent by the parties (other people's processes, the kernel), % of all cores. */
   others_pct?: number;
 }
 
 export interface RunRecord extends RunFigures {
   scenario: Scenario;
-  target: TargetLabel;
+  target: string;
   round: number;
   cpu: CpuFigures;
-  /** With BENCH_TRACE=1: DynamoDB calls per request of the target, and their mean duration. */
-  dynamodb_calls?: Record<
-    string,
-    { per_request: number; attempts_per_request: number; failed_per_request: number; mean_ms: number }
-  >;
+  /** With BENCH_TRACE=1: DynamoDB calls of the target per request, and their mean duration. */
+  dynamodb_calls?: Record<string, { per_request: number; mean_ms: number }>;
 }
 
 /** A POST of a fixed body with fixed headers, as autocannon runs them. */
 export const postLoad =
-  (
-    url: string,
-    path: string,
-    headers: Record<string, string>,
-    body: string,
-    connections = settings.connections,
-  ) =>
+  (url: string, path: string, headers: Record<string, string>, body: string) =>
   (durationSeconds: number, overallRate?: number) =>
     runLoad({
       url,
-      connections,
+      connections: settings.connections,
       durationSeconds,
       headers,
       method: "POST",
@@ -86,13 +62,8 @@ export function countDynamoDbLocal(pid: number | undefined): void {
   dynamoPid = pid;
 }
 
-/**
- * One load run with the CPU spent by target (with its sandbox processes), destination, DynamoDB Local and load
- * generator (and DynamoDB calls, traced).
- */
+/** One load run with the CPU spent by each party (and the target's DynamoDB calls, traced). */
 export async function measuredRun(target: LoadTarget, durationSeconds: number) {
-  const sum = (values: (number | undefined)[]) =>
-    values.every((v) => v !== undefined) ? (values as number[]).reduce((a, b) => a + b, 0) : undefined;
   const sample = () => ({
     target: treeCpuSeconds(target.pid),
     destination: target.destinationPid === undefined ? undefined : cpuSeconds(target.destinationPid),
@@ -107,82 +78,60 @@ export async function measuredRun(target: LoadTarget, durationSeconds: number) {
   const after = sample();
   const calls = settings.trace ? await target.traced?.calls() : undefined;
   const n = Math.max(1, figures.requests);
-  const delta = (a: number | undefined, b: number | undefined) =>
-    a === undefined || b === undefined ? undefined : b - a;
-  const perRequest = (seconds: number | undefined) =>
-    seconds === undefined ? undefined : Number(((seconds * 1000) / n).toFixed(2));
-  const targetTree = treeCpuDelta(target.pid, before.target, after.target);
-  const targetCpu = targetTree?.total;
-  const sandboxMs = perRequest(targetTree?.descendants);
-  const destinationCpu = delta(before.destination, after.destination);
-  const dynamoCpu = delta(before.dynamo, after.dynamo);
-  const selfCpu = after.self - before.self;
-  const machineCpu = delta(before.machine, after.machine);
-  const ours = sum([
-    targetCpu,
-    dynamoCpu,
-    selfCpu,
-    ...(target.destinationPid === undefined ? [] : [destinationCpu]),
-  ]);
+  const delta = (a?: number, b?: number) => (a === undefined || b === undefined ? undefined : b - a);
+  const perRequest = (s?: number) => (s === undefined ? undefined : Number(((s * 1000) / n).toFixed(2)));
+  const spent = {
+    target: treeCpuDelta(before.target, after.target),
+    destination: delta(before.destination, after.destination),
+    dynamo: delta(before.dynamo, after.dynamo),
+    self: after.self - before.self,
+  };
+  const machine = delta(before.machine, after.machine);
+  const ours = Object.values(spent).reduce<number | undefined>(
+    (sum, v) => (sum === undefined ? undefined : sum + (v ?? 0)),
+    0,
+  );
   const wall = (after.at - before.at) / 1000;
   const cpu: CpuFigures = {
-    target_ms_per_request: perRequest(targetCpu),
-    ...(sandboxMs ? { sandbox_ms_per_request: sandboxMs } : {}),
-    ...(target.destinationPid === undefined
+    target_ms: perRequest(spent.target),
+    ...(target.destinationPid === undefined ? {} : { destination_ms: perRequest(spent.destination) }),
+    dynamodb_local_ms: perRequest(spent.dynamo),
+    load_generator_ms: perRequest(spent.self) as number,
+    ...(machine === undefined || ours === undefined
       ? {}
-      : { destination_ms_per_request: perRequest(destinationCpu) }),
-    dynamodb_local_ms_per_request: perRequest(dynamoCpu),
-    load_generator_ms_per_request: perRequest(selfCpu) as number,
-    others_pct:
-      machineCpu === undefined || ours === undefined
-        ? undefined
-        : Number(((Math.max(0, machineCpu - ours) / wall / cpus().length) * 100).toFixed(1)),
+      : { others_pct: Number(((Math.max(0, machine - ours) / wall / cpus().length) * 100).toFixed(1)) }),
   };
-  const dynamodb_calls =
-    calls && Object.keys(calls).length > 0
-      ? Object.fromEntries(
-          Object.entries(calls).map(([name, c]) => [
-            name,
-            {
-              per_request: Number((c.count / n).toFixed(2)),
-              attempts_per_request: Number((c.attempts / n).toFixed(2)),
-              failed_per_request: Number((c.failed / n).toFixed(2)),
-              mean_ms: Number((c.ms / c.count).toFixed(1)),
-            },
-          ]),
-        )
-      : undefined;
+  const dynamodb_calls = calls && Object.keys(calls).length > 0 ? perRequestCalls(calls, n) : undefined;
   return { figures, cpu, dynamodb_calls };
 }
 
+const perRequestCalls = (calls: DynamoCalls, n: number) =>
+  Object.fromEntries(
+    Object.entries(calls).map(([name, c]) => [
+      name,
+      { per_request: Number((c.count / n).toFixed(2)), mean_ms: Number((c.ms / c.count).toFixed(1)) },
+    ]),
+  );
+
 export const failures = (f: RunFigures) => f.non2xx + f.errors + f.timeouts;
 
-export function describe(f: RunFigures, cpu: CpuFigures, calls?: RunRecord["dynamodb_calls"]): string {
-  const rate = `${f.rps.toFixed(0).padStart(5)} req/s`;
-  const latency = `p50 ${f.p50.toFixed(0).padStart(3)} ms, p99 ${f.p99.toFixed(0).padStart(4)} ms`;
-  const ms = (v: number | undefined) => (v === undefined ? "?" : v.toFixed(2));
-  const destination =
-    "destination_ms_per_request" in cpu ? `, destination ${ms(cpu.destination_ms_per_request)}` : "";
-  const sandbox = cpu.sandbox_ms_per_request ? ` (sandbox ${ms(cpu.sandbox_ms_per_request)})` : "";
-  const cpuText =
-    `CPU ms/req: target ${ms(cpu.target_ms_per_request)}${sandbox}${destination}, DynamoDB Local ${ms(cpu.dynamodb_local_ms_per_request)}, ` +
-    `autocannon ${ms(cpu.load_generator_ms_per_request)}; others ${cpu.others_pct ?? "?"} %`;
+function describe(f: RunFigures, cpu: CpuFigures, calls?: RunRecord["dynamodb_calls"]): string {
+  const ms = (v?: number) => (v === undefined ? "?" : v.toFixed(2));
+  const destination = cpu.destination_ms === undefined ? "" : `, destination ${ms(cpu.destination_ms)}`;
   const callText = calls
-    ? `\n      DynamoDB calls/req: ${Object.entries(calls)
-        .map(
-          ([name, c]) =>
-            `${name} ${c.per_request} × ${c.mean_ms} ms` +
-            (c.failed_per_request ? ` (${c.failed_per_request} failed)` : "") +
-            (c.attempts_per_request > c.per_request ? ` (${c.attempts_per_request} attempts)` : ""),
-        )
+    ? `; DynamoDB calls/req: ${Object.entries(calls)
+        .map(([name, c]) => `${name} ${c.per_request} × ${c.mean_ms} ms`)
         .join(", ")}`
     : "";
-  const failed = failures(f)
-    ? `; ${failures(f)} FAILED: status ${JSON.stringify(f.statusCodes)}, errors ${f.errors}, timeouts ${f.timeouts}`
-    : "";
-  return `${rate}  ${latency}  (${f.requests} req; ${cpuText})${failed}${callText}`;
+  const failed = failures(f) ? `; ${failures(f)} FAILED: ${JSON.stringify(f.statusCodes)}` : "";
+  return (
+    `${f.rps.toFixed(0).padStart(5)} req/s  p50 ${f.p50.toFixed(0).padStart(3)} ms, p99 ${f.p99.toFixed(0).padStart(4)} ms  ` +
+    `(${f.requests} req; CPU ms/req: target ${ms(cpu.target_ms)}${destination}, DynamoDB Local ${ms(cpu.dynamodb_local_ms)}, ` +
+    `autocannon ${ms(cpu.load_generator_ms)}; others ${cpu.others_pct ?? "?"} %)${failed}${callText}`
+  );
 }
 
+/** Warms each target up, then runs them in alternating rounds (a noisy moment weighs on all alike). */
 export async function runScenario(
   scenario: Scenario,
   targets: LoadTarget[],
@@ -191,13 +140,12 @@ export async function runScenario(
   for (const target of targets) {
     if (settings.warmupSeconds === 0) break;
     checkInterrupted();
-    log(`${scenario}: warm-up ${target.label} (${settings.warmupSeconds} s)…`);
-    const { figures, cpu, dynamodb_calls } = await measuredRun(target, settings.warmupSeconds);
-    log(`${scenario}: warm-up ${target.label}: ${describe(figures, cpu, dynamodb_calls)}`);
+    const { figures, cpu } = await measuredRun(target, settings.warmupSeconds);
+    log(`${scenario}: warm-up ${target.label}: ${describe(figures, cpu)}`);
     if (failures(figures) > 0) throw new RequestFailures(`${scenario} warm-up of ${target.label}`);
   }
   const width = Math.max(...targets.map((t) => t.label.length));
-  for (let round = 1; round <= settings.rounds; round++) {
+  for (let round = 1; round <= settings.rounds; round++)
     for (const target of targets) {
       checkInterrupted();
       const { figures, cpu, dynamodb_calls } = await measuredRun(target, settings.durationSeconds);
@@ -207,7 +155,6 @@ export async function runScenario(
       );
       if (failures(figures) > 0) throw new RequestFailures(`${scenario} round ${round} of ${target.label}`);
     }
-  }
 }
 
 export class RequestFailures extends Error {}

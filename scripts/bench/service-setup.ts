@@ -27,7 +27,7 @@ export async function serviceKeys(url: string, rootKey: string) {
   };
 }
 
-/** A private application with token:use: the caller of /proxy and react, and the reactor's application. */
+/** A private application with token:use: the caller of /proxy. */
 export function useApplication(url: string, managementKey: string) {
   return call<{ id: string; key: string }>(
     url,

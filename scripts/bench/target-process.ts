@@ -1,15 +1,9 @@
 /**
- * Child-process entry of a benchmark target:
- * `node --import tsx scripts/bench/target-process.ts <floor|service|destination>`.
- * Reads BENCH_DYNAMODB_ENDPOINT, BENCH_DATA_DIR (and BENCH_ROOT_KEY for the service, BENCH_DESTINATION_URL
- * for the floor's proxies) from the environment
- * (the destination, the proxy scenario's loopback server, needs none of them), starts the target on a free
- * port of 127.0.0.1 and sends `{ ready: url }` over the IPC channel.
- * It stops on SIGTERM, on a `stop` message, or when the parent goes away (the channel closes); Ctrl-C in the
- * terminal is left to the parent, which stops its children in order.
- *
- * With BENCH_TRACE=1 it times every DynamoDB call of the target's client (a middleware added from here, the
- * target's code is unchanged) and answers a `stats` message with the calls since the previous one.
+ * Child-process entry of a benchmark target: `target-process.ts <floor|service|destination>`, configured by the
+ * BENCH_* variables targets.ts sets. Starts the target on a free port of 127.0.0.1, sends `{ ready: url }` over
+ * the IPC channel, and stops on SIGTERM, a `stop` message or when the parent goes away (Ctrl-C is the parent's).
+ * With BENCH_TRACE=1 it times the target's DynamoDB calls (a middleware added from here) and answers a `calls`
+ * message with those since the previous one.
  */
 import { join } from "node:path";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
@@ -19,8 +13,8 @@ import { startFloorService } from "./floor-service.ts";
 
 export type TargetName = "floor" | "service" | "destination";
 
-/** DynamoDB calls by command name: how many, HTTP attempts (retries included), failures, summed duration (ms). */
-export type DynamoCalls = Record<string, { count: number; attempts: number; failed: number; ms: number }>;
+/** DynamoDB calls by command name: how many, and their summed duration (ms). */
+export type DynamoCalls = Record<string, { count: number; ms: number }>;
 
 export type TargetMessage = { ready: string } | { failed: string } | { calls: DynamoCalls };
 
@@ -30,9 +24,13 @@ function required(name: string): string {
   return value;
 }
 
-async function start(
-  target: string,
-): Promise<{ url: string; dynamo?: DynamoDBDocumentClient; stop(): Promise<void> }> {
+interface Running {
+  url: string;
+  dynamo?: DynamoDBDocumentClient;
+  stop(): Promise<unknown>;
+}
+
+async function start(target: string): Promise<Running> {
   if (target === "destination") return startDestination();
   const dynamodbEndpoint = required("BENCH_DYNAMODB_ENDPOINT");
   const dataDir = required("BENCH_DATA_DIR");
@@ -40,29 +38,21 @@ async function start(
     return startFloorService({
       dynamodbEndpoint,
       dataDir,
-      ...(process.env.BENCH_DESTINATION_URL ? { destinationUrl: process.env.BENCH_DESTINATION_URL } : {}),
+      destinationUrl: process.env.BENCH_DESTINATION_URL,
     });
-  if (target === "service") {
-    const service = await startLocalService({
-      port: 0,
-      rootKey: required("BENCH_ROOT_KEY"),
-      dataDir,
-      // A throwaway key for throwaway data: inside the bench's temporary directory, removed with it.
-      masterKeyFile: join(dataDir, "master.key"),
-      dynamodbEndpoint,
-      testClock: false,
-      // The proxy scenario's destination runs on 127.0.0.1 (off by default since issue 10).
-      proxyAllowPrivate: true,
-    });
-    return {
-      url: service.url,
-      dynamo: service.deps.dynamo,
-      stop: async () => {
-        await service.stop();
-      },
-    };
-  }
-  throw new Error(`unknown target ${target}; use floor, service or destination`);
+  if (target !== "service") throw new Error(`unknown target ${target}; use floor, service or destination`);
+  const service = await startLocalService({
+    port: 0,
+    rootKey: required("BENCH_ROOT_KEY"),
+    dataDir,
+    // A throwaway key for throwaway data: inside the bench's temporary directory, removed with it.
+    masterKeyFile: join(dataDir, "master.key"),
+    dynamodbEndpoint,
+    testClock: false,
+    // The proxy scenario's destination runs on 127.0.0.1 (off by default since issue 10).
+    proxyAllowPrivate: true,
+  });
+  return { url: service.url, dynamo: service.deps.dynamo, stop: () => service.stop() };
 }
 
 function traceCalls(client: DynamoDBDocumentClient): () => DynamoCalls {
@@ -71,21 +61,13 @@ function traceCalls(client: DynamoDBDocumentClient): () => DynamoCalls {
     (next, context) => async (args) => {
       const started = performance.now();
       const name = String(context.commandName ?? "unknown").replace(/Command$/, "");
-      const record = (attempts: number | undefined, failed: boolean) => {
-        const entry = calls[name] ?? { count: 0, attempts: 0, failed: 0, ms: 0 };
+      try {
+        return await next(args);
+      } finally {
+        const entry = calls[name] ?? { count: 0, ms: 0 };
         entry.count += 1;
-        entry.attempts += attempts ?? 1;
-        entry.failed += failed ? 1 : 0;
         entry.ms += performance.now() - started;
         calls[name] = entry;
-      };
-      try {
-        const result = await next(args);
-        record((result.output as { $metadata?: { attempts?: number } }).$metadata?.attempts, false);
-        return result;
-      } catch (error) {
-        record((error as { $metadata?: { attempts?: number } }).$metadata?.attempts, true);
-        throw error;
       }
     },
     { step: "initialize", name: "benchTrace" },

@@ -7,9 +7,9 @@ import type { OperationId } from "#shared/api/index.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { ALL_TOKEN_PERMISSIONS, appKey, revealEverything } from "#test/support/tokens.ts";
 import { call } from "../bench/api.ts";
-import { proxyHeaders, TRIVIAL_TRANSFORM } from "../bench/proxy.ts";
-import { REACT_BODY, setUpReactor } from "../bench/react.ts";
+import { proxyHeaders, TRIVIAL_TRANSFORM } from "../bench/scenarios/proxy.ts";
 import { luhnNumber } from "../fuzz/world.ts";
+import { REACT_BODY, setUpReactor } from "./reactor.ts";
 
 export interface CostContext {
   url: string;

@@ -6,7 +6,9 @@
 import { randomInt } from "node:crypto";
 import { call } from "../api.ts";
 import { median } from "../load.ts";
-import { verdict } from "../tables.ts";
+import { log, settings } from "../settings.ts";
+import { checkInterrupted } from "../shutdown.ts";
+import { verdict } from "../summary.ts";
 
 export const SEARCH_TARGET_RATIO = 2;
 
@@ -23,7 +25,7 @@ export interface SearchFigures {
 const ssn = () => `${randomInt(100, 1000)}-${randomInt(10, 100)}-${randomInt(1000, 10_000)}`;
 
 /** A tenant with `count` tokens carrying search indexes (through /tokenize, 100 a call), and a searching key. */
-async function tenantOf(url: string, rootKey: string, count: number, check: () => void) {
+async function tenantOf(url: string, rootKey: string, count: number) {
   const tenant = await call<{ management_key: string }>(
     url,
     "POST",
@@ -48,7 +50,7 @@ async function tenantOf(url: string, rootKey: string, count: number, check: () =
   let next = 0;
   const worker = async () => {
     while (next < batches) {
-      check();
+      checkInterrupted();
       const batch = next++;
       const size = Math.min(100, count - batch * 100);
       const body = Array.from({ length: size }, () => {
@@ -63,19 +65,11 @@ async function tenantOf(url: string, rootKey: string, count: number, check: () =
   return { searcher, values };
 }
 
-export async function measureSearch(options: {
-  serviceUrl: string;
-  rootKey: string;
-  small: number;
-  large: number;
-  samples: number;
-  log: (line: string) => void;
-  check: () => void;
-}): Promise<SearchFigures> {
-  const { serviceUrl: url, log, check } = options;
-  log(`search: seeding a tenant of ${options.small} tokens and one of ${options.large}…`);
-  const small = await tenantOf(url, options.rootKey, options.small, check);
-  const large = await tenantOf(url, options.rootKey, options.large, check);
+export async function measureSearch(url: string, rootKey: string): Promise<SearchFigures> {
+  const { searchSmall, searchLarge, searchSamples } = settings;
+  log(`search: seeding a tenant of ${searchSmall} tokens and one of ${searchLarge}…`);
+  const small = await tenantOf(url, rootKey, searchSmall);
+  const large = await tenantOf(url, rootKey, searchLarge);
   const once = async (tenant: typeof small) => {
     const value = tenant.values[randomInt(tenant.values.length)] as string;
     const started = performance.now();
@@ -95,8 +89,8 @@ export async function measureSearch(options: {
   for (let i = 0; i < 20; i++) await Promise.all([once(small), once(large)]);
   const smallMs: number[] = [];
   const largeMs: number[] = [];
-  for (let i = 0; i < options.samples; i++) {
-    check();
+  for (let i = 0; i < searchSamples; i++) {
+    checkInterrupted();
     smallMs.push(await once(small));
     largeMs.push(await once(large));
   }
@@ -104,9 +98,9 @@ export async function measureSearch(options: {
   const large_p50_ms = Number(median(largeMs).toFixed(2));
   const ratio = Number((large_p50_ms / small_p50_ms).toFixed(2));
   return {
-    small_tokens: options.small,
-    large_tokens: options.large,
-    samples: options.samples,
+    small_tokens: searchSmall,
+    large_tokens: searchLarge,
+    samples: searchSamples,
     small_p50_ms,
     large_p50_ms,
     ratio,

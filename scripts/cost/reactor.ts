@@ -1,5 +1,5 @@
-/** The react scenario's set-up (docs/performance.md, "React"): a trivial formula, warm. */
-import { call } from "./api.ts";
+/** A reactor to measure: a trivial formula (the bench's react scenario had it; the cost script is its only user now). */
+import { call } from "../bench/api.ts";
 
 /** The formula: no request parameters, no configuration, answers a constant. */
 export const TRIVIAL_FORMULA = "module.exports = async (req) => ({ raw: { ok: true } });";
