@@ -17,8 +17,8 @@ import {
   LiquidError,
   Output,
   type Template,
-  toPromise,
   toValue,
+  toValueSync,
 } from "liquidjs";
 import { namesForbiddenKey } from "#shared/domain/safe-keys.ts";
 import { canonicalJson, ExpressionError, expressionFilters } from "./expression-filters.ts";
@@ -375,7 +375,7 @@ export function createExpressionEngine(
         { liquid, renderLimit: budgetLimiter(overdue) },
       );
       try {
-        await toPromise(liquid.renderer.renderTemplates(templates, ctx, emitter));
+        toValueSync(liquid.renderer.renderTemplates(templates, ctx, emitter));
       } catch (error) {
         throw toExpressionError(error, "render");
       }
