@@ -41,7 +41,7 @@ export type Permission = (typeof ALL_PERMISSIONS)[number];
 export const APPLICATION_TYPES = ["public", "private", "management"] as const;
 export type ApplicationType = (typeof APPLICATION_TYPES)[number];
 
-/** Which type may hold what (decisions.md): public creates and updates tokens, private does every token:* thing. */
+/** Which type may hold what: public creates and updates tokens (what a browser holds), private does every token:* thing. */
 export const ALLOWED_PERMISSIONS: Record<ApplicationType, readonly Permission[]> = {
   public: ["token:create", "token:update"],
   private: TOKEN_PERMISSIONS,

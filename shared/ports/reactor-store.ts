@@ -3,7 +3,7 @@ import type { StoredFormula, StoredReactor } from "#shared/domain/reactors/model
 
 export type ReactorKind = "formula" | "reactor";
 
-/** How long a reaction's outcome is kept: react-async results are answered for 24 hours (decisions.md). */
+/** How long a reaction's outcome is kept: react-async results are answered for 24 hours (docs/reactors.md). */
 export const REACTION_RETENTION_SECONDS = 24 * 3600;
 
 export interface StoredReaction {

@@ -22,7 +22,7 @@ export interface ReactorDeps {
   sandbox?: Pick<Sandbox, "prepare">;
 }
 
-/** 422: the formula's code cannot run (decisions.md). */
+/** 422: the formula's code cannot run (docs/reactors.md, "Errors"). */
 export const invalidCode = (detail: string) =>
   new DomainError("unprocessable", detail, { code: "invalid-code" });
 

@@ -140,7 +140,7 @@ export async function prepareCreate(
 
   const id = await tokenIdOf(deps, input.id, input.data);
   const own = accessOf(principal);
-  // The answer follows the rule that granted token:create (decisions.md "Applications"), and the viewer's.
+  // The answer shows what the rule that granted token:create allows (docs/tokens.md, "Access"), and the viewer's.
   const created = requireAccess(own, { id, container }, "token:create");
   const transform = viewer
     ? weaker(created, viewer.evaluate({ id, container }, "token:read") ?? "redact")

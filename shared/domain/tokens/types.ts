@@ -2,7 +2,7 @@ import * as z from "zod";
 import { abaValid, luhnValid } from "./checksums.ts";
 
 /**
- * The token type catalogue (decisions.md): default container, default mask, default fingerprint expression
+ * The token type catalogue (docs/tokens.md, "Types"): default container, default mask, default fingerprint expression
  * and the data validation of each type.
  */
 const cardNumber = z

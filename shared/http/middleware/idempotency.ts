@@ -139,7 +139,7 @@ const replayed = (result: HttpResult, requestId: string): HttpResult => ({
 });
 
 /**
- * SVC-IDEMPOTENCY-KEY on POST, PUT and PATCH (the spec's seven rules, decisions.md "Idempotency"): a conditional
+ * SVC-IDEMPOTENCY-KEY on POST, PUT and PATCH (docs/security.md, the idempotency rows): a conditional
  * write takes an in-flight marker (a racing duplicate gets 409); each write transaction of the request records
  * its effect on that marker in the same transaction (domain/idempotency-scope.ts), so a retry after any crash
  * replays the effect instead of running again; a 2xx result is stored for 24 h, its body sealed with the caller's
