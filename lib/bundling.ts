@@ -9,7 +9,7 @@ export const REPO_ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 /**
  * The one esbuild policy of every Lambda bundle. CDK's NodejsFunction (lib/constructs/api-function.ts)
- * is configured from it, and the bundle-size test and `npm run bench` build with it directly, so what is
+ * is configured from it, and the bundle-size test builds with it directly, so what is
  * measured is what is deployed.
  */
 export const BUNDLE_POLICY = {
