@@ -40,7 +40,7 @@ describe("docs/architecture.md function groups", () => {
       const [, , table, rootKey, dataKey, also] = rows.get(group) ?? [];
       expect(table).toBe(TABLE[access.table]);
       expect(rootKey).toBe(access.rootKeyParameter ? "read" : "none");
-      expect(dataKey).toBe(access.dataKey ? "yes" : "no");
+      expect(dataKey).toBe(access.dataKey === "probe" ? "probe only" : access.dataKey ? "yes" : "no");
       expect(also?.includes("e-mail")).toBe("email" in access && access.email === true);
       expect(also?.match(/sandbox runners: (\w+)/)?.[1]).toBe(
         "sandbox" in access ? access.sandbox : undefined,
