@@ -1,11 +1,28 @@
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BuildOptions, build, type Metafile } from "esbuild";
 import { ASSETS_DIRECTORY } from "#shared/elements/assets.ts";
 import type { FunctionGroup } from "#shared/http/route.ts";
 
-/** Repository root: functions/<group>/handler.ts and package-lock.json live there. */
-export const REPO_ROOT = fileURLToPath(new URL("../", import.meta.url));
+/**
+ * The package's root (functions/<group>/handler.ts, shared/ and package.json live there): the nearest directory
+ * above this module with svc-vault's package.json. Found, not fixed, because this module runs both as lib/
+ * source and bundled into dist/cdk/ of the installed package, where the Lambda code is bundled from.
+ */
+export const REPO_ROOT = packageRoot(dirname(fileURLToPath(import.meta.url)));
+
+function packageRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    try {
+      const { name } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: string };
+      if (name === "svc-vault") return `${dir}/`;
+    } catch {
+      // no package.json here: look further up
+    }
+    if (dirname(dir) === dir) throw new Error(`svc-vault's package.json was not found above ${from}`);
+  }
+}
 
 /**
  * The one esbuild policy of every Lambda bundle. CDK's NodejsFunction (lib/constructs/api-function.ts)

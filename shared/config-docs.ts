@@ -110,7 +110,7 @@ export const CONFIG_DOCS: Record<ConfigVariable, VariableDoc> = {
   },
   SVC_EMAIL_SENDER: {
     mode: "both",
-    default: "`svc-vault@localhost`; context `emailSender` in AWS",
+    default: "`svc-vault@localhost`; prop `emailSender` in AWS (context `emailSender` in this app)",
     setBy: STACK,
     meaning: "invitation sender; in AWS a verified SES identity",
   },
@@ -223,13 +223,13 @@ export const CONFIG_DOCS: Record<ConfigVariable, VariableDoc> = {
   SVC_LOG_RETENTION_DAYS: {
     mode: "both",
     default: "`365`",
-    setBy: YOU,
+    setBy: "you (in AWS: prop `auditLogRetentionDays`)",
     meaning: "audit log retention: entries carry a TTL this many days after creation",
   },
   SVC_AUTH_CACHE_SECONDS: {
     mode: "both",
     default: "`5`",
-    setBy: YOU,
+    setBy: "you (in AWS: prop `authCacheSeconds`)",
     meaning:
       "how long a process may keep a resolved API or proxy key (0–60): the upper bound on revocation delay",
   },
@@ -281,14 +281,14 @@ export const CONFIG_DOCS: Record<ConfigVariable, VariableDoc> = {
   SVC_RATE_LIMIT_PER_SECOND: {
     mode: "both",
     default: "`1000`",
-    setBy: YOU,
+    setBy: "you (in AWS: prop `rateLimit.perSecond`)",
     meaning:
       "sustained requests per second per tenant, and per source address on routes without a key; `0` turns limits off; fractions allowed (`0.5`); see [Rate limits](#rate-limits)",
   },
   SVC_RATE_LIMIT_BURST: {
     mode: "both",
     default: "10 × the rate",
-    setBy: YOU,
+    setBy: "you (in AWS: prop `rateLimit.burst`)",
     meaning: "requests a bucket may spend per window; a window lasts burst ÷ rate seconds (at least 1 s)",
   },
   SVC_EXPRESSION_REQUEST_MS: {
@@ -332,7 +332,13 @@ export const LIBRARY_VARIABLES: Record<string, VariableDoc> = {
     mode: "aws",
     default: "unset",
     setBy: STACK,
-    meaning: "`svc-vault` in logs and traces",
+    meaning: "the function's group (`tokens`, `proxy`, `sweep`…): the `service` dimension of its metrics; logs and traces name `svc-vault`",
+  },
+  POWERTOOLS_METRICS_NAMESPACE: {
+    mode: "aws",
+    default: "unset",
+    setBy: STACK,
+    meaning: "CloudWatch namespace of the service's metrics: prop `metricsNamespace`, default `svc-vault/<name>` from the construct's path",
   },
   NODE_OPTIONS: {
     mode: "aws",

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ArnFormat, Duration, Stack, Validations } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
@@ -28,6 +29,14 @@ const cdkBundling = () => ({
 });
 
 export { REPO_ROOT };
+
+/**
+ * CDK wants a lock file that exists; it only picks the package manager from its name (nothing is installed
+ * into bundles here). npm never packs package-lock.json, so the installed package offers its package.json.
+ */
+const DEPS_LOCK_FILE = [join(REPO_ROOT, "package-lock.json"), join(REPO_ROOT, "package.json")].find((file) =>
+  existsSync(file),
+) as string;
 
 /**
  * The newest Node.js runtime this aws-cdk-lib knows (cdk-nag AwsSolutions-L1 wants the latest).
@@ -110,7 +119,7 @@ export class ApiFunction extends Construct {
       entry: join(REPO_ROOT, "functions", props.group, "handler.ts"),
       handler: "handler",
       projectRoot: REPO_ROOT,
-      depsLockFilePath: join(REPO_ROOT, "package-lock.json"),
+      depsLockFilePath: DEPS_LOCK_FILE,
       description: props.description ?? `svc-vault ${props.group} endpoints`,
       runtime: NODE_RUNTIME,
       architecture: Architecture.ARM_64,
@@ -124,7 +133,9 @@ export class ApiFunction extends Construct {
         // Runs no tenant code unless SandboxRunners.bind gives it a runner (shared/config.ts fails closed).
         SVC_SANDBOX: "none",
         LOG_LEVEL: "INFO",
-        POWERTOOLS_SERVICE_NAME: "svc-vault",
+        // The group: Powertools Metrics' `service` dimension tells the functions apart (logs and traces
+        // name the service itself, shared/logger.ts).
+        POWERTOOLS_SERVICE_NAME: props.group,
         NODE_OPTIONS: LAMBDA_NODE_OPTIONS,
       },
       bundling: {

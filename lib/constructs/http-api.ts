@@ -1,7 +1,9 @@
 import { Validations } from "aws-cdk-lib";
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import {
+  ApiMapping,
   type CfnRoute,
+  DomainName,
   HttpApi,
   HttpMethod,
   HttpRoute,
@@ -11,6 +13,7 @@ import {
   PayloadFormatVersion,
 } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
+import type { ICertificate } from "aws-cdk-lib/aws-certificatemanager";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import type { IKey } from "aws-cdk-lib/aws-kms";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
@@ -22,7 +25,15 @@ import { FUNCTION_ACCESS } from "../function-groups.ts";
 import { ApiFunction } from "./api-function.ts";
 import { type SandboxAccess, SandboxRunners } from "./sandbox-runners.ts";
 
+/** A custom domain for the API: its name and an ACM certificate for it in the stack's region. */
+export interface VaultDomain {
+  name: string;
+  certificate: ICertificate;
+}
+
 export interface VaultHttpApiProps {
+  /** The API's name: unique per account and region (TokenizationVault derives it from its path). */
+  apiName: string;
   /** The route table (shared/api): one API Gateway route per entry, to its group's function. */
   routes: readonly ApiRoute[];
   table: ITable;
@@ -33,9 +44,13 @@ export interface VaultHttpApiProps {
   /** Where invitation links point; defaults to this API's POST /invitations/accept. */
   invitationUrl?: string;
   logRetention?: RetentionDays;
-  /** Default-stage throttling, for the whole API. */
+  /** Default-stage throttling, for the whole API (default 100 requests per second, bursts of 200). */
   throttle?: { burstLimit: number; rateLimit: number };
+  /** Serve the API on this domain too (a regional domain name mapped to the default stage). */
+  domain?: VaultDomain;
 }
+
+export const DEFAULT_THROTTLE = { burstLimit: 200, rateLimit: 100 } as const;
 
 /** API Gateway has no authorizer here; each route's reason for that, by how the function authenticates. */
 const NO_AUTHORIZER_REASON: Record<AuthMode, string> = {
@@ -78,6 +93,8 @@ export class VaultHttpApi extends Construct {
   readonly accessLogs: LogGroup;
   /** What the tenants' runner functions (customer code, no grants) share: bundle, role, log group, prefix. */
   readonly sandboxRunners: SandboxRunners;
+  /** The custom domain, when one was given: point its DNS at `regionalDomainName`. */
+  readonly domainName?: DomainName;
 
   constructor(scope: Construct, id: string, props: VaultHttpApiProps) {
     super(scope, id);
@@ -108,7 +125,7 @@ export class VaultHttpApi extends Construct {
     this.functions = functions;
 
     this.api = new HttpApi(this, "Api", {
-      apiName: "svc-vault",
+      apiName: props.apiName,
       description: "svc-vault data tokenization API",
       // The stage is created below, with access logging and throttling.
       createDefaultStage: false,
@@ -156,14 +173,22 @@ export class VaultHttpApi extends Construct {
     this.stage = new HttpStage(this, "DefaultStage", {
       httpApi: this.api,
       autoDeploy: true,
-      throttle: props.throttle ?? { burstLimit: 200, rateLimit: 100 },
+      throttle: props.throttle ?? DEFAULT_THROTTLE,
       accessLogSettings: {
         destination: new LogGroupLogDestination(this.accessLogs),
         format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
       },
     });
+    if (props.domain) {
+      this.domainName = new DomainName(this, "DomainName", {
+        domainName: props.domain.name,
+        certificate: props.domain.certificate,
+      });
+      new ApiMapping(this, "DomainMapping", { api: this.api, domainName: this.domainName, stage: this.stage });
+    }
     // apiEndpoint, not the stage URL: the stage depends on the routes, which depend on the functions.
-    const invitationUrl = props.invitationUrl ?? `${this.api.apiEndpoint}/invitations/accept`;
+    const base = props.domain ? `https://${props.domain.name}` : this.api.apiEndpoint;
+    const invitationUrl = props.invitationUrl ?? `${base}/invitations/accept`;
     for (const fn of emailFunctions) fn.bindEmailSender(props.emailSender, invitationUrl);
     for (const [fn, access] of sandboxFunctions)
       this.sandboxRunners.bind(fn, access, access === "run" ? this.api.apiEndpoint : undefined);

@@ -7,14 +7,22 @@ import { TABLE_KEYS } from "#shared/adapters/dynamodb/schema.ts";
 import { MAX_ATTEMPTS } from "#shared/domain/reactors/callback-job.ts";
 import { CALLBACK_QUEUE_VISIBILITY_TIMEOUT } from "./callback-consumer.ts";
 
-export const DATA_KEY_ALIAS = "alias/svc-vault-data";
-
 /** Receives beyond this many times send a reactor callback message to the dead-letter queue (the code's limit). */
 export const CALLBACK_MAX_RECEIVE_COUNT = MAX_ATTEMPTS;
 
+export interface VaultDataProps {
+  /** The data key's alias, `alias/…`: unique per account and region (TokenizationVault derives it). */
+  keyAlias: string;
+  /**
+   * What happens to the table when it leaves the stack (default RETAIN). Deletion protection stays on unless
+   * this is DESTROY, which could not delete a protected table.
+   */
+  tableRemovalPolicy?: RemovalPolicy;
+}
+
 /**
- * The stateful half of the service: everything here outlives a deployment. The table and the key are
- * retained when the stack is deleted; the table also refuses deletion while protection is on.
+ * The stateful half of the service: everything here outlives a deployment. The table (by default) and the key
+ * are retained when the stack is deleted; the table also refuses deletion while protection is on.
  */
 export class VaultData extends Construct {
   readonly table: Table;
@@ -22,9 +30,10 @@ export class VaultData extends Construct {
   readonly callbackQueue: Queue;
   readonly callbackDeadLetterQueue: Queue;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: VaultDataProps) {
     super(scope, id);
     const k = TABLE_KEYS;
+    const tableRemovalPolicy = props.tableRemovalPolicy ?? RemovalPolicy.RETAIN;
 
     // Same layout as shared/adapters/dynamodb/bootstrap.ts (local mode); test/infra compares the two.
     this.table = new Table(this, "Table", {
@@ -33,8 +42,8 @@ export class VaultData extends Construct {
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: k.ttlAttribute,
-      deletionProtection: true,
-      removalPolicy: RemovalPolicy.RETAIN,
+      deletionProtection: tableRemovalPolicy !== RemovalPolicy.DESTROY,
+      removalPolicy: tableRemovalPolicy,
     });
     this.table.addGlobalSecondaryIndex({
       indexName: k.gsi1Name,
@@ -43,11 +52,12 @@ export class VaultData extends Construct {
       projectionType: ProjectionType.ALL,
     });
 
-    // Wraps per-tenant data keys (envelope encryption of token data); granted by a later change.
+    // Wraps per-tenant data keys (envelope encryption of token data). Retained whatever the table's policy:
+    // without it no backup or copy of the table can be opened.
     this.dataKey = new Key(this, "DataKey", {
       description: "svc-vault: wraps per-tenant data keys for token data",
       enableKeyRotation: true,
-      alias: DATA_KEY_ALIAS,
+      alias: props.keyAlias,
       removalPolicy: RemovalPolicy.RETAIN,
     });
 

@@ -46,7 +46,7 @@ let assemblyDir: string;
 beforeAll(() => {
   ({ app, outdir } = tempApp("svc-cdk-callbacks-"));
   stack = new Stack(app, "CallbackConsumerTest");
-  data = new VaultData(stack, "Data");
+  data = new VaultData(stack, "Data", { keyAlias: "alias/callback-consumer-test" });
   runners = new SandboxRunners(stack, "SandboxRunners");
   consumer = new CallbackConsumer(stack, "Callbacks", {
     queue: data.callbackQueue,

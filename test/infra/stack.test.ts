@@ -182,7 +182,9 @@ describe("functions", () => {
     expect(env).toMatchObject({
       SVC_MODE: "aws",
       LOG_LEVEL: "INFO",
-      POWERTOOLS_SERVICE_NAME: "svc-vault",
+      // The group names the metrics' `service` dimension; the namespace is this deployment's own.
+      POWERTOOLS_SERVICE_NAME: group,
+      POWERTOOLS_METRICS_NAMESPACE: `svc-vault/${stack.vault.name}`,
       // Source-mapped traces; Object.prototype.__proto__ throws in every function (process integrity).
       NODE_OPTIONS: "--enable-source-maps --disable-proto=throw",
       // Every group: shared/config.ts requires SVC_TABLE_NAME in AWS mode (system's is name only).
@@ -569,14 +571,15 @@ describe("stateful resources", () => {
     });
   });
 
-  it("the data key rotates, is retained and carries its alias", () => {
+  it("the data key rotates, is retained and carries an alias named after the stack, not a fixed one", () => {
     const keyId = idOf(stack.data.dataKey);
+    expect(stack.vault.name).toMatch(/^SvcVault-[0-9a-f]{6}$/);
     template.hasResource("AWS::KMS::Key", {
       DeletionPolicy: "Retain",
       Properties: Match.objectLike({ EnableKeyRotation: true }),
     });
     template.hasResourceProperties("AWS::KMS::Alias", {
-      AliasName: "alias/svc-vault-data",
+      AliasName: `alias/${stack.vault.name}-data`,
       TargetKeyId: { "Fn::GetAtt": [keyId, "Arn"] },
     });
   });
