@@ -130,7 +130,8 @@ export class TokenizationVault extends Construct {
     for (const fn of this.functions)
       for (const [name, value] of Object.entries(environment)) fn.function.addEnvironment(name, value);
     for (const [group, count] of Object.entries(props.reservedConcurrency ?? {}) as [FunctionGroup, number][])
-      (this.http.functions[group].function.node.defaultChild as CfnFunction).reservedConcurrentExecutions = count;
+      (this.http.functions[group].function.node.defaultChild as CfnFunction).reservedConcurrentExecutions =
+        count;
 
     this.alarmTopic =
       props.alarmTopic ?? (props.alarmEmail ? this.createAlarmTopic(props.alarmEmail) : undefined);
@@ -146,7 +147,12 @@ export class TokenizationVault extends Construct {
       ...(props.dashboard === false ? { dashboard: false } : {}),
     });
 
-    if (props.waf) this.firewall = new EdgeFirewall(this, "Firewall", { ...props.waf, api: this.http.api, name: this.name });
+    if (props.waf)
+      this.firewall = new EdgeFirewall(this, "Firewall", {
+        ...props.waf,
+        api: this.http.api,
+        name: this.name,
+      });
     if (props.backup)
       this.backup = new VaultBackup(this, "Backup", {
         ...props.backup,
@@ -163,7 +169,10 @@ export class TokenizationVault extends Construct {
   }
 
   private createAlarmTopic(email: string): Topic {
-    const topic = new Topic(this, "AlarmTopic", { displayName: `svc-vault alarms ${this.name}`, enforceSSL: true });
+    const topic = new Topic(this, "AlarmTopic", {
+      displayName: `svc-vault alarms ${this.name}`,
+      enforceSSL: true,
+    });
     topic.addSubscription(new EmailSubscription(email));
     return topic;
   }
@@ -177,7 +186,8 @@ function serviceEnvironment(props: TokenizationVaultProps): Record<string, strin
     if (props.rateLimit.burst !== undefined) env.SVC_RATE_LIMIT_BURST = String(props.rateLimit.burst);
   }
   if (props.authCacheSeconds !== undefined) env.SVC_AUTH_CACHE_SECONDS = String(props.authCacheSeconds);
-  if (props.auditLogRetentionDays !== undefined) env.SVC_LOG_RETENTION_DAYS = String(props.auditLogRetentionDays);
+  if (props.auditLogRetentionDays !== undefined)
+    env.SVC_LOG_RETENTION_DAYS = String(props.auditLogRetentionDays);
   return env;
 }
 

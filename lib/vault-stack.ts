@@ -24,7 +24,10 @@ export class VaultStack extends Stack {
     this.vault = new TokenizationVault(this, "Default", props);
 
     new CfnOutput(this, "ApiUrl", { value: this.vault.url, description: "Base URL of the API" });
-    new CfnOutput(this, "TableName", { value: this.vault.data.table.tableName, description: "DynamoDB table" });
+    new CfnOutput(this, "TableName", {
+      value: this.vault.data.table.tableName,
+      description: "DynamoDB table",
+    });
     new CfnOutput(this, "SandboxRunnerPrefix", {
       value: this.vault.http.sandboxRunners.prefix,
       description: "Name prefix of the tenants' sandbox runner functions (scripts/prune-sandbox-runners.ts)",

@@ -332,13 +332,15 @@ export const LIBRARY_VARIABLES: Record<string, VariableDoc> = {
     mode: "aws",
     default: "unset",
     setBy: STACK,
-    meaning: "the function's group (`tokens`, `proxy`, `sweep`…): the `service` dimension of its metrics; logs and traces name `svc-vault`",
+    meaning:
+      "the function's group (`tokens`, `proxy`, `sweep`…): the `service` dimension of its metrics; logs and traces name `svc-vault`",
   },
   POWERTOOLS_METRICS_NAMESPACE: {
     mode: "aws",
     default: "unset",
     setBy: STACK,
-    meaning: "CloudWatch namespace of the service's metrics: prop `metricsNamespace`, default `svc-vault/<name>` from the construct's path",
+    meaning:
+      "CloudWatch namespace of the service's metrics: prop `metricsNamespace`, default `svc-vault/<name>` from the construct's path",
   },
   NODE_OPTIONS: {
     mode: "aws",

@@ -48,7 +48,11 @@ export class VaultBackup extends Construct {
           ? {
               copyActions: [
                 {
-                  destinationBackupVault: BackupVault.fromBackupVaultArn(this, "CopyTarget", props.copyToVaultArn),
+                  destinationBackupVault: BackupVault.fromBackupVaultArn(
+                    this,
+                    "CopyTarget",
+                    props.copyToVaultArn,
+                  ),
                   deleteAfter: props.copyRetentionDays ? Duration.days(props.copyRetentionDays) : retention,
                 },
               ],

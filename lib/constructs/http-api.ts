@@ -184,7 +184,11 @@ export class VaultHttpApi extends Construct {
         domainName: props.domain.name,
         certificate: props.domain.certificate,
       });
-      new ApiMapping(this, "DomainMapping", { api: this.api, domainName: this.domainName, stage: this.stage });
+      new ApiMapping(this, "DomainMapping", {
+        api: this.api,
+        domainName: this.domainName,
+        stage: this.stage,
+      });
     }
     // apiEndpoint, not the stage URL: the stage depends on the routes, which depend on the functions.
     const base = props.domain ? `https://${props.domain.name}` : this.api.apiEndpoint;

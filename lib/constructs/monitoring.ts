@@ -157,15 +157,32 @@ export class VaultMonitoring extends Construct {
     }
 
     const throttles = this.tableThrottles(table);
-    this.alarm("TableThrottles", throttles, t.dynamoThrottles, "DynamoDB throttle events (table and GSI1)", 1, 1);
-    const systemErrors = table.metricSystemErrorsForOperations({ operations: TABLE_OPERATIONS, period: PERIOD });
+    this.alarm(
+      "TableThrottles",
+      throttles,
+      t.dynamoThrottles,
+      "DynamoDB throttle events (table and GSI1)",
+      1,
+      1,
+    );
+    const systemErrors = table.metricSystemErrorsForOperations({
+      operations: TABLE_OPERATIONS,
+      period: PERIOD,
+    });
     this.alarm("TableSystemErrors", systemErrors, t.dynamoSystemErrors, "DynamoDB system errors", 1, 1);
 
     const deadLetters = deadLetterQueue.metricApproximateNumberOfMessagesVisible({
       period: PERIOD,
       statistic: "Maximum",
     });
-    this.alarm("CallbackDeadLetters", deadLetters, t.deadLetterMessages, "Callback dead-letter queue depth", 1, 1);
+    this.alarm(
+      "CallbackDeadLetters",
+      deadLetters,
+      t.deadLetterMessages,
+      "Callback dead-letter queue depth",
+      1,
+      1,
+    );
 
     new MetricFilter(this, "SandboxRunnerErrorsFilter", {
       logGroup: props.runnerLogGroup,
@@ -295,11 +312,15 @@ export class VaultMonitoring extends Construct {
       ),
       graph(
         "Lambda throttles",
-        perFunction((fn) => fn.function.metricThrottles({ period: PERIOD, statistic: "Sum", label: label(fn) })),
+        perFunction((fn) =>
+          fn.function.metricThrottles({ period: PERIOD, statistic: "Sum", label: label(fn) }),
+        ),
       ),
       graph(
         "Lambda duration p99 (ms)",
-        perFunction((fn) => fn.function.metricDuration({ period: PERIOD, statistic: "p99", label: label(fn) })),
+        perFunction((fn) =>
+          fn.function.metricDuration({ period: PERIOD, statistic: "p99", label: label(fn) }),
+        ),
       ),
     );
     dashboard.addWidgets(
@@ -308,10 +329,11 @@ export class VaultMonitoring extends Construct {
         table.metricConsumedWriteCapacityUnits({ period: PERIOD, label: "Write units" }),
       ]),
       graph("DynamoDB throttles and errors", [shared.throttles, shared.systemErrors]),
-      graph("Sandbox", [
-        this.own(METRIC.sandboxRefusals, "Sum", "Refusals"),
-        shared.runnerErrors,
-      ], [this.own(METRIC.sandboxRunDuration, "p99", "Run p99 (ms)")]),
+      graph(
+        "Sandbox",
+        [this.own(METRIC.sandboxRefusals, "Sum", "Refusals"), shared.runnerErrors],
+        [this.own(METRIC.sandboxRunDuration, "p99", "Run p99 (ms)")],
+      ),
     );
     dashboard.addWidgets(
       graph("Service requests and refusals", [

@@ -79,7 +79,9 @@ export class SandboxRunners extends Construct {
 
     // Unique per stack (function names are per account and region), short enough for a UUID and a version.
     if (Token.isUnresolved(stack.stackName)) throw new Error("The stack name must be known at synthesis");
-    const hash = createHash("sha256").update(`${stack.stackName}/${stablePath(this)}`).digest("hex");
+    const hash = createHash("sha256")
+      .update(`${stack.stackName}/${stablePath(this)}`)
+      .digest("hex");
     this.prefix = `${stack.stackName.replace(/[^A-Za-z0-9-]/g, "").slice(0, 10)}-${hash.slice(0, 6)}-`;
     if (this.prefix.length > MAX_PREFIX_LENGTH) throw new Error("The runner prefix is too long");
   }
