@@ -321,6 +321,9 @@ describe("hardening", () => {
   it("puts WAF (managed common and bad-input rules, a rate rule) on a CloudFront distribution in front of the HTTP API", () => {
     const [[aclId, acl]] = resourcesOfType(hardened.template, "AWS::WAFv2::WebACL") as [[string, Resource]];
     expect(acl.Properties).toMatchObject({ Scope: "CLOUDFRONT", DefaultAction: { Allow: {} } });
+    // Sampled requests would keep callers' headers, SVC-API-KEY among them, in the WAF console.
+    expect(JSON.stringify(acl.Properties)).not.toContain('"SampledRequestsEnabled":true');
+    expect(JSON.stringify(acl.Properties)).toContain('"SampledRequestsEnabled":false');
     const rules = acl.Properties.Rules as {
       Name: string;
       Statement: Record<string, unknown>;
