@@ -10,6 +10,7 @@ import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Topic } from "aws-cdk-lib/aws-sns";
 import type { IConstruct } from "constructs";
 import { beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "#lib/app.ts";
 import { DEFAULT_ALARM_THRESHOLDS, SANDBOX_RUNNER_ERRORS } from "#lib/constructs/monitoring.ts";
 import { TokenizationVault, type TokenizationVaultProps } from "#lib/tokenization-vault.ts";
 import { FUNCTION_GROUPS } from "#shared/http/route.ts";
@@ -181,6 +182,19 @@ describe("alarms", () => {
     const [[topicId]] = resourcesOfType(template, "AWS::SNS::Topic") as [[string, Resource]];
     for (const [, alarm] of resourcesOfType(template, "AWS::CloudWatch::Alarm"))
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+  });
+});
+
+describe("the project's own app", () => {
+  it("with context alarmEmail (a topic and its subscription), still passes cdk-nag", () => {
+    const app = new App({
+      context: { ...CDK_CONTEXT, "aws:cdk:bundling-stacks": [], alarmEmail: "ops@example.com" },
+    });
+    const stack = buildApp(app);
+    expect(() => app.synth()).not.toThrow();
+    Template.fromStack(stack).hasResourceProperties("AWS::SNS::Subscription", {
+      Endpoint: "ops@example.com",
+    });
   });
 });
 
