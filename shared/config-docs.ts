@@ -333,7 +333,7 @@ export const LIBRARY_VARIABLES: Record<string, VariableDoc> = {
     default: "unset",
     setBy: STACK,
     meaning:
-      "the function's group (`tokens`, `proxy`, `sweep`…): the `service` dimension of its metrics; logs and traces name `svc-vault`",
+      "the function's group (`tokens`, `proxy`, `sweep`…); the service's own logs, traces and metrics name `svc-vault` (their `service`) whatever it says",
   },
   POWERTOOLS_METRICS_NAMESPACE: {
     mode: "aws",

@@ -133,8 +133,8 @@ export class ApiFunction extends Construct {
         // Runs no tenant code unless SandboxRunners.bind gives it a runner (shared/config.ts fails closed).
         SVC_SANDBOX: "none",
         LOG_LEVEL: "INFO",
-        // The group: Powertools Metrics' `service` dimension tells the functions apart (logs and traces
-        // name the service itself, shared/logger.ts).
+        // The group, for anything that reads Powertools' default; the service's own logger, tracer and metrics
+        // name the service `svc-vault` themselves (shared/logger.ts, shared/observability/metric-names.ts).
         POWERTOOLS_SERVICE_NAME: props.group,
         NODE_OPTIONS: LAMBDA_NODE_OPTIONS,
       },

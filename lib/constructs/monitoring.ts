@@ -353,7 +353,14 @@ export class VaultMonitoring extends Construct {
         [this.own(METRIC.proxyDestinationLatency, "p99", "Latency p99 (ms)")],
       ),
     );
-    dashboard.addWidgets(graph("Service latency p99 by route (ms)", [this.own(METRIC.latency, "p99")]));
+    dashboard.addWidgets(
+      graph("Service latency p99 by route (ms)", [this.own(METRIC.latency, "p99")]),
+      graph("Callbacks (by outcome) and the sweep", [
+        this.own(METRIC.callbackRecords, "Sum", "Callback records"),
+        this.own(METRIC.sweepRuns, "Sum", "Sweep runs"),
+        this.own(METRIC.sweepTokensDeleted, "Sum", "Tokens expired"),
+      ]),
+    );
     return dashboard;
   }
 }
