@@ -4,6 +4,7 @@ import { TABLE_CALL_LIMITS } from "#shared/adapters/dynamodb/client.ts";
 import { DynamoDataKeyStore } from "#shared/adapters/dynamodb/data-key-store.ts";
 import { DynamoIdempotencyStore } from "#shared/adapters/dynamodb/idempotency-store.ts";
 import { DynamoKeyCustodyStore } from "#shared/adapters/dynamodb/key-custody-store.ts";
+import { DynamoKeyVersionStore } from "#shared/adapters/dynamodb/key-version-store.ts";
 import { DynamoRequestBudget } from "#shared/adapters/dynamodb/request-budget.ts";
 import { DynamoStoreProbe } from "#shared/adapters/dynamodb/store-probe.ts";
 import { DynamoTenantDeletionStore } from "#shared/adapters/dynamodb/tenant-deletion-store.ts";
@@ -17,6 +18,7 @@ import { DEFAULT_KEYRING_OPTIONS, Keyring } from "#shared/domain/crypto/keyring.
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { TenantKeyWrapper } from "#shared/domain/crypto/tenant-key-wrapper.ts";
 import { DeletedTenants } from "#shared/domain/deleted-tenants.ts";
+import { KeyStateCache } from "#shared/domain/keys/key-state.ts";
 import { RateLimiter, type RateLimitPolicy, searchPolicy } from "#shared/domain/rate-limit.ts";
 import { StoreHealth } from "#shared/domain/store-health.ts";
 import { hashKey } from "#shared/ids.ts";
@@ -104,12 +106,16 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
   const tenantWrapper = new TenantKeyWrapper(deploymentKey, tenantKeys, (tenantId) =>
     custody.customerKey(tenantId),
   );
+  // Key versions (rotation, counters): read through a short cache by every seal (docs/security.md).
+  const keyVersions = new DynamoKeyVersionStore(dynamo, cfg.tableName, audit);
+  const keyState = new KeyStateCache(keyVersions, clock);
   const keyring = new Keyring(
     options.meter ? options.meter.keyWrapper(tenantWrapper) : tenantWrapper,
     new DynamoDataKeyStore(dynamo, cfg.tableName, () => clock.now()),
     clock,
     DEFAULT_KEYRING_OPTIONS,
     deletedTenants,
+    keyState,
   );
   const rateLimiter = (policy: RateLimitPolicy) =>
     new RateLimiter(
@@ -131,6 +137,9 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
     customerKeys: tenantKeys,
     tenantDeletion,
     deletedTenants,
+    keyring,
+    keyVersions,
+    keyState,
     applications,
     sessions,
     idempotency: new DynamoIdempotencyStore(dynamo, cfg.tableName, clock),

@@ -1,5 +1,6 @@
 import type { CallbackJob } from "#shared/domain/reactors/callback-job.ts";
 
-export interface JobQueue {
-  enqueue(job: CallbackJob): Promise<void>;
+/** A queue of jobs run later by a worker (SQS and a Lambda consumer in AWS, in process locally). */
+export interface JobQueue<J = CallbackJob> {
+  enqueue(job: J): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import type { LogEntry, LogQuery } from "#shared/domain/audit.ts";
 import type { Application, ApplicationKey, Tenant, TenantMember, User } from "#shared/domain/entities.ts";
 import type { EffectRef } from "#shared/domain/idempotency-scope.ts";
+import type { KeyedToken } from "#shared/domain/keys/key-refs.ts";
 import type {
   StoredToken,
   TokenHold,
@@ -202,6 +203,8 @@ export interface TokenStore {
     options: {
       now: Date;
       transaction?: TokenHold;
+      /** The token as read (what `expectedVersion` names): the keys it needed, for the key counters. */
+      previous: KeyedToken;
       previousFingerprint?: string;
       /** The search hashes it replaces: lookup items of those it no longer has are removed after the write. */
       previousSearchHashes?: string[];
@@ -218,6 +221,16 @@ export interface TokenStore {
     size: number,
     after: string | undefined,
   ): Promise<{ entries: { hash: string; tokenId: string }[]; next?: string }>;
+  /**
+   * The live token holding this fingerprint's claim, if any (a stale claim is released): how a deduplicating
+   * create finds a token still fingerprinted under an earlier HMAC version while a rewrap runs.
+   */
+  liveFingerprintOwner(
+    tenantId: string,
+    type: string,
+    fingerprint: string,
+    now: Date,
+  ): Promise<string | undefined>;
   /** Removes a token's lookup items of these hashes (stale ones a search met). */
   removeSearchEntries(token: { tenant_id: string; id: string }, hashes: string[]): Promise<void>;
   /** Deletes the token (or, in a transaction, marks it for deletion at commit); false when gone or locked. */

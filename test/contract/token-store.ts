@@ -149,9 +149,7 @@ export function tokenStoreContract(name: string, stores: () => Promise<TokenStor
             { ...token, metadata, version: 2 },
             1,
             auditEntry(token, { operation: "update" }),
-            {
-              now: NOW,
-            },
+            { now: NOW, previous: token },
           );
 
         const [a, b] = await Promise.all([update({ by: "a" }), update({ by: "b" })]);
@@ -173,7 +171,7 @@ export function tokenStoreContract(name: string, stores: () => Promise<TokenStor
           { ...token, fingerprint: "fp-new", version: 2 },
           1,
           auditEntry(token, { operation: "update" }),
-          { now: NOW, previousFingerprint: token.fingerprint },
+          { now: NOW, previous: token, previousFingerprint: token.fingerprint },
         );
         const underOld = await create(s, storedToken(s.tenant, { fingerprint: token.fingerprint }), true);
         const underNew = await create(s, storedToken(s.tenant, { fingerprint: "fp-new" }), true);
@@ -187,7 +185,10 @@ export function tokenStoreContract(name: string, stores: () => Promise<TokenStor
         const s = await setup();
         const gone = storedToken(s.tenant);
 
-        const replaced = await s.tokens.replace({ ...gone, version: 2 }, 1, auditEntry(gone), { now: NOW });
+        const replaced = await s.tokens.replace({ ...gone, version: 2 }, 1, auditEntry(gone), {
+          now: NOW,
+          previous: gone,
+        });
         const deleted = await s.tokens.delete(gone, auditEntry(gone), { now: NOW });
 
         expect([replaced, deleted]).toEqual(["conflict", "conflict"]);
@@ -364,6 +365,7 @@ export function tokenStoreContract(name: string, stores: () => Promise<TokenStor
         const all = await walk(["h1", "h2"], 2);
         await s.tokens.replace({ ...a, search_hashes: ["h2"], version: 2 }, 1, auditEntry(a), {
           now: NOW,
+          previous: a,
           previousSearchHashes: a.search_hashes,
         });
         await s.tokens.delete(b, auditEntry(b), { now: NOW });

@@ -21,13 +21,13 @@ export class JobTooLargeError extends Error {
  * sealed under the tenant's data key, so the queue never sees plaintext; the consumer
  * (functions/reactor-callbacks) runs and delivers it.
  */
-export class SqsJobQueue implements JobQueue {
+export class SqsJobQueue<J = CallbackJob> implements JobQueue<J> {
   constructor(
     private readonly sqs: SQSClient,
     private readonly queueUrl: string,
   ) {}
 
-  async enqueue(job: CallbackJob): Promise<void> {
+  async enqueue(job: J): Promise<void> {
     const body = JSON.stringify(job);
     const bytes = Buffer.byteLength(body, "utf8");
     if (bytes > MAX_JOB_BYTES) throw new JobTooLargeError(bytes);

@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchWriteCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { hashVersionOf } from "#shared/domain/keys/key-refs.ts";
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
-import { SEARCH_KEY_VERSION } from "#shared/domain/tokens/token.ts";
 
 /**
  * Blind-index lookup items: one per search hash of a token, keyed by the hash (an HMAC under the tenant's
@@ -14,8 +14,9 @@ export const searchKeys = {
   entry: (tenantId: string, version: number, hash: string) => `SEARCH#${tenantId}#v${version}#${hash}`,
 } as const;
 
+/** Under the HMAC version the hash names (key-refs.ts), so each version's lookups are their own partitions. */
 function entryKey(token: Pick<StoredToken, "tenant_id" | "id">, hash: string) {
-  return { PK: searchKeys.entry(token.tenant_id, SEARCH_KEY_VERSION, hash), SK: `TOKEN#${token.id}` };
+  return { PK: searchKeys.entry(token.tenant_id, hashVersionOf(hash), hash), SK: `TOKEN#${token.id}` };
 }
 
 /** The lookup items of a token's search hashes: written in the same transaction as the token item. */
@@ -28,7 +29,7 @@ export function tokenSearchPuts(tableName: string, token: StoredToken) {
         entity: "search_entry",
         tenant_id: token.tenant_id,
         token_id: token.id,
-        key_version: SEARCH_KEY_VERSION,
+        key_version: hashVersionOf(hash),
       },
     },
   }));
@@ -84,7 +85,7 @@ export async function searchEntries(
           TableName: tableName,
           KeyConditionExpression: resume === undefined ? "PK = :pk" : "PK = :pk AND SK > :after",
           ExpressionAttributeValues: {
-            ":pk": searchKeys.entry(tenantId, SEARCH_KEY_VERSION, hash),
+            ":pk": searchKeys.entry(tenantId, hashVersionOf(hash), hash),
             ...(resume === undefined ? {} : { ":after": `TOKEN#${resume}` }),
           },
           Limit: size,

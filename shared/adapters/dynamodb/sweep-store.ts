@@ -1,10 +1,12 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
+import { type KeyedToken, keyRefDelta } from "#shared/domain/keys/key-refs.ts";
 import type { DueItem, SweepStore } from "#shared/ports/sweep-store.ts";
 import type { AuditItems } from "./audit-items.ts";
 import { isConditionalCheckFailed, transactOrFalse } from "./client.ts";
 import { releaseFingerprint } from "./fingerprint-claims.ts";
+import { keyCountUpdates } from "./key-counters.ts";
 import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";
 import { removeSearchEntries } from "./search-index.ts";
@@ -77,15 +79,23 @@ export class DynamoSweepStore implements SweepStore {
     if (!current.Item) return undefined;
     const written = await transactOrFalse(this.client, [
       {
-        // Only if it is still expired: a PATCH may have moved its expiry since the entry was written.
+        // Only if it is still expired: a PATCH may have moved its expiry since the entry was written. And only
+        // the version read, so the key counters lose what this very version needed (else: next sweep run).
         Delete: {
           TableName: this.tableName,
           Key: key,
-          ConditionExpression: "expires_epoch <= :now",
-          ExpressionAttributeValues: { ":now": epochSeconds(now) },
+          ConditionExpression: "expires_epoch <= :now AND #version = :version",
+          ExpressionAttributeNames: { "#version": "version" },
+          ExpressionAttributeValues: { ":now": epochSeconds(now), ":version": current.Item.version },
         },
       },
       { Delete: { TableName: this.tableName, Key: item.key } },
+      ...keyCountUpdates(
+        this.tableName,
+        item.tenantId,
+        keyRefDelta(current.Item as unknown as KeyedToken, undefined),
+        item.tokenId,
+      ),
       this.audit.put(audit),
     ]);
     if (!written) return undefined;

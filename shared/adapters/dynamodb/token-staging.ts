@@ -1,10 +1,12 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { keyRefDelta, sumDeltas } from "#shared/domain/keys/key-refs.ts";
 import type { StoredToken, TransactionContext } from "#shared/domain/tokens/token.ts";
 import type { CreateManyOutcome, StagedCreate, StageOutcome } from "#shared/ports/stores.ts";
 import type { AuditItems } from "./audit-items.ts";
 import { cancellationCodes } from "./client.ts";
 import { fingerprintClaimItem } from "./fingerprint-claims.ts";
+import { keyCountUpdates } from "./key-counters.ts";
 import { epochSeconds } from "./schema.ts";
 import { tokenSearchPuts } from "./search-index.ts";
 import { tokenSweepPuts } from "./sweep-index.ts";
@@ -21,7 +23,7 @@ export const STAGE_WRITE_ITEMS = 99;
 
 type Item = Record<string, unknown>;
 /** What an item of a staging write is, so a cancellation reason names the entry it refused. */
-type Role = { entry: number; role: "token" | "claim" | "other" } | { entry: -1; role: "record" };
+type Role = { entry: number; role: "token" | "claim" | "other" } | { entry: -1; role: "record" | "counter" };
 
 /** A claim's owner: its id when it is a live token holding this fingerprint, else undefined (released). */
 export type ClaimOwner = (token: StoredToken) => Promise<string | undefined>;
@@ -122,12 +124,16 @@ function pack(
   const reserved = transaction ? 1 : 0;
   let end = from;
   let count = 0;
+  // The key counters of the tokens packed: one update per key, after them.
+  let keys = new Map<string, number>();
   for (; end < entries.length; end++) {
     const entry = entries[end] as StagedCreate;
     if (duplicates[end] !== undefined) continue;
     const own = entryItems(tableName, entry, transaction, now);
+    const withEntry = sumDeltas([keys, keyRefDelta(undefined, entry.token)]);
     // +1 for the entry's audit entry.
-    if (items.length + own.length + 1 + reserved > STAGE_WRITE_ITEMS) break;
+    if (items.length + own.length + 1 + reserved + withEntry.size > STAGE_WRITE_ITEMS) break;
+    keys = withEntry;
     for (const { item, role } of own) {
       items.push(item);
       roles.push({ entry: end, role });
@@ -135,6 +141,13 @@ function pack(
     items.push(audit.put(entry.audit));
     roles.push({ entry: end, role: "other" });
     count++;
+  }
+  if (count > 0) {
+    const first = entries[from] as StagedCreate;
+    for (const update of keyCountUpdates(tableName, first.token.tenant_id, keys, first.token.id)) {
+      items.push(update);
+      roles.push({ entry: -1, role: "counter" });
+    }
   }
   if (transaction && count > 0) {
     const tenantId = (entries[from] as StagedCreate).token.tenant_id;
@@ -162,6 +175,8 @@ async function refusal(
   const refused = reasons.flatMap((code, i) => (code === "ConditionalCheckFailed" ? [roles[i] as Role] : []));
   if (refused.length === 0) throw error;
   if (refused.some((r) => r.role === "record")) return { outcome: "transaction-closed" };
+  // A key destroyed under the write (a process still sealing under it): nothing to retry here.
+  if (refused.some((r) => r.role === "counter")) throw error;
   const taken = refused.find((r) => r.role === "token");
   if (taken) return { outcome: "id-taken", index: taken.entry };
   for (const claim of refused) {

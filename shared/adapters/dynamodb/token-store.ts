@@ -2,6 +2,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchGetCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { Cache } from "#shared/domain/cache.ts";
+import { type KeyedToken, keyRefDelta, keyRefsOf, partOf } from "#shared/domain/keys/key-refs.ts";
 import type {
   StoredToken,
   TokenHold,
@@ -21,6 +22,7 @@ import type {
 import type { AuditItems } from "./audit-items.ts";
 import { cancellationCodes } from "./client.ts";
 import { claimIfUnclaimed, fingerprintClaimItem, releaseFingerprint } from "./fingerprint-claims.ts";
+import { keyCountUpdates } from "./key-counters.ts";
 import { epochSeconds } from "./schema.ts";
 import { removeSearchEntries, searchEntries, tokenSearchPuts } from "./search-index.ts";
 import { tokenSweepPuts } from "./sweep-index.ts";
@@ -102,6 +104,7 @@ export class DynamoTokenStore implements TokenStore {
         ...tokenSweepPuts(this.tableName, token),
         ...tokenSearchPuts(this.tableName, token),
         ...(transaction ? transactionWrites(this.tableName, token, transaction, "create", options.now) : []),
+        ...keyCountUpdates(this.tableName, token.tenant_id, keyRefDelta(undefined, token), token.id),
         this.audit.put(audit),
       ];
       try {
@@ -112,7 +115,7 @@ export class DynamoTokenStore implements TokenStore {
         const reasons = cancellationCodes(error);
         if (!reasons) throw error;
         if (reasons[0] === "ConditionalCheckFailed") return { outcome: "id-taken" } as TokenCreateOutcome;
-        const transactionAt = transactItems.findIndex((item) => "Update" in item);
+        const transactionAt = transaction ? transactItems.findIndex((item) => "Update" in item) : -1;
         if (transactionAt >= 0 && reasons[transactionAt] === "ConditionalCheckFailed")
           return { outcome: "transaction-closed" } as TokenCreateOutcome;
         if (!claim || reasons[1] !== "ConditionalCheckFailed") throw error;
@@ -157,6 +160,10 @@ export class DynamoTokenStore implements TokenStore {
     // A claim left by a deleted, expired or changed token: release it (only if it still names that owner).
     await this.releaseFingerprint(token.tenant_id, token.type, token.fingerprint, ownerId);
     return undefined;
+  }
+
+  liveFingerprintOwner(tenantId: string, type: string, fingerprint: string, now: Date) {
+    return this.claimOwner({ tenant_id: tenantId, type, fingerprint } as StoredToken, now, undefined);
   }
 
   stageCreates(entries: StagedCreate[], transaction: TransactionContext, now: Date): Promise<StageOutcome> {
@@ -228,13 +235,30 @@ export class DynamoTokenStore implements TokenStore {
     options: {
       now: Date;
       transaction?: TokenHold;
+      previous: KeyedToken;
       previousFingerprint?: string;
       previousSearchHashes?: string[];
     },
   ): Promise<WriteOutcome> {
     const { transaction, now, previousFingerprint } = options;
+    // The keys the token stops or starts needing; in a transaction only what the pending version adds is counted
+    // now (reserved), the rest at commit (transaction-store.ts).
+    const delta = keyRefDelta(options.previous, token);
+    const counters = keyCountUpdates(
+      this.tableName,
+      token.tenant_id,
+      transaction ? partOf(delta, 1) : delta,
+      token.id,
+    );
     if (!transaction && previousFingerprint !== undefined && previousFingerprint !== token.fingerprint) {
-      const outcome = await this.replaceMovingClaim(token, expectedVersion, audit, now, previousFingerprint);
+      const outcome = await this.replaceMovingClaim(
+        token,
+        expectedVersion,
+        audit,
+        now,
+        previousFingerprint,
+        counters,
+      );
       if (outcome === "ok") await this.dropSearchEntries(token, options.previousSearchHashes);
       return outcome;
     }
@@ -253,7 +277,19 @@ export class DynamoTokenStore implements TokenStore {
             "update",
             guard,
           ),
-          ...transactionWrites(this.tableName, token, transaction, "update", now, token, previousFingerprint),
+          ...transactionWrites(
+            this.tableName,
+            token,
+            transaction,
+            "update",
+            now,
+            token,
+            previousFingerprint,
+            {
+              before: keyRefsOf(options.previous),
+              after: keyRefsOf(token),
+            },
+          ),
           // Written now: a search checks the token's current hashes, so they answer only once it commits.
           ...tokenSearchPuts(this.tableName, token),
         ]
@@ -262,7 +298,10 @@ export class DynamoTokenStore implements TokenStore {
           ...tokenSweepPuts(this.tableName, token),
           ...tokenSearchPuts(this.tableName, token),
         ];
-    const outcome = await this.write([...items, this.audit.put(audit)], transaction ? 1 : undefined);
+    const outcome = await this.write(
+      [...items, ...counters, this.audit.put(audit)],
+      transaction ? 1 : undefined,
+    );
     if (outcome === "ok" && !transaction) await this.dropSearchEntries(token, options.previousSearchHashes);
     return outcome;
   }
@@ -279,6 +318,7 @@ export class DynamoTokenStore implements TokenStore {
     audit: LogEntry,
     now: Date,
     previousFingerprint: string,
+    counters: object[],
   ): Promise<WriteOutcome> {
     const oldKey = tokenKeys.fingerprint(token.tenant_id, token.type, previousFingerprint);
     const newKey = tokenKeys.fingerprint(token.tenant_id, token.type, token.fingerprint);
@@ -326,6 +366,7 @@ export class DynamoTokenStore implements TokenStore {
         ...claimItems,
         ...tokenSweepPuts(this.tableName, token),
         ...tokenSearchPuts(this.tableName, token),
+        ...counters,
         this.audit.put(audit),
       ];
       try {
@@ -359,12 +400,28 @@ export class DynamoTokenStore implements TokenStore {
       ConditionExpression: `attribute_exists(PK) AND ${LOCK_FREE}`,
       ExpressionAttributeValues: { ":now": epochSeconds(now) },
     };
+    // Counted at commit in a transaction; the guard on the version makes the count the stored token's.
     const items = transaction
       ? [
           lockUpdate(this.tableName, key, transaction, "delete", guard),
-          ...transactionWrites(this.tableName, token, transaction, "delete", now),
+          ...transactionWrites(this.tableName, token, transaction, "delete", now, undefined, undefined, {
+            before: keyRefsOf(token),
+            after: [],
+          }),
         ]
-      : [{ Delete: { TableName: this.tableName, Key: key, ...guard } }];
+      : [
+          {
+            Delete: {
+              TableName: this.tableName,
+              Key: key,
+              ...guard,
+              ConditionExpression: `${guard.ConditionExpression} AND #version = :version`,
+              ExpressionAttributeNames: { "#version": "version" },
+              ExpressionAttributeValues: { ...guard.ExpressionAttributeValues, ":version": token.version },
+            },
+          },
+          ...keyCountUpdates(this.tableName, token.tenant_id, keyRefDelta(token, undefined), token.id),
+        ];
     const outcome = await this.write([...items, this.audit.put(audit)], transaction ? 1 : undefined);
     // The fingerprint claim goes after the token; a claim left behind is released by the next deduplicating create.
     if (outcome === "ok" && !transaction) {

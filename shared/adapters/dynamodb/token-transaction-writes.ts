@@ -1,3 +1,4 @@
+import { keyRefsOf } from "#shared/domain/keys/key-refs.ts";
 import type { StoredToken, TransactionContext } from "#shared/domain/tokens/token.ts";
 import { epochSeconds } from "./schema.ts";
 import { tokenItem } from "./token-items.ts";
@@ -15,6 +16,8 @@ export function transactionWrites(
   now: Date,
   next?: StoredToken,
   previousFingerprint?: string,
+  /** The keys the token needed before and needs after the operation: counted at commit or rollback. */
+  refs: { before: string[]; after: string[] } = { before: [], after: keyRefsOf(token) },
 ) {
   return [
     {
@@ -47,6 +50,8 @@ export function transactionWrites(
             ? { previous_fingerprint: previousFingerprint }
             : {}),
           ...(next ? { next: tokenItem(next) } : {}),
+          key_refs_before: refs.before,
+          key_refs_after: refs.after,
           ttl: transaction.expiresEpoch + 7 * 86_400,
         },
         // One operation per token per transaction.

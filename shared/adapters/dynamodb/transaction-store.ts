@@ -7,9 +7,11 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
+import { commitDelta, rollbackDelta, sumDeltas } from "#shared/domain/keys/key-refs.ts";
 import type { StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { isConditionalCheckFailed } from "./client.ts";
+import { cancellationCodes, isConditionalCheckFailed } from "./client.ts";
+import { keyCountUpdates } from "./key-counters.ts";
 import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";
 import { sweepEntryPut } from "./sweep-index.ts";
@@ -25,7 +27,13 @@ interface Operation {
   /** An update's fingerprint before it, when the update changes it. */
   previous_fingerprint?: string;
   next?: Record<string, unknown>;
+  /** The keys the token needed before and needs after (key-refs.ts); absent on operations older than counting. */
+  key_refs_before?: string[];
+  key_refs_after?: string[];
 }
+
+/** Each counter item once per write, so at most a few items beside a chunk's operations. */
+const COUNTER_ROOM = 4;
 
 const UNLOCK = "REMOVE txn_id, txn_op, txn_expires_epoch";
 
@@ -119,6 +127,16 @@ export class DynamoTransactionStore implements TransactionStore {
     return { Delete: { TableName: this.tableName, Key, ...this.heldBy(id) } };
   }
 
+  /** The key counter updates of applying (commit) or discarding (rollback) these operations, in one write. */
+  private counters(tenantId: string, ops: Operation[], phase: "commit" | "rollback") {
+    const delta = sumDeltas(
+      ops.map((op) =>
+        (phase === "commit" ? commitDelta : rollbackDelta)(op.key_refs_before ?? [], op.key_refs_after ?? []),
+      ),
+    );
+    return keyCountUpdates(this.tableName, tenantId, delta, ops[0]?.token_id ?? tenantId);
+  }
+
   private closeWrite(tenantId: string, id: string, now: Date, staged: boolean) {
     return {
       Update: {
@@ -149,13 +167,15 @@ export class DynamoTransactionStore implements TransactionStore {
   async commit(transaction: StoredTransaction, now: Date, audit: LogEntry): Promise<boolean> {
     const { tenant_id: tenantId, id } = transaction;
     const operations = await this.operations(tenantId, id);
-    const staged = operations.length + 2 > SINGLE_WRITE_ITEMS;
+    const counters = this.counters(tenantId, operations, "commit");
+    const staged = operations.length + counters.length + 2 > SINGLE_WRITE_ITEMS;
     const writes = staged ? [] : operations.map((op) => this.applyWrite(tenantId, id, op));
     try {
       await this.client.send(
         new TransactWriteCommand({
           TransactItems: [
             ...writes,
+            ...(staged ? [] : counters),
             this.closeWrite(tenantId, id, now, staged),
             this.audit.put(audit),
           ] as never,
@@ -183,15 +203,25 @@ export class DynamoTransactionStore implements TransactionStore {
    * record's `rolling_forward` goes.
    */
   private async rollForward(tenantId: string, id: string, operations: Operation[]): Promise<void> {
-    const writes = operations.map((op) => this.applyWrite(tenantId, id, op));
-    for (let i = 0; i < writes.length; i += SINGLE_WRITE_ITEMS) {
-      const chunk = writes.slice(i, i + SINGLE_WRITE_ITEMS);
+    const size = SINGLE_WRITE_ITEMS - COUNTER_ROOM;
+    for (let i = 0; i < operations.length; i += size) {
+      const chunk = operations.slice(i, i + size);
+      const writes = chunk.map((op) => this.applyWrite(tenantId, id, op));
       try {
-        await this.client.send(new TransactWriteCommand({ TransactItems: chunk as never }));
+        await this.client.send(
+          new TransactWriteCommand({
+            TransactItems: [...writes, ...this.counters(tenantId, chunk, "commit")] as never,
+          }),
+        );
       } catch (error) {
         if (!(error instanceof Error && error.name === "TransactionCanceledException")) throw error;
-        // Some were applied already (an earlier attempt): each on its own, skipping those.
-        await inGroups(chunk, (write) => this.sendIgnoringApplied(write));
+        // Some were applied already (an earlier attempt): each on its own with its counts, skipping those.
+        await inGroups(chunk, (op) =>
+          this.sendIgnoringApplied([
+            this.applyWrite(tenantId, id, op),
+            ...this.counters(tenantId, [op], "commit"),
+          ]),
+        );
       }
     }
     await this.client.send(
@@ -203,16 +233,13 @@ export class DynamoTransactionStore implements TransactionStore {
     );
   }
 
-  private async sendIgnoringApplied(write: Record<string, unknown>): Promise<void> {
-    const command =
-      "Put" in write
-        ? new PutCommand(write.Put as never)
-        : "Delete" in write
-          ? new DeleteCommand(write.Delete as never)
-          : new UpdateCommand(write.Update as never);
-    await this.client.send(command as never).catch((error: unknown) => {
-      if (!isConditionalCheckFailed(error)) throw error;
-    });
+  /** One operation's write with its counter updates; refused when the transaction no longer holds the token. */
+  private async sendIgnoringApplied(items: Record<string, unknown>[]): Promise<void> {
+    try {
+      await this.client.send(new TransactWriteCommand({ TransactItems: items as never }));
+    } catch (error) {
+      if (cancellationCodes(error)?.[0] !== "ConditionalCheckFailed") throw error;
+    }
   }
 
   /** Claims after the tokens changed: a deleted token's released, an update's moved (best effort). */
@@ -246,8 +273,8 @@ export class DynamoTransactionStore implements TransactionStore {
         ...this.heldBy(id),
       };
       return op.operation === "create"
-        ? ({ kind: "delete", input: target } as const)
-        : ({ kind: "unlock", input: { ...target, UpdateExpression: UNLOCK } } as const);
+        ? ({ kind: "delete", input: target, op } as const)
+        : ({ kind: "unlock", input: { ...target, UpdateExpression: UNLOCK }, op } as const);
     });
     const close = {
       TableName: this.tableName,
@@ -259,20 +286,20 @@ export class DynamoTransactionStore implements TransactionStore {
     };
     // After expiry other writers may already have taken over tokens it held: undo each one still its own. So too
     // when the undo does not fit one write (a batch tokenize): closed first, nothing it held can commit after.
-    if (options.expired || undo.length + 2 > SINGLE_WRITE_ITEMS) {
+    const counters = this.counters(tenantId, operations, "rollback");
+    if (options.expired || undo.length + counters.length + 2 > SINGLE_WRITE_ITEMS) {
       try {
         await this.client.send(new UpdateCommand(close));
       } catch (error) {
         if (isConditionalCheckFailed(error)) return false;
         throw error;
       }
-      await inGroups(undo, async (step) => {
-        const command =
-          step.kind === "delete" ? new DeleteCommand(step.input) : new UpdateCommand(step.input);
-        await this.client.send(command).catch((error: unknown) => {
-          if (!isConditionalCheckFailed(error)) throw error;
-        });
-      });
+      await inGroups(undo, (step) =>
+        this.sendIgnoringApplied([
+          step.kind === "delete" ? { Delete: step.input } : { Update: step.input },
+          ...this.counters(tenantId, [step.op], "rollback"),
+        ]),
+      );
       await this.client.send(new PutCommand({ TableName: this.tableName, Item: this.audit.item(audit) }));
     } else {
       const items = undo.map((step) =>
@@ -280,7 +307,9 @@ export class DynamoTransactionStore implements TransactionStore {
       );
       try {
         await this.client.send(
-          new TransactWriteCommand({ TransactItems: [...items, { Update: close }, this.audit.put(audit)] }),
+          new TransactWriteCommand({
+            TransactItems: [...items, ...counters, { Update: close }, this.audit.put(audit)],
+          }),
         );
       } catch (error) {
         if (error instanceof Error && error.name === "TransactionCanceledException") return false;

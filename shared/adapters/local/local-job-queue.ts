@@ -15,7 +15,7 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { JobQueue } from "#shared/ports/job-queue.ts";
 
 /** One attempt at a job; `attempt` counts from 1 (as SQS's ApproximateReceiveCount). Throw to retry. */
-export type JobHandler = (job: CallbackJob, attempt: number) => Promise<void>;
+export type JobHandler<J = CallbackJob> = (job: J, attempt: number) => Promise<void>;
 
 /** What the dead-letter store keeps of a job: identifiers and the outcome, never arguments or results. */
 export interface DeadLetter {
@@ -27,7 +27,9 @@ export interface DeadLetter {
   failed_at: string;
 }
 
-export interface LocalJobQueueOptions {
+export interface LocalJobQueueOptions<J = CallbackJob> {
+  /** What a dead letter names of a job (default: a callback job's request, reactor and tenant). */
+  letterOf?: (job: J) => Pick<DeadLetter, "request_id" | "reactor_id" | "tenant_id">;
   /** The service's data dir; dead letters go to `<dataDir>/dead-letters/<requestId>.json`. */
   dataDir: string;
   /** Base of the exponential retry delay, in seconds (tests use ~0.05). Default DEFAULT_RETRY_BASE_SECONDS. */
@@ -40,9 +42,9 @@ export interface LocalJobQueueOptions {
   clock?: Clock;
 }
 
-interface Entry {
+interface Entry<J> {
   /** A copy made through JSON, as SQS would carry it. */
-  job: CallbackJob;
+  job: J;
   attempts: number;
 }
 
@@ -57,20 +59,32 @@ const SAFE_FILE_NAME = /^[A-Za-z0-9_-]{1,128}$/;
  * In memory: jobs still queued when the process exits are lost (SQS keeps them). `stop()` keeps queued and
  * waiting jobs (waiting ones become ready at once) so `start()` resumes them.
  */
-export class LocalJobQueue implements JobQueue {
+export class LocalJobQueue<J = CallbackJob> implements JobQueue<J> {
   private readonly directory: string;
   private readonly retryBaseSeconds: number;
   private readonly concurrency: number;
   private readonly maxAttempts: number;
   private readonly clock: Clock;
-  private handler: JobHandler | undefined;
-  private readonly ready: Entry[] = [];
-  private readonly waiting = new Map<NodeJS.Timeout, Entry>();
+  private readonly letterOf: NonNullable<LocalJobQueueOptions<J>["letterOf"]>;
+  private handler: JobHandler<J> | undefined;
+  private readonly ready: Entry<J>[] = [];
+  private readonly waiting = new Map<NodeJS.Timeout, Entry<J>>();
   private readonly running = new Set<Promise<void>>();
   private pumpScheduled: NodeJS.Immediate | undefined;
   private idleWaiters: (() => void)[] = [];
 
-  constructor(options: LocalJobQueueOptions) {
+  constructor(options: LocalJobQueueOptions<J>) {
+    this.letterOf =
+      options.letterOf ??
+      ((job) => {
+        // The default queue carries callback jobs (a queue of other jobs passes letterOf).
+        const callback = job as unknown as CallbackJob;
+        return {
+          request_id: callback.requestId,
+          reactor_id: callback.reactorId,
+          tenant_id: callback.tenantId,
+        };
+      });
     this.directory = join(options.dataDir, "dead-letters");
     this.retryBaseSeconds = options.retryBaseSeconds ?? DEFAULT_RETRY_BASE_SECONDS;
     this.concurrency = Math.max(1, options.concurrency ?? 4);
@@ -78,13 +92,13 @@ export class LocalJobQueue implements JobQueue {
     this.clock = options.clock ?? { now: () => new Date() };
   }
 
-  async enqueue(job: CallbackJob): Promise<void> {
-    this.ready.push({ job: JSON.parse(JSON.stringify(job)) as CallbackJob, attempts: 0 });
+  async enqueue(job: J): Promise<void> {
+    this.ready.push({ job: JSON.parse(JSON.stringify(job)) as J, attempts: 0 });
     this.schedulePump();
   }
 
   /** Starts handing jobs to `handler`. */
-  start(handler: JobHandler): void {
+  start(handler: JobHandler<J>): void {
     this.handler = handler;
     this.schedulePump();
   }
@@ -183,7 +197,7 @@ export class LocalJobQueue implements JobQueue {
     this.notifyIdle();
   }
 
-  private async attempt(handler: JobHandler, entry: Entry): Promise<void> {
+  private async attempt(handler: JobHandler<J>, entry: Entry<J>): Promise<void> {
     try {
       await handler(entry.job, entry.attempts);
       return;
@@ -196,7 +210,7 @@ export class LocalJobQueue implements JobQueue {
     }
   }
 
-  private retryLater(entry: Entry): void {
+  private retryLater(entry: Entry<J>): void {
     const delayMs = retryDelaySeconds(entry.attempts, this.retryBaseSeconds) * 1000;
     const timer = setTimeout(() => {
       this.waiting.delete(timer);
@@ -208,11 +222,9 @@ export class LocalJobQueue implements JobQueue {
     this.waiting.set(timer, entry);
   }
 
-  private async deadLetter(entry: Entry, error: unknown): Promise<void> {
+  private async deadLetter(entry: Entry<J>, error: unknown): Promise<void> {
     const letter: DeadLetter = {
-      request_id: entry.job.requestId,
-      reactor_id: entry.job.reactorId,
-      tenant_id: entry.job.tenantId,
+      ...this.letterOf(entry.job),
       attempts: entry.attempts,
       last_error: safeMessage(error),
       failed_at: this.clock.now().toISOString(),

@@ -1,7 +1,7 @@
+import { hashVersionOf } from "#shared/domain/keys/key-refs.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { validationError } from "#shared/domain/errors.ts";
 import {
-  SEARCH_KEY_VERSION,
   type StoredToken,
   type TokenHold,
   type TokenListFilter,
@@ -207,8 +207,15 @@ export class MemoryTokenStore implements TokenStore {
       .sort((a, b) => positionOf(b).localeCompare(positionOf(a)));
   }
 
+  async liveFingerprintOwner(tenantId: string, type: string, fingerprint: string, now: Date) {
+    return this.liveClaimOwner({ tenant_id: tenantId, type: type as StoredToken["type"], fingerprint }, now);
+  }
+
   /** The live token holding `token`'s fingerprint claim, or undefined after releasing a stale claim. */
-  private liveClaimOwner(token: StoredToken, now: Date): string | undefined {
+  private liveClaimOwner(
+    token: Pick<StoredToken, "tenant_id" | "type" | "fingerprint">,
+    now: Date,
+  ): string | undefined {
     const ownerId = this.claims.get(claimKey(token));
     if (!ownerId) return undefined;
     const owner = this.tokens.get(`${token.tenant_id}\n${ownerId}`);
@@ -257,7 +264,7 @@ export class MemoryTokenStore implements TokenStore {
 const keyOf = (token: Pick<StoredToken, "tenant_id" | "id">) => `${token.tenant_id}\n${token.id}`;
 const claimKey = (token: Pick<StoredToken, "tenant_id" | "type" | "fingerprint">) =>
   `${token.tenant_id}\n${token.type}\n${token.fingerprint}`;
-const searchKey = (tenantId: string, hash: string) => `${tenantId}\nv${SEARCH_KEY_VERSION}\n${hash}`;
+const searchKey = (tenantId: string, hash: string) => `${tenantId}\nv${hashVersionOf(hash)}\n${hash}`;
 /** A listing position: the DynamoDB store's GSI1SK. */
 const positionOf = (token: StoredToken) => `${token.created_at}#${token.id}`;
 const lowered = (map: Record<string, string> | undefined): Record<string, string> =>

@@ -1,7 +1,24 @@
 import { Cache } from "#shared/domain/cache.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { DataKeyStore } from "#shared/ports/data-key-store.ts";
+import type { KeyState } from "#shared/ports/key-versions.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
+import { dataKeyId, hmacKeyId } from "../keys/key-refs.ts";
+
+/** Where the keyring learns the tenant's key versions (key-state.ts: a short cache over the store). */
+export interface KeyVersionSource {
+  state(tenantId: string): Promise<KeyState>;
+  /** Called before a new key is generated, so every token under it is counted (key-refs.ts). */
+  track(tenantId: string, keyId: string): Promise<void>;
+}
+
+/** A key a ciphertext or a lookup names is gone (destroyed, or never made). */
+export class MissingKeyError extends Error {
+  constructor() {
+    super("A data key referenced by a ciphertext is missing");
+    this.name = "MissingKeyError";
+  }
+}
 
 export interface KeyringOptions {
   /** A new data key per tenant every this many days; older keys stay for decryption. */
@@ -40,18 +57,44 @@ export class Keyring {
     private readonly clock: Clock,
     private readonly options: KeyringOptions = DEFAULT_KEYRING_OPTIONS,
     private readonly guard?: TenantGuard,
+    private readonly versions?: KeyVersionSource,
   ) {
     this.cache = new Cache({ ttlMs: options.cacheSeconds * 1000, maxUses: options.cacheMaxUses });
   }
 
+  /** The data-key version of this moment's rotation period (the version a tenant that never rotated uses). */
+  periodVersion(): number {
+    return Math.floor(this.clock.now().getTime() / (this.options.rotationDays * 86_400_000));
+  }
+
   /** The key id new ciphertexts of this moment use: one per rotation period. */
   currentKeyId(): string {
-    return `k${Math.floor(this.clock.now().getTime() / (this.options.rotationDays * 86_400_000))}`;
+    return dataKeyId(this.periodVersion());
+  }
+
+  /** The tenant's current data-key version: the period's, or a later one a rotation made current. */
+  async currentVersion(tenantId: string): Promise<number> {
+    const state = this.versions ? await this.versions.state(tenantId) : undefined;
+    return Math.max(state?.dataVersion ?? 0, this.periodVersion());
   }
 
   async currentKey(tenantId: string): Promise<{ keyId: string; key: Buffer }> {
-    const keyId = this.currentKeyId();
+    const keyId = dataKeyId(await this.currentVersion(tenantId));
     return { keyId, key: await this.key(tenantId, keyId, true) };
+  }
+
+  /** HMAC versions of the tenant: the current one (new hashes) and those lookups still try, current first. */
+  async hmacVersions(tenantId: string): Promise<{ current: number; live: number[] }> {
+    const state = this.versions ? await this.versions.state(tenantId) : undefined;
+    const current = state?.hmacVersion ?? 1;
+    const older = (state?.hmacLive ?? []).filter((v) => v !== current).sort((a, b) => b - a);
+    return { current, live: [current, ...older] };
+  }
+
+  /** The HMAC key of a version: made on first use when current, else it must exist (MissingKeyError). */
+  async hmacKey(tenantId: string, version: number): Promise<Buffer> {
+    const { current } = await this.hmacVersions(tenantId);
+    return this.key(tenantId, hmacKeyId(version), version === current);
   }
 
   /** An existing key, for decryption. */
@@ -80,7 +123,8 @@ export class Keyring {
     const context = { tenant_id: tenantId, key_id: keyId };
     const stored = await this.store.get(tenantId, keyId);
     if (stored) return this.wrapper.unwrap(stored, context);
-    if (!createIfMissing) throw new Error("A data key referenced by a ciphertext is missing");
+    if (!createIfMissing) throw new MissingKeyError();
+    await this.versions?.track(tenantId, keyId);
     const generated = await this.wrapper.generateDataKey(context);
     const winner = await this.store.putIfAbsent(tenantId, keyId, generated.wrapped);
     // Another process stored its key first: use that one (costs one more unwrap, once).

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
+import { versionedHash } from "../keys/key-refs.ts";
 import type { Keyring } from "./keyring.ts";
 
 const VERSION = "v1";
@@ -21,8 +22,15 @@ const aad = (b: SealBinding) =>
 export class Sealer {
   constructor(private readonly keyring: Keyring) {}
 
-  async seal(binding: SealBinding, plaintext: string): Promise<string> {
-    const { keyId, key } = await this.keyring.currentKey(binding.tenantId);
+  /** `keyId`: seal under that (existing) key instead of the current one (a cvc beside its data's ciphertext). */
+  async seal(binding: SealBinding, plaintext: string, keyId?: string): Promise<string> {
+    const { keyId: id, key } = keyId
+      ? { keyId, key: await this.keyring.keyFor(binding.tenantId, keyId) }
+      : await this.keyring.currentKey(binding.tenantId);
+    return this.sealWith(binding, plaintext, id, key);
+  }
+
+  private sealWith(binding: SealBinding, plaintext: string, keyId: string, key: Buffer): string {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv("aes-256-gcm", key, iv);
     cipher.setAAD(aad(binding));
@@ -30,6 +38,10 @@ export class Sealer {
     return [VERSION, keyId, iv, cipher.getAuthTag(), body]
       .map((part) => (typeof part === "string" ? part : part.toString("base64url")))
       .join(".");
+  }
+
+  hmacVersions(tenantId: string): Promise<{ current: number; live: number[] }> {
+    return this.keyring.hmacVersions(tenantId);
   }
 
   async open(binding: SealBinding, sealed: string): Promise<string> {
@@ -45,7 +57,24 @@ export class Sealer {
     );
   }
 
-  /** Keyed fingerprint: HMAC-SHA256 with the tenant's fingerprint key, scoped by a label (the token type). */
+  /**
+   * A token's fingerprint or search hash: HMAC-SHA256 under the tenant's HMAC key of `version` (default the
+   * current one), scoped by a label, naming its version (key-refs.ts versionedHash). Versions rotate with the
+   * data keys; a rewrap re-computes every token's.
+   */
+  async tokenHash(tenantId: string, scope: string, value: string, version?: number): Promise<string> {
+    const at = version ?? (await this.keyring.hmacVersions(tenantId)).current;
+    const key = await this.keyring.hmacKey(tenantId, at);
+    return versionedHash(
+      at,
+      createHmac("sha256", key).update(`${scope}\n${value}`, "utf8").digest("base64url"),
+    );
+  }
+
+  /**
+   * Keyed digest under the tenant's first fingerprint key, which never rotates: request signatures of idempotent
+   * requests and logged search queries must compare across rotations. (Token hashes: tokenHash.)
+   */
   async fingerprint(tenantId: string, scope: string, value: string): Promise<string> {
     const key = await this.keyring.fingerprintKey(tenantId);
     return createHmac("sha256", key).update(`${scope}\n${value}`, "utf8").digest("base64url");

@@ -5,6 +5,7 @@ import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
+import { earlierDuplicate, earlierFingerprints } from "../keys/dual-lookup.ts";
 import { accessOf, intersect, requireAccess, type TokenAccess, weaker } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { parseExpiresAt } from "./expiry.ts";
@@ -110,6 +111,8 @@ export interface PreparedCreate {
   data: unknown;
   /** The mask rendered on that data (checked before any write), when the token has one. */
   masked?: { value: unknown };
+  /** A deduplicating create's fingerprints under earlier live HMAC versions (keys/dual-lookup.ts). */
+  earlierFingerprints?: string[];
 }
 
 /**
@@ -191,6 +194,16 @@ export async function prepareCreate(
     created_at: now.toISOString(),
     version: 1,
   };
+  const earlier =
+    input.deduplicate_token === true
+      ? await earlierFingerprints(
+          deps,
+          principal.tenantId,
+          input.type,
+          fingerprint_expression,
+          fingerprintInput,
+        )
+      : [];
   return {
     token,
     transform,
@@ -198,6 +211,7 @@ export async function prepareCreate(
     deduplicate: input.deduplicate_token === true,
     data: input.data,
     ...(masked ? { masked } : {}),
+    ...(earlier.length ? { earlierFingerprints: earlier } : {}),
   };
 }
 
@@ -231,6 +245,9 @@ export async function createToken(
 ) {
   const prepared = await prepareCreate(deps, principal, input, viewer);
   const { token, access, deduplicate } = prepared;
+  // During a rewrap the value may be fingerprinted under an earlier HMAC version only.
+  const earlier = await earlierDuplicate(deps, principal.tenantId, token.type, prepared.earlierFingerprints);
+  if (earlier) return presentDuplicate(deps, principal, access, earlier);
   const outcome = await deps.tokens.create(
     token,
     { deduplicate, idGiven: input.id !== undefined, now: deps.clock.now(), transaction },

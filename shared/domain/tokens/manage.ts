@@ -262,6 +262,7 @@ export async function patchToken(
     {
       now: deps.clock.now(),
       transaction: hold,
+      previous: current,
       previousFingerprint: current.fingerprint,
       ...(current.search_hashes ? { previousSearchHashes: current.search_hashes } : {}),
     },

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { validationError } from "#shared/domain/errors.ts";
 import type { TokenDeps } from "./deps.ts";
 import { dataSizeProblem, type StoredToken } from "./token.ts";
@@ -18,7 +19,12 @@ export async function sealData(deps: TokenDeps, tenantId: string, tokenId: strin
   const { cvc, rest } = splitCvc(data);
   const sealed_data = await deps.sealer.seal({ tenantId, tokenId, field: "data" }, JSON.stringify(rest));
   if (cvc === undefined) return { sealed_data };
-  const sealed_cvc = await deps.sealer.seal({ tenantId, tokenId, field: "cvc" }, encodeCvc(cvc));
+  // Under its data's key: a token needs one data key, whatever rotated in between (keys/key-refs.ts).
+  const sealed_cvc = await deps.sealer.seal(
+    { tenantId, tokenId, field: "cvc" },
+    encodeCvc(cvc),
+    sealed_data.split(".")[1],
+  );
   const cvc_expires_at = new Date(deps.clock.now().getTime() + CVC_LIFETIME_SECONDS * 1000).toISOString();
   return { sealed_data, sealed_cvc, cvc_expires_at };
 }
@@ -61,15 +67,16 @@ export async function openData(deps: TokenDeps, token: StoredToken): Promise<unk
  * deduplicating create of that value find it). Default-expression fingerprints keep the plain type scope.
  */
 export function fingerprintOf(
-  deps: Pick<TokenDeps, "sealer">,
+  deps: { sealer: Pick<Sealer, "tokenHash"> },
   tenantId: string,
   type: TokenType,
   expression: string,
   rendered: string,
+  hmacVersion?: number,
 ): Promise<string> {
   const scope =
     expression === typeSpec(type).fingerprint
       ? type
       : `${type}#x:${createHash("sha256").update(expression, "utf8").digest("hex")}`;
-  return deps.sealer.fingerprint(tenantId, scope, rendered);
+  return deps.sealer.tokenHash(tenantId, scope, rendered, hmacVersion);
 }

@@ -6,15 +6,14 @@ import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
+import { liveSearchHashes } from "../keys/dual-lookup.ts";
 import { accessOf } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { cursorBinding, listTokensByCursor, openCursor } from "./list-cursor.ts";
 import { present } from "./presenting.ts";
 import { openData } from "./sealing.ts";
-import { searchHash } from "./search-hash.ts";
 import { type ParsedSearch, parseSearchQuery } from "./search-query.ts";
 import { isLive } from "./token.ts";
-import { TOKEN_TYPE_NAMES } from "./types.ts";
 
 const SEARCH_SCOPE = "v2/tokens/search";
 
@@ -77,8 +76,9 @@ async function searchData(
 ) {
   const { tenantId } = principal;
   const containerPrefix = parsed.container === undefined ? undefined : containerPrefixOf(parsed.container);
-  // One blind index per token type (the hash is scoped by type): the same order on every page.
-  const hashes = await Promise.all(TOKEN_TYPE_NAMES.map((type) => searchHash(deps, tenantId, type, value)));
+  // One blind index per token type (the hash is scoped by type) and live HMAC version, current first (during a
+  // rewrap, tokens not yet re-hashed are found under the earlier version): the same order on every page.
+  const hashes = await liveSearchHashes(deps, tenantId, value);
   // The cursor is bound to the hashes (not the value) and the container.
   const digest = createHash("sha256")
     .update(JSON.stringify(["data", hashes, containerPrefix ?? null]), "utf8")

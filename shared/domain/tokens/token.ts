@@ -15,13 +15,6 @@ export function dataSizeProblem(data: unknown): string | undefined {
   return bytes > MAX_DATA_BYTES ? `must serialize to at most ${MAX_DATA_BYTES} bytes of JSON` : undefined;
 }
 
-/**
- * The version of the tenant's search key the stored search hashes (and their lookup items) are under. Version 1
- * is the tenant's HMAC key with the `search:<type>` scope (search-hash.ts); a new version is rolled out by
- * re-indexing every token under it, then searching it (rotation itself is not built yet).
- */
-export const SEARCH_KEY_VERSION = 1;
-
 /** A token as stored: data and cvc only ever as ciphertext. */
 export interface StoredToken {
   id: string;

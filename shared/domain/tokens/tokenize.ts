@@ -2,6 +2,7 @@ import { tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, DomainError, type FieldErrors, validationError } from "#shared/domain/errors.ts";
 import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
+import { earlierDuplicate } from "#shared/domain/keys/dual-lookup.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { commitBatch, openBatch, rollbackBatch, type TransactionDeps } from "#shared/domain/transactions.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
@@ -159,7 +160,18 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
       throw atPath(conflict(DUPLICATE_NOT_READABLE), pathOf(index));
   }
 
-  const staged = prepared.flatMap((_, index) => (sameAs.has(index) ? [] : [index]));
+  // Values a rewrap has not re-fingerprinted yet: found under an earlier HMAC version, checked before any write.
+  const earlier = new Map<number, string>();
+  for (const [index, p] of prepared.entries()) {
+    if (sameAs.has(index)) continue;
+    const found = await earlierDuplicate(deps, principal.tenantId, p.token.type, p.earlierFingerprints);
+    if (found === undefined) continue;
+    const existing = await deps.tokens.get(principal.tenantId, found);
+    if (existing && !p.access.evaluate(existing, "token:read"))
+      throw atPath(conflict(DUPLICATE_NOT_READABLE), pathOf(index));
+    earlier.set(index, found);
+  }
+  const staged = prepared.flatMap((_, index) => (sameAs.has(index) || earlier.has(index) ? [] : [index]));
   const write: WriteSet = {
     entries: (message) =>
       staged.map((index) => {
@@ -180,9 +192,12 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
       atPath(conflict("A token with this id already exists."), pathOf(staged[entry] as number)),
   };
   const found = staged.length > 0 ? await writeAll(deps, principal, write) : {};
-  const duplicates: Record<number, string> = Object.fromEntries(
-    Object.entries(found).map(([entry, tokenId]) => [staged[Number(entry)] as number, tokenId]),
-  );
+  const duplicates: Record<number, string> = {
+    ...Object.fromEntries(earlier),
+    ...Object.fromEntries(
+      Object.entries(found).map(([entry, tokenId]) => [staged[Number(entry)] as number, tokenId]),
+    ),
+  };
   const created = staged.filter((index) => duplicates[index] === undefined);
   countTokens(deps, METRIC.tokensCreated, principal.tenantId, created.length);
   await deps.tokens.claimFingerprints(

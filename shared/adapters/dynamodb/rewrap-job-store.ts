@@ -1,0 +1,125 @@
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { LogEntry } from "#shared/domain/audit.ts";
+import type { RewrapJob, RewrapJobStore } from "#shared/ports/key-versions.ts";
+import { type AuditItems, stripKeys } from "./audit-items.ts";
+import { cancellationCodes, isConditionalCheckFailed } from "./client.ts";
+
+const jobKey = (tenantId: string, id: string) => ({ PK: `TENANT#${tenantId}`, SK: `REWRAP#${id}` });
+
+/** Rewrap jobs under the tenant's partition: progress is stored with the job, so a re-delivered page resumes it. */
+export class DynamoRewrapJobStore implements RewrapJobStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly audit: AuditItems,
+  ) {}
+
+  async create(job: RewrapJob, audit: LogEntry): Promise<void> {
+    await this.client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: this.tableName,
+              Item: { ...jobKey(job.tenant_id, job.id), entity: "rewrap_job", ...job },
+              ConditionExpression: "attribute_not_exists(PK)",
+            },
+          },
+          this.audit.put(audit),
+        ],
+      }),
+    );
+  }
+
+  async get(tenantId: string, id: string): Promise<RewrapJob | undefined> {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: jobKey(tenantId, id), ConsistentRead: true }),
+    );
+    return out.Item ? stripKeys<RewrapJob>(out.Item) : undefined;
+  }
+
+  async advance(
+    tenantId: string,
+    id: string,
+    page: number,
+    progress: { cursor?: string; done: number; skipped: number },
+  ): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: jobKey(tenantId, id),
+          UpdateExpression:
+            progress.cursor === undefined
+              ? "SET page = :next, done = :done, skipped = :skipped, #end = :yes REMOVE #cursor"
+              : "SET page = :next, done = :done, skipped = :skipped, #cursor = :cursor",
+          ConditionExpression: "page = :page AND #status = :running",
+          ExpressionAttributeNames: {
+            "#status": "status",
+            "#cursor": "cursor",
+            ...(progress.cursor === undefined ? { "#end": "end" } : {}),
+          },
+          ExpressionAttributeValues: {
+            ":page": page,
+            ":next": page + 1,
+            ":done": progress.done,
+            ":skipped": progress.skipped,
+            ":running": "running",
+            ...(progress.cursor === undefined ? { ":yes": true } : { ":cursor": progress.cursor }),
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  async markSent(tenantId: string, id: string, page: number): Promise<void> {
+    await this.client
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: jobKey(tenantId, id),
+          UpdateExpression: "SET sent = :page",
+          ConditionExpression: "sent < :page",
+          ExpressionAttributeValues: { ":page": page },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!isConditionalCheckFailed(error)) throw error;
+      });
+  }
+
+  async finish(tenantId: string, id: string, status: "succeeded" | "failed", audit: LogEntry, now: Date) {
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: jobKey(tenantId, id),
+                UpdateExpression: "SET #status = :status, finished_at = :now",
+                ConditionExpression: "#status = :running",
+                ExpressionAttributeNames: { "#status": "status" },
+                ExpressionAttributeValues: {
+                  ":status": status,
+                  ":now": now.toISOString(),
+                  ":running": "running",
+                },
+              },
+            },
+            this.audit.put(audit),
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (cancellationCodes(error)?.[0] === "ConditionalCheckFailed") return false;
+      throw error;
+    }
+  }
+}

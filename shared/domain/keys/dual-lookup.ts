@@ -1,0 +1,68 @@
+import { MissingKeyError } from "#shared/domain/crypto/keyring.ts";
+import type { Sealer } from "#shared/domain/crypto/sealer.ts";
+import { searchHash } from "#shared/domain/tokens/search-hash.ts";
+import { fingerprintOf } from "#shared/domain/tokens/sealing.ts";
+import { TOKEN_TYPE_NAMES, type TokenType } from "#shared/domain/tokens/types.ts";
+import type { Clock } from "#shared/ports/clock.ts";
+import type { TokenStore } from "#shared/ports/stores.ts";
+
+/**
+ * Lookups while HMAC versions overlap (after a rotation, until a rewrap re-hashed every token): a search or a
+ * deduplicating create tries the current version, then each earlier one still live. An earlier version whose key
+ * is already gone holds no token (it was retired with none left), so it is passed over.
+ */
+type HashDeps = { sealer: Pick<Sealer, "tokenHash" | "hmacVersions"> };
+
+async function underEach<T>(
+  deps: HashDeps,
+  tenantId: string,
+  versions: "all" | "earlier",
+  hash: (v: number) => Promise<T>,
+) {
+  const { live } = await deps.sealer.hmacVersions(tenantId);
+  const out: T[] = [];
+  for (const [i, version] of live.entries()) {
+    if (versions === "earlier" && i === 0) continue;
+    try {
+      out.push(await hash(version));
+    } catch (error) {
+      if (!(error instanceof MissingKeyError) || i === 0) throw error;
+    }
+  }
+  return out;
+}
+
+/** The blind indexes of a `data:` value: one per token type and live HMAC version, current first. */
+export async function liveSearchHashes(deps: HashDeps, tenantId: string, value: string): Promise<string[]> {
+  const perVersion = await underEach(deps, tenantId, "all", (version) =>
+    Promise.all(TOKEN_TYPE_NAMES.map((type) => searchHash(deps, tenantId, type, value, version))),
+  );
+  return perVersion.flat();
+}
+
+/** The value's fingerprints under the earlier live HMAC versions (none outside a rotation). */
+export function earlierFingerprints(
+  deps: HashDeps,
+  tenantId: string,
+  type: TokenType,
+  expression: string,
+  rendered: string,
+): Promise<string[]> {
+  return underEach(deps, tenantId, "earlier", (version) =>
+    fingerprintOf(deps, tenantId, type, expression, rendered, version),
+  );
+}
+
+/** The live token an earlier-version fingerprint of the value names, if any. */
+export async function earlierDuplicate(
+  deps: { tokens: Pick<TokenStore, "liveFingerprintOwner">; clock: Clock },
+  tenantId: string,
+  type: string,
+  fingerprints: readonly string[] | undefined,
+): Promise<string | undefined> {
+  for (const fingerprint of fingerprints ?? []) {
+    const owner = await deps.tokens.liveFingerprintOwner(tenantId, type, fingerprint, deps.clock.now());
+    if (owner) return owner;
+  }
+  return undefined;
+}
