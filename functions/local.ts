@@ -10,6 +10,7 @@ import { callbackDeps } from "#shared/composition/callbacks.ts";
 import { type CoreOptions, composeCore } from "#shared/composition/core.ts";
 import { egress } from "#shared/composition/egress.ts";
 import { receiptSigner } from "#shared/composition/key-custody.ts";
+import { keyCustody } from "#shared/composition/keys.ts";
 import { mailer } from "#shared/composition/mailer.ts";
 import { rootKeyVerifier } from "#shared/composition/root-key.ts";
 import { awsSandbox, sandbox } from "#shared/composition/sandbox.ts";
@@ -23,6 +24,7 @@ import {
 import { type TokenDomainOptions, tokenDomain } from "#shared/composition/token-domain.ts";
 import type { UsageMeter } from "#shared/composition/usage-meter.ts";
 import { type Config, config, resetConfig } from "#shared/config.ts";
+import { processRewrapPage } from "#shared/domain/keys/rewrap.ts";
 import { processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
 import type { RenderMeter } from "#shared/domain/tokens/render-budget.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
@@ -33,6 +35,7 @@ import { drainable } from "#shared/local/drain.ts";
 import { type DynamoDbLocal, startDynamoDbLocal } from "#shared/local/dynamodb-local.ts";
 import { createGateway, type HttpLambda } from "#shared/local/gateway.ts";
 import { logger } from "#shared/logger.ts";
+import type { RewrapPageMessage } from "#shared/ports/key-versions.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import * as applications from "./applications/handler.ts";
@@ -70,9 +73,22 @@ export function composeLocal(
     clock: core.clock,
     retryBaseSeconds: cfg.callbackRetryBaseSeconds,
   });
+  // Key rewrap pages: a queue of their own (as in AWS), retried after a second rather than a callback's minute.
+  const rewrapQueue = new LocalJobQueue<RewrapPageMessage>({
+    dataDir: cfg.dataDir,
+    clock: core.clock,
+    retryBaseSeconds: Math.min(1, cfg.callbackRetryBaseSeconds),
+    letterOf: (page) => ({
+      request_id: `rewrap-${page.jobId}-${page.page}`,
+      reactor_id: "",
+      tenant_id: page.tenantId,
+    }),
+  });
   return {
     ...core,
     ...tokenDomain(core, options),
+    ...keyCustody(core),
+    rewrapQueue,
     ...sweepStore(core),
     ...tenantStore(core),
     ...memberStore(core),
@@ -280,6 +296,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const { port } = server.address() as AddressInfo;
   // Queued reactions (react with callback_url) are run and delivered in this process.
   deps.localJobQueue.start((job, attempt) => processCallbackJob(callbackDeps(deps), job, attempt));
+  deps.rewrapQueue.start((page) => processRewrapPage(deps, page));
   deps.selfHosts.push(`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`);
   // Whatever name or address of this machine a destination uses, the API's port is refused at connect time.
   const unprotect = protectEndpoint(`http://127.0.0.1:${port}`);
@@ -295,6 +312,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       unprotect();
       clearInterval(sweepTimer);
       await deps.localJobQueue.stop();
+      await deps.rewrapQueue.stop();
       await deps.sandbox.close();
       deps.dynamo.destroy();
       await dynamo?.stop();

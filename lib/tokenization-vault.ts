@@ -13,6 +13,7 @@ import { CallbackConsumer } from "./constructs/callback-consumer.ts";
 import { EdgeFirewall, type EdgeFirewallOptions } from "./constructs/edge-firewall.ts";
 import { type VaultDomain, VaultHttpApi } from "./constructs/http-api.ts";
 import { type AlarmThresholds, VaultMonitoring } from "./constructs/monitoring.ts";
+import { RewrapWorker } from "./constructs/rewrap-worker.ts";
 import { Sweeper } from "./constructs/sweeper.ts";
 import { VaultData } from "./constructs/vault-data.ts";
 import { deploymentName } from "./naming.ts";
@@ -81,6 +82,8 @@ export class TokenizationVault extends Construct {
   readonly http: VaultHttpApi;
   readonly callbacks: CallbackConsumer;
   readonly sweeper: Sweeper;
+  /** Key rewrap jobs' queue and worker (docs/security.md, key custody). */
+  readonly rewrap: RewrapWorker;
   readonly monitoring: VaultMonitoring;
   readonly rootKeyParameterName: string;
   readonly metricsNamespace: string;
@@ -123,6 +126,8 @@ export class TokenizationVault extends Construct {
     });
     this.callbacks.grantSend(this.http.functions.reactors);
     this.sweeper = new Sweeper(this, "Sweeper", { table: this.data.table, logRetention: props.logRetention });
+    this.rewrap = new RewrapWorker(this, "Rewrap", { ...this.data, logRetention: props.logRetention });
+    this.rewrap.grantSend(this.http.functions.tenants);
 
     this.functions = this.node.findAll().filter((c): c is ApiFunction => c instanceof ApiFunction);
     // Every function: the metrics' namespace, and the service settings given as props (unset: config defaults).

@@ -50,4 +50,7 @@ export class VaultStack extends Stack {
   get sweeper(): TokenizationVault["sweeper"] {
     return this.vault.sweeper;
   }
+  get rewrap(): TokenizationVault["rewrap"] {
+    return this.vault.rewrap;
+  }
 }

@@ -175,6 +175,12 @@ export const CONFIG_DOCS: Record<ConfigVariable, VariableDoc> = {
     setBy: STACK,
     meaning: "the callback consumer moves a job that no retry can fix here at once",
   },
+  SVC_REWRAP_QUEUE_URL: {
+    mode: "aws",
+    default: "unset",
+    setBy: STACK,
+    meaning: "the SQS queue of key rewrap pages (tenants function sends, the rewrap worker consumes)",
+  },
   SVC_SYNC_REACT_TIMEOUT_MS: {
     mode: "both",
     default: "`20000`",

@@ -57,6 +57,8 @@ const envShape = {
   SVC_CALLBACK_QUEUE_URL: z.url().optional(),
   // The callback consumer moves a job that no retry can fix here at once (lib/constructs/callback-consumer.ts).
   SVC_CALLBACK_DLQ_URL: z.url().optional(),
+  // Pages of key rewrap jobs (lib/constructs/rewrap-worker.ts).
+  SVC_REWRAP_QUEUE_URL: z.url().optional(),
   SVC_SYNC_REACT_TIMEOUT_MS: wholeNumber(100, 25_000).default(20_000),
   SVC_CALLBACK_RETRY_BASE_SECONDS: z.coerce.number().min(0.01).max(900).default(60),
   SVC_API_URL: z.url().optional(),
@@ -127,6 +129,7 @@ const envSchema = z
         env.SVC_SANDBOX ?? (mode === "local" && env.SVC_RUNNER_PREFIX === undefined ? "process" : "runner"),
       callbackQueueUrl: env.SVC_CALLBACK_QUEUE_URL,
       callbackDeadLetterUrl: env.SVC_CALLBACK_DLQ_URL,
+      rewrapQueueUrl: env.SVC_REWRAP_QUEUE_URL,
       // A synchronous react runs at most this long (API Gateway answers within 30 s).
       syncReactTimeoutMs: env.SVC_SYNC_REACT_TIMEOUT_MS,
       // Local mode: the first retry of a failed callback waits this long (doubling each time).

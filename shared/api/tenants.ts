@@ -1,3 +1,4 @@
+import { keysSchema, keyVersionParams, rewrapJobSchema, rewrapParams } from "#shared/schemas/keys.ts";
 import {
   createdTenantSchema,
   createTenantBody,
@@ -53,6 +54,60 @@ export const tenantsRoutes = routeGroup("tenants", {
       200: { description: "The tenant's data keys are under this key", schema: kmsKeySchema },
       400: problem("Not a KMS key ARN, or the key cannot be used by this deployment for this tenant"),
       403: problem("The key is not the OWNER member's own management key, or lacks the permission"),
+    },
+  },
+  listTenantKeys: {
+    method: "GET",
+    path: "/tenants/self/keys",
+    auth: "key",
+    permissions: ["tenant:key:read"],
+    summary: "The tenant's data-key and HMAC versions, each with how many tokens need it",
+    responses: { 200: { description: "Key versions", schema: keysSchema } },
+  },
+  rotateTenantKeys: {
+    method: "POST",
+    path: "/tenants/self/keys/rotate",
+    auth: "key",
+    permissions: ["tenant:key:update"],
+    summary: "Make a new data-key version and a new HMAC version current",
+    responses: {
+      200: { description: "Key versions after the rotation", schema: keysSchema },
+      409: problem("Another rotation changed the keys meanwhile"),
+    },
+  },
+  startRewrap: {
+    method: "POST",
+    path: "/tenants/self/keys/rewrap",
+    auth: "key",
+    permissions: ["tenant:key:update"],
+    summary: "Start re-sealing every token under the current key versions (a job, page by page)",
+    responses: { 202: { description: "The job, running", schema: rewrapJobSchema } },
+  },
+  getRewrap: {
+    method: "GET",
+    path: "/tenants/self/keys/rewrap/{id}",
+    auth: "key",
+    permissions: ["tenant:key:read"],
+    summary: "A rewrap job's progress",
+    params: rewrapParams,
+    responses: {
+      200: { description: "The job", schema: rewrapJobSchema },
+      404: problem("Not found"),
+    },
+  },
+  destroyKeyVersion: {
+    method: "DELETE",
+    path: "/tenants/self/keys/{version}",
+    auth: "key",
+    permissions: ["tenant:key:update"],
+    summary: "Destroy a data-key version no token needs",
+    params: keyVersionParams,
+    responses: {
+      204: { description: "Destroyed" },
+      404: problem("Not found"),
+      409: problem(
+        "The current version, a version tokens still need, or one whose tokens were never counted",
+      ),
     },
   },
 });

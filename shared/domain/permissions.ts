@@ -15,6 +15,7 @@ export const MANAGEMENT_PERMISSIONS = [
   "application:delete",
   "tenant:read",
   "tenant:delete",
+  "tenant:key:read",
   "tenant:key:update",
   "log:read",
   "proxy:create",

@@ -38,7 +38,8 @@ type AwsClient = (typeof AWS_CLIENTS)[number];
 /**
  * The SDK clients each HTTP group composes, from its grants: every group reads the table and seals
  * idempotent answers (KMS); the root key's parameter (SSM), e-mail (SES) and the runner functions (Lambda)
- * only where FUNCTION_ACCESS grants them; the callback queue (SQS) only where react enqueues.
+ * only where FUNCTION_ACCESS grants them; a queue (SQS) only where react enqueues callbacks and where tenants
+ * start key rewrap jobs.
  */
 function expectedClients(group: (typeof FUNCTION_GROUPS)[number]): AwsClient[] {
   const access: { rootKeyParameter: boolean; email?: boolean; sandbox?: string } = FUNCTION_ACCESS[group];
@@ -47,7 +48,7 @@ function expectedClients(group: (typeof FUNCTION_GROUPS)[number]): AwsClient[] {
     "@aws-sdk/client-kms",
     ...(access.sandbox ? (["@aws-sdk/client-lambda"] as const) : []),
     ...(access.email ? (["@aws-sdk/client-sesv2"] as const) : []),
-    ...(group === "reactors" ? (["@aws-sdk/client-sqs"] as const) : []),
+    ...(group === "reactors" || group === "tenants" ? (["@aws-sdk/client-sqs"] as const) : []),
     ...(access.rootKeyParameter ? (["@aws-sdk/client-ssm"] as const) : []),
   ];
 }
@@ -60,6 +61,8 @@ const OTHER_FUNCTIONS: Record<string, AwsClient[]> = {
     "@aws-sdk/client-lambda",
     "@aws-sdk/client-sqs",
   ],
+  // Re-seals a page of tokens (KMS) and queues the next page.
+  rewrap: ["@aws-sdk/client-dynamodb", "@aws-sdk/client-kms", "@aws-sdk/client-sqs"],
   // Deletes expired items and opens no data: no KMS.
   sweep: ["@aws-sdk/client-dynamodb"],
   // The tenant's runner: no grant, no client.

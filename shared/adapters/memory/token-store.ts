@@ -1,11 +1,11 @@
-import { hashVersionOf } from "#shared/domain/keys/key-refs.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { validationError } from "#shared/domain/errors.ts";
-import {
-  type StoredToken,
-  type TokenHold,
-  type TokenListFilter,
-  type TransactionContext,
+import { hashVersionOf } from "#shared/domain/keys/key-refs.ts";
+import type {
+  StoredToken,
+  TokenHold,
+  TokenListFilter,
+  TransactionContext,
 } from "#shared/domain/tokens/token.ts";
 import { isEmpty, isVisible } from "#shared/domain/tokens/visibility.ts";
 import type {

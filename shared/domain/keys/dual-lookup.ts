@@ -1,7 +1,7 @@
 import { MissingKeyError } from "#shared/domain/crypto/keyring.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
-import { searchHash } from "#shared/domain/tokens/search-hash.ts";
 import { fingerprintOf } from "#shared/domain/tokens/sealing.ts";
+import { searchHash } from "#shared/domain/tokens/search-hash.ts";
 import { TOKEN_TYPE_NAMES, type TokenType } from "#shared/domain/tokens/types.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { TokenStore } from "#shared/ports/stores.ts";

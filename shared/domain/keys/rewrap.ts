@@ -1,0 +1,241 @@
+import { auditEvent, tokenEvent } from "#shared/domain/audit-entry.ts";
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
+import { notFound } from "#shared/domain/errors.ts";
+import { searchHash } from "#shared/domain/tokens/search-hash.ts";
+import {
+  fingerprintOf,
+  openData,
+  renderField,
+  sealData,
+  splitCvc,
+  type TokenDeps,
+} from "#shared/domain/tokens/service.ts";
+import type { StoredToken } from "#shared/domain/tokens/token.ts";
+import { uuidv7 } from "#shared/ids.ts";
+import type { JobQueue } from "#shared/ports/job-queue.ts";
+import type { RewrapJob, RewrapJobStore, RewrapPageMessage } from "#shared/ports/key-versions.ts";
+import { dataKeyId, hmacKeyId, keyRefsOf } from "./key-refs.ts";
+import { currentKeys, type KeyDeps } from "./key-versions.ts";
+import { retireHmacVersions } from "./retire.ts";
+
+export interface RewrapJobDeps extends KeyDeps {
+  rewrapJobs: RewrapJobStore;
+  rewrapQueue: JobQueue<RewrapPageMessage>;
+}
+
+/** The worker's: the token domain too (it opens, seals and hashes). */
+export interface RewrapDeps extends TokenDeps, RewrapJobDeps {}
+
+/** Tokens per page (one job message): each is one re-seal write, so a page stays well inside a function's time. */
+export const REWRAP_PAGE_SIZE = 25;
+/** Re-seal writes of a page in flight at once. */
+const RESEALS_IN_FLIGHT = 5;
+/** A token changed under a re-seal this many times in a row is left for a later rewrap. */
+const RESEAL_ATTEMPTS = 4;
+
+export interface RewrapView {
+  id: string;
+  status: RewrapJob["status"];
+  total: number;
+  done: number;
+  skipped: number;
+  created_at: string;
+  finished_at?: string;
+}
+
+const jobView = (job: RewrapJob): RewrapView => ({
+  id: job.id,
+  status: job.status,
+  total: job.total,
+  done: job.done,
+  skipped: job.skipped,
+  created_at: job.created_at,
+  ...(job.finished_at ? { finished_at: job.finished_at } : {}),
+});
+
+const system = (tenantId: string) => ({ tenantId, actor: { type: "system" as const } });
+
+/**
+ * POST /tenants/self/keys/rewrap: a job that re-seals every token of the tenant under the current key versions,
+ * a page per job message. `total` is the tenant's counted tokens when it starts; `done` those checked so far.
+ */
+export async function startRewrap(deps: RewrapJobDeps, principal: TenantPrincipal): Promise<RewrapView> {
+  const { tenantId } = principal;
+  const { records } = await currentKeys(deps, tenantId);
+  const now = deps.clock.now();
+  const total = records
+    .filter((r) => /^k\d+$/.test(r.keyId) && !r.destroyedAt)
+    .reduce((sum, r) => sum + Math.max(0, r.tokens), 0);
+  const job: RewrapJob = {
+    id: uuidv7(now),
+    tenant_id: tenantId,
+    status: "running",
+    total,
+    done: 0,
+    skipped: 0,
+    page: 0,
+    sent: 0,
+    created_at: now.toISOString(),
+  };
+  await deps.rewrapJobs.create(
+    job,
+    auditEvent(deps, principal, "tenant_key", `rewrap:${job.id}`, "update", "Rewrap of every token started"),
+  );
+  await deps.rewrapQueue.enqueue({ kind: "rewrap", tenantId, jobId: job.id, page: 0 });
+  return jobView(job);
+}
+
+/** GET /tenants/self/keys/rewrap/{id}. */
+export async function getRewrap(
+  deps: RewrapJobDeps,
+  principal: TenantPrincipal,
+  id: string,
+): Promise<RewrapView> {
+  const job = await deps.rewrapJobs.get(principal.tenantId, id);
+  if (!job) throw notFound("The rewrap job");
+  await deps.auditLog.append([
+    auditEvent(deps, principal, "tenant_key", `rewrap:${job.id}`, "read", "Rewrap progress read"),
+  ]);
+  return jobView(job);
+}
+
+/**
+ * The worker: one page of a job. Re-delivery is harmless: a page whose progress is already stored only makes
+ * sure the job goes on (the next message sent, or the job finished), and tokens already under the current
+ * versions are passed over. Each re-seal is a conditional write on the token's version, so a token changed
+ * meanwhile keeps its newer seal (it is read again, and re-sealed only if still needed).
+ */
+export async function processRewrapPage(deps: RewrapDeps, message: RewrapPageMessage): Promise<void> {
+  const job = await deps.rewrapJobs.get(message.tenantId, message.jobId);
+  if (!job || job.status !== "running") return;
+  if (message.page !== job.page) {
+    // This page's progress was stored, and the worker stopped before going on: go on now.
+    if (message.page === job.page - 1 && job.sent < job.page) await goOn(deps, job);
+    return;
+  }
+  if (job.end) return goOn(deps, job);
+  const { dataVersion, state } = await currentKeys(deps, job.tenant_id);
+  const target = new Set([dataKeyId(dataVersion), hmacKeyId(state.hmacVersion)]);
+  const { items, next } = await deps.tokens.page(
+    job.tenant_id,
+    { now: deps.clock.now() },
+    REWRAP_PAGE_SIZE,
+    job.cursor,
+  );
+  let skipped = 0;
+  for (let i = 0; i < items.length; i += RESEALS_IN_FLIGHT) {
+    const outcomes = await Promise.all(
+      items.slice(i, i + RESEALS_IN_FLIGHT).map((token) => reseal(deps, job, token, target, dataVersion)),
+    );
+    skipped += outcomes.filter((outcome) => outcome === "held").length;
+  }
+  const progress = { done: job.done + items.length, skipped: job.skipped + skipped };
+  const advanced = await deps.rewrapJobs.advance(job.tenant_id, job.id, job.page, {
+    ...(next !== undefined ? { cursor: next } : {}),
+    ...progress,
+  });
+  // Another delivery of this page stored it first: that one goes on.
+  if (!advanced) return;
+  await goOn(deps, { ...job, ...progress, page: job.page + 1, end: next === undefined });
+}
+
+/** After a page: the next page's message, or, after the last, the job's end. */
+async function goOn(deps: RewrapDeps, job: RewrapJob): Promise<void> {
+  if (job.end) {
+    await retireHmacVersions(deps, job.tenant_id, job.id);
+    await deps.rewrapJobs.finish(
+      job.tenant_id,
+      job.id,
+      "succeeded",
+      auditEvent(
+        deps,
+        system(job.tenant_id),
+        "tenant_key",
+        `rewrap:${job.id}`,
+        "update",
+        `Rewrap finished: ${job.done} tokens checked, ${job.skipped} left held by open transactions`,
+      ),
+      deps.clock.now(),
+    );
+    return;
+  }
+  await deps.rewrapQueue.enqueue({ kind: "rewrap", tenantId: job.tenant_id, jobId: job.id, page: job.page });
+  await deps.rewrapJobs.markSent(job.tenant_id, job.id, job.page);
+}
+
+type ResealOutcome = "resealed" | "current" | "held" | "gone";
+
+async function reseal(
+  deps: RewrapDeps,
+  job: RewrapJob,
+  listed: StoredToken,
+  target: Set<string>,
+  dataVersion: number,
+): Promise<ResealOutcome> {
+  for (let attempt = 0; attempt < RESEAL_ATTEMPTS; attempt++) {
+    const token = attempt === 0 ? listed : await deps.tokens.get(job.tenant_id, listed.id);
+    if (!token) return "gone";
+    if (keyRefsOf(token).every((ref) => target.has(ref))) return "current";
+    if (token.lock && token.lock.expiresEpoch > deps.clock.now().getTime() / 1000) return "held";
+    const next = await resealed(deps, token);
+    const outcome = await deps.tokens.replace(
+      next,
+      token.version,
+      tokenEvent(
+        deps,
+        system(job.tenant_id),
+        token,
+        "update",
+        `Token re-sealed under key version ${dataVersion} (rewrap ${job.id})`,
+      ),
+      {
+        now: deps.clock.now(),
+        previous: token,
+        previousFingerprint: token.fingerprint,
+        ...(token.search_hashes ? { previousSearchHashes: token.search_hashes } : {}),
+      },
+    );
+    if (outcome === "ok") return "resealed";
+  }
+  return "held";
+}
+
+/**
+ * The token under the current versions: data (and a cvc still readable, keeping its hour) sealed again, its
+ * fingerprint and search hashes computed again; a new version, so a write that read the old one is refused.
+ */
+async function resealed(deps: TokenDeps, token: StoredToken): Promise<StoredToken> {
+  const data = await openData(deps, token);
+  const next: StoredToken = { ...token, version: token.version + 1 };
+  delete next.lock;
+  delete next.sealed_cvc;
+  delete next.cvc_expires_at;
+  const sealed = await sealData(deps, token.tenant_id, token.id, data);
+  Object.assign(next, sealed);
+  if (sealed.sealed_cvc) next.cvc_expires_at = token.cvc_expires_at;
+  const rendered = await renderField(
+    deps,
+    "fingerprint_expression",
+    token.fingerprint_expression,
+    splitCvc(data).rest,
+    {
+      dataDependent: true,
+    },
+  );
+  next.fingerprint = await fingerprintOf(
+    deps,
+    token.tenant_id,
+    token.type,
+    token.fingerprint_expression,
+    rendered,
+  );
+  if (token.search_indexes?.length) {
+    const hashes: string[] = [];
+    for (const [i, expression] of token.search_indexes.entries()) {
+      const value = await renderField(deps, `search_indexes.${i}`, expression, data, { dataDependent: true });
+      if (value !== "") hashes.push(await searchHash(deps, token.tenant_id, token.type, value));
+    }
+    next.search_hashes = hashes;
+  }
+  return next;
+}

@@ -1,0 +1,275 @@
+import { describe, expect, it } from "vitest";
+import type { TokenStore } from "#shared/ports/stores.ts";
+import { type Client, client, createTenant } from "#test/support/http.ts";
+import { useService } from "#test/support/service.ts";
+import {
+  ALL_TOKEN_PERMISSIONS,
+  appKey,
+  revealEverything,
+  type TokenBody,
+  VISA,
+} from "#test/support/tokens.ts";
+
+/**
+ * Key custody (issue 22): a tenant rotates its keys, re-seals every token under the new versions with a rewrap
+ * job, and destroys the old data-key version. The attacks: destroying a key tokens still need (a lost token),
+ * a rewrap that loses a concurrent update or stops for good after a crash, and dedup or search broken while the
+ * HMAC versions overlap.
+ */
+const svc = useService();
+const mergePatch = { "content-type": "application/merge-patch+json" };
+
+interface KeyVersion {
+  version: number;
+  state: string;
+  tokens: number | null;
+}
+interface Keys {
+  current: number;
+  versions: KeyVersion[];
+  hmac: { current: number; versions: KeyVersion[] };
+}
+interface Job {
+  id: string;
+  status: string;
+  total: number;
+  done: number;
+  skipped: number;
+}
+
+async function setup() {
+  const api = client(svc.url);
+  const tenant = await createTenant(api, svc.rootKey);
+  const owner = await appKey(api, tenant.managementKey, {
+    type: "private",
+    permissions: ALL_TOKEN_PERMISSIONS,
+    rules: revealEverything,
+  });
+  const mgt = tenant.managementKey;
+  const keys = async () => {
+    const res = await api.get<Keys>("/tenants/self/keys", { key: mgt });
+    expect(res.status).toBe(200);
+    return res.body;
+  };
+  const create = async (value: string, extra: Record<string, unknown> = {}) => {
+    const res = await api.post<TokenBody>("/tokens", {
+      key: owner,
+      body: { type: "token", data: value, search_indexes: ["{{ data }}"], ...extra },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body;
+  };
+  const search = async (value: string) => {
+    const res = await api.post<{ data: TokenBody[] }>("/v2/tokens/search", {
+      key: owner,
+      body: { query: `data:${value}` },
+    });
+    expect(res.status).toBe(200);
+    return res.body.data.map((t) => t.id);
+  };
+  return { api, tenant, owner, mgt, keys, create, search };
+}
+
+const count = (versions: KeyVersion[], version: number) =>
+  versions.find((v) => v.version === version)?.tokens;
+
+async function rewrapToEnd(api: Client, mgt: string): Promise<Job> {
+  const started = await api.post<Job>("/tenants/self/keys/rewrap", { key: mgt });
+  expect(started.status).toBe(202);
+  expect(started.body.status).toBe("running");
+  for (let i = 0; i < 600; i++) {
+    const job = await api.get<Job>(`/tenants/self/keys/rewrap/${started.body.id}`, { key: mgt });
+    expect(job.status).toBe(200);
+    if (job.body.status !== "running") return job.body;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("the rewrap did not finish");
+}
+
+/** Wraps the store's replace (the one write a re-seal makes) for the duration of `run`. */
+async function withReplace<T>(
+  wrap: (original: TokenStore["replace"]) => TokenStore["replace"],
+  run: () => Promise<T>,
+): Promise<T> {
+  const tokens = svc.service.deps.tokens as unknown as { replace: TokenStore["replace"] };
+  const original = tokens.replace.bind(tokens);
+  tokens.replace = wrap(original);
+  try {
+    return await run();
+  } finally {
+    tokens.replace = original;
+  }
+}
+
+describe("attack: key rotation and rewrap", () => {
+  it("rotate → rewrap → old version destroyed: every token still readable, searchable and deduplicated", async () => {
+    const { api, owner, mgt, keys, create, search } = await setup();
+    const values = Array.from({ length: 30 }, (_, i) => `value-${i}`);
+    const tokens = [];
+    for (const value of values) tokens.push(await create(value, { deduplicate_token: true }));
+    const card = await api.post<TokenBody>("/tokens", {
+      key: owner,
+      body: { type: "card", data: { number: VISA, expiration_month: 12, expiration_year: 2030, cvc: "123" } },
+    });
+    expect(card.status).toBe(201);
+    const before = await keys();
+    const old = before.current;
+    expect(count(before.versions, old)).toBe(31);
+    expect(count(before.hmac.versions, 1)).toBe(31);
+
+    const rotated = await api.post<Keys>("/tenants/self/keys/rotate", { key: mgt });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.current).toBe(old + 1);
+    expect(rotated.body.hmac.current).toBe(2);
+    // The old version is still needed: refused, nothing lost.
+    const early = await api.delete(`/tenants/self/keys/${old}`, { key: mgt });
+    expect(early.status).toBe(409);
+    expect(early.headers.get("content-type")).toContain("application/problem+json");
+    // While the HMAC versions overlap: found by search and by dedup under the earlier version.
+    expect(await search("value-3")).toEqual([tokens[3]?.id]);
+    expect((await create("value-4", { deduplicate_token: true })).id).toBe(tokens[4]?.id);
+    const fresh = await create("value-new", { deduplicate_token: true });
+
+    const job = await rewrapToEnd(api, mgt);
+
+    // Every token of the tenant when it started (the one created since rotation included) was checked.
+    expect(job).toMatchObject({ status: "succeeded", total: 32, done: 32, skipped: 0 });
+    const after = await keys();
+    expect(count(after.versions, old)).toBe(0);
+    expect(count(after.versions, old + 1)).toBe(32);
+    expect(after.hmac.versions.find((v) => v.version === 1)?.state).toBe("destroyed");
+    const destroyed = await api.delete(`/tenants/self/keys/${old}`, { key: mgt });
+    expect(destroyed.status).toBe(204);
+    expect((await keys()).versions.find((v) => v.version === old)?.state).toBe("destroyed");
+    expect((await api.delete(`/tenants/self/keys/${old + 1}`, { key: mgt })).status).toBe(409);
+    for (const [i, token] of tokens.entries()) {
+      const read = await api.get<TokenBody>(`/tokens/${token.id}`, { key: owner });
+      expect(read.status).toBe(200);
+      expect(read.body.data).toBe(values[i]);
+    }
+    const readCard = await api.get<TokenBody>(`/tokens/${card.body.id}`, { key: owner });
+    expect(readCard.body.data).toMatchObject({ number: VISA, cvc: "123" });
+    expect(await search("value-7")).toEqual([tokens[7]?.id]);
+    expect(await search("value-new")).toEqual([fresh.id]);
+    expect((await create("value-9", { deduplicate_token: true })).id).toBe(tokens[9]?.id);
+    const logged = await api.get<{ data: { message: string }[] }>("/logs?entity_type=tenant_key&size=100", {
+      key: mgt,
+    });
+    const messages = logged.body.data.map((entry) => entry.message).join("\n");
+    expect(messages).toContain(`Data-key version ${old} destroyed`);
+    expect(messages).toContain("Keys rotated");
+    expect(messages).toContain("Rewrap finished");
+    expect(messages).toContain("HMAC version 1 retired");
+  });
+
+  it("a crash mid-rewrap resumes: the failed page is delivered again and the job finishes", async () => {
+    const { api, mgt, keys, create } = await setup();
+    for (let i = 0; i < 60; i++) await create(`crash-${i}`);
+    const old = (await keys()).current;
+    await api.post("/tenants/self/keys/rotate", { key: mgt });
+    let reseals = 0;
+
+    // The worker dies in the middle of its second page (after 30 re-seals), once.
+    const job = await withReplace(
+      (original) =>
+        async (...args) => {
+          if (args[2].message.includes("re-sealed") && ++reseals === 30) throw new Error("worker killed");
+          return original(...args);
+        },
+      () => rewrapToEnd(api, mgt),
+    );
+
+    expect(reseals).toBeGreaterThan(60);
+    expect(job).toMatchObject({ status: "succeeded", total: 60, done: 60, skipped: 0 });
+    const after = await keys();
+    expect(count(after.versions, old)).toBe(0);
+    expect(count(after.versions, old + 1)).toBe(60);
+    expect((await api.delete(`/tenants/self/keys/${old}`, { key: mgt })).status).toBe(204);
+  });
+
+  it("a concurrent update during a rewrap is not lost: the token keeps its newer data", async () => {
+    const { api, owner, mgt, keys, create, search } = await setup();
+    const target = await create("before");
+    for (let i = 0; i < 5; i++) await create(`other-${i}`);
+    const old = (await keys()).current;
+    await api.post("/tenants/self/keys/rotate", { key: mgt });
+    let patched = false;
+
+    // Between the worker's read of the token and its write, a client PATCHes it.
+    const job = await withReplace(
+      (original) =>
+        async (...args) => {
+          const [token] = args;
+          if (!patched && token.id === target.id && args[2].message.includes("re-sealed")) {
+            patched = true;
+            const res = await api.patch(`/tokens/${target.id}`, {
+              key: owner,
+              headers: mergePatch,
+              body: { data: "after" },
+            });
+            expect(res.status).toBe(200);
+          }
+          return original(...args);
+        },
+      () => rewrapToEnd(api, mgt),
+    );
+
+    expect(patched).toBe(true);
+    expect(job.status).toBe("succeeded");
+    const read = await api.get<TokenBody>(`/tokens/${target.id}`, { key: owner });
+    expect(read.body.data).toBe("after");
+    expect(await search("after")).toEqual([target.id]);
+    expect(await search("before")).toEqual([]);
+    expect(count((await keys()).versions, old)).toBe(0);
+  });
+
+  it("counts tokens in every write path: batch, transactions (commit and rollback), PATCH, delete, expiry", async () => {
+    const { api, owner, mgt, keys, create } = await setup();
+    const a = await create("a");
+    const doomed = await create("b");
+    const batch = await api.post("/tokenize", {
+      key: owner,
+      body: [1, 2, 3].map((n) => ({ type: "token", data: `batch-${n}` })),
+    });
+    expect(batch.status).toBe(201);
+    const open = async () => (await api.post<{ id: string }>("/transactions", { key: owner })).body.id;
+    const committed = await open();
+    const inCommitted = await api.post("/tokens", {
+      key: owner,
+      body: { type: "token", data: "in-txn" },
+      headers: { "svc-transaction-id": committed },
+    });
+    expect(inCommitted.status).toBe(201);
+    expect((await api.post(`/transactions/${committed}/commit`, { key: owner })).status).toBe(200);
+    const rolledBack = await open();
+    await api.post("/tokens", {
+      key: owner,
+      body: { type: "token", data: "gone" },
+      headers: { "svc-transaction-id": rolledBack },
+    });
+    expect((await api.post(`/transactions/${rolledBack}/rollback`, { key: owner })).status).toBe(200);
+    const expiring = await api.post("/tokens", {
+      key: owner,
+      body: { type: "token", data: "short-lived", expires_at: new Date(Date.now() + 600_000).toISOString() },
+    });
+    expect(expiring.status).toBe(201);
+    const old = (await keys()).current;
+    expect(count((await keys()).versions, old)).toBe(7);
+
+    expect((await api.post("/tenants/self/keys/rotate", { key: mgt })).status).toBe(200);
+    const patched = await api.patch(`/tokens/${a.id}`, {
+      key: owner,
+      headers: mergePatch,
+      body: { data: "a2" },
+    });
+    expect(patched.status).toBe(200);
+    expect((await api.delete(`/tokens/${doomed.id}`, { key: owner })).status).toBe(204);
+    const moved = await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 2 * 3600 } });
+    expect(moved.status).toBe(200);
+
+    // The PATCH re-sealed under the new version; the delete and the expiry took theirs away.
+    const after = await keys();
+    expect(count(after.versions, old)).toBe(4);
+    expect(count(after.versions, old + 1)).toBe(1);
+  });
+});
