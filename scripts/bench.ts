@@ -8,13 +8,14 @@
  * - proxy: the proxy against the proxy floor, a trivial request transform, what it adds at p50 at a fixed rate,
  *   and the first run of new transform code (scenarios/proxy.ts);
  * - search: `data:` search p50 on a large tenant against a small one (scenarios/search.ts);
- * - tokenize-batch: POST /tokenize against single creates (batch.ts).
+ * - tokenize-batch: POST /tokenize against single creates (batch.ts);
+ * - rewrap: tokens per second a key rewrap re-seals after a rotation (scenarios/rewrap.ts).
  *
  * Exit 1 when a request failed or the set-up failed; exit 0 otherwise, also when a target is missed (FAIL).
  *
- * Environment: BENCH_SCENARIOS (tokenize,read; or any of proxy, search, tokenize-batch),
+ * Environment: BENCH_SCENARIOS (tokenize,read; or any of proxy, search, tokenize-batch, rewrap),
  * BENCH_DURATION_S (5), BENCH_ROUNDS (5), BENCH_WARMUP_S (8), BENCH_CONNECTIONS (16), BENCH_SEED_TOKENS (200),
- * BENCH_NEW_PROXIES (10), BENCH_SEARCH_SMALL / _LARGE / _SAMPLES (200 / 5000 / 100),
+ * BENCH_NEW_PROXIES (10), BENCH_SEARCH_SMALL / _LARGE / _SAMPLES (200 / 5000 / 100), BENCH_REWRAP_TOKENS (2000),
  * BENCH_NODE_ARGS (extra node flags for the service and the floor, e.g. --cpu-prof), BENCH_TRACE=1 (count and time
  * the targets' DynamoDB calls).
  */
@@ -26,6 +27,7 @@ import { printProblems, startParties } from "./bench/parties.ts";
 import { machine, writeResults } from "./bench/results.ts";
 import { RequestFailures, type RunRecord, runScenario } from "./bench/runs.ts";
 import { describeProxy, type ProxyFigures, runProxyScenario } from "./bench/scenarios/proxy.ts";
+import { describeRewrap, measureRewrap } from "./bench/scenarios/rewrap.ts";
 import { describeSearch, measureSearch } from "./bench/scenarios/search.ts";
 import { floorAndService } from "./bench/scenarios/tokenize-read.ts";
 import { serviceKeys, useApplication } from "./bench/service-setup.ts";
@@ -63,6 +65,8 @@ async function runScenarios(dataDir: string, records: RunRecord[]) {
         figures.other.push(describeSearch(await measureSearch(service.url, rootKey)));
       else if (scenario === "tokenize-batch")
         figures.other.push(describeTokenizeBatch(await measureTokenizeBatch(service.url, keys.create)));
+      else if (scenario === "rewrap")
+        figures.other.push(describeRewrap(await measureRewrap(service.url, rootKey, settings.rewrapTokens)));
     }
   } catch (error) {
     if (!(error instanceof RequestFailures) && !wasInterrupted()) throw error;

@@ -2,7 +2,7 @@
 import { intEnv } from "../int-env.ts";
 
 /** Each answers a question of docs/performance.md; tokenize and read are the default. */
-export const SCENARIOS = ["tokenize", "read", "proxy", "search", "tokenize-batch"] as const;
+export const SCENARIOS = ["tokenize", "read", "proxy", "search", "tokenize-batch", "rewrap"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export const CARD = { number: "4242424242424242", expiration_month: 12, expiration_year: 2030 };
@@ -19,6 +19,7 @@ export const settings = {
   searchSmall: intEnv("BENCH_SEARCH_SMALL", 200, 1, 100_000),
   searchLarge: intEnv("BENCH_SEARCH_LARGE", 5000, 1, 1_000_000),
   searchSamples: intEnv("BENCH_SEARCH_SAMPLES", 100, 1, 100_000),
+  rewrapTokens: intEnv("BENCH_REWRAP_TOKENS", 2000, 1, 1_000_000),
   nodeArgs: (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter(Boolean),
   trace: process.env.BENCH_TRACE === "1",
 };

@@ -1,6 +1,5 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import {
-  DeleteCommand,
   GetCommand,
   PutCommand,
   TransactWriteCommand,

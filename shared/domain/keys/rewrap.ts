@@ -107,7 +107,7 @@ export async function getRewrap(
  */
 export async function processRewrapPage(deps: RewrapDeps, message: RewrapPageMessage): Promise<void> {
   const job = await deps.rewrapJobs.get(message.tenantId, message.jobId);
-  if (!job || job.status !== "running") return;
+  if (job?.status !== "running") return;
   if (message.page !== job.page) {
     // This page's progress was stored, and the worker stopped before going on: go on now.
     if (message.page === job.page - 1 && job.sent < job.page) await goOn(deps, job);
