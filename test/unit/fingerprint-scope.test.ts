@@ -3,9 +3,9 @@ import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { fingerprintOf } from "#shared/domain/tokens/sealing.ts";
 import { typeSpec } from "#shared/domain/tokens/types.ts";
 
-/** Records the scope each fingerprint is keyed with. */
+/** Records the scope each fingerprint is keyed with (token hashes: the versioned HMAC, keys/key-refs.ts). */
 const sealer = {
-  fingerprint: async (tenantId: string, scope: string, value: string) => `${tenantId}|${scope}|${value}`,
+  tokenHash: async (tenantId: string, scope: string, value: string) => `${tenantId}|${scope}|${value}`,
 } as unknown as Sealer;
 
 describe("fingerprintOf", () => {

@@ -29,7 +29,7 @@ export interface RewrapDeps extends TokenDeps, RewrapJobDeps {}
 /** Tokens per page (one job message): each is one re-seal write, so a page stays well inside a function's time. */
 export const REWRAP_PAGE_SIZE = 25;
 /** Re-seal writes of a page in flight at once. */
-const RESEALS_IN_FLIGHT = 5;
+const RESEALS_IN_FLIGHT = 10;
 /** A token changed under a re-seal this many times in a row is left for a later rewrap. */
 const RESEAL_ATTEMPTS = 4;
 
@@ -114,7 +114,12 @@ export async function processRewrapPage(deps: RewrapDeps, message: RewrapPageMes
     return;
   }
   if (job.end) return goOn(deps, job);
-  const { dataVersion, state } = await currentKeys(deps, job.tenant_id);
+  // Read fresh for each page: a rotation while the job runs moves the rest of it to the newer versions.
+  deps.keyState.evict(job.tenant_id);
+  const [dataVersion, state] = await Promise.all([
+    deps.keyring.currentVersion(job.tenant_id),
+    deps.keyVersions.state(job.tenant_id),
+  ]);
   const target = new Set([dataKeyId(dataVersion), hmacKeyId(state.hmacVersion)]);
   const { items, next } = await deps.tokens.page(
     job.tenant_id,
