@@ -1,4 +1,4 @@
-import { auditEvent, tokenEvent } from "#shared/domain/audit-entry.ts";
+import { auditEvent, recordEvents, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { notFound } from "#shared/domain/errors.ts";
 import { searchHash } from "#shared/domain/tokens/search-hash.ts";
@@ -93,7 +93,7 @@ export async function getRewrap(
 ): Promise<RewrapView> {
   const job = await deps.rewrapJobs.get(principal.tenantId, id);
   if (!job) throw notFound("The rewrap job");
-  await deps.auditLog.append([
+  await recordEvents(deps, [
     auditEvent(deps, principal, "tenant_key", `rewrap:${job.id}`, "read", "Rewrap progress read"),
   ]);
   return jobView(job);
