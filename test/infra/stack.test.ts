@@ -298,7 +298,7 @@ describe("least privilege", () => {
     }
   });
 
-  it("grants '*' resources only for X-Ray, the data key only where the access table says, queues only to reactors (send), no managed policies", () => {
+  it("grants '*' resources only for X-Ray, the data key only where the access table says, queues only to reactors and tenants (send), no managed policies", () => {
     const [[keyId]] = resourcesOfType(template, "AWS::KMS::Key") as [[string, Resource]];
     for (const group of FUNCTION_GROUPS) {
       const statements = statementsOf(group);
@@ -317,15 +317,33 @@ describe("least privilege", () => {
             : undefined,
         );
       }
+      // Reactors queue callbacks; tenants start key rewrap jobs (their first page).
+      const queue = { reactors: stack.data.callbackQueue, tenants: stack.rewrap.queue }[group as string];
       const sqs = statements.filter((s) => actionsOf([s]).some((a) => a.startsWith("sqs:")));
-      expect(actionsOf(sqs)).toEqual(group === "reactors" ? ["sqs:SendMessage"] : []);
-      for (const s of sqs)
-        expect(asArray(s.Resource)).toEqual([{ "Fn::GetAtt": [idOf(stack.data.callbackQueue), "Arn"] }]);
+      expect(actionsOf(sqs)).toEqual(queue ? ["sqs:SendMessage"] : []);
+      if (queue)
+        for (const s of sqs) expect(asArray(s.Resource)).toEqual([{ "Fn::GetAtt": [idOf(queue), "Arn"] }]);
       expect(statements.every((s) => s.Effect === "Allow")).toBe(true);
       expect(actionsOf(statements).some((a) => a.endsWith("*"))).toBe(false);
     }
     for (const [, role] of resourcesOfType(template, "AWS::IAM::Role"))
       expect(role.Properties).not.toHaveProperty("ManagedPolicyArns");
+  });
+});
+
+describe("key rewrap worker", () => {
+  it("consumes its queue one page at a time with partial failures, and pages go to a dead-letter queue", () => {
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      EventSourceArn: { "Fn::GetAtt": [idOf(stack.rewrap.queue), "Arn"] },
+      BatchSize: 1,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+    });
+    template.hasResourceProperties("AWS::SQS::Queue", {
+      RedrivePolicy: {
+        deadLetterTargetArn: { "Fn::GetAtt": [idOf(stack.rewrap.deadLetterQueue), "Arn"] },
+        maxReceiveCount: 5,
+      },
+    });
   });
 });
 
