@@ -1,15 +1,10 @@
 import { auditEvent, recordEvents, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { notFound } from "#shared/domain/errors.ts";
+import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
+import { renderField } from "#shared/domain/tokens/expression-checks.ts";
+import { fingerprintOf, openData, sealData, splitCvc } from "#shared/domain/tokens/sealing.ts";
 import { searchHash } from "#shared/domain/tokens/search-hash.ts";
-import {
-  fingerprintOf,
-  openData,
-  renderField,
-  sealData,
-  splitCvc,
-  type TokenDeps,
-} from "#shared/domain/tokens/service.ts";
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
 import { uuidv7 } from "#shared/ids.ts";
 import type { JobQueue } from "#shared/ports/job-queue.ts";
