@@ -369,6 +369,13 @@ export const EXCLUDED: Partial<Record<OperationId, string>> = {
     'Once per tenant: a few writes, one signature, then the sweep\'s purge reads the whole table once (docs/security.md, "Tenant deletion").',
   setSelfTenantKmsKey:
     "Once per tenant or key change: a test GenerateDataKey/Decrypt, then one ReEncrypt per data key.",
+  listTenantKeys: MANAGEMENT,
+  rotateTenantKeys: MANAGEMENT,
+  getRewrap: MANAGEMENT,
+  destroyKeyVersion: MANAGEMENT,
+  startRewrap:
+    "Key custody: rare (after a rotation); what a rewrap costs per token is in operations.md (Key rotation and " +
+    "rewrap) and its throughput in npm run bench (BENCH_SCENARIOS=rewrap).",
   createApplication: MANAGEMENT,
   listApplications: MANAGEMENT,
   getOwnApplication: MANAGEMENT,
