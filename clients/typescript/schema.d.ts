@@ -39,6 +39,41 @@ export interface paths {
      */
     put: operations["setSelfTenantKmsKey"];
   };
+  "/tenants/self/keys": {
+    /**
+     * The tenant's data-key and HMAC versions, each with how many tokens need it
+     * @description Requires tenant:key:read.
+     */
+    get: operations["listTenantKeys"];
+  };
+  "/tenants/self/keys/rotate": {
+    /**
+     * Make a new data-key version and a new HMAC version current
+     * @description Requires tenant:key:update.
+     */
+    post: operations["rotateTenantKeys"];
+  };
+  "/tenants/self/keys/rewrap": {
+    /**
+     * Start re-sealing every token under the current key versions (a job, page by page)
+     * @description Requires tenant:key:update.
+     */
+    post: operations["startRewrap"];
+  };
+  "/tenants/self/keys/rewrap/{id}": {
+    /**
+     * A rewrap job's progress
+     * @description Requires tenant:key:read.
+     */
+    get: operations["getRewrap"];
+  };
+  "/tenants/self/keys/{version}": {
+    /**
+     * Destroy a data-key version no token needs
+     * @description Requires tenant:key:update.
+     */
+    delete: operations["destroyKeyVersion"];
+  };
   "/applications": {
     /**
      * List applications
@@ -440,13 +475,39 @@ export interface components {
       /** @description base64url; verify as docs/security.md shows, with GET /.well-known/svc-vault/receipt-key */
       signature: string;
     };
+    TenantKeys: {
+      current: number;
+      versions: components["schemas"]["KeyVersion"][];
+      hmac: {
+        current: number;
+        versions: components["schemas"]["KeyVersion"][];
+      };
+    };
+    KeyVersion: {
+      version: number;
+      created_at?: string;
+      /** @enum {string} */
+      state: "current" | "active" | "destroyed";
+      /** @description Tokens that need this version (kept as counters by every token write); null: not counted */
+      tokens: number | null;
+    };
+    RewrapJob: {
+      id: string;
+      /** @enum {string} */
+      status: "running" | "succeeded" | "failed";
+      total: number;
+      done: number;
+      skipped: number;
+      created_at: string;
+      finished_at?: string;
+    };
     Application: {
       id: string;
       tenant_id: string;
       name: string;
       /** @enum {string} */
       type: "public" | "private" | "management";
-      permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "tenant:delete" | "tenant:key:update" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
+      permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "tenant:delete" | "tenant:key:read" | "tenant:key:update" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
       rules: components["schemas"]["AccessRule"][];
       /** @description Web origins whose pages may call the browser routes (POST /tokens, GET and PATCH /tokens/{id}, POST /sessions) with this application's keys, and may embed its Elements frames. None: no browser page may. */
       allowed_origins: string[];
@@ -946,6 +1007,270 @@ export interface operations {
     };
   };
   /**
+   * The tenant's data-key and HMAC versions, each with how many tokens need it
+   * @description Requires tenant:key:read.
+   */
+  listTenantKeys: {
+    responses: {
+      /** @description Key versions */
+      200: {
+        content: {
+          "application/json": components["schemas"]["TenantKeys"];
+        };
+      };
+      /** @description Invalid input */
+      400: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing, invalid or revoked key */
+      401: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The key lacks the permission */
+      403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
+      429: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * Make a new data-key version and a new HMAC version current
+   * @description Requires tenant:key:update.
+   */
+  rotateTenantKeys: {
+    parameters: {
+      header?: {
+        /** @description Makes the write safe to retry: a repeat with the same key within 24 h replays the first answer (SVC-IDEMPOTENT-REPLAYED: true). */
+        "SVC-IDEMPOTENCY-KEY"?: string;
+      };
+    };
+    responses: {
+      /** @description Key versions after the rotation */
+      200: {
+        content: {
+          "application/json": components["schemas"]["TenantKeys"];
+        };
+      };
+      /** @description Invalid input */
+      400: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing, invalid or revoked key */
+      401: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The key lacks the permission */
+      403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Another rotation changed the keys meanwhile */
+      409: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
+      429: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * Start re-sealing every token under the current key versions (a job, page by page)
+   * @description Requires tenant:key:update.
+   */
+  startRewrap: {
+    parameters: {
+      header?: {
+        /** @description Makes the write safe to retry: a repeat with the same key within 24 h replays the first answer (SVC-IDEMPOTENT-REPLAYED: true). */
+        "SVC-IDEMPOTENCY-KEY"?: string;
+      };
+    };
+    responses: {
+      /** @description The job, running */
+      202: {
+        content: {
+          "application/json": components["schemas"]["RewrapJob"];
+        };
+      };
+      /** @description Invalid input */
+      400: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing, invalid or revoked key */
+      401: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The key lacks the permission */
+      403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
+      429: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * A rewrap job's progress
+   * @description Requires tenant:key:read.
+   */
+  getRewrap: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The job */
+      200: {
+        content: {
+          "application/json": components["schemas"]["RewrapJob"];
+        };
+      };
+      /** @description Invalid input */
+      400: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing, invalid or revoked key */
+      401: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The key lacks the permission */
+      403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Not found */
+      404: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
+      429: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * Destroy a data-key version no token needs
+   * @description Requires tenant:key:update.
+   */
+  destroyKeyVersion: {
+    parameters: {
+      path: {
+        version: number | null;
+      };
+    };
+    responses: {
+      /** @description Destroyed */
+      204: {
+        content: never;
+      };
+      /** @description Invalid input */
+      400: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing, invalid or revoked key */
+      401: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The key lacks the permission */
+      403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Not found */
+      404: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The current version, a version tokens still need, or one whose tokens were never counted */
+      409: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
+      429: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
    * List applications
    * @description Requires application:read.
    */
@@ -1017,7 +1342,7 @@ export interface operations {
           /** @enum {string} */
           type: "public" | "private" | "management";
           /** @default [] */
-          permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "tenant:delete" | "tenant:key:update" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
+          permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "tenant:delete" | "tenant:key:read" | "tenant:key:update" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
           /** @default [] */
           rules?: components["schemas"]["AccessRule"][];
           /**
@@ -1184,7 +1509,7 @@ export interface operations {
         "application/json": {
           name: string;
           /** @default [] */
-          permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "tenant:delete" | "tenant:key:update" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
+          permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "tenant:read" | "tenant:delete" | "tenant:key:read" | "tenant:key:update" | "log:read" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete")[];
           /** @default [] */
           rules?: components["schemas"]["AccessRule"][];
           /**
