@@ -238,7 +238,8 @@ describe("settings as props", () => {
   it("sets the metrics namespace on every function, and each function's group as its service name", () => {
     expect(plain.vault.metricsNamespace).toBe(`svc-vault/${plain.vault.name}`);
     const all = variables(plain.template);
-    expect(all.length).toBe(FUNCTION_GROUPS.length + 3);
+    // The HTTP groups, the callback consumer, the sweep, the key rewrap worker and the sandbox runner template.
+    expect(all.length).toBe(FUNCTION_GROUPS.length + 4);
     for (const [id, vars] of all)
       expect(vars.POWERTOOLS_METRICS_NAMESPACE, id).toBe(plain.vault.metricsNamespace);
     for (const group of FUNCTION_GROUPS) {
