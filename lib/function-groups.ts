@@ -13,6 +13,11 @@ export interface GroupAccess {
    * the key works), so no tenant's data key can be generated or unwrapped with it.
    */
   dataKey: boolean | "probe";
+  /**
+   * The deployment's receipt-signing key (SVC_RECEIPT_KEY_ID): `sign` for DELETE /tenants/self's receipt,
+   * `publicKey` for the route that publishes the key to verify receipts with.
+   */
+  receiptKey?: "sign" | "publicKey";
   /** ses:SendEmail from the configured sender identity (invitations). */
   email?: boolean;
   /**
@@ -33,6 +38,7 @@ export const FUNCTION_ACCESS = {
     table: "nameOnly",
     rootKeyParameter: true,
     dataKey: "probe",
+    receiptKey: "publicKey",
     reason:
       "Health and OpenAPI read no data (the table name is set only because shared/config.ts requires it); " +
       "POST /_test/clock is a root route, so it checks the root key. /healthz checks the data key wraps and " +
@@ -42,8 +48,9 @@ export const FUNCTION_ACCESS = {
     table: "readWrite",
     rootKeyParameter: true,
     dataKey: true,
+    receiptKey: "sign",
     reason:
-      "POST /tenants (root key) writes the tenant, its owner, app, key and audit entries in one transaction. Idempotent answers are stored sealed under the data key.",
+      "POST /tenants (root key) writes the tenant, its owner, app, key and audit entries in one transaction. Idempotent answers are stored sealed under the data key. DELETE /tenants/self signs the deletion receipt.",
   },
   applications: {
     table: "readWrite",

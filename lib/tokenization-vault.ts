@@ -64,6 +64,13 @@ export interface TokenizationVaultProps {
   readonly backup?: VaultBackupOptions;
   /** Reserved concurrency per function group (e.g. `{ tokens: 100 }`): a floor for them and a ceiling. */
   readonly reservedConcurrency?: Partial<Record<FunctionGroup, number>>;
+  /**
+   * Bring your own key: the AWS accounts whose KMS keys tenants may bring (PUT /tenants/self/keys/kms). The
+   * functions that handle tenant data keys may then use keys there, only under a tenant_id encryption context;
+   * the customer's key policy or grant pins its key to its tenant (docs/security.md, "Bring your own key").
+   * Default none: a tenant's key is refused (400) by the test it must pass first.
+   */
+  readonly customerKeyAccounts?: readonly string[];
   /** The table's removal policy (default RETAIN; deletion protection stays on unless DESTROY). */
   readonly tableRemovalPolicy?: RemovalPolicy;
 }
@@ -109,6 +116,7 @@ export class TokenizationVault extends Construct {
       routes: routeList,
       table: this.data.table,
       dataKey: this.data.dataKey,
+      receiptKey: this.data.receiptKey,
       emailSender: props.emailSender,
       invitationUrl: props.invitationUrl,
       rootKeyParameterName: this.rootKeyParameterName,
@@ -130,6 +138,13 @@ export class TokenizationVault extends Construct {
     this.rewrap.grantSend(this.http.functions.tenants);
 
     this.functions = this.node.findAll().filter((c): c is ApiFunction => c instanceof ApiFunction);
+    const customerKeyAccounts = props.customerKeyAccounts ?? [];
+    if (customerKeyAccounts.length > 0)
+      for (const fn of this.functions.filter((f) => f.handlesTenantDataKeys))
+        fn.grantCustomerKeys(
+          customerKeyAccounts,
+          fn === this.http.functions.tenants ? this.data.dataKey : undefined,
+        );
     // Every function: the metrics' namespace, and the service settings given as props (unset: config defaults).
     const environment = { POWERTOOLS_METRICS_NAMESPACE: this.metricsNamespace, ...serviceEnvironment(props) };
     for (const fn of this.functions)
@@ -214,4 +229,8 @@ function checkProps(props: TokenizationVaultProps, parameterName: string, namesp
     if (!Number.isInteger(count) || count < 1)
       throw new Error(`reservedConcurrency.${group} must be a whole number of at least 1: ${count}`);
   }
+  // A wildcard would let every account's keys in: only named accounts.
+  for (const account of props.customerKeyAccounts ?? [])
+    if (!/^\d{12}$/.test(account))
+      throw new Error(`customerKeyAccounts: an AWS account id is 12 digits: ${account}`);
 }

@@ -106,7 +106,7 @@ export const CONFIG_DOCS: Record<ConfigVariable, VariableDoc> = {
     default: "unset (locally an Ed25519 key derived from the master key)",
     setBy: STACK,
     meaning:
-      "the asymmetric KMS key (ECC_NIST_P256, SIGN_VERIFY) that signs tenant deletion receipts; unset, `DELETE /tenants/self` answers 503",
+      "the asymmetric KMS key (ECC_NIST_P256, SIGN_VERIFY) that signs tenant deletion receipts; set by the construct (its receipt key); unset, `DELETE /tenants/self` answers 503",
   },
   SVC_EMAIL_SENDER: {
     mode: "both",

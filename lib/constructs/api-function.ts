@@ -100,6 +100,8 @@ export interface ApiFunctionProps {
  */
 export class ApiFunction extends Construct {
   readonly function: NodejsFunction;
+  /** Set by bindDataKey (not probe-only): the function generates and unwraps tenants' data keys. */
+  handlesTenantDataKeys = false;
   readonly role: Role;
   readonly logGroup: LogGroup;
 
@@ -210,6 +212,7 @@ export class ApiFunction extends Construct {
    */
   bindDataKey(key: IKey, options: { probeOnly?: boolean } = {}): this {
     this.function.addEnvironment("SVC_KMS_KEY_ID", key.keyArn);
+    if (!options.probeOnly) this.handlesTenantDataKeys = true;
     this.function.addToRolePolicy(
       new PolicyStatement({
         actions: ["kms:GenerateDataKey", "kms:Decrypt"],
@@ -217,6 +220,52 @@ export class ApiFunction extends Construct {
         ...(options.probeOnly
           ? { conditions: { StringEquals: { "kms:EncryptionContext:purpose": KEY_PROBE_CONTEXT.purpose } } }
           : {}),
+      }),
+    );
+    return this;
+  }
+
+  /**
+   * Bring your own key: the data-key actions on tenants' own KMS keys in `accounts`, only for requests that
+   * carry a tenant_id encryption context (every tenant data key does; the customer's key policy or grant then
+   * pins it to its own tenant id, docs/security.md). `rewrapFrom`: the deployment key a tenant's data keys are
+   * re-encrypted from when it brings its key (PUT /tenants/self/keys/kms, one ReEncrypt per data key).
+   */
+  grantCustomerKeys(accounts: readonly string[], rewrapFrom?: IKey): this {
+    const tenantContext = { Null: { "kms:EncryptionContext:tenant_id": "false" } };
+    const customerKeys = accounts.map((account) => `arn:${Stack.of(this).partition}:kms:*:${account}:key/*`);
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: [
+          "kms:GenerateDataKey",
+          "kms:Decrypt",
+          ...(rewrapFrom ? ["kms:ReEncryptTo", "kms:ReEncryptFrom"] : []),
+        ],
+        resources: customerKeys,
+        conditions: tenantContext,
+      }),
+    );
+    if (rewrapFrom)
+      this.function.addToRolePolicy(
+        new PolicyStatement({
+          actions: ["kms:ReEncryptFrom"],
+          resources: [rewrapFrom.keyArn],
+          conditions: tenantContext,
+        }),
+      );
+    return this;
+  }
+
+  /**
+   * Sets SVC_RECEIPT_KEY_ID: the deployment's asymmetric key that signs tenant deletion receipts. `sign`: Sign
+   * and GetPublicKey (DELETE /tenants/self); `publicKey`: GetPublicKey only (GET /.well-known/svc-vault/receipt-key).
+   */
+  bindReceiptKey(key: IKey, use: "sign" | "publicKey"): this {
+    this.function.addEnvironment("SVC_RECEIPT_KEY_ID", key.keyArn);
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: use === "sign" ? ["kms:GetPublicKey", "kms:Sign"] : ["kms:GetPublicKey"],
+        resources: [key.keyArn],
       }),
     );
     return this;

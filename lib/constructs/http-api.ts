@@ -38,6 +38,8 @@ export interface VaultHttpApiProps {
   routes: readonly ApiRoute[];
   table: ITable;
   dataKey: IKey;
+  /** Signs tenant deletion receipts (the groups the access table gives `receiptKey`). */
+  receiptKey: IKey;
   rootKeyParameterName: string;
   /** Verified SES identity invitations are sent from. */
   emailSender: string;
@@ -115,6 +117,7 @@ export class VaultHttpApi extends Construct {
       fn.bindTable(props.table, access.table);
       if (access.rootKeyParameter) fn.bindRootKeyParameter(props.rootKeyParameterName);
       if (access.dataKey) fn.bindDataKey(props.dataKey, { probeOnly: access.dataKey === "probe" });
+      if ("receiptKey" in access && access.receiptKey) fn.bindReceiptKey(props.receiptKey, access.receiptKey);
       if ("email" in access && access.email) emailFunctions.push(fn);
       if ("sandbox" in access && access.sandbox) sandboxFunctions.push([fn, access.sandbox]);
       functions[group] = fn;

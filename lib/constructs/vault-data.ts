@@ -1,6 +1,6 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { AttributeType, BillingMode, ProjectionType, Table } from "aws-cdk-lib/aws-dynamodb";
-import { Key } from "aws-cdk-lib/aws-kms";
+import { Key, KeySpec, KeyUsage } from "aws-cdk-lib/aws-kms";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { TABLE_KEYS } from "#shared/adapters/dynamodb/schema.ts";
@@ -27,6 +27,8 @@ export interface VaultDataProps {
 export class VaultData extends Construct {
   readonly table: Table;
   readonly dataKey: Key;
+  /** Signs tenant deletion receipts (ECDSA P-256); its public key is published for verifying them. */
+  readonly receiptKey: Key;
   readonly callbackQueue: Queue;
   readonly callbackDeadLetterQueue: Queue;
 
@@ -58,6 +60,15 @@ export class VaultData extends Construct {
       description: "svc-vault: wraps per-tenant data keys for token data",
       enableKeyRotation: true,
       alias: props.keyAlias,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    // Signs deletion receipts, which outlive the tenant: retained, so old receipts stay verifiable. Asymmetric
+    // keys cannot rotate automatically; a new key signs new receipts while the old one still verifies.
+    this.receiptKey = new Key(this, "ReceiptKey", {
+      description: "svc-vault: signs tenant deletion receipts",
+      keySpec: KeySpec.ECC_NIST_P256,
+      keyUsage: KeyUsage.SIGN_VERIFY,
       removalPolicy: RemovalPolicy.RETAIN,
     });
 

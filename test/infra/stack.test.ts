@@ -299,14 +299,26 @@ describe("least privilege", () => {
   });
 
   it("grants '*' resources only for X-Ray, the data key only where the access table says, queues only to reactors and tenants (send), no managed policies", () => {
-    const [[keyId]] = resourcesOfType(template, "AWS::KMS::Key") as [[string, Resource]];
+    const keyId = idOf(stack.data.dataKey);
+    const receiptKeyId = idOf(stack.data.receiptKey);
     for (const group of FUNCTION_GROUPS) {
       const statements = statementsOf(group);
       const anyResource = statements.filter((s) => asArray(s.Resource).includes("*"));
       expect(actionsOf(anyResource).sort()).toEqual(["xray:PutTelemetryRecords", "xray:PutTraceSegments"]);
-      const kmsStatements = statements.filter((s) => actionsOf([s]).some((a) => a.startsWith("kms:")));
+      const onKey = (id: string) =>
+        statements.filter(
+          (s) => JSON.stringify(asArray(s.Resource)) === JSON.stringify([{ "Fn::GetAtt": [id, "Arn"] }]),
+        );
+      const kmsStatements = statements.filter(
+        (s) => actionsOf([s]).some((a) => a.startsWith("kms:")) && !onKey(receiptKeyId).includes(s),
+      );
       expect(actionsOf(kmsStatements).sort()).toEqual(
         FUNCTION_ACCESS[group].dataKey ? ["kms:Decrypt", "kms:GenerateDataKey"] : [],
+      );
+      // The receipt key: Sign only where receipts are signed, its public key where it is published.
+      const receiptUse: GroupAccess["receiptKey"] = (FUNCTION_ACCESS[group] as GroupAccess).receiptKey;
+      expect(actionsOf(onKey(receiptKeyId)).sort()).toEqual(
+        receiptUse === "sign" ? ["kms:GetPublicKey", "kms:Sign"] : receiptUse ? ["kms:GetPublicKey"] : [],
       );
       for (const s of kmsStatements) {
         expect(asArray(s.Resource)).toEqual([{ "Fn::GetAtt": [keyId, "Arn"] }]);

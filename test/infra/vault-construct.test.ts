@@ -54,6 +54,7 @@ beforeAll(() => {
     backup: { copyToVaultArn: "arn:aws:backup:eu-west-1:111111111111:backup-vault:dr", retentionDays: 90 },
     reservedConcurrency: { tokens: 50, proxy: 20 },
     tableRemovalPolicy: RemovalPolicy.DESTROY,
+    customerKeyAccounts: ["222222222222"],
   });
   plain = { stack: plainStack, vault: plainVault, template: Template.fromStack(plainStack) };
   hardened = { stack: hardenedStack, vault: hardenedVault, template: Template.fromStack(hardenedStack) };
@@ -289,6 +290,7 @@ describe("settings as props", () => {
     expect(attempt({ metricsNamespace: "AWS/Lambda" })).toThrow(/metricsNamespace/);
     expect(attempt({ reservedConcurrency: { tokens: 0 } })).toThrow(/reservedConcurrency/);
     expect(attempt({ reservedConcurrency: { token: 5 } as never })).toThrow(/no function group token/);
+    expect(attempt({ customerKeyAccounts: ["*"] })).toThrow(/customerKeyAccounts/);
   });
 });
 
@@ -423,5 +425,60 @@ describe("hardening", () => {
     });
     // The key stays whatever the table does: backups and copies cannot be opened without it.
     hardened.template.hasResource("AWS::KMS::Key", { DeletionPolicy: "Retain" });
+  });
+});
+
+describe("key custody", () => {
+  type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown };
+  const statementsOf = (t: { stack: Stack; template: Template }, role: IConstruct) =>
+    resourcesOfType(t.template, "AWS::IAM::Policy")
+      .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(`"${idIn(t.stack, role)}"`))
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  const customerKeyStatements = (t: { stack: Stack; template: Template }, role: IConstruct) =>
+    statementsOf(t, role).filter((s) => JSON.stringify(s.Resource).includes(":kms:*:"));
+
+  it("signs deletion receipts with a retained P-256 key, from the tenants function only; the system function reads its public key", () => {
+    plain.template.hasResource("AWS::KMS::Key", {
+      Properties: { KeySpec: "ECC_NIST_P256", KeyUsage: "SIGN_VERIFY" },
+      DeletionPolicy: "Retain",
+    });
+    const receiptKeyArn = { "Fn::GetAtt": [idIn(plain.stack, plain.vault.data.receiptKey), "Arn"] };
+    const actionsOnReceiptKey = (role: IConstruct) =>
+      statementsOf(plain, role)
+        .filter((s) => JSON.stringify(s.Resource) === JSON.stringify(receiptKeyArn))
+        .flatMap((s) => [s.Action].flat())
+        .sort();
+    const fns = plain.vault.http.functions;
+    expect(actionsOnReceiptKey(fns.tenants.role)).toEqual(["kms:GetPublicKey", "kms:Sign"]);
+    expect(actionsOnReceiptKey(fns.system.role)).toEqual(["kms:GetPublicKey"]);
+    for (const group of FUNCTION_GROUPS.filter((g) => g !== "tenants" && g !== "system"))
+      expect(actionsOnReceiptKey(fns[group].role), group).toEqual([]);
+    const env = (fn: IConstruct) =>
+      (plain.template.toJSON().Resources[idIn(plain.stack, fn)] as Resource).Properties.Environment as {
+        Variables: Record<string, unknown>;
+      };
+    expect(env(fns.tenants.function).Variables.SVC_RECEIPT_KEY_ID).toEqual(receiptKeyArn);
+    expect(env(fns.tokens.function).Variables.SVC_RECEIPT_KEY_ID).toBeUndefined();
+  });
+
+  it("lets tenants bring keys only from the accounts named, only under a tenant_id context, and by default from none", () => {
+    for (const fn of plain.vault.functions) expect(customerKeyStatements(plain, fn.role)).toEqual([]);
+    const withKeys = hardened.vault.functions.filter((fn) => fn.handlesTenantDataKeys);
+    expect(withKeys.length).toBeGreaterThan(3);
+    for (const fn of withKeys) {
+      const statements = customerKeyStatements(hardened, fn.role);
+      expect(statements.length, fn.node.path).toBe(1);
+      expect(JSON.stringify(statements[0]?.Resource)).toContain(":kms:*:222222222222:key/*");
+      expect(statements[0]?.Condition).toEqual({ Null: { "kms:EncryptionContext:tenant_id": "false" } });
+      const actions = [statements[0]?.Action].flat().sort();
+      // Only the tenants function (PUT /tenants/self/keys/kms) re-encrypts a tenant's data keys to its key.
+      expect(actions).toEqual(
+        fn === hardened.vault.http.functions.tenants
+          ? ["kms:Decrypt", "kms:GenerateDataKey", "kms:ReEncryptFrom", "kms:ReEncryptTo"]
+          : ["kms:Decrypt", "kms:GenerateDataKey"],
+      );
+    }
+    for (const fn of hardened.vault.functions.filter((f) => !f.handlesTenantDataKeys))
+      expect(customerKeyStatements(hardened, fn.role)).toEqual([]);
   });
 });
