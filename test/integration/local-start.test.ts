@@ -6,6 +6,7 @@ import { type AddressInfo, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
+import { freePort } from "#test/support/ports.ts";
 import { alive, commandLine, descendants } from "#test/support/process-tree.ts";
 import { openProxy } from "#test/support/proxies.ts";
 import { READY_MS, waitFor } from "#test/support/wait.ts";
@@ -20,7 +21,7 @@ describe("npm start (the local contract)", () => {
     "starts DynamoDB Local and the API, prints the URL and generated root key, persists data, stops on Ctrl-C",
     async () => {
       const dataDir = mkdtempSync(join(tmpdir(), "svc-start-"));
-      const port = 20_000 + Math.floor(Math.random() * 20_000);
+      const port = await freePort();
       let output = "";
       child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
         env: {
@@ -93,7 +94,7 @@ describe("npm start (the local contract)", () => {
     "uses SVC_DYNAMODB_ENDPOINT instead of starting DynamoDB Local",
     async () => {
       const dataDir = mkdtempSync(join(tmpdir(), "svc-external-"));
-      const port = 20_000 + Math.floor(Math.random() * 20_000);
+      const port = await freePort();
       let output = "";
       const external = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
         env: {
@@ -161,18 +162,18 @@ async function ready(started: Started): Promise<void> {
   if (!started.output().includes("ready at")) throw new Error(`not ready; output:\n${started.output()}`);
 }
 
-const freePort = () => 20_000 + Math.floor(Math.random() * 20_000);
-
 describe("the local master key (issue 17 point 10)", () => {
   it("lives outside the data directory, and a start against data sealed under another key (or none) refuses before /healthz answers", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "svc-mk-data-"));
     const configHome = mkdtempSync(join(tmpdir(), "svc-mk-config-"));
-    const port = freePort();
+    const port = await freePort();
     const base = { PORT: String(port), SVC_DATA_DIR: dataDir };
 
     // 1. A first start makes the key under the user's configuration directory and seals a token with it.
     const first = startScript({ ...base, XDG_CONFIG_HOME: configHome });
     await ready(first);
+    // Printed just after "ready at": wait for the line rather than read the output at once.
+    await waitFor(() => /Master key: \S+/.test(first.output()), READY_MS);
     const keyFile = /Master key: (\S+)/.exec(first.output())?.[1] ?? "";
     const rootKey = readFileSync(join(dataDir, "root-key"), "utf8").trim();
     const api = `http://127.0.0.1:${port}`;
@@ -251,7 +252,7 @@ describe("the local master key (issue 17 point 10)", () => {
 describe("stopping (issue 18 point 2)", () => {
   it("SIGTERM to npm start answers the request in flight, refuses new connections, and leaves no process behind", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "svc-drain-"));
-    const port = freePort();
+    const port = await freePort();
     // A destination that holds the proxied request until the test lets it go: a request in flight, for sure.
     let release: () => void = () => undefined;
     let arrived = false;
@@ -306,7 +307,7 @@ describe("stopping (issue 18 point 2)", () => {
 
   it("restarts DynamoDB Local when it dies, and no child outlives the API process killed with SIGKILL", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "svc-orphans-"));
-    const port = freePort();
+    const port = await freePort();
     const started = startScript({
       PORT: String(port),
       SVC_DATA_DIR: dataDir,

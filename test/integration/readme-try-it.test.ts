@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { freePort } from "#test/support/ports.ts";
 import { READY_MS, waitFor } from "#test/support/wait.ts";
 
 let dev: ChildProcess | undefined;
@@ -35,7 +36,7 @@ describe("npm run dev and README's Try it", () => {
 
       // Where a master key file would go by default: dev mode keeps its throwaway one in its temporary directory.
       const configHome = mkdtempSync(join(tmpdir(), "svc-dev-config-"));
-      const port = 20_000 + Math.floor(Math.random() * 20_000);
+      const port = await freePort();
       let output = "";
       // What `npm run dev` runs (package.json), without npm in between.
       dev = spawn(process.execPath, ["--disable-proto=throw", "--import", "tsx", "scripts/dev.ts"], {
