@@ -1250,7 +1250,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description The current version, a version tokens still need, or one whose tokens were never counted */
+      /** @description The current version, a version tokens, proxy keys or the webhook secret still need, one whose tokens were never counted, or one that stopped being current less than a day ago (the detail says from when) */
       409: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];

@@ -4,6 +4,7 @@ import middy from "@middy/core";
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { composeCore } from "#shared/composition/core.ts";
 import { keyCustody } from "#shared/composition/keys.ts";
+import { proxyStore, reactorStore } from "#shared/composition/stores.ts";
 import { tokenDomain } from "#shared/composition/token-domain.ts";
 import { type Config, config } from "#shared/config.ts";
 import { processRewrapPage, type RewrapDeps } from "#shared/domain/keys/rewrap.ts";
@@ -11,10 +12,13 @@ import { logger } from "#shared/logger.ts";
 import type { RewrapPageMessage } from "#shared/ports/key-versions.ts";
 import { handlerTracing } from "#shared/tracer.ts";
 
-/** The worker's adapters: the token domain (it opens, seals and hashes), key versions, jobs and their queue. */
+/**
+ * The worker's adapters: the token domain (it opens, seals and hashes), key versions, jobs and their queue, and the
+ * proxies and reactor stores (proxy keys and the webhook secret are re-sealed too).
+ */
 export function compose(cfg: Config): RewrapDeps {
   const core = composeCore(cfg);
-  return { ...core, ...tokenDomain(core), ...keyCustody(core) };
+  return { ...core, ...tokenDomain(core), ...keyCustody(core), ...proxyStore(core), ...reactorStore(core) };
 }
 
 function parsePage(body: string): RewrapPageMessage {

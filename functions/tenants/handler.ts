@@ -4,7 +4,13 @@ import { composeCore } from "#shared/composition/core.ts";
 import { receiptSigner } from "#shared/composition/key-custody.ts";
 import { keyCustody } from "#shared/composition/keys.ts";
 import { rootKeyVerifier } from "#shared/composition/root-key.ts";
-import { auditLogStore, memberStore, tenantStore } from "#shared/composition/stores.ts";
+import {
+  auditLogStore,
+  memberStore,
+  proxyStore,
+  reactorStore,
+  tenantStore,
+} from "#shared/composition/stores.ts";
 import { type Config, config } from "#shared/config.ts";
 import { setTenantKmsKey } from "#shared/domain/key-custody.ts";
 import { destroyKeyVersion, listKeys, rotateKeys } from "#shared/domain/keys/key-versions.ts";
@@ -23,6 +29,9 @@ export function compose(cfg: Config) {
     ...auditLogStore(core),
     receiptSigner: receiptSigner(cfg),
     ...keyCustody(core),
+    // A key version is destroyed only once no proxy key nor webhook secret is sealed under it.
+    ...proxyStore(core),
+    ...reactorStore(core),
   };
 }
 export type TenantsDeps = ReturnType<typeof compose>;

@@ -106,7 +106,7 @@ export const tenantsRoutes = routeGroup("tenants", {
       204: { description: "Destroyed" },
       404: problem("Not found"),
       409: problem(
-        "The current version, a version tokens still need, or one whose tokens were never counted",
+        "The current version, a version tokens, proxy keys or the webhook secret still need, one whose tokens were never counted, or one that stopped being current less than a day ago (the detail says from when)",
       ),
     },
   },

@@ -50,4 +50,6 @@ export interface ReactorStore {
     options: { onlyIfAbsent: boolean },
     audit?: LogEntry,
   ): Promise<string>;
+  /** The secret sealed again (a rewrap): only if it is still sealed as `from` (a rotation meanwhile wins). */
+  resealWebhookSecret(tenantId: string, from: string, to: string, audit: LogEntry): Promise<boolean>;
 }

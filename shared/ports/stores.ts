@@ -102,6 +102,9 @@ export type IdempotencyClaim =
   /** The request took effect (its writes recorded it) but never completed: it died or failed after. */
   | { outcome: "effected"; effects: RecordedEffect[]; requestSignature: string };
 
+/** Results are kept 24 hours (spec); TTL deletes them later, so reads also compare with the clock. */
+export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600;
+
 export interface IdempotencyStore {
   /**
    * Takes the in-flight marker for a key with a conditional write, or reports what holds it. `scope` names the

@@ -2,17 +2,17 @@ import { randomUUID } from "node:crypto";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { Clock } from "#shared/ports/clock.ts";
-import type {
-  IdempotencyClaim,
-  IdempotencyStore,
-  RecordedEffect,
-  StoredResponse,
+import {
+  IDEMPOTENCY_RETENTION_SECONDS,
+  type IdempotencyClaim,
+  type IdempotencyStore,
+  type RecordedEffect,
+  type StoredResponse,
 } from "#shared/ports/stores.ts";
 import { isConditionalCheckFailed } from "./client.ts";
 import { epochSeconds, keys } from "./schema.ts";
 
-/** Results are kept 24 hours (spec); TTL deletes them later, so reads also compare with the clock. */
-export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600;
+export { IDEMPOTENCY_RETENTION_SECONDS };
 /**
  * An in-flight marker whose request died (a Lambda killed mid-request) frees its key after this lease,
  * longer than API Gateway's 30 s integration timeout, so no live request can still hold it.

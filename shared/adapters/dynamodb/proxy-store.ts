@@ -75,7 +75,23 @@ export class DynamoProxyStore implements ProxyStore {
         Put: {
           TableName: this.tableName,
           Item: this.item(proxy),
-          ConditionExpression: "attribute_exists(PK)",
+          ConditionExpression: "attribute_exists(PK) AND sealed_key = :sealed",
+          ExpressionAttributeValues: { ":sealed": proxy.sealed_key },
+        },
+      },
+      this.audit.put(audit),
+    ]);
+  }
+
+  async reseal(proxy: StoredProxy, sealedKey: string, audit: LogEntry): Promise<boolean> {
+    return transactOrFalse(this.client, [
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: proxyKeys.proxy(proxy.tenant_id, proxy.id),
+          UpdateExpression: "SET sealed_key = :to",
+          ConditionExpression: "sealed_key = :from",
+          ExpressionAttributeValues: { ":from": proxy.sealed_key, ":to": sealedKey },
         },
       },
       this.audit.put(audit),

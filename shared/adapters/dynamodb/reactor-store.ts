@@ -181,4 +181,19 @@ export class DynamoReactorStore implements ReactorStore {
       return (await this.webhookSecret(tenantId)) ?? sealed;
     }
   }
+
+  async resealWebhookSecret(tenantId: string, from: string, to: string, audit: LogEntry): Promise<boolean> {
+    return transactOrFalse(this.client, [
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: reactorKeys.webhookSecret(tenantId),
+          UpdateExpression: "SET sealed_secret = :to",
+          ConditionExpression: "sealed_secret = :from",
+          ExpressionAttributeValues: { ":from": from, ":to": to },
+        },
+      },
+      this.audit.put(audit),
+    ]);
+  }
 }

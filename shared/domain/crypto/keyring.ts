@@ -67,6 +67,11 @@ export class Keyring {
     return Math.floor(this.clock.now().getTime() / (this.options.rotationDays * 86_400_000));
   }
 
+  /** When rotation period `version` starts (so when the period before it stops being current). */
+  periodStart(version: number): Date {
+    return new Date(version * this.options.rotationDays * 86_400_000);
+  }
+
   /** The key id new ciphertexts of this moment use: one per rotation period. */
   currentKeyId(): string {
     return dataKeyId(this.periodVersion());

@@ -5,12 +5,14 @@ import { conflict, notFound } from "#shared/domain/errors.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { KeyState, KeyVersionRecord, KeyVersionStore } from "#shared/ports/key-versions.ts";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
+import { destroyableFrom } from "./destroy-window.ts";
 import { dataKeyId, dataVersionOf, hmacKeyId, hmacVersionOfKeyId } from "./key-refs.ts";
+import { type LongLivedDeps, longLivedUnder } from "./long-lived.ts";
 
 export interface KeyDeps {
   keyVersions: KeyVersionStore;
   keyState: { evict(tenantId: string): void };
-  keyring: Pick<Keyring, "currentVersion">;
+  keyring: Pick<Keyring, "currentVersion" | "periodStart">;
   auditLog: AuditLogStore;
   clock: Clock;
 }
@@ -123,17 +125,30 @@ export async function rotateKeys(deps: KeyDeps, principal: TenantPrincipal): Pro
   return keysView(fresh.state, fresh.dataVersion, fresh.records);
 }
 
-/** DELETE /tenants/self/keys/{version}: destroys a data-key version no token needs. */
+/**
+ * DELETE /tenants/self/keys/{version}: destroys a data-key version nothing stored needs: no token (its counters),
+ * no proxy key nor webhook secret (a rewrap re-seals them), and no short-lived sealed value (idempotent answers,
+ * react-async outcomes), which are never re-sealed but outlived (destroy-window.ts).
+ */
 export async function destroyKeyVersion(
-  deps: KeyDeps,
+  deps: KeyDeps & Pick<LongLivedDeps, "proxies" | "reactors">,
   principal: TenantPrincipal,
   version: number,
 ): Promise<void> {
   const { tenantId } = principal;
-  const { dataVersion } = await currentKeys(deps, tenantId);
+  const { dataVersion, records } = await currentKeys(deps, tenantId);
   if (version === dataVersion) throw conflict("The current key version cannot be destroyed; rotate first.");
   if (version > dataVersion) throw notFound("The key version");
   const keyId = dataKeyId(version);
+  const from = destroyableFrom(version, records, (v) => deps.keyring.periodStart(v));
+  if (deps.clock.now() < from && !records.find((r) => r.keyId === keyId)?.destroyedAt)
+    throw conflict(
+      `Answers kept for a while (idempotent replays, react-async results) may still be sealed under key version ${version}; it can be destroyed from ${from.toISOString()}.`,
+    );
+  if ((await longLivedUnder(deps, tenantId, keyId)) > 0)
+    throw conflict(
+      "Proxy keys or the webhook secret are still sealed under this key version; run a rewrap (POST /tenants/self/keys/rewrap) first.",
+    );
   const outcome = await deps.keyVersions.destroy(
     tenantId,
     keyId,

@@ -11,9 +11,10 @@ import type { JobQueue } from "#shared/ports/job-queue.ts";
 import type { RewrapJob, RewrapJobStore, RewrapPageMessage } from "#shared/ports/key-versions.ts";
 import { dataKeyId, hmacKeyId, keyRefsOf } from "./key-refs.ts";
 import { currentKeys, type KeyDeps } from "./key-versions.ts";
+import { type LongLivedDeps, resealLongLived } from "./long-lived.ts";
 import { retireHmacVersions } from "./retire.ts";
 
-export interface RewrapJobDeps extends KeyDeps {
+export interface RewrapJobDeps extends KeyDeps, Pick<LongLivedDeps, "proxies" | "reactors"> {
   rewrapJobs: RewrapJobStore;
   rewrapQueue: JobQueue<RewrapPageMessage>;
 }
@@ -142,6 +143,15 @@ export async function processRewrapPage(deps: RewrapDeps, message: RewrapPageMes
 /** After a page: the next page's message, or, after the last, the job's end. */
 async function goOn(deps: RewrapDeps, job: RewrapJob): Promise<void> {
   if (job.end) {
+    // The tenant's other long-lived sealed values (proxy keys, webhook secret) move on with its tokens.
+    deps.keyState.evict(job.tenant_id);
+    const dataVersion = await deps.keyring.currentVersion(job.tenant_id);
+    await resealLongLived(
+      deps,
+      job.tenant_id,
+      dataKeyId(dataVersion),
+      `re-sealed under key version ${dataVersion} (rewrap ${job.id})`,
+    );
     await retireHmacVersions(deps, job.tenant_id, job.id);
     await deps.rewrapJobs.finish(
       job.tenant_id,

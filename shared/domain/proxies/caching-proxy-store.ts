@@ -45,6 +45,14 @@ export class CachingProxyStore implements ProxyStore {
     }
   }
 
+  async reseal(proxy: StoredProxy, sealedKey: string, audit: LogEntry): Promise<boolean> {
+    try {
+      return await this.inner.reseal(proxy, sealedKey, audit);
+    } finally {
+      this.byKey.evict(proxy.key_hash);
+    }
+  }
+
   async delete(proxy: StoredProxy, audit: LogEntry): Promise<boolean> {
     try {
       return await this.inner.delete(proxy, audit);

@@ -2,7 +2,7 @@ import { auditEvent, recordEvents } from "#shared/domain/audit-entry.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { assertMayRouteData } from "#shared/domain/data-routing.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
-import { notFound, validationError } from "#shared/domain/errors.ts";
+import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { assertMayActAs, ceilingOf } from "#shared/domain/grant-ceiling.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
@@ -14,6 +14,7 @@ import {
   destinationError,
   nameMatcher,
   type ProxyTransform,
+  proxyKeyBinding,
   type StoredProxy,
   transformCodeError,
 } from "./proxy.ts";
@@ -40,11 +41,7 @@ export interface ProxyInput {
   allowed_hosts?: string[] | null;
 }
 
-const keyBinding = (proxy: Pick<StoredProxy, "tenant_id" | "id">) => ({
-  tenantId: proxy.tenant_id,
-  tokenId: proxy.id,
-  field: "proxy_key",
-});
+const keyBinding = proxyKeyBinding;
 
 /**
  * The proxy as managers see it: `application_id` in place of the application object, and its key (unsealed)
@@ -177,7 +174,12 @@ async function save(deps: ProxyDeps, principal: TenantPrincipal, current: Stored
     next,
     auditEvent(deps, principal, "proxy", next.id, "update", "Proxy updated"),
   );
-  if (!saved) throw notFound("The proxy");
+  if (!saved) {
+    // Gone, or its key re-sealed by a rewrap since it was read (the update must not write the old seal back).
+    if (await deps.proxies.get(principal.tenantId, next.id))
+      throw conflict("The proxy changed meanwhile; retry.");
+    throw notFound("The proxy");
+  }
   await prepareSandbox(deps, next);
   return next;
 }

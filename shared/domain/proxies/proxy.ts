@@ -5,6 +5,13 @@ export interface ProxyTransform {
 }
 
 /** A proxy as stored: its key only sealed (shown to managers) and hashed (to find the proxy by it). */
+/** What a proxy's sealed key is bound to: its tenant, its id and the field. */
+export const proxyKeyBinding = (proxy: Pick<StoredProxy, "tenant_id" | "id">) => ({
+  tenantId: proxy.tenant_id,
+  tokenId: proxy.id,
+  field: "proxy_key",
+});
+
 export interface StoredProxy {
   id: string;
   tenant_id: string;

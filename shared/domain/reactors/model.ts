@@ -59,3 +59,10 @@ export function runnableOf(
     };
   return formula;
 }
+
+/** What the tenant's sealed webhook secret is bound to. */
+export const webhookSecretBinding = (tenantId: string) => ({
+  tenantId,
+  tokenId: "webhook",
+  field: "webhook_secret",
+});

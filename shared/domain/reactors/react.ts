@@ -40,7 +40,13 @@ import type {
   WebhookSecretSource,
 } from "./callback-job.ts";
 import { callbackUrlProblem } from "./callback-url.ts";
-import { type RunnableCode, runnableOf, type StoredFormula, type StoredReactor } from "./model.ts";
+import {
+  type RunnableCode,
+  runnableOf,
+  type StoredFormula,
+  type StoredReactor,
+  webhookSecretBinding,
+} from "./model.ts";
 import { ReactorError, reactorFailure } from "./run-error.ts";
 
 export { ReactorError };
@@ -409,7 +415,7 @@ export function reactionRunner(base: ReactDeps, failures: ReactionFailures): Rea
 export function webhookSecrets(
   deps: ReactDeps,
 ): WebhookSecretSource & { rotate(principal: TenantPrincipal): Promise<string> } {
-  const binding = (tenantId: string) => ({ tenantId, tokenId: "webhook", field: "webhook_secret" });
+  const binding = webhookSecretBinding;
   const fresh = () => `whsec_${randomBytes(24).toString("base64")}`;
   return {
     async secret(tenantId) {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { SHORT_LIVED_SEALED_SECONDS } from "#shared/domain/keys/destroy-window.ts";
 import type { TokenStore } from "#shared/ports/stores.ts";
 import { type Client, client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
@@ -86,6 +87,15 @@ async function rewrapToEnd(api: Client, mgt: string): Promise<Job> {
   throw new Error("the rewrap did not finish");
 }
 
+/** Moves the service clock past the time a version must have stopped being current before it is destroyed. */
+async function outliveShortLived(api: Client) {
+  const moved = await api.post("/_test/clock", {
+    key: svc.rootKey,
+    body: { advance_seconds: SHORT_LIVED_SEALED_SECONDS + 1 },
+  });
+  expect(moved.status).toBe(200);
+}
+
 /** Wraps the store's replace (the one write a re-seal makes) for the duration of `run`. */
 async function withReplace<T>(
   wrap: (original: TokenStore["replace"]) => TokenStore["replace"],
@@ -138,6 +148,10 @@ describe("attack: key rotation and rewrap", () => {
     expect(count(after.versions, old)).toBe(0);
     expect(count(after.versions, old + 1)).toBe(32);
     expect(after.hmac.versions.find((v) => v.version === 1)?.state).toBe("destroyed");
+    const resealedCard = await api.get<TokenBody>(`/tokens/${card.body.id}`, { key: owner });
+    expect(resealedCard.body.data).toMatchObject({ number: VISA, cvc: "123" });
+    // Once the answers kept for a while (idempotent replays) have outlived the old version (key-destroy-sealed).
+    await outliveShortLived(api);
     const destroyed = await api.delete(`/tenants/self/keys/${old}`, { key: mgt });
     expect(destroyed.status).toBe(204);
     expect((await keys()).versions.find((v) => v.version === old)?.state).toBe("destroyed");
@@ -147,8 +161,9 @@ describe("attack: key rotation and rewrap", () => {
       expect(read.status).toBe(200);
       expect(read.body.data).toBe(values[i]);
     }
+    // The cvc's hour is over by now (it was read above, re-sealed by the rewrap).
     const readCard = await api.get<TokenBody>(`/tokens/${card.body.id}`, { key: owner });
-    expect(readCard.body.data).toMatchObject({ number: VISA, cvc: "123" });
+    expect(readCard.body.data).toMatchObject({ number: VISA });
     expect(await search("value-7")).toEqual([tokens[7]?.id]);
     expect(await search("value-new")).toEqual([fresh.id]);
     expect((await create("value-9", { deduplicate_token: true })).id).toBe(tokens[9]?.id);
@@ -184,6 +199,7 @@ describe("attack: key rotation and rewrap", () => {
     const after = await keys();
     expect(count(after.versions, old)).toBe(0);
     expect(count(after.versions, old + 1)).toBe(60);
+    await outliveShortLived(api);
     expect((await api.delete(`/tenants/self/keys/${old}`, { key: mgt })).status).toBe(204);
   });
 
@@ -250,7 +266,12 @@ describe("attack: key rotation and rewrap", () => {
     expect((await api.post(`/transactions/${rolledBack}/rollback`, { key: owner })).status).toBe(200);
     const expiring = await api.post("/tokens", {
       key: owner,
-      body: { type: "token", data: "short-lived", expires_at: new Date(Date.now() + 600_000).toISOString() },
+      body: {
+        type: "token",
+        data: "short-lived",
+        // The service's clock: earlier tests of this file moved it on.
+        expires_at: new Date(svc.service.deps.clock.now().getTime() + 600_000).toISOString(),
+      },
     });
     expect(expiring.status).toBe(201);
     const old = (await keys()).current;
