@@ -78,6 +78,7 @@ export function composeLocal(
     dataDir: cfg.dataDir,
     clock: core.clock,
     retryBaseSeconds: Math.min(1, cfg.callbackRetryBaseSeconds),
+    jobName: "rewrap page",
     letterOf: (page) => ({
       request_id: `rewrap-${page.jobId}-${page.page}`,
       reactor_id: "",

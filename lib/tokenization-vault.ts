@@ -157,9 +157,10 @@ export class TokenizationVault extends Construct {
       props.alarmTopic ?? (props.alarmEmail ? this.createAlarmTopic(props.alarmEmail) : undefined);
     this.monitoring = new VaultMonitoring(this, "Monitoring", {
       api: this.http.api,
-      functions: [...Object.values(this.http.functions), this.callbacks.fn, this.sweeper.fn],
+      functions: [...Object.values(this.http.functions), this.callbacks.fn, this.sweeper.fn, this.rewrap.fn],
       table: this.data.table,
       deadLetterQueue: this.data.callbackDeadLetterQueue,
+      rewrapDeadLetterQueue: this.rewrap.deadLetterQueue,
       runnerLogGroup: this.http.sandboxRunners.logGroup,
       namespace: this.metricsNamespace,
       ...(this.alarmTopic ? { topic: this.alarmTopic } : {}),

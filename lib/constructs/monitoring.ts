@@ -89,6 +89,8 @@ export interface VaultMonitoringProps {
   functions: readonly ApiFunction[];
   table: Table;
   deadLetterQueue: IQueue;
+  /** The key rewrap worker's dead-letter queue (pages that failed every receive): its own depth alarm. */
+  rewrapDeadLetterQueue?: IQueue;
   /** The tenants' runner functions' one log group. */
   runnerLogGroup: ILogGroup;
   /** The service's own metrics (EMF), and the runner errors counted here. */
@@ -183,6 +185,19 @@ export class VaultMonitoring extends Construct {
       1,
       1,
     );
+
+    if (props.rewrapDeadLetterQueue)
+      this.alarm(
+        "RewrapDeadLetters",
+        props.rewrapDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period: PERIOD,
+          statistic: "Maximum",
+        }),
+        t.deadLetterMessages,
+        "Key rewrap dead-letter queue depth (a job stopped: start a new rewrap)",
+        1,
+        1,
+      );
 
     new MetricFilter(this, "SandboxRunnerErrorsFilter", {
       logGroup: props.runnerLogGroup,
@@ -300,9 +315,20 @@ export class VaultMonitoring extends Construct {
         api.metricLatency({ period: PERIOD, statistic: "p99", label: "p99" }),
         api.metricIntegrationLatency({ period: PERIOD, statistic: "p99", label: "integration p99" }),
       ]),
-      graph("Callback dead-letter queue", [
-        deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: "Messages" }),
-        deadLetterQueue.metricApproximateAgeOfOldestMessage({ period: PERIOD, label: "Oldest (s)" }),
+      graph("Dead-letter queues", [
+        deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, label: "Callbacks" }),
+        ...(props.rewrapDeadLetterQueue
+          ? [
+              props.rewrapDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+                period: PERIOD,
+                label: "Rewrap pages",
+              }),
+            ]
+          : []),
+        deadLetterQueue.metricApproximateAgeOfOldestMessage({
+          period: PERIOD,
+          label: "Callbacks oldest (s)",
+        }),
       ]),
     );
     dashboard.addWidgets(

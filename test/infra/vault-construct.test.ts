@@ -84,6 +84,7 @@ describe("alarms", () => {
       ...Object.values(plain.vault.http.functions),
       plain.vault.callbacks.fn,
       plain.vault.sweeper.fn,
+      plain.vault.rewrap.fn,
     ];
     const byMetric = (name: string) => all.filter((a) => a.metrics.includes(name));
 
@@ -114,21 +115,23 @@ describe("alarms", () => {
       "WriteThrottleEvents",
     ]);
     expect(byMetric("SystemErrors")[0]?.metrics.length).toBeLessThanOrEqual(10);
-    expect(byMetric("ApproximateNumberOfMessagesVisible")[0]?.props).toMatchObject({
-      Dimensions: [
-        {
-          Name: "QueueName",
-          Value: { "Fn::GetAtt": [idIn(plain.stack, plain.vault.data.callbackDeadLetterQueue), "QueueName"] },
-        },
-      ],
-      Threshold: 1,
-      ComparisonOperator: "GreaterThanOrEqualToThreshold",
-    });
+    // Each dead-letter queue's depth: the callbacks' and the key rewrap pages'.
+    const queues = byMetric("ApproximateNumberOfMessagesVisible");
+    expect(queues).toHaveLength(2);
+    for (const [i, queue] of [
+      plain.vault.data.callbackDeadLetterQueue,
+      plain.vault.rewrap.deadLetterQueue,
+    ].entries())
+      expect(queues[i]?.props).toMatchObject({
+        Dimensions: [{ Name: "QueueName", Value: { "Fn::GetAtt": [idIn(plain.stack, queue), "QueueName"] } }],
+        Threshold: 1,
+        ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      });
     expect(byMetric(SANDBOX_RUNNER_ERRORS)[0]?.props).toMatchObject({
       Namespace: plain.vault.metricsNamespace,
       Threshold: 1,
     });
-    expect(all).toHaveLength(2 + 2 * invoked.length + 2 + 1 + 1);
+    expect(all).toHaveLength(2 + 2 * invoked.length + 2 + 2 + 1);
     // No topic given: alarms only, no actions, no topic.
     for (const alarm of all) expect(alarm.props.AlarmActions).toBeUndefined();
     plain.template.resourceCountIs("AWS::SNS::Topic", 0);
@@ -211,7 +214,7 @@ describe("dashboard", () => {
       "Lambda errors",
       "Lambda throttles",
       "DynamoDB throttles and errors",
-      "Callback dead-letter queue",
+      "Dead-letter queues",
       "Tokens",
       "Proxy destinations",
       "Sandbox",

@@ -30,6 +30,8 @@ export interface DeadLetter {
 export interface LocalJobQueueOptions<J = CallbackJob> {
   /** What a dead letter names of a job (default: a callback job's request, reactor and tenant). */
   letterOf?: (job: J) => Pick<DeadLetter, "request_id" | "reactor_id" | "tenant_id">;
+  /** What a job is, in log lines (default "reactor callback"). */
+  jobName?: string;
   /** The service's data dir; dead letters go to `<dataDir>/dead-letters/<requestId>.json`. */
   dataDir: string;
   /** Base of the exponential retry delay, in seconds (tests use ~0.05). Default DEFAULT_RETRY_BASE_SECONDS. */
@@ -66,6 +68,7 @@ export class LocalJobQueue<J = CallbackJob> implements JobQueue<J> {
   private readonly maxAttempts: number;
   private readonly clock: Clock;
   private readonly letterOf: NonNullable<LocalJobQueueOptions<J>["letterOf"]>;
+  private readonly jobName: string;
   private handler: JobHandler<J> | undefined;
   private readonly ready: Entry<J>[] = [];
   private readonly waiting = new Map<NodeJS.Timeout, Entry<J>>();
@@ -85,6 +88,7 @@ export class LocalJobQueue<J = CallbackJob> implements JobQueue<J> {
           tenant_id: callback.tenantId,
         };
       });
+    this.jobName = options.jobName ?? "reactor callback";
     this.directory = join(options.dataDir, "dead-letters");
     this.retryBaseSeconds = options.retryBaseSeconds ?? DEFAULT_RETRY_BASE_SECONDS;
     this.concurrency = Math.max(1, options.concurrency ?? 4);
@@ -229,7 +233,7 @@ export class LocalJobQueue<J = CallbackJob> implements JobQueue<J> {
       last_error: safeMessage(error),
       failed_at: this.clock.now().toISOString(),
     };
-    logger.warn("reactor callback dead-lettered", {
+    logger.warn(`${this.jobName} dead-lettered`, {
       request_id: letter.request_id,
       reactor_id: letter.reactor_id,
       tenant_id: letter.tenant_id,
@@ -243,7 +247,7 @@ export class LocalJobQueue<J = CallbackJob> implements JobQueue<J> {
       await writeFile(`${path}.tmp`, `${JSON.stringify(letter, null, 2)}\n`, { mode: 0o600 });
       await rename(`${path}.tmp`, path);
     } catch (writeError) {
-      logger.error("reactor callback dead letter could not be written", {
+      logger.error(`${this.jobName} dead letter could not be written`, {
         request_id: letter.request_id,
         error_name: writeError instanceof Error ? writeError.name : "unknown",
       });
