@@ -5,6 +5,8 @@ import {
   hmacKeyId,
   keyRefDelta,
   keyRefsOf,
+  keySetKeys,
+  keySetOf,
   rollbackDelta,
   sumDeltas,
   versionedHash,
@@ -25,18 +27,19 @@ describe("key refs (which keys a token needs)", () => {
     expect(keyRefsOf(token("k690", 1, [2]))).toEqual(["fingerprint", "hmac2", "k690"]);
   });
 
-  it("counts a write by the keys the token stops and starts needing", () => {
+  it("counts a write by the key set the token stops and starts needing: one counter each", () => {
     const before = token("k690", 1, [1]);
     const after = token("k691", 2, [2]);
-    expect(Object.fromEntries(keyRefDelta(undefined, before))).toEqual({ k690: 1, fingerprint: 1 });
+    expect(keySetOf(after)).toBe("hmac2+k691");
+    expect(keySetKeys("hmac2+k691")).toEqual(["hmac2", "k691"]);
+    expect(keySetKeys("k690")).toEqual(["k690"]);
+    expect(Object.fromEntries(keyRefDelta(undefined, before))).toEqual({ "fingerprint+k690": 1 });
     expect(Object.fromEntries(keyRefDelta(before, after))).toEqual({
-      k690: -1,
-      fingerprint: -1,
-      k691: 1,
-      hmac2: 1,
+      "fingerprint+k690": -1,
+      "hmac2+k691": 1,
     });
     expect(keyRefDelta(before, token("k690", 1))).toEqual(new Map());
-    expect(Object.fromEntries(keyRefDelta(before, undefined))).toEqual({ k690: -1, fingerprint: -1 });
+    expect(Object.fromEntries(keyRefDelta(before, undefined))).toEqual({ "fingerprint+k690": -1 });
   });
 
   it("sums the writes of one transaction, leaving out what cancels", () => {
@@ -44,7 +47,7 @@ describe("key refs (which keys a token needs)", () => {
       keyRefDelta(undefined, token("k1", 1)),
       keyRefDelta(token("k1", 1), token("k2", 1)),
     ]);
-    expect(Object.fromEntries(sum)).toEqual({ k2: 1, fingerprint: 1 });
+    expect(Object.fromEntries(sum)).toEqual({ "fingerprint+k2": 1 });
   });
 
   it("in a transaction: staging reserves the new keys, the commit releases the old, a rollback the reserved", () => {

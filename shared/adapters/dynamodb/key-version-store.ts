@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
+import { keySetKeys } from "#shared/domain/keys/key-refs.ts";
 import {
   type DestroyOutcome,
   INITIAL_KEY_STATE,
@@ -141,7 +142,9 @@ export class DynamoKeyVersionStore implements KeyVersionStore {
       if (typeof item.created_at === "string") r.createdAt = item.created_at;
       if (typeof item.destroyed_at === "string") r.destroyedAt = item.destroyed_at;
     }
-    for (const item of counters) record(String(item.key_id)).tokens += Number(item.tokens ?? 0);
+    // A counter item counts a key set: each key of the set needs its tokens.
+    for (const item of counters)
+      for (const keyId of keySetKeys(String(item.key_id))) record(keyId).tokens += Number(item.tokens ?? 0);
     return [...records.values()];
   }
 
@@ -153,7 +156,7 @@ export class DynamoKeyVersionStore implements KeyVersionStore {
     state?: { from: KeyState; to: KeyState },
   ): Promise<DestroyOutcome> {
     for (let attempt = 0; attempt < DESTROY_ATTEMPTS; attempt++) {
-      const [version, shards] = await Promise.all([
+      const [version, counters] = await Promise.all([
         this.client.send(
           new GetCommand({
             TableName: this.tableName,
@@ -164,35 +167,42 @@ export class DynamoKeyVersionStore implements KeyVersionStore {
         queryAll(this.client, {
           TableName: this.tableName,
           KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
-          ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": `KEYUSE#${keyId}#` },
+          ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": "KEYUSE#" },
           ConsistentRead: true,
         }),
       ]);
+      // The counters of every key set that names the key (a few: its data key beside one or two HMAC versions).
+      const shards = counters.filter((item) => keySetKeys(String(item.key_id)).includes(keyId));
+      const sets = [...new Set([keyId, ...shards.map((item) => String(item.key_id))])];
       if (!version.Item) return "not-found";
       if (version.Item.destroyed_at) return "not-found";
       if (version.Item.tracked !== true) return "uncounted";
       const seen = new Map(shards.map((item) => [String(item.SK), Number(item.tokens ?? 0)]));
       if ([...seen.values()].reduce((a, b) => a + b, 0) !== 0) return "in-use";
-      // Every shard as read (their sum is 0), and marked: from here no write can count a token under the key.
-      const shardWrites = Array.from({ length: KEY_COUNT_SHARDS }, (_, shard) => {
-        const Key = keyCountKeys.shard(tenantId, keyId, shard);
-        const tokens = seen.get(Key.SK);
-        return {
-          Update: {
-            TableName: this.tableName,
-            Key,
-            UpdateExpression: "SET destroyed_at = :now, entity = :entity, key_id = :id",
-            ConditionExpression: tokens === undefined ? "attribute_not_exists(#tokens)" : "#tokens = :tokens",
-            ExpressionAttributeNames: { "#tokens": "tokens" },
-            ExpressionAttributeValues: {
-              ":now": now.toISOString(),
-              ":entity": "key_use",
-              ":id": keyId,
-              ...(tokens === undefined ? {} : { ":tokens": tokens }),
+      // Every shard of those sets as read (their sum is 0), and marked: from here no write can count a token under
+      // the key through them.
+      const shardWrites = sets
+        .flatMap((set) => Array.from({ length: KEY_COUNT_SHARDS }, (_, shard) => ({ set, shard })))
+        .map(({ set, shard }) => {
+          const Key = keyCountKeys.shard(tenantId, set, shard);
+          const tokens = seen.get(Key.SK);
+          return {
+            Update: {
+              TableName: this.tableName,
+              Key,
+              UpdateExpression: "SET destroyed_at = :now, entity = :entity, key_id = :id",
+              ConditionExpression:
+                tokens === undefined ? "attribute_not_exists(#tokens)" : "#tokens = :tokens",
+              ExpressionAttributeNames: { "#tokens": "tokens" },
+              ExpressionAttributeValues: {
+                ":now": now.toISOString(),
+                ":entity": "key_use",
+                ":id": set,
+                ...(tokens === undefined ? {} : { ":tokens": tokens }),
+              },
             },
-          },
-        };
-      });
+          };
+        });
       try {
         await this.client.send(
           new TransactWriteCommand({

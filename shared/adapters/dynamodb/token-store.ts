@@ -2,7 +2,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchGetCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { Cache } from "#shared/domain/cache.ts";
-import { type KeyedToken, keyRefDelta, keyRefsOf, partOf } from "#shared/domain/keys/key-refs.ts";
+import { type KeyedToken, keyRefDelta, keySetRefs, partOf } from "#shared/domain/keys/key-refs.ts";
 import type {
   StoredToken,
   TokenHold,
@@ -286,8 +286,8 @@ export class DynamoTokenStore implements TokenStore {
             token,
             previousFingerprint,
             {
-              before: keyRefsOf(options.previous),
-              after: keyRefsOf(token),
+              before: keySetRefs(options.previous),
+              after: keySetRefs(token),
             },
           ),
           // Written now: a search checks the token's current hashes, so they answer only once it commits.
@@ -405,7 +405,7 @@ export class DynamoTokenStore implements TokenStore {
       ? [
           lockUpdate(this.tableName, key, transaction, "delete", guard),
           ...transactionWrites(this.tableName, token, transaction, "delete", now, undefined, undefined, {
-            before: keyRefsOf(token),
+            before: keySetRefs(token),
             after: [],
           }),
         ]

@@ -1,4 +1,4 @@
-import { keyRefsOf } from "#shared/domain/keys/key-refs.ts";
+import { keySetRefs } from "#shared/domain/keys/key-refs.ts";
 import type { StoredToken, TransactionContext } from "#shared/domain/tokens/token.ts";
 import { epochSeconds } from "./schema.ts";
 import { tokenItem } from "./token-items.ts";
@@ -17,7 +17,7 @@ export function transactionWrites(
   next?: StoredToken,
   previousFingerprint?: string,
   /** The keys the token needed before and needs after the operation: counted at commit or rollback. */
-  refs: { before: string[]; after: string[] } = { before: [], after: keyRefsOf(token) },
+  refs: { before: string[]; after: string[] } = { before: [], after: keySetRefs(token) },
 ) {
   return [
     {

@@ -2,8 +2,8 @@ import type { StoredToken } from "#shared/domain/tokens/token.ts";
 
 /**
  * Which keys a stored token needs: the data key its ciphertexts name, and the HMAC key version of its fingerprint
- * and search hashes. Every token write adjusts per-key counters by the difference (keyRefDelta), in the same
- * transaction, so a key version says how many tokens still need it without a scan.
+ * and search hashes. Every token write adjusts the counters of key sets by the difference (keyRefDelta), in the
+ * same transaction, so a key version says how many tokens still need it without a scan.
  */
 
 /** Data-key versions are integers; version N is the key id `k<N>` (the id a sealed value names). */
@@ -54,12 +54,31 @@ export function keyRefsOf(token: KeyedToken): string[] {
   return [...refs].sort();
 }
 
-/** Counter changes of one token write: -1 for each key it stops needing, +1 for each it starts to. */
+/**
+ * The token's key set as one counter name: its key ids joined by `+` (`fingerprint+k690`). Tokens are counted per
+ * key set, not per key, so a write updates one counter item rather than one per key (its data key and its HMAC
+ * version); a key's count is the sum over every set that names it (keySetKeys).
+ */
+export function keySetOf(token: KeyedToken): string {
+  return keyRefsOf(token).join("+");
+}
+
+/** The key ids a counter name stands for (a key set, or a single key id as counted before sets). */
+export function keySetKeys(set: string): string[] {
+  return set.split("+");
+}
+
+/** The counter names a stored token adds to (one: its key set), as transactions record them. */
+export function keySetRefs(token: KeyedToken): string[] {
+  return [keySetOf(token)];
+}
+
+/** Counter changes of one token write: -1 for the key set it stops needing, +1 for the one it starts to. */
 export function keyRefDelta(
   before: KeyedToken | undefined,
   after: KeyedToken | undefined,
 ): Map<string, number> {
-  return refDelta(before ? keyRefsOf(before) : [], after ? keyRefsOf(after) : []);
+  return refDelta(before ? keySetRefs(before) : [], after ? keySetRefs(after) : []);
 }
 
 /** As keyRefDelta, from the key ids a write's token needed before and needs after. */
