@@ -6,42 +6,21 @@
 import fc from "fast-check";
 import type { RouteSpec } from "#shared/http/route.ts";
 import { type ExampleWorld, exampleFor } from "./examples.ts";
-import {
-  expressionString,
-  hostileJson,
-  hostileKey,
-  type Marker,
-  marker,
-  type PadSize,
-  rawBodyText,
-} from "./values.ts";
+import { expressionString, hostileJson, hostileKey, type Marker, marker, rawBodyText } from "./values.ts";
 
 export type WriteRoute = RouteSpec & { operationId: string };
 export const WRITE_METHODS = ["POST", "PUT", "PATCH", "DELETE"] as const;
 
-export type KeyRole =
-  | "A.owner"
-  | "A.management"
-  | "A.member"
-  | "A.public"
-  | "A.private"
-  | "A.session"
-  | "B.owner"
-  | "B.private"
-  | "B.public"
-  | "root"
-  | "none"
-  | "garbage";
+const TENANT_ROLES = ["A.owner", "A.management", "A.member", "A.public", "A.private", "A.session"] as const;
+const OTHER_ROLES = ["B.owner", "B.private", "B.public", "root", "none", "garbage"] as const;
+export type KeyRole = (typeof TENANT_ROLES)[number] | (typeof OTHER_ROLES)[number];
 
 export type ParamChoice = { kind: "own" | "other"; index: number } | { kind: "odd"; value: string };
-
 export type Hostile = { t: "json"; v: unknown } | Marker;
-
 export type Mutation =
   | { op: "set"; path: string[]; value: Hostile }
   | { op: "delete"; path: string[] }
   | { op: "add"; path: string[]; key: string; value: Hostile };
-
 export type BodyPlan =
   | { kind: "none" }
   | { kind: "example"; mutations: Mutation[] }
@@ -61,64 +40,18 @@ export interface FuzzCase {
   proxyKey?: "own" | "other" | "none" | "garbage" | "query";
 }
 
-export const paramNames = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
-
+const words = (text: string) => text.split("|");
 const ODD_PARAMS = [
-  "",
-  " ",
-  "..",
-  "%2e%2e",
-  "%2F",
-  "a%2Fb",
-  "%00",
-  "%ZZ",
-  "%",
-  "__proto__",
-  "constructor",
-  "prototype",
-  "toString",
-  "hasOwnProperty",
-  "null",
-  "undefined",
-  "0",
-  "-1",
-  "tok_",
-  "app_x",
-  "ü😀",
-  "' OR 1=1 --",
-  "a b",
+  ...words("| |..|%2e%2e|%2F|a%2Fb|%00|%ZZ|%|__proto__|constructor|prototype|toString|hasOwnProperty|null"),
+  ...words("undefined|0|-1|tok_|app_x|ü😀|' OR 1=1 --|a b|%F0%9F%98%80|%C0%AF|..%2f..%2fetc%2fpasswd"),
   "x".repeat(3000),
-  "%F0%9F%98%80",
-  "%C0%AF",
-  "..%2f..%2fetc%2fpasswd",
 ];
-const ODD_PROXY_PATHS = [
-  "a/b/c",
-  "../../admin",
-  "%2e%2e/%2e%2e",
-  "x".repeat(4000),
-  "a//b",
-  "%00",
-  "ü",
-  "?x=1",
-];
-
+const ODD_PROXY_PATHS = [...words("a/b/c|../../admin|%2e%2e/%2e%2e|a//b|%00|ü|?x=1"), "x".repeat(4000)];
 const CONTENT_TYPES = [
-  "application/json",
-  "application/merge-patch+json",
-  "application/json; charset=utf-16",
-  "application/json; charset=latin1",
-  "text/plain",
-  "text/html",
-  "application/xml",
-  "application/x-www-form-urlencoded",
-  "multipart/form-data; boundary=x",
-  "application/octet-stream",
-  "application/problem+json",
-  "APPLICATION/JSON",
-  "application/json, text/plain",
-  ";;;",
-  "",
+  ...words("application/json|application/merge-patch+json|application/json; charset=utf-16|text/plain"),
+  ...words("application/json; charset=latin1|text/html|application/xml|application/x-www-form-urlencoded"),
+  ...words("multipart/form-data; boundary=x|application/octet-stream|application/problem+json|;;;|"),
+  ...words("APPLICATION/JSON|application/json, text/plain"),
 ];
 
 function keyArbitrary(route: WriteRoute): fc.Arbitrary<KeyRole> {
@@ -130,19 +63,9 @@ function keyArbitrary(route: WriteRoute): fc.Arbitrary<KeyRole> {
     { arbitrary: fc.constant(heavy), weight: 12 },
     // Token routes: the keys without reveal, whose answers must never carry plaintext.
     { arbitrary: fc.constantFrom<KeyRole>("A.public", "A.session"), weight: tokenRoute ? 4 : 0 },
-    {
-      arbitrary: fc.constantFrom<KeyRole>(
-        "A.owner",
-        "A.management",
-        "A.member",
-        "A.public",
-        "A.private",
-        "A.session",
-      ),
-      weight: 8,
-    },
-    { arbitrary: fc.constantFrom<KeyRole>("B.owner", "B.private", "B.public"), weight: 2 },
-    { arbitrary: fc.constantFrom<KeyRole>("root", "none", "garbage"), weight: 2 },
+    { arbitrary: fc.constantFrom<KeyRole>(...TENANT_ROLES), weight: 8 },
+    { arbitrary: fc.constantFrom<KeyRole>(...OTHER_ROLES.slice(0, 3)), weight: 2 },
+    { arbitrary: fc.constantFrom<KeyRole>(...OTHER_ROLES.slice(3)), weight: 2 },
   );
 }
 
@@ -160,9 +83,10 @@ const hostile: fc.Arbitrary<Hostile> = fc.oneof(
   { arbitrary: hostileJson.map((v) => ({ t: "json" as const, v })), weight: 18 },
   { arbitrary: marker, weight: 2 },
 );
+const json = (v: unknown): Hostile => ({ t: "json", v });
 
 /** Every path to a value of `value` (objects and arrays), the root included. */
-export function pathsOf(value: unknown, prefix: string[] = []): string[][] {
+function pathsOf(value: unknown, prefix: string[] = []): string[][] {
   const paths = [prefix];
   if (value && typeof value === "object")
     for (const [key, child] of Object.entries(value)) paths.push(...pathsOf(child, [...prefix, key]));
@@ -171,84 +95,70 @@ export function pathsOf(value: unknown, prefix: string[] = []): string[][] {
 
 function mutationArbitrary(example: unknown): fc.Arbitrary<Mutation> {
   const paths = pathsOf(example);
-  const leafPaths = paths.filter((p) => p.length > 0);
-  const objectPaths = paths.filter((p) => {
+  const leaves = paths.filter((p) => p.length > 0);
+  const objects = paths.filter((p) => {
     const v = valueAt(example, p);
     return v !== null && typeof v === "object" && !Array.isArray(v);
   });
   const options: fc.WeightedArbitrary<Mutation>[] = [
     {
       arbitrary: fc
-        .tuple(fc.constantFrom(...objectPaths), hostileKey, hostile)
+        .tuple(fc.constantFrom(...objects), hostileKey, hostile)
         .map(([path, key, value]) => ({ op: "add" as const, path, key, value })),
       weight: 3,
     },
   ];
   // Where the example holds an expression, another expression: what it reaches is what it may disclose.
-  const expressionPaths = leafPaths.filter((p) => String(valueAt(example, p)).includes("{{"));
-  if (expressionPaths.length > 0)
+  const expressions = leaves.filter((p) => String(valueAt(example, p)).includes("{{"));
+  const disclosing = fc.constantFrom("{{ data.number }}", "{{ data | json }}", "{{ data }}");
+  if (expressions.length > 0)
     options.push({
       arbitrary: fc
-        .tuple(
-          fc.constantFrom(...expressionPaths),
-          fc.oneof(
-            { arbitrary: fc.constantFrom("{{ data.number }}", "{{ data | json }}", "{{ data }}"), weight: 2 },
-            { arbitrary: expressionString, weight: 1 },
-          ),
-        )
-        .map(([path, v]) => ({ op: "set" as const, path, value: { t: "json" as const, v } })),
+        .tuple(fc.constantFrom(...expressions), fc.oneof(disclosing, disclosing, expressionString))
+        .map(([path, v]) => ({ op: "set" as const, path, value: json(v) })),
       weight: 6,
     });
-  if (leafPaths.length > 0) {
-    options.push({
-      arbitrary: fc
-        .tuple(fc.constantFrom(...leafPaths), hostile)
-        .map(([path, value]) => ({ op: "set" as const, path, value })),
-      weight: 6,
-    });
-    options.push({
-      arbitrary: fc.constantFrom(...leafPaths).map((path) => ({ op: "delete" as const, path })),
-      weight: 1,
-    });
-  }
+  if (leaves.length > 0)
+    options.push(
+      {
+        arbitrary: fc
+          .tuple(fc.constantFrom(...leaves), hostile)
+          .map(([path, value]) => ({ op: "set" as const, path, value })),
+        weight: 6,
+      },
+      { arbitrary: fc.constantFrom(...leaves).map((path) => ({ op: "delete" as const, path })), weight: 1 },
+    );
   return fc.oneof(...options);
 }
 
+/** Placeholder fixtures: the examples' shapes (their paths) do not depend on the ids. */
+const SHAPE_WORLD = new Proxy({}, { get: () => "x" }) as ExampleWorld;
+
 function bodyArbitrary(route: WriteRoute): fc.Arbitrary<BodyPlan> {
-  const example = exampleFor(route)?.(SHAPE_WORLD);
-  const options: fc.WeightedArbitrary<BodyPlan>[] = [
-    { arbitrary: fc.constant({ kind: "none" as const }), weight: 1 },
+  const mutation = mutationArbitrary(exampleFor(route)?.(SHAPE_WORLD) ?? {});
+  const bytes = ["fffe7b7d", "7b2261223a2280227d", "c0af", "7b2261223a22eda080227d"];
+  // Mostly one mutation, so that the rest of the body stays valid and the mutation reaches the handler.
+  const mutations = fc.oneof(
+    { arbitrary: fc.array(mutation, { minLength: 1, maxLength: 1 }), weight: 3 },
+    { arbitrary: fc.array(mutation, { minLength: 2, maxLength: 3 }), weight: 1 },
+  );
+  return fc.oneof(
+    { arbitrary: fc.constant<BodyPlan>({ kind: "none" }), weight: 1 },
     { arbitrary: hostile.map((value) => ({ kind: "value" as const, value })), weight: 2 },
     { arbitrary: rawBodyText.map((text) => ({ kind: "raw" as const, text })), weight: 2 },
-    {
-      arbitrary: fc
-        .constantFrom("fffe7b7d", "7b2261223a2280227d", "c0af", "7b2261223a22eda080227d")
-        .map((hex) => ({ kind: "bytes" as const, hex })),
-      weight: 1,
-    },
-  ];
-  const mutable = example !== undefined && typeof example === "object" && example !== null ? example : {};
-  options.push({ arbitrary: fc.constant({ kind: "example" as const, mutations: [] }), weight: 2 });
-  options.push({
-    arbitrary: fc
-      // Mostly one mutation, so that the rest of the body stays valid and the mutation reaches the handler.
-      .oneof(
-        { arbitrary: fc.array(mutationArbitrary(mutable), { minLength: 1, maxLength: 1 }), weight: 3 },
-        { arbitrary: fc.array(mutationArbitrary(mutable), { minLength: 2, maxLength: 3 }), weight: 1 },
-      )
-      .map((mutations) => ({ kind: "example" as const, mutations })),
-    weight: 14,
-  });
-  return fc.oneof(...options);
+    { arbitrary: fc.constantFrom(...bytes).map((hex) => ({ kind: "bytes" as const, hex })), weight: 1 },
+    { arbitrary: fc.constant<BodyPlan>({ kind: "example", mutations: [] }), weight: 2 },
+    { arbitrary: mutations.map((m) => ({ kind: "example" as const, mutations: m })), weight: 14 },
+  );
 }
 
 export function caseArbitrary(route: WriteRoute): fc.Arbitrary<FuzzCase> {
-  const params = Object.fromEntries(paramNames(route.path).map((name) => [name, paramArbitrary(name)]));
-  const isProxy = route.group === "proxy";
+  const names = [...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
+  const proxyKeys = ["own", "own", "own", "other", "none", "garbage", "query"] as const;
   return fc.record({
     route: fc.constant(route.operationId),
     key: keyArbitrary(route),
-    params: fc.record(params),
+    params: fc.record(Object.fromEntries(names.map((name) => [name, paramArbitrary(name)]))),
     contentType: fc.oneof(
       { arbitrary: fc.constant("default"), weight: 12 },
       { arbitrary: fc.constantFrom(...CONTENT_TYPES), weight: 3 },
@@ -263,32 +173,11 @@ export function caseArbitrary(route: WriteRoute): fc.Arbitrary<FuzzCase> {
         weight: 1,
       },
     ),
-    proxyKey: isProxy
-      ? fc.constantFrom(
-          "own" as const,
-          "own" as const,
-          "own" as const,
-          "other" as const,
-          "none" as const,
-          "garbage" as const,
-          "query" as const,
-        )
-      : fc.constant(undefined),
+    proxyKey: route.group === "proxy" ? fc.constantFrom(...proxyKeys) : fc.constant(undefined),
   }) as fc.Arbitrary<FuzzCase>;
 }
 
-/** Placeholder fixtures: the examples' shapes (their paths) do not depend on the ids. */
-const SHAPE_WORLD: ExampleWorld = {
-  tokenId: "tok",
-  otherTokenId: "tok",
-  applicationId: "app",
-  formulaId: "frm",
-  nonce: "nonce",
-  invitationCode: "code",
-  destinationUrl: "http://127.0.0.1/",
-};
-
-export function valueAt(root: unknown, path: string[]): unknown {
+function valueAt(root: unknown, path: string[]): unknown {
   let value = root;
   for (const key of path) {
     if (value === null || typeof value !== "object" || !Object.hasOwn(value, key)) return undefined;
@@ -297,10 +186,15 @@ export function valueAt(root: unknown, path: string[]): unknown {
   return value;
 }
 
-// ---------------------------------------------------------------------------------------------------------
 // Materialization: a plan's body as bytes, with the markers written in as text.
 
 const MARKER = "@@fuzz-marker@@";
+const own = (value: unknown): PropertyDescriptor => ({
+  value,
+  enumerable: true,
+  writable: true,
+  configurable: true,
+});
 
 /** Applies the mutations to a deep copy (null-prototype objects: every key stays an own key). */
 export function applyMutations(example: unknown, mutations: Mutation[], markers: Marker[]): unknown {
@@ -313,71 +207,44 @@ export function applyMutations(example: unknown, mutations: Mutation[], markers:
     return `${MARKER}${markers.length - 1}${MARKER}`;
   };
   const holder: { root: unknown } = Object.assign(Object.create(null), { root });
-  for (const mutation of mutations) {
-    const full = ["root", ...mutation.path];
-    const parentPath = mutation.op === "add" ? full : full.slice(0, -1);
-    const parent = valueAt(holder, parentPath);
+  for (const m of mutations) {
+    const full = ["root", ...m.path];
+    const parent = valueAt(holder, m.op === "add" ? full : full.slice(0, -1));
     if (parent === null || typeof parent !== "object") continue;
-    const target = parent as Record<string, unknown>;
-    if (mutation.op === "add") Object.defineProperty(target, mutation.key, ownValue(place(mutation.value)));
-    else if (mutation.op === "set")
-      Object.defineProperty(target, full.at(-1) as string, ownValue(place(mutation.value)));
-    else delete target[full.at(-1) as string];
+    if (m.op === "delete") delete (parent as Record<string, unknown>)[full.at(-1) as string];
+    else Object.defineProperty(parent, m.op === "add" ? m.key : (full.at(-1) as string), own(place(m.value)));
   }
   return holder.root;
 }
 
-const ownValue = (value: unknown): PropertyDescriptor => ({
-  value,
-  enumerable: true,
-  writable: true,
-  configurable: true,
-});
+export const GATEWAY_LIMIT = 10 * 1024 * 1024;
 
 /** The JSON text of `value` with its markers expanded, `limit` the route's body limit in bytes. */
 export function renderBody(value: unknown, markers: Marker[], limit: number): Buffer {
   const text = JSON.stringify(value) ?? "null";
-  if (markers.length === 0) return Buffer.from(text);
-  const pattern = new RegExp(`"${MARKER}(\\d+)${MARKER}"`, "g");
-  // Nesting first: the padding fills what is left up to the target size.
-  let pad: { index: number; size: PadSize; unit: string } | undefined;
-  let expanded = text.replace(pattern, (whole, index: string) => {
+  // Nesting first: the (first) padding then fills what is left up to the target size.
+  let pad: (Marker & { t: "pad" }) | undefined;
+  const placeholder = `"${MARKER}pad${MARKER}"`;
+  const expanded = text.replace(new RegExp(`"${MARKER}(\\d+)${MARKER}"`, "g"), (_, index: string) => {
     const m = markers[Number(index)] as Marker;
-    if (m.t === "nest") return nested(m.depth, m.shape);
+    if (m.t === "nest") {
+      const open = { array: "[", object: '{"a":', proto: '{"__proto__":' }[m.shape];
+      return `${open.repeat(m.depth)}${m.shape === "array" ? "" : "{}"}${(m.shape === "array" ? "]" : "}").repeat(m.depth)}`;
+    }
     if (pad) return '""';
-    pad = { index: Number(index), size: m.size, unit: m.unit };
-    return whole;
+    pad = m;
+    return placeholder;
   });
   if (!pad) return Buffer.from(expanded);
-  const placeholder = `"${MARKER}${pad.index}${MARKER}"`;
-  const target = padTarget(pad.size, limit);
-  const base = Buffer.byteLength(expanded) - Buffer.byteLength(placeholder) + 2;
+  const target = {
+    under: limit - 64,
+    at: limit,
+    over: limit + 1,
+    far: Math.min(limit * 2, GATEWAY_LIMIT - 1024),
+    gateway: GATEWAY_LIMIT + 1,
+  }[pad.size];
+  const room = Math.max(0, target - (Buffer.byteLength(expanded) - Buffer.byteLength(placeholder) + 2));
   const unitBytes = Buffer.byteLength(pad.unit);
-  const room = Math.max(0, target - base);
   const filler = pad.unit.repeat(Math.floor(room / unitBytes)) + "a".repeat(room % unitBytes);
-  expanded = expanded.replace(placeholder, `"${filler}"`);
-  return Buffer.from(expanded);
-}
-
-export const GATEWAY_LIMIT = 10 * 1024 * 1024;
-
-function padTarget(size: PadSize, limit: number): number {
-  switch (size) {
-    case "under":
-      return limit - 64;
-    case "at":
-      return limit;
-    case "over":
-      return limit + 1;
-    case "far":
-      return Math.min(limit * 2, GATEWAY_LIMIT - 1024);
-    case "gateway":
-      return GATEWAY_LIMIT + 1;
-  }
-}
-
-function nested(depth: number, shape: "array" | "object" | "proto"): string {
-  if (shape === "array") return `${"[".repeat(depth)}${"]".repeat(depth)}`;
-  const key = shape === "object" ? '{"a":' : '{"__proto__":';
-  return `${key.repeat(depth)}{}${"}".repeat(depth)}`;
+  return Buffer.from(expanded.replace(placeholder, () => `"${filler}"`));
 }

@@ -9,26 +9,19 @@ export interface Answer {
   text: string;
 }
 
-export interface Violation {
-  /** Short, stable class name: the summary groups failures by route and kind. */
-  kind:
-    | "no-answer"
-    | "5xx"
-    | "stack-trace"
-    | "host-path"
-    | "not-problem-json"
-    | "bad-problem"
-    | "cross-tenant"
-    | "disclosure"
-    | "prototype-pollution"
-    | "canary";
-  detail: string;
-}
-
-/** A V8 stack frame: "at fn (file:line:col)" or "at file:line:col". */
-const STACK_FRAME = /\bat (?:[\w$.<>[\] ]+ \()?(?:file:\/\/)?[^\s()'"]*:\d+:\d+\)?/;
-/** Strings that betray the host: its paths, its dependencies, its source files. */
-const HOST_NEEDLES = ["/work/", "node_modules", ".ts:", process.cwd()].filter((n) => n.length > 1);
+/** A short, stable class name: the summary groups failures by route and kind. */
+type Kind =
+  | "no-answer"
+  | "5xx"
+  | "stack-trace"
+  | "host-path"
+  | "not-problem-json"
+  | "bad-problem"
+  | "cross-tenant"
+  | "disclosure"
+  | "prototype-pollution"
+  | "canary";
+export type Violation = { kind: Kind; detail: string };
 
 export interface CheckContext {
   /** Everything the request carried (path, query, body text): a needle echoed from it is not a leak. */
@@ -41,123 +34,97 @@ export interface CheckContext {
   proxy?: boolean;
 }
 
-/**
- * A proxy whose transform the fuzz itself replaced with code that parses but exports no function (`{{ data }}`,
- * `apply`: valid JavaScript) answers 500 `transform-failed`, generic as designed (docs/proxies.md): the tenant's
- * code failed, not the service. Any other 5xx still counts.
- */
-function transformFailed(answer: Answer): boolean {
-  if (answer.status !== 500) return false;
+/** A V8 stack frame: "at fn (file:line:col)" or "at file:line:col". */
+const STACK_FRAME = /\bat (?:[\w$.<>[\] ]+ \()?(?:file:\/\/)?[^\s()'"]*:\d+:\d+\)?/;
+/** Strings that betray the host: its paths, its dependencies, its source files. */
+const HOST_NEEDLES = ["/work/", "node_modules", ".ts:", process.cwd()].filter((n) => n.length > 1);
+
+const parse = (text: string): unknown => {
   try {
-    const body = JSON.parse(answer.text) as { proxy_error?: { type?: unknown } };
-    return typeof body.proxy_error?.type === "string" && body.proxy_error.type.endsWith("/transform-failed");
+    return JSON.parse(text);
   } catch {
-    return false;
+    return undefined;
   }
-}
+};
 
 export function checkAnswer(answer: Answer, context: CheckContext): Violation[] {
-  const violations: Violation[] = [];
   if (answer.status === 0) return [{ kind: "no-answer", detail: answer.text.slice(0, 200) }];
-  if (answer.status >= 500 && !(context.proxy && transformFailed(answer)))
-    violations.push({ kind: "5xx", detail: `status ${answer.status}` });
+  const violations: Violation[] = [];
+  const add = (kind: Kind, detail: string) => violations.push({ kind, detail });
+  const carried = (needle: string) => context.requestText.includes(needle);
+  const body = parse(answer.text) as { proxy_error?: { type?: unknown } } | undefined;
+  // A proxy whose transform the fuzz replaced with code that exports no function answers 500
+  // transform-failed, generic as designed (docs/proxies.md): the tenant's code failed. Any other 5xx counts.
+  const transformFailed =
+    context.proxy && answer.status === 500 && String(body?.proxy_error?.type).endsWith("/transform-failed");
+  if (answer.status >= 500 && !transformFailed) add("5xx", `status ${answer.status}`);
 
   const frame = STACK_FRAME.exec(answer.text);
-  if (frame && !context.requestText.includes(frame[0]))
-    violations.push({ kind: "stack-trace", detail: `stack frame in body: ${frame[0].slice(0, 120)}` });
-  for (const needle of HOST_NEEDLES) {
-    if (answer.text.includes(needle) && !context.requestText.includes(needle)) {
-      violations.push({ kind: "host-path", detail: `body contains ${JSON.stringify(needle)}` });
-      break;
-    }
-  }
+  if (frame && !carried(frame[0])) add("stack-trace", `stack frame in body: ${frame[0].slice(0, 120)}`);
+  const needle = HOST_NEEDLES.find((n) => answer.text.includes(n) && !carried(n));
+  if (needle) add("host-path", `body contains ${JSON.stringify(needle)}`);
 
   if (answer.status >= 400 && answer.status < 500) {
-    const problem = context.proxy ? proxyErrorShape(answer) : problemShape(answer);
+    const problem = problemShape(answer, context.proxy === true, body);
     if (problem) violations.push(problem);
   }
   for (const secret of context.secrets ?? [])
-    if (answer.text.includes(secret.value) && !context.requestText.includes(secret.value))
-      violations.push({ kind: "disclosure", detail: `answer holds ${secret.whose} card number in full` });
+    if (answer.text.includes(secret.value) && !carried(secret.value))
+      add("disclosure", `answer holds ${secret.whose} card number in full`);
   if (context.crossTenant && answer.status >= 200 && answer.status < 300)
-    violations.push({
-      kind: "cross-tenant",
-      detail: `status ${answer.status} on another tenant's resource`,
-    });
+    add("cross-tenant", `status ${answer.status} on another tenant's resource`);
   return violations;
 }
 
-/** A /proxy error: JSON whose `proxy_error` is an RFC 9457 problem with the answer's status. */
-function proxyErrorShape(answer: Answer): Violation | undefined {
-  if (answer.contentType.toLowerCase().startsWith("application/problem+json")) return problemShape(answer);
-  let body: unknown;
-  try {
-    body = JSON.parse(answer.text);
-  } catch {
-    return { kind: "not-problem-json", detail: `${answer.status} /proxy error is not JSON` };
+/**
+ * An RFC 9457 problem: application/problem+json with type, title and the status it answered with. On /proxy,
+ * JSON whose `proxy_error` is such a problem (or a problem+json of its own).
+ */
+function problemShape(answer: Answer, proxy: boolean, parsed: unknown): Violation | undefined {
+  const fail = (kind: Kind, detail: string): Violation => ({
+    kind,
+    detail: `${answer.status} ${detail}`,
+  });
+  let body = parsed;
+  if (!answer.contentType.toLowerCase().startsWith("application/problem+json")) {
+    if (!proxy) return fail("not-problem-json", `with content-type ${JSON.stringify(answer.contentType)}`);
+    if (body === undefined) return fail("not-problem-json", "/proxy error is not JSON");
+    body = (body as { proxy_error?: unknown } | null)?.proxy_error;
+    if (body === undefined) return fail("not-problem-json", "/proxy error without proxy_error");
   }
-  const inner = (body as { proxy_error?: unknown } | null)?.proxy_error;
-  if (inner === undefined)
-    return { kind: "not-problem-json", detail: `${answer.status} /proxy error without proxy_error` };
-  return problemShape({ ...answer, contentType: "application/problem+json", text: JSON.stringify(inner) });
-}
-
-/** An RFC 9457 problem: application/problem+json with type, title and the status it answered with. */
-function problemShape(answer: Answer): Violation | undefined {
-  if (!answer.contentType.toLowerCase().startsWith("application/problem+json"))
-    return {
-      kind: "not-problem-json",
-      detail: `${answer.status} with content-type ${JSON.stringify(answer.contentType)}`,
-    };
-  let body: unknown;
-  try {
-    body = JSON.parse(answer.text);
-  } catch {
-    return { kind: "bad-problem", detail: `${answer.status} problem body is not JSON` };
-  }
+  if (body === undefined) return fail("bad-problem", "problem body is not JSON");
   if (typeof body !== "object" || body === null || Array.isArray(body))
-    return { kind: "bad-problem", detail: `${answer.status} problem body is not an object` };
+    return fail("bad-problem", "problem body is not an object");
   const { type, title, status } = body as Record<string, unknown>;
   if (typeof type !== "string" || typeof title !== "string" || status !== answer.status)
-    return {
-      kind: "bad-problem",
-      detail: `${answer.status} problem lacks type/title or says status ${JSON.stringify(status)}`,
-    };
+    return fail("bad-problem", `problem lacks type/title or says status ${JSON.stringify(status)}`);
   return undefined;
 }
 
-/** Own properties of the built-in prototypes: anything added by a request is prototype pollution. */
+/** The built-in prototypes watched: anything a request adds to them is prototype pollution. */
+const PROTOTYPES: Record<string, object> = {
+  "Object.prototype": Object.prototype,
+  "Array.prototype": Array.prototype,
+  "Function.prototype": Function.prototype,
+  "String.prototype": String.prototype,
+};
+
 export function prototypeSnapshot(): Map<string, string[]> {
-  const targets: [string, object][] = [
-    ["Object.prototype", Object.prototype],
-    ["Array.prototype", Array.prototype],
-    ["Function.prototype", Function.prototype],
-    ["String.prototype", String.prototype],
-  ];
-  return new Map(targets.map(([name, target]) => [name, Reflect.ownKeys(target).map(String).sort()]));
+  return new Map(Object.entries(PROTOTYPES).map(([name, p]) => [name, Reflect.ownKeys(p).map(String)]));
 }
 
 /** Properties added since `baseline`, as "Object.prototype.expires_at". */
 export function pollutionSince(baseline: Map<string, string[]>): string[] {
-  const added: string[] = [];
-  for (const [name, keys] of prototypeSnapshot()) {
-    const before = new Set(baseline.get(name) ?? []);
-    for (const key of keys) if (!before.has(key)) added.push(`${name}.${key}`);
-  }
-  return added;
+  return [...prototypeSnapshot()].flatMap(([name, keys]) =>
+    keys.filter((key) => !baseline.get(name)?.includes(key)).map((key) => `${name}.${key}`),
+  );
 }
 
 /** Removes what pollutionSince found, so that one polluting request does not fail every later one. */
 export function cleanPollution(added: string[]): void {
-  const targets: Record<string, object> = {
-    "Object.prototype": Object.prototype,
-    "Array.prototype": Array.prototype,
-    "Function.prototype": Function.prototype,
-    "String.prototype": String.prototype,
-  };
   for (const entry of added) {
     const [owner, ...rest] = entry.split(".prototype.");
-    const target = targets[`${owner}.prototype`];
+    const target = PROTOTYPES[`${owner}.prototype`];
     if (target) Reflect.deleteProperty(target, rest.join(".prototype."));
   }
 }

@@ -1,22 +1,18 @@
 /**
  * A valid body per write route, by operation id: the fuzz mutates these field by field, so that hostile values
  * get past the shape checks a wholly random body never would. A route missing here is still fuzzed, with
- * generic hostile bodies only (the summary says which).
+ * generic hostile bodies only (the route list at the start says which).
  */
 import { ownKeys } from "./values.ts";
 import { CARDS, card } from "./world.ts";
 
 const CARD = card(CARDS.example);
 
-export interface ExampleWorld {
-  tokenId: string;
-  otherTokenId: string;
-  applicationId: string;
-  formulaId: string;
-  nonce: string;
-  invitationCode: string;
-  destinationUrl: string;
-}
+/** The batch's fixtures an example refers to. */
+export type ExampleWorld = Record<
+  "tokenId" | "otherTokenId" | "applicationId" | "formulaId" | "nonce" | "invitationCode" | "destinationUrl",
+  string
+>;
 
 const rule = {
   description: "fuzz rule",
@@ -38,6 +34,29 @@ const formula = {
 const transform = { code: "module.exports = async function (req) { return req; };" };
 
 type Example = (w: ExampleWorld) => unknown;
+/** How a token is presented and found: what a caller without reveal must not turn into a disclosure. */
+const presentation = {
+  mask: { number: "{{ data.number | reveal_last: 4 }}" },
+  containers: ["/fuzz/"],
+  metadata: { origin: "fuzz" } as Record<string, unknown>,
+  search_indexes: ["{{ data.number | last4 }}"],
+  fingerprint_expression: "{{ data.number }}",
+  expires_at: future,
+};
+const proxy = (w: ExampleWorld) => ({
+  name: "fuzz proxy",
+  destination_url: w.destinationUrl,
+  request_transform: transform,
+  response_transform: transform,
+  application: { id: w.applicationId },
+  configuration: { region: "eu" },
+  require_auth: true,
+});
+const reactor = (w: ExampleWorld) => ({
+  name: "fuzz reactor",
+  configuration: { region: "eu" },
+  application: { id: w.applicationId },
+});
 
 export const examples: Record<string, Example> = {
   advanceTestClock: () => ({ advance_seconds: 1 }),
@@ -57,24 +76,11 @@ export const examples: Record<string, Example> = {
     id: "fuzz-token-id",
     type: "card",
     data: CARD,
-    mask: { number: "{{ data.number | reveal_last: 4 }}" },
-    containers: ["/fuzz/"],
-    metadata: { origin: "fuzz" },
-    search_indexes: ["{{ data.number | last4 }}"],
-    fingerprint_expression: "{{ data.number }}",
+    ...presentation,
     deduplicate_token: false,
-    expires_at: future,
   }),
   // No data: a patch of the mask alone is what must not reveal the stored data to a key without reveal.
-  patchToken: () => ({
-    mask: { number: "{{ data.number | reveal_last: 4 }}" },
-    metadata: { origin: null, other: "x" },
-    containers: ["/fuzz/"],
-    search_indexes: ["{{ data.number | last4 }}"],
-    fingerprint_expression: "{{ data.number }}",
-    deduplicate_token: null,
-    expires_at: future,
-  }),
+  patchToken: () => ({ ...presentation, metadata: { origin: null, other: "x" }, deduplicate_token: null }),
   authorizeSession: (w) => ({
     nonce: w.nonce,
     permissions: ["token:read"],
@@ -83,50 +89,17 @@ export const examples: Record<string, Example> = {
   }),
   createInvitation: () => ({ email: "invitee@example.com" }),
   acceptInvitation: (w) => ({ code: w.invitationCode, first_name: "F", last_name: "Z" }),
-  createProxy: (w) => ({
-    name: "fuzz proxy",
-    destination_url: w.destinationUrl,
-    request_transform: transform,
-    response_transform: transform,
-    application: { id: w.applicationId },
-    configuration: { region: "eu" },
-    require_auth: true,
-  }),
-  replaceProxy: (w) => ({
-    name: "fuzz proxy",
-    destination_url: w.destinationUrl,
-    request_transform: transform,
-    response_transform: transform,
-    application: { id: w.applicationId },
-    configuration: { region: "eu" },
-    require_auth: true,
-  }),
-  patchProxy: (w) => ({
-    name: "fuzz proxy",
-    destination_url: w.destinationUrl,
-    request_transform: null,
-    application: { id: w.applicationId },
-    configuration: { region: "eu" },
-    require_auth: false,
-  }),
+  createProxy: proxy,
+  replaceProxy: proxy,
+  patchProxy: (w) => {
+    const { response_transform: _, ...rest } = proxy(w);
+    return { ...rest, request_transform: null, require_auth: false };
+  },
   createFormula: () => formula,
   replaceFormula: () => formula,
-  createReactor: (w) => ({
-    name: "fuzz reactor",
-    configuration: { region: "eu" },
-    formula: { id: w.formulaId },
-    application: { id: w.applicationId },
-  }),
-  replaceReactor: (w) => ({
-    name: "fuzz reactor",
-    configuration: { region: "eu" },
-    application: { id: w.applicationId },
-  }),
-  patchReactor: (w) => ({
-    name: "fuzz reactor",
-    configuration: { region: "eu" },
-    application: { id: w.applicationId },
-  }),
+  createReactor: (w) => ({ ...reactor(w), formula: { id: w.formulaId } }),
+  replaceReactor: reactor,
+  patchReactor: reactor,
   react: (w) => ({
     // The prototype keys reach the hostile reactor's parameters ("__proto__.expires_at", …) when it exists.
     args: ownKeys([
