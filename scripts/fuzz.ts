@@ -47,11 +47,11 @@ type Suspect = { route: WriteRoute; plan: FuzzCase; shown: string };
 const PROTO_KEYS = /__proto__|constructor|prototype/;
 
 async function main(): Promise<number> {
-  const routes = (
-    routeList.filter((r) => (WRITE_METHODS as readonly string[]).includes(r.method)) as WriteRoute[]
-  ).filter(
-    (r) => settings.only.length === 0 || settings.only.some((o) => o === r.operationId || o === r.path),
-  );
+  const routes = routeList.filter(
+    (r) =>
+      (WRITE_METHODS as readonly string[]).includes(r.method) &&
+      (settings.only.length === 0 || settings.only.some((o) => o === r.operationId || o === r.path)),
+  ) as WriteRoute[];
   if (routes.length === 0) throw new Error(`FUZZ_ROUTES matched no write route: ${settings.only.join(",")}`);
   const protoFlag = [...process.execArgv, process.env.NODE_OPTIONS ?? ""]
     .join(" ")

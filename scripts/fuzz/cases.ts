@@ -6,7 +6,15 @@
 import fc from "fast-check";
 import type { RouteSpec } from "#shared/http/route.ts";
 import { type ExampleWorld, exampleFor } from "./examples.ts";
-import { expressionString, hostileJson, hostileKey, type Marker, marker, rawBodyText } from "./values.ts";
+import {
+  expressionString,
+  hostileJson,
+  hostileKey,
+  type Marker,
+  marker,
+  rawBodyText,
+  words,
+} from "./values.ts";
 
 export type WriteRoute = RouteSpec & { operationId: string };
 export const WRITE_METHODS = ["POST", "PUT", "PATCH", "DELETE"] as const;
@@ -40,7 +48,6 @@ export interface FuzzCase {
   proxyKey?: "own" | "other" | "none" | "garbage" | "query";
 }
 
-const words = (text: string) => text.split("|");
 const ODD_PARAMS = [
   ...words("| |..|%2e%2e|%2F|a%2Fb|%00|%ZZ|%|__proto__|constructor|prototype|toString|hasOwnProperty|null"),
   ...words("undefined|0|-1|tok_|app_x|ü😀|' OR 1=1 --|a b|%F0%9F%98%80|%C0%AF|..%2f..%2fetc%2fpasswd"),

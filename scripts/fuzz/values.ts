@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 
-const words = (text: string) => text.split("|");
+export const words = (text: string) => text.split("|");
 
 /** A JSON object with own keys whatever their names (`__proto__` included): parsed, never assigned. */
 export const ownKeys = (entries: [string, unknown][]): Record<string, unknown> =>
