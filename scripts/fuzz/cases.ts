@@ -6,15 +6,7 @@
 import fc from "fast-check";
 import type { RouteSpec } from "#shared/http/route.ts";
 import { type ExampleWorld, exampleFor } from "./examples.ts";
-import {
-  expressionString,
-  hostileJson,
-  hostileKey,
-  type Marker,
-  marker,
-  rawBodyText,
-  words,
-} from "./values.ts";
+import * as values from "./values.ts";
 
 export type WriteRoute = RouteSpec & { operationId: string };
 export const WRITE_METHODS = ["POST", "PUT", "PATCH", "DELETE"] as const;
@@ -24,7 +16,7 @@ const OTHER_ROLES = ["B.owner", "B.private", "B.public", "root", "none", "garbag
 export type KeyRole = (typeof TENANT_ROLES)[number] | (typeof OTHER_ROLES)[number];
 
 export type ParamChoice = { kind: "own" | "other"; index: number } | { kind: "odd"; value: string };
-export type Hostile = { t: "json"; v: unknown } | Marker;
+export type Hostile = { t: "json"; v: unknown } | values.Marker;
 export type Mutation =
   | { op: "set"; path: string[]; value: Hostile }
   | { op: "delete"; path: string[] }
@@ -49,16 +41,25 @@ export interface FuzzCase {
 }
 
 const ODD_PARAMS = [
-  ...words("| |..|%2e%2e|%2F|a%2Fb|%00|%ZZ|%|__proto__|constructor|prototype|toString|hasOwnProperty|null"),
-  ...words("undefined|0|-1|tok_|app_x|ü😀|' OR 1=1 --|a b|%F0%9F%98%80|%C0%AF|..%2f..%2fetc%2fpasswd"),
+  ...values.words(
+    "| |..|%2e%2e|%2F|a%2Fb|%00|%ZZ|%|__proto__|constructor|prototype|toString|hasOwnProperty|null",
+  ),
+  ...values.words("undefined|0|-1|tok_|app_x|ü😀|' OR 1=1 --|a b|%F0%9F%98%80|%C0%AF|..%2f..%2fetc%2fpasswd"),
   "x".repeat(3000),
 ];
-const ODD_PROXY_PATHS = [...words("a/b/c|../../admin|%2e%2e/%2e%2e|a//b|%00|ü|?x=1"), "x".repeat(4000)];
+const ODD_PROXY_PATHS = [
+  ...values.words("a/b/c|../../admin|%2e%2e/%2e%2e|a//b|%00|ü|?x=1"),
+  "x".repeat(4000),
+];
 const CONTENT_TYPES = [
-  ...words("application/json|application/merge-patch+json|application/json; charset=utf-16|text/plain"),
-  ...words("application/json; charset=latin1|text/html|application/xml|application/x-www-form-urlencoded"),
-  ...words("multipart/form-data; boundary=x|application/octet-stream|application/problem+json|;;;|"),
-  ...words("APPLICATION/JSON|application/json, text/plain"),
+  ...values.words(
+    "application/json|application/merge-patch+json|application/json; charset=utf-16|text/plain",
+  ),
+  ...values.words(
+    "application/json; charset=latin1|text/html|application/xml|application/x-www-form-urlencoded",
+  ),
+  ...values.words("multipart/form-data; boundary=x|application/octet-stream|application/problem+json|;;;|"),
+  ...values.words("APPLICATION/JSON|application/json, text/plain"),
 ];
 
 function keyArbitrary(route: WriteRoute): fc.Arbitrary<KeyRole> {
@@ -87,8 +88,8 @@ function paramArbitrary(name: string): fc.Arbitrary<ParamChoice> {
 }
 
 const hostile: fc.Arbitrary<Hostile> = fc.oneof(
-  { arbitrary: hostileJson.map((v) => ({ t: "json" as const, v })), weight: 18 },
-  { arbitrary: marker, weight: 2 },
+  { arbitrary: values.hostileJson.map((v) => ({ t: "json" as const, v })), weight: 18 },
+  { arbitrary: values.marker, weight: 2 },
 );
 const json = (v: unknown): Hostile => ({ t: "json", v });
 
@@ -110,7 +111,7 @@ function mutationArbitrary(example: unknown): fc.Arbitrary<Mutation> {
   const options: fc.WeightedArbitrary<Mutation>[] = [
     {
       arbitrary: fc
-        .tuple(fc.constantFrom(...objects), hostileKey, hostile)
+        .tuple(fc.constantFrom(...objects), values.hostileKey, hostile)
         .map(([path, key, value]) => ({ op: "add" as const, path, key, value })),
       weight: 3,
     },
@@ -121,7 +122,7 @@ function mutationArbitrary(example: unknown): fc.Arbitrary<Mutation> {
   if (expressions.length > 0)
     options.push({
       arbitrary: fc
-        .tuple(fc.constantFrom(...expressions), fc.oneof(disclosing, disclosing, expressionString))
+        .tuple(fc.constantFrom(...expressions), fc.oneof(disclosing, disclosing, values.expressionString))
         .map(([path, v]) => ({ op: "set" as const, path, value: json(v) })),
       weight: 6,
     });
@@ -152,7 +153,7 @@ function bodyArbitrary(route: WriteRoute): fc.Arbitrary<BodyPlan> {
   return fc.oneof(
     { arbitrary: fc.constant<BodyPlan>({ kind: "none" }), weight: 1 },
     { arbitrary: hostile.map((value) => ({ kind: "value" as const, value })), weight: 2 },
-    { arbitrary: rawBodyText.map((text) => ({ kind: "raw" as const, text })), weight: 2 },
+    { arbitrary: values.rawBodyText.map((text) => ({ kind: "raw" as const, text })), weight: 2 },
     { arbitrary: fc.constantFrom(...bytes).map((hex) => ({ kind: "bytes" as const, hex })), weight: 1 },
     { arbitrary: fc.constant<BodyPlan>({ kind: "example", mutations: [] }), weight: 2 },
     { arbitrary: mutations.map((m) => ({ kind: "example" as const, mutations: m })), weight: 14 },
@@ -204,7 +205,7 @@ const own = (value: unknown): PropertyDescriptor => ({
 });
 
 /** Applies the mutations to a deep copy (null-prototype objects: every key stays an own key). */
-export function applyMutations(example: unknown, mutations: Mutation[], markers: Marker[]): unknown {
+export function applyMutations(example: unknown, mutations: Mutation[], markers: values.Marker[]): unknown {
   const root: unknown = JSON.parse(JSON.stringify(example ?? {}), (_k, v: unknown) =>
     v && typeof v === "object" && !Array.isArray(v) ? Object.assign(Object.create(null), v) : v,
   );
@@ -227,13 +228,13 @@ export function applyMutations(example: unknown, mutations: Mutation[], markers:
 export const GATEWAY_LIMIT = 10 * 1024 * 1024;
 
 /** The JSON text of `value` with its markers expanded, `limit` the route's body limit in bytes. */
-export function renderBody(value: unknown, markers: Marker[], limit: number): Buffer {
+export function renderBody(value: unknown, markers: values.Marker[], limit: number): Buffer {
   const text = JSON.stringify(value) ?? "null";
   // Nesting first: the (first) padding then fills what is left up to the target size.
-  let pad: (Marker & { t: "pad" }) | undefined;
+  let pad: (values.Marker & { t: "pad" }) | undefined;
   const placeholder = `"${MARKER}pad${MARKER}"`;
   const expanded = text.replace(new RegExp(`"${MARKER}(\\d+)${MARKER}"`, "g"), (_, index: string) => {
-    const m = markers[Number(index)] as Marker;
+    const m = markers[Number(index)] as values.Marker;
     if (m.t === "nest") {
       const open = { array: "[", object: '{"a":', proto: '{"__proto__":' }[m.shape];
       return `${open.repeat(m.depth)}${m.shape === "array" ? "" : "{}"}${(m.shape === "array" ? "]" : "}").repeat(m.depth)}`;
