@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type Client, client, createTenant, type HttpResponse } from "#test/support/http.ts";
+import { reactionResult as result } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
@@ -32,16 +33,6 @@ async function createOwnCode(api: Client, key: string, body: Record<string, unkn
   const res = await api.post<{ id: string; code?: string }>("/reactors", { key, body });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body;
-}
-
-/** Polls a react-async result until it exists (the local queue runs it in the background). */
-async function result(api: Client, key: string, reactorId: string, requestId: string) {
-  for (let i = 0; i < 300; i += 1) {
-    const res = await api.get(`/reactors/${reactorId}/results/${requestId}`, { key });
-    if (res.status !== 404) return res;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("no result");
 }
 
 describe("reactors with their own code", () => {

@@ -46,3 +46,13 @@ export async function createReactor(
   expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
   return { api, tenant, app: app.body, reactorId: reactor.body.id };
 }
+
+/** Polls a react-async result until it exists (the local queue runs it in the background). */
+export async function reactionResult(api: Client, key: string, reactorId: string, requestId: string) {
+  for (let i = 0; i < 300; i += 1) {
+    const res = await api.get(`/reactors/${reactorId}/results/${requestId}`, { key });
+    if (res.status !== 404) return res;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("no result");
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { type Client, client, createTenant, type HttpResponse } from "#test/support/http.ts";
+import { client, createTenant, type HttpResponse } from "#test/support/http.ts";
 import { useLocalServer } from "#test/support/local-server.ts";
+import { reactionResult as result } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, revealEverything, type TokenBody, VISA } from "#test/support/tokens.ts";
 
@@ -53,15 +54,6 @@ async function world() {
 function expectRefused(res: HttpResponse) {
   expect(res.status, JSON.stringify(res.body)).toBe(403);
   expect(res.headers.get("content-type")).toContain("application/problem+json");
-}
-
-async function result(api: Client, key: string, reactorId: string, requestId: string) {
-  for (let i = 0; i < 300; i += 1) {
-    const res = await api.get(`/reactors/${reactorId}/results/${requestId}`, { key });
-    if (res.status !== 404) return res;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("no result");
 }
 
 describe("attack: a key that cannot read card data writes or reads a reactor's own code", () => {
