@@ -10,6 +10,10 @@ interface Candidate<R> {
   route: R;
   segments: string[];
   literalCount: number;
+  /** Its place in the route table: among equally literal candidates, the earlier wins. */
+  order: number;
+  /** A greedy `{name+}` last segment takes one or more remaining segments, as in API Gateway. */
+  greedy: boolean;
 }
 
 /**
@@ -17,21 +21,44 @@ interface Candidate<R> {
  * over a `{param}` (so /applications/key beats /applications/{id}).
  */
 export class RouteMatcher<R extends { method: string; path: string }> {
-  private readonly candidates: Candidate<R>[];
+  /** Fixed-length candidates by their number of segments, most literal first. */
+  private readonly bySegmentCount: Candidate<R>[][] = [];
+  private readonly greedy: Candidate<R>[];
+  private readonly forCount = new Map<number, Candidate<R>[]>();
 
   constructor(routes: readonly R[]) {
-    this.candidates = routes
-      .map((route) => {
+    const candidates = routes
+      .map((route, order) => {
         const segments = route.path.split("/").filter(Boolean);
-        return { route, segments, literalCount: segments.filter((s) => !s.startsWith("{")).length };
+        return {
+          route,
+          order,
+          segments,
+          literalCount: segments.filter((s) => !s.startsWith("{")).length,
+          greedy: (segments.at(-1) ?? "").endsWith("+}"),
+        };
       })
-      .sort((a, b) => b.literalCount - a.literalCount);
+      .sort(byPrecedence);
+    this.greedy = candidates.filter((c) => c.greedy);
+    for (const candidate of candidates) {
+      if (candidate.greedy) continue;
+      const count = candidate.segments.length;
+      this.bySegmentCount[count] = [...(this.bySegmentCount[count] ?? []), candidate];
+    }
+  }
+
+  /** Candidates for a path of `count` segments: fixed-length ones of that length and greedy ones, most literal first. */
+  private candidatesFor(count: number): Candidate<R>[] {
+    const known = this.forCount.get(count);
+    if (known) return known;
+    const found = [...(this.bySegmentCount[count] ?? []), ...this.greedy].sort(byPrecedence);
+    // Remembered for the lengths routes have; a caller's 3,000-segment path is not kept.
+    if (count < this.bySegmentCount.length + 2) this.forCount.set(count, found);
+    return found;
   }
 
   private matchPath(candidate: Candidate<R>, parts: string[]): Record<string, string> | undefined {
-    const last = candidate.segments.at(-1) ?? "";
-    // A greedy `{name+}` last segment takes one or more remaining segments, as in API Gateway.
-    const greedy = last.endsWith("+}");
+    const greedy = candidate.greedy;
     if (greedy ? parts.length < candidate.segments.length : candidate.segments.length !== parts.length)
       return undefined;
     const params: Record<string, string> = {};
@@ -53,7 +80,7 @@ export class RouteMatcher<R extends { method: string; path: string }> {
   match(method: string, rawPath: string): RouteMatch<R> | { allowed: string[] } | undefined {
     const parts = rawPath.split("/").filter(Boolean).map(safeDecode);
     const allowed = new Set<string>();
-    for (const candidate of this.candidates) {
+    for (const candidate of this.candidatesFor(parts.length)) {
       const params = this.matchPath(candidate, parts);
       if (!params) continue;
       if (candidate.route.method === method)
@@ -63,6 +90,9 @@ export class RouteMatcher<R extends { method: string; path: string }> {
     return allowed.size > 0 ? { allowed: [...allowed] } : undefined;
   }
 }
+
+const byPrecedence = <R>(a: Candidate<R>, b: Candidate<R>) =>
+  b.literalCount - a.literalCount || a.order - b.order;
 
 function safeDecode(segment: string): string {
   try {

@@ -12,6 +12,8 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy": "sandbox",
 };
 
+const SECURITY_HEADER_ENTRIES = Object.entries(SECURITY_HEADERS);
+
 /**
  * `headers` without any header named in SECURITY_HEADERS (in any case), then those set. `ownPolicy`: the
  * route's own handler set the Content-Security-Policy (the Elements frame page, never a proxied answer), kept.
@@ -23,14 +25,14 @@ export function withSecurityHeaders(
   // Null prototype: a header named `__proto__` (from a destination or a transform) stays an ordinary entry.
   const result = nullObject<string | number | boolean>();
   let ownPolicy: string | number | boolean | undefined;
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    const lower = name.toLowerCase();
-    if (options.ownPolicy && lower === "content-security-policy") ownPolicy = value;
-    else if (!Object.hasOwn(SECURITY_HEADERS, lower)) result[name] = value;
-  }
-  return {
-    ...result,
-    ...SECURITY_HEADERS,
-    ...(ownPolicy === undefined ? {} : { "content-security-policy": ownPolicy }),
-  };
+  if (headers)
+    for (const name of Object.keys(headers)) {
+      const lower = name.toLowerCase();
+      const value = headers[name] as string | number | boolean;
+      if (options.ownPolicy && lower === "content-security-policy") ownPolicy = value;
+      else if (!Object.hasOwn(SECURITY_HEADERS, lower)) result[name] = value;
+    }
+  for (const [name, value] of SECURITY_HEADER_ENTRIES) result[name] = value;
+  if (ownPolicy !== undefined) result["content-security-policy"] = ownPolicy;
+  return result;
 }

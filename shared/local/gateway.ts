@@ -39,6 +39,20 @@ function readBody(req: IncomingMessage): Promise<Buffer | "too-large"> {
 }
 
 /**
+ * A request target whose path WHATWG URL parsing would keep as it is: no dot segment to resolve, nothing to
+ * percent-encode or decode, no query or fragment, no leading "//" (which URL reads as a host): the common case,
+ * parsed without a URL object.
+ */
+const PLAIN_PATH = /^\/(?!\/)[A-Za-z0-9\-_~/:@!$&'()*+,;=]*$/;
+
+/** The target's path and query as WHATWG URL parsing gives them (`search` with its "?", or ""). */
+export function parseTarget(target: string): { pathname: string; search: string } {
+  if (PLAIN_PATH.test(target)) return { pathname: target, search: "" };
+  const url = new URL(target, "http://localhost");
+  return { pathname: url.pathname, search: url.search };
+}
+
+/**
  * Turns a Node request into the API Gateway HTTP API (payload 2.0) event the Lambda would receive, routed
  * by `matcher` (over the route table the gateway was given).
  */
@@ -48,7 +62,7 @@ export function toEvent(
   body: Buffer,
   preflights?: RouteMatcher<PreflightRoute>,
 ): { event: APIGatewayProxyEventV2; group: FunctionGroup } {
-  const url = new URL(req.url ?? "/", "http://localhost");
+  const url = parseTarget(req.url ?? "/");
   const method = (req.method ?? "GET").toUpperCase();
   const found = matcher.match(method, url.pathname);
   const routed = found && "route" in found ? found : undefined;
@@ -57,14 +71,18 @@ export function toEvent(
   const routeKey = routed?.routeKey ?? (preflight && "route" in preflight ? preflight.routeKey : "$default");
   // Header and query names come from the caller: null-prototype maps, so `__proto__` is an ordinary name.
   const headers = nullObject<string>();
-  for (const [name, value] of Object.entries(req.headers)) {
+  const given = req.headers;
+  for (const name of Object.keys(given)) {
+    const value = given[name];
     if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(",") : value;
   }
-  const queryStringParameters = nullObject<string>();
-  for (const [name, value] of url.searchParams) {
-    queryStringParameters[name] =
-      queryStringParameters[name] === undefined ? value : `${queryStringParameters[name]},${value}`;
-  }
+  let queryStringParameters: Record<string, string> | undefined;
+  if (url.search)
+    for (const [name, value] of new URLSearchParams(url.search)) {
+      queryStringParameters ??= nullObject<string>();
+      const seen = queryStringParameters[name];
+      queryStringParameters[name] = seen === undefined ? value : `${seen},${value}`;
+    }
   const contentType = headers["content-type"] ?? "";
   const isText = body.length === 0 || contentType === "" || TEXT_TYPES.test(contentType);
   const now = new Date();
@@ -76,9 +94,6 @@ export function toEvent(
     rawPath: url.pathname,
     rawQueryString,
     headers,
-    ...(headers.cookie ? { cookies: headers.cookie.split(/;\s*/) } : {}),
-    ...(Object.keys(queryStringParameters).length ? { queryStringParameters } : {}),
-    ...(routed && Object.keys(routed.pathParameters).length ? { pathParameters: routed.pathParameters } : {}),
     requestContext: {
       accountId: "local",
       apiId: "local",
@@ -97,10 +112,18 @@ export function toEvent(
       time: now.toUTCString(),
       timeEpoch: now.getTime(),
     },
-    ...(body.length > 0 ? { body: isText ? body.toString("utf8") : body.toString("base64") } : {}),
     isBase64Encoded: body.length > 0 && !isText,
   };
+  if (headers.cookie) event.cookies = headers.cookie.split(/;\s*/);
+  if (queryStringParameters) event.queryStringParameters = queryStringParameters;
+  if (routed && hasOwnKeys(routed.pathParameters)) event.pathParameters = routed.pathParameters;
+  if (body.length > 0) event.body = isText ? body.toString("utf8") : body.toString("base64");
   return { event, group: routed?.route.group ?? "system" };
+}
+
+function hasOwnKeys(map: Record<string, string>): boolean {
+  for (const name in map) if (Object.hasOwn(map, name)) return true;
+  return false;
 }
 
 function lambdaContext(group: FunctionGroup, requestId: string): Context {

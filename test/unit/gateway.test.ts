@@ -1,10 +1,11 @@
 import { IncomingMessage } from "node:http";
 import { Socket } from "node:net";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { routeList } from "#shared/api/index.ts";
 import { preflightRoutes } from "#shared/http/cors.ts";
 import { RouteMatcher } from "#shared/http/match.ts";
-import { toEvent } from "#shared/local/gateway.ts";
+import { parseTarget, toEvent } from "#shared/local/gateway.ts";
 
 const matcher = new RouteMatcher(routeList);
 
@@ -62,5 +63,34 @@ describe("local gateway event", () => {
     expect(cors.event.routeKey).toBe("OPTIONS /tokens/{id}");
     const management = toEvent(matcher, request("OPTIONS", "/applications"), Buffer.alloc(0), preflights);
     expect(management.event.routeKey).toBe("$default");
+  });
+});
+
+describe("request targets", () => {
+  it("gives the path and query WHATWG URL parsing gives, for any target (dot segments, escapes, queries)", () => {
+    const piece = fc.constantFrom(
+      ..."abz09-_~.%2F:@!$&'()*+,;=?#/ \\\"<>é{}|^`[]".split(""),
+      "..",
+      "%2e",
+      "%zz",
+      "%00",
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 24 }), (pieces) => {
+        const target = `/${pieces.join("")}`;
+        const outcome = (parse: () => { pathname: string; search: string }) => {
+          try {
+            const { pathname, search } = parse();
+            return { pathname, search };
+          } catch (error) {
+            return { threw: (error as Error).name };
+          }
+        };
+        expect(outcome(() => parseTarget(target))).toEqual(
+          outcome(() => new URL(target, "http://localhost")),
+        );
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

@@ -11,13 +11,12 @@ export function requestContext(): SvcMiddleware {
   const finish: NonNullable<SvcMiddleware["after"]> = async (request) => {
     const state = request.context.svc;
     if (!state || !request.response) return;
-    request.response.headers = {
-      // Only a successful answer of a route that owns its policy keeps it; its errors get `sandbox` as any.
-      ...withSecurityHeaders(request.response.headers, {
-        ownPolicy: state.route?.ownContentSecurityPolicy === true && request.response.statusCode === 200,
-      }),
-      "svc-request-id": state.requestId,
-    };
+    // Only a successful answer of a route that owns its policy keeps it; its errors get `sandbox` as any.
+    const headers = withSecurityHeaders(request.response.headers, {
+      ownPolicy: state.route?.ownContentSecurityPolicy === true && request.response.statusCode === 200,
+    });
+    headers["svc-request-id"] = state.requestId;
+    request.response.headers = headers;
     logger.info("request", {
       request_id: state.requestId,
       route: state.route ? `${state.route.method} ${state.route.path}` : request.event.routeKey,
