@@ -1,20 +1,24 @@
 /**
- * The benchmark's floor: the least a correct vault with a fail-closed audit log must do per request
- * (docs/performance.md, "The floors").
+ * The benchmark's floor: the service's own store writes, and the least work a correct vault with a fail-closed
+ * audit log does around them, with no framework (docs/performance.md, "The floors").
  *
- *   POST /tokens      seal the data + PutItem of the token ‖ PutItem of its log entry (in parallel)
- *   GET  /tokens/{id} GetItem + open + PutItem of the log entry, then answer
+ *   POST /tokens      seal the data + its fingerprint (HMAC) → the service's create transaction for a card
+ *                     (DynamoTokenStore.create: the token item as the service stores it, its key-set counter and
+ *                     its audit entry, in one TransactWriteItems)
+ *   GET  /tokens/{id} DynamoTokenStore.get (GetItem, consistent) + open + PutItem of the log entry, then answer
+ *                     the token's fields as the service does (revealed)
  *
  * and, for the proxy scenario, the proxy floor: a proxy to `destinationUrl` sending it `{"card": <data>}`:
  *
- *   POST /proxy/{id}  GetItem + open + PutItem of the log entry, then forward (keep-alive, as the service does
- *                     within a tenant) and answer the destination's response
+ *   POST /proxy/{id}  the read's store calls and opening, then forward (keep-alive, as the service does within a
+ *                     tenant) and answer the destination's response
  *
- * It reuses the service's own crypto and storage pieces (Sealer, Keyring with its cached data keys, the
- * local master-key wrapper, the DynamoDB document client, AuditItems) so that the difference with the
- * service is the service's extra work, not a different implementation of the mandatory part. It
- * authenticates nothing, validates only that the body is JSON with a `type` and `data`, and renders no
- * mask: the service does all of that, and that is part of what the benchmark measures.
+ * It reuses the service's own crypto and storage pieces (Sealer, Keyring with its cached data keys, the local
+ * master-key wrapper, the DynamoDB document client, DynamoTokenStore, DynamoAuditLogStore) so that the difference
+ * with the service is the framework and the service's checks, not different store calls. It authenticates
+ * nothing, validates only that the body is JSON with a `type` and `data`, renders no expression (the card's
+ * fingerprint is its number, as the default expression renders it) and answers data unmasked: the service does all
+ * of that, and that is part of what the benchmark measures.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -27,16 +31,20 @@ import {
 } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { systemClock } from "#shared/adapters/clock.ts";
 import { AuditItems } from "#shared/adapters/dynamodb/audit-items.ts";
+import { DynamoAuditLogStore } from "#shared/adapters/dynamodb/audit-log-store.ts";
 import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
 import { createDocumentClient } from "#shared/adapters/dynamodb/client.ts";
 import { DynamoDataKeyStore } from "#shared/adapters/dynamodb/data-key-store.ts";
+import { DynamoTokenStore } from "#shared/adapters/dynamodb/token-store.ts";
 import { loadOrCreateMasterKey, MasterKeyWrapper } from "#shared/adapters/local/master-key-wrapper.ts";
 import { auditEntry } from "#shared/domain/audit-entry.ts";
 import { Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
+import type { StoredToken } from "#shared/domain/tokens/token.ts";
+import { type TokenType, typeSpec } from "#shared/domain/tokens/types.ts";
 
 export interface FloorServiceOptions {
   dynamodbEndpoint: string;
@@ -59,8 +67,6 @@ const FLOOR_ACTOR = { type: "application" as const, id: "floor-application" };
 const MAX_BODY_BYTES = 1024 * 1024;
 const TOKEN_PATH = /^\/tokens\/([^/?#]+)$/;
 const PROXY_PATH = /^\/proxy\/([^/?#]+)$/;
-
-const tokenKey = (id: string) => ({ PK: `TOKEN#${FLOOR_TENANT_ID}#${id}`, SK: "META" });
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -131,16 +137,17 @@ export async function startFloorService(options: FloorServiceOptions): Promise<F
   );
   const sealer = new Sealer(keyring);
 
-  const logItem = (tokenId: string, type: string, operation: "create" | "read", now: Date) =>
-    audit.item(
-      auditEntry(now, FLOOR_ACTOR, {
-        tenantId: FLOOR_TENANT_ID,
-        entityType: type === "card" ? "card" : type === "bank" ? "bank" : "token",
-        entityId: tokenId,
-        operation,
-        message: operation === "create" ? "Token created" : "Token read",
-      }),
-    );
+  const tokens = new DynamoTokenStore(client, tableName, audit);
+  const log = new DynamoAuditLogStore(client, tableName, audit);
+
+  const entry = (tokenId: string, type: string, operation: "create" | "read", now: Date) =>
+    auditEntry(now, FLOOR_ACTOR, {
+      tenantId: FLOOR_TENANT_ID,
+      entityType: type === "card" ? "card" : type === "bank" ? "bank" : "token",
+      entityId: tokenId,
+      operation,
+      message: operation === "create" ? "Token created" : "Token read",
+    });
 
   async function create(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let body: unknown;
@@ -154,44 +161,57 @@ export async function startFloorService(options: FloorServiceOptions): Promise<F
       return reply(res, 400, { title: "Bad Request", status: 400 });
     const id = randomUUID();
     const now = systemClock.now();
-    const sealed_data = await sealer.seal(
-      { tenantId: FLOOR_TENANT_ID, tokenId: id, field: "data" },
-      JSON.stringify(data),
-    );
-    const created_at = now.toISOString();
-    await Promise.all([
-      client.send(
-        new PutCommand({
-          TableName: tableName,
-          Item: { ...tokenKey(id), entity: "token", id, type, sealed_data, created_at },
-          ConditionExpression: "attribute_not_exists(PK)",
-        }),
+    const spec = typeSpec(type as TokenType);
+    // The card's default fingerprint expression renders its number; other types their data as JSON.
+    const number = (data as { number?: unknown }).number;
+    const rendered = type === "card" && typeof number === "string" ? number : JSON.stringify(data);
+    const token: StoredToken = {
+      id,
+      tenant_id: FLOOR_TENANT_ID,
+      type: type as TokenType,
+      container: spec.container,
+      sealed_data: await sealer.seal(
+        { tenantId: FLOOR_TENANT_ID, tokenId: id, field: "data" },
+        JSON.stringify(data),
       ),
-      client.send(new PutCommand({ TableName: tableName, Item: logItem(id, type, "create", now) })),
-    ]);
-    reply(res, 201, { id, type, created_at });
+      ...(spec.mask !== undefined ? { mask: spec.mask } : {}),
+      fingerprint: await sealer.tokenHash(FLOOR_TENANT_ID, type, rendered),
+      fingerprint_expression: spec.fingerprint,
+      created_by: FLOOR_ACTOR.id,
+      created_at: now.toISOString(),
+      version: 1,
+    };
+    await tokens.create(token, { deduplicate: false, now }, entry(id, type, "create", now));
+    reply(res, 201, { id, type, created_at: token.created_at });
   }
 
   /** GetItem + open + PutItem of the log entry (fail-closed: logged before the data is used). */
   async function readLogged(id: string) {
-    const out = await client.send(
-      new GetCommand({ TableName: tableName, Key: tokenKey(id), ConsistentRead: true }),
-    );
-    const item = out.Item as { type: string; sealed_data: string; created_at: string } | undefined;
-    if (!item) return undefined;
+    const token = await tokens.get(FLOOR_TENANT_ID, id);
+    if (!token) return undefined;
     const data: unknown = JSON.parse(
-      await sealer.open({ tenantId: FLOOR_TENANT_ID, tokenId: id, field: "data" }, item.sealed_data),
+      await sealer.open({ tenantId: FLOOR_TENANT_ID, tokenId: id, field: "data" }, token.sealed_data),
     );
-    await client.send(
-      new PutCommand({ TableName: tableName, Item: logItem(id, item.type, "read", systemClock.now()) }),
-    );
-    return { ...item, data };
+    await log.append([entry(id, token.type, "read", systemClock.now())]);
+    return { token, data };
   }
 
   async function read(id: string, res: ServerResponse): Promise<void> {
-    const token = await readLogged(id);
-    if (!token) return reply(res, 404, { title: "Not Found", status: 404 });
-    reply(res, 200, { id, type: token.type, data: token.data, created_at: token.created_at });
+    const found = await readLogged(id);
+    if (!found) return reply(res, 404, { title: "Not Found", status: 404 });
+    const { token, data } = found;
+    reply(res, 200, {
+      id,
+      tenant_id: token.tenant_id,
+      type: token.type,
+      data,
+      mask: token.mask,
+      fingerprint: token.fingerprint,
+      fingerprint_expression: token.fingerprint_expression,
+      containers: [token.container],
+      created_by: token.created_by,
+      created_at: token.created_at,
+    });
   }
 
   const destination = options.destinationUrl ? new URL(options.destinationUrl) : undefined;
@@ -199,9 +219,9 @@ export async function startFloorService(options: FloorServiceOptions): Promise<F
 
   async function proxy(id: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     req.resume();
-    const token = destination ? await readLogged(id) : undefined;
-    if (!destination || !token) return reply(res, 404, { title: "Not Found", status: 404 });
-    relay(res, await post(destination, agent, Buffer.from(JSON.stringify({ card: token.data }))));
+    const found = destination ? await readLogged(id) : undefined;
+    if (!destination || !found) return reply(res, 404, { title: "Not Found", status: 404 });
+    relay(res, await post(destination, agent, Buffer.from(JSON.stringify({ card: found.data }))));
   }
 
   const server: Server = createServer((req, res) => {

@@ -11,19 +11,19 @@ export async function serviceKeys(url: string, rootKey: string) {
     { name: "Bench" },
     201,
   );
-  const application = (type: "public" | "private", permission: string) =>
-    call<{ key: string }>(
-      url,
-      "POST",
-      "/applications",
-      tenant.management_key,
-      { name: `bench ${type}`, type, permissions: [permission] },
-      201,
-    ).then((app) => app.key);
+  const application = (body: Record<string, unknown>) =>
+    call<{ key: string }>(url, "POST", "/applications", tenant.management_key, body, 201).then(
+      (app) => app.key,
+    );
   return {
     management: tenant.management_key,
-    create: await application("public", "token:create"),
-    read: await application("private", "token:read"),
+    create: await application({ name: "bench public", type: "public", permissions: ["token:create"] }),
+    // Reads revealed, as the floor answers them: a mask render would be the caller's choice, not the framework.
+    read: await application({
+      name: "bench private",
+      type: "private",
+      rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:read"] }],
+    }),
   };
 }
 
