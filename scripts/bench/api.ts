@@ -24,18 +24,3 @@ export async function call<T>(
     throw new Error(`${method} ${path} answered ${res.status} (expected ${expected}): ${text.slice(0, 500)}`);
   return (text ? JSON.parse(text) : undefined) as T;
 }
-
-/** `call`, timed from the request's start to the end of its body (ms). */
-export async function timedCall(
-  base: string,
-  method: string,
-  path: string,
-  key: string | undefined,
-  body: unknown,
-  expected: number,
-  headers: Record<string, string> = {},
-): Promise<number> {
-  const started = performance.now();
-  await call(base, method, path, key, body, expected, headers);
-  return performance.now() - started;
-}

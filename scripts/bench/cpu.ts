@@ -6,64 +6,49 @@ import { readdirSync, readFileSync } from "node:fs";
 
 const TICKS_PER_SECOND = 100; // USER_HZ, 100 on every mainstream Linux
 
-/** Fields of /proc/<pid>/stat after the command name (which is in parentheses and may hold spaces). */
-function statFields(pid: number | string): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  } catch {
-    return undefined;
-  }
-}
+/** Every process's CPU seconds so far and its parent, by pid: one pass over /proc. */
+export type CpuSnapshot = Map<number, { parent: number; seconds: number }>;
 
-/** User + system CPU seconds of a process so far, or undefined when /proc does not tell. */
-export function cpuSeconds(pid: number): number | undefined {
-  const fields = statFields(pid);
-  const seconds = (Number(fields?.[11]) + Number(fields?.[12])) / TICKS_PER_SECOND;
-  return Number.isFinite(seconds) ? seconds : undefined;
+export function cpuSnapshot(): CpuSnapshot {
+  const snapshot: CpuSnapshot = new Map();
+  let entries: string[] = [];
+  try {
+    entries = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry));
+  } catch {
+    return snapshot; // no /proc
+  }
+  for (const pid of entries)
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      // The fields after the command name, which is in parentheses and may hold spaces.
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const seconds = (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND;
+      if (Number.isFinite(seconds)) snapshot.set(Number(pid), { parent: Number(f[1]), seconds });
+    } catch {
+      // exited meanwhile
+    }
+  return snapshot;
 }
 
 /**
- * CPU seconds so far of a process and of each of its descendants (the service's sandbox processes), by pid: a
- * process's own counters exclude its children's until it waits for them. Summing after − before per pid loses
- * at worst a short-lived sandbox process that exited in between.
+ * CPU seconds `pid` spent between two snapshots, with its descendants' (the service's sandbox processes) unless
+ * `alone`: a process's own counters exclude its children's until it waits for them. A descendant that exited in
+ * between is lost, one that started counts from zero.
  */
-export function treeCpuSeconds(pid: number): Map<number, number> {
-  const parents = new Map<number, number>();
-  try {
-    for (const entry of readdirSync("/proc"))
-      if (/^\d+$/.test(entry)) parents.set(Number(entry), Number(statFields(entry)?.[1]));
-  } catch {
-    // no /proc
-  }
+export function cpuSpent(before: CpuSnapshot, after: CpuSnapshot, pid?: number, alone = false) {
+  if (pid === undefined || !after.has(pid)) return undefined;
   const tree = new Set([pid]);
-  for (let grew = true; grew; ) {
+  for (let grew = !alone; grew; ) {
     grew = false;
-    for (const [child, parent] of parents)
+    for (const [child, { parent }] of after)
       if (tree.has(parent) && !tree.has(child)) {
         tree.add(child);
         grew = true;
       }
   }
-  const seconds = new Map<number, number>();
-  for (const member of tree) {
-    const value = cpuSeconds(member);
-    if (value !== undefined) seconds.set(member, value);
-  }
-  return seconds;
-}
-
-export function treeCpuDelta(before: Map<number, number>, after: Map<number, number>): number | undefined {
-  if (after.size === 0) return undefined;
   let total = 0;
-  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0);
+  for (const member of tree) total += (after.get(member)?.seconds ?? 0) - (before.get(member)?.seconds ?? 0);
   return total;
-}
-
-/** CPU seconds of this process (the load generator). */
-export function ownCpuSeconds(): number {
-  const usage = process.cpuUsage();
-  return (usage.user + usage.system) / 1e6;
 }
 
 /** Busy CPU seconds of the whole machine so far, all cores summed (other people's work included). */

@@ -8,13 +8,12 @@ export interface LoadSpec {
   durationSeconds: number;
   headers: Record<string, string>;
   method: "GET" | "POST";
-  /** The path of each request (called once per request). */
+  /** The path and the body of each request (each called once per request). */
   path: () => string;
-  /** The body of each request (called once per request), when there is one. */
   body?: () => string;
   /**
-   * Requests per second over all connections, evenly spaced (open loop, scripts/bench/paced.ts); without it
-   * autocannon's connections each send as fast as they are answered.
+   * Requests per second over all connections, evenly spaced (open loop, paced.ts); without it autocannon's
+   * connections each send as fast as they are answered.
    */
   overallRate?: number;
 }
@@ -31,23 +30,15 @@ export interface RunFigures {
   statusCodes: Record<string, number>;
 }
 
-let current: autocannon.Instance | undefined;
-let currentPaced: AbortController | undefined;
-
 /** Stops the run in progress (Ctrl-C): it then resolves early with what it measured. */
-export function stopCurrentLoad(): void {
-  current?.stop();
-  currentPaced?.abort();
-}
+let stopCurrent = () => {};
+export const stopCurrentLoad = () => stopCurrent();
 
 export async function runLoad(spec: LoadSpec): Promise<RunFigures> {
   if (spec.overallRate) {
-    currentPaced = new AbortController();
-    try {
-      return await runPacedLoad({ ...spec, overallRate: spec.overallRate }, currentPaced.signal);
-    } finally {
-      currentPaced = undefined;
-    }
+    const paced = new AbortController();
+    stopCurrent = () => paced.abort();
+    return runPacedLoad({ ...spec, overallRate: spec.overallRate }, paced.signal);
   }
   return new Promise((resolve, reject) => {
     const instance = autocannon(
@@ -59,22 +50,10 @@ export async function runLoad(spec: LoadSpec): Promise<RunFigures> {
         headers: spec.headers,
         method: spec.method,
         timeout: 10,
-        requests: [
-          {
-            setupRequest: (request) => ({
-              ...request,
-              path: spec.path(),
-              ...(spec.body ? { body: spec.body() } : {}),
-            }),
-          },
-        ],
+        requests: [{ setupRequest: (request) => ({ ...request, path: spec.path(), body: spec.body?.() }) }],
       },
       (error, result) => {
-        current = undefined;
         if (error) return reject(error instanceof Error ? error : new Error(String(error)));
-        const statusCodes = Object.fromEntries(
-          Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count ?? 0]),
-        );
         resolve({
           rps: result.duration > 0 ? Number((result.requests.total / result.duration).toFixed(1)) : 0,
           p50: result.latency.p50,
@@ -83,11 +62,13 @@ export async function runLoad(spec: LoadSpec): Promise<RunFigures> {
           non2xx: result.non2xx,
           errors: result.errors,
           timeouts: result.timeouts,
-          statusCodes,
+          statusCodes: Object.fromEntries(
+            Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count ?? 0]),
+          ),
         });
       },
     );
-    current = instance;
+    stopCurrent = () => instance.stop();
   });
 }
 

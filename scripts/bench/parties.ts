@@ -1,12 +1,11 @@
 /**
- * The parties of the load scenarios, each started once for all of them: DynamoDB Local (in memory), the proxy's
+ * The parties of the scenarios, each started once for all of them: DynamoDB Local (in memory), the proxy's
  * destination, the service and the floor, each target in a Node process of its own (targets.ts).
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { startDynamoDbLocal } from "#shared/local/dynamodb-local.ts";
 import { countDynamoDbLocal } from "./runs.ts";
-import { DESTINATION_PATH } from "./scenarios/proxy.ts";
 import { log, settings, wants } from "./settings.ts";
 import { checkInterrupted, onCleanUp } from "./shutdown.ts";
 import { type RunningTarget, startTarget } from "./targets.ts";
@@ -22,6 +21,9 @@ export function printProblems(): void {
     for (const line of problems) console.error(`  ${line.slice(0, 2000)}`);
   }
 }
+
+/** The destination's path; the proxies and the proxy floor point at `<destination>/charges`. */
+export const DESTINATION_PATH = "/charges";
 
 export interface Parties {
   rootKey: string;
@@ -39,7 +41,7 @@ export async function startParties(dataDir: string): Promise<Parties> {
   onCleanUp(() => dynamo.stop());
   countDynamoDbLocal(dynamo.javaPid);
   checkInterrupted();
-  const started = async (name: "service" | "floor" | "destination", env: Record<string, string>) => {
+  const started = async (name: RunningTarget["name"], env: Record<string, string> = {}) => {
     const target = await startTarget(name, env, join(dataDir, `${name}.log`), settings.nodeArgs);
     onCleanUp(() => target.stop());
     runningTargets.push(target);
@@ -51,7 +53,7 @@ export async function startParties(dataDir: string): Promise<Parties> {
     BENCH_DATA_DIR: join(dataDir, name),
   });
   // The destination first: the floor's proxy needs its URL.
-  const destination = wants("proxy") ? await started("destination", {}) : undefined;
+  const destination = wants("proxy") ? await started("destination") : undefined;
   log("starting the service and the floor (one child process each)…");
   const [service, floor] = await Promise.all([
     started("service", {

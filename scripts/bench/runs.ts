@@ -1,6 +1,6 @@
 /** Load runs: what one hits, the CPU each party spends on it, and a scenario's warm-up and alternating rounds. */
 import { cpus } from "node:os";
-import { cpuSeconds, machineBusySeconds, ownCpuSeconds, treeCpuDelta, treeCpuSeconds } from "./cpu.ts";
+import { cpuSnapshot, cpuSpent, machineBusySeconds } from "./cpu.ts";
 import { type RunFigures, runLoad } from "./load.ts";
 import { log, type Scenario, settings } from "./settings.ts";
 import { checkInterrupted } from "./shutdown.ts";
@@ -21,15 +21,19 @@ export interface LoadTarget {
   load(durationSeconds: number, overallRate?: number): Promise<RunFigures>;
 }
 
-/** CPU per request (ms) of each party during a run, and the share of the machine the run left to others. */
-export interface CpuFigures {
-  target_ms?: number;
-  destination_ms?: number;
-  dynamodb_local_ms?: number;
-  load_generator_ms: number;
-  /** Machine busy time not spent by the parties (other people's processes, the kernel), % of all cores. */
-  others_pct?: number;
+/** What a scenario measured besides its load runs (for .bench/results.json), and its report. */
+export interface Measured {
+  figures: object;
+  report: string;
 }
+
+/**
+ * CPU per request (ms) of each party during a run, and `others_pct`: the machine's busy time not spent by the
+ * parties (other people's processes, the kernel), in % of all cores.
+ */
+export type CpuFigures = Partial<
+  Record<"target_ms" | "destination_ms" | "dynamodb_local_ms" | "load_generator_ms" | "others_pct", number>
+>;
 
 export interface RunRecord extends RunFigures {
   scenario: Scenario;
@@ -40,7 +44,7 @@ export interface RunRecord extends RunFigures {
   dynamodb_calls?: Record<string, { per_request: number; mean_ms: number }>;
 }
 
-/** A POST of a fixed body with fixed headers, as autocannon runs them. */
+/** A POST of a fixed body with fixed headers, as autocannon (or paced.ts) runs them. */
 export const postLoad =
   (url: string, path: string, headers: Record<string, string>, body: string) =>
   (durationSeconds: number, overallRate?: number) =>
@@ -52,7 +56,7 @@ export const postLoad =
       method: "POST",
       path: () => path,
       body: () => body,
-      ...(overallRate ? { overallRate } : {}),
+      overallRate,
     });
 
 let dynamoPid: number | undefined;
@@ -62,45 +66,30 @@ export function countDynamoDbLocal(pid: number | undefined): void {
   dynamoPid = pid;
 }
 
+const round2 = (value: number) => Number(value.toFixed(2));
+
 /** One load run with the CPU spent by each party (and the target's DynamoDB calls, traced). */
-export async function measuredRun(target: LoadTarget, durationSeconds: number) {
-  const sample = () => ({
-    target: treeCpuSeconds(target.pid),
-    destination: target.destinationPid === undefined ? undefined : cpuSeconds(target.destinationPid),
-    dynamo: dynamoPid === undefined ? undefined : cpuSeconds(dynamoPid),
-    self: ownCpuSeconds(),
-    machine: machineBusySeconds(),
-    at: performance.now(),
-  });
+async function measuredRun(target: LoadTarget, durationSeconds: number) {
   if (settings.trace) await target.traced?.calls();
-  const before = sample();
+  const [before, busyBefore, startedAt] = [cpuSnapshot(), machineBusySeconds(), performance.now()];
   const figures = await target.load(durationSeconds);
-  const after = sample();
+  const [after, busyAfter, endedAt] = [cpuSnapshot(), machineBusySeconds(), performance.now()];
   const calls = settings.trace ? await target.traced?.calls() : undefined;
-  const n = Math.max(1, figures.requests);
-  const delta = (a?: number, b?: number) => (a === undefined || b === undefined ? undefined : b - a);
-  const perRequest = (s?: number) => (s === undefined ? undefined : Number(((s * 1000) / n).toFixed(2)));
   const spent = {
-    target: treeCpuDelta(before.target, after.target),
-    destination: delta(before.destination, after.destination),
-    dynamo: delta(before.dynamo, after.dynamo),
-    self: after.self - before.self,
+    target_ms: cpuSpent(before, after, target.pid),
+    destination_ms: cpuSpent(before, after, target.destinationPid),
+    dynamodb_local_ms: cpuSpent(before, after, dynamoPid),
+    load_generator_ms: cpuSpent(before, after, process.pid, true),
   };
-  const machine = delta(before.machine, after.machine);
-  const ours = Object.values(spent).reduce<number | undefined>(
-    (sum, v) => (sum === undefined ? undefined : sum + (v ?? 0)),
-    0,
-  );
-  const wall = (after.at - before.at) / 1000;
-  const cpu: CpuFigures = {
-    target_ms: perRequest(spent.target),
-    ...(target.destinationPid === undefined ? {} : { destination_ms: perRequest(spent.destination) }),
-    dynamodb_local_ms: perRequest(spent.dynamo),
-    load_generator_ms: perRequest(spent.self) as number,
-    ...(machine === undefined || ours === undefined
-      ? {}
-      : { others_pct: Number(((Math.max(0, machine - ours) / wall / cpus().length) * 100).toFixed(1)) }),
-  };
+  const n = Math.max(1, figures.requests);
+  const cpu: CpuFigures = {};
+  for (const [party, seconds] of Object.entries(spent))
+    if (seconds !== undefined) cpu[party as keyof typeof spent] = round2((seconds * 1000) / n);
+  if (busyBefore !== undefined && busyAfter !== undefined) {
+    const ours = Object.values(spent).reduce<number>((sum, seconds) => sum + (seconds ?? 0), 0);
+    const share = Math.max(0, busyAfter - busyBefore - ours) / ((endedAt - startedAt) / 1000) / cpus().length;
+    cpu.others_pct = Number((share * 100).toFixed(1));
+  }
   const dynamodb_calls = calls && Object.keys(calls).length > 0 ? perRequestCalls(calls, n) : undefined;
   return { figures, cpu, dynamodb_calls };
 }
@@ -109,7 +98,7 @@ const perRequestCalls = (calls: DynamoCalls, n: number) =>
   Object.fromEntries(
     Object.entries(calls).map(([name, c]) => [
       name,
-      { per_request: Number((c.count / n).toFixed(2)), mean_ms: Number((c.ms / c.count).toFixed(1)) },
+      { per_request: round2(c.count / n), mean_ms: Number((c.ms / c.count).toFixed(1)) },
     ]),
   );
 
@@ -131,30 +120,34 @@ function describe(f: RunFigures, cpu: CpuFigures, calls?: RunRecord["dynamodb_ca
   );
 }
 
-/** Warms each target up, then runs them in alternating rounds (a noisy moment weighs on all alike). */
+export class RequestFailures extends Error {}
+
+/**
+ * Warms each target up (`warmupSeconds`, BENCH_WARMUP_S unless said), then runs them in alternating rounds (a
+ * noisy moment weighs on all alike); a failed request ends the scenario.
+ */
 export async function runScenario(
   scenario: Scenario,
   targets: LoadTarget[],
   records: RunRecord[],
+  warmupSeconds = settings.warmupSeconds,
 ): Promise<void> {
-  for (const target of targets) {
-    if (settings.warmupSeconds === 0) break;
-    checkInterrupted();
-    const { figures, cpu } = await measuredRun(target, settings.warmupSeconds);
-    log(`${scenario}: warm-up ${target.label}: ${describe(figures, cpu)}`);
-    if (failures(figures) > 0) throw new RequestFailures(`${scenario} warm-up of ${target.label}`);
-  }
   const width = Math.max(...targets.map((t) => t.label.length));
-  for (let round = 1; round <= settings.rounds; round++)
-    for (const target of targets) {
-      checkInterrupted();
-      const { figures, cpu, dynamodb_calls } = await measuredRun(target, settings.durationSeconds);
-      records.push({ scenario, target: target.label, round, ...figures, cpu, dynamodb_calls });
-      log(
-        `${scenario}: round ${round}/${settings.rounds} ${target.label.padEnd(width)} ${describe(figures, cpu, dynamodb_calls)}`,
-      );
-      if (failures(figures) > 0) throw new RequestFailures(`${scenario} round ${round} of ${target.label}`);
-    }
+  const runs = [
+    ...(warmupSeconds > 0 ? targets.map((target) => ({ target, round: 0 })) : []),
+    ...Array.from({ length: settings.rounds }, (_, i) =>
+      targets.map((target) => ({ target, round: i + 1 })),
+    ).flat(),
+  ];
+  for (const { target, round } of runs) {
+    checkInterrupted();
+    const { figures, cpu, dynamodb_calls } = await measuredRun(
+      target,
+      round === 0 ? warmupSeconds : settings.durationSeconds,
+    );
+    const which = round === 0 ? "warm-up" : `round ${round}/${settings.rounds}`;
+    log(`${scenario}: ${which} ${target.label.padEnd(width)} ${describe(figures, cpu, dynamodb_calls)}`);
+    if (round > 0) records.push({ scenario, target: target.label, round, ...figures, cpu, dynamodb_calls });
+    if (failures(figures) > 0) throw new RequestFailures(`${scenario} ${which} of ${target.label}`);
+  }
 }
-
-export class RequestFailures extends Error {}

@@ -1,9 +1,9 @@
 /**
  * Child-process entry of a benchmark target: `target-process.ts <floor|service|destination>`, configured by the
- * BENCH_* variables targets.ts sets. Starts the target on a free port of 127.0.0.1, sends `{ ready: url }` over
- * the IPC channel, and stops on SIGTERM, a `stop` message or when the parent goes away (Ctrl-C is the parent's).
- * With BENCH_TRACE=1 it times the target's DynamoDB calls (a middleware added from here) and answers a `calls`
- * message with those since the previous one.
+ * BENCH_* variables parties.ts sets. Starts the target on a free port of 127.0.0.1, sends `{ ready: url }` over
+ * the IPC channel, and stops on SIGTERM or when the parent goes away (Ctrl-C is the parent's). With BENCH_TRACE=1
+ * it times the target's DynamoDB calls (a middleware added from here) and answers a `calls` message with those
+ * since the previous one. A start-up failure is its exit, with the error on stderr.
  */
 import { join } from "node:path";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
@@ -16,24 +16,19 @@ export type TargetName = "floor" | "service" | "destination";
 /** DynamoDB calls by command name: how many, and their summed duration (ms). */
 export type DynamoCalls = Record<string, { count: number; ms: number }>;
 
-export type TargetMessage = { ready: string } | { failed: string } | { calls: DynamoCalls };
+export type TargetMessage = { ready: string } | { calls: DynamoCalls };
 
-function required(name: string): string {
+function env(name: string): string {
   const value = process.env[name];
   if (!value) throw new Error(`${name} is not set`);
   return value;
 }
 
-interface Running {
-  url: string;
-  dynamo?: DynamoDBDocumentClient;
-  stop(): Promise<unknown>;
-}
-
-async function start(target: string): Promise<Running> {
+async function start(
+  target: string,
+): Promise<{ url: string; dynamo?: DynamoDBDocumentClient; stop(): Promise<unknown> }> {
   if (target === "destination") return startDestination();
-  const dynamodbEndpoint = required("BENCH_DYNAMODB_ENDPOINT");
-  const dataDir = required("BENCH_DATA_DIR");
+  const [dynamodbEndpoint, dataDir] = [env("BENCH_DYNAMODB_ENDPOINT"), env("BENCH_DATA_DIR")];
   if (target === "floor")
     return startFloorService({
       dynamodbEndpoint,
@@ -43,7 +38,7 @@ async function start(target: string): Promise<Running> {
   if (target !== "service") throw new Error(`unknown target ${target}; use floor, service or destination`);
   const service = await startLocalService({
     port: 0,
-    rootKey: required("BENCH_ROOT_KEY"),
+    rootKey: env("BENCH_ROOT_KEY"),
     dataDir,
     // A throwaway key for throwaway data: inside the bench's temporary directory, removed with it.
     masterKeyFile: join(dataDir, "master.key"),
@@ -55,6 +50,7 @@ async function start(target: string): Promise<Running> {
   return { url: service.url, dynamo: service.deps.dynamo, stop: () => service.stop() };
 }
 
+/** Counts and times `client`'s calls; answers a function that takes those since its previous call. */
 function traceCalls(client: DynamoDBDocumentClient): () => DynamoCalls {
   let calls: DynamoCalls = {};
   client.middlewareStack.add(
@@ -64,10 +60,8 @@ function traceCalls(client: DynamoDBDocumentClient): () => DynamoCalls {
       try {
         return await next(args);
       } finally {
-        const entry = calls[name] ?? { count: 0, ms: 0 };
-        entry.count += 1;
-        entry.ms += performance.now() - started;
-        calls[name] = entry;
+        const { count, ms } = calls[name] ?? { count: 0, ms: 0 };
+        calls[name] = { count: count + 1, ms: ms + performance.now() - started };
       }
     },
     { step: "initialize", name: "benchTrace" },
@@ -79,34 +73,22 @@ function traceCalls(client: DynamoDBDocumentClient): () => DynamoCalls {
   };
 }
 
-function send(message: TargetMessage, then?: () => void): void {
-  if (process.send) process.send(message, undefined, {}, () => then?.());
-  else then?.();
-}
+const send = (message: TargetMessage) => process.send?.(message);
 
-async function main(): Promise<void> {
-  if (!process.send) throw new Error("run by scripts/bench.ts (needs an IPC channel)");
-  const running = await start(process.argv[2] ?? "");
-  const takeCalls =
-    process.env.BENCH_TRACE === "1" && running.dynamo ? traceCalls(running.dynamo) : () => ({});
-  let stopping = false;
-  const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    // A normal exit, so that --cpu-prof and similar flags get to write their output.
-    void running.stop().finally(() => process.exit(0));
-  };
-  process.on("SIGINT", () => undefined);
-  process.on("SIGTERM", stop);
-  process.on("disconnect", stop);
-  process.on("message", (message) => {
-    if (message === "stop") stop();
-    if (message === "calls") send({ calls: takeCalls() });
-  });
-  send({ ready: running.url });
-}
-
-main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
-  send({ failed: error instanceof Error ? error.message : String(error) }, () => process.exit(1));
+if (!process.send) throw new Error("run by scripts/bench.ts (needs an IPC channel)");
+const running = await start(process.argv[2] ?? "");
+const takeCalls = process.env.BENCH_TRACE === "1" && running.dynamo ? traceCalls(running.dynamo) : () => ({});
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  // A normal exit, so that --cpu-prof and similar flags get to write their output.
+  void running.stop().finally(() => process.exit(0));
+};
+process.on("SIGINT", () => undefined);
+process.on("SIGTERM", stop);
+process.on("disconnect", stop);
+process.on("message", (message) => {
+  if (message === "calls") send({ calls: takeCalls() });
 });
+send({ ready: running.url });

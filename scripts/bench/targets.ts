@@ -1,6 +1,7 @@
 /** Parent side of the benchmark targets: each runs in its own Node process, so that it has its own event loop. */
-import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { DynamoCalls, TargetMessage, TargetName } from "./target-process.ts";
 
@@ -8,8 +9,8 @@ export interface RunningTarget {
   name: TargetName;
   url: string;
   pid: number;
-  /** The last error and warning lines of the target's log (its stdout), to explain a failure. */
-  problems(count?: number): string[];
+  /** The last error and warning lines of the target's log (its stdout) and its stderr, to explain a failure. */
+  problems(): string[];
   /** DynamoDB calls since the previous call of this (empty unless BENCH_TRACE=1). */
   calls(): Promise<DynamoCalls>;
   stop(): Promise<void>;
@@ -17,13 +18,7 @@ export interface RunningTarget {
 
 const ENTRY = fileURLToPath(new URL("./target-process.ts", import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-function exited(child: ChildProcess): Promise<void> {
-  return new Promise((done) => {
-    if (child.exitCode !== null || child.signalCode !== null) return done();
-    child.once("exit", () => done());
-  });
-}
+const START_TIMEOUT_MS = 60_000;
 
 /**
  * Starts a target in a child process (`node [nodeArgs] --import tsx target-process.ts <name>`) and waits for its
@@ -34,7 +29,6 @@ export async function startTarget(
   env: Record<string, string>,
   logFile: string,
   nodeArgs: string[] = [],
-  startTimeoutMs = 60_000,
 ): Promise<RunningTarget> {
   const log = openSync(logFile, "w");
   // As in production: Object.prototype.__proto__ throws in every host process.
@@ -51,6 +45,7 @@ export async function startTarget(
   // Never leave a child behind when this process exits, however it exits (short of SIGKILL).
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
@@ -59,13 +54,11 @@ export async function startTarget(
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`${name} did not start within ${startTimeoutMs} ms:\n${stderr}`));
-    }, startTimeoutMs);
-    child.on("message", (message: TargetMessage) => {
+      reject(new Error(`${name} did not start within ${START_TIMEOUT_MS} ms:\n${stderr}`));
+    }, START_TIMEOUT_MS);
+    child.once("message", (message: TargetMessage) => {
       clearTimeout(timer);
       if ("ready" in message) resolve(message.ready);
-      else if ("failed" in message)
-        reject(new Error(`${name} failed to start: ${message.failed}\n${stderr}`));
     });
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
@@ -77,31 +70,25 @@ export async function startTarget(
     name,
     url,
     pid: child.pid ?? 0,
-    problems: (count = 10) => {
-      try {
-        const lines = readFileSync(logFile, "utf8").split("\n");
-        const bad = lines.filter((line) => /"level":"(ERROR|WARN|CRITICAL)"/i.test(line));
-        return [...bad.slice(-count), ...(stderr.trim() ? [`stderr: ${stderr.trim().slice(-1000)}`] : [])];
-      } catch {
-        return [];
+    problems: () => {
+      const log = existsSync(logFile) ? readFileSync(logFile, "utf8") : "";
+      const bad = log.split("\n").filter((line) => /"level":"(ERROR|WARN|CRITICAL)"/i.test(line));
+      return [...bad.slice(-10), ...(stderr.trim() ? [`stderr: ${stderr.trim().slice(-1000)}`] : [])];
+    },
+    calls: async () => {
+      child.send("calls");
+      for (;;) {
+        const [message] = (await once(child, "message")) as [TargetMessage];
+        if ("calls" in message) return message.calls;
       }
     },
-    calls: () =>
-      new Promise((resolve) => {
-        const onMessage = (message: TargetMessage) => {
-          if (!("calls" in message)) return;
-          child.off("message", onMessage);
-          resolve(message.calls);
-        };
-        child.on("message", onMessage);
-        child.send("calls");
-      }),
     stop: async () => {
       process.off("exit", killOnExit);
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (exited()) return;
+      const gone = once(child, "exit");
       child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      await exited(child);
+      await gone;
       clearTimeout(timer);
     },
   };

@@ -1,0 +1,42 @@
+/**
+ * tokenize-batch: tokens per second through POST /tokenize with 25 tokens per call against single POST /tokens,
+ * both as a load scenario of the service (target ≥ 4×).
+ */
+import { type LoadTarget, type Measured, postLoad, type RunRecord, runScenario } from "../runs.ts";
+import { cardBody } from "../settings.ts";
+import { summaryFor, verdict } from "../summary.ts";
+import type { RunningTarget } from "../targets.ts";
+
+const PER_CALL = 25;
+const TARGET_RATIO = 4;
+
+export async function runTokenizeBatch(
+  service: RunningTarget,
+  createKey: string,
+  records: RunRecord[],
+): Promise<Measured> {
+  const headers = { "svc-api-key": createKey, "content-type": "application/json" };
+  const target = (label: string, path: string, body: string): LoadTarget => ({
+    label,
+    pid: service.pid,
+    traced: service,
+    load: postLoad(service.url, path, headers, body),
+  });
+  const batch = `[${Array.from({ length: PER_CALL }, cardBody).join(",")}]`;
+  const [single, batched] = ["single", `${PER_CALL} per call`];
+  await runScenario(
+    "tokenize-batch",
+    [target(single, "/tokens", cardBody()), target(batched, "/tokenize", batch)],
+    records,
+  );
+  const perSecond = (label: string, tokensPerCall: number) =>
+    Math.round((summaryFor(records, "tokenize-batch", label)?.rps ?? Number.NaN) * tokensPerCall);
+  const figures = { single_per_s: perSecond(single, 1), batched_per_s: perSecond(batched, PER_CALL) };
+  const ratio = Number((figures.batched_per_s / figures.single_per_s).toFixed(1));
+  return {
+    figures: { ...figures, ratio },
+    report:
+      `tokenize-batch: single POST /tokens ${figures.single_per_s} tokens/s, POST /tokenize (${PER_CALL} per call) ` +
+      `${figures.batched_per_s} tokens/s: ${ratio}× (target ≥ ${TARGET_RATIO}×) ${verdict(ratio >= TARGET_RATIO)}`,
+  };
+}
