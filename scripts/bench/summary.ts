@@ -33,9 +33,10 @@ const COMPARISONS: { scenario: Scenario; target: string; base: string; min?: num
   { scenario: "proxy", target: "proxy+transform", base: "floor" },
 ];
 
-const totalCpu = ({ cpu }: Summary) =>
+/** All parties' CPU per request (ms); NaN when not known. */
+export const totalCpu = ({ cpu }: Summary) =>
   cpu.target_ms === undefined || cpu.dynamodb_local_ms === undefined || cpu.load_generator_ms === undefined
-    ? undefined
+    ? Number.NaN
     : cpu.target_ms + cpu.dynamodb_local_ms + cpu.load_generator_ms + (cpu.destination_ms ?? 0);
 
 function summaryOf(runs: RunRecord[]): Summary {
@@ -80,9 +81,12 @@ export function summarize(records: RunRecord[]): Summary[] {
   });
 }
 
-/** The summary of one target of a scenario. */
-export const summaryFor = (records: RunRecord[], scenario: Scenario, target: string) =>
-  summarize(records.filter((r) => r.scenario === scenario && r.target === target))[0];
+/** The summary of one target of a scenario, which has run. */
+export function summaryFor(records: RunRecord[], scenario: Scenario, target: string): Summary {
+  const [summary] = summarize(records.filter((r) => r.scenario === scenario && r.target === target));
+  if (!summary) throw new Error(`${scenario}: ${target} has no runs`);
+  return summary;
+}
 
 const ms2 = (v?: number) => (v === undefined ? "?" : v.toFixed(2));
 const pct = (ratio?: number) => (ratio === undefined ? "" : `${(ratio * 100).toFixed(0)} %`);

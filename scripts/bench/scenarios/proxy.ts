@@ -74,7 +74,7 @@ export async function runProxyScenario(
   await runScenario("proxy", [floorTarget, proxy, transform], records);
 
   // Both proxies again at half the transform's saturated rate, no warm-up needed.
-  const saturated = summaryFor(records, "proxy", transform.label)?.rps ?? 0;
+  const saturated = summaryFor(records, "proxy", transform.label).rps;
   const rate = Math.max(10, Math.floor(saturated / 2 / 10) * 10);
   const paced = (t: LoadTarget): LoadTarget => ({
     ...t,
@@ -82,7 +82,7 @@ export async function runProxyScenario(
     load: (s) => t.load(s, rate),
   });
   await runScenario("proxy", [paced(proxy), paced(transform)], records, 0);
-  const p50 = (t: LoadTarget) => summaryFor(records, "proxy", paced(t).label)?.p50 ?? Number.NaN;
+  const p50 = (t: LoadTarget) => summaryFor(records, "proxy", paced(t).label).p50;
   const transformAdds = Number((p50(transform) - p50(proxy)).toFixed(2));
 
   log(
