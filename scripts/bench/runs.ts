@@ -133,21 +133,16 @@ export async function runScenario(
   warmupSeconds = settings.warmupSeconds,
 ): Promise<void> {
   const width = Math.max(...targets.map((t) => t.label.length));
-  const runs = [
-    ...(warmupSeconds > 0 ? targets.map((target) => ({ target, round: 0 })) : []),
-    ...Array.from({ length: settings.rounds }, (_, i) =>
-      targets.map((target) => ({ target, round: i + 1 })),
-    ).flat(),
-  ];
-  for (const { target, round } of runs) {
+  /** Round 0 is the warm-up, not recorded. */
+  const run = async (target: LoadTarget, round: number, seconds: number) => {
     checkInterrupted();
-    const { figures, cpu, dynamodb_calls } = await measuredRun(
-      target,
-      round === 0 ? warmupSeconds : settings.durationSeconds,
-    );
+    const { figures, cpu, dynamodb_calls } = await measuredRun(target, seconds);
     const which = round === 0 ? "warm-up" : `round ${round}/${settings.rounds}`;
     log(`${scenario}: ${which} ${target.label.padEnd(width)} ${describe(figures, cpu, dynamodb_calls)}`);
     if (round > 0) records.push({ scenario, target: target.label, round, ...figures, cpu, dynamodb_calls });
     if (failures(figures) > 0) throw new RequestFailures(`${scenario} ${which} of ${target.label}`);
-  }
+  };
+  if (warmupSeconds > 0) for (const target of targets) await run(target, 0, warmupSeconds);
+  for (let round = 1; round <= settings.rounds; round++)
+    for (const target of targets) await run(target, round, settings.durationSeconds);
 }
