@@ -11,7 +11,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { routeList } from "#shared/api/index.ts";
 import { caseArbitrary, type FuzzCase, WRITE_METHODS, type WriteRoute } from "./fuzz/cases.ts";
-import { checkAnswer, cleanPollution, pollutionSince, prototypeSnapshot } from "./fuzz/check.ts";
+import { checkAnswer, type PrototypeBaseline, prototypeSnapshot, takePollution } from "./fuzz/check.ts";
 import { exampleFor } from "./fuzz/examples.ts";
 import { captureServiceErrors, loggedErrorFor, reproducer, summary, Tally } from "./fuzz/report.ts";
 import { exchange, type Fixtures, prepare, send } from "./fuzz/request.ts";
@@ -24,10 +24,7 @@ const settings = {
   batch: intEnv("FUZZ_BATCH", 500, 10, 1_000_000),
   concurrency: intEnv("FUZZ_CONCURRENCY", 6, 1, 256),
   timeoutMs: intEnv("FUZZ_TIMEOUT_MS", 60_000, 1_000, 600_000),
-  only: (process.env.FUZZ_ROUTES ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean),
+  only: (process.env.FUZZ_ROUTES ?? "").split(",").flatMap((s) => s.trim() || []),
 };
 
 // Before the service reads its configuration: loopback proxy destinations allowed (the fixtures' destination
@@ -41,10 +38,8 @@ Object.assign(process.env, {
 
 const log = (line: string) => console.log(`[fuzz ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
-/** A request in flight: if the prototypes change meanwhile, it may be the cause. */
-type Baseline = ReturnType<typeof prototypeSnapshot>;
-type Suspect = { route: WriteRoute; plan: FuzzCase; shown: string };
-const PROTO_KEYS = /__proto__|constructor|prototype/;
+/** A case as sent: while it is in flight, it may be the cause of a change to the prototypes. */
+type Sent = { route: WriteRoute; plan: FuzzCase; shown: string };
 
 async function main(): Promise<number> {
   const routes = routeList.filter(
@@ -53,9 +48,7 @@ async function main(): Promise<number> {
       (settings.only.length === 0 || settings.only.some((o) => o === r.operationId || o === r.path)),
   ) as WriteRoute[];
   if (routes.length === 0) throw new Error(`FUZZ_ROUTES matched no write route: ${settings.only.join(",")}`);
-  const protoFlag = [...process.execArgv, process.env.NODE_OPTIONS ?? ""]
-    .join(" ")
-    .match(/--disable-proto=\w+/);
+  const protoFlag = [...process.execArgv, process.env.NODE_OPTIONS].join(" ").match(/--disable-proto=\w+/);
   log(
     `seed ${settings.seed} (FUZZ_SEED=${settings.seed} replays this run); ${settings.runs} cases per route`,
   );
@@ -74,24 +67,28 @@ async function main(): Promise<number> {
   const dataDir = mkdtempSync(join(tmpdir(), "svc-fuzz-"));
   // The proxies' destination: echoes what it got, always 200 (so every 4xx of /proxy is the service's).
   const destination = createServer((req, res) => {
-    const json = { "content-type": "application/json" };
-    req.resume().on("end", () => res.writeHead(200, json).end(JSON.stringify({ path: req.url })));
+    req
+      .resume()
+      .on("end", () =>
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ path: req.url })),
+      );
   });
   await new Promise<void>((done) => destination.listen(0, "127.0.0.1", done));
   const destinationUrl = `http://127.0.0.1:${(destination.address() as AddressInfo).port}/fuzz/`;
   const dynamo = await startDynamoDbLocal();
   const rootKey = `key_root_fuzz_${settings.seed}_0000000000`;
-  const service = await startLocalService({
+  // A throwaway master key for throwaway data: inside the temporary directory, removed with it.
+  const masterKeyFile = join(dataDir, "master.key");
+  const options = {
     port: 0,
     rootKey,
     dataDir,
     dynamodbEndpoint: dynamo.endpoint,
     testClock: true,
-    tableName: "svc-fuzz",
-    // A throwaway key for throwaway data: inside the temporary directory, removed with it.
-    masterKeyFile: join(dataDir, "master.key"),
-  });
-  const api = new Api(service.url, rootKey, dataDir);
+    masterKeyFile,
+  };
+  const service = await startLocalService({ ...options, tableName: "svc-fuzz" });
+  const api = new Api(service.url, rootKey);
   const tally = new Tally();
   const started = Date.now();
   try {
@@ -100,28 +97,28 @@ async function main(): Promise<number> {
     // Round-robin over the routes, so that every batch holds every route. A route's seed depends on its
     // operation id, not its place: FUZZ_ROUTES replays the same cases.
     const perRoute = routes.map((route) => {
-      const seed = createHash("sha256")
-        .update(`${settings.seed}:${route.operationId}`)
-        .digest()
-        .readUInt32BE(0);
-      return fc.sample(caseArbitrary(route), { seed: seed % 2 ** 31, numRuns: settings.runs });
+      const hash = createHash("sha256").update(`${settings.seed}:${route.operationId}`).digest();
+      return fc.sample(caseArbitrary(route), {
+        seed: hash.readUInt32BE(0) % 2 ** 31,
+        numRuns: settings.runs,
+      });
     });
     const cases = Array.from({ length: settings.runs }, (_, run) =>
       perRoute.map((list) => list[run] as FuzzCase),
     ).flat();
     const byId = new Map(routes.map((r) => [r.operationId, r]));
+    // Deletions go last in a batch, so that the fixtures serve its other cases; the tenant's own the very last,
+    // since it turns every later request of the batch into a 401 (a stable sort keeps the rest in order).
+    const rank = ({ method, path }: WriteRoute) =>
+      method !== "DELETE" ? 0 : path === "/tenants/self" ? 2 : 1;
     const batches = Math.ceil(cases.length / settings.batch);
     log(`service at ${service.url}; ${cases.length} cases in ${batches} batches`);
 
     for (let index = 0; index < batches; index++) {
-      // Deleting the caller's tenant turns the rest of the batch into 401s: those cases go last (stable sort).
-      const last = (c: FuzzCase) => {
-        const route = byId.get(c.route);
-        return Number(route?.method === "DELETE" && route.path === "/tenants/self");
-      };
       const batch = cases
         .slice(index * settings.batch, (index + 1) * settings.batch)
-        .sort((a, b) => last(a) - last(b));
+        .map((plan) => ({ plan, route: byId.get(plan.route) as WriteRoute }))
+        .sort((a, b) => rank(a.route) - rank(b.route));
       const fixtures: Fixtures = {
         A: await buildTenant(api, "A", destinationUrl),
         B: await buildTenant(api, "B", destinationUrl),
@@ -130,51 +127,36 @@ async function main(): Promise<number> {
         defaultBodyLimit: config().maxBodyBytes,
         revealerPatches: new Map(),
       };
-      const inFlight = new Set<Suspect>();
-      const suspects = new Set<Suspect>();
+      const inFlight = new Set<Sent>();
+      const suspects = new Set<Sent>();
       let polluted: string | undefined;
       const worker = async () => {
-        for (let plan = batch.shift(); plan; plan = batch.shift()) {
-          const route = byId.get(plan.route) as WriteRoute;
+        for (let next = batch.shift(); next; next = batch.shift()) {
+          const { plan, route } = next;
           const request = prepare(plan, route, fixtures);
-          const self = { route, plan, shown: reproducer(request) };
-          inFlight.add(self);
+          const sent = { route, plan, shown: reproducer(request) };
+          inFlight.add(sent);
           const answer = await exchange(service.url, request, fixtures, settings.timeoutMs);
-          inFlight.delete(self);
+          inFlight.delete(sent);
           tally.count(route.operationId, answer.status);
-          for (const violation of checkAnswer(answer, request.context)) {
-            const logged = violation.kind === "5xx" && loggedErrorFor(answer.text);
-            if (logged) violation.detail += ` (service log: ${logged})`;
-            tally.fail({
-              route: route.operationId,
-              violation,
-              status: answer.status,
-              reproducer: self.shown,
-              plan,
-            });
+          for (const { kind, detail } of checkAnswer(answer, request.context)) {
+            const logged = kind === "5xx" && loggedErrorFor(answer.text);
+            const failure = { ...sent, route: route.operationId, status: answer.status, kind };
+            tally.fail({ ...failure, detail: logged ? `${detail} (service log: ${logged})` : detail });
           }
-          const added = pollutionSince(baseline);
-          if (added.length > 0) {
-            cleanPollution(added);
-            // The polluter is this request or one still in flight: each is replayed alone after the batch.
-            for (const s of [self, ...inFlight]) if (PROTO_KEYS.test(s.shown)) suspects.add(s);
-            polluted ??= added.join(", ");
-          }
+          const added = takePollution(baseline);
+          // The polluter is this request or one still in flight: each is replayed alone after the batch.
+          for (const s of added.length > 0 ? [sent, ...inFlight] : [])
+            if (/__proto__|constructor|prototype/.test(s.shown)) suspects.add(s);
+          polluted ??= added.length > 0 ? added.join(", ") : undefined;
         }
       };
       await Promise.all(Array.from({ length: settings.concurrency }, worker));
       if (polluted) await replaySuspects(service.url, [...suspects], fixtures, baseline, tally, polluted);
       const problem = await checkCanary(api, canary, baseline);
-      if (problem)
-        tally.fail({
-          route: "canary",
-          status: 0,
-          reproducer: `batch ${index + 1} (FUZZ_SEED=${settings.seed})`,
-          violation: { kind: "canary", detail: `after batch ${index + 1}: ${problem}` },
-        });
-      log(
-        `batch ${index + 1}/${batches}: ${tally.requests} requests, ${tally.failures} failures${problem ? ` — CANARY: ${problem}` : ""}`,
-      );
+      const shown = `batch ${index + 1} (FUZZ_SEED=${settings.seed})`;
+      if (problem) tally.fail({ route: "canary", kind: "canary", detail: problem, status: 0, shown });
+      log(`batch ${index + 1}/${batches}: ${tally.requests} requests, ${tally.failures} failures`);
     }
   } finally {
     await service.stop().catch(() => undefined);
@@ -183,10 +165,10 @@ async function main(): Promise<number> {
     rmSync(dataDir, { recursive: true, force: true });
   }
   console.log(summary(tally, routes));
-  console.log(
-    `\n${tally.requests} fuzzed requests (+${api.requests} set-up and canary) in ${((Date.now() - started) / 1000).toFixed(0)} s; ` +
-      `${tally.failures === 0 ? "PASS" : `FAIL (${tally.failures})`}; FUZZ_SEED=${settings.seed}`,
-  );
+  const seconds = ((Date.now() - started) / 1000).toFixed(0);
+  const verdict = tally.failures === 0 ? "PASS" : `FAIL (${tally.failures})`;
+  const counts = `${tally.requests} fuzzed requests (+${api.requests} set-up and canary) in ${seconds} s`;
+  console.log(`\n${counts}; ${verdict}; FUZZ_SEED=${settings.seed}`);
   return tally.failures === 0 ? 0 : 1;
 }
 
@@ -196,35 +178,25 @@ async function main(): Promise<number> {
  */
 async function replaySuspects(
   base: string,
-  suspects: Suspect[],
+  suspects: Sent[],
   fixtures: Fixtures,
-  baseline: Baseline,
+  baseline: PrototypeBaseline,
   tally: Tally,
   polluted: string,
 ): Promise<void> {
   let confirmed = 0;
   for (const { route, plan, shown } of suspects.slice(0, 30)) {
-    const answer = await send(base, prepare(plan, route, fixtures), settings.timeoutMs);
-    const added = pollutionSince(baseline);
+    const { status } = await send(base, prepare(plan, route, fixtures), settings.timeoutMs);
+    const added = takePollution(baseline);
     if (added.length === 0) continue;
-    cleanPollution(added);
     confirmed += 1;
-    const violation = {
-      kind: "prototype-pollution" as const,
-      detail: `${added.join(", ")} appeared (replayed alone)`,
-    };
-    tally.fail({ route: route.operationId, violation, status: answer.status, reproducer: shown, plan });
+    const detail = `${added.join(", ")} appeared (replayed alone)`;
+    tally.fail({ route: route.operationId, kind: "prototype-pollution", detail, status, shown, plan });
   }
-  if (confirmed === 0) {
-    const detail = `${polluted} appeared; no replayed request (of ${suspects.length}) did it alone`;
-    const reproducer = `batch replay: FUZZ_SEED=${settings.seed} with node --import tsx (no --disable-proto)`;
-    tally.fail({
-      route: "unknown",
-      violation: { kind: "prototype-pollution", detail },
-      status: 0,
-      reproducer,
-    });
-  }
+  if (confirmed > 0) return;
+  const detail = `${polluted} appeared; no replayed request (of ${suspects.length}) did it alone`;
+  const shown = `batch replay: FUZZ_SEED=${settings.seed} with node --import tsx (no --disable-proto)`;
+  tally.fail({ route: "unknown", kind: "prototype-pollution", detail, status: 0, shown });
 }
 
 type CanaryToken = { id: string; data?: { number?: string }; expires_at?: string };
@@ -243,9 +215,12 @@ async function buildCanary(api: Api) {
 }
 
 /** What is wrong with the canary tenant now, if anything: its one token, read and written as at start. */
-async function checkCanary(api: Api, canary: Awaited<ReturnType<typeof buildCanary>>, baseline: Baseline) {
-  const added = pollutionSince(baseline);
-  cleanPollution(added);
+async function checkCanary(
+  api: Api,
+  canary: Awaited<ReturnType<typeof buildCanary>>,
+  baseline: PrototypeBaseline,
+) {
+  const added = takePollution(baseline);
   if (added.length > 0) return `prototypes polluted: ${added.join(", ")}`;
   try {
     const page = await api.call<{ data: CanaryToken[] }>("GET", "/tokens", canary.readKey, undefined, 200);

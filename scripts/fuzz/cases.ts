@@ -5,9 +5,10 @@
  */
 import fc from "fast-check";
 import type { RouteSpec } from "#shared/http/route.ts";
-import { type ExampleWorld, exampleFor } from "./examples.ts";
+import { exampleFor } from "./examples.ts";
 import * as values from "./values.ts";
 
+const { weighted, words } = values;
 export type WriteRoute = RouteSpec & { operationId: string };
 export const WRITE_METHODS = ["POST", "PUT", "PATCH", "DELETE"] as const;
 
@@ -17,10 +18,8 @@ export type KeyRole = (typeof TENANT_ROLES)[number] | (typeof OTHER_ROLES)[numbe
 
 export type ParamChoice = { kind: "own" | "other"; index: number } | { kind: "odd"; value: string };
 export type Hostile = { t: "json"; v: unknown } | values.Marker;
-export type Mutation =
-  | { op: "set"; path: string[]; value: Hostile }
-  | { op: "delete"; path: string[] }
-  | { op: "add"; path: string[]; key: string; value: Hostile };
+/** `set` writes the value at the path (a field, or a key added to an object); `delete` removes it. */
+export type Mutation = { op: "set"; path: string[]; value: Hostile } | { op: "delete"; path: string[] };
 export type BodyPlan =
   | { kind: "none" }
   | { kind: "example"; mutations: Mutation[] }
@@ -41,25 +40,16 @@ export interface FuzzCase {
 }
 
 const ODD_PARAMS = [
-  ...values.words(
-    "| |..|%2e%2e|%2F|a%2Fb|%00|%ZZ|%|__proto__|constructor|prototype|toString|hasOwnProperty|null",
-  ),
-  ...values.words("undefined|0|-1|tok_|app_x|ü😀|' OR 1=1 --|a b|%F0%9F%98%80|%C0%AF|..%2f..%2fetc%2fpasswd"),
+  ...words("| |..|%2e%2e|%2F|a%2Fb|%00|%ZZ|%|__proto__|constructor|prototype|toString|hasOwnProperty|null"),
+  ...words("undefined|0|-1|tok_|app_x|ü😀|' OR 1=1 --|a b|%F0%9F%98%80|%C0%AF|..%2f..%2fetc%2fpasswd"),
   "x".repeat(3000),
 ];
-const ODD_PROXY_PATHS = [
-  ...values.words("a/b/c|../../admin|%2e%2e/%2e%2e|a//b|%00|ü|?x=1"),
-  "x".repeat(4000),
-];
+const ODD_PROXY_PATHS = [...words("a/b/c|../../admin|%2e%2e/%2e%2e|a//b|%00|ü|?x=1"), "x".repeat(4000)];
 const CONTENT_TYPES = [
-  ...values.words(
-    "application/json|application/merge-patch+json|application/json; charset=utf-16|text/plain",
-  ),
-  ...values.words(
-    "application/json; charset=latin1|text/html|application/xml|application/x-www-form-urlencoded",
-  ),
-  ...values.words("multipart/form-data; boundary=x|application/octet-stream|application/problem+json|;;;|"),
-  ...values.words("APPLICATION/JSON|application/json, text/plain"),
+  ...words("application/json|application/merge-patch+json|application/json; charset=utf-16|text/plain"),
+  ...words("application/json; charset=latin1|text/html|application/xml|application/x-www-form-urlencoded"),
+  ...words("multipart/form-data; boundary=x|application/octet-stream|application/problem+json|;;;|"),
+  ...words("APPLICATION/JSON|application/json, text/plain"),
 ];
 
 function keyArbitrary(route: WriteRoute): fc.Arbitrary<KeyRole> {
@@ -67,38 +57,33 @@ function keyArbitrary(route: WriteRoute): fc.Arbitrary<KeyRole> {
   const tokenRoute = route.group === "proxy" || route.permissions?.some((p) => p.startsWith("token:"));
   const heavy: KeyRole =
     route.auth === "root" ? "root" : tokenRoute ? "A.private" : route.auth === "none" ? "none" : "A.owner";
-  return fc.oneof(
-    { arbitrary: fc.constant(heavy), weight: 12 },
+  return weighted<KeyRole>(
+    [12, fc.constant(heavy)],
     // Token routes: the keys without reveal, whose answers must never carry plaintext.
-    { arbitrary: fc.constantFrom<KeyRole>("A.public", "A.session"), weight: tokenRoute ? 4 : 0 },
-    { arbitrary: fc.constantFrom<KeyRole>(...TENANT_ROLES), weight: 8 },
-    { arbitrary: fc.constantFrom<KeyRole>(...OTHER_ROLES.slice(0, 3)), weight: 2 },
-    { arbitrary: fc.constantFrom<KeyRole>(...OTHER_ROLES.slice(3)), weight: 2 },
+    [tokenRoute ? 4 : 0, fc.constantFrom("A.public", "A.session")],
+    [8, fc.constantFrom(...TENANT_ROLES)],
+    [4, fc.constantFrom(...OTHER_ROLES)],
   );
 }
 
 function paramArbitrary(name: string): fc.Arbitrary<ParamChoice> {
-  const index = fc.oneof({ arbitrary: fc.constant(0), weight: 3 }, { arbitrary: fc.nat(9), weight: 2 });
+  const index = weighted([3, fc.constant(0)], [2, fc.nat(9)]);
   const odd = name.endsWith("+") ? [...ODD_PARAMS, ...ODD_PROXY_PATHS] : ODD_PARAMS;
-  return fc.oneof(
-    { arbitrary: index.map((i) => ({ kind: "own" as const, index: i })), weight: 11 },
-    { arbitrary: index.map((i) => ({ kind: "other" as const, index: i })), weight: 3 },
-    { arbitrary: fc.constantFrom(...odd).map((value) => ({ kind: "odd" as const, value })), weight: 6 },
+  return weighted<ParamChoice>(
+    [11, index.map((i) => ({ kind: "own", index: i }))],
+    [3, index.map((i) => ({ kind: "other", index: i }))],
+    [6, fc.constantFrom(...odd).map((value) => ({ kind: "odd", value }))],
   );
 }
 
-const hostile: fc.Arbitrary<Hostile> = fc.oneof(
-  { arbitrary: values.hostileJson.map((v) => ({ t: "json" as const, v })), weight: 18 },
-  { arbitrary: values.marker, weight: 2 },
-);
 const json = (v: unknown): Hostile => ({ t: "json", v });
+const hostile = weighted<Hostile>([18, values.hostileJson.map(json)], [2, values.marker]);
+const disclosing = fc.constantFrom("{{ data.number }}", "{{ data | json }}", "{{ data }}");
 
 /** Every path to a value of `value` (objects and arrays), the root included. */
 function pathsOf(value: unknown, prefix: string[] = []): string[][] {
-  const paths = [prefix];
-  if (value && typeof value === "object")
-    for (const [key, child] of Object.entries(value)) paths.push(...pathsOf(child, [...prefix, key]));
-  return paths;
+  if (!value || typeof value !== "object") return [prefix];
+  return [prefix, ...Object.entries(value).flatMap(([key, child]) => pathsOf(child, [...prefix, key]))];
 }
 
 function mutationArbitrary(example: unknown): fc.Arbitrary<Mutation> {
@@ -108,81 +93,62 @@ function mutationArbitrary(example: unknown): fc.Arbitrary<Mutation> {
     const v = valueAt(example, p);
     return v !== null && typeof v === "object" && !Array.isArray(v);
   });
-  const options: fc.WeightedArbitrary<Mutation>[] = [
-    {
-      arbitrary: fc
-        .tuple(fc.constantFrom(...objects), values.hostileKey, hostile)
-        .map(([path, key, value]) => ({ op: "add" as const, path, key, value })),
-      weight: 3,
-    },
-  ];
+  // A path to choose from, even where there is none (an option of weight 0 is never chosen, but built).
+  const some = (p: string[][]) => fc.constantFrom(...(p.length > 0 ? p : [[]]));
+  const set = (where: string[][], value: fc.Arbitrary<Hostile>, key: fc.Arbitrary<string | undefined>) =>
+    fc
+      .tuple(some(where), key, value)
+      .map(
+        ([path, k, v]): Mutation => ({ op: "set", path: k === undefined ? path : [...path, k], value: v }),
+      );
   // Where the example holds an expression, another expression: what it reaches is what it may disclose.
   const expressions = leaves.filter((p) => String(valueAt(example, p)).includes("{{"));
-  const disclosing = fc.constantFrom("{{ data.number }}", "{{ data | json }}", "{{ data }}");
-  if (expressions.length > 0)
-    options.push({
-      arbitrary: fc
-        .tuple(fc.constantFrom(...expressions), fc.oneof(disclosing, disclosing, values.expressionString))
-        .map(([path, v]) => ({ op: "set" as const, path, value: json(v) })),
-      weight: 6,
-    });
-  if (leaves.length > 0)
-    options.push(
-      {
-        arbitrary: fc
-          .tuple(fc.constantFrom(...leaves), hostile)
-          .map(([path, value]) => ({ op: "set" as const, path, value })),
-        weight: 6,
-      },
-      { arbitrary: fc.constantFrom(...leaves).map((path) => ({ op: "delete" as const, path })), weight: 1 },
-    );
-  return fc.oneof(...options);
+  const expression = fc.oneof(disclosing, disclosing, values.expressionString).map(json);
+  const none = fc.constant(undefined);
+  return weighted<Mutation>(
+    [3, set(objects, hostile, values.hostileKey)],
+    [expressions.length > 0 ? 6 : 0, set(expressions, expression, none)],
+    [leaves.length > 0 ? 6 : 0, set(leaves, hostile, none)],
+    [leaves.length > 0 ? 1 : 0, some(leaves).map((path) => ({ op: "delete", path }))],
+  );
 }
 
-/** Placeholder fixtures: the examples' shapes (their paths) do not depend on the ids. */
-const SHAPE_WORLD = new Proxy({}, { get: () => "x" }) as ExampleWorld;
-
 function bodyArbitrary(route: WriteRoute): fc.Arbitrary<BodyPlan> {
-  const mutation = mutationArbitrary(exampleFor(route)?.(SHAPE_WORLD) ?? {});
+  const mutation = mutationArbitrary(exampleFor(route) ?? {});
   const bytes = ["fffe7b7d", "7b2261223a2280227d", "c0af", "7b2261223a22eda080227d"];
-  // Mostly one mutation, so that the rest of the body stays valid and the mutation reaches the handler.
-  const mutations = fc.oneof(
-    { arbitrary: fc.array(mutation, { minLength: 1, maxLength: 1 }), weight: 3 },
-    { arbitrary: fc.array(mutation, { minLength: 2, maxLength: 3 }), weight: 1 },
-  );
-  return fc.oneof(
-    { arbitrary: fc.constant<BodyPlan>({ kind: "none" }), weight: 1 },
-    { arbitrary: hostile.map((value) => ({ kind: "value" as const, value })), weight: 2 },
-    { arbitrary: values.rawBodyText.map((text) => ({ kind: "raw" as const, text })), weight: 2 },
-    { arbitrary: fc.constantFrom(...bytes).map((hex) => ({ kind: "bytes" as const, hex })), weight: 1 },
-    { arbitrary: fc.constant<BodyPlan>({ kind: "example", mutations: [] }), weight: 2 },
-    { arbitrary: mutations.map((m) => ({ kind: "example" as const, mutations: m })), weight: 14 },
+  return weighted<BodyPlan>(
+    [1, fc.constant({ kind: "none" })],
+    [2, hostile.map((value) => ({ kind: "value", value }))],
+    [2, values.rawBodyText.map((text) => ({ kind: "raw", text }))],
+    [1, fc.constantFrom(...bytes).map((hex) => ({ kind: "bytes", hex }))],
+    [2, fc.constant({ kind: "example", mutations: [] })],
+    // Mostly one mutation, so that the rest of the body stays valid and the mutation reaches the handler.
+    [11, mutation.map((m) => ({ kind: "example", mutations: [m] }))],
+    [
+      3,
+      fc.array(mutation, { minLength: 2, maxLength: 3 }).map((mutations) => ({ kind: "example", mutations })),
+    ],
   );
 }
 
 export function caseArbitrary(route: WriteRoute): fc.Arbitrary<FuzzCase> {
   const names = [...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
   const proxyKeys = ["own", "own", "own", "other", "none", "garbage", "query"] as const;
+  const idempotencyKeys = ["fuzz-1", "fuzz-2", "", "x".repeat(300), "%00", "a b", "\\u0000"];
   return fc.record({
     route: fc.constant(route.operationId),
     key: keyArbitrary(route),
     params: fc.record(Object.fromEntries(names.map((name) => [name, paramArbitrary(name)]))),
-    contentType: fc.oneof(
-      { arbitrary: fc.constant("default"), weight: 12 },
-      { arbitrary: fc.constantFrom(...CONTENT_TYPES), weight: 3 },
-      { arbitrary: fc.constant(null), weight: 1 },
+    contentType: weighted<string | null>(
+      [12, fc.constant("default")],
+      [3, fc.constantFrom(...CONTENT_TYPES)],
+      [1, fc.constant(null)],
     ),
     body: bodyArbitrary(route),
     // Mostly none; else a few keys shared by every route and caller (replays across them), and odd ones.
-    idempotencyKey: fc.oneof(
-      { arbitrary: fc.constant(undefined), weight: 7 },
-      {
-        arbitrary: fc.constantFrom("fuzz-1", "fuzz-2", "", "x".repeat(300), "%00", "a b", "\\u0000"),
-        weight: 1,
-      },
-    ),
+    idempotencyKey: weighted([7, fc.constant(undefined)], [1, fc.constantFrom(...idempotencyKeys)]),
     proxyKey: route.group === "proxy" ? fc.constantFrom(...proxyKeys) : fc.constant(undefined),
-  }) as fc.Arbitrary<FuzzCase>;
+  });
 }
 
 function valueAt(root: unknown, path: string[]): unknown {
@@ -197,62 +163,53 @@ function valueAt(root: unknown, path: string[]): unknown {
 // Materialization: a plan's body as bytes, with the markers written in as text.
 
 const MARKER = "@@fuzz-marker@@";
-const own = (value: unknown): PropertyDescriptor => ({
-  value,
-  enumerable: true,
-  writable: true,
-  configurable: true,
-});
 
 /** Applies the mutations to a deep copy (null-prototype objects: every key stays an own key). */
 export function applyMutations(example: unknown, mutations: Mutation[], markers: values.Marker[]): unknown {
-  const root: unknown = JSON.parse(JSON.stringify(example ?? {}), (_k, v: unknown) =>
+  const holder: unknown = JSON.parse(JSON.stringify({ root: example ?? {} }), (_k, v: unknown) =>
     v && typeof v === "object" && !Array.isArray(v) ? Object.assign(Object.create(null), v) : v,
   );
-  const place = (value: Hostile): unknown => {
-    if (value.t === "json") return value.v;
-    markers.push(value);
-    return `${MARKER}${markers.length - 1}${MARKER}`;
-  };
-  const holder: { root: unknown } = Object.assign(Object.create(null), { root });
   for (const m of mutations) {
     const full = ["root", ...m.path];
-    const parent = valueAt(holder, m.op === "add" ? full : full.slice(0, -1));
+    const parent = valueAt(holder, full.slice(0, -1));
+    const key = full.at(-1) as string;
     if (parent === null || typeof parent !== "object") continue;
-    if (m.op === "delete") delete (parent as Record<string, unknown>)[full.at(-1) as string];
-    else Object.defineProperty(parent, m.op === "add" ? m.key : (full.at(-1) as string), own(place(m.value)));
+    if (m.op === "delete") Reflect.deleteProperty(parent, key);
+    else {
+      const value = m.value.t === "json" ? m.value.v : `${MARKER}${markers.push(m.value) - 1}${MARKER}`;
+      Object.defineProperty(parent, key, { value, enumerable: true, writable: true, configurable: true });
+    }
   }
-  return holder.root;
+  return (holder as { root: unknown }).root;
 }
 
 export const GATEWAY_LIMIT = 10 * 1024 * 1024;
 
 /** The JSON text of `value` with its markers expanded, `limit` the route's body limit in bytes. */
 export function renderBody(value: unknown, markers: values.Marker[], limit: number): Buffer {
-  const text = JSON.stringify(value) ?? "null";
   // Nesting first: the (first) padding then fills what is left up to the target size.
   let pad: (values.Marker & { t: "pad" }) | undefined;
   const placeholder = `"${MARKER}pad${MARKER}"`;
-  const expanded = text.replace(new RegExp(`"${MARKER}(\\d+)${MARKER}"`, "g"), (_, index: string) => {
-    const m = markers[Number(index)] as values.Marker;
-    if (m.t === "nest") {
-      const open = { array: "[", object: '{"a":', proto: '{"__proto__":' }[m.shape];
-      return `${open.repeat(m.depth)}${m.shape === "array" ? "" : "{}"}${(m.shape === "array" ? "]" : "}").repeat(m.depth)}`;
-    }
-    if (pad) return '""';
-    pad = m;
-    return placeholder;
-  });
-  if (!pad) return Buffer.from(expanded);
-  const target = {
-    under: limit - 64,
-    at: limit,
-    over: limit + 1,
-    far: Math.min(limit * 2, GATEWAY_LIMIT - 1024),
-    gateway: GATEWAY_LIMIT + 1,
-  }[pad.size];
-  const room = Math.max(0, target - (Buffer.byteLength(expanded) - Buffer.byteLength(placeholder) + 2));
+  const text = (JSON.stringify(value) ?? "null").replace(
+    new RegExp(`"${MARKER}(\\d+)${MARKER}"`, "g"),
+    (_, index: string) => {
+      const m = markers[Number(index)] as values.Marker;
+      if (m.t === "pad") {
+        if (pad) return '""';
+        pad = m;
+        return placeholder;
+      }
+      const [open, close] = (
+        { array: ["[", "]"], object: ['{"a":', "}"], proto: ['{"__proto__":', "}"] } as const
+      )[m.shape];
+      return `${open.repeat(m.depth)}${m.shape === "array" ? "" : "{}"}${close.repeat(m.depth)}`;
+    },
+  );
+  if (!pad) return Buffer.from(text);
+  const far = Math.min(limit * 2, GATEWAY_LIMIT - 1024);
+  const target = { under: limit - 64, at: limit, over: limit + 1, far, gateway: GATEWAY_LIMIT + 1 }[pad.size];
+  const room = Math.max(0, target - (Buffer.byteLength(text) - Buffer.byteLength(placeholder) + 2));
   const unitBytes = Buffer.byteLength(pad.unit);
   const filler = pad.unit.repeat(Math.floor(room / unitBytes)) + "a".repeat(room % unitBytes);
-  return Buffer.from(expanded.replace(placeholder, () => `"${filler}"`));
+  return Buffer.from(text.replace(placeholder, () => `"${filler}"`));
 }

@@ -10,18 +10,9 @@ export interface Answer {
 }
 
 /** A short, stable class name: the summary groups failures by route and kind. */
-type Kind =
-  | "no-answer"
-  | "5xx"
-  | "stack-trace"
-  | "host-path"
-  | "not-problem-json"
-  | "bad-problem"
-  | "cross-tenant"
-  | "disclosure"
-  | "prototype-pollution"
-  | "canary";
-export type Violation = { kind: Kind; detail: string };
+type Kind = ProblemKind | "no-answer" | "5xx" | "stack-trace" | "host-path" | "cross-tenant" | "disclosure";
+type ProblemKind = "not-problem-json" | "bad-problem";
+export type Violation = { kind: Kind | "prototype-pollution" | "canary"; detail: string };
 
 export interface CheckContext {
   /** Everything the request carried (path, query, body text): a needle echoed from it is not a leak. */
@@ -50,7 +41,7 @@ const parse = (text: string): unknown => {
 export function checkAnswer(answer: Answer, context: CheckContext): Violation[] {
   if (answer.status === 0) return [{ kind: "no-answer", detail: answer.text.slice(0, 200) }];
   const violations: Violation[] = [];
-  const add = (kind: Kind, detail: string) => violations.push({ kind, detail });
+  const add = (kind: Violation["kind"], detail: string) => violations.push({ kind, detail });
   const carried = (needle: string) => context.requestText.includes(needle);
   const body = parse(answer.text) as { proxy_error?: { type?: unknown } } | undefined;
   // A proxy whose transform the fuzz replaced with code that exports no function answers 500
@@ -64,10 +55,8 @@ export function checkAnswer(answer: Answer, context: CheckContext): Violation[] 
   const needle = HOST_NEEDLES.find((n) => answer.text.includes(n) && !carried(n));
   if (needle) add("host-path", `body contains ${JSON.stringify(needle)}`);
 
-  if (answer.status >= 400 && answer.status < 500) {
-    const problem = problemShape(answer, context.proxy === true, body);
-    if (problem) violations.push(problem);
-  }
+  const problem = answer.status >= 400 && answer.status < 500 && problemShape(answer, context.proxy, body);
+  if (problem) add(problem[0], `${answer.status} ${problem[1]}`);
   for (const secret of context.secrets ?? [])
     if (answer.text.includes(secret.value) && !carried(secret.value))
       add("disclosure", `answer holds ${secret.whose} card number in full`);
@@ -77,54 +66,49 @@ export function checkAnswer(answer: Answer, context: CheckContext): Violation[] 
 }
 
 /**
- * An RFC 9457 problem: application/problem+json with type, title and the status it answered with. On /proxy,
- * JSON whose `proxy_error` is such a problem (or a problem+json of its own).
+ * What is wrong with an RFC 9457 problem answer, if anything: application/problem+json with type, title and
+ * the status it answered with. On /proxy, JSON whose `proxy_error` is such a problem (or a problem+json).
  */
-function problemShape(answer: Answer, proxy: boolean, parsed: unknown): Violation | undefined {
-  const fail = (kind: Kind, detail: string): Violation => ({
-    kind,
-    detail: `${answer.status} ${detail}`,
-  });
+function problemShape(
+  answer: Answer,
+  proxy: boolean | undefined,
+  parsed: unknown,
+): [ProblemKind, string] | undefined {
   let body = parsed;
   if (!answer.contentType.toLowerCase().startsWith("application/problem+json")) {
-    if (!proxy) return fail("not-problem-json", `with content-type ${JSON.stringify(answer.contentType)}`);
-    if (body === undefined) return fail("not-problem-json", "/proxy error is not JSON");
+    if (!proxy) return ["not-problem-json", `with content-type ${JSON.stringify(answer.contentType)}`];
+    if (body === undefined) return ["not-problem-json", "/proxy error is not JSON"];
     body = (body as { proxy_error?: unknown } | null)?.proxy_error;
-    if (body === undefined) return fail("not-problem-json", "/proxy error without proxy_error");
+    if (body === undefined) return ["not-problem-json", "/proxy error without proxy_error"];
   }
-  if (body === undefined) return fail("bad-problem", "problem body is not JSON");
+  if (body === undefined) return ["bad-problem", "problem body is not JSON"];
   if (typeof body !== "object" || body === null || Array.isArray(body))
-    return fail("bad-problem", "problem body is not an object");
+    return ["bad-problem", "problem body is not an object"];
   const { type, title, status } = body as Record<string, unknown>;
   if (typeof type !== "string" || typeof title !== "string" || status !== answer.status)
-    return fail("bad-problem", `problem lacks type/title or says status ${JSON.stringify(status)}`);
-  return undefined;
+    return ["bad-problem", `problem lacks type/title or says status ${JSON.stringify(status)}`];
 }
 
 /** The built-in prototypes watched: anything a request adds to them is prototype pollution. */
-const PROTOTYPES: Record<string, object> = {
-  "Object.prototype": Object.prototype,
-  "Array.prototype": Array.prototype,
-  "Function.prototype": Function.prototype,
-  "String.prototype": String.prototype,
+const PROTOTYPES = {
+  Object: Object.prototype,
+  Array: Array.prototype,
+  Function: Function.prototype,
+  String: String.prototype,
 };
+export type PrototypeBaseline = Map<string, Set<string | symbol>>;
 
-export function prototypeSnapshot(): Map<string, string[]> {
-  return new Map(Object.entries(PROTOTYPES).map(([name, p]) => [name, Reflect.ownKeys(p).map(String)]));
-}
+export const prototypeSnapshot = (): PrototypeBaseline =>
+  new Map(Object.entries(PROTOTYPES).map(([name, p]) => [name, new Set(Reflect.ownKeys(p))]));
 
-/** Properties added since `baseline`, as "Object.prototype.expires_at". */
-export function pollutionSince(baseline: Map<string, string[]>): string[] {
-  return [...prototypeSnapshot()].flatMap(([name, keys]) =>
-    keys.filter((key) => !baseline.get(name)?.includes(key)).map((key) => `${name}.${key}`),
-  );
-}
-
-/** Removes what pollutionSince found, so that one polluting request does not fail every later one. */
-export function cleanPollution(added: string[]): void {
-  for (const entry of added) {
-    const [owner, ...rest] = entry.split(".prototype.");
-    const target = PROTOTYPES[`${owner}.prototype`];
-    if (target) Reflect.deleteProperty(target, rest.join(".prototype."));
-  }
+/**
+ * The properties added to the prototypes since `baseline`, as "Object.prototype.expires_at"; removed, so that
+ * one polluting request does not fail every later one.
+ */
+export function takePollution(baseline: PrototypeBaseline): string[] {
+  return Object.entries(PROTOTYPES).flatMap(([name, p]) => {
+    const added = Reflect.ownKeys(p).filter((key) => !baseline.get(name)?.has(key));
+    for (const key of added) Reflect.deleteProperty(p, key);
+    return added.map((key) => `${name}.prototype.${String(key)}`);
+  });
 }

@@ -6,14 +6,8 @@ import type { FuzzCase } from "./cases.ts";
 import type { Violation } from "./check.ts";
 import type { PreparedRequest } from "./request.ts";
 
-export interface Failure {
-  route: string;
-  violation: Violation;
-  status: number;
-  reproducer: string;
-  /** The case (FUZZ_SEED plus this is enough to find it again); none for a canary or an unattributed pollution. */
-  plan?: FuzzCase;
-}
+/** A failed case: its route, reproducer and plan (none for a canary or an unattributed pollution). */
+export type Failure = Violation & { route: string; status: number; shown: string; plan?: FuzzCase };
 
 export class Tally {
   requests = 0;
@@ -30,13 +24,12 @@ export class Tally {
 
   fail(failure: Failure): void {
     this.failures += 1;
-    const detail = failure.violation.detail.replace(/[0-9a-f]{8,}|\d+/gi, "#").slice(0, 160);
-    const id = `${failure.route}|${failure.violation.kind}|${detail}`;
+    const id = `${failure.route}|${failure.kind}|${failure.detail.replace(/[0-9a-f]{8,}|\d+/gi, "#").slice(0, 160)}`;
     const known = this.classes.get(id) ?? { count: 0, statuses: new Set(), first: failure };
     known.count += 1;
     known.statuses.add(failure.status);
     // Keep the shortest reproducer: the closest to minimal.
-    if (failure.reproducer.length < known.first.reproducer.length) known.first = failure;
+    if (failure.shown.length < known.first.shown.length) known.first = failure;
     this.classes.set(id, known);
   }
 }
@@ -44,20 +37,19 @@ export class Tally {
 const MAX_SHOWN = 300;
 
 /** Method, path, key role, content type and body, each cut to something a person can read. */
-export function reproducer(request: PreparedRequest): string {
-  const { path, body, headers } = request;
+export function reproducer({ method, path, body, headers, keyRole }: PreparedRequest): string {
   const shownPath = path.length > 160 ? `${path.slice(0, 160)}…(${path.length} chars)` : path;
   const size = body?.length ?? 0;
   const text = body?.subarray(0, MAX_SHOWN).toString("utf8") ?? "";
   const shownBody = size === 0 ? "(no body)" : size > MAX_SHOWN ? `${text}…(${size} bytes)` : text;
   const type = headers["content-type"];
   const extras = [
-    `key=${request.keyRole}`,
+    `key=${keyRole}`,
     type !== undefined ? `content-type=${JSON.stringify(type)}` : "no content-type",
     headers["svc-idempotency-key"] !== undefined ? "idempotency-key" : "",
     headers["svc-proxy-key"] !== undefined ? "proxy-key" : "",
   ].filter(Boolean);
-  return `${request.method} ${shownPath} [${extras.join(", ")}]\n      ${JSON.stringify(shownBody).slice(1, -1)}`;
+  return `${method} ${shownPath} [${extras.join(", ")}]\n      ${JSON.stringify(shownBody).slice(1, -1)}`;
 }
 
 export function summary(
@@ -79,9 +71,10 @@ export function summary(
   );
   lines.push(`\nFailures: ${tally.failures} in ${classes.length} classes`);
   for (const { first, count, statuses } of classes) {
-    const { kind, detail } = first.violation;
-    lines.push(`  [${kind}] ${first.route}: ${count}× (status ${[...statuses].join(", ")}) ${detail}`);
-    lines.push(`    e.g. ${first.reproducer}`);
+    lines.push(
+      `  [${first.kind}] ${first.route}: ${count}× (status ${[...statuses].join(", ")}) ${first.detail}`,
+    );
+    lines.push(`    e.g. ${first.shown}`);
     // The plan: for a mutated example, what was changed where (shorter than the body).
     if (first.plan) lines.push(`      plan: ${JSON.stringify(first.plan.body).slice(0, MAX_SHOWN)}`);
   }
@@ -108,15 +101,10 @@ export async function captureServiceErrors(echo: boolean): Promise<void> {
   }) as typeof logger.error;
 }
 
-/** What the service logged for the request id a problem body carries, if anything. */
+/** What the service logged for the request id a problem body carries, if anything (taken: asked once). */
 export function loggedErrorFor(answerText: string): string | undefined {
-  try {
-    const body = JSON.parse(answerText) as { request_id?: unknown; proxy_error?: { request_id?: unknown } };
-    const id = String(body.request_id ?? body.proxy_error?.request_id);
-    const entry = loggedErrors.get(id);
-    loggedErrors.delete(id);
-    return entry;
-  } catch {
-    return undefined;
-  }
+  const id = /"request_id"\s*:\s*"([^"]+)"/.exec(answerText)?.[1] ?? "";
+  const entry = loggedErrors.get(id);
+  loggedErrors.delete(id);
+  return entry;
 }

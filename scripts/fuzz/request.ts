@@ -1,7 +1,7 @@
 /** A case, resolved against the batch's fixtures into the HTTP request it stands for, and sent. */
 import { applyMutations, type FuzzCase, renderBody, type WriteRoute } from "./cases.ts";
 import type { Answer, CheckContext } from "./check.ts";
-import { exampleFor } from "./examples.ts";
+import { exampleFor, type Placeholder } from "./examples.ts";
 import type { Marker } from "./values.ts";
 import { CARDS, type TenantWorld } from "./world.ts";
 
@@ -12,7 +12,7 @@ export interface Fixtures {
   destinationUrl: string;
   /** SVC_MAX_BODY_BYTES: the limit of every route without its own. */
   defaultBodyLimit: number;
-  /** PATCHes of fixture tokens by a private (revealing) key in this batch: in flight, and whether one succeeded. */
+  /** PATCHes of fixture tokens by the private (revealing) key in this batch: in flight, and whether one did. */
   revealerPatches: Map<string, { pending: number; succeeded: boolean }>;
 }
 
@@ -22,35 +22,30 @@ export type PreparedRequest = ReturnType<typeof prepare>;
 export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures) {
   const [first, kind] = c.key.split(".") as ["A" | "B", keyof TenantWorld["keys"] | undefined];
   const tenant = kind ? first : undefined;
-  const key = kind
-    ? f[first].keys[kind]
-    : ({ root: f.rootKey, garbage: "key_fuzz_garbage_0000000" } as Record<string, string>)[first];
+  const others: Record<string, string> = { root: f.rootKey, garbage: "key_fuzz_garbage_0000000" };
+  const key = kind ? f[first].keys[kind] : others[first];
   const [own, other] = tenant === "B" ? [f.B, f.A] : [f.A, f.B];
   let crossTenant = false;
   /** The fixture token a revealing key PATCHes with this request. */
   let revealerPatch: string | undefined;
 
-  let path = route.path;
-  let previous = "";
-  for (const segment of route.path.split("/")) {
-    const name = /^\{(.+)\}$/.exec(segment)?.[1];
-    if (!name) {
-      previous = segment;
-      continue;
-    }
-    const choice = c.params[name] ?? { kind: "odd", value: "" };
-    let value: string;
-    if (choice.kind === "odd") value = choice.value;
-    else if (name.endsWith("+")) value = choice.kind === "own" ? "fuzz/echo" : "fuzz/other";
-    else {
+  const segments = route.path.split("/");
+  let path = segments
+    .map((segment, i) => {
+      const name = /^\{(.+)\}$/.exec(segment)?.[1];
+      const choice = name && (c.params[name] ?? { kind: "odd", value: "" });
+      if (!name || !choice) return segment;
+      if (choice.kind === "odd") return choice.value;
+      if (name.endsWith("+")) return choice.kind === "own" ? "fuzz/echo" : "fuzz/other";
       const world = choice.kind === "own" ? own : other;
-      const pool = name === "keyId" ? world.keyIds : (world.ids[previous] ?? []);
-      value = pool[choice.index % pool.length] ?? "missing-fixture";
-      if (previous === "tokens" && route.method === "PATCH" && kind === "private") revealerPatch = value;
+      const pool = world.ids[name] ?? world.ids[segments[i - 1] as string] ?? [];
+      const value = pool[choice.index % pool.length] ?? "missing-fixture";
+      if (segments[i - 1] === "tokens" && route.method === "PATCH" && kind === "private")
+        revealerPatch = value;
       if (choice.kind === "other" && tenant) crossTenant = true;
-    }
-    path = path.replace(segment, () => value);
-  }
+      return value;
+    })
+    .join("/");
 
   const headers: Record<string, string> = {};
   if (key) headers["svc-api-key"] = key;
@@ -60,9 +55,9 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures) {
   else if (c.proxyKey && c.proxyKey !== "none") headers["svc-proxy-key"] = proxyKeys[c.proxyKey];
 
   const body = bodyOf(c, route, f, own, other);
-  if (c.contentType === "default") {
-    if (body !== undefined) headers["content-type"] = route.contentType ?? "application/json";
-  } else if (c.contentType !== null) headers["content-type"] = c.contentType;
+  if (c.contentType !== "default") {
+    if (c.contentType !== null) headers["content-type"] = c.contentType;
+  } else if (body !== undefined) headers["content-type"] = route.contentType ?? "application/json";
 
   const bodyText = body?.subarray(0, 256 * 1024).toString("utf8") ?? "";
   const requestText = `${path}\n${Object.values(headers).join("\n")}\n${bodyText}`;
@@ -80,15 +75,19 @@ function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, o
   // An empty path replaces the root: the whole body is the value (a 5,000-deep array, a 2 MB string).
   if (body.kind === "value")
     return render(applyMutations({}, [{ op: "set", path: [], value: body.value }], markers));
-  const example = exampleFor(route)?.({
-    tokenId: own.tokenIds[0] as string,
-    otherTokenId: other.tokenIds[0] as string,
-    applicationId: own.ids.applications?.[1] as string,
-    formulaId: own.ids["reactor-formulas"]?.[0] as string,
+  const fixture: Record<Placeholder, string | undefined> = {
+    tokenId: own.ids.tokens?.[0],
+    otherTokenId: other.ids.tokens?.[0],
+    applicationId: own.ids.applications?.[1],
+    formulaId: own.ids["reactor-formulas"]?.[0],
     nonce: own.nonce,
-    invitationCode: own.invitationCode,
     destinationUrl: f.destinationUrl,
-  });
+  };
+  const text = JSON.stringify(exampleFor(route) ?? {}).replace(
+    /<(\w+)>/g,
+    (_, n: Placeholder) => `${fixture[n]}`,
+  );
+  const example: unknown = JSON.parse(text);
   return render(applyMutations(example, body.mutations, markers));
 }
 
@@ -100,27 +99,24 @@ function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, o
  */
 export async function exchange(base: string, request: PreparedRequest, f: Fixtures, timeoutMs: number) {
   const patches = f.revealerPatches;
-  const sentDuringPatch = new Set([...patches].filter(([, p]) => p.pending > 0).map(([id]) => id));
-  const id = request.revealerPatch;
-  const mine = id ? (patches.get(id) ?? { pending: 0, succeeded: false }) : undefined;
-  if (id && mine) patches.set(id, { ...mine, pending: mine.pending + 1 });
+  const patchedMeanwhile = new Set([...patches].filter(([, p]) => p.pending > 0).map(([id]) => id));
+  const mine = request.revealerPatch;
+  const patch = mine ? (patches.get(mine) ?? { pending: 0, succeeded: false }) : undefined;
+  if (mine && patch) patches.set(mine, { ...patch, pending: patch.pending + 1 });
   const answer = await send(base, request, timeoutMs);
-  const patch = id ? patches.get(id) : undefined;
-  if (patch) {
-    patch.pending -= 1;
-    patch.succeeded ||= answer.status >= 200 && answer.status < 300;
+  const after = mine ? patches.get(mine) : undefined;
+  if (after) {
+    after.pending -= 1;
+    after.succeeded ||= answer.status >= 200 && answer.status < 300;
   }
+  for (const [id, p] of patches) if (p.succeeded || p.pending > 0) patchedMeanwhile.add(id);
   // A request that itself sets how data is presented is never exempt: that is the attack to catch.
   const presents = /"(mask|fingerprint_expression|search_indexes)"/.test(request.context.requestText);
   const secrets = [{ value: CARDS.canary as string, whose: "the canary tenant's" }];
-  for (const tenant of ["A", "B"] as const) {
-    if (request.keyRole === `${tenant}.private`) continue;
-    for (const [id, number] of f[tenant].numbers) {
-      const patch = patches.get(id);
-      const exempt = (patch && (patch.succeeded || patch.pending > 0)) || sentDuringPatch.has(id);
-      if (!exempt || presents) secrets.push({ value: number, whose: `tenant ${tenant}'s` });
-    }
-  }
+  for (const tenant of ["A", "B"] as const)
+    for (const [id, number] of f[tenant].numbers)
+      if (request.keyRole !== `${tenant}.private` && (presents || !patchedMeanwhile.has(id)))
+        secrets.push({ value: number, whose: `tenant ${tenant}'s` });
   request.context.secrets = secrets;
   return answer;
 }
@@ -137,10 +133,7 @@ export async function send(base: string, request: PreparedRequest, timeoutMs: nu
     });
     return { status: res.status, contentType: res.headers.get("content-type") ?? "", text: await res.text() };
   } catch (error) {
-    return {
-      status: 0,
-      contentType: "",
-      text: error instanceof Error ? `${error.name}: ${error.message}` : "Error",
-    };
+    const text = error instanceof Error ? `${error.name}: ${error.message}` : "Error";
+    return { status: 0, contentType: "", text };
   }
 }
