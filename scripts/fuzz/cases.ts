@@ -12,7 +12,7 @@ const { weighted, words } = values;
 export type WriteRoute = RouteSpec & { operationId: string };
 export const WRITE_METHODS = ["POST", "PUT", "PATCH", "DELETE"] as const;
 
-const TENANT_ROLES = ["A.owner", "A.management", "A.member", "A.public", "A.private", "A.session"] as const;
+const TENANT_ROLES = ["A.owner", "A.management", "A.public", "A.private", "A.session"] as const;
 const OTHER_ROLES = ["B.owner", "B.private", "B.public", "root", "none", "garbage"] as const;
 export type KeyRole = (typeof TENANT_ROLES)[number] | (typeof OTHER_ROLES)[number];
 
@@ -20,37 +20,30 @@ export type ParamChoice = { kind: "own" | "other"; index: number } | { kind: "od
 export type Hostile = { t: "json"; v: unknown } | values.Marker;
 /** `set` writes the value at the path (a field, or a key added to an object); `delete` removes it. */
 export type Mutation = { op: "set"; path: string[]; value: Hostile } | { op: "delete"; path: string[] };
+/** The body: none, the route's example mutated (an empty path replaces it all), or raw text (as latin1 bytes). */
 export type BodyPlan =
   | { kind: "none" }
   | { kind: "example"; mutations: Mutation[] }
-  | { kind: "value"; value: Hostile }
-  | { kind: "raw"; text: string }
-  | { kind: "bytes"; hex: string };
+  | { kind: "raw"; text: string };
 
-export interface FuzzCase {
-  route: string;
-  key: KeyRole;
-  params: Record<string, ParamChoice>;
-  /** "default": the type the route documents (merge-patch for PATCH routes, JSON otherwise). */
-  contentType: string | null;
-  body: BodyPlan;
-  idempotencyKey?: string;
-  /** /proxy only: where the proxy key comes from. */
-  proxyKey?: "own" | "other" | "none" | "garbage" | "query";
-}
+export type FuzzCase = ReturnType<typeof caseArbitrary> extends fc.Arbitrary<infer C> ? C : never;
 
+/** Odd path parameters; those with a `/` or `?` reshape the path (a `{proxy+}` takes them whole). */
 const ODD_PARAMS = [
   ...words("| |..|%2e%2e|%2F|a%2Fb|%00|%ZZ|%|__proto__|constructor|prototype|toString|hasOwnProperty|null"),
   ...words("undefined|0|-1|tok_|app_x|ü😀|' OR 1=1 --|a b|%F0%9F%98%80|%C0%AF|..%2f..%2fetc%2fpasswd"),
+  ...words("a/b/c|../../admin|%2e%2e/%2e%2e|a//b|?x=1"),
   "x".repeat(3000),
 ];
-const ODD_PROXY_PATHS = [...words("a/b/c|../../admin|%2e%2e/%2e%2e|a//b|%00|ü|?x=1"), "x".repeat(4000)];
 const CONTENT_TYPES = [
   ...words("application/json|application/merge-patch+json|application/json; charset=utf-16|text/plain"),
   ...words("application/json; charset=latin1|text/html|application/xml|application/x-www-form-urlencoded"),
   ...words("multipart/form-data; boundary=x|application/octet-stream|application/problem+json|;;;|"),
   ...words("APPLICATION/JSON|application/json, text/plain"),
 ];
+
+/** "default": the type the route documents (merge-patch for PATCH routes, JSON otherwise); null: none. */
+const contentType = weighted([12, fc.constant("default")], [4, fc.option(fc.constantFrom(...CONTENT_TYPES))]);
 
 function keyArbitrary(route: WriteRoute): fc.Arbitrary<KeyRole> {
   // The key most likely to get past authorization, so that validation and the handler see most cases.
@@ -66,98 +59,72 @@ function keyArbitrary(route: WriteRoute): fc.Arbitrary<KeyRole> {
   );
 }
 
-function paramArbitrary(name: string): fc.Arbitrary<ParamChoice> {
-  const index = weighted([3, fc.constant(0)], [2, fc.nat(9)]);
-  const odd = name.endsWith("+") ? [...ODD_PARAMS, ...ODD_PROXY_PATHS] : ODD_PARAMS;
-  return weighted<ParamChoice>(
-    [11, index.map((i) => ({ kind: "own", index: i }))],
-    [3, index.map((i) => ({ kind: "other", index: i }))],
-    [6, fc.constantFrom(...odd).map((value) => ({ kind: "odd", value }))],
-  );
-}
+const fixtureIndex = weighted([3, fc.constant(0)], [2, fc.nat(9)]);
+const param = weighted<ParamChoice>(
+  [11, fixtureIndex.map((i) => ({ kind: "own", index: i }))],
+  [3, fixtureIndex.map((i) => ({ kind: "other", index: i }))],
+  [6, fc.constantFrom(...ODD_PARAMS).map((value) => ({ kind: "odd", value }))],
+);
 
 const json = (v: unknown): Hostile => ({ t: "json", v });
 const hostile = weighted<Hostile>([18, values.hostileJson.map(json)], [2, values.marker]);
 const disclosing = fc.constantFrom("{{ data.number }}", "{{ data | json }}", "{{ data }}");
 
-/** Every path to a value of `value` (objects and arrays), the root included. */
-function pathsOf(value: unknown, prefix: string[] = []): string[][] {
-  if (!value || typeof value !== "object") return [prefix];
-  return [prefix, ...Object.entries(value).flatMap(([key, child]) => pathsOf(child, [...prefix, key]))];
+const isObject = (v: unknown): v is object => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** Every value in `value` (objects and arrays), the root included, with its path. */
+function entriesOf(value: unknown, path: string[] = []): [string[], unknown][] {
+  const children = value && typeof value === "object" ? Object.entries(value) : [];
+  return [[path, value], ...children.flatMap(([key, child]) => entriesOf(child, [...path, key]))];
 }
 
 function mutationArbitrary(example: unknown): fc.Arbitrary<Mutation> {
-  const paths = pathsOf(example);
-  const leaves = paths.filter((p) => p.length > 0);
-  const objects = paths.filter((p) => {
-    const v = valueAt(example, p);
-    return v !== null && typeof v === "object" && !Array.isArray(v);
-  });
-  // A path to choose from, even where there is none (an option of weight 0 is never chosen, but built).
-  const some = (p: string[][]) => fc.constantFrom(...(p.length > 0 ? p : [[]]));
-  const set = (where: string[][], value: fc.Arbitrary<Hostile>, key: fc.Arbitrary<string | undefined>) =>
-    fc
-      .tuple(some(where), key, value)
-      .map(
-        ([path, k, v]): Mutation => ({ op: "set", path: k === undefined ? path : [...path, k], value: v }),
-      );
+  const entries = entriesOf(example);
+  const leaves = entries.flatMap(([p]) => (p.length > 0 ? [p] : []));
+  const objects = entries.flatMap(([p, v]) => (isObject(v) ? [p] : []));
   // Where the example holds an expression, another expression: what it reaches is what it may disclose.
-  const expressions = leaves.filter((p) => String(valueAt(example, p)).includes("{{"));
+  const expressions = entries.flatMap(([p, v]) => (p.length > 0 && String(v).includes("{{") ? [p] : []));
   const expression = fc.oneof(disclosing, disclosing, values.expressionString).map(json);
-  const none = fc.constant(undefined);
+  // A path to choose from, even where there is none (an option of weight 0 is never chosen, but built).
+  const at = (paths: string[][]) => fc.constantFrom(...(paths.length > 0 ? paths : [[]]));
+  const set = (path: string[], value: Hostile): Mutation => ({ op: "set", path, value });
   return weighted<Mutation>(
-    [3, set(objects, hostile, values.hostileKey)],
-    [expressions.length > 0 ? 6 : 0, set(expressions, expression, none)],
-    [leaves.length > 0 ? 6 : 0, set(leaves, hostile, none)],
-    [leaves.length > 0 ? 1 : 0, some(leaves).map((path) => ({ op: "delete", path }))],
+    [3, fc.tuple(at(objects), values.hostileKey, hostile).map(([p, k, v]) => set([...p, k], v))],
+    [expressions.length > 0 ? 6 : 0, fc.tuple(at(expressions), expression).map(([p, v]) => set(p, v))],
+    [leaves.length > 0 ? 6 : 0, fc.tuple(at(leaves), hostile).map(([p, v]) => set(p, v))],
+    [leaves.length > 0 ? 1 : 0, at(leaves).map((path) => ({ op: "delete", path }))],
   );
 }
 
 function bodyArbitrary(route: WriteRoute): fc.Arbitrary<BodyPlan> {
   const mutation = mutationArbitrary(exampleFor(route) ?? {});
-  const bytes = ["fffe7b7d", "7b2261223a2280227d", "c0af", "7b2261223a22eda080227d"];
+  const several = fc.array(mutation, { minLength: 2, maxLength: 3 });
   return weighted<BodyPlan>(
     [1, fc.constant({ kind: "none" })],
-    [2, hostile.map((value) => ({ kind: "value", value }))],
-    [2, values.rawBodyText.map((text) => ({ kind: "raw", text }))],
-    [1, fc.constantFrom(...bytes).map((hex) => ({ kind: "bytes", hex }))],
+    [2, hostile.map((value) => ({ kind: "example", mutations: [{ op: "set", path: [], value }] }))],
+    [3, values.rawBodyText.map((text) => ({ kind: "raw", text }))],
     [2, fc.constant({ kind: "example", mutations: [] })],
     // Mostly one mutation, so that the rest of the body stays valid and the mutation reaches the handler.
     [11, mutation.map((m) => ({ kind: "example", mutations: [m] }))],
-    [
-      3,
-      fc.array(mutation, { minLength: 2, maxLength: 3 }).map((mutations) => ({ kind: "example", mutations })),
-    ],
+    [3, several.map((mutations) => ({ kind: "example", mutations }))],
   );
 }
 
-export function caseArbitrary(route: WriteRoute): fc.Arbitrary<FuzzCase> {
+export function caseArbitrary(route: WriteRoute) {
   const names = [...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
   const proxyKeys = ["own", "own", "own", "other", "none", "garbage", "query"] as const;
   const idempotencyKeys = ["fuzz-1", "fuzz-2", "", "x".repeat(300), "%00", "a b", "\\u0000"];
   return fc.record({
     route: fc.constant(route.operationId),
     key: keyArbitrary(route),
-    params: fc.record(Object.fromEntries(names.map((name) => [name, paramArbitrary(name)]))),
-    contentType: weighted<string | null>(
-      [12, fc.constant("default")],
-      [3, fc.constantFrom(...CONTENT_TYPES)],
-      [1, fc.constant(null)],
-    ),
+    params: fc.record(Object.fromEntries(names.map((name) => [name, param]))),
+    contentType,
     body: bodyArbitrary(route),
     // Mostly none; else a few keys shared by every route and caller (replays across them), and odd ones.
     idempotencyKey: weighted([7, fc.constant(undefined)], [1, fc.constantFrom(...idempotencyKeys)]),
+    // /proxy only: where the proxy key comes from.
     proxyKey: route.group === "proxy" ? fc.constantFrom(...proxyKeys) : fc.constant(undefined),
   });
-}
-
-function valueAt(root: unknown, path: string[]): unknown {
-  let value = root;
-  for (const key of path) {
-    if (value === null || typeof value !== "object" || !Object.hasOwn(value, key)) return undefined;
-    value = (value as Record<string, unknown>)[key];
-  }
-  return value;
 }
 
 // Materialization: a plan's body as bytes, with the markers written in as text.
@@ -167,12 +134,15 @@ const MARKER = "@@fuzz-marker@@";
 /** Applies the mutations to a deep copy (null-prototype objects: every key stays an own key). */
 export function applyMutations(example: unknown, mutations: Mutation[], markers: values.Marker[]): unknown {
   const holder: unknown = JSON.parse(JSON.stringify({ root: example ?? {} }), (_k, v: unknown) =>
-    v && typeof v === "object" && !Array.isArray(v) ? Object.assign(Object.create(null), v) : v,
+    isObject(v) ? Object.assign(Object.create(null), v) : v,
   );
   for (const m of mutations) {
-    const full = ["root", ...m.path];
-    const parent = valueAt(holder, full.slice(0, -1));
-    const key = full.at(-1) as string;
+    const path = ["root", ...m.path];
+    const key = path.pop() as string;
+    // Own keys only: a path never walks into a prototype.
+    const step = (v: unknown, k: string) =>
+      v && typeof v === "object" && Object.hasOwn(v, k) ? Reflect.get(v, k) : undefined;
+    const parent = path.reduce<unknown>(step, holder);
     if (parent === null || typeof parent !== "object") continue;
     if (m.op === "delete") Reflect.deleteProperty(parent, key);
     else {
@@ -183,7 +153,13 @@ export function applyMutations(example: unknown, mutations: Mutation[], markers:
   return (holder as { root: unknown }).root;
 }
 
-export const GATEWAY_LIMIT = 10 * 1024 * 1024;
+const GATEWAY_LIMIT = 10 * 1024 * 1024;
+/** How each shape nests: its opening, the innermost value, its closing. */
+const NESTS = {
+  array: ["[", "", "]"],
+  object: ['{"a":', "{}", "}"],
+  proto: ['{"__proto__":', "{}", "}"],
+} as const;
 
 /** The JSON text of `value` with its markers expanded, `limit` the route's body limit in bytes. */
 export function renderBody(value: unknown, markers: values.Marker[], limit: number): Buffer {
@@ -199,10 +175,8 @@ export function renderBody(value: unknown, markers: values.Marker[], limit: numb
         pad = m;
         return placeholder;
       }
-      const [open, close] = (
-        { array: ["[", "]"], object: ['{"a":', "}"], proto: ['{"__proto__":', "}"] } as const
-      )[m.shape];
-      return `${open.repeat(m.depth)}${m.shape === "array" ? "" : "{}"}${close.repeat(m.depth)}`;
+      const [open, inner, close] = NESTS[m.shape];
+      return `${open.repeat(m.depth)}${inner}${close.repeat(m.depth)}`;
     },
   );
   if (!pad) return Buffer.from(text);

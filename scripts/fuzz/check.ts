@@ -3,12 +3,7 @@
  * unit test can feed it answers directly.
  */
 
-export interface Answer {
-  status: number;
-  contentType: string;
-  text: string;
-}
-
+export type Answer = { status: number; contentType: string; text: string };
 /** A short, stable class name: the summary groups failures by route and kind. */
 type Kind = ProblemKind | "no-answer" | "5xx" | "stack-trace" | "host-path" | "cross-tenant" | "disclosure";
 type ProblemKind = "not-problem-json" | "bad-problem";
@@ -30,38 +25,32 @@ const STACK_FRAME = /\bat (?:[\w$.<>[\] ]+ \()?(?:file:\/\/)?[^\s()'"]*:\d+:\d+\
 /** Strings that betray the host: its paths, its dependencies, its source files. */
 const HOST_NEEDLES = ["/work/", "node_modules", ".ts:", process.cwd()].filter((n) => n.length > 1);
 
-const parse = (text: string): unknown => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-};
-
 export function checkAnswer(answer: Answer, context: CheckContext): Violation[] {
-  if (answer.status === 0) return [{ kind: "no-answer", detail: answer.text.slice(0, 200) }];
+  const { status, text } = answer;
+  if (status === 0) return [{ kind: "no-answer", detail: text.slice(0, 200) }];
   const violations: Violation[] = [];
   const add = (kind: Violation["kind"], detail: string) => violations.push({ kind, detail });
   const carried = (needle: string) => context.requestText.includes(needle);
-  const body = parse(answer.text) as { proxy_error?: { type?: unknown } } | undefined;
+  let body: unknown; // the answer as JSON, when it is JSON
+  try {
+    body = JSON.parse(text);
+  } catch {}
   // A proxy whose transform the fuzz replaced with code that exports no function answers 500
   // transform-failed, generic as designed (docs/proxies.md): the tenant's code failed. Any other 5xx counts.
-  const transformFailed =
-    context.proxy && answer.status === 500 && String(body?.proxy_error?.type).endsWith("/transform-failed");
-  if (answer.status >= 500 && !transformFailed) add("5xx", `status ${answer.status}`);
-
-  const frame = STACK_FRAME.exec(answer.text);
+  const proxyType = String((body as { proxy_error?: { type?: unknown } } | null)?.proxy_error?.type);
+  if (status >= 500 && !(context.proxy && status === 500 && proxyType.endsWith("/transform-failed")))
+    add("5xx", `status ${status}`);
+  const frame = STACK_FRAME.exec(text);
   if (frame && !carried(frame[0])) add("stack-trace", `stack frame in body: ${frame[0].slice(0, 120)}`);
-  const needle = HOST_NEEDLES.find((n) => answer.text.includes(n) && !carried(n));
+  const needle = HOST_NEEDLES.find((n) => text.includes(n) && !carried(n));
   if (needle) add("host-path", `body contains ${JSON.stringify(needle)}`);
-
-  const problem = answer.status >= 400 && answer.status < 500 && problemShape(answer, context.proxy, body);
-  if (problem) add(problem[0], `${answer.status} ${problem[1]}`);
+  const problem = status >= 400 && status < 500 && problemShape(answer, context.proxy === true, body);
+  if (problem) add(problem[0], `${status} ${problem[1]}`);
   for (const secret of context.secrets ?? [])
-    if (answer.text.includes(secret.value) && !carried(secret.value))
+    if (text.includes(secret.value) && !carried(secret.value))
       add("disclosure", `answer holds ${secret.whose} card number in full`);
-  if (context.crossTenant && answer.status >= 200 && answer.status < 300)
-    add("cross-tenant", `status ${answer.status} on another tenant's resource`);
+  if (context.crossTenant && status >= 200 && status < 300)
+    add("cross-tenant", `status ${status} on another tenant's resource`);
   return violations;
 }
 
@@ -69,44 +58,34 @@ export function checkAnswer(answer: Answer, context: CheckContext): Violation[] 
  * What is wrong with an RFC 9457 problem answer, if anything: application/problem+json with type, title and
  * the status it answered with. On /proxy, JSON whose `proxy_error` is such a problem (or a problem+json).
  */
-function problemShape(
-  answer: Answer,
-  proxy: boolean | undefined,
-  parsed: unknown,
-): [ProblemKind, string] | undefined {
-  let body = parsed;
+function problemShape(answer: Answer, proxy: boolean, body: unknown): [ProblemKind, string] | undefined {
+  let problem = body;
   if (!answer.contentType.toLowerCase().startsWith("application/problem+json")) {
     if (!proxy) return ["not-problem-json", `with content-type ${JSON.stringify(answer.contentType)}`];
     if (body === undefined) return ["not-problem-json", "/proxy error is not JSON"];
-    body = (body as { proxy_error?: unknown } | null)?.proxy_error;
-    if (body === undefined) return ["not-problem-json", "/proxy error without proxy_error"];
+    problem = (body as { proxy_error?: unknown } | null)?.proxy_error;
+    if (problem === undefined) return ["not-problem-json", "/proxy error without proxy_error"];
   }
-  if (body === undefined) return ["bad-problem", "problem body is not JSON"];
-  if (typeof body !== "object" || body === null || Array.isArray(body))
+  if (problem === undefined) return ["bad-problem", "problem body is not JSON"];
+  if (typeof problem !== "object" || problem === null || Array.isArray(problem))
     return ["bad-problem", "problem body is not an object"];
-  const { type, title, status } = body as Record<string, unknown>;
+  const { type, title, status } = problem as Record<string, unknown>;
   if (typeof type !== "string" || typeof title !== "string" || status !== answer.status)
     return ["bad-problem", `problem lacks type/title or says status ${JSON.stringify(status)}`];
 }
 
 /** The built-in prototypes watched: anything a request adds to them is prototype pollution. */
-const PROTOTYPES = {
-  Object: Object.prototype,
-  Array: Array.prototype,
-  Function: Function.prototype,
-  String: String.prototype,
-};
+const PROTOTYPES = new Map<string, object>(
+  [Object, Array, Function, String].map((c) => [c.name, c.prototype]),
+);
 export type PrototypeBaseline = Map<string, Set<string | symbol>>;
 
 export const prototypeSnapshot = (): PrototypeBaseline =>
-  new Map(Object.entries(PROTOTYPES).map(([name, p]) => [name, new Set(Reflect.ownKeys(p))]));
+  new Map([...PROTOTYPES].map(([name, p]) => [name, new Set(Reflect.ownKeys(p))]));
 
-/**
- * The properties added to the prototypes since `baseline`, as "Object.prototype.expires_at"; removed, so that
- * one polluting request does not fail every later one.
- */
+/** What was added to the prototypes since `baseline` ("Object.prototype.x"): removed, so the run goes on. */
 export function takePollution(baseline: PrototypeBaseline): string[] {
-  return Object.entries(PROTOTYPES).flatMap(([name, p]) => {
+  return [...PROTOTYPES].flatMap(([name, p]) => {
     const added = Reflect.ownKeys(p).filter((key) => !baseline.get(name)?.has(key));
     for (const key of added) Reflect.deleteProperty(p, key);
     return added.map((key) => `${name}.prototype.${String(key)}`);

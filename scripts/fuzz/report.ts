@@ -8,6 +8,7 @@ import type { PreparedRequest } from "./request.ts";
 
 /** A failed case: its route, reproducer and plan (none for a canary or an unattributed pollution). */
 export type Failure = Violation & { route: string; status: number; shown: string; plan?: FuzzCase };
+type Route = { operationId: string; method: string; path: string };
 
 export class Tally {
   requests = 0;
@@ -24,7 +25,8 @@ export class Tally {
 
   fail(failure: Failure): void {
     this.failures += 1;
-    const id = `${failure.route}|${failure.kind}|${failure.detail.replace(/[0-9a-f]{8,}|\d+/gi, "#").slice(0, 160)}`;
+    const detail = failure.detail.replace(/[0-9a-f]{8,}|\d+/gi, "#").slice(0, 160);
+    const id = `${failure.route}|${failure.kind}|${detail}`;
     const known = this.classes.get(id) ?? { count: 0, statuses: new Set(), first: failure };
     known.count += 1;
     known.statuses.add(failure.status);
@@ -45,20 +47,15 @@ export function reproducer({ method, path, body, headers, keyRole }: PreparedReq
   const type = headers["content-type"];
   const extras = [
     `key=${keyRole}`,
-    type !== undefined ? `content-type=${JSON.stringify(type)}` : "no content-type",
-    headers["svc-idempotency-key"] !== undefined ? "idempotency-key" : "",
-    headers["svc-proxy-key"] !== undefined ? "proxy-key" : "",
-  ].filter(Boolean);
+    type === undefined ? "no content-type" : `content-type=${JSON.stringify(type)}`,
+  ];
+  for (const h of ["svc-idempotency-key", "svc-proxy-key"]) if (h in headers) extras.push(h.slice(4));
   return `${method} ${shownPath} [${extras.join(", ")}]\n      ${JSON.stringify(shownBody).slice(1, -1)}`;
 }
 
-export function summary(
-  tally: Tally,
-  routes: { operationId: string; method: string; path: string }[],
-): string {
-  const lines = [
-    `\nRequests: ${tally.requests} fuzzed, over ${routes.length} write routes\n\nPer route (status:count):`,
-  ];
+export function summary(tally: Tally, routes: Route[]): string {
+  const lines = [`\nRequests: ${tally.requests} fuzzed, over ${routes.length} write routes`];
+  lines.push("\nPer route (status:count):");
   const width = Math.max(...routes.map((r) => `${r.method} ${r.path}`.length));
   for (const r of routes) {
     const statuses = [...(tally.byRoute.get(r.operationId) ?? [])].sort(([a], [b]) => a - b);
@@ -66,17 +63,15 @@ export function summary(
     const shown = statuses.map(([s, n]) => `${s}:${n}`).join(" ");
     lines.push(`  ${`${r.method} ${r.path}`.padEnd(width)}  ${String(total).padStart(5)}  ${shown}`);
   }
-  const classes = [...tally.classes.values()].sort(
-    (a, b) => a.first.route.localeCompare(b.first.route) || b.count - a.count,
-  );
+  const classes = [...tally.classes.values()];
+  classes.sort((a, b) => a.first.route.localeCompare(b.first.route) || b.count - a.count);
   lines.push(`\nFailures: ${tally.failures} in ${classes.length} classes`);
   for (const { first, count, statuses } of classes) {
-    lines.push(
-      `  [${first.kind}] ${first.route}: ${count}× (status ${[...statuses].join(", ")}) ${first.detail}`,
-    );
-    lines.push(`    e.g. ${first.shown}`);
+    const { kind, route, detail, shown, plan } = first;
+    lines.push(`  [${kind}] ${route}: ${count}× (status ${[...statuses].join(", ")}) ${detail}`);
+    lines.push(`    e.g. ${shown}`);
     // The plan: for a mutated example, what was changed where (shorter than the body).
-    if (first.plan) lines.push(`      plan: ${JSON.stringify(first.plan.body).slice(0, MAX_SHOWN)}`);
+    if (plan) lines.push(`      plan: ${JSON.stringify(plan.body).slice(0, MAX_SHOWN)}`);
   }
   return lines.join("\n");
 }
@@ -101,7 +96,7 @@ export async function captureServiceErrors(echo: boolean): Promise<void> {
   }) as typeof logger.error;
 }
 
-/** What the service logged for the request id a problem body carries, if anything (taken: asked once). */
+/** What the service logged for the request id a problem body carries, if anything (asked once per id). */
 export function loggedErrorFor(answerText: string): string | undefined {
   const id = /"request_id"\s*:\s*"([^"]+)"/.exec(answerText)?.[1] ?? "";
   const entry = loggedErrors.get(id);

@@ -1,7 +1,7 @@
 /** A case, resolved against the batch's fixtures into the HTTP request it stands for, and sent. */
-import { applyMutations, type FuzzCase, renderBody, type WriteRoute } from "./cases.ts";
+import { applyMutations, type FuzzCase, type ParamChoice, renderBody, type WriteRoute } from "./cases.ts";
 import type { Answer, CheckContext } from "./check.ts";
-import { exampleFor, type Placeholder } from "./examples.ts";
+import { exampleFor } from "./examples.ts";
 import type { Marker } from "./values.ts";
 import { CARDS, type TenantWorld } from "./world.ts";
 
@@ -28,13 +28,12 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures) {
   let crossTenant = false;
   /** The fixture token a revealing key PATCHes with this request. */
   let revealerPatch: string | undefined;
-
   const segments = route.path.split("/");
   let path = segments
     .map((segment, i) => {
       const name = /^\{(.+)\}$/.exec(segment)?.[1];
-      const choice = name && (c.params[name] ?? { kind: "odd", value: "" });
-      if (!name || !choice) return segment;
+      if (!name) return segment;
+      const choice: ParamChoice = c.params[name] ?? { kind: "odd", value: "" };
       if (choice.kind === "odd") return choice.value;
       if (name.endsWith("+")) return choice.kind === "own" ? "fuzz/echo" : "fuzz/other";
       const world = choice.kind === "own" ? own : other;
@@ -46,19 +45,16 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures) {
       return value;
     })
     .join("/");
-
   const headers: Record<string, string> = {};
   if (key) headers["svc-api-key"] = key;
   if (c.idempotencyKey !== undefined) headers["svc-idempotency-key"] = c.idempotencyKey;
   const proxyKeys = { own: own.proxyKey, other: other.proxyKey, garbage: "pk_fuzz_garbage", none: "" };
   if (c.proxyKey === "query") path += `${path.includes("?") ? "&" : "?"}svc-proxy-key=${own.proxyKey}`;
   else if (c.proxyKey && c.proxyKey !== "none") headers["svc-proxy-key"] = proxyKeys[c.proxyKey];
-
   const body = bodyOf(c, route, f, own, other);
   if (c.contentType !== "default") {
     if (c.contentType !== null) headers["content-type"] = c.contentType;
   } else if (body !== undefined) headers["content-type"] = route.contentType ?? "application/json";
-
   const bodyText = body?.subarray(0, 256 * 1024).toString("utf8") ?? "";
   const requestText = `${path}\n${Object.values(headers).join("\n")}\n${bodyText}`;
   const context: CheckContext = { requestText, crossTenant, proxy: route.group === "proxy" };
@@ -70,12 +66,8 @@ function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, o
   const render = (value: unknown) => renderBody(value, markers, route.maxBodyBytes ?? f.defaultBodyLimit);
   const { body } = c;
   if (body.kind === "none") return undefined;
-  if (body.kind === "raw") return Buffer.from(body.text);
-  if (body.kind === "bytes") return Buffer.from(body.hex, "hex");
-  // An empty path replaces the root: the whole body is the value (a 5,000-deep array, a 2 MB string).
-  if (body.kind === "value")
-    return render(applyMutations({}, [{ op: "set", path: [], value: body.value }], markers));
-  const fixture: Record<Placeholder, string | undefined> = {
+  if (body.kind === "raw") return Buffer.from(body.text, "latin1");
+  const fixture: Record<string, string | undefined> = {
     tokenId: own.ids.tokens?.[0],
     otherTokenId: other.ids.tokens?.[0],
     applicationId: own.ids.applications?.[1],
@@ -83,11 +75,8 @@ function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, o
     nonce: own.nonce,
     destinationUrl: f.destinationUrl,
   };
-  const text = JSON.stringify(exampleFor(route) ?? {}).replace(
-    /<(\w+)>/g,
-    (_, n: Placeholder) => `${fixture[n]}`,
-  );
-  const example: unknown = JSON.parse(text);
+  const fill = (_: string, name: string) => String(fixture[name]);
+  const example: unknown = JSON.parse(JSON.stringify(exampleFor(route) ?? {}).replace(/<(\w+)>/g, fill));
   return render(applyMutations(example, body.mutations, markers));
 }
 
@@ -98,26 +87,25 @@ function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, o
  * allowed caller may show the data, unless this request sets a mask or expression itself.
  */
 export async function exchange(base: string, request: PreparedRequest, f: Fixtures, timeoutMs: number) {
+  const { revealerPatch: id, context } = request;
   const patches = f.revealerPatches;
-  const patchedMeanwhile = new Set([...patches].filter(([, p]) => p.pending > 0).map(([id]) => id));
-  const mine = request.revealerPatch;
-  const patch = mine ? (patches.get(mine) ?? { pending: 0, succeeded: false }) : undefined;
-  if (mine && patch) patches.set(mine, { ...patch, pending: patch.pending + 1 });
+  const exempt = new Set([...patches].filter(([, p]) => p.pending > 0).map(([token]) => token));
+  if (id && !patches.has(id)) patches.set(id, { pending: 0, succeeded: false });
+  const patch = id ? patches.get(id) : undefined;
+  if (patch) patch.pending += 1;
   const answer = await send(base, request, timeoutMs);
-  const after = mine ? patches.get(mine) : undefined;
-  if (after) {
-    after.pending -= 1;
-    after.succeeded ||= answer.status >= 200 && answer.status < 300;
+  if (patch) {
+    patch.pending -= 1;
+    patch.succeeded ||= answer.status >= 200 && answer.status < 300;
   }
-  for (const [id, p] of patches) if (p.succeeded || p.pending > 0) patchedMeanwhile.add(id);
+  for (const [token, p] of patches) if (p.succeeded || p.pending > 0) exempt.add(token);
   // A request that itself sets how data is presented is never exempt: that is the attack to catch.
-  const presents = /"(mask|fingerprint_expression|search_indexes)"/.test(request.context.requestText);
-  const secrets = [{ value: CARDS.canary as string, whose: "the canary tenant's" }];
+  const presents = /"(mask|fingerprint_expression|search_indexes)"/.test(context.requestText);
+  context.secrets = [{ value: CARDS.canary, whose: "the canary tenant's" }];
   for (const tenant of ["A", "B"] as const)
-    for (const [id, number] of f[tenant].numbers)
-      if (request.keyRole !== `${tenant}.private` && (presents || !patchedMeanwhile.has(id)))
-        secrets.push({ value: number, whose: `tenant ${tenant}'s` });
-  request.context.secrets = secrets;
+    for (const [token, number] of f[tenant].numbers)
+      if (request.keyRole !== `${tenant}.private` && (presents || !exempt.has(token)))
+        context.secrets.push({ value: number, whose: `tenant ${tenant}'s` });
   return answer;
 }
 
@@ -125,12 +113,8 @@ export async function exchange(base: string, request: PreparedRequest, f: Fixtur
 export async function send(base: string, request: PreparedRequest, timeoutMs: number): Promise<Answer> {
   const { method, headers, body } = request;
   try {
-    const res = await fetch(`${base}${request.path}`, {
-      method,
-      headers,
-      body,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
+    const init = { method, headers, body, signal: AbortSignal.timeout(timeoutMs) };
+    const res = await fetch(`${base}${request.path}`, init);
     return { status: res.status, contentType: res.headers.get("content-type") ?? "", text: await res.text() };
   } catch (error) {
     const text = error instanceof Error ? `${error.name}: ${error.message}` : "Error";

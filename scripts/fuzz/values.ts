@@ -10,36 +10,33 @@ export const words = (text: string, separator = "|") => text.split(separator);
 export const weighted = <T>(...options: [number, fc.Arbitrary<T>][]) =>
   fc.oneof(...options.map(([weight, arbitrary]) => ({ weight, arbitrary })));
 
-/** A JSON object with own keys whatever their names (`__proto__` included): parsed, never assigned. */
-export const ownKeys = (entries: [string, unknown][]): Record<string, unknown> =>
-  JSON.parse(`{${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(",")}}`);
-
 /** Property names a careless merge, path walk or map would resolve on Object.prototype. */
 const PROTO_NAMES = ["__proto__", "constructor", "prototype"];
 const POLLUTED = words("expires_at|mask|session_id|polluted|tenant_id|permissions|data|isAdmin");
 
+const ODD_KEYS = [
+  ...words(
+    "__proto__.expires_at|constructor.prototype.polluted|card.__proto__.polluted|a.b|toString|valueOf",
+  ),
+  ...words("hasOwnProperty|__defineGetter__|| |\u0000|😀|$where|#name|:value|id|tenant_id|created_by|type"),
+  "x".repeat(300),
+];
 export const hostileKey = weighted<string>(
   [4, fc.constantFrom(...PROTO_NAMES)],
-  [
-    4,
-    fc.constantFrom(
-      ...words("__proto__.expires_at|constructor.prototype.polluted|card.__proto__.polluted|a.b|toString"),
-      ...words("valueOf|hasOwnProperty|__defineGetter__|| |\u0000|😀|$where|#name|:value|id|tenant_id"),
-      ...words("created_by|type"),
-      "x".repeat(300),
-    ),
-  ],
+  [4, fc.constantFrom(...ODD_KEYS)],
   [2, fc.string({ unit: "binary", maxLength: 20 })],
 );
 
-/** `{"__proto__": {...}}`, `{"constructor": {"prototype": {...}}}` and `{"__proto__.x": ...}`, as own keys. */
+/**
+ * `{"__proto__": {...}}`, `{"constructor": {"prototype": {...}}}` and `{"__proto__.x": ...}`: parsed, so that
+ * every key is an own key, whatever its name.
+ */
 const protoObject = fc
   .tuple(fc.constantFrom(...PROTO_NAMES), fc.constantFrom(...POLLUTED), fc.nat(2))
-  .map(([name, target, shape]) => {
-    const value = target === "expires_at" ? "2000-01-01T00:00:00Z" : "polluted-by-fuzz";
-    const inner = ownKeys([[target, value]]);
-    if (shape === 0) return ownKeys([[name, inner]]);
-    return ownKeys(shape === 1 ? [["constructor", { prototype: inner }]] : [[`${name}.${target}`, value]]);
+  .map(([name, target, shape]): unknown => {
+    const v = target === "expires_at" ? '"2000-01-01T00:00:00Z"' : '"polluted-by-fuzz"';
+    const nested = [`{"${name}":{"${target}":${v}}}`, `{"constructor":{"prototype":{"${target}":${v}}}}`];
+    return JSON.parse([...nested, `{"${name}.${target}":${v}}`][shape] as string);
   });
 
 const oddString = fc.constantFrom(
@@ -63,9 +60,7 @@ const urlString = fc.constantFrom(
   ...words(
     "http://localhost:3000/tokens|http://0.0.0.0/|http://2130706433/|http://[::1]/|file:///etc/passwd",
   ),
-  ...words(
-    "https://example.com/|gopher://127.0.0.1:6379/_|javascript:alert(1)|http://user:pass@example.com/",
-  ),
+  ...words("https://example.com/|gopher://127.0.0.1:6379/_|javascript:alert(1)|http://user:pass@x.com/"),
   ...words("http://example.com:99999/|ftp://example.com/|http://"),
 );
 
@@ -77,15 +72,12 @@ const containerString = fc.constantFrom(
 /** One replacement value for a field: anything but what the field expects, mostly. */
 export const hostileJson = weighted<unknown>(
   [5, fc.constantFrom(null, true, false, 0, -1, 0.5, 1e308, -1e308, 2 ** 53 + 1, "", [], {})],
-  [1, fc.integer()],
-  [1, fc.double({ noNaN: true, noDefaultInfinity: true })],
+  [2, fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }))],
   [4, oddString],
-  [3, fc.string({ unit: "binary", maxLength: 40 })],
-  [2, fc.string({ maxLength: 40 })],
+  [5, fc.oneof(fc.string({ unit: "binary", maxLength: 40 }), fc.string({ maxLength: 40 }))],
   [3, expressionString],
   [2, urlString],
-  [2, containerString],
-  [2, fc.array(containerString, { maxLength: 3 })],
+  [4, fc.oneof(containerString, fc.array(containerString, { maxLength: 3 }))],
   [4, protoObject],
   [3, fc.jsonValue({ maxDepth: 3 })],
   [1, fc.array(fc.constantFrom(null, 1, "x", {}), { minLength: 100, maxLength: 2000 })],
@@ -101,34 +93,28 @@ export type Marker =
   | { t: "pad"; size: PadSize; unit: (typeof PAD_UNITS)[number] }
   | { t: "nest"; depth: number; shape: "array" | "object" | "proto" };
 
-export const marker: fc.Arbitrary<Marker> = fc.oneof(
-  fc.record({
-    t: fc.constant("pad" as const),
-    // Far over the limit costs the machine, over the gateway's 10 MB the more: rare.
-    size: weighted<PadSize>(
-      [16, fc.constantFrom("under", "at", "over")],
-      [2, fc.constant("far")],
-      [1, fc.constant("gateway")],
-    ),
-    unit: fc.constantFrom(...PAD_UNITS),
-  }),
-  fc.record({
-    t: fc.constant("nest" as const),
-    depth: fc.constantFrom(8, 32, 33, 63, 64, 65, 100, 1_000, 5_000, 100_000),
-    shape: fc.constantFrom("array" as const, "object" as const, "proto" as const),
-  }),
+// Far over the limit costs the machine, over the gateway's 10 MB the more: rare.
+const padSize = weighted<PadSize>(
+  [16, fc.constantFrom("under", "at", "over")],
+  [3, fc.constantFrom("far", "far", "gateway")],
+);
+const depths = fc.constantFrom(8, 32, 33, 63, 64, 65, 100, 1_000, 5_000, 100_000);
+const shapes = fc.constantFrom("array" as const, "object" as const, "proto" as const);
+export const marker = fc.oneof(
+  fc.tuple(padSize, fc.constantFrom(...PAD_UNITS)).map(([size, unit]): Marker => ({ t: "pad", size, unit })),
+  fc.tuple(depths, shapes).map(([depth, shape]): Marker => ({ t: "nest", depth, shape })),
 );
 
-/** Bodies that are not the JSON the route expects: malformed, scalar, duplicated keys, odd encodings. */
+/**
+ * Bodies that are not the JSON the route expects, as bytes written as latin1 text: malformed, scalar, duplicated
+ * keys, a BOM, invalid UTF-8 (a lone continuation byte, an overlong `/`, an encoded surrogate).
+ */
 export const rawBodyText = fc.constantFrom(
-  ...words(
-    `{|{"a":|}|[|null|[]|"str"|0|true|1e99999|-|NaN|Infinity|{'a':1}|{"a":1,"a":2}|\ufeff{}|{} trailing`,
-  ),
+  ...words(`{|{"a":|}|[|null|[]|"str"|0|true|1e99999|-|NaN|Infinity|{'a':1}|{"a":1,"a":2}|\xef\xbb\xbf{}`),
   ...words(`{"type":"card","type":"bank"}|{}{}|\u0000|{"a":"\\ud800"}|{"a":"\\u0000"}|a=1&b=2|<xml/>| `),
-  ...words(
-    `{"__proto__":{"expires_at":"2000-01-01T00:00:00Z"}}|{"constructor":{"prototype":{"polluted":"yes"}}}`,
-  ),
-  '{"__proto__":null}',
+  ...words(`\xff\xfe{}|{"a":"\x80"}|\xc0\xaf|{"a":"\xed\xa0\x80"}|{"__proto__":null}|{} trailing`),
+  '{"__proto__":{"expires_at":"2000-01-01T00:00:00Z"}}',
+  '{"constructor":{"prototype":{"polluted":"yes"}}}',
   "1".repeat(5000),
   `{"a":${"1".repeat(400)}}`,
 );

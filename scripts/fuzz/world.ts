@@ -1,7 +1,7 @@
 /**
  * The fuzz's fixtures, made through the public HTTP API: for a tenant, applications of every type, a session,
- * tokens, a transaction, a proxy, a formula and a reactor, and invitations. A fresh pair of tenants
- * per batch, so that what one batch deleted or revoked does not blunt the next.
+ * tokens, a transaction, a proxy, a formula, a reactor and invitations. A fresh pair of tenants per batch, so
+ * that what one batch deleted or revoked does not blunt the next.
  */
 import { MANAGEMENT_PERMISSIONS, TOKEN_PERMISSIONS } from "#shared/domain/permissions.ts";
 import { luhnSum } from "#shared/domain/tokens/checksums.ts";
@@ -13,14 +13,11 @@ export const card = (number: string) => ({ number, expiration_month: 12, expirat
 export const luhnNumber = (first15: string) => `${first15}${(10 - (luhnSum(first15, true) % 10)) % 10}`;
 
 /** The fields of set-up answers the fixtures use. */
-type Json = Record<"id" | "key" | "management_key" | "management_application_id" | "nonce", string>;
+type Json = Record<"id" | "key" | "management_key" | "management_appid" | "nonce", string>;
 
 export class Api {
   requests = 0;
-  constructor(
-    readonly url: string,
-    readonly rootKey: string,
-  ) {}
+  constructor(readonly url: string) {}
 
   /** One set-up request: throws unless it answered `expected`. */
   async call<T = Json>(method: string, path: string, key?: string, body?: unknown, expected = 201) {
@@ -29,21 +26,20 @@ export class Api {
     if (key) headers["svc-api-key"] = key;
     const res = await fetch(`${this.url}${path}`, { method, headers, body: JSON.stringify(body) });
     const text = await res.text();
-    if (res.status !== expected)
-      throw new Error(`set-up ${method} ${path}: ${res.status}: ${text.slice(0, 300)}`);
+    if (res.status !== expected) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  post = <T = Json>(path: string, key: string | undefined, body: unknown) =>
-    this.call<T>("POST", path, key, body);
+  post = <T = Json>(path: string, key: string, body: unknown) => this.call<T>("POST", path, key, body);
 }
 
 let serial = 0;
 export type TenantWorld = Awaited<ReturnType<typeof buildTenant>>;
 
-export async function buildTenant(api: Api, label: "A" | "B", destinationUrl: string) {
+/** A tenant with its fixtures, made with the root key; its proxy forwards to `destinationUrl`. */
+export async function buildTenant(api: Api, run: { rootKey: string; destinationUrl: string }, label: string) {
   serial += 1;
-  const tenant = await api.post("/tenants", api.rootKey, { name: `fuzz ${label} ${serial}` });
+  const tenant = await api.post("/tenants", run.rootKey, { name: `fuzz ${label} ${serial}` });
   const owner = tenant.management_key;
   const application = (type: string, permissions: readonly string[], rules: unknown[] = []) =>
     api.post("/applications", owner, { name: `fuzz ${type}`, type, permissions, rules });
@@ -53,12 +49,10 @@ export async function buildTenant(api: Api, label: "A" | "B", destinationUrl: st
   const pvt = await application("private", TOKEN_PERMISSIONS, reveal);
   const victim = await application("private", ["token:read"]);
   const extraKey = await api.post(`/applications/${victim.id}/keys`, owner, {});
-
   const session = await api.post<{ nonce: string; session_key: string }>("/sessions", pub.key, {});
   const permissions = ["token:create", "token:read"];
   await api.call("POST", "/sessions/authorize", pvt.key, { nonce: session.nonce, permissions }, 200);
   const spare = await api.post("/sessions", pub.key, {});
-
   /** Each fixture token's card number, by token id: a number no other token of this run holds. */
   const numbers = new Map<string, string>();
   for (let i = 0; i < 3; i++) {
@@ -67,34 +61,18 @@ export async function buildTenant(api: Api, label: "A" | "B", destinationUrl: st
     numbers.set((await api.post("/tokens", pvt.key, body)).id, number);
   }
   const transaction = await api.post("/transactions", pvt.key, {});
-  const app = { id: pvt.id };
-  const proxy = await api.post("/proxies", owner, {
-    name: "p",
-    destination_url: destinationUrl,
-    application: app,
-  });
+  const app = { application: { id: pvt.id } };
+  const proxy = await api.post("/proxies", owner, { name: "p", destination_url: run.destinationUrl, ...app });
   const formula = await api.post("/reactor-formulas", owner, {
     name: "fuzz formula",
     code: "module.exports = async function (req) { return { raw: { args: req.args } }; };",
     configuration: [{ name: "region", type: "string" }],
-    request_parameters: [
-      { name: "card.number", type: "string" },
-      { name: "amount", type: "number", optional: true },
-    ],
+    request_parameters: [{ name: "card.number", type: "string" }],
   });
-  const reactorBody = {
-    name: "r",
-    formula: { id: formula.id },
-    configuration: { region: "eu" },
-    application: app,
-  };
-  const reactor = await api.post("/reactors", owner, reactorBody);
-
-  const invite = (who: string) =>
-    api.post("/tenants/self/invitations", owner, { email: `${who}@example.com` });
-  const invitations = [await invite(`fuzz-${serial}-a`), await invite(`fuzz-${serial}-b`)];
-
-  const applications = [victim, pvt, pub, management].map((a) => a.id);
+  const reactorBody = { name: "r", formula: { id: formula.id }, configuration: { region: "eu" } };
+  const reactor = await api.post("/reactors", owner, { ...reactorBody, ...app });
+  const invite = (email: string) => api.post("/tenants/self/invitations", owner, { email });
+  const invitations = [await invite(`a${serial}@example.com`), await invite(`b${serial}@example.com`)];
   return {
     numbers,
     /** owner: from POST /tenants; session: authorized for token:create and :read. */
@@ -107,7 +85,7 @@ export async function buildTenant(api: Api, label: "A" | "B", destinationUrl: st
     },
     /** Ids by the name of the path parameter (`keyId`), else of the collection segment that precedes it. */
     ids: {
-      applications: [...applications, tenant.management_application_id],
+      applications: [victim.id, pvt.id, pub.id, management.id, tenant.management_appid],
       keyId: [extraKey.id],
       tokens: [...numbers.keys()],
       transactions: [transaction.id],
