@@ -127,8 +127,8 @@ async function main(): Promise<number> {
         }
       };
       await Promise.all(Array.from({ length: settings.concurrency }, worker));
-      // Replayed one at a time, the requests in flight when the prototypes changed that change them again
-      // alone are the failures, with their own reproducer (at most 30 replays per batch).
+      // The requests in flight when the prototypes changed, replayed one at a time: those that change them
+      // again alone are the failures, with their own reproducer (at most 30 replays per batch).
       let confirmed = 0;
       for (const s of polluted ? [...suspects].slice(0, 30) : []) {
         const { status } = await send(service.url, prepare(s.plan, s.route, fixtures), settings.timeoutMs);

@@ -20,7 +20,7 @@ export type ParamChoice = { kind: "own" | "other"; index: number } | { kind: "od
 export type Hostile = { t: "json"; v: unknown } | values.Marker;
 /** `set` writes the value at the path (a field, or a key added to an object); `delete` removes it. */
 export type Mutation = { op: "set"; path: string[]; value: Hostile } | { op: "delete"; path: string[] };
-/** The body: none, the route's example mutated (an empty path replaces it all), or raw text (as latin1 bytes). */
+/** No body, the route's example mutated (an empty path replaces it all), or raw text (as latin1 bytes). */
 export type BodyPlan =
   | { kind: "none" }
   | { kind: "example"; mutations: Mutation[] }

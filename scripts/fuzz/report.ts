@@ -14,7 +14,7 @@ export class Tally {
   requests = 0;
   failures = 0;
   readonly byRoute = new Map<string, Map<number, number>>();
-  /** One class per route, kind and detail (numbers and ids stripped), so a summary lists distinct failures. */
+  /** One class per route, kind and detail (numbers and ids stripped): the summary lists distinct failures. */
   readonly classes = new Map<string, { count: number; statuses: Set<number>; first: Failure }>();
 
   count(route: string, status: number): void {

@@ -12,7 +12,7 @@ export interface Fixtures {
   destinationUrl: string;
   /** SVC_MAX_BODY_BYTES: the limit of every route without its own. */
   defaultBodyLimit: number;
-  /** PATCHes of fixture tokens by the private (revealing) key in this batch: in flight, and whether one did. */
+  /** PATCHes of fixture tokens by a revealing (private) key in this batch: in flight, and whether one did. */
   revealerPatches: Map<string, { pending: number; succeeded: boolean }>;
 }
 
