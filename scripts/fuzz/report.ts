@@ -90,7 +90,10 @@ export async function captureServiceErrors(echo: boolean): Promise<void> {
     const lines = typeof extra?.stack === "string" ? extra.stack.split("\n") : [];
     const frame = lines.find((f) => /\.[cm]?[jt]s:\d+/.test(f) && !f.includes("node_modules"));
     const at = frame?.trim().replace(`${process.cwd()}/`, "");
-    const entry = [message, extra?.error_name, extra?.error_message, at].filter((p) => typeof p === "string");
+    const codes = Array.isArray(extra?.cancellation_codes) ? `[${extra.cancellation_codes}]` : undefined;
+    const entry = [message, extra?.error_name, codes, extra?.error_message, at].filter(
+      (p) => typeof p === "string",
+    );
     if (typeof extra?.request_id === "string") loggedErrors.set(extra.request_id, entry.join(": "));
     if (echo) error(message, extra ?? {});
   }) as typeof logger.error;

@@ -48,6 +48,16 @@ function field(error: object, name: string): unknown {
   return (error as Record<string, unknown>)[name];
 }
 
+/** A cancelled transaction's per-item reason codes ("None" for an item that did not fail), else undefined. */
+export function cancellationCodes(error: unknown): string[] | undefined {
+  if (!(error instanceof Error) || error.name !== "TransactionCanceledException") return undefined;
+  const reasons = field(error, "CancellationReasons");
+  if (!Array.isArray(reasons)) return undefined;
+  return reasons.map((reason: { Code?: unknown } | undefined) =>
+    typeof reason?.Code === "string" ? reason.Code : "None",
+  );
+}
+
 export function isStoreOutage(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error.name === "TimeoutError" || SERVICE_BUSY.has(error.name)) return true;
@@ -55,10 +65,9 @@ export function isStoreOutage(error: unknown): boolean {
   if (typeof code === "string" && CONNECTION_CODES.has(code)) return true;
   if (error.name === "TransactionCanceledException") {
     // Cancelled by a failed condition: the domain's answer (it maps those itself), not an outage.
-    const reasons = field(error, "CancellationReasons");
-    if (!Array.isArray(reasons) || reasons.length === 0) return false;
-    return reasons.every((reason: { Code?: string } | undefined) =>
-      TRANSIENT_CANCELLATIONS.has(reason?.Code ?? "None"),
+    const codes = cancellationCodes(error);
+    return (
+      codes !== undefined && codes.length > 0 && codes.every((code) => TRANSIENT_CANCELLATIONS.has(code))
     );
   }
   // A dropped connection can surface wrapped (fetch's TypeError "fetch failed" and the like).

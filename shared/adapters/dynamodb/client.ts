@@ -4,7 +4,9 @@ import {
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
+import { conflict } from "#shared/domain/errors.ts";
 import { withEffectRecord } from "./idempotent-effects.ts";
+import { isKeyCountUpdate } from "./key-counters.ts";
 
 export interface DynamoConnection {
   region: string;
@@ -54,6 +56,25 @@ export function createDocumentClient(connection: DynamoConnection): DynamoDBDocu
         : next(args),
     { step: "initialize", name: "recordIdempotentEffects", priority: "high" },
   );
+  // A write that counts a token under a key version whose destruction (or the tenant's deletion) marked its
+  // counters refuses itself (key-counters.ts): nothing is stored. Whatever adapter sent it, that is a 409 the
+  // caller can retry (under the current key, or to learn the tenant is gone), never a 500. Inside the retries
+  // and the idempotency record's addition, so it sees each attempt's items as sent.
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== "TransactWriteItemsCommand") return next(args);
+      try {
+        return await next(args);
+      } catch (error) {
+        const items = (args.input as TransactWriteCommandInput).TransactItems ?? [];
+        const codes = cancellationCodes(error);
+        if (codes?.some((code, i) => code === "ConditionalCheckFailed" && isKeyCountUpdate(items[i])))
+          throw conflict(KEY_DESTROYED_UNDER_WRITE);
+        throw error;
+      }
+    },
+    { step: "initialize", name: "keyDestroyedUnderWrite" },
+  );
   // The SDK's logger step filters every call's input and output for a logger that drops them (the default has an
   // `info` method): about 1 % of the service's CPU. Nothing here logs SDK calls, so the step is removed.
   client.middlewareStack.remove("loggerMiddleware");
@@ -61,6 +82,9 @@ export function createDocumentClient(connection: DynamoConnection): DynamoDBDocu
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
 }
+
+export const KEY_DESTROYED_UNDER_WRITE =
+  "A key this request sealed data under was destroyed meanwhile (or the tenant deleted); nothing was stored. Retry the request.";
 
 /** Attempts of a write transaction cancelled only because another transaction held one of its items. */
 export const TRANSACTION_CONFLICT_ATTEMPTS = 4;

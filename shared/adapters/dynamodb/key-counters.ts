@@ -16,6 +16,12 @@ export const keyCountKeys = {
   version: (tenantId: string, ref: string) => ({ PK: `TENANT#${tenantId}`, SK: `KEYVER#${ref}` }),
 } as const;
 
+/** True for a transaction item that is a key counter's update (its shard's sort key). */
+export function isKeyCountUpdate(item: unknown): boolean {
+  const key = (item as { Update?: { Key?: { SK?: unknown } } } | undefined)?.Update?.Key;
+  return typeof key?.SK === "string" && key.SK.startsWith("KEYUSE#");
+}
+
 /**
  * The counter updates of one write (each counter item once). `seed` picks the shard (a token id: the same token
  * always counts in the same shard). A key's destruction marks every shard destroyed, and an increment requires

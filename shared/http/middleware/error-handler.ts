@@ -1,5 +1,5 @@
 import { logger } from "#shared/logger.ts";
-import { isStoreOutage } from "../outage.ts";
+import { cancellationCodes, isStoreOutage } from "../outage.ts";
 import { httpErrorOf, internalProblem, PROBLEM_CONTENT_TYPE, problemFromError } from "../problem.ts";
 import type { SvcMiddleware } from "../request-state.ts";
 
@@ -27,10 +27,13 @@ export function errorHandler(): SvcMiddleware {
         };
         return;
       }
-      // Only the error's name and stack are logged: SDK errors may echo request values in their message.
+      // Only the error's name, a cancelled transaction's per-item codes and the stack are logged: SDK errors may
+      // echo request values in their message.
+      const codes = cancellationCodes(error);
       logger.error("Unhandled error", {
         request_id: requestId,
         error_name: error instanceof Error ? error.name : typeof error,
+        ...(codes ? { cancellation_codes: codes } : {}),
         stack: error instanceof Error ? error.stack?.split("\n").slice(1, 8).join("\n") : undefined,
       });
       request.response = {
