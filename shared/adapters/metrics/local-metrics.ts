@@ -8,10 +8,17 @@ import type { FlushableMetrics, MetricOptions } from "#shared/ports/metrics.ts";
  */
 export class LocalMetrics implements FlushableMetrics {
   private buffer: string[] = [];
+  /**
+   * Whether points are kept: the logger's level, read once per invocation (at each flush) rather than on every
+   * point (Powertools resolves the level's name on each call: a few µs, three or more times a request).
+   */
+  private debugging: boolean;
 
-  constructor(private readonly logger: Pick<Logger, "debug" | "getLevelName">) {}
+  constructor(private readonly logger: Pick<Logger, "debug" | "getLevelName">) {
+    this.debugging = this.isDebugLevel();
+  }
 
-  private get debugging(): boolean {
+  private isDebugLevel(): boolean {
     return this.logger.getLevelName() === "DEBUG";
   }
 
@@ -24,6 +31,7 @@ export class LocalMetrics implements FlushableMetrics {
   }
 
   flush(): void {
+    this.debugging = this.isDebugLevel();
     if (this.buffer.length === 0) return;
     this.logger.debug("metrics", { metrics: this.buffer.join(" ") });
     this.buffer = [];
