@@ -34,6 +34,9 @@ const examples: Record<string, unknown> = {
   createApplication: { ...application, type: "private", create_key: true },
   updateApplication: application,
   createToken: { ...token, ...presentation },
+  tokenize: { card: { type: "card", data: card(CARDS.example), ...presentation }, name: "fuzz", none: null },
+  detokenize: { number: "{{ <tokenId> }}", other: "{{ <otherTokenId> }}" },
+  searchTokens: { query: "data:4242", size: 5 },
   // No data: a patch of the mask alone is what must not reveal the stored data to a key without reveal.
   patchToken: { ...presentation, metadata: { origin: null, other: "x" }, deduplicate_token: null },
   authorizeSession: { nonce: "<nonce>", permissions, rules: [rule], expires_at: future },
