@@ -10,8 +10,6 @@ interface Candidate<R> {
   route: R;
   segments: string[];
   literalCount: number;
-  /** Its place in the route table: among equally literal candidates, the earlier wins. */
-  order: number;
   /** A greedy `{name+}` last segment takes one or more remaining segments, as in API Gateway. */
   greedy: boolean;
 }
@@ -21,39 +19,35 @@ interface Candidate<R> {
  * over a `{param}` (so /applications/key beats /applications/{id}).
  */
 export class RouteMatcher<R extends { method: string; path: string }> {
-  /** Fixed-length candidates by their number of segments, most literal first. */
-  private readonly bySegmentCount: Candidate<R>[][] = [];
-  private readonly greedy: Candidate<R>[];
+  /** Most literal first (a stable sort: among equally literal ones, the route table's order). */
+  private readonly candidates: Candidate<R>[];
+  /** The candidates a path of N segments can match, by N: found once per N. */
   private readonly forCount = new Map<number, Candidate<R>[]>();
+  /** Paths longer than every route have the same candidates (greedy ones only), remembered under this N. */
+  private readonly longest: number;
 
   constructor(routes: readonly R[]) {
-    const candidates = routes
-      .map((route, order) => {
+    this.candidates = routes
+      .map((route) => {
         const segments = route.path.split("/").filter(Boolean);
         return {
           route,
-          order,
           segments,
           literalCount: segments.filter((s) => !s.startsWith("{")).length,
           greedy: (segments.at(-1) ?? "").endsWith("+}"),
         };
       })
-      .sort(byPrecedence);
-    this.greedy = candidates.filter((c) => c.greedy);
-    for (const candidate of candidates) {
-      if (candidate.greedy) continue;
-      const count = candidate.segments.length;
-      this.bySegmentCount[count] = [...(this.bySegmentCount[count] ?? []), candidate];
-    }
+      .sort((a, b) => b.literalCount - a.literalCount);
+    this.longest = Math.max(0, ...this.candidates.map((c) => c.segments.length)) + 1;
   }
 
-  /** Candidates for a path of `count` segments: fixed-length ones of that length and greedy ones, most literal first. */
   private candidatesFor(count: number): Candidate<R>[] {
-    const known = this.forCount.get(count);
-    if (known) return known;
-    const found = [...(this.bySegmentCount[count] ?? []), ...this.greedy].sort(byPrecedence);
-    // Remembered for the lengths routes have; a caller's 3,000-segment path is not kept.
-    if (count < this.bySegmentCount.length + 2) this.forCount.set(count, found);
+    const n = Math.min(count, this.longest);
+    let found = this.forCount.get(n);
+    if (!found) {
+      found = this.candidates.filter((c) => (c.greedy ? c.segments.length <= n : c.segments.length === n));
+      this.forCount.set(n, found);
+    }
     return found;
   }
 
@@ -90,9 +84,6 @@ export class RouteMatcher<R extends { method: string; path: string }> {
     return allowed.size > 0 ? { allowed: [...allowed] } : undefined;
   }
 }
-
-const byPrecedence = <R>(a: Candidate<R>, b: Candidate<R>) =>
-  b.literalCount - a.literalCount || a.order - b.order;
 
 function safeDecode(segment: string): string {
   try {

@@ -1,5 +1,6 @@
 import { ScanCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
+import { KEY_COUNT_SHARDS, keyCountKeys } from "#shared/adapters/dynamodb/key-counters.ts";
 import { useService } from "#test/support/service.ts";
 import { tenantWithOwner, VISA } from "#test/support/tokens.ts";
 
@@ -34,11 +35,11 @@ describe("attack: writing under a key destroyed meanwhile", () => {
     const refs = new Set((shards.Items ?? []).map((item) => String(item.key_id)));
     expect(refs.size).toBeGreaterThan(0);
     for (const ref of refs)
-      for (let shard = 0; shard < 16; shard++)
+      for (let shard = 0; shard < KEY_COUNT_SHARDS; shard++)
         await dynamo.send(
           new UpdateCommand({
             TableName: config.tableName,
-            Key: { PK: `TENANT#${tenantId}`, SK: `KEYUSE#${ref}#${shard}` },
+            Key: keyCountKeys.shard(tenantId, ref, shard),
             UpdateExpression: "SET destroyed_at = :now",
             ExpressionAttributeValues: { ":now": new Date().toISOString() },
           }),
