@@ -22,6 +22,7 @@ import {
 } from "liquidjs";
 import { namesForbiddenKey } from "#shared/domain/safe-keys.ts";
 import { canonicalJson, ExpressionError, expressionFilters } from "./expression-filters.ts";
+import { plainPathOf, readPlainPath } from "./plain-path.ts";
 import {
   type RenderBudget,
   type RenderMeter,
@@ -252,6 +253,10 @@ interface Parsed {
   templates: Template[];
   /** Set when the template is one output tag with only whitespace around it. */
   single?: Template[];
+  /** That tag's path when it is a plain path (`{{ data.number }}`): read without liquidjs (plain-path.ts). */
+  path?: readonly string[];
+  /** Whether the template is that tag alone, with no whitespace around it (render() then writes only it). */
+  bare?: boolean;
 }
 
 /**
@@ -346,7 +351,11 @@ export function createExpressionEngine(
       const trimmed = template.trim();
       if (trimmed.startsWith("{{") && trimmed.endsWith("}}")) {
         const single = liquid.parse(trimmed);
-        if (single.length === 1 && single[0] instanceof Output) parsed.single = single;
+        if (single.length === 1 && single[0] instanceof Output) {
+          parsed.single = single;
+          parsed.path = plainPathOf(trimmed);
+          parsed.bare = trimmed === template;
+        }
       }
     } catch (error) {
       throw toExpressionError(error, "parse");
@@ -382,7 +391,17 @@ export function createExpressionEngine(
     });
   }
 
+  /** A plain path's value, when it is a string, number or boolean within the output limit; else undefined. */
+  function plainValue(parsed: Parsed, scope: Record<string, unknown>) {
+    if (!parsed.path) return undefined;
+    const value = readPlainPath(scope, parsed.path);
+    return typeof value === "string" && value.length > maxOutputChars ? undefined : value;
+  }
+
   async function renderParsed(parsed: Parsed, scope: Record<string, unknown>, budget: RenderBudget) {
+    // A plain path renders as liquidjs would print it, with no render: nothing to time or to charge.
+    const plain = parsed.bare ? plainValue(parsed, scope) : undefined;
+    if (plain !== undefined) return String(plain);
     const emitter = new BoundedEmitter(maxOutputChars);
     await run(parsed.templates, scope, emitter, budget);
     return emitter.buffer;
@@ -394,6 +413,8 @@ export function createExpressionEngine(
     budget: RenderBudget,
   ): Promise<unknown> {
     if (!parsed.single) return renderParsed(parsed, scope, budget);
+    const plain = plainValue(parsed, scope);
+    if (plain !== undefined) return plain;
     const emitter = new TypedEmitter();
     await run(parsed.single, scope, emitter, budget);
     const value = emitter.value;

@@ -1,0 +1,93 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { createExpressionEngine, ExpressionError } from "#shared/domain/tokens/expressions.ts";
+import { plainPathOf } from "#shared/domain/tokens/plain-path.ts";
+import { RenderScheduler, TIME_LIMIT } from "#shared/domain/tokens/render-budget.ts";
+
+const engine = createExpressionEngine({ maxOutputChars: 64 });
+
+/**
+ * `{{ data["a"]["b"] }}` is the same lookup as `{{ data.a.b }}` to liquidjs, but not a plain path here: it is
+ * always rendered by liquidjs, so it is what a plain path must answer.
+ */
+const bracketed = (path: readonly string[]) =>
+  `{{ ${path[0]}${path
+    .slice(1)
+    .map((name) => `[${JSON.stringify(name)}]`)
+    .join("")} }}`;
+
+const outcome = (promise: Promise<unknown>) =>
+  promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error: error instanceof ExpressionError ? error.message : String(error) }),
+  );
+
+const name = fc.constantFrom("data", "a", "b", "number", "size", "first", "last", "nil", "x_1");
+const leaf = fc.oneof(
+  fc.string({ maxLength: 80 }),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant(""),
+);
+const json = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: "small" }, leaf, fc.array(tie("value"), { maxLength: 3 }), tie("object")),
+  object: fc.dictionary(name, tie("value"), { maxKeys: 4 }),
+})).value;
+
+describe("plain paths", () => {
+  it("are one output tag of a dotted path, never a literal or a special property", () => {
+    expect(plainPathOf("{{ data.number }}")).toEqual(["data", "number"]);
+    expect(plainPathOf("{{data}}")).toEqual(["data"]);
+    expect(plainPathOf("{{ data.number | last4 }}")).toBeUndefined();
+    expect(plainPathOf("{{ data.number }}{{ data.cvc }}")).toBeUndefined();
+    expect(plainPathOf('{{ data["number"] }}')).toBeUndefined();
+    expect(plainPathOf("{{ data.items.size }}")).toBeUndefined();
+    expect(plainPathOf("{{ nil }}")).toBeUndefined();
+    expect(plainPathOf("{{ empty }}")).toBeUndefined();
+  });
+
+  it("render and evaluate exactly as liquidjs does, on any data (errors included)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(name, { minLength: 1, maxLength: 4 }),
+        fc.dictionary(name, json, { maxKeys: 5 }),
+        fc.constantFrom("", " ", "\n"),
+        async (path, scope, around) => {
+          const plain = `${around}{{ ${path.join(".")} }}${around}`;
+          const viaLiquid = `${around}${bracketed(path)}${around}`;
+          expect(await outcome(engine.render(plain, scope))).toEqual(
+            await outcome(engine.render(viaLiquid, scope)),
+          );
+          expect(await outcome(engine.evaluate(plain, scope))).toEqual(
+            await outcome(engine.evaluate(viaLiquid, scope)),
+          );
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("render without a turn of the render slot, a meter reading or a draw on the request's budget", async () => {
+    let meterReads = 0;
+    const scheduler = new RenderScheduler(
+      { requestMs: 50, renderMs: 20, tenantMsPerSecond: 1, tenantBurstMs: 1 },
+      { now: () => new Date(0) },
+      () => {
+        meterReads += 1;
+        return meterReads * 100; // every render spends the request's whole budget at once
+      },
+    );
+    const request = createExpressionEngine({}, { scheduler }).forRequest("tenant-a");
+    const data = { number: "4242424242424242" };
+    expect(await request.render("{{ data.number }}", { data })).toBe("4242424242424242");
+    expect(await request.evaluate("{{ data.number }}", { data })).toBe("4242424242424242");
+    expect(meterReads).toBe(0);
+    // A render that is no plain path is still timed and charged: the request's budget is spent after it.
+    await request.render("{{ data.number | slice: 0, 4 }}", { data });
+    expect(meterReads).toBe(2);
+    await expect(request.render("{{ data.number | slice: 0, 4 }}", { data })).rejects.toThrow(TIME_LIMIT);
+    expect(await request.render("{{ data.number }}", { data })).toBe("4242424242424242");
+  });
+});
