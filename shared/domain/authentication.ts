@@ -64,14 +64,17 @@ export class Authenticator {
    */
   async byKeyHash(keyHash: string): Promise<Principal | undefined> {
     const now = this.clock.now().getTime();
-    return this.cache.get(keyHash, now, () => this.lookup(keyHash, now), {
-      usable: (principal, at) =>
-        (principal.kind === "root" || !this.deletedTenants?.knownDeleted(principal.tenantId)) &&
-        (principal.kind !== "session" || Date.parse(principal.session.expires_at) > at),
-      // A session not yet authorized is never cached: its authorization must take effect at once everywhere.
-      storable: (principal) => principal.kind !== "session" || principal.session.authorized,
-    });
+    return this.cache.get(keyHash, now, () => this.lookup(keyHash, now), this.cachedPrincipals);
   }
+
+  /** Which cached principals may answer, and which may be kept (built once: every request passes here). */
+  private readonly cachedPrincipals = {
+    usable: (principal: Principal, at: number) =>
+      (principal.kind === "root" || !this.deletedTenants?.knownDeleted(principal.tenantId)) &&
+      (principal.kind !== "session" || Date.parse(principal.session.expires_at) > at),
+    // A session not yet authorized is never cached: its authorization must take effect at once everywhere.
+    storable: (principal: Principal) => principal.kind !== "session" || principal.session.authorized,
+  };
 
   private async lookup(keyHash: string, now: number): Promise<Principal | undefined> {
     const record = await this.applications.findKey(keyHash);

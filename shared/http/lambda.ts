@@ -1,4 +1,3 @@
-import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import middy from "@middy/core";
 import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 import type { Authenticator } from "#shared/domain/authentication.ts";
@@ -11,7 +10,6 @@ import {
   runWithIdempotencyClaim,
 } from "#shared/domain/idempotency-scope.ts";
 import type { ExpressionEngine } from "#shared/domain/tokens/expressions.ts";
-import { logger } from "#shared/logger.ts";
 import { flushMetrics } from "#shared/observability/metrics.ts";
 import type { FlushableMetrics } from "#shared/ports/metrics.ts";
 import type { RecordedEffect } from "#shared/ports/stores.ts";
@@ -234,8 +232,6 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       .use(handlerTracing())
       // Outermost but tracing: what the whole chain recorded is written once, when the invocation ends.
       .use(flushMetrics(() => composed?.metrics))
-      // Adds function name, cold start and request id to every log line; never logs the event (keys, data).
-      .use(injectLambdaContext(logger, { logEvent: false, resetKeys: true }))
       .use(requestContext())
       // Requests, 4xx/5xx and latency by route, for every answer (errors as the errorHandler answered them).
       .use(requestMetrics(deps))

@@ -126,22 +126,32 @@ function hasOwnKeys(map: Record<string, string>): boolean {
   return false;
 }
 
-function lambdaContext(group: FunctionGroup, requestId: string): Context {
-  const deadline = Date.now() + 30_000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: `svc-${group}`,
-    functionVersion: "$LATEST",
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:svc-${group}`,
-    memoryLimitInMB: "512",
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/svc-${group}`,
-    logStreamName: "local",
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+/** The Lambda context of a local invocation: a class, as one is made for every request. */
+class LocalContext implements Context {
+  readonly callbackWaitsForEmptyEventLoop = false;
+  readonly functionName: string;
+  readonly functionVersion = "$LATEST";
+  readonly invokedFunctionArn: string;
+  readonly memoryLimitInMB = "512";
+  readonly logGroupName: string;
+  readonly logStreamName = "local";
+  private readonly deadline = Date.now() + 30_000;
+
+  constructor(
+    group: FunctionGroup,
+    readonly awsRequestId: string,
+  ) {
+    this.functionName = `svc-${group}`;
+    this.invokedFunctionArn = `arn:aws:lambda:local:000000000000:function:svc-${group}`;
+    this.logGroupName = `/aws/lambda/svc-${group}`;
+  }
+
+  getRemainingTimeInMillis(): number {
+    return Math.max(0, this.deadline - Date.now());
+  }
+  done(): void {}
+  fail(): void {}
+  succeed(): void {}
 }
 
 function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
@@ -184,7 +194,7 @@ export function createGateway(
         return;
       }
       const { event, group } = toEvent(matcher, req, body, preflights);
-      const result = await handlers[group](event, lambdaContext(group, event.requestContext.requestId));
+      const result = await handlers[group](event, new LocalContext(group, event.requestContext.requestId));
       send(res, result);
     })().catch(() => {
       if (!res.headersSent) send(res, gatewayProblem(502, "Bad Gateway", "The function failed to answer."));

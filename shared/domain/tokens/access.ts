@@ -28,8 +28,9 @@ export interface Grants {
   session?: AccessGrant;
 }
 
+const grant = (g: AccessGrant): AccessGrant => ({ permissions: g.permissions, rules: g.rules });
+
 export function grantsOf(principal: TenantPrincipal): Grants {
-  const grant = (g: AccessGrant): AccessGrant => ({ permissions: g.permissions, rules: g.rules });
   if (principal.kind === "application") return { application: grant(principal.application) };
   return {
     application: grant(principal.application),
@@ -50,25 +51,37 @@ export function accessOfGrants({ application, session }: Grants): TokenAccess {
   return session ? intersect(grantAccess(application), grantAccess(session)) : grantAccess(application);
 }
 
-function grantAccess(grant: AccessGrant): TokenAccess {
-  return {
-    evaluate: (token, permission) => evaluateAccess(grant, token, permission),
-    visibility: (permission) => visibilityOf([grantVisibility(grant, permission)]),
-  };
+// Classes rather than objects of closures: one is built on every token request.
+class GrantAccess implements TokenAccess {
+  constructor(private readonly grant: AccessGrant) {}
+  evaluate(token: TokenRef, permission: TokenPermission): Transform | undefined {
+    return evaluateAccess(this.grant, token, permission);
+  }
+  visibility(permission: TokenPermission): Visibility {
+    return visibilityOf([grantVisibility(this.grant, permission)]);
+  }
 }
 
-/** Access no wider than either: a permission only where both hold it, with the weaker transform. */
-export function intersect(a: TokenAccess, b: TokenAccess): TokenAccess {
-  return {
-    evaluate: (token, permission) => {
-      const first = a.evaluate(token, permission);
-      const second = b.evaluate(token, permission);
-      return first && second ? weaker(first, second) : undefined;
-    },
-    // Both grants' clauses: a list (and its count) holds only what both let the caller see.
-    visibility: (permission) => visibleToBoth(a.visibility(permission), b.visibility(permission)),
-  };
+class BothAccess implements TokenAccess {
+  constructor(
+    private readonly a: TokenAccess,
+    private readonly b: TokenAccess,
+  ) {}
+  evaluate(token: TokenRef, permission: TokenPermission): Transform | undefined {
+    const first = this.a.evaluate(token, permission);
+    const second = this.b.evaluate(token, permission);
+    return first && second ? weaker(first, second) : undefined;
+  }
+  // Both grants' clauses: a list (and its count) holds only what both let the caller see.
+  visibility(permission: TokenPermission): Visibility {
+    return visibleToBoth(this.a.visibility(permission), this.b.visibility(permission));
+  }
 }
+
+const grantAccess = (grant: AccessGrant): TokenAccess => new GrantAccess(grant);
+
+/** Access no wider than either: a permission only where both hold it, with the weaker transform. */
+export const intersect = (a: TokenAccess, b: TokenAccess): TokenAccess => new BothAccess(a, b);
 
 /** The transform that shows less of the two. */
 export function weaker(a: Transform, b: Transform): Transform {

@@ -475,39 +475,50 @@ export function createExpressionEngine(
   const meter = wiring.meter ?? (() => performance.now());
   const standalone = () => standaloneBudget(renderLimitMs, renderLimitMs, meter);
 
-  /** The engine's calls, each drawing from the budget `budgetOf` gives it. */
-  function engineWith(budgetOf: () => RenderBudget): ExpressionEngine {
-    const engine: ExpressionEngine = {
-      validate(template) {
-        parse(template);
-      },
-      async render(template, scope) {
-        return renderParsed(parse(template), scope, budgetOf());
-      },
-      async evaluate(template, scope) {
-        return evaluateParsed(parse(template), scope, budgetOf());
-      },
-      async evaluateStructure(structure, scope) {
-        const budget = budgetOf();
-        if (typeof structure === "string" || !hasExpression(structure, 0))
-          return walk(structure, scope, budget, 0);
-        // One turn of the render slot and one allowance for the whole structure (a mask's strings): one wait
-        // for the slot and two meter readings instead of one per string.
-        return budget.run((overdue) => walk(structure, scope, inTurn(overdue), 0));
-      },
-      forRequest(bucket) {
-        const budget = wiring.scheduler ? wiring.scheduler.budget(bucket) : standalone();
-        const request = engineWith(() => budget);
-        // Scoping a request's engine again keeps the request's one budget.
-        request.forRequest = () => request;
-        return request;
-      },
-    };
-    return engine;
+  // Classes, not objects of closures: a request's engine is made on every request that reaches a token group.
+  /** The engine outside any request: each call has a budget of its own (renderLimitMs). */
+  class Engine implements ExpressionEngine {
+    protected budget(): RenderBudget {
+      return standalone();
+    }
+    validate(template: string): void {
+      parse(template);
+    }
+    async render(template: string, scope: Record<string, unknown>): Promise<string> {
+      return renderParsed(parse(template), scope, this.budget());
+    }
+    async evaluate(template: string, scope: Record<string, unknown>): Promise<unknown> {
+      return evaluateParsed(parse(template), scope, this.budget());
+    }
+    async evaluateStructure(structure: unknown, scope: Record<string, unknown>): Promise<unknown> {
+      const budget = this.budget();
+      if (typeof structure === "string" || !hasExpression(structure, 0))
+        return walk(structure, scope, budget, 0);
+      // One turn of the render slot and one allowance for the whole structure (a mask's strings): one wait
+      // for the slot and two meter readings instead of one per string.
+      return budget.run((overdue) => walk(structure, scope, inTurn(overdue), 0));
+    }
+    forRequest(bucket: string): ExpressionEngine {
+      return new RequestEngine(bucket);
+    }
   }
 
-  // Outside a request, each call has a budget of its own (renderLimitMs).
-  return engineWith(standalone);
+  /** A request's engine: one budget for all its calls (made at the first); scoping it again keeps that budget. */
+  class RequestEngine extends Engine {
+    private scoped: RenderBudget | undefined;
+    constructor(private readonly bucket: string) {
+      super();
+    }
+    protected override budget(): RenderBudget {
+      this.scoped ??= wiring.scheduler ? wiring.scheduler.budget(this.bucket) : standalone();
+      return this.scoped;
+    }
+    override forRequest(): ExpressionEngine {
+      return this;
+    }
+  }
+
+  return new Engine();
 }
 
 /** Parses only (no filters or tags run, no partials read): templates reach here after validate(). */

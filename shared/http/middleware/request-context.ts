@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { logger } from "#shared/logger.ts";
+import { writeAccessLine } from "#shared/observability/access-log.ts";
 import type { SvcMiddleware } from "../request-state.ts";
 import { withSecurityHeaders } from "../security-headers.ts";
 
 /**
  * Gives the request its id (API Gateway's when there is one), echoes it back with the security headers on every
- * answer (errors and proxied answers included), and logs one access line.
+ * answer (errors and proxied answers included), and writes its access line (observability/access-log.ts).
  */
 export function requestContext(): SvcMiddleware {
   const finish: NonNullable<SvcMiddleware["after"]> = async (request) => {
@@ -17,7 +18,7 @@ export function requestContext(): SvcMiddleware {
     });
     headers["svc-request-id"] = state.requestId;
     request.response.headers = headers;
-    logger.info("request", {
+    writeAccessLine(request.context, {
       request_id: state.requestId,
       route: state.route ? `${state.route.method} ${state.route.path}` : request.event.routeKey,
       status: request.response.statusCode,
@@ -27,6 +28,9 @@ export function requestContext(): SvcMiddleware {
   };
   return {
     before: async (request) => {
+      // Function name, cold start and request id on every line the invocation logs (Powertools'
+      // injectLambdaContext does this and more per invocation: sampling, key resets, none of which is used here).
+      logger.addContext(request.context);
       request.context.svc = {
         requestId: request.event.requestContext?.requestId || randomUUID(),
         startedAt: Date.now(),
