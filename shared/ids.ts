@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { hash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 
 /** UUIDv7: time-ordered, so store keys built from it sort by creation time. */
 export function uuidv7(at: Date): string {
@@ -29,7 +29,8 @@ export function newApiKey(kind: KeyKind): string {
 
 /** Keys are high-entropy, so a single SHA-256 is enough to store them irreversibly. */
 export function hashKey(key: string): string {
-  return createHash("sha256").update(key, "utf8").digest("hex");
+  // The one-shot digest (no Hash object): every request with a key hashes it.
+  return hash("sha256", key, "hex");
 }
 
 /** Constant-time comparison of two hex digests. */

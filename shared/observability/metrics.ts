@@ -19,7 +19,7 @@ export function metricsAdapter(cfg: Pick<Config, "mode">): FlushableMetrics {
  * undefined while the function has composed nothing (then nothing was recorded).
  */
 export function flushMetrics(metrics: () => FlushableMetrics | undefined): middy.MiddlewareObj {
-  const flush = async () => {
+  const flush = () => {
     try {
       metrics()?.flush();
     } catch (error) {

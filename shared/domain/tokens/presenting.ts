@@ -49,22 +49,20 @@ export async function present(
   data: () => Promise<unknown>,
   options: PresentOptions = {},
 ): Promise<TokenView> {
-  const view: TokenView = {
-    id: token.id,
-    tenant_id: token.tenant_id,
-    type: token.type,
-    ...(token.mask !== undefined ? { mask: token.mask } : {}),
-    ...(transform === "reveal" ? { fingerprint: token.fingerprint } : {}),
-    fingerprint_expression: token.fingerprint_expression,
-    containers: [token.container],
-    ...(token.metadata ? { metadata: token.metadata } : {}),
-    ...(token.search_indexes ? { search_indexes: token.search_indexes } : {}),
-    ...(token.expires_at ? { expires_at: token.expires_at } : {}),
-    ...(token.created_by ? { created_by: token.created_by } : {}),
-    created_at: token.created_at,
-    ...(token.modified_by ? { modified_by: token.modified_by } : {}),
-    ...(token.modified_at ? { modified_at: token.modified_at } : {}),
-  };
+  // Built field by field, in the answer's key order, with no temporary objects to spread: every token answer
+  // passes here (a list once per item).
+  const view = { id: token.id, tenant_id: token.tenant_id, type: token.type } as TokenView;
+  if (token.mask !== undefined) view.mask = token.mask;
+  if (transform === "reveal") view.fingerprint = token.fingerprint;
+  view.fingerprint_expression = token.fingerprint_expression;
+  view.containers = [token.container];
+  if (token.metadata) view.metadata = token.metadata;
+  if (token.search_indexes) view.search_indexes = token.search_indexes;
+  if (token.expires_at) view.expires_at = token.expires_at;
+  if (token.created_by) view.created_by = token.created_by;
+  view.created_at = token.created_at;
+  if (token.modified_by) view.modified_by = token.modified_by;
+  if (token.modified_at) view.modified_at = token.modified_at;
   const shown = await withData(deps, token, transform, view, data, options);
   // An idempotent answer stores this reference, never the data (domain/idempotency-scope.ts).
   notePresentedToken(shown, {
@@ -84,12 +82,20 @@ async function withData(
   data: () => Promise<unknown>,
   options: PresentOptions,
 ): Promise<TokenView> {
-  if (transform === "reveal") return { ...view, data: await data() };
+  // `view` is this answer's own object (present builds it): `data` is added to it, not to a copy.
+  if (transform === "reveal") {
+    view.data = await data();
+    return view;
+  }
   if (transform !== "mask" || !hasMask(token.mask)) return view;
-  if (options.masked) return { ...view, data: options.masked.value };
+  if (options.masked) {
+    view.data = options.masked.value;
+    return view;
+  }
   const scope = { data: await data() };
   try {
-    return { ...view, data: await deps.expressions.evaluateStructure(token.mask, scope) };
+    view.data = await deps.expressions.evaluateStructure(token.mask, scope);
+    return view;
   } catch (error) {
     if (!(error instanceof ExpressionError)) throw error;
     if (options.redactOnMaskError) return view;

@@ -35,7 +35,7 @@ function crossOrigin(request: Parameters<NonNullable<SvcMiddleware["before"]>>[0
  */
 export function corsAnswers(routes: readonly MatchedRoute[]): SvcMiddleware {
   const preflights = new RouteMatcher(preflightRoutes(routes));
-  const addHeaders: NonNullable<SvcMiddleware["after"]> = async (request) => {
+  const addHeaders: NonNullable<SvcMiddleware["after"]> = (request) => {
     const state = request.context.svc;
     if (!state?.route?.cors || !request.response) return;
     request.response.headers = {
@@ -50,7 +50,7 @@ export function corsAnswers(routes: readonly MatchedRoute[]): SvcMiddleware {
     };
   };
   return {
-    before: async (request) => {
+    before: (request) => {
       if (request.event.requestContext.http.method.toUpperCase() !== "OPTIONS") return;
       const found = preflights.match("OPTIONS", request.event.rawPath);
       if (!found || !("route" in found)) return; // not a CORS path: 405 as any unknown method
@@ -88,7 +88,7 @@ export function corsAnswers(routes: readonly MatchedRoute[]): SvcMiddleware {
  */
 export function corsOriginCheck(): SvcMiddleware {
   return {
-    before: async (request) => {
+    before: (request) => {
       const state = request.context.svc;
       const principal = state.principal;
       if (!state.route?.cors || !principal || principal.kind === "root") return;

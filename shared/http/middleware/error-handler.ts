@@ -9,7 +9,7 @@ import type { SvcMiddleware } from "../request-state.ts";
  */
 export function errorHandler(): SvcMiddleware {
   return {
-    onError: async (request) => {
+    onError: (request) => {
       const { error } = request;
       const requestId = request.context.svc?.requestId;
       const known = httpErrorOf(error);

@@ -9,7 +9,7 @@ import { withSecurityHeaders } from "../security-headers.ts";
  * answer (errors and proxied answers included), and writes its access line (observability/access-log.ts).
  */
 export function requestContext(): SvcMiddleware {
-  const finish: NonNullable<SvcMiddleware["after"]> = async (request) => {
+  const finish: NonNullable<SvcMiddleware["after"]> = (request) => {
     const state = request.context.svc;
     if (!state || !request.response) return;
     // Only a successful answer of a route that owns its policy keeps it; its errors get `sandbox` as any.
@@ -27,7 +27,7 @@ export function requestContext(): SvcMiddleware {
     });
   };
   return {
-    before: async (request) => {
+    before: (request) => {
       // Function name, cold start and request id on every line the invocation logs (Powertools'
       // injectLambdaContext does this and more per invocation: sampling, key resets, none of which is used here).
       logger.addContext(request.context);

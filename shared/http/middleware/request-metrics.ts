@@ -20,7 +20,7 @@ export const UNMATCHED_ROUTE = "unmatched";
  */
 export function requestMetrics(ports: () => RequestMetricsPorts): SvcMiddleware {
   const startedAt = new WeakMap<SvcRequest, number>();
-  const record = async (request: SvcRequest) => {
+  const record = (request: SvcRequest) => {
     const state = request.context.svc;
     const status = request.response?.statusCode;
     if (!state || status === undefined) return;
@@ -44,7 +44,7 @@ export function requestMetrics(ports: () => RequestMetricsPorts): SvcMiddleware 
     }
   };
   return {
-    before: async (request) => {
+    before: (request) => {
       try {
         startedAt.set(request, ports().clock.now().getTime());
       } catch {

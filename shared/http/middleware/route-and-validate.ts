@@ -71,7 +71,7 @@ export function routeAndValidate(routes: readonly MatchedRoute[], group: string)
   const byRouteKey = new Map<string, MatchedRoute>(routes.map((r) => [routeKeyOf(r), r]));
   const matcher = new RouteMatcher(routes);
   return {
-    before: async (request) => {
+    before: (request) => {
       const { event } = request;
       const state = request.context.svc;
       let route = byRouteKey.get(event.routeKey);

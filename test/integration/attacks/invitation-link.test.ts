@@ -59,13 +59,28 @@ describe("the invitation link and its code", () => {
   });
 
   it("still opens the page for a link with the code in its query (sent before the fragment), logging no code", async () => {
+    // Everything the process logs: the logger's calls, and stdout at INFO (the access line is written there).
     const logged = [vi.spyOn(logger, "info"), vi.spyOn(logger, "warn"), vi.spyOn(logger, "error")];
+    const written: string[] = [];
+    const stdout = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    logger.setLogLevel("INFO");
     const code = "olderLinkCode0123456789abcdefghijklmnopqrstu";
 
-    const page = await fetch(`${svc.url}/invitations/accept?code=${code}`);
-    const html = await page.text();
-    const lines = JSON.stringify(logged.flatMap((spy) => spy.mock.calls));
-    for (const spy of logged) spy.mockRestore();
+    let html: string;
+    let page: Response;
+    let lines: string;
+    try {
+      page = await fetch(`${svc.url}/invitations/accept?code=${code}`);
+      html = await page.text();
+    } finally {
+      logger.setLogLevel("SILENT");
+      lines = JSON.stringify(logged.flatMap((spy) => spy.mock.calls)) + written.join("");
+      stdout.mockRestore();
+      for (const spy of logged) spy.mockRestore();
+    }
 
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
