@@ -2,16 +2,18 @@
  * A valid body per write route, by operation id: the fuzz mutates these field by field, so that hostile
  * values get past the shape checks a wholly random body never would. A route missing here is still fuzzed,
  * with generic hostile bodies only (the route list at the start says which). `<name>` is one of the batch's
- * fixtures, filled in when the case is sent (request.ts).
+ * fixtures, filled in when the case is sent (request.ts); `<unique>` is different in every case.
  */
 import { CARDS, card } from "./world.ts";
 
 const permissions = ["token:read"];
 const condition = { attribute: "id", operator: "starts_with", value: "tok" };
-const where = { container: "/fuzz/", conditions: [condition] };
-const rule = { description: "r", priority: 1, ...where, transform: "mask", permissions };
-const application = { name: "fuzz app", permissions, rules: [rule] };
+// A session's rule has exactly one of container or conditions; an application's, a container only.
+const rule = { description: "r", priority: 1, conditions: [condition], transform: "mask", permissions };
+const appRule = { description: "r", priority: 1, container: "/fuzz/", transform: "mask", permissions };
+const application = { name: "fuzz app", permissions, rules: [appRule] };
 const future = "2099-01-01T00:00:00Z";
+const soon = new Date(Date.now() + 3_600_000).toISOString();
 const code = "module.exports = async function (req) { return { raw: req.args }; };";
 const region = { name: "region", type: "string", description: "r" };
 const parameter = { name: "card.number", type: "string", description: "n", optional: false };
@@ -39,8 +41,8 @@ const examples: Record<string, unknown> = {
   searchTokens: { query: "data:4242", size: 5 },
   // No data: a patch of the mask alone is what must not reveal the stored data to a key without reveal.
   patchToken: { ...presentation, metadata: { origin: null, other: "x" }, deduplicate_token: null },
-  authorizeSession: { nonce: "<nonce>", permissions, rules: [rule], expires_at: future },
-  createInvitation: { email: "invitee@example.com" },
+  authorizeSession: { nonce: "<nonce>", permissions, rules: [rule], expires_at: soon }, // at most 24 h away
+  createInvitation: { email: "invitee-<unique>@example.com" },
   acceptInvitation: { code: "fuzz-no-such-code", ...person },
   createProxy: fullProxy,
   replaceProxy: fullProxy,
@@ -51,6 +53,7 @@ const examples: Record<string, unknown> = {
   replaceReactor: reactor,
   patchReactor: reactor,
   react: { args: { card: { number: "{{ <tokenId> }}" } }, callback_url: "<destinationUrl>" },
+  reactAsync: { args: { card: { number: "{{ <tokenId> }}" } } },
 };
 
 /** The body of a proxied request: detokenization expressions, one of another tenant's token. */

@@ -61,6 +61,7 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures) {
   return { keyRole: c.key, method: route.method, path, headers, body, context, revealerPatch };
 }
 
+let uniqueCount = 0;
 function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, other: TenantWorld) {
   const markers: Marker[] = [];
   const render = (value: unknown) => renderBody(value, markers, route.maxBodyBytes ?? f.defaultBodyLimit);
@@ -74,6 +75,7 @@ function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, o
     formulaId: own.ids["reactor-formulas"]?.[0],
     nonce: own.nonce,
     destinationUrl: f.destinationUrl,
+    unique: String(++uniqueCount),
   };
   const fill = (_: string, name: string) => String(fixture[name]);
   const example: unknown = JSON.parse(JSON.stringify(exampleFor(route) ?? {}).replace(/<(\w+)>/g, fill));

@@ -32,10 +32,7 @@ export const patchProxyBody = z.object({
   destination_url: destination.optional(),
   request_transform: transform.nullable().optional(),
   response_transform: transform.nullable().optional(),
-  application: z
-    .object({ id: z.string().min(1) })
-    .nullable()
-    .optional(),
+  application: z.object({ id: generatedId }).nullable().optional(),
   configuration: configuration.nullable().optional(),
   require_auth: z.boolean().optional(),
   allowed_hosts: allowedHosts.nullable().optional(),

@@ -74,6 +74,20 @@ describe("proxies CRUD", () => {
     expect(res.body).toHaveProperty(["errors", field]);
   });
 
+  it("refuses an application id longer than any id with 400 on PATCH too (found by the fuzz: was a 500)", async () => {
+    const { api, create, managementKey } = await setup();
+    const proxy = await create({});
+
+    const res = await api.patch(`/proxies/${proxy.body.id}`, {
+      key: managementKey,
+      headers: mergePatch,
+      body: { application: { id: "😀".repeat(3000) } },
+    });
+
+    expect(res.status).toBe(400);
+    expect(res.body).toHaveProperty(["errors", "application.id"]);
+  });
+
   it("refuses a management application for the proxy", async () => {
     const { create, managementAppId } = await setup();
 
