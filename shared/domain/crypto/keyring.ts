@@ -96,10 +96,15 @@ export class Keyring {
     return { current, live: [current, ...older] };
   }
 
-  /** The HMAC key of a version: made on first use when current, else it must exist (MissingKeyError). */
+  /**
+   * The HMAC key of a version: made on first use while the version is live, else it must exist
+   * (MissingKeyError). Live, not only current: a caller that read the version as current may ask for its key
+   * after a rotation made a newer one current (rotation under traffic); a write under it is then counted under
+   * that version, and refused (409) if the version is retired meanwhile (key-counters.ts).
+   */
   async hmacKey(tenantId: string, version: number): Promise<Buffer> {
-    const { current } = await this.hmacVersions(tenantId);
-    return this.key(tenantId, hmacKeyId(version), version === current);
+    const { live } = await this.hmacVersions(tenantId);
+    return this.key(tenantId, hmacKeyId(version), live.includes(version));
   }
 
   /** An existing key, for decryption. */
