@@ -35,11 +35,13 @@ export function checkAnswer(answer: Answer, context: CheckContext): Violation[] 
   try {
     body = JSON.parse(text);
   } catch {}
-  // A proxy whose transform the fuzz replaced with code that exports no function answers 500
-  // transform-failed, generic as designed (docs/proxies.md): the tenant's code failed. Any other 5xx counts.
+  // On /proxy, answers about the tenant's side are not the service failing (docs/proxies.md): 500
+  // transform-failed (the fuzz replaced a transform with code that exports no function), and 502 unreachable /
+  // 504 timeout (the fuzz pointed a proxy at one of its hostile URLs, http://127.0.0.1:8000/ and the like).
   const proxyType = String((body as { proxy_error?: { type?: unknown } } | null)?.proxy_error?.type);
-  if (status >= 500 && !(context.proxy && status === 500 && proxyType.endsWith("/transform-failed")))
-    add("5xx", `status ${status}`);
+  const tenantSide = { 500: "/transform-failed", 502: "/unreachable", 504: "/timeout" }[status];
+  if (status >= 500 && !(context.proxy && tenantSide && proxyType.endsWith(tenantSide)))
+    add("5xx", `status ${status}${proxyType === "undefined" ? "" : ` ${proxyType}`}`);
   const frame = STACK_FRAME.exec(text);
   if (frame && !carried(frame[0])) add("stack-trace", `stack frame in body: ${frame[0].slice(0, 120)}`);
   const needle = HOST_NEEDLES.find((n) => text.includes(n) && !carried(n));

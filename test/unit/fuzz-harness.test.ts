@@ -47,6 +47,22 @@ describe("fuzz checker (scripts/fuzz/check.ts)", () => {
     expect(checkAnswer(wrapped, { requestText: "", proxy: true })).toEqual([]);
     expect(checkAnswer(problem(401), { requestText: "", proxy: false })).toEqual([]);
   });
+
+  it("takes a /proxy answer about the tenant's side (its code, its destination) as no 5xx, and nothing else", () => {
+    const proxied = (status: number, type: string) => ({
+      status,
+      contentType: "application/json",
+      text: JSON.stringify({ proxy_error: { type: `https://svc-vault.dev/problems/${type}`, status } }),
+    });
+    const fiveXx = (answer: ReturnType<typeof proxied>, proxy: boolean) =>
+      checkAnswer(answer, { requestText: "", proxy }).map((v) => v.kind);
+    expect(fiveXx(proxied(500, "transform-failed"), true)).toEqual([]);
+    expect(fiveXx(proxied(502, "unreachable"), true)).toEqual([]);
+    expect(fiveXx(proxied(504, "timeout"), true)).toEqual([]);
+    expect(fiveXx(proxied(502, "response_too_large"), true)).toEqual(["5xx"]);
+    expect(fiveXx(proxied(500, "unreachable"), true)).toEqual(["5xx"]);
+    expect(fiveXx(proxied(502, "unreachable"), false)).toEqual(["5xx"]);
+  });
 });
 
 describe("prototype watch", () => {
