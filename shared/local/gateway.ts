@@ -18,6 +18,8 @@ export type HttpLambda = (
 /** API Gateway refuses payloads above 10 MB before any function runs; so does the local gateway. */
 export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
+const EMPTY_BODY = Buffer.alloc(0);
+
 const TEXT_TYPES = /^(application\/(.*\+)?json|application\/x-www-form-urlencoded|text\/)/i;
 
 function readBody(req: IncomingMessage): Promise<Buffer | "too-large"> {
@@ -154,15 +156,28 @@ class LocalContext implements Context {
   succeed(): void {}
 }
 
+/**
+ * Writes the function's result as API Gateway does: with a Content-Length (its own, whatever the result says), so
+ * the answer is one write of head and body rather than chunked.
+ */
 function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
   const headers = nullObject<string | string[]>();
-  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  const given = result.headers;
+  if (given)
+    for (const name of Object.keys(given))
+      if (name.toLowerCase() !== "content-length") headers[name] = String(given[name]);
   if (result.cookies?.length) headers["set-cookie"] = result.cookies;
-  const body =
-    result.body === undefined
-      ? undefined
-      : Buffer.from(result.body, result.isBase64Encoded ? "base64" : "utf8");
-  res.writeHead(result.statusCode ?? 200, headers);
+  const status = result.statusCode ?? 200;
+  if (result.body === undefined) {
+    // No body at all: 204 and 304 carry no length either.
+    if (status !== 204 && status !== 304) headers["content-length"] = "0";
+    res.writeHead(status, headers);
+    res.end();
+    return;
+  }
+  const body = result.isBase64Encoded ? Buffer.from(result.body, "base64") : result.body;
+  headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.length);
+  res.writeHead(status, headers);
   res.end(body);
 }
 
@@ -181,7 +196,10 @@ export function createGateway(
   const preflights = new RouteMatcher(preflightRoutes(routes));
   return createServer((req, res) => {
     void (async () => {
-      const body = await readBody(req);
+      // A request that announces no body (neither length nor chunks) has none: no listeners, no promise.
+      const bodiless =
+        req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined;
+      const body = bodiless ? EMPTY_BODY : await readBody(req);
       if (body === "too-large") {
         send(
           res,

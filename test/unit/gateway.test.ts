@@ -1,11 +1,13 @@
-import { IncomingMessage } from "node:http";
+import { request as httpRequest, IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Socket } from "node:net";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { routeList } from "#shared/api/index.ts";
 import { preflightRoutes } from "#shared/http/cors.ts";
 import { RouteMatcher } from "#shared/http/match.ts";
-import { parseTarget, toEvent } from "#shared/local/gateway.ts";
+import type { FunctionGroup } from "#shared/http/route.ts";
+import { createGateway, type HttpLambda, parseTarget, toEvent } from "#shared/local/gateway.ts";
 
 const matcher = new RouteMatcher(routeList);
 
@@ -92,5 +94,59 @@ describe("request targets", () => {
       }),
       { numRuns: 3000 },
     );
+  });
+});
+
+describe("local gateway answers", () => {
+  /** One GET through a gateway whose system function answers `result`: status, raw headers, body bytes. */
+  async function answerOf(result: Awaited<ReturnType<HttpLambda>>) {
+    const handler: HttpLambda = async () => result;
+    const handlers = new Proxy({} as Record<FunctionGroup, HttpLambda>, { get: () => handler });
+    const server = createGateway(routeList, handlers);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      return await new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>(
+        (resolve, reject) => {
+          const req = httpRequest({ host: "127.0.0.1", port, path: "/anything", method: "GET" }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on("data", (chunk: Buffer) => chunks.push(chunk));
+            res.on("end", () =>
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+            );
+          });
+          req.on("error", reject);
+          req.end();
+        },
+      );
+    } finally {
+      server.close();
+    }
+  }
+
+  it("frames answers by their own Content-Length, as API Gateway does, never chunked nor as the function said", async () => {
+    const text = await answerOf({
+      statusCode: 200,
+      headers: { "content-type": "application/json", "Content-Length": "1" },
+      body: JSON.stringify({ card: "4242 •••• ünïcode" }),
+    });
+    expect(text.headers["transfer-encoding"]).toBeUndefined();
+    expect(text.headers["content-length"]).toBe(String(text.body.length));
+    expect(JSON.parse(text.body.toString("utf8"))).toEqual({ card: "4242 •••• ünïcode" });
+
+    const binary = await answerOf({
+      statusCode: 200,
+      body: Buffer.from([0, 255, 1]).toString("base64"),
+      isBase64Encoded: true,
+    });
+    expect(binary.headers["content-length"]).toBe("3");
+    expect([...binary.body]).toEqual([0, 255, 1]);
+
+    const empty = await answerOf({ statusCode: 202 });
+    expect(empty.headers["content-length"]).toBe("0");
+    expect(empty.headers["transfer-encoding"]).toBeUndefined();
+    const none = await answerOf({ statusCode: 204 });
+    expect(none.status).toBe(204);
+    expect(none.headers["content-length"]).toBeUndefined();
   });
 });
