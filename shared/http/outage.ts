@@ -5,6 +5,8 @@
  * safe to retry with the same SVC-IDEMPOTENCY-KEY.
  */
 
+import { cancellationCodes } from "#shared/aws-errors.ts";
+
 /** Seconds a client should wait before retrying: about a restart of DynamoDB Local, several SDK backoffs. */
 export const OUTAGE_RETRY_AFTER_SECONDS = 2;
 
@@ -46,16 +48,6 @@ const TRANSIENT_CANCELLATIONS = new Set([
 
 function field(error: object, name: string): unknown {
   return (error as Record<string, unknown>)[name];
-}
-
-/** A cancelled transaction's per-item reason codes ("None" for an item that did not fail), else undefined. */
-export function cancellationCodes(error: unknown): string[] | undefined {
-  if (!(error instanceof Error) || error.name !== "TransactionCanceledException") return undefined;
-  const reasons = field(error, "CancellationReasons");
-  if (!Array.isArray(reasons)) return undefined;
-  return reasons.map((reason: { Code?: unknown } | undefined) =>
-    typeof reason?.Code === "string" ? reason.Code : "None",
-  );
 }
 
 export function isStoreOutage(error: unknown): boolean {

@@ -4,6 +4,7 @@ import {
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
+import { cancellationCodes } from "#shared/aws-errors.ts";
 import { conflict } from "#shared/domain/errors.ts";
 import { withEffectRecord } from "./idempotent-effects.ts";
 import { isKeyCountUpdate } from "./key-counters.ts";
@@ -104,7 +105,7 @@ export async function retryingConflicts<T>(send: () => Promise<T>): Promise<T> {
       const codes = cancellationCodes(error);
       const conflictOnly =
         codes?.includes("TransactionConflict") &&
-        codes.every((code) => code === undefined || code === "TransactionConflict");
+        codes.every((code) => code === "None" || code === "TransactionConflict");
       if (!conflictOnly || attempt >= TRANSACTION_CONFLICT_ATTEMPTS) throw error;
       await new Promise((resolve) => setTimeout(resolve, 10 * attempt + Math.random() * 40));
     }
@@ -120,13 +121,6 @@ export function cancelledByCondition(error: unknown): boolean {
   if (!(error instanceof Error) || error.name !== "TransactionCanceledException") return false;
   const reasons = (error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
   return reasons.some((r) => r.Code === "ConditionalCheckFailed");
-}
-
-/** The per-item codes of a transaction cancelled by DynamoDB ("None" as undefined), or undefined for other errors. */
-export function cancellationCodes(error: unknown): (string | undefined)[] | undefined {
-  if (!(error instanceof Error) || error.name !== "TransactionCanceledException") return undefined;
-  const reasons = (error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-  return reasons?.map((r) => (r.Code === "None" ? undefined : r.Code));
 }
 
 /** Runs a write transaction; false when one of its conditions failed (the caller knows which means what). */

@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { keySetKeys } from "#shared/domain/keys/key-refs.ts";
 import {
@@ -10,7 +11,6 @@ import {
   type KeyVersionStore,
 } from "#shared/ports/key-versions.ts";
 import type { AuditItems } from "./audit-items.ts";
-import { cancellationCodes } from "./client.ts";
 import { KEY_COUNT_SHARDS, keyCountKeys } from "./key-counters.ts";
 import { queryAll } from "./paging.ts";
 

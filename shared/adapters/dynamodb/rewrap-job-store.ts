@@ -1,9 +1,10 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { RewrapJob, RewrapJobStore } from "#shared/ports/key-versions.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { cancellationCodes, isConditionalCheckFailed } from "./client.ts";
+import { isConditionalCheckFailed } from "./client.ts";
 
 const jobKey = (tenantId: string, id: string) => ({ PK: `TENANT#${tenantId}`, SK: `REWRAP#${id}` });
 

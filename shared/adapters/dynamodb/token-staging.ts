@@ -1,10 +1,10 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { cancellationCodes } from "#shared/aws-errors.ts";
 import { keyRefDelta, sumDeltas } from "#shared/domain/keys/key-refs.ts";
 import type { StoredToken, TransactionContext } from "#shared/domain/tokens/token.ts";
 import type { CreateManyOutcome, StagedCreate, StageOutcome } from "#shared/ports/stores.ts";
 import type { AuditItems } from "./audit-items.ts";
-import { cancellationCodes } from "./client.ts";
 import { fingerprintClaimItem } from "./fingerprint-claims.ts";
 import { keyCountUpdates } from "./key-counters.ts";
 import { epochSeconds } from "./schema.ts";

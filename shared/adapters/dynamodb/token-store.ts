@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchGetCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { Cache } from "#shared/domain/cache.ts";
 import { type KeyedToken, keyRefDelta, keySetRefs, partOf } from "#shared/domain/keys/key-refs.ts";
@@ -20,7 +21,6 @@ import type {
   WriteOutcome,
 } from "#shared/ports/stores.ts";
 import type { AuditItems } from "./audit-items.ts";
-import { cancellationCodes } from "./client.ts";
 import { claimIfUnclaimed, fingerprintClaimItem, releaseFingerprint } from "./fingerprint-claims.ts";
 import { keyCountUpdates } from "./key-counters.ts";
 import { epochSeconds } from "./schema.ts";

@@ -1,10 +1,11 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { commitDelta, rollbackDelta, sumDeltas } from "#shared/domain/keys/key-refs.ts";
 import type { StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { cancellationCodes, isConditionalCheckFailed } from "./client.ts";
+import { isConditionalCheckFailed } from "./client.ts";
 import { keyCountUpdates } from "./key-counters.ts";
 import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";

@@ -1,5 +1,6 @@
+import { cancellationCodes } from "#shared/aws-errors.ts";
 import { logger } from "#shared/logger.ts";
-import { cancellationCodes, isStoreOutage } from "../outage.ts";
+import { isStoreOutage } from "../outage.ts";
 import { httpErrorOf, internalProblem, PROBLEM_CONTENT_TYPE, problemFromError } from "../problem.ts";
 import type { SvcMiddleware } from "../request-state.ts";
 
