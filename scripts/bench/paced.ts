@@ -70,8 +70,9 @@ export async function runPacedLoad(
   const inFlight: Promise<void>[] = [];
   for (let i = 0; i < total && !stop?.aborted; i++) {
     const due = started + i * intervalMs;
-    const wait = due - performance.now();
-    if (wait > 0) await sleep(wait);
+    // Node's timers run on a millisecond clock read at the start of the loop's turn, so one can fire up to a
+    // millisecond before `due` by performance.now(): wait again for what is left, never send early.
+    for (let wait = due - performance.now(); wait > 0; wait = due - performance.now()) await sleep(wait);
     inFlight.push(send(due));
   }
   await Promise.all(inFlight);
