@@ -216,7 +216,7 @@ async function reseal(
  */
 async function resealed(deps: TokenDeps, token: StoredToken): Promise<StoredToken> {
   const data = await openData(deps, token);
-  const next: StoredToken = { ...token, version: token.version + 1 };
+  const next: StoredToken = { ...token, version: token.version + 1, reseals: (token.reseals ?? 0) + 1 };
   delete next.lock;
   delete next.sealed_cvc;
   delete next.cvc_expires_at;

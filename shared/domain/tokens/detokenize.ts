@@ -8,7 +8,7 @@ import type { TokenAccess } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { ExpressionError } from "./expressions.ts";
 import { openData } from "./sealing.ts";
-import { isExpired, type StoredToken } from "./token.ts";
+import { callerVersion, isExpired, type StoredToken } from "./token.ts";
 
 /**
  * Detokenization expressions: `{{ <id> }}` and `{{ token: <id> | <filters> }}` (filters as in Liquid).
@@ -147,7 +147,7 @@ export function createDetokenizer(
         // An idempotent answer computed from this data is replayed only while the data lives (idempotency-scope.ts).
         noteDataRead({
           id: token.id,
-          version: token.version,
+          version: callerVersion(token),
           cvc: typeof plain === "object" && plain !== null && "cvc" in plain,
         });
         if (transform === "reveal") return plain;

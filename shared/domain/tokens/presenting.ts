@@ -3,7 +3,7 @@ import { validationError } from "#shared/domain/errors.ts";
 import { notePresentedToken } from "#shared/domain/idempotency-scope.ts";
 import type { TokenDeps } from "./deps.ts";
 import { ExpressionError } from "./expressions.ts";
-import type { StoredToken } from "./token.ts";
+import { callerVersion, type StoredToken } from "./token.ts";
 
 export interface TokenView {
   id: string;
@@ -68,7 +68,7 @@ export async function present(
   notePresentedToken(shown, {
     id: token.id,
     transform,
-    version: token.version,
+    version: callerVersion(token),
     ...(token.mask !== undefined ? { mask: token.mask } : {}),
   });
   return shown;

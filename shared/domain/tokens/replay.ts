@@ -6,7 +6,7 @@ import { accessOf, requireAccess } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { present, type TokenView } from "./presenting.ts";
 import { openData } from "./sealing.ts";
-import { isExpired } from "./token.ts";
+import { callerVersion, isExpired } from "./token.ts";
 
 /**
  * A token an idempotent answer presented, presented again for its replay: from the token as it is now, with the
@@ -24,7 +24,7 @@ export async function presentAgain(
   // it is gone.
   if (!token || isExpired(token, deps.clock.now()))
     throw notFound("The token this idempotent request answered");
-  if (token.version !== ref.version)
+  if (callerVersion(token) !== ref.version)
     throw conflict("The token this idempotent request answered has changed since; read it instead.");
   // Data leaves again: audited as a read, fail-closed, before it does.
   await recordTokenReads(deps, principal, [token], "Token presented again by an idempotent replay");
@@ -53,7 +53,7 @@ export async function checkStillReadable(deps: TokenDeps, principal: TenantPrinc
       Date.parse(token.cvc_expires_at) > now.getTime());
   if (!token || isExpired(token, now) || !cvcLives)
     throw notFound("Data this idempotent request's answer was computed from");
-  if (token.version !== read.version)
+  if (callerVersion(token) !== read.version)
     throw conflict("Data this idempotent request's answer was computed from has changed since.");
   await recordTokenReads(deps, principal, [token], "Token data handed out again by an idempotent replay");
 }

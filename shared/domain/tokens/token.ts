@@ -39,6 +39,8 @@ export interface StoredToken {
   modified_at?: string;
   /** Optimistic concurrency: each update requires the version it read. */
   version: number;
+  /** How many of the version's steps were re-seals under newer keys (rewraps): none changed what a caller sees. */
+  reseals?: number;
   /** Set while an open transaction holds the token (its create, update or delete awaits commit). */
   lock?: TokenLock;
 }
@@ -101,3 +103,10 @@ export function isExpired(token: Pick<StoredToken, "expires_at">, now: Date): bo
 export function isLive(token: Pick<StoredToken, "expires_at" | "lock">, now: Date): boolean {
   return !isExpired(token, now) && token.lock?.operation !== "create";
 }
+
+/**
+ * The token's version as its callers know it: its version less the re-seals (a rewrap moves the version, for the
+ * writes racing it, but changes nothing a caller was shown). An idempotent replay compares this one.
+ */
+export const callerVersion = (token: Pick<StoredToken, "version" | "reseals">): number =>
+  token.version - (token.reseals ?? 0);

@@ -203,6 +203,34 @@ describe("attack: key rotation and rewrap", () => {
     expect((await api.delete(`/tenants/self/keys/${old}`, { key: mgt })).status).toBe(204);
   });
 
+  it("an idempotent create retried after a rewrap answers as it first did: a re-seal changes nothing the caller saw", async () => {
+    const { api, owner, mgt, create } = await setup();
+    for (let i = 0; i < 3; i++) await create(`other-${i}`);
+    const retry = () =>
+      api.post<TokenBody>("/tokens", {
+        key: owner,
+        headers: { "svc-idempotency-key": "create-before-rewrap" },
+        body: { type: "token", data: "kept", search_indexes: ["{{ data }}"] },
+      });
+    const first = await retry();
+    expect(first.status).toBe(201);
+    expect((await api.post("/tenants/self/keys/rotate", { key: mgt })).status).toBe(200);
+    expect((await rewrapToEnd(api, mgt)).status).toBe("succeeded");
+
+    const again = await retry();
+    expect(again.status, JSON.stringify(again.body)).toBe(201);
+    expect(again.body.id).toBe(first.body.id);
+    expect(again.body.data).toBe("kept");
+    // A change the caller did not make is still news: after a PATCH the replay refuses.
+    const patched = await api.patch(`/tokens/${first.body.id}`, {
+      key: owner,
+      headers: mergePatch,
+      body: { data: "changed" },
+    });
+    expect(patched.status).toBe(200);
+    expect((await retry()).status).toBe(409);
+  });
+
   it("a concurrent update during a rewrap is not lost: the token keeps its newer data", async () => {
     const { api, owner, mgt, keys, create, search } = await setup();
     const target = await create("before");
