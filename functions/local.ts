@@ -35,6 +35,7 @@ import { drainable } from "#shared/local/drain.ts";
 import { type DynamoDbLocal, startDynamoDbLocal } from "#shared/local/dynamodb-local.ts";
 import { createGateway, type HttpLambda } from "#shared/local/gateway.ts";
 import { logger } from "#shared/logger.ts";
+import { gatherPerTurn } from "#shared/observability/log-lines.ts";
 import type { RewrapPageMessage } from "#shared/ports/key-versions.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
@@ -301,6 +302,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   deps.selfHosts.push(`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`);
   // Whatever name or address of this machine a destination uses, the API's port is refused at connect time.
   const unprotect = protectEndpoint(`http://127.0.0.1:${port}`);
+  // Many requests at once in one process: their access lines go out once per turn (observability/log-lines.ts).
+  const ungather = gatherPerTurn();
   return {
     url: `http://${options.host ?? "127.0.0.1"}:${port}`,
     deps,
@@ -317,6 +320,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       await deps.sandbox.close();
       deps.dynamo.destroy();
       await dynamo?.stop();
+      ungather();
       return { cut };
     },
   };

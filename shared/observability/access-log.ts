@@ -20,7 +20,7 @@ let coldStart = true;
  * other line, then the entry (no `sampling_rate`: sampling never applies to it). It is the one line every request
  * writes, so it is written directly: Powertools' general path for a line (attribute stores, a JSON replacer,
  * environment reads, its own Console) cost 25–45 µs a read in the bench's profiles (docs/performance.md). Every
- * other line goes through the logger.
+ * other line goes through the logger. Locally, stdout is written once per turn (log-lines.ts).
  */
 export function writeAccessLine(context: Context, entry: AccessEntry): void {
   const cold = coldStart;
