@@ -1,10 +1,17 @@
+import { SWEEP_LOOKBACK_HOURS } from "#shared/domain/tokens/sweep.ts";
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
 import { stripKeys } from "./audit-items.ts";
 import { epochSeconds } from "./schema.ts";
 import { shardOf, TOKEN_SHARDS, tokenKeys } from "./token-keys.ts";
 
-/** Expired tokens are deleted by the sweep; DynamoDB TTL removes any it missed this long after expiry. */
-export const TTL_BACKSTOP_SECONDS = 3600;
+/**
+ * Expired tokens are deleted by the sweep, which also takes them off their keys' counts (key-counters.ts); DynamoDB
+ * TTL removes any it missed, this long after expiry. A TTL deletion counts nothing down, so the key version such a
+ * token needed would stay "in use" for good: the backstop waits until the sweep can no longer reach the token (it
+ * looks back SWEEP_LOOKBACK_HOURS), so TTL takes only what a sweep stopped for two days left behind. Until then an
+ * expired token is unreadable all the same (isLive).
+ */
+export const TTL_BACKSTOP_SECONDS = (SWEEP_LOOKBACK_HOURS + 1) * 3600;
 
 /** Attributes the store adds for its own queries and locks; they never leave the adapter. */
 const STORE_ONLY = ["metadata_lc", "expires_epoch", "txn_id", "txn_op", "txn_expires_epoch"] as const;
