@@ -60,6 +60,9 @@ function install(): () => void {
     encodingOrCallback?: BufferEncoding | ((error?: Error | null) => void),
     callback?: (error?: Error | null) => void,
   ): boolean {
+    // What stdout itself refuses (not text nor bytes) it refuses now, to its writer, never later in the flush.
+    if (typeof chunk !== "string" && !(chunk instanceof Uint8Array))
+      return (original as (...args: unknown[]) => boolean).call(stdout, chunk, encodingOrCallback, callback);
     const encoding = typeof encodingOrCallback === "string" ? encodingOrCallback : undefined;
     const done = typeof encodingOrCallback === "function" ? encodingOrCallback : callback;
     pending.push(

@@ -71,6 +71,18 @@ describe("stdout gathered per turn (the local host)", () => {
     expect(stdout.writes).toEqual(["still gathered\n", "direct\n"]);
   });
 
+  it("refuses what stdout refuses at once, to its writer, and keeps gathering", async () => {
+    stdout = recordStdout();
+    stop = gatherPerTurn();
+    const write = process.stdout.write as (chunk: unknown) => boolean;
+    // The recording stand-in accepts anything: what matters is that it was handed over now, not gathered.
+    write.call(process.stdout, 42);
+    expect(stdout.writes).toEqual(["42"]);
+    process.stdout.write("after\n");
+    await turnEnds();
+    expect(stdout.writes).toEqual(["42", "after\n"]);
+  });
+
   it("writes what is gathered when the process exits before the turn ends", () => {
     stdout = recordStdout();
     const before = new Set(process.listeners("exit"));
