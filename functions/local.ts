@@ -302,7 +302,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   deps.selfHosts.push(`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`);
   // Whatever name or address of this machine a destination uses, the API's port is refused at connect time.
   const unprotect = protectEndpoint(`http://127.0.0.1:${port}`);
-  // Many requests at once in one process: their access lines go out once per turn (observability/log-lines.ts).
+  // Many requests at once in one process: stdout (access lines, log lines) is written once per turn
+  // (observability/log-lines.ts).
   const ungather = gatherPerTurn();
   return {
     url: `http://${options.host ?? "127.0.0.1"}:${port}`,
