@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { notFound } from "#shared/domain/errors.ts";
+import { countTokens } from "#shared/observability/count-tokens.ts";
+import { METRIC } from "#shared/observability/metric-names.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import type { Metrics } from "#shared/ports/metrics.ts";
 import type { ApplicationStore, StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
 import { evaluateAccess, type TokenRef } from "./access-rules.ts";
 import { auditEvent } from "./audit-entry.ts";
@@ -152,7 +155,7 @@ async function liveTransaction(deps: TransactionDeps, principal: TenantPrincipal
 }
 
 export async function commitTransaction(
-  deps: TransactionDeps,
+  deps: TransactionDeps & { metrics: Metrics },
   principal: TenantPrincipal,
   id: string,
 ): Promise<void> {
@@ -163,6 +166,8 @@ export async function commitTransaction(
     auditEvent(deps, principal, "transaction", id, "update", "Transaction committed"),
   );
   if (!committed) throw notFound("The transaction");
+  // Tokens created in a transaction count when it commits (a rolled-back one created none).
+  countTokens(deps, METRIC.tokensCreated, principal.tenantId, committed.created);
 }
 
 export async function rollbackTransaction(
@@ -234,12 +239,17 @@ export async function openBatch(
 }
 
 /** Commits a batch; false when it expired or closed first (then nothing of it is visible). */
-export function commitBatch(deps: TransactionDeps, principal: TenantPrincipal, record: StoredTransaction) {
-  return deps.transactions.commit(
+export async function commitBatch(
+  deps: TransactionDeps,
+  principal: TenantPrincipal,
+  record: StoredTransaction,
+): Promise<boolean> {
+  const committed = await deps.transactions.commit(
     record,
     deps.clock.now(),
     auditEvent(deps, principal, "transaction", record.id, "update", "Batch committed"),
   );
+  return committed !== false;
 }
 
 /** Rolls a batch back after one of its requests failed: nothing of it was ever visible, nothing stays. */

@@ -61,7 +61,12 @@ export const METRIC_SPEC: Record<
     dimensions: ["route"],
     description: "request time through the whole chain",
   },
-  TokensCreated: { unit: "Count", dimensions: [], description: "tokens created (batch: each token)" },
+  TokensCreated: {
+    unit: "Count",
+    dimensions: [],
+    description:
+      "tokens created (batch: each token; in a transaction: when it commits, none if it rolls back)",
+  },
   TokensRead: {
     unit: "Count",
     dimensions: [],

@@ -261,8 +261,11 @@ export interface StoredTransaction {
 export interface TransactionStore {
   create(transaction: StoredTransaction, audit: LogEntry): Promise<void>;
   get(tenantId: string, id: string): Promise<StoredTransaction | undefined>;
-  /** Applies every pending operation at once; false when the transaction is no longer open (or expired). */
-  commit(transaction: StoredTransaction, now: Date, audit: LogEntry): Promise<boolean>;
+  /**
+   * Applies every pending operation at once, answering how many tokens it created (they exist from now on); false
+   * when the transaction is no longer open (or expired).
+   */
+  commit(transaction: StoredTransaction, now: Date, audit: LogEntry): Promise<{ created: number } | false>;
   /** Applies what a staged commit left unapplied (a request that died after its commit point). */
   finishCommit(transaction: StoredTransaction): Promise<void>;
   /** Discards every pending operation; false when the transaction is no longer open. */

@@ -63,6 +63,36 @@ describe("metrics through HTTP", () => {
     ).toEqual(["createToken", "detokenize", "getToken", "listTokens", "tokenize"]);
   });
 
+  it("counts tokens created in a transaction when it commits, and none for one rolled back", async () => {
+    const { api, owner } = await tenantWithOwner(svc);
+    const open = async () => (await api.post<{ id: string }>("/transactions", { key: owner })).body.id;
+    const createIn = (transaction: string, data: string) =>
+      api.post<TokenBody>("/tokens", {
+        key: owner,
+        body: { type: "token", data },
+        headers: { "svc-transaction-id": transaction },
+      });
+    const undone = await open();
+    const kept = await open();
+    metrics.clear();
+
+    const created = [
+      await createIn(undone, "x"),
+      await createIn(undone, "y"),
+      await createIn(kept, "z"),
+      await createIn(kept, "w"),
+    ];
+    const beforeCommit = total("TokensCreated");
+    const rolledBack = await api.post(`/transactions/${undone}/rollback`, { key: owner });
+    const committed = await api.post(`/transactions/${kept}/commit`, { key: owner });
+
+    expect(created.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+    expect([rolledBack.status, committed.status]).toEqual([200, 200]);
+    expect(beforeCommit).toBe(0);
+    // The committed transaction's two tokens, as one point; the rolled-back one's never.
+    expect(metrics.named("TokensCreated").map((p) => p.value)).toEqual([2]);
+  });
+
   it("records a proxy destination's round trip by status class, and the invocation's answer by route", async () => {
     const proxy = await createOpenProxy(svc.url, svc.rootKey, `${destination.url}/`);
     metrics.clear();

@@ -159,7 +159,11 @@ export class DynamoTransactionStore implements TransactionStore {
    * write that a rollback can no longer undo; the operations are then applied in as many writes as they need
    * (rollForward), and a request that dies before the end is finished by the sweep at the transaction's expiry.
    */
-  async commit(transaction: StoredTransaction, now: Date, audit: LogEntry): Promise<boolean> {
+  async commit(
+    transaction: StoredTransaction,
+    now: Date,
+    audit: LogEntry,
+  ): Promise<{ created: number } | false> {
     const { tenant_id: tenantId, id } = transaction;
     const operations = await this.operations(tenantId, id);
     const counters = this.counters(tenantId, operations, "commit");
@@ -182,7 +186,7 @@ export class DynamoTransactionStore implements TransactionStore {
     }
     if (staged) await this.rollForward(tenantId, id, operations);
     await this.afterApply(tenantId, operations);
-    return true;
+    return { created: operations.filter((op) => op.operation === "create").length };
   }
 
   /** Finishes a staged commit a request left unfinished (the sweep, at the transaction's expiry). */

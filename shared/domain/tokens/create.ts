@@ -263,7 +263,8 @@ export async function createToken(
   if (outcome.outcome === "transaction-closed") throw notFound("The transaction");
   // Handed back only to a caller who may read it, as a read would show it.
   if (outcome.outcome === "duplicate") return presentDuplicate(deps, principal, access, outcome.tokenId);
-  countTokens(deps, METRIC.tokensCreated, principal.tenantId);
+  // In a transaction the token exists only once it commits: counted then (domain/transactions.ts).
+  if (!transaction) countTokens(deps, METRIC.tokensCreated, principal.tenantId);
   return presentNew(deps, prepared);
 }
 
