@@ -76,7 +76,12 @@ async function main(): Promise<number> {
   // A throwaway master key for throwaway data: inside the temporary directory, removed with it.
   const masterKeyFile = join(dataDir, "master.key");
   const service = await startLocalService({ ...local, dynamodbEndpoint: dynamo.endpoint, masterKeyFile });
-  const run = { rootKey, destinationUrl, defaultBodyLimit: config().maxBodyBytes };
+  const run = {
+    rootKey,
+    destinationUrl,
+    outboxDir: join(dataDir, "outbox"),
+    defaultBodyLimit: config().maxBodyBytes,
+  };
   const api = new Api(service.url);
   const started = Date.now();
   try {

@@ -43,7 +43,7 @@ const examples: Record<string, unknown> = {
   patchToken: { ...presentation, metadata: { origin: null, other: "x" }, deduplicate_token: null },
   authorizeSession: { nonce: "<nonce>", permissions, rules: [rule], expires_at: soon }, // at most 24 h away
   createInvitation: { email: "invitee-<unique>@example.com" },
-  acceptInvitation: { code: "fuzz-no-such-code", ...person },
+  acceptInvitation: { code: "<invitationCode>", ...person },
   createProxy: fullProxy,
   replaceProxy: fullProxy,
   patchProxy: { ...proxy, request_transform: null, require_auth: false },

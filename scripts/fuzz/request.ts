@@ -10,6 +10,8 @@ export interface Fixtures {
   B: TenantWorld;
   rootKey: string;
   destinationUrl: string;
+  /** The local service's outbox (<data dir>/outbox): invitation e-mails. */
+  outboxDir: string;
   /** SVC_MAX_BODY_BYTES: the limit of every route without its own. */
   defaultBodyLimit: number;
   /** PATCHes of fixture tokens by a revealing (private) key in this batch: in flight, and whether one did. */
@@ -76,6 +78,7 @@ function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, o
     nonce: own.nonce,
     destinationUrl: f.destinationUrl,
     unique: String(++uniqueCount),
+    invitationCode: own.invitationCodes[uniqueCount % Math.max(1, own.invitationCodes.length)],
   };
   const fill = (_: string, name: string) => String(fixture[name]);
   const example: unknown = JSON.parse(JSON.stringify(exampleFor(route) ?? {}).replace(/<(\w+)>/g, fill));

@@ -1,8 +1,9 @@
 /**
  * The fuzz's fixtures, made through the public HTTP API: for a tenant, applications of every type, a session,
- * tokens, a transaction, a proxy, a formula, a reactor and invitations. A fresh pair of tenants per batch, so
+ * tokens, a transaction, a proxy, a formula, a reactor and invitations (with codes to accept, from the outbox). A fresh pair of tenants per batch, so
  * that what one batch deleted or revoked does not blunt the next.
  */
+import { invitationCodeIn, newestMessageTo } from "#shared/adapters/local/outbox-mailer.ts";
 import { MANAGEMENT_PERMISSIONS, TOKEN_PERMISSIONS } from "#shared/domain/permissions.ts";
 import { luhnSum } from "#shared/domain/tokens/checksums.ts";
 
@@ -37,7 +38,11 @@ let serial = 0;
 export type TenantWorld = Awaited<ReturnType<typeof buildTenant>>;
 
 /** A tenant with its fixtures, made with the root key; its proxy forwards to `destinationUrl`. */
-export async function buildTenant(api: Api, run: { rootKey: string; destinationUrl: string }, label: string) {
+export async function buildTenant(
+  api: Api,
+  run: { rootKey: string; destinationUrl: string; outboxDir: string },
+  label: string,
+) {
   serial += 1;
   const tenant = await api.post("/tenants", run.rootKey, { name: `fuzz ${label} ${serial}` });
   const owner = tenant.management_key;
@@ -73,6 +78,15 @@ export async function buildTenant(api: Api, run: { rootKey: string; destinationU
   const reactor = await api.post("/reactors", owner, { ...reactorBody, ...app });
   const invite = (email: string) => api.post("/tenants/self/invitations", owner, { email });
   const invitations = [await invite(`a${serial}@example.com`), await invite(`b${serial}@example.com`)];
+  // Codes for POST /invitations/accept, read from the local outbox as an invitee would: a case with one of them
+  // gets past the code (each is good once), so fuzzed names reach the member's creation.
+  const invitationCodes: string[] = [];
+  for (const name of ["c", "d", "e", "f"]) {
+    const email = `${name}${serial}@example.com`;
+    await invite(email);
+    const code = invitationCodeIn(newestMessageTo(run.outboxDir, email) ?? "");
+    if (code) invitationCodes.push(code);
+  }
   return {
     numbers,
     /** owner: from POST /tenants; session: authorized for token:create and :read. */
@@ -96,6 +110,8 @@ export async function buildTenant(api: Api, run: { rootKey: string; destinationU
     } as Record<string, string[]>,
     /** A session nonce not yet authorized. */
     nonce: spare.nonce,
+    /** Invitation codes not yet accepted (from the outbox). */
+    invitationCodes,
     proxyKey: proxy.key,
   };
 }

@@ -6,7 +6,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import { describe, expect, it } from "vitest";
 import { SesMailer } from "#shared/adapters/aws/ses-mailer.ts";
 import { TestClock } from "#shared/adapters/clock.ts";
-import { OutboxMailer } from "#shared/adapters/local/outbox-mailer.ts";
+import { invitationCodeIn, newestMessageTo, OutboxMailer } from "#shared/adapters/local/outbox-mailer.ts";
 import { isValidEmail } from "#shared/domain/email.ts";
 
 describe("SesMailer", () => {
@@ -53,6 +53,24 @@ describe("OutboxMailer", () => {
     expect(eml).not.toMatch(/^Bcc:/m);
     expect(eml).toMatch(/\r\n\r\nline 1\r\nline 2\r\n$/);
     expect(eml).toMatch(/^Date: \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} \+0000\r$/m);
+  });
+
+  it("reads back the newest message to an address, and the invitation code of its link", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "outbox-")), "outbox");
+    const clock = new TestClock();
+    const mailer = new OutboxMailer(dir, "svc@localhost", clock);
+    const link = (code: string) => `Join: https://vault.example/invitations/accept#code=${code}`;
+
+    await mailer.send({ to: "ada@example.com", subject: "Invited", text: link("first") });
+    clock.advance(1);
+    await mailer.send({ to: "bob@example.com", subject: "Invited", text: link("other") });
+    clock.advance(1);
+    await mailer.send({ to: "ada@example.com", subject: "Invited", text: link("second%2Dcode") });
+
+    const newest = newestMessageTo(dir, "ada@example.com");
+    expect(invitationCodeIn(newest ?? "")).toBe("second-code");
+    expect(newestMessageTo(dir, "eve@example.com")).toBeUndefined();
+    expect(invitationCodeIn("no link here")).toBeUndefined();
   });
 });
 

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Clock } from "#shared/ports/clock.ts";
@@ -41,4 +42,19 @@ export class OutboxMailer implements Mailer {
     const file = join(this.directory, `${now.toISOString().replace(/[:.]/g, "-")}-${id}.eml`);
     await writeFile(file, `${lines.join("\r\n")}\r\n`, { mode: 0o600 });
   }
+}
+
+/** The newest message an outbox directory holds for `to` (its whole .eml text), if any: for tests and tools. */
+export function newestMessageTo(directory: string, to: string): string | undefined {
+  return readdirSync(directory)
+    .sort()
+    .map((file) => readFileSync(join(directory, file), "utf8"))
+    .filter((message) => message.includes(`To: <${headerValue(to)}>`))
+    .at(-1);
+}
+
+/** The invitation code of an invitation e-mail, from its link (`#code=…`, or `?code=…` in older links). */
+export function invitationCodeIn(message: string): string | undefined {
+  const code = /[?#]code=([A-Za-z0-9_%-]+)/.exec(message)?.[1];
+  return code === undefined ? undefined : decodeURIComponent(code);
 }
