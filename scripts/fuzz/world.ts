@@ -1,7 +1,7 @@
 /**
  * The fuzz's fixtures, made through the public HTTP API: for a tenant, applications of every type, a session,
- * tokens, a transaction, a proxy, a formula, a reactor and invitations (with codes to accept, from the outbox). A fresh pair of tenants per batch, so
- * that what one batch deleted or revoked does not blunt the next.
+ * tokens, a transaction, a proxy, a formula, a reactor and invitations (with codes to accept, from the outbox).
+ * A fresh pair of tenants per batch, so that what one batch deleted or revoked does not blunt the next.
  */
 import { invitationCodeIn, newestMessageTo } from "#shared/adapters/local/outbox-mailer.ts";
 import { MANAGEMENT_PERMISSIONS, TOKEN_PERMISSIONS } from "#shared/domain/permissions.ts";

@@ -36,8 +36,6 @@ export function gatherPerTurn(): () => void {
 function install(): () => void {
   const stdout = process.stdout;
   const original = stdout.write;
-  // Its own write, called with a chunk and a callback (one of its overloads).
-  const own = original as (chunk: Chunk, callback: (error?: Error | null) => void) => boolean;
   let pending: Chunk[] = [];
   let callbacks: ((error?: Error | null) => void)[] = [];
   let scheduled = false;
@@ -51,7 +49,7 @@ function install(): () => void {
     const text = chunks.every((chunk) => typeof chunk === "string")
       ? chunks.join("")
       : Buffer.concat(chunks.map((chunk) => (typeof chunk === "string" ? Buffer.from(chunk) : chunk)));
-    own.call(stdout, text, (error?: Error | null) => {
+    original.call(stdout, text, undefined, (error?: Error | null) => {
       for (const callback of done) callback(error);
     });
   };

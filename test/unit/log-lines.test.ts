@@ -19,9 +19,12 @@ const turnEnds = () => new Promise<void>((resolve) => setImmediate(resolve));
 describe("stdout gathered per turn (the local host)", () => {
   let stop: (() => void) | undefined;
   let stdout: ReturnType<typeof recordStdout> | undefined;
-  afterEach(() => {
+  const stopGathering = () => {
     stop?.();
     stop = undefined;
+  };
+  afterEach(() => {
+    stopGathering();
     stdout?.restore();
   });
 
@@ -49,8 +52,7 @@ describe("stdout gathered per turn (the local host)", () => {
     stdout = recordStdout();
     stop = gatherPerTurn();
     process.stdout.write("c\n");
-    stop();
-    stop = undefined;
+    stopGathering();
     expect(stdout.writes).toEqual(["c\n"]);
     process.stdout.write("d\n");
     expect(stdout.writes).toEqual(["c\n", "d\n"]);
@@ -64,8 +66,7 @@ describe("stdout gathered per turn (the local host)", () => {
     first();
     process.stdout.write("still gathered\n");
     expect(stdout.writes).toEqual([]);
-    stop();
-    stop = undefined;
+    stopGathering();
     expect(stdout.writes).toEqual(["still gathered\n"]);
     process.stdout.write("direct\n");
     expect(stdout.writes).toEqual(["still gathered\n", "direct\n"]);
