@@ -12,6 +12,10 @@ import type { RequestBudget } from "#shared/ports/request-budget.ts";
  * request: it leases a small block of requests at a time and serves from the block in memory. A window's
  * counter never passes its capacity, so all processes together admit at most `burst` requests per window per
  * bucket; what a process leased and did not spend lapses with the window.
+ *
+ * A bucket's blocks grow within a window: each lease takes twice the last, up to the lease share. A busy bucket
+ * with a large budget then writes its counter a few times a window instead of once per 100 requests, and what a
+ * process can leave unspent stays at most what it already spent in the window (or its first block).
  */
 export interface RateLimitPolicy {
   /** Sustained requests per second per bucket; 0 turns limiting off. */
@@ -31,8 +35,8 @@ export type Admission = { allowed: true } | { allowed: false; retryAfterSeconds:
 
 /** Leases are at most this share of a window's capacity, so many processes can still share a small budget. */
 const LEASE_SHARE = 100;
-/** Largest block one lease takes: one counter write per this many requests of a busy bucket. */
-const MAX_LEASE = 100;
+/** Largest first block of a window: one counter write per this many requests until the blocks grow. */
+const FIRST_LEASE_MAX = 100;
 /** Counters are kept this long after their window (TTL), for inspection; nothing reads them then. */
 const COUNTER_GRACE_SECONDS = 60;
 /** Above this many buckets in memory, those of past windows are forgotten. */
@@ -51,9 +55,19 @@ export function windowAt(policy: RateLimitPolicy, nowMs: number): RateWindow {
   return { id, endsAtMs: (id + 1) * length, capacity };
 }
 
-/** How many requests one lease asks for: a small share of the window, at least one. */
+/** How many requests a window's first lease asks for: a small share of the window, at least one. */
 export function leaseSize(capacity: number): number {
-  return Math.min(MAX_LEASE, Math.max(1, Math.ceil(capacity / LEASE_SHARE)));
+  return Math.min(FIRST_LEASE_MAX, largestLease(capacity));
+}
+
+/** The largest block a lease asks for, however busy the bucket: the lease share of the window, at least one. */
+export function largestLease(capacity: number): number {
+  return Math.max(1, Math.ceil(capacity / LEASE_SHARE));
+}
+
+/** The block after one of `block` was granted: twice as large, within the lease share. */
+export function nextLease(block: number, capacity: number): number {
+  return Math.min(block * 2, largestLease(capacity));
 }
 
 /** Whole seconds until the window ends, at least 1: the Retry-After of a refused request. */
@@ -67,6 +81,8 @@ interface BucketState {
   remaining: number;
   /** The shared counter answered 0: every request of this window is refused without asking again. */
   spent: boolean;
+  /** What the next lease asks for (it grows with each lease of the window). */
+  block: number;
   /** A lease on its way: concurrent requests of the bucket wait for it instead of leasing too. */
   pending?: Promise<void>;
 }
@@ -131,12 +147,14 @@ export class RateLimiter {
       const granted = await this.budget.lease({
         bucket,
         window: window.id,
-        wanted: leaseSize(window.capacity),
+        wanted: state.block,
         capacity: window.capacity,
         expiresAt: new Date(window.endsAtMs + COUNTER_GRACE_SECONDS * 1000),
       });
-      if (granted > 0) state.remaining += granted;
-      else state.spent = true;
+      if (granted > 0) {
+        state.remaining += granted;
+        state.block = nextLease(state.block, window.capacity);
+      } else state.spent = true;
     } catch (error) {
       this.options.onLeaseError?.(error);
       throw error;
@@ -147,7 +165,7 @@ export class RateLimiter {
     let state = this.buckets.get(bucket);
     if (state && state.window === window.id) return state;
     if (!state && this.buckets.size >= MAX_BUCKETS) this.forgetBefore(window.id);
-    state = { window: window.id, remaining: 0, spent: false };
+    state = { window: window.id, remaining: 0, spent: false, block: leaseSize(window.capacity) };
     this.buckets.set(bucket, state);
     return state;
   }

@@ -53,7 +53,7 @@ describe("rate-limit windows", () => {
     expect(windowAt({ ratePerSecond: 1000, burst: 10 }, 0).capacity).toBe(1000);
   });
 
-  it("leases a small share of a window, at least 1 and at most 100", () => {
+  it("leases a small share of a window first, at least 1 and at most 100", () => {
     expect(leaseSize(3)).toBe(1);
     expect(leaseSize(1000)).toBe(10);
     expect(leaseSize(10_000_000)).toBe(100);
@@ -104,6 +104,37 @@ describe("RateLimiter", () => {
     expect(budget.leases).toHaveLength(3);
     expect(budget.leases[0]).toMatchObject({ bucket: "tenant#a", window: 0, wanted: 10, capacity: 1000 });
     expect(budget.leases[0]?.expiresAt.getTime()).toBeGreaterThan(10_000);
+  });
+
+  it("doubles a busy bucket's blocks within a window, up to 1 % of its budget", async () => {
+    const budget = new MemoryBudget();
+    // 1,000,000 a window: the first block is 100, the largest 10,000.
+    const limiter = new RateLimiter(budget, clockAt(0), { ratePerSecond: 100_000, burst: 1_000_000 });
+
+    await admitMany(limiter, "tenant#a", 40_000);
+
+    expect(budget.leases.map((l) => l.wanted)).toEqual([
+      100, 200, 400, 800, 1600, 3200, 6400, 10_000, 10_000, 10_000,
+    ]);
+  });
+
+  it("starts each window, and each bucket, again from the first block", async () => {
+    const budget = new MemoryBudget();
+    const clock = clockAt(0);
+    const limiter = new RateLimiter(budget, clock, { ratePerSecond: 100_000, burst: 1_000_000 });
+
+    await admitMany(limiter, "tenant#a", 301); // blocks of 100 and 200, then one of 400
+    await admitMany(limiter, "tenant#b", 1);
+    clock.ms = 10_000; // the next window
+    await admitMany(limiter, "tenant#a", 1);
+
+    expect(budget.leases.map((l) => `${l.bucket}@${l.window}:${l.wanted}`)).toEqual([
+      "tenant#a@0:100",
+      "tenant#a@0:200",
+      "tenant#a@0:400",
+      "tenant#b@0:100",
+      "tenant#a@1:100",
+    ]);
   });
 
   it("asks the shared counter no more once it answered that the window is spent", async () => {
