@@ -142,7 +142,6 @@ export class SandboxProcess {
         clearTimeout(timer);
         const ready = readChildMessage(raw)?.t === "ready" && this.alive;
         if (!ready) this.kill("crashed");
-        else this.startWatchdog();
         resolve(ready);
       });
       this.onExit(() => {
@@ -194,6 +193,9 @@ export class SandboxProcess {
     const id = this.nextId;
     const firstRun = !this.loaded.has(order.hash);
     this.loaded.add(order.hash);
+    // A blank process has run no one's code, so there is nothing to watch until its first run (a blank spare
+    // can wait for hours: reading /proc ten times a second for it cost the host CPU for nothing).
+    if (!this.watching) this.startWatchdog();
     return new Promise<SandboxResult>((resolve) => {
       const timer = setTimeout(() => this.kill("timeout", id), order.timeoutMs);
       this.inflight.set(id, {
@@ -416,7 +418,7 @@ export class SandboxProcess {
   }
 
   /**
-   * The watchdog, from the moment the process is ready until it exits (Linux): it reads the process's CPU
+   * The watchdog, from the process's first run until it exits (Linux): it reads the process's CPU
    * time and resident set from /proc, which the code cannot fake, and kills the process
    * - as `memory` when the resident set passes `rssLimitMb` (V8's heap limit misses ArrayBuffers), busy or idle;
    * - as `cpu` when, with no run in flight, it used more than `idleCpuMs` since it last became idle: work a
