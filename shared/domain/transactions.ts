@@ -184,11 +184,17 @@ export async function rollbackTransaction(
 }
 
 /** The sweep's rollback of a transaction left open past its expiry. */
-export async function rollbackExpired(deps: TransactionDeps, tenantId: string, id: string): Promise<boolean> {
+export async function rollbackExpired(
+  deps: TransactionDeps & { metrics: Metrics },
+  tenantId: string,
+  id: string,
+): Promise<boolean> {
   const transaction = await deps.transactions.get(tenantId, id);
-  // Committed past its commit point by a request that died before applying it all: finished, never undone.
+  // Committed past its commit point by a request that died before applying it all: finished, never undone. The
+  // request counted none of its tokens (it counts after applying them all), so they count here.
   if (transaction?.state === "committed" && transaction.rolling_forward) {
-    await deps.transactions.finishCommit(transaction);
+    const { created } = await deps.transactions.finishCommit(transaction);
+    countTokens(deps, METRIC.tokensCreated, tenantId, created);
     return false;
   }
   if (transaction?.state !== "open") return false;

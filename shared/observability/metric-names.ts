@@ -65,7 +65,7 @@ export const METRIC_SPEC: Record<
     unit: "Count",
     dimensions: [],
     description:
-      "tokens created (batch: each token; in a transaction: when it commits, none if it rolls back)",
+      "tokens created (batch: each token, counted by the sweep when it finishes a batch whose request died; in a transaction: when it commits, none if it rolls back)",
   },
   TokensRead: {
     unit: "Count",

@@ -266,8 +266,11 @@ export interface TransactionStore {
    * when the transaction is no longer open (or expired).
    */
   commit(transaction: StoredTransaction, now: Date, audit: LogEntry): Promise<{ created: number } | false>;
-  /** Applies what a staged commit left unapplied (a request that died after its commit point). */
-  finishCommit(transaction: StoredTransaction): Promise<void>;
+  /**
+   * Applies what a staged commit left unapplied (a request that died after its commit point), answering how many
+   * tokens the transaction created: the request that died counted none of them.
+   */
+  finishCommit(transaction: StoredTransaction): Promise<{ created: number }>;
   /** Discards every pending operation; false when the transaction is no longer open. */
   rollback(transaction: StoredTransaction, audit: LogEntry, options?: { expired: boolean }): Promise<boolean>;
 }

@@ -93,6 +93,28 @@ describe("metrics through HTTP", () => {
     expect(metrics.named("TokensCreated").map((p) => p.value)).toEqual([2]);
   });
 
+  it("counts the tokens of a batch the sweep finished, its request having died past its commit point", async () => {
+    const { api, owner } = await tenantWithOwner(svc);
+    // More tokens than one write holds: the batch commits in stages, and the request dies after the commit point.
+    const body = Array.from({ length: 120 }, (_, i) => ({ type: "token", data: `staged ${i}` }));
+    const transactions = svc.service.deps.transactions as unknown as Record<string, unknown>;
+    const rollForward = transactions.rollForward;
+    transactions.rollForward = async () => {
+      transactions.rollForward = rollForward;
+      throw new Error("simulated crash");
+    };
+    metrics.clear();
+
+    const died = await api.post("/tokenize", { key: owner, body });
+    const countedByTheRequest = total("TokensCreated");
+    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 20 * 60 } });
+    await expect.poll(() => total("TokensCreated")).toBe(120);
+
+    expect(died.status).toBe(500);
+    expect(countedByTheRequest).toBe(0);
+    expect(metrics.named("TokensCreated").map((p) => p.value)).toEqual([120]);
+  });
+
   it("records a proxy destination's round trip by status class, and the invocation's answer by route", async () => {
     const proxy = await createOpenProxy(svc.url, svc.rootKey, `${destination.url}/`);
     metrics.clear();

@@ -186,14 +186,15 @@ export class DynamoTransactionStore implements TransactionStore {
     }
     if (staged) await this.rollForward(tenantId, id, operations);
     await this.afterApply(tenantId, operations);
-    return { created: operations.filter((op) => op.operation === "create").length };
+    return { created: createdBy(operations) };
   }
 
   /** Finishes a staged commit a request left unfinished (the sweep, at the transaction's expiry). */
-  async finishCommit(transaction: StoredTransaction): Promise<void> {
+  async finishCommit(transaction: StoredTransaction): Promise<{ created: number }> {
     const operations = await this.operations(transaction.tenant_id, transaction.id);
     await this.rollForward(transaction.tenant_id, transaction.id, operations);
     await this.afterApply(transaction.tenant_id, operations);
+    return { created: createdBy(operations) };
   }
 
   /**
@@ -320,3 +321,7 @@ export class DynamoTransactionStore implements TransactionStore {
     return true;
   }
 }
+
+/** The tokens a transaction's operations create. */
+const createdBy = (operations: Operation[]): number =>
+  operations.filter((op) => op.operation === "create").length;

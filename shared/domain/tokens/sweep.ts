@@ -1,6 +1,7 @@
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import type { Metrics } from "#shared/ports/metrics.ts";
 import type { SessionStore } from "#shared/ports/session-store.ts";
 import type { DueItem, SweepStore } from "#shared/ports/sweep-store.ts";
 import type { TenantPurgeStore } from "#shared/ports/tenant-deletion.ts";
@@ -8,6 +9,8 @@ import { purgeDeletedTenants } from "../tenant-purge.ts";
 import { rollbackExpired, type TransactionDeps } from "../transactions.ts";
 
 export interface SweepDeps extends TransactionDeps {
+  /** TokensCreated of batches the sweep finishes (transactions.ts rollbackExpired). */
+  metrics: Metrics;
   sweep: SweepStore;
   sessions: Pick<SessionStore, "removeExpired">;
   /** Deleted tenants whose items are still to remove (tenant-purge.ts). */
