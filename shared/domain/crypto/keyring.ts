@@ -101,8 +101,14 @@ export class Keyring {
    * (MissingKeyError). Live, not only current: a caller that read the version as current may ask for its key
    * after a rotation made a newer one current (rotation under traffic); a write under it is then counted under
    * that version, and refused (409) if the version is retired meanwhile (key-counters.ts).
+   * `existingOnly`: never made (a lookup under an earlier version: no token is hashed under a key not made).
    */
-  async hmacKey(tenantId: string, version: number): Promise<Buffer> {
+  async hmacKey(
+    tenantId: string,
+    version: number,
+    options: { existingOnly?: boolean } = {},
+  ): Promise<Buffer> {
+    if (options.existingOnly) return this.key(tenantId, hmacKeyId(version), false);
     const { live } = await this.hmacVersions(tenantId);
     return this.key(tenantId, hmacKeyId(version), live.includes(version));
   }
@@ -121,9 +127,19 @@ export class Keyring {
     // guard's own cache, SVC_AUTH_CACHE_SECONDS, in processes that did not delete it).
     await this.guard?.assertLive(tenantId);
     const now = this.clock.now().getTime();
-    const key = await this.cache.get(`${tenantId}/${keyId}`, now, () =>
-      this.load(tenantId, keyId, createIfMissing),
-    );
+    const lookUp = () =>
+      this.cache.get(`${tenantId}/${keyId}`, now, () => this.load(tenantId, keyId, createIfMissing));
+    let key: Buffer | undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        key = await lookUp();
+        break;
+      } catch (error) {
+        // A caller that may make the key joined a load in flight that may not (an earlier-version lookup): its
+        // miss is not this caller's answer, so it loads again (a miss is never cached).
+        if (!createIfMissing || !(error instanceof MissingKeyError) || attempt >= 3) throw error;
+      }
+    }
     // load() answers a key or throws: the cache answers undefined only for a lookup that found nothing.
     if (!key) throw new Error("A data key could not be loaded");
     return key;

@@ -60,11 +60,18 @@ export class Sealer {
   /**
    * A token's fingerprint or search hash: HMAC-SHA256 under the tenant's HMAC key of `version` (default the
    * current one), scoped by a label, naming its version (key-refs.ts versionedHash). Versions rotate with the
-   * data keys; a rewrap re-computes every token's.
+   * data keys; a rewrap re-computes every token's. `existingKeyOnly`: the version's key is never made here
+   * (MissingKeyError when it does not exist): lookups under earlier versions (keys/dual-lookup.ts).
    */
-  async tokenHash(tenantId: string, scope: string, value: string, version?: number): Promise<string> {
+  async tokenHash(
+    tenantId: string,
+    scope: string,
+    value: string,
+    version?: number,
+    options: { existingKeyOnly?: boolean } = {},
+  ): Promise<string> {
     const at = version ?? (await this.keyring.hmacVersions(tenantId)).current;
-    const key = await this.keyring.hmacKey(tenantId, at);
+    const key = await this.keyring.hmacKey(tenantId, at, { existingOnly: options.existingKeyOnly === true });
     return versionedHash(
       at,
       createHmac("sha256", key).update(`${scope}\n${value}`, "utf8").digest("base64url"),

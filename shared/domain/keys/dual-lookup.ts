@@ -9,22 +9,33 @@ import type { TokenStore } from "#shared/ports/stores.ts";
 /**
  * Lookups while HMAC versions overlap (after a rotation, until a rewrap re-hashed every token): a search or a
  * deduplicating create tries the current version, then each earlier one still live. An earlier version whose key
- * is already gone holds no token (it was retired with none left), so it is passed over.
+ * does not exist holds no token (it was retired with none left, or no token was ever hashed under it), so it is
+ * passed over, and a lookup never makes it: only writes make keys.
  */
 type HashDeps = { sealer: Pick<Sealer, "tokenHash" | "hmacVersions"> };
+
+/** `deps` whose hashes never make a key (MissingKeyError instead). */
+const existingKeysOnly = (deps: HashDeps): HashDeps => ({
+  sealer: {
+    hmacVersions: (tenantId) => deps.sealer.hmacVersions(tenantId),
+    tokenHash: (tenantId, scope, value, version) =>
+      deps.sealer.tokenHash(tenantId, scope, value, version, { existingKeyOnly: true }),
+  },
+});
 
 async function underEach<T>(
   deps: HashDeps,
   tenantId: string,
   versions: "all" | "earlier",
-  hash: (v: number) => Promise<T>,
+  hash: (v: number, hashDeps: HashDeps) => Promise<T>,
 ) {
   const { live } = await deps.sealer.hmacVersions(tenantId);
   const out: T[] = [];
+  const earlierDeps = existingKeysOnly(deps);
   for (const [i, version] of live.entries()) {
     if (versions === "earlier" && i === 0) continue;
     try {
-      out.push(await hash(version));
+      out.push(await hash(version, i === 0 ? deps : earlierDeps));
     } catch (error) {
       if (!(error instanceof MissingKeyError) || i === 0) throw error;
     }
@@ -34,8 +45,8 @@ async function underEach<T>(
 
 /** The blind indexes of a `data:` value: one per token type and live HMAC version, current first. */
 export async function liveSearchHashes(deps: HashDeps, tenantId: string, value: string): Promise<string[]> {
-  const perVersion = await underEach(deps, tenantId, "all", (version) =>
-    Promise.all(TOKEN_TYPE_NAMES.map((type) => searchHash(deps, tenantId, type, value, version))),
+  const perVersion = await underEach(deps, tenantId, "all", (version, hashDeps) =>
+    Promise.all(TOKEN_TYPE_NAMES.map((type) => searchHash(hashDeps, tenantId, type, value, version))),
   );
   return perVersion.flat();
 }
@@ -48,8 +59,8 @@ export function earlierFingerprints(
   expression: string,
   rendered: string,
 ): Promise<string[]> {
-  return underEach(deps, tenantId, "earlier", (version) =>
-    fingerprintOf(deps, tenantId, type, expression, rendered, version),
+  return underEach(deps, tenantId, "earlier", (version, hashDeps) =>
+    fingerprintOf(hashDeps, tenantId, type, expression, rendered, version),
   );
 }
 
