@@ -44,69 +44,27 @@ export const METRIC_SERVICE = "svc-vault";
 
 export type MetricUnitName = "Count" | "Milliseconds";
 
-/** Each metric's unit and the one dimension set it is emitted with (besides `service`). */
+/**
+ * Each metric's unit and the one dimension set it is emitted with (besides `service`). What each counts or
+ * times is documentation (metric-docs.ts): no function bundles it.
+ */
 export const METRIC_SPEC: Record<
   MetricName,
-  { unit: MetricUnitName; dimensions: readonly MetricDimensionName[]; description: string }
+  { unit: MetricUnitName; dimensions: readonly MetricDimensionName[] }
 > = {
-  Requests: { unit: "Count", dimensions: ["route"], description: "API requests answered" },
-  Responses4xx: { unit: "Count", dimensions: ["route"], description: "answers 400–499 (429 included)" },
-  Responses5xx: {
-    unit: "Count",
-    dimensions: ["route"],
-    description: "answers 500–599 (503 outages included)",
-  },
-  Latency: {
-    unit: "Milliseconds",
-    dimensions: ["route"],
-    description: "request time through the whole chain",
-  },
-  TokensCreated: {
-    unit: "Count",
-    dimensions: [],
-    description:
-      "tokens created (batch: each token, counted by the sweep when it finishes a batch whose request died; in a transaction: when it commits, none if it rolls back)",
-  },
-  TokensRead: {
-    unit: "Count",
-    dimensions: [],
-    description: "tokens read (get, list, search: each token shown)",
-  },
-  TokensDetokenized: {
-    unit: "Count",
-    dimensions: [],
-    description: "tokens a detokenization used (proxies, reactors, POST /detokenize)",
-  },
-  ProxyDestinationLatency: {
-    unit: "Milliseconds",
-    dimensions: ["status_class"],
-    description: "a proxy destination's round trip",
-  },
-  ProxyDestinationResponses: {
-    unit: "Count",
-    dimensions: ["status_class"],
-    description: "proxy destination answers: 2xx…5xx, or `error` (none: refused, timeout, unreachable)",
-  },
-  SandboxRunDuration: { unit: "Milliseconds", dimensions: [], description: "one run of tenant code" },
-  SandboxRefusals: {
-    unit: "Count",
-    dimensions: [],
-    description: "runs of tenant code stopped by a limit (time, memory, size)",
-  },
-  RateLimitRefusals: {
-    unit: "Count",
-    dimensions: [],
-    description: "requests refused 429 by a rate limit (request or search budget)",
-  },
-  CallbackRecords: {
-    unit: "Count",
-    dimensions: ["outcome"],
-    description: "callback queue records: `delivered`, `retry` (back to the queue), `dead_letter`",
-  },
-  SweepRuns: { unit: "Count", dimensions: [], description: "sweep runs (each 15 minutes in AWS)" },
-  SweepTokensDeleted: {
-    unit: "Count",
-    dimensions: [],
-    description: "tokens a sweep deleted at their expiry",
-  },
+  Requests: { unit: "Count", dimensions: ["route"] },
+  Responses4xx: { unit: "Count", dimensions: ["route"] },
+  Responses5xx: { unit: "Count", dimensions: ["route"] },
+  Latency: { unit: "Milliseconds", dimensions: ["route"] },
+  TokensCreated: { unit: "Count", dimensions: [] },
+  TokensRead: { unit: "Count", dimensions: [] },
+  TokensDetokenized: { unit: "Count", dimensions: [] },
+  ProxyDestinationLatency: { unit: "Milliseconds", dimensions: ["status_class"] },
+  ProxyDestinationResponses: { unit: "Count", dimensions: ["status_class"] },
+  SandboxRunDuration: { unit: "Milliseconds", dimensions: [] },
+  SandboxRefusals: { unit: "Count", dimensions: [] },
+  RateLimitRefusals: { unit: "Count", dimensions: [] },
+  CallbackRecords: { unit: "Count", dimensions: ["outcome"] },
+  SweepRuns: { unit: "Count", dimensions: [] },
+  SweepTokensDeleted: { unit: "Count", dimensions: [] },
 };
