@@ -99,9 +99,13 @@ export function currentIdempotencyClaim(): IdempotencyClaimRef | undefined {
  */
 export const outsideAnyRequest = <T>(start: () => T): T => storage.exit(start);
 
-/** Notes that `view` presents a token (tokens/presenting.ts `present`); a no-op outside an idempotent request. */
-export function notePresentedToken(view: object, ref: PresentedTokenRef): void {
-  storage.getStore()?.presented.set(view, ref);
+/**
+ * Notes that `view` presents a token (tokens/presenting.ts `present`); a no-op outside an idempotent request,
+ * where `ref` is not even built (every token answer passes here).
+ */
+export function notePresentedToken(view: object, ref: () => PresentedTokenRef): void {
+  const scope = storage.getStore();
+  if (scope) scope.presented.set(view, ref());
 }
 
 /** Notes that the running request read a token's data (tokens/detokenize.ts); a no-op outside a claim. */

@@ -65,12 +65,12 @@ export async function present(
   if (token.modified_at) view.modified_at = token.modified_at;
   const shown = await withData(deps, token, transform, view, data, options);
   // An idempotent answer stores this reference, never the data (domain/idempotency-scope.ts).
-  notePresentedToken(shown, {
+  notePresentedToken(shown, () => ({
     id: token.id,
     transform,
     version: callerVersion(token),
     ...(token.mask !== undefined ? { mask: token.mask } : {}),
-  });
+  }));
   return shown;
 }
 
