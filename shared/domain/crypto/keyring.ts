@@ -127,22 +127,20 @@ export class Keyring {
     // guard's own cache, SVC_AUTH_CACHE_SECONDS, in processes that did not delete it).
     await this.guard?.assertLive(tenantId);
     const now = this.clock.now().getTime();
-    const lookUp = () =>
-      this.cache.get(`${tenantId}/${keyId}`, now, () => this.load(tenantId, keyId, createIfMissing));
-    let key: Buffer | undefined;
     for (let attempt = 1; ; attempt++) {
       try {
-        key = await lookUp();
-        break;
+        const key = await this.cache.get(`${tenantId}/${keyId}`, now, () =>
+          this.load(tenantId, keyId, createIfMissing),
+        );
+        // load() answers a key or throws: the cache answers undefined only for a lookup that found nothing.
+        if (!key) throw new Error("A data key could not be loaded");
+        return key;
       } catch (error) {
         // A caller that may make the key joined a load in flight that may not (an earlier-version lookup): its
         // miss is not this caller's answer, so it loads again (a miss is never cached).
         if (!createIfMissing || !(error instanceof MissingKeyError) || attempt >= 3) throw error;
       }
     }
-    // load() answers a key or throws: the cache answers undefined only for a lookup that found nothing.
-    if (!key) throw new Error("A data key could not be loaded");
-    return key;
   }
 
   private async load(tenantId: string, keyId: string, createIfMissing: boolean): Promise<Buffer> {

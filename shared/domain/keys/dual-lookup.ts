@@ -31,11 +31,11 @@ async function underEach<T>(
 ) {
   const { live } = await deps.sealer.hmacVersions(tenantId);
   const out: T[] = [];
-  const earlierDeps = existingKeysOnly(deps);
+  let earlierDeps: HashDeps | undefined; // only during a rotation
   for (const [i, version] of live.entries()) {
     if (versions === "earlier" && i === 0) continue;
     try {
-      out.push(await hash(version, i === 0 ? deps : earlierDeps));
+      out.push(await hash(version, i === 0 ? deps : (earlierDeps ??= existingKeysOnly(deps))));
     } catch (error) {
       if (!(error instanceof MissingKeyError) || i === 0) throw error;
     }
