@@ -34,8 +34,9 @@ async function underEach<T>(
   let earlierDeps: HashDeps | undefined; // only during a rotation
   for (const [i, version] of live.entries()) {
     if (versions === "earlier" && i === 0) continue;
+    if (i > 0) earlierDeps ??= existingKeysOnly(deps);
     try {
-      out.push(await hash(version, i === 0 ? deps : (earlierDeps ??= existingKeysOnly(deps))));
+      out.push(await hash(version, earlierDeps ?? deps));
     } catch (error) {
       if (!(error instanceof MissingKeyError) || i === 0) throw error;
     }
