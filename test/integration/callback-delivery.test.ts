@@ -170,7 +170,10 @@ afterEach(async () => {
 describe("callback delivery", () => {
   it("delivers one signed webhook with the reaction's result, outside the request, and logs the attempt", async () => {
     const hook = await newReceiver(() => 204);
-    startQueue(callbackDeps());
+    // The webhook's time comes from its own clock port (real time by default: receivers check it against
+    // theirs); stopped here, so the header and the payload are exact.
+    const at = new Date(Math.floor(Date.now() / 1000) * 1000 + 123);
+    startQueue({ ...callbackDeps(), webhookClock: { now: () => at } });
     const job = newJob(hook.url);
 
     await queue.enqueue(job);
@@ -183,11 +186,11 @@ describe("callback delivery", () => {
     expect(delivery.verified).toBe(true);
     expect(delivery.headers["content-type"]).toBe("application/json");
     expect(delivery.headers["webhook-id"]).toBe(job.requestId);
-    expect(Number(delivery.headers["webhook-timestamp"])).toBeCloseTo(Date.now() / 1000, -2);
+    expect(delivery.headers["webhook-timestamp"]).toBe(String(Math.floor(at.getTime() / 1000)));
     const payload = JSON.parse(delivery.body);
     expect(payload).toEqual({
       type: "reactor.reaction.completed",
-      timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+      timestamp: at.toISOString(),
       data: { request_id: job.requestId, reactor_id: reactorId, status: 200, body: { raw: RESULT_MARKER } },
     });
     expect(delivery.body).not.toContain(SEALED);
@@ -238,16 +241,19 @@ describe("callback delivery", () => {
     const hook = await newReceiver((n) => (n <= 2 ? 500 : 200));
     startQueue(callbackDeps());
     const job = newJob(hook.url);
-    const started = Date.now();
+    const timers = vi.spyOn(globalThis, "setTimeout");
 
     await queue.enqueue(job);
     await queue.idle();
+    const delays = timers.mock.calls.map(([, ms]) => ms);
+    timers.mockRestore();
 
     expect(hook.deliveries).toHaveLength(3);
     expect(hook.deliveries.every((d) => d.verified)).toBe(true);
     expect(new Set(hook.deliveries.map((d) => d.headers["webhook-id"]))).toEqual(new Set([job.requestId]));
-    // Backoff: 50 ms after the first failure, 100 ms after the second.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    // Backoff: the job waited 50 ms after the first failure, 100 ms after the second (the queue's retry
+    // timers, read from what it scheduled rather than from a clock).
+    expect(delays.filter((ms) => ms === 50 || ms === 100)).toEqual([50, 100]);
     expect(runner.calls).toBe(3);
     expect(runner.executions).toBe(1);
     expect(await queue.deadLetters()).toEqual([]);

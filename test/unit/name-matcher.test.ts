@@ -38,13 +38,14 @@ describe("nameMatcher (linear glob)", () => {
     );
   });
 
-  it("answers 30 wildcards against a 200-character name in well under a millisecond per call", () => {
+  // No clock: a backtracking matcher (regexMatcher above) tries a combinatorial number of splits of this name and
+  // does not return within minutes, so the test's own timeout fails it; the greedy one answers 1000 calls in a
+  // few milliseconds.
+  it("answers 30 wildcards against a 200-character name without backtracking", () => {
     const name = "a".repeat(200);
     const pattern = `${"a*".repeat(30)}b`;
     const matches = nameMatcher(pattern);
-    const start = performance.now();
     for (let i = 0; i < 1000; i++) expect(matches(name)).toBe(false);
-    expect(performance.now() - start).toBeLessThan(500);
     expect(nameMatcher(`${"a*".repeat(30)}a`)(name)).toBe(true);
   });
 });
