@@ -1,6 +1,7 @@
 /**
  * The one cache of looked-up values per process: API keys and configured applications (Authenticator), proxy
- * keys (CachingProxyStore), data keys (Keyring), held fingerprint claims (DynamoTokenStore).
+ * keys (CachingProxyStore), data keys (Keyring), held fingerprint claims (DynamoTokenStore), the root key's
+ * parameter (SsmRootKeyVerifier).
  *
  * - Refills are single-flight: concurrent requests with the same key share one lookup.
  * - An eviction wins over a lookup in flight: a lookup that started before any eviction never stores its

@@ -1,28 +1,33 @@
 import { GetParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { mockClient } from "aws-sdk-client-mock";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { SsmRootKeyVerifier } from "#shared/adapters/aws/ssm-root-key.ts";
 import { hashKey } from "#shared/ids.ts";
 
 const ssm = mockClient(SSMClient);
-afterEach(() => {
-  ssm.reset();
-  vi.useRealTimers();
-});
+afterEach(() => ssm.reset());
+
+/** A clock the test moves by hand (the verifier's cache is timed on the clock port). */
+function handClock() {
+  let ms = Date.parse("2026-01-01T00:00:00Z");
+  return { now: () => new Date(ms), advance: (seconds: number) => (ms += seconds * 1000) };
+}
+
+const verifierOn = (clock = handClock()) =>
+  new SsmRootKeyVerifier(new SSMClient({ region: "us-east-1" }), "/svc/root", clock);
 
 describe("SsmRootKeyVerifier", () => {
   it("reads the hash with decryption once per cache period and compares it", async () => {
-    // Powertools Parameters times its cache with Date.now().
-    vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-01-01T00:00:00Z") });
     ssm.on(GetParameterCommand).resolves({ Parameter: { Value: hashKey("key_root_right") } });
-    const verifier = new SsmRootKeyVerifier(new SSMClient({ region: "us-east-1" }), "/svc/root");
+    const clock = handClock();
+    const verifier = verifierOn(clock);
 
     const right = await verifier.isRootKey(hashKey("key_root_right"));
     const wrong = await verifier.isRootKey(hashKey("key_root_wrong"));
-    vi.advanceTimersByTime(30_000);
+    clock.advance(30);
     await verifier.isRootKey(hashKey("key_root_right"));
     expect(ssm.commandCalls(GetParameterCommand)).toHaveLength(1);
-    vi.advanceTimersByTime(31_000);
+    clock.advance(31);
     await verifier.isRootKey(hashKey("key_root_right"));
 
     expect([right, wrong]).toEqual([true, false]);
@@ -31,17 +36,36 @@ describe("SsmRootKeyVerifier", () => {
     expect(calls[0]?.args[0].input).toEqual({ Name: "/svc/root", WithDecryption: true });
   });
 
-  it("refuses every key when the parameter holds no valid hash", async () => {
-    ssm.on(GetParameterCommand).resolves({ Parameter: { Value: "not-a-hash" } });
-    const verifier = new SsmRootKeyVerifier(new SSMClient({ region: "us-east-1" }), "/svc/root");
+  it("answers concurrent checks of a cold cache with one read", async () => {
+    ssm.on(GetParameterCommand).resolves({ Parameter: { Value: hashKey("key_root_right") } });
+    const verifier = verifierOn();
 
-    expect(await verifier.isRootKey(hashKey("not-a-hash"))).toBe(false);
+    const answers = await Promise.all(
+      ["key_root_right", "key_root_wrong", "key_root_right"].map((key) => verifier.isRootKey(hashKey(key))),
+    );
+
+    expect(answers).toEqual([true, false, true]);
+    expect(ssm.commandCalls(GetParameterCommand)).toHaveLength(1);
   });
 
-  it("fails the check, never accepting the key, when SSM cannot be read", async () => {
-    ssm.on(GetParameterCommand).rejects(new Error("AccessDenied"));
-    const verifier = new SsmRootKeyVerifier(new SSMClient({ region: "us-east-1" }), "/svc/root");
+  it("refuses every key when the parameter holds no valid hash, reading it again only when its time is up", async () => {
+    ssm.on(GetParameterCommand).resolves({ Parameter: { Value: "not-a-hash" } });
+    const verifier = verifierOn();
 
-    await expect(verifier.isRootKey(hashKey("key_root_right"))).rejects.toThrow();
+    expect(await verifier.isRootKey(hashKey("not-a-hash"))).toBe(false);
+    expect(await verifier.isRootKey("not-a-hash")).toBe(false);
+    expect(ssm.commandCalls(GetParameterCommand)).toHaveLength(1);
+  });
+
+  it("fails the check, never accepting the key, when SSM cannot be read, and reads again on the next check", async () => {
+    ssm
+      .on(GetParameterCommand)
+      .rejectsOnce(new Error("AccessDenied"))
+      .resolves({ Parameter: { Value: hashKey("key_root_right") } });
+    const verifier = verifierOn();
+
+    await expect(verifier.isRootKey(hashKey("key_root_right"))).rejects.toThrow("AccessDenied");
+    expect(await verifier.isRootKey(hashKey("key_root_right"))).toBe(true);
+    expect(ssm.commandCalls(GetParameterCommand)).toHaveLength(2);
   });
 });
