@@ -9,7 +9,8 @@
  * - Misses (undefined) are never stored: a key created a moment ago works at once.
  * - Bounded: at most `maxEntries` values (the least recently used goes first), each for `ttlMs` and, with
  *   `maxUses`, for that many answers.
- * Time is the caller's `now` (the clock port's), so tests move it by hand.
+ * Time is the caller's `now` (the clock port's), so tests move it by hand. An entry stamped after `now` (a clock
+ * that went back) is looked up again, so a clock jump cannot make an answer outlive its time.
  */
 export interface CacheOptions {
   /** How long a stored value answers; 0 stores nothing. */
@@ -58,6 +59,8 @@ export class Cache<V> {
     this.entries.delete(key); // re-inserted when still good: the Map's order is least recently used first
     if (
       cached &&
+      // An entry stamped after `now` (the clock went back) is not trusted for longer than its time.
+      now >= cached.at &&
       now - cached.at < this.ttlMs &&
       cached.uses < this.maxUses &&
       (rules.usable?.(cached.value, now) ?? true)

@@ -29,6 +29,17 @@ describe("Cache", () => {
     expect(await cache.get("k", 5_000, load)).toBe("value 2");
   });
 
+  it("looks up again when the clock went back past an entry's time, rather than trusting it longer", async () => {
+    const cache = new Cache<string>({ ttlMs: 5_000 });
+    const lookup = counted((call) => `value ${call}`);
+
+    expect(await cache.get("k", 1_000_000, lookup.load)).toBe("value 1");
+    // An hour back: the entry would otherwise answer for an hour and five seconds.
+    expect(await cache.get("k", 1_000_000 - 3_600_000, lookup.load)).toBe("value 2");
+    expect(await cache.get("k", 1_000_000 - 3_600_000 + 4_999, lookup.load)).toBe("value 2");
+    expect(lookup.calls()).toBe(2);
+  });
+
   it("never stores a miss, and stores nothing with a time of 0", async () => {
     const misses = new Cache<string>({ ttlMs: 5_000 });
     const off = new Cache<string>({ ttlMs: 0 });
