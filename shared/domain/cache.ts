@@ -1,7 +1,8 @@
 /**
  * The one cache of looked-up values per process: API keys and configured applications (Authenticator), proxy
- * keys (CachingProxyStore), data keys (Keyring), held fingerprint claims (DynamoTokenStore), the root key's
- * parameter (SsmRootKeyVerifier).
+ * keys (CachingProxyStore), data keys (Keyring), key states (KeyStateCache), deleted tenants (DeletedTenants),
+ * held fingerprint claims (DynamoTokenStore), the root key's parameter (SsmRootKeyVerifier) and the readiness
+ * probes (CachedHealth).
  *
  * - Refills are single-flight: concurrent requests with the same key share one lookup.
  * - An eviction wins over a lookup in flight: a lookup that started before any eviction never stores its
