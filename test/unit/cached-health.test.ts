@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CachedHealth } from "#shared/domain/cached-health.ts";
-
-/** A clock the test moves by hand. */
-function handClock() {
-  let ms = 0;
-  return { now: () => new Date(ms), advance: (by: number) => (ms += by) };
-}
+import { handClock } from "#test/support/hand-clock.ts";
 
 describe("CachedHealth", () => {
   it("answers concurrent checks with one probe, and that answer for its time", async () => {

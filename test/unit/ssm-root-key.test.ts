@@ -3,15 +3,10 @@ import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, describe, expect, it } from "vitest";
 import { SsmRootKeyVerifier } from "#shared/adapters/aws/ssm-root-key.ts";
 import { hashKey } from "#shared/ids.ts";
+import { handClock } from "#test/support/hand-clock.ts";
 
 const ssm = mockClient(SSMClient);
 afterEach(() => ssm.reset());
-
-/** A clock the test moves by hand (the verifier's cache is timed on the clock port). */
-function handClock() {
-  let ms = Date.parse("2026-01-01T00:00:00Z");
-  return { now: () => new Date(ms), advance: (seconds: number) => (ms += seconds * 1000) };
-}
 
 const verifierOn = (clock = handClock()) =>
   new SsmRootKeyVerifier(new SSMClient({ region: "us-east-1" }), "/svc/root", clock);
@@ -24,10 +19,10 @@ describe("SsmRootKeyVerifier", () => {
 
     const right = await verifier.isRootKey(hashKey("key_root_right"));
     const wrong = await verifier.isRootKey(hashKey("key_root_wrong"));
-    clock.advance(30);
+    clock.advance(30_000);
     await verifier.isRootKey(hashKey("key_root_right"));
     expect(ssm.commandCalls(GetParameterCommand)).toHaveLength(1);
-    clock.advance(31);
+    clock.advance(31_000);
     await verifier.isRootKey(hashKey("key_root_right"));
 
     expect([right, wrong]).toEqual([true, false]);
