@@ -80,6 +80,7 @@ async function main(): Promise<number> {
     rootKey,
     destinationUrl,
     outboxDir: join(dataDir, "outbox"),
+    kmsDir: `${masterKeyFile}.customer-keys`, // the local default (shared/config.ts)
     defaultBodyLimit: config().maxBodyBytes,
   };
   const api = new Api(service.url);

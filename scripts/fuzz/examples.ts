@@ -32,6 +32,7 @@ const person = { first_name: "F", last_name: "Z" };
 
 const examples: Record<string, unknown> = {
   advanceTestClock: { advance_seconds: 1 },
+  setSelfTenantKmsKey: { key_arn: "<kmsKeyArn>" },
   createTenant: { name: "fuzz tenant", owner: { email: "owner@example.com", ...person } },
   createApplication: { ...application, type: "private", create_key: true },
   updateApplication: application,

@@ -76,6 +76,7 @@ function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, o
     applicationId: own.ids.applications?.[1],
     formulaId: own.ids["reactor-formulas"]?.[0],
     nonce: own.nonce,
+    kmsKeyArn: own.kmsKeyArn,
     destinationUrl: f.destinationUrl,
     unique: String(++uniqueCount),
     invitationCode: own.invitationCodes[uniqueCount % Math.max(1, own.invitationCodes.length)],

@@ -3,6 +3,7 @@
  * tokens, a transaction, a proxy, a formula, a reactor and invitations (with codes to accept, from the outbox).
  * A fresh pair of tenants per batch, so that what one batch deleted or revoked does not blunt the next.
  */
+import { createLocalCustomerKey } from "#shared/adapters/local/local-customer-keys.ts";
 import { invitationCodeIn, newestMessageTo } from "#shared/adapters/local/outbox-mailer.ts";
 import { MANAGEMENT_PERMISSIONS, TOKEN_PERMISSIONS } from "#shared/domain/permissions.ts";
 import { luhnSum } from "#shared/domain/tokens/checksums.ts";
@@ -40,7 +41,7 @@ export type TenantWorld = Awaited<ReturnType<typeof buildTenant>>;
 /** A tenant with its fixtures, made with the root key; its proxy forwards to `destinationUrl`. */
 export async function buildTenant(
   api: Api,
-  run: { rootKey: string; destinationUrl: string; outboxDir: string },
+  run: { rootKey: string; destinationUrl: string; outboxDir: string; kmsDir: string },
   label: string,
 ) {
   serial += 1;
@@ -76,6 +77,8 @@ export async function buildTenant(
   });
   const reactorBody = { name: "r", formula: { id: formula.id }, configuration: { region: "eu" } };
   const reactor = await api.post("/reactors", owner, { ...reactorBody, ...app });
+  // Data-key versions are numbered by period, not from 1: the current one, the one before, the next.
+  const { current } = await api.call<{ current: number }>("GET", "/tenants/self/keys", owner, undefined, 200);
   const invite = (email: string) => api.post("/tenants/self/invitations", owner, { email });
   const invitations = [await invite(`a${serial}@example.com`), await invite(`b${serial}@example.com`)];
   // Codes for POST /invitations/accept, read from the local outbox as an invitee would: a case with one of them
@@ -101,6 +104,7 @@ export async function buildTenant(
     ids: {
       applications: [victim.id, pvt.id, pub.id, management.id, tenant.management_appid],
       keyId: [extraKey.id],
+      version: [current, current - 1, current + 1].map(String),
       tokens: [...numbers.keys()],
       transactions: [transaction.id],
       invitations: invitations.map((i) => i.id),
@@ -113,5 +117,7 @@ export async function buildTenant(
     /** Invitation codes not yet accepted (from the outbox). */
     invitationCodes,
     proxyKey: proxy.key,
+    /** A customer KMS key (its local stand-in) for PUT /tenants/self/keys/kms. */
+    kmsKeyArn: createLocalCustomerKey(run.kmsDir, `fuzz-${label}-${serial}`),
   };
 }
