@@ -29,6 +29,8 @@ const reactor = { name: "r", configuration: { region: "eu" }, application: { id:
 const proxy = { ...reactor, name: "fuzz proxy", destination_url: "<destinationUrl>", require_auth: true };
 const fullProxy = { ...proxy, request_transform: transform, response_transform: transform };
 const person = { first_name: "F", last_name: "Z" };
+/** A reaction's args: the formula's request parameter `card.number`, a string, from a fixture token. */
+const args = { card: { number: "{{ <tokenId> | json: '$.number' }}" } };
 
 const examples: Record<string, unknown> = {
   advanceTestClock: { advance_seconds: 1 },
@@ -53,8 +55,8 @@ const examples: Record<string, unknown> = {
   createReactor: { ...reactor, formula: { id: "<formulaId>" } },
   replaceReactor: reactor,
   patchReactor: reactor,
-  react: { args: { card: { number: "{{ <tokenId> }}" } }, callback_url: "<destinationUrl>" },
-  reactAsync: { args: { card: { number: "{{ <tokenId> }}" } } },
+  react: { args, callback_url: "<destinationUrl>" },
+  reactAsync: { args },
 };
 
 /** The body of a proxied request: detokenization expressions, one of another tenant's token. */
