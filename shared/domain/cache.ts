@@ -5,8 +5,10 @@
  * probes (CachedHealth).
  *
  * - Refills are single-flight: concurrent requests with the same key share one lookup.
- * - An eviction wins over a lookup in flight: a lookup that started before any eviction never stores its
- *   (possibly revoked or changed) answer, so the process that changed something sees the change at once.
+ * - An eviction wins over a lookup in flight: a lookup of an evicted key (or, for `evictWhere`, of any key:
+ *   what it will find is not known yet) never stores its (possibly revoked or changed) answer, and a request
+ *   after the eviction starts a lookup of its own instead of joining it, so the process that changed something
+ *   sees the change at once. Other keys' lookups are not touched by `evict`.
  * - Misses (undefined) are never stored: a key created a moment ago works at once.
  * - Bounded: at most `maxEntries` values (the least recently used goes first), each for `ttlMs` and, with
  *   `maxUses`, for that many answers.
@@ -37,9 +39,8 @@ interface Entry<V> {
 
 export class Cache<V> {
   private readonly entries = new Map<string, Entry<V>>();
+  /** Lookups in flight by key: a lookup stores its answer only while it still holds its key's slot here. */
   private readonly loading = new Map<string, Promise<V | undefined>>();
-  /** Bumped by every eviction; a lookup compares it before storing. */
-  private generation = 0;
   private readonly ttlMs: number;
   private readonly maxEntries: number;
   private readonly maxUses: number;
@@ -72,9 +73,10 @@ export class Cache<V> {
     }
     const inFlight = this.loading.get(key);
     if (inFlight) return inFlight;
-    const pending: Promise<V | undefined> = this.refill(key, now, load, rules).finally(() => {
+    const holdsSlot = () => this.loading.get(key) === pending;
+    const pending: Promise<V | undefined> = this.refill(key, now, load, rules, holdsSlot).finally(() => {
       // An eviction meanwhile may have let a newer lookup take the slot: leave that one.
-      if (this.loading.get(key) === pending) this.loading.delete(key);
+      if (holdsSlot()) this.loading.delete(key);
     });
     this.loading.set(key, pending);
     return pending;
@@ -82,14 +84,13 @@ export class Cache<V> {
 
   /** Drops one key's entry and any lookup of it in flight. */
   evict(key: string): void {
-    this.generation += 1;
     this.loading.delete(key);
     this.entries.delete(key);
   }
 
-  /** Drops every entry whose value matches. */
+  /** Drops every entry whose value matches, and every lookup in flight (their answers are not known yet). */
   evictWhere(matches: (value: V) => boolean): void {
-    this.generation += 1;
+    this.loading.clear();
     for (const [key, entry] of this.entries) if (matches(entry.value)) this.entries.delete(key);
   }
 
@@ -98,10 +99,10 @@ export class Cache<V> {
     now: number,
     load: () => Promise<V | undefined>,
     rules: CacheRules<V>,
+    holdsSlot: () => boolean,
   ): Promise<V | undefined> {
-    const startedAt = this.generation;
     const value = await load();
-    const store = value !== undefined && this.ttlMs > 0 && startedAt === this.generation;
+    const store = value !== undefined && this.ttlMs > 0 && holdsSlot();
     if (store && (rules.storable?.(value) ?? true)) {
       this.entries.set(key, { value, at: now, uses: 1 });
       if (this.entries.size > this.maxEntries)

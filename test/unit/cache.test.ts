@@ -79,6 +79,34 @@ describe("Cache", () => {
     expect(await cache.get("k", 1, async () => "new")).toBe("new");
   });
 
+  it("evictWhere also drops the lookups in flight: a request after it looks up afresh, nothing stale is stored", async () => {
+    const cache = new Cache<{ permissions: string[] }>({ ttlMs: 5_000 });
+    const { lookup, calls, answer } = deferredLookup<{ permissions: string[] }>();
+
+    const before = cache.get("app", 0, lookup); // reads the application while it still has token:read
+    cache.evictWhere(() => true); // the permission is removed, and this process evicts
+    const after = cache.get("app", 0, lookup);
+    answer(0, { permissions: ["token:read"] });
+    answer(1, { permissions: [] });
+
+    expect(await before).toEqual({ permissions: ["token:read"] });
+    expect(await after).toEqual({ permissions: [] });
+    expect(calls()).toBe(2);
+    expect(await cache.get("app", 1, async () => ({ permissions: ["other"] }))).toEqual({ permissions: [] });
+  });
+
+  it("evicting one key leaves other keys' lookups in flight to store their answers", async () => {
+    const cache = new Cache<string>({ ttlMs: 5_000 });
+    const { lookup, answer } = deferredLookup<string>();
+
+    const other = cache.get("tenant-b", 0, lookup);
+    cache.evict("tenant-a");
+    answer(0, "b's state");
+    await other;
+
+    expect(await cache.get("tenant-b", 1, async () => "looked up again")).toBe("b's state");
+  });
+
   it("evictWhere drops only the matching entries", async () => {
     const cache = new Cache<{ app: string }>({ ttlMs: 5_000 });
     await cache.get("a", 0, async () => ({ app: "one" }));
