@@ -23,8 +23,12 @@ export class Authenticator {
     private readonly rootKey: RootKeyVerifier,
     private readonly clock: Clock,
     cacheSeconds: number,
-    /** Every key and session of a deleted tenant answers 401 (checked on each lookup and each cached use). */
-    private readonly deletedTenants?: Pick<DeletedTenants, "isDeleted" | "knownDeleted">,
+    /**
+     * Every key and session of a deleted tenant answers 401: read from the store on each lookup (a principal is
+     * then cached at most `cacheSeconds` past that read), checked against this process's own knowledge on each
+     * cached use.
+     */
+    private readonly deletedTenants?: Pick<DeletedTenants, "isDeletedNow" | "knownDeleted">,
   ) {
     this.cache = new Cache({ ttlMs: cacheSeconds * 1000 });
     this.configured = new Cache({ ttlMs: cacheSeconds * 1000 });
@@ -39,7 +43,7 @@ export class Authenticator {
       `${tenantId}/${applicationId}`,
       this.clock.now().getTime(),
       async () =>
-        (await this.deletedTenants?.isDeleted(tenantId))
+        (await this.deletedTenants?.isDeletedNow(tenantId))
           ? undefined
           : this.applications.get(tenantId, applicationId),
       { usable: () => !this.deletedTenants?.knownDeleted(tenantId) },
@@ -78,7 +82,7 @@ export class Authenticator {
 
   private async lookup(keyHash: string, now: number): Promise<Principal | undefined> {
     const record = await this.applications.findKey(keyHash);
-    if (!record || (await this.deletedTenants?.isDeleted(record.tenant_id))) return undefined;
+    if (!record || (await this.deletedTenants?.isDeletedNow(record.tenant_id))) return undefined;
     return record.session_id
       ? this.sessionPrincipal(record.tenant_id, record.session_id, now)
       : this.applicationPrincipal(record.tenant_id, record.application_id, record.key_id);

@@ -6,8 +6,9 @@ import { Cache } from "./cache.ts";
 /**
  * Which tenants are deleted, as every request and every data key sees it. A deletion is known at once in the
  * process that made it and within `cacheSeconds` (SVC_AUTH_CACHE_SECONDS, as a revoked key) in every other: a
- * live answer is cached that long, a deleted one for good. One lookup per tenant per period, shared by the auth
- * path (every key of a deleted tenant answers 401) and the keyring (no cached data key outlives the deletion).
+ * live answer is cached that long, a deleted one for good. One lookup per tenant per period for the keyring (no
+ * cached data key outlives the deletion) and proxies; the auth path reads the store on each key lookup instead
+ * (`isDeletedNow`), since what it caches on that answer lives another period.
  */
 export class DeletedTenants {
   private readonly deleted = new Set<string>();
@@ -33,6 +34,18 @@ export class DeletedTenants {
     }));
     if (state?.deleted) this.markDeleted(tenantId);
     return state?.deleted ?? false;
+  }
+
+  /**
+   * Read from the store, not from the live answers' cache: for what is cached on the answer's strength (a key's
+   * principal), so that a live answer already almost `cacheSeconds` old does not keep a deleted tenant's key
+   * working for another `cacheSeconds`.
+   */
+  async isDeletedNow(tenantId: string): Promise<boolean> {
+    if (this.deleted.has(tenantId)) return true;
+    const deleted = await this.store.isDeleted(tenantId);
+    if (deleted) this.markDeleted(tenantId);
+    return deleted;
   }
 
   /** 401 for anything of a deleted tenant: its keys, sessions, proxies and data keys all end with it. */
