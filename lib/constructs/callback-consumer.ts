@@ -25,6 +25,13 @@ export const CALLBACK_QUEUE_VISIBILITY_TIMEOUT = Duration.seconds(6 * CALLBACK_C
 
 export const CALLBACK_BATCH_SIZE = 10;
 
+/**
+ * Consumer instances the callback queue may run at once by default: one tenant's backlog of slow reactions scales
+ * the consumer no further, so it cannot take the account's concurrency from the API's functions (the queue is a
+ * fair queue, so other tenants' jobs still go first: shared/adapters/aws/sqs-job-queue.ts).
+ */
+export const CALLBACK_MAX_CONCURRENCY = 50;
+
 export interface CallbackConsumerProps {
   /** The callback queue (VaultData.callbackQueue); its redrive policy sends to `deadLetterQueue`. */
   queue: IQueue;
@@ -40,6 +47,8 @@ export interface CallbackConsumerProps {
   sandbox?: { runners: SandboxRunners; apiUrl: string };
   /** How long the event source gathers records before invoking (default: none, invoke at once). */
   maxBatchingWindow?: Duration;
+  /** Consumer instances at most (2–1000; default CALLBACK_MAX_CONCURRENCY). */
+  maxConcurrency?: number;
 }
 
 /**
@@ -84,6 +93,7 @@ export class CallbackConsumer extends Construct {
     this.eventSource = new SqsEventSource(props.queue, {
       batchSize: CALLBACK_BATCH_SIZE,
       reportBatchItemFailures: true,
+      maxConcurrency: props.maxConcurrency ?? CALLBACK_MAX_CONCURRENCY,
       ...(props.maxBatchingWindow ? { maxBatchingWindow: props.maxBatchingWindow } : {}),
     });
     this.fn.function.addEventSource(this.eventSource);

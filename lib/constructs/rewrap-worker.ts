@@ -10,6 +10,11 @@ import { ApiFunction } from "./api-function.ts";
 
 /** Receives of one page before it goes to the dead-letter queue. */
 export const REWRAP_MAX_RECEIVE_COUNT = 5;
+/**
+ * Workers at once: each runs one tenant's job page by page (a tenant runs one job at a time), so this many tenants
+ * rewrap at full speed and the rest wait their turn on the fair queue, without taking the account's concurrency.
+ */
+export const REWRAP_MAX_CONCURRENCY = 10;
 
 export interface RewrapWorkerProps {
   table: ITable;
@@ -51,7 +56,11 @@ export class RewrapWorker extends Construct {
     this.fn.bindTable(props.table, "readWrite").bindDataKey(props.dataKey);
     this.grantSend(this.fn);
     this.fn.function.addEventSource(
-      new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true }),
+      new SqsEventSource(this.queue, {
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        maxConcurrency: REWRAP_MAX_CONCURRENCY,
+      }),
     );
   }
 

@@ -69,7 +69,7 @@ const idOf = (construct: IConstruct) => stack.getLogicalId(construct.node.defaul
 const arnOf = (construct: IConstruct) => ({ "Fn::GetAtt": [idOf(construct), "Arn"] });
 
 describe("callback consumer", () => {
-  it("consumes the callback queue in batches of 10 with partial batch responses", () => {
+  it("consumes the callback queue in batches of 10 with partial batch responses, on at most 50 instances", () => {
     const mappings = resourcesOfType(template, "AWS::Lambda::EventSourceMapping");
     expect(mappings).toHaveLength(1);
     const [[, mapping]] = mappings as [[string, Resource]];
@@ -78,6 +78,8 @@ describe("callback consumer", () => {
       EventSourceArn: arnOf(data.callbackQueue),
       FunctionName: { Ref: logicalIdOfFunction(stack, consumer.fn) },
       FunctionResponseTypes: ["ReportBatchItemFailures"],
+      // One tenant's backlog cannot scale the consumer into the account concurrency the API functions need.
+      ScalingConfig: { MaximumConcurrency: 50 },
     });
   });
 

@@ -349,6 +349,7 @@ describe("key rewrap worker", () => {
       EventSourceArn: { "Fn::GetAtt": [idOf(stack.rewrap.queue), "Arn"] },
       BatchSize: 1,
       FunctionResponseTypes: ["ReportBatchItemFailures"],
+      ScalingConfig: { MaximumConcurrency: 10 },
     });
     template.hasResourceProperties("AWS::SQS::Queue", {
       RedrivePolicy: {

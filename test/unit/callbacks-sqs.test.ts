@@ -154,14 +154,19 @@ afterEach(() => {
 });
 
 describe("SqsJobQueue", () => {
-  it("sends the job as JSON to the queue, with the arguments only sealed", async () => {
+  it("sends the job as JSON to the queue, with the arguments only sealed and its tenant as the message group", async () => {
     const queue = new SqsJobQueue(new SQSClient({ region: "us-east-1" }), QUEUE_URL);
     const enqueued = job("r-1", "https://hooks.example/x");
     await queue.enqueue(enqueued);
 
     const calls = sqs.commandCalls(SendMessageCommand);
     expect(calls).toHaveLength(1);
-    expect(calls[0]?.args[0].input).toEqual({ QueueUrl: QUEUE_URL, MessageBody: JSON.stringify(enqueued) });
+    // A standard queue's MessageGroupId makes it a fair queue: another tenant's backlog does not delay this one.
+    expect(calls[0]?.args[0].input).toEqual({
+      QueueUrl: QUEUE_URL,
+      MessageBody: JSON.stringify(enqueued),
+      MessageGroupId: enqueued.tenantId,
+    });
     expect(Object.keys(JSON.parse(calls[0]?.args[0].input.MessageBody ?? "{}")).sort()).toEqual(
       Object.keys(enqueued).sort(),
     );

@@ -12,10 +12,11 @@ import {
 } from "#shared/domain/reactors/callbacks.ts";
 import { logger } from "#shared/logger.ts";
 import type { Clock } from "#shared/ports/clock.ts";
-import type { JobQueue } from "#shared/ports/job-queue.ts";
+import type { JobQueue, TenantJob } from "#shared/ports/job-queue.ts";
+import { FairReadyList } from "./fair-ready-list.ts";
 
 /** One attempt at a job; `attempt` counts from 1 (as SQS's ApproximateReceiveCount). Throw to retry. */
-export type JobHandler<J = CallbackJob> = (job: J, attempt: number) => Promise<void>;
+export type JobHandler<J extends TenantJob = CallbackJob> = (job: J, attempt: number) => Promise<void>;
 
 /** What the dead-letter store keeps of a job: identifiers and the outcome, never arguments or results. */
 export interface DeadLetter {
@@ -27,7 +28,7 @@ export interface DeadLetter {
   failed_at: string;
 }
 
-export interface LocalJobQueueOptions<J = CallbackJob> {
+export interface LocalJobQueueOptions<J extends TenantJob = CallbackJob> {
   /** What a dead letter names of a job (default: a callback job's request, reactor and tenant). */
   letterOf?: (job: J) => Pick<DeadLetter, "request_id" | "reactor_id" | "tenant_id">;
   /** What a job is, in log lines (default "reactor callback"). */
@@ -38,6 +39,8 @@ export interface LocalJobQueueOptions<J = CallbackJob> {
   retryBaseSeconds?: number;
   /** Jobs handled at once. Default 4. */
   concurrency?: number;
+  /** Jobs of one tenant handled at once. Default `concurrency - 1` (at least 1): one worker stays another's. */
+  perTenant?: number;
   /** Attempts before dead-lettering. Default MAX_ATTEMPTS (the SQS redrive's maxReceiveCount). */
   maxAttempts?: number;
   /** Time stamped on dead letters. Default real time. */
@@ -56,12 +59,13 @@ const SAFE_FILE_NAME = /^[A-Za-z0-9_-]{1,128}$/;
  * The local stand-in for the SQS callback queue, with its semantics: enqueue returns at once and a worker
  * picks the job up later (never inside the request); a failed attempt makes the job invisible for
  * `retryDelaySeconds(attempt)` (real timers); after `maxAttempts` attempts, or at once for a non-retryable
- * error, the job goes to the dead-letter store (files under the data dir) and a warning is logged.
+ * error, the job goes to the dead-letter store (files under the data dir) and a warning is logged. Tenants are
+ * served fairly, as an SQS fair queue serves message groups (fair-ready-list.ts).
  *
  * In memory: jobs still queued when the process exits are lost (SQS keeps them). `stop()` keeps queued and
  * waiting jobs (waiting ones become ready at once) so `start()` resumes them.
  */
-export class LocalJobQueue<J = CallbackJob> implements JobQueue<J> {
+export class LocalJobQueue<J extends TenantJob = CallbackJob> implements JobQueue<J> {
   private readonly directory: string;
   private readonly retryBaseSeconds: number;
   private readonly concurrency: number;
@@ -70,7 +74,7 @@ export class LocalJobQueue<J = CallbackJob> implements JobQueue<J> {
   private readonly letterOf: NonNullable<LocalJobQueueOptions<J>["letterOf"]>;
   private readonly jobName: string;
   private handler: JobHandler<J> | undefined;
-  private readonly ready: Entry<J>[] = [];
+  private readonly ready: FairReadyList<Entry<J>>;
   private readonly waiting = new Map<NodeJS.Timeout, Entry<J>>();
   private readonly running = new Set<Promise<void>>();
   private pumpScheduled: NodeJS.Immediate | undefined;
@@ -92,12 +96,13 @@ export class LocalJobQueue<J = CallbackJob> implements JobQueue<J> {
     this.directory = join(options.dataDir, "dead-letters");
     this.retryBaseSeconds = options.retryBaseSeconds ?? DEFAULT_RETRY_BASE_SECONDS;
     this.concurrency = Math.max(1, options.concurrency ?? 4);
+    this.ready = new FairReadyList(Math.max(1, options.perTenant ?? this.concurrency - 1));
     this.maxAttempts = Math.max(1, options.maxAttempts ?? MAX_ATTEMPTS);
     this.clock = options.clock ?? { now: () => new Date() };
   }
 
   async enqueue(job: J): Promise<void> {
-    this.ready.push({ job: JSON.parse(JSON.stringify(job)) as J, attempts: 0 });
+    this.ready.push(job.tenantId, { job: JSON.parse(JSON.stringify(job)) as J, attempts: 0 });
     this.schedulePump();
   }
 
@@ -117,7 +122,7 @@ export class LocalJobQueue<J = CallbackJob> implements JobQueue<J> {
     this.pumpScheduled = undefined;
     for (const [timer, entry] of this.waiting) {
       clearTimeout(timer);
-      this.ready.push(entry);
+      this.ready.push(entry.job.tenantId, entry);
     }
     this.waiting.clear();
     await Promise.allSettled([...this.running]);
@@ -188,10 +193,12 @@ export class LocalJobQueue<J = CallbackJob> implements JobQueue<J> {
   private pump(): void {
     const handler = this.handler;
     while (handler && this.running.size < this.concurrency) {
-      const entry = this.ready.shift();
-      if (!entry) break;
+      const next = this.ready.take();
+      if (!next) break;
+      const { entry, tenant } = next;
       entry.attempts += 1;
       const run: Promise<void> = this.attempt(handler, entry).finally(() => {
+        this.ready.done(tenant);
         this.running.delete(run);
         this.schedulePump();
         this.notifyIdle();
@@ -218,7 +225,7 @@ export class LocalJobQueue<J = CallbackJob> implements JobQueue<J> {
     const delayMs = retryDelaySeconds(entry.attempts, this.retryBaseSeconds) * 1000;
     const timer = setTimeout(() => {
       this.waiting.delete(timer);
-      this.ready.push(entry);
+      this.ready.push(entry.job.tenantId, entry);
       this.schedulePump();
     }, delayMs);
     // A server stopping without stop() does not wait for retries.
