@@ -1142,6 +1142,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description A rewrap of the tenant is running (the detail names it); one runs at a time */
+      409: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
       423: {
         content: {

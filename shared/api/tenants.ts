@@ -81,7 +81,10 @@ export const tenantsRoutes = routeGroup("tenants", {
     auth: "key",
     permissions: ["tenant:key:update"],
     summary: "Start re-sealing every token under the current key versions (a job, page by page)",
-    responses: { 202: { description: "The job, running", schema: rewrapJobSchema } },
+    responses: {
+      202: { description: "The job, running", schema: rewrapJobSchema },
+      409: problem("A rewrap of the tenant is running (the detail names it); one runs at a time"),
+    },
   },
   getRewrap: {
     method: "GET",

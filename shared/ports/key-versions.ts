@@ -73,18 +73,27 @@ export interface RewrapJob {
   /** The last page a message was sent for. */
   sent: number;
   created_at: string;
+  /** When a page last moved it on (or it started): a running job without progress for long has stalled. */
+  progressed_at?: string;
   finished_at?: string;
 }
 
 export interface RewrapJobStore {
-  create(job: RewrapJob, audit: LogEntry): Promise<void>;
+  /**
+   * Starts `job` as the tenant's one job, if the tenant's latest job is still `previous` (none: the tenant has
+   * had none); a running `previous` (stalled: the caller checked) ends `failed` in the same write. False when
+   * another job started meanwhile, or `previous` moved on.
+   */
+  create(job: RewrapJob, audit: LogEntry, previous?: RewrapJob): Promise<boolean>;
+  /** The tenant's latest job, whatever its state. */
+  latest(tenantId: string): Promise<RewrapJob | undefined>;
   get(tenantId: string, id: string): Promise<RewrapJob | undefined>;
   /** Records page `page` done (moving to `page + 1` at `cursor`) if the job is still at it; false otherwise. */
   advance(
     tenantId: string,
     id: string,
     page: number,
-    progress: { cursor?: string; done: number; skipped: number },
+    progress: { cursor?: string; done: number; skipped: number; at: Date },
   ): Promise<boolean>;
   /** Notes that the message of `page` was sent. */
   markSent(tenantId: string, id: string, page: number): Promise<void>;

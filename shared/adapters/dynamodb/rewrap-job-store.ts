@@ -7,6 +7,8 @@ import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { isConditionalCheckFailed } from "./client.ts";
 
 const jobKey = (tenantId: string, id: string) => ({ PK: `TENANT#${tenantId}`, SK: `REWRAP#${id}` });
+/** The tenant's latest job, by id: the one item every start conditions on, so a tenant runs one job at a time. */
+const latestKey = (tenantId: string) => ({ PK: `TENANT#${tenantId}`, SK: "REWRAPLATEST" });
 
 /** Rewrap jobs under the tenant's partition: progress is stored with the job, so a re-delivered page resumes it. */
 export class DynamoRewrapJobStore implements RewrapJobStore {
@@ -16,21 +18,64 @@ export class DynamoRewrapJobStore implements RewrapJobStore {
     private readonly audit: AuditItems,
   ) {}
 
-  async create(job: RewrapJob, audit: LogEntry): Promise<void> {
-    await this.client.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: this.tableName,
-              Item: { ...jobKey(job.tenant_id, job.id), entity: "rewrap_job", ...job },
-              ConditionExpression: "attribute_not_exists(PK)",
+  async create(job: RewrapJob, audit: LogEntry, previous?: RewrapJob): Promise<boolean> {
+    const tenantId = job.tenant_id;
+    const latest = {
+      TableName: this.tableName,
+      Item: { ...latestKey(tenantId), entity: "rewrap_latest", job_id: job.id },
+      ...(previous
+        ? {
+            ConditionExpression: "job_id = :previous",
+            ExpressionAttributeValues: { ":previous": previous.id },
+          }
+        : { ConditionExpression: "attribute_not_exists(PK)" }),
+    };
+    // A stalled job ends as it is (no page of it moved on since it was read): its late pages then stop.
+    const ended = previous?.status === "running" && {
+      Update: {
+        TableName: this.tableName,
+        Key: jobKey(tenantId, previous.id),
+        UpdateExpression: "SET #status = :failed, finished_at = :now",
+        ConditionExpression: "#status = :running AND page = :page",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: {
+          ":failed": "failed",
+          ":now": job.created_at,
+          ":running": "running",
+          ":page": previous.page,
+        },
+      },
+    };
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: { ...jobKey(tenantId, job.id), entity: "rewrap_job", ...job },
+                ConditionExpression: "attribute_not_exists(PK)",
+              },
             },
-          },
-          this.audit.put(audit),
-        ],
-      }),
+            { Put: latest },
+            ...(ended ? [ended] : []),
+            this.audit.put(audit),
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (cancellationCodes(error)?.includes("ConditionalCheckFailed")) return false;
+      throw error;
+    }
+  }
+
+  async latest(tenantId: string): Promise<RewrapJob | undefined> {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: latestKey(tenantId), ConsistentRead: true }),
     );
+    const id = out.Item?.job_id;
+    return typeof id === "string" ? this.get(tenantId, id) : undefined;
   }
 
   async get(tenantId: string, id: string): Promise<RewrapJob | undefined> {
@@ -44,7 +89,7 @@ export class DynamoRewrapJobStore implements RewrapJobStore {
     tenantId: string,
     id: string,
     page: number,
-    progress: { cursor?: string; done: number; skipped: number },
+    progress: { cursor?: string; done: number; skipped: number; at: Date },
   ): Promise<boolean> {
     try {
       await this.client.send(
@@ -53,8 +98,8 @@ export class DynamoRewrapJobStore implements RewrapJobStore {
           Key: jobKey(tenantId, id),
           UpdateExpression:
             progress.cursor === undefined
-              ? "SET page = :next, done = :done, skipped = :skipped, #end = :yes REMOVE #cursor"
-              : "SET page = :next, done = :done, skipped = :skipped, #cursor = :cursor",
+              ? "SET page = :next, done = :done, skipped = :skipped, progressed_at = :at, #end = :yes REMOVE #cursor"
+              : "SET page = :next, done = :done, skipped = :skipped, progressed_at = :at, #cursor = :cursor",
           ConditionExpression: "page = :page AND #status = :running",
           ExpressionAttributeNames: {
             "#status": "status",
@@ -66,6 +111,7 @@ export class DynamoRewrapJobStore implements RewrapJobStore {
             ":next": page + 1,
             ":done": progress.done,
             ":skipped": progress.skipped,
+            ":at": progress.at.toISOString(),
             ":running": "running",
             ...(progress.cursor === undefined ? { ":yes": true } : { ":cursor": progress.cursor }),
           },

@@ -1,6 +1,6 @@
 import { auditEvent, recordEvents, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
-import { notFound } from "#shared/domain/errors.ts";
+import { conflict, notFound } from "#shared/domain/errors.ts";
 import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
 import { renderField } from "#shared/domain/tokens/expression-checks.ts";
 import { fingerprintOf, openData, sealData, splitCvc } from "#shared/domain/tokens/sealing.ts";
@@ -24,6 +24,11 @@ export interface RewrapDeps extends TokenDeps, RewrapJobDeps {}
 
 /** Tokens per page (one job message): each is one re-seal write, so a page stays well inside a function's time. */
 export const REWRAP_PAGE_SIZE = 25;
+/**
+ * A running job whose pages have not moved it on for this long has stalled (its page went to the dead-letter queue
+ * after SQS's five receives, 15 minutes at most): a new start takes over. Until then a tenant runs one job.
+ */
+export const REWRAP_STALL_MS = 30 * 60_000;
 /** Re-seal writes of a page in flight at once. */
 const RESEALS_IN_FLIGHT = 10;
 /** A token changed under a re-seal this many times in a row is left for a later rewrap. */
@@ -54,11 +59,19 @@ const system = (tenantId: string) => ({ tenantId, actor: { type: "system" as con
 /**
  * POST /tenants/self/keys/rewrap: a job that re-seals every token of the tenant under the current key versions,
  * a page per job message. `total` is the tenant's counted tokens when it starts; `done` those checked so far.
+ * One job per tenant at a time (409 while one runs): each start costs a pass over every token, so starts must not
+ * multiply that work. A job that stalled (REWRAP_STALL_MS without progress) ends `failed` when a new one starts.
  */
 export async function startRewrap(deps: RewrapJobDeps, principal: TenantPrincipal): Promise<RewrapView> {
   const { tenantId } = principal;
-  const { records } = await currentKeys(deps, tenantId);
   const now = deps.clock.now();
+  const previous = await deps.rewrapJobs.latest(tenantId);
+  const progressedAt = previous && Date.parse(previous.progressed_at ?? previous.created_at);
+  if (previous?.status === "running" && now.getTime() - Number(progressedAt) < REWRAP_STALL_MS)
+    throw conflict(
+      `A rewrap of this tenant is running (${previous.id}); follow it with GET /tenants/self/keys/rewrap/${previous.id}.`,
+    );
+  const { records } = await currentKeys(deps, tenantId);
   const total = records
     .filter((r) => /^k\d+$/.test(r.keyId) && !r.destroyedAt)
     .reduce((sum, r) => sum + Math.max(0, r.tokens), 0);
@@ -72,11 +85,22 @@ export async function startRewrap(deps: RewrapJobDeps, principal: TenantPrincipa
     page: 0,
     sent: 0,
     created_at: now.toISOString(),
+    progressed_at: now.toISOString(),
   };
-  await deps.rewrapJobs.create(
+  const taken = previous?.status === "running" ? `, taking over from stalled rewrap ${previous.id}` : "";
+  const started = await deps.rewrapJobs.create(
     job,
-    auditEvent(deps, principal, "tenant_key", `rewrap:${job.id}`, "update", "Rewrap of every token started"),
+    auditEvent(
+      deps,
+      principal,
+      "tenant_key",
+      `rewrap:${job.id}`,
+      "update",
+      `Rewrap of every token started${taken}`,
+    ),
+    previous,
   );
+  if (!started) throw conflict("Another rewrap of this tenant started meanwhile.");
   await deps.rewrapQueue.enqueue({ kind: "rewrap", tenantId, jobId: job.id, page: 0 });
   return jobView(job);
 }
@@ -134,6 +158,7 @@ export async function processRewrapPage(deps: RewrapDeps, message: RewrapPageMes
   const advanced = await deps.rewrapJobs.advance(job.tenant_id, job.id, job.page, {
     ...(next !== undefined ? { cursor: next } : {}),
     ...progress,
+    at: deps.clock.now(),
   });
   // Another delivery of this page stored it first: that one goes on.
   if (!advanced) return;

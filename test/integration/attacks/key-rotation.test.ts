@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SHORT_LIVED_SEALED_SECONDS } from "#shared/domain/keys/destroy-window.ts";
+import { processRewrapPage, REWRAP_STALL_MS } from "#shared/domain/keys/rewrap.ts";
 import type { TokenStore } from "#shared/ports/stores.ts";
 import { type Client, client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
@@ -175,6 +176,55 @@ describe("attack: key rotation and rewrap", () => {
     expect(messages).toContain("Keys rotated");
     expect(messages).toContain("Rewrap finished");
     expect(messages).toContain("HMAC version 1 retired");
+  });
+
+  it("one rewrap per tenant at a time: a second start is 409 while it runs; a stalled one is taken over", async () => {
+    const { api, mgt, create } = await setup();
+    for (let i = 0; i < 30; i++) await create(`one-${i}`);
+    await api.post("/tenants/self/keys/rotate", { key: mgt });
+    const rewraps = svc.service.deps.rewrapQueue;
+    await rewraps.stop(); // its pages wait: the job stays running, as a large tenant's would
+    let restarted = false;
+    const restart = () => {
+      if (!restarted) rewraps.start((page) => processRewrapPage(svc.service.deps, page));
+      restarted = true;
+    };
+    try {
+      const first = await api.post<Job>("/tenants/self/keys/rewrap", { key: mgt });
+      expect(first.status, JSON.stringify(first.body)).toBe(202);
+
+      const again = await api.post<{ detail: string }>("/tenants/self/keys/rewrap", { key: mgt });
+      expect(again.status).toBe(409);
+      expect(again.headers.get("content-type")).toContain("application/problem+json");
+      expect(again.body.detail).toContain(first.body.id);
+      // Another tenant is not held back by it.
+      const other = await setup();
+      expect((await other.api.post("/tenants/self/keys/rewrap", { key: other.mgt })).status).toBe(202);
+
+      // No page moved the job on for the stall time: a new start takes over, and the stalled job ends.
+      const moved = await api.post("/_test/clock", {
+        key: svc.rootKey,
+        body: { advance_seconds: REWRAP_STALL_MS / 1000 },
+      });
+      expect(moved.status).toBe(200);
+      const takeover = await api.post<Job>("/tenants/self/keys/rewrap", { key: mgt });
+      expect(takeover.status, JSON.stringify(takeover.body)).toBe(202);
+      const stalled = await api.get<Job>(`/tenants/self/keys/rewrap/${first.body.id}`, { key: mgt });
+      expect(stalled.body).toMatchObject({ status: "failed", done: 0 });
+
+      restart();
+      let job = takeover.body;
+      for (let i = 0; i < 600 && job.status === "running"; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        job = (await api.get<Job>(`/tenants/self/keys/rewrap/${takeover.body.id}`, { key: mgt })).body;
+      }
+      expect(job).toMatchObject({ status: "succeeded", total: 30, done: 30 });
+      // The stalled job's own page, delivered late, did nothing.
+      const after = await api.get<Job>(`/tenants/self/keys/rewrap/${first.body.id}`, { key: mgt });
+      expect(after.body).toMatchObject({ status: "failed", done: 0 });
+    } finally {
+      restart();
+    }
   });
 
   it("a crash mid-rewrap resumes: the failed page is delivered again and the job finishes", async () => {
