@@ -27,7 +27,8 @@ export interface TenantDeletionStore {
   /**
    * The crypto-shred: the tombstone, the pending purge and the deletion's audit entries (in the tenant's log and
    * at the deployment level) with the first key items deleted in one write, the rest of the key items right
-   * after. False when the tenant was deleted already (nothing written).
+   * after (those a failure leaves are the purge's: the tombstone already refuses them). False when the tenant was
+   * deleted already (nothing written).
    */
   shred(input: {
     tombstone: TenantTombstone;

@@ -5,6 +5,7 @@
  * is untouched, and a record of the deletion stays at the deployment level.
  */
 import { createPublicKey, verify } from "node:crypto";
+import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { client, createTenant } from "#test/support/http.ts";
 import { invitationFromOutbox } from "#test/support/outbox.ts";
@@ -194,5 +195,61 @@ describe("DELETE /tenants/self", () => {
     expect((await api.get("/tenants/self", { key: other.memberKey })).status).toBe(200);
     expect(lasting(after)).toEqual(otherBefore);
     expect(otherBefore.length).toBeGreaterThan(10);
+  });
+
+  it("answers the receipt even when the shred's later writes fail; the key items they left go with the purge", async () => {
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey, "Many keys");
+    const reader = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+    // Enough key versions (a data key and an HMAC key each) that the shred takes more than one write.
+    for (let i = 0; i < 26; i++) {
+      const rotated = await api.post("/tenants/self/keys/rotate", { key: tenant.managementKey });
+      expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+      const made = await api.post("/tokens", { key: reader, body: { type: "token", data: `value ${i}` } });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+    }
+    const keyItems = async () =>
+      (await scanTable(svc)).filter(
+        (i) => i.PK === `TENANT#${tenant.tenantId}` && String(i.SK).startsWith("DATAKEY#"),
+      );
+    const before = await keyItems();
+    expect(before.length).toBeGreaterThan(50);
+
+    // DynamoDB fails every write after the shred's first (the one with the tombstone).
+    const dynamo = svc.service.deps.dynamo;
+    const send = dynamo.send.bind(dynamo);
+    let writes = 0;
+    dynamo.send = ((command: unknown, ...rest: unknown[]) =>
+      command instanceof TransactWriteCommand && ++writes > 1
+        ? Promise.reject(Object.assign(new Error("service unavailable"), { name: "ServiceUnavailable" }))
+        : (send as (...args: unknown[]) => Promise<unknown>)(command, ...rest)) as typeof dynamo.send;
+    let deleted: Awaited<ReturnType<typeof api.delete<Receipt>>>;
+    try {
+      deleted = await api.delete<Receipt>("/tenants/self", { key: tenant.managementKey });
+    } finally {
+      dynamo.send = send;
+    }
+
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+    expect(writes).toBeGreaterThan(1);
+    expect(await receiptVerifies(deleted.body)).toBe(true);
+    expect(deleted.body.destroyed_key_versions).toHaveLength(before.length);
+    const left = await keyItems();
+    expect(left.length).toBeGreaterThan(0); // the failed writes' share
+    expect((await api.get("/tenants/self", { key: tenant.managementKey })).status).toBe(401);
+    expect((await api.get("/tokens", { key: reader })).status).toBe(401);
+
+    const clock = await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 3600 } });
+    expect(clock.status).toBe(200);
+    expect(
+      itemsNaming(await scanTable(svc), tenant.tenantId).filter(
+        (i) => !String(i.PK).startsWith("TENANTDELETION#"),
+      ),
+    ).toEqual([]);
+    // Every destroyed version's audit entry was in the first write.
+    const logged = (await scanTable(svc)).filter(
+      (i) => i.PK === `TENANTDELETION#${tenant.tenantId}` && i.entity_type === "tenant_key",
+    );
+    expect(logged).toHaveLength(before.length);
   });
 });
