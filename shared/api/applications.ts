@@ -12,6 +12,7 @@ import { problem, routeGroup } from "./group.ts";
 /** Applications and their keys. */
 export const applicationsRoutes = routeGroup("applications", {
   createApplication: {
+    answersCredential: true,
     method: "POST",
     path: "/applications",
     auth: "key",
@@ -73,6 +74,7 @@ export const applicationsRoutes = routeGroup("applications", {
     responses: { 204: { description: "Deleted" }, 404: problem("Not found") },
   },
   createApplicationKey: {
+    answersCredential: true,
     method: "POST",
     path: "/applications/{id}/keys",
     auth: "key",

@@ -97,6 +97,7 @@ export const membersRoutes = routeGroup("members", {
     responses: { 200: { description: "HTML" } },
   },
   acceptInvitation: {
+    answersCredential: true,
     method: "POST",
     path: "/invitations/accept",
     auth: "none",

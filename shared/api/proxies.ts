@@ -5,6 +5,7 @@ import { problem, routeGroup } from "./group.ts";
 /** Pre-configured proxies: their management. */
 export const proxiesRoutes = routeGroup("proxies", {
   createProxy: {
+    answersCredential: true,
     method: "POST",
     path: "/proxies",
     auth: "key",

@@ -4,6 +4,7 @@ import { problem, routeGroup } from "./group.ts";
 /** Sessions: public keys with no access until a private application authorizes them. */
 export const sessionsRoutes = routeGroup("sessions", {
   createSession: {
+    answersCredential: true,
     method: "POST",
     path: "/sessions",
     auth: "key",

@@ -51,6 +51,12 @@ export interface RouteSpec {
   responses: Record<number, ResponseSpec>;
   /** POST/PUT/PATCH honour SVC-IDEMPOTENCY-KEY unless this is false (honoursIdempotencyKey). */
   idempotent?: boolean;
+  /**
+   * The 2xx answer holds a new credential (a key, a session key): it is never stored for replay to a caller whose
+   * credential is shared by design (a public key, in every browser of a merchant), since anyone else holding that
+   * key and sending the same idempotency key would receive it.
+   */
+  answersCredential?: boolean;
   /** The write joins the open transaction SVC-TRANSACTION-ID names, when the caller sends one (beta). */
   transactional?: boolean;
   /**

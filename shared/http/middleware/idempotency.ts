@@ -76,18 +76,25 @@ async function signatureOf(
  * permissions and access rules, so after any change of the grant (say reveal downgraded to redact) a stored
  * answer is never replayed and a retry runs afresh under the grant as it is now. Anonymous callers have no
  * credential, so the whole request is the scope: only the same request (for POST /invitations/accept: the
- * same secret code) can ever be answered from a stored result.
+ * same secret code) can ever be answered from a stored result. A public key is a credential shared by design (every
+ * browser of the merchant holds it), so it does not tell its callers apart: its scope is the whole request too
+ * (only the same body, for a card the card itself, gets the stored answer).
  */
 function scopeOf(principal: Principal | undefined, signature: Signature) {
-  if (!principal)
-    return `anonymous:${sha256(`${signature.request}\n${signature.body}\n${signature.headers}`)}`;
+  const wholeRequest = sha256(`${signature.request}\n${signature.body}\n${signature.headers}`);
+  if (!principal) return `anonymous:${wholeRequest}`;
   if (principal.kind === "root") return "root";
   const credential =
     principal.kind === "session"
       ? `tenant:${principal.tenantId}:session:${principal.session.id}`
       : `tenant:${principal.tenantId}:key:${principal.keyId}`;
-  return `${credential}:grant:${grantVersionOf(principal)}`;
+  const scope = `${credential}:grant:${grantVersionOf(principal)}`;
+  return sharedByDesign(principal) ? `${scope}:request:${wholeRequest}` : scope;
 }
+
+/** A public application's key: in every browser of the merchant, so one caller's answer is not another's. */
+const sharedByDesign = (principal: Principal) =>
+  principal.kind === "application" && principal.application.type === "public";
 
 const sealOwnerOf = (principal: Principal | undefined) =>
   principal && principal.kind !== "root" ? principal.tenantId : DEPLOYMENT_SEAL_OWNER;
@@ -170,6 +177,8 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
       if (!route || key === undefined || !honoursIdempotencyKey(route)) return;
       if (!KEY_PATTERN.test(key))
         throw validationError("SVC-IDEMPOTENCY-KEY must be 1 to 255 visible ASCII characters.");
+      // A new credential (a session key) is never kept for replay to a shared key: the request runs afresh.
+      if (route.answersCredential && state.principal && sharedByDesign(state.principal)) return;
       const owner = sealOwnerOf(state.principal);
       const { sealer, idempotency: store } = ports();
       const signature = await signatureOf(sealer, request, owner);

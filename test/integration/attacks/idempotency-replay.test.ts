@@ -81,6 +81,50 @@ describe("attack: replaying another caller's idempotent answer", () => {
     expect(sameRequest.body).toEqual(accepted.body);
   });
 
+  it("never replays one browser's answer to another holding the same public key: the card and the session key stay its own", async () => {
+    const { api, managementKey } = await setup();
+    // A public key is in every browser of the merchant; this one's rule even reveals what it creates.
+    const reveal = [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:create"] }];
+    const pub = await appKey(api, managementKey, {
+      type: "public",
+      permissions: ["token:create"],
+      rules: reveal,
+    });
+    const headers = { "svc-idempotency-key": "order-1001" };
+    const card = {
+      type: "card",
+      data: { number: VISA, expiration_month: 12, expiration_year: 2031, cvc: "123" },
+    };
+
+    const victim = await api.post<TokenBody>("/tokens", { key: pub, body: card, headers });
+    const attacker = await api.post<TokenBody>("/tokens", {
+      key: pub,
+      body: { type: "token", data: "x" },
+      headers,
+    });
+    const victimRetry = await api.post<TokenBody>("/tokens", { key: pub, body: card, headers });
+
+    expect(victim.status, JSON.stringify(victim.body)).toBe(201);
+    expect(attacker.status).toBe(201);
+    expect(attacker.headers.get("svc-idempotent-replayed")).toBeNull();
+    expect(JSON.stringify(attacker.body)).not.toContain(VISA);
+    expect(attacker.body.id).not.toBe(victim.body.id);
+    // The victim's own retry (the same request) is still answered as first.
+    expect(victimRetry.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(victimRetry.body.id).toBe(victim.body.id);
+
+    // A session key is a credential: to a public key it is never replayed, even for the same request.
+    const sessionHeaders = { "svc-idempotency-key": "checkout-42" };
+    type NewSession = { session_key: string; nonce: string };
+    const mine = await api.post<NewSession>("/sessions", { key: pub, headers: sessionHeaders });
+    const theirs = await api.post<NewSession>("/sessions", { key: pub, headers: sessionHeaders });
+    expect(mine.status).toBe(201);
+    expect(theirs.status).toBe(201);
+    expect(theirs.headers.get("svc-idempotent-replayed")).toBeNull();
+    expect(theirs.body.session_key).not.toBe(mine.body.session_key);
+    expect(theirs.body.nonce).not.toBe(mine.body.nonce);
+  });
+
   it("replays the first result to the same key with another body (spec), and does not run that body", async () => {
     const { api, managementKey } = await setup();
     const headers = { "svc-idempotency-key": "body-free" };
