@@ -80,6 +80,16 @@ class BothAccess implements TokenAccess {
 
 const grantAccess = (grant: AccessGrant): TokenAccess => new GrantAccess(grant);
 
+/**
+ * What a search answers of a token: it needs `token:search` as well as `token:read` on the token (a rule granting
+ * search only on `/general/` finds nothing elsewhere), and the weaker of the two transforms.
+ */
+export function searchTransform(access: TokenAccess, token: TokenRef): Transform | undefined {
+  const read = access.evaluate(token, "token:read");
+  const search = access.evaluate(token, "token:search");
+  return read && search ? weaker(read, search) : undefined;
+}
+
 /** Access no wider than either: a permission only where both hold it, with the weaker transform. */
 export const intersect = (a: TokenAccess, b: TokenAccess): TokenAccess => new BothAccess(a, b);
 

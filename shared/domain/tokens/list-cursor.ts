@@ -6,7 +6,7 @@ import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
-import { accessOf } from "./access.ts";
+import { accessOf, searchTransform } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { present } from "./presenting.ts";
 import { openData } from "./sealing.ts";
@@ -67,6 +67,8 @@ export async function openCursor(
 export interface CursorListOptions {
   scope?: string;
   also?: LogEntry[];
+  /** POST /v2/tokens/search: each token also needs `token:search` (searchTransform). */
+  search?: boolean;
 }
 
 /**
@@ -112,7 +114,12 @@ export async function listTokensByCursor(
     after,
   );
   const shown = page.items.flatMap((token) => {
-    const transform = isLive(token, now) ? grant.evaluate(token, "token:read") : undefined;
+    const live = isLive(token, now);
+    const transform = !live
+      ? undefined
+      : options.search
+        ? searchTransform(grant, token)
+        : grant.evaluate(token, "token:read");
     // A fingerprint is shown only with reveal: matching on it where the caller masks would be an oracle.
     if (!transform || (query.fingerprint !== undefined && transform !== "reveal")) return [];
     return [{ token, transform }];

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { normalizeContainer } from "#shared/domain/access-rules.ts";
+import { normalizeContainer, type Transform } from "#shared/domain/access-rules.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { auditEvent, recordTokenReads } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
@@ -7,15 +7,17 @@ import { validationError } from "#shared/domain/errors.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
 import { liveSearchHashes } from "../keys/dual-lookup.ts";
-import { accessOf } from "./access.ts";
+import { accessOf, searchTransform } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { cursorBinding, listTokensByCursor, openCursor } from "./list-cursor.ts";
 import { present } from "./presenting.ts";
 import { openData } from "./sealing.ts";
 import { type ParsedSearch, parseSearchQuery } from "./search-query.ts";
-import { isLive } from "./token.ts";
+import { isLive, type StoredToken } from "./token.ts";
 
 const SEARCH_SCOPE = "v2/tokens/search";
+/** Index pages one `data:` search reads at most: what a caller who may see few of the matches can make it cost. */
+const SEARCH_PAGES_READ = 10;
 
 /**
  * The query's audit entry: the search is logged by an HMAC of its text under the tenant's key (equal queries
@@ -63,7 +65,11 @@ export async function searchTokens(
     ...(term.kind === "container" ? { container: term.value } : {}),
     ...(parsed.container !== undefined ? { container: parsed.container } : {}),
   };
-  return listTokensByCursor(deps, principal, filters, body.size, body.start, { scope: SEARCH_SCOPE, also });
+  return listTokensByCursor(deps, principal, filters, body.size, body.start, {
+    scope: SEARCH_SCOPE,
+    also,
+    search: true,
+  });
 }
 
 async function searchData(
@@ -86,31 +92,39 @@ async function searchData(
   const binding = cursorBinding(tenantId, digest, SEARCH_SCOPE);
   const after = body.start === undefined ? undefined : await openCursor(deps, binding, body.start);
 
-  const found = await deps.tokens.searchEntries(tenantId, hashes, body.size, after);
-  const tokens = await deps.tokens.getMany(
-    tenantId,
-    found.entries.map((entry) => entry.tokenId),
-  );
-  const byId = new Map(tokens.map((token) => [token.id, token]));
   const grant = accessOf(principal);
   const now = deps.clock.now();
-  const shown = [];
-  for (const entry of found.entries) {
-    const token = byId.get(entry.tokenId);
-    // The token item is the truth: a lookup item of a hash it no longer has (PATCHed, deleted) is stale.
-    if (!token?.search_hashes?.includes(entry.hash)) {
-      await deps.tokens.removeSearchEntries({ tenant_id: tenantId, id: entry.tokenId }, [entry.hash]);
-      continue;
+  const shown: { token: StoredToken; transform: Transform }[] = [];
+  // Index pages are read until the caller's page is full or the index ends (at most SEARCH_PAGES_READ of them):
+  // `next` then never says that matches the caller may not see exist (a page of them only was empty with a next).
+  let position = after;
+  let more = false;
+  for (let read = 0; read < SEARCH_PAGES_READ && shown.length < body.size; read++) {
+    const found = await deps.tokens.searchEntries(tenantId, hashes, body.size - shown.length, position);
+    const tokens = await deps.tokens.getMany(
+      tenantId,
+      found.entries.map((entry) => entry.tokenId),
+    );
+    const byId = new Map(tokens.map((token) => [token.id, token]));
+    for (const entry of found.entries) {
+      const token = byId.get(entry.tokenId);
+      // The token item is the truth: a lookup item of a hash it no longer has (PATCHed, deleted) is stale.
+      if (!token?.search_hashes?.includes(entry.hash)) {
+        await deps.tokens.removeSearchEntries({ tenant_id: tenantId, id: entry.tokenId }, [entry.hash]);
+        continue;
+      }
+      if (!isLive(token, now)) continue;
+      if (
+        containerPrefix &&
+        !(token.container === containerPrefix || token.container.startsWith(containerPrefix))
+      )
+        continue;
+      const transform = searchTransform(grant, token);
+      if (transform) shown.push({ token, transform });
     }
-    if (!isLive(token, now)) continue;
-    if (
-      containerPrefix &&
-      !(token.container === containerPrefix || token.container.startsWith(containerPrefix))
-    )
-      continue;
-    const transform = grant.evaluate(token, "token:read");
-    if (!transform) continue;
-    shown.push({ token, transform });
+    position = found.next;
+    more = found.next !== undefined;
+    if (!more) break;
   }
   await recordTokenReads(
     deps,
@@ -125,6 +139,7 @@ async function searchData(
       present(deps, token, transform, () => openData(deps, token), { redactOnMaskError: true }),
     ),
   );
-  const next = found.next === undefined ? undefined : await deps.sealer.seal(binding, found.next);
+  // A full page may have more after it; a page cut short by the read limit goes on from where it stopped.
+  const next = more && position !== undefined ? await deps.sealer.seal(binding, position) : undefined;
   return { pagination: { page_size: body.size, ...(next ? { next } : {}) }, data };
 }

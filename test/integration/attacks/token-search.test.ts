@@ -137,6 +137,48 @@ describe("POST /v2/tokens/search", () => {
     expect(ids(await t.search("data:444-55-3333", usOnly))).toEqual([]);
   });
 
+  it("never says, by a next page, that matches the caller may not see exist", async () => {
+    const t = await tenant();
+    for (const i of [1, 2, 3]) await t.create(ssn(`99${i}-00-7777`, ["/pii/hidden/"]));
+    const general = await appKey(t.api, t.managementKey, {
+      type: "private",
+      rules: [
+        {
+          priority: 1,
+          container: "/general/",
+          transform: "reveal",
+          permissions: ["token:read", "token:search"],
+        },
+      ],
+    });
+
+    // Each page size: nothing to show, and no `next` hinting at hidden matches (a wrong guess looks the same).
+    for (const size of [1, 2]) {
+      const page = await t.search("data:7777", general, { size });
+      expect(page.status).toBe(200);
+      expect(page.body).toEqual({ pagination: { page_size: size }, data: [] });
+    }
+    const wrong = await t.search("data:0000", general, { size: 1 });
+    expect(wrong.body).toEqual({ pagination: { page_size: 1 }, data: [] });
+  });
+
+  it("finds only where a rule grants token:search, not only token:read", async () => {
+    const t = await tenant();
+    const general = await t.create(ssn("123-45-8888", ["/general/"]));
+    await t.create(ssn("987-65-8888", ["/pci/high/"]));
+    const searchOnGeneral = await appKey(t.api, t.managementKey, {
+      type: "private",
+      rules: [
+        { priority: 1, container: "/general/", transform: "reveal", permissions: ["token:search"] },
+        { priority: 2, container: "/", transform: "mask", permissions: ["token:read"] },
+      ],
+    });
+
+    expect(ids(await t.search("data:8888", searchOnGeneral))).toEqual([general.id]);
+    expect(ids(await t.search("data:987-65-8888", searchOnGeneral))).toEqual([]);
+    expect(ids(await t.search("type:token", searchOnGeneral))).toEqual([general.id]);
+  });
+
   it("follows PATCH re-indexing, and never finds a deleted token", async () => {
     const t = await tenant();
     const token = await t.create(ssn("111-22-3333"));
