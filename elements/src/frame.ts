@@ -113,6 +113,12 @@ function siblings<T>(pick: (w: Window) => T | undefined): T[] {
 /** Token request fields holding expressions evaluated on the data. */
 const PAGE_REFUSED_FIELDS = ["mask", "fingerprint_expression", "search_indexes"];
 
+/** The SHA-256 of a key, in hex: what the page's `k` (and so its CSP's frame-ancestors) was made for. */
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 // ---- The controller: holds the key (in memory only) and calls the API. ----
 function controller(): (request: Request) => Promise<unknown> {
   let apiKey: string | undefined;
@@ -180,6 +186,11 @@ function controller(): (request: Request) => Promise<unknown> {
   return async (request) => {
     switch (request.kind) {
       case "init":
+        // This page's CSP lets only the origins of the key `k` names embed it: another key (a page of another
+        // tenant passing a merchant's public key) would call the API from the vault's origin past that key's
+        // allowed_origins.
+        if ((await sha256Hex(request.apiKey)) !== new URLSearchParams(location.search).get("k"))
+          throw new Error("This frame was made for another key.");
         apiKey = request.apiKey;
         return undefined;
       case "create": {

@@ -3,6 +3,7 @@
  * mounts the card element from the vault, a person types into the frame, and the token holds what was typed,
  * while the page itself never holds the number (DOM, messages, events, return values).
  */
+import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import type { Frame, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
@@ -231,6 +232,49 @@ describe("Elements in a browser", () => {
     );
     expect(forged).toBe("The reference is unknown here.");
     await page.close();
+  });
+
+  it("a frame made for one key refuses another: another tenant's page cannot use a merchant's key past its origins", async () => {
+    // The victim merchant's public key allows only the shop; the attacker's own key allows its own site, so the
+    // vault's frame page for the attacker's key may be embedded there.
+    const victim = await tenant();
+    const api = client(svc.url);
+    const attacker = await createTenant(api, svc.rootKey);
+    const own = await api.post<{ key: string }>("/applications", {
+      key: attacker.managementKey,
+      body: { name: "mine", type: "public", permissions: ["token:create"], allowed_origins: [evil.origin] },
+    });
+    expect(own.status).toBe(201);
+    const ownHash = createHash("sha256").update(own.body.key).digest("hex");
+    const frameUrl = `${svc.url}/elements/v1/frame.html?k=${ownHash}`;
+    evil.pages.set("/steal", `<!doctype html><iframe id="f" src="${frameUrl}"></iframe>`);
+    const page = await chrome.browser.newPage();
+    await page.goto(`${evil.origin}/steal`);
+
+    // The page speaks the frame's protocol itself: the handshake as a controller, then init with the victim's key.
+    const answers = await page.evaluate(`new Promise((resolve) => {
+      // page.goto waited for the load event, which waits for the frame.
+      const frame = document.getElementById("f");
+      const channel = new MessageChannel();
+      const results = [];
+      channel.port1.onmessage = (e) => {
+        if (typeof e.data?.call !== "number") return;
+        results.push(e.data.ok ? "ok" : e.data.error.message);
+        if (e.data.call === 1) channel.port1.postMessage({ call: 2, request: { kind: "create", body: { type: "token", data: "planted" } } });
+        if (e.data.call === 2) resolve(results);
+      };
+      window.addEventListener("message", (e) => {
+        if (e.data?.svc === "elements-ready") channel.port1.postMessage({ call: 1, request: { kind: "init", apiKey: ${JSON.stringify(victim.publicKey)} } });
+      });
+      frame.contentWindow.postMessage({ svc: "elements-hello", id: "x", role: "controller", options: {} }, ${JSON.stringify(svc.url)}, [channel.port2]);
+      setTimeout(() => resolve(results.length ? results : ["no answer"]), 5000);
+    })`);
+
+    expect(answers).toEqual(["This frame was made for another key.", "Elements are not initialised."]);
+    const planted = await victim.api.get<{ data: { data: unknown }[] }>("/tokens", {
+      key: victim.backendKey,
+    });
+    expect(JSON.stringify(planted.body)).not.toContain("planted");
   });
 
   it("refuses pages on unlisted origins: no CORS answer, and the frame will not be embedded", async () => {
