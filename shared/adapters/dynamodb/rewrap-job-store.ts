@@ -1,10 +1,9 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { cancellationCodes } from "#shared/aws-errors.ts";
+import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { RewrapJob, RewrapJobStore } from "#shared/ports/key-versions.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { isConditionalCheckFailed } from "./client.ts";
+import { isConditionalCheckFailed, transactOrFalse } from "./client.ts";
 
 const jobKey = (tenantId: string, id: string) => ({ PK: `TENANT#${tenantId}`, SK: `REWRAP#${id}` });
 /** The tenant's latest job, by id: the one item every start conditions on, so a tenant runs one job at a time. */
@@ -46,28 +45,18 @@ export class DynamoRewrapJobStore implements RewrapJobStore {
         },
       },
     };
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: { ...jobKey(tenantId, job.id), entity: "rewrap_job", ...job },
-                ConditionExpression: "attribute_not_exists(PK)",
-              },
-            },
-            { Put: latest },
-            ...(ended ? [ended] : []),
-            this.audit.put(audit),
-          ],
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (cancellationCodes(error)?.includes("ConditionalCheckFailed")) return false;
-      throw error;
-    }
+    return transactOrFalse(this.client, [
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: { ...jobKey(tenantId, job.id), entity: "rewrap_job", ...job },
+          ConditionExpression: "attribute_not_exists(PK)",
+        },
+      },
+      { Put: latest },
+      ...(ended ? [ended] : []),
+      this.audit.put(audit),
+    ]);
   }
 
   async latest(tenantId: string): Promise<RewrapJob | undefined> {
@@ -141,32 +130,18 @@ export class DynamoRewrapJobStore implements RewrapJobStore {
   }
 
   async finish(tenantId: string, id: string, status: "succeeded" | "failed", audit: LogEntry, now: Date) {
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: jobKey(tenantId, id),
-                UpdateExpression: "SET #status = :status, finished_at = :now",
-                ConditionExpression: "#status = :running",
-                ExpressionAttributeNames: { "#status": "status" },
-                ExpressionAttributeValues: {
-                  ":status": status,
-                  ":now": now.toISOString(),
-                  ":running": "running",
-                },
-              },
-            },
-            this.audit.put(audit),
-          ],
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (cancellationCodes(error)?.[0] === "ConditionalCheckFailed") return false;
-      throw error;
-    }
+    return transactOrFalse(this.client, [
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: jobKey(tenantId, id),
+          UpdateExpression: "SET #status = :status, finished_at = :now",
+          ConditionExpression: "#status = :running",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: { ":status": status, ":now": now.toISOString(), ":running": "running" },
+        },
+      },
+      this.audit.put(audit),
+    ]);
   }
 }

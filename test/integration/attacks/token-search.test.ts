@@ -32,7 +32,9 @@ async function tenant() {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body;
   };
-  return { api, ...tenant, owner, searcher, search, create };
+  /** A private application's key with these rules. */
+  const keyWith = (rules: unknown[]) => appKey(api, tenant.managementKey, { type: "private", rules });
+  return { api, ...tenant, owner, searcher, search, create, keyWith };
 }
 
 const ids = (page: { body: CursorPage }) => page.body.data.map((t) => t.id).sort();
@@ -140,17 +142,14 @@ describe("POST /v2/tokens/search", () => {
   it("never says, by a next page, that matches the caller may not see exist", async () => {
     const t = await tenant();
     for (const i of [1, 2, 3]) await t.create(ssn(`99${i}-00-7777`, ["/pii/hidden/"]));
-    const general = await appKey(t.api, t.managementKey, {
-      type: "private",
-      rules: [
-        {
-          priority: 1,
-          container: "/general/",
-          transform: "reveal",
-          permissions: ["token:read", "token:search"],
-        },
-      ],
-    });
+    const general = await t.keyWith([
+      {
+        priority: 1,
+        container: "/general/",
+        transform: "reveal",
+        permissions: ["token:read", "token:search"],
+      },
+    ]);
 
     // Each page size: nothing to show, and no `next` hinting at hidden matches (a wrong guess looks the same).
     for (const size of [1, 2]) {
@@ -166,13 +165,10 @@ describe("POST /v2/tokens/search", () => {
     const t = await tenant();
     const general = await t.create(ssn("123-45-8888", ["/general/"]));
     await t.create(ssn("987-65-8888", ["/pci/high/"]));
-    const searchOnGeneral = await appKey(t.api, t.managementKey, {
-      type: "private",
-      rules: [
-        { priority: 1, container: "/general/", transform: "reveal", permissions: ["token:search"] },
-        { priority: 2, container: "/", transform: "mask", permissions: ["token:read"] },
-      ],
-    });
+    const searchOnGeneral = await t.keyWith([
+      { priority: 1, container: "/general/", transform: "reveal", permissions: ["token:search"] },
+      { priority: 2, container: "/", transform: "mask", permissions: ["token:read"] },
+    ]);
 
     expect(ids(await t.search("data:8888", searchOnGeneral))).toEqual([general.id]);
     expect(ids(await t.search("data:987-65-8888", searchOnGeneral))).toEqual([]);
