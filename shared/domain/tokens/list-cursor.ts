@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { normalizeContainer } from "#shared/domain/access-rules.ts";
+import { normalizeContainer, type Transform } from "#shared/domain/access-rules.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { recordTokenReads } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
@@ -10,7 +10,7 @@ import { accessOf, searchTransform } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { present } from "./presenting.ts";
 import { openData } from "./sealing.ts";
-import { isLive, type TokenListFilter } from "./token.ts";
+import { isLive, type StoredToken, type TokenListFilter } from "./token.ts";
 
 /** The filters of GET /v2/tokens (the hosted vault's, and `metadata.<key>`). */
 export interface CursorListQuery {
@@ -64,6 +64,9 @@ export async function openCursor(
 }
 
 /** How a search reuses the listing: its own cursor scope, and its query's audit entry beside the reads. */
+/** Store pages one listing reads at most to fill the caller's page. */
+const LIST_PAGES_READ = 10;
+
 export interface CursorListOptions {
   scope?: string;
   also?: LogEntry[];
@@ -107,23 +110,34 @@ export async function listTokensByCursor(
 
   const grant = accessOf(principal);
   const now = deps.clock.now();
-  const page = await deps.tokens.page(
-    principal.tenantId,
-    { ...filters, visibility: grant.visibility("token:read"), now },
-    size,
-    after,
-  );
-  const shown = page.items.flatMap((token) => {
-    const live = isLive(token, now);
-    const transform = !live
-      ? undefined
-      : options.search
-        ? searchTransform(grant, token)
-        : grant.evaluate(token, "token:read");
-    // A fingerprint is shown only with reveal: matching on it where the caller masks would be an oracle.
-    if (!transform || (query.fingerprint !== undefined && transform !== "reveal")) return [];
-    return [{ token, transform }];
-  });
+  const shown: { token: StoredToken; transform: Transform }[] = [];
+  // Pages are read until the caller's page is full or the listing ends (at most LIST_PAGES_READ): a token the
+  // query matched but the caller may not see (a fingerprint where it only masks, a container it may read but not
+  // search) must not show as a `next` after an empty page.
+  let position = after;
+  let more = false;
+  for (let read = 0; read < LIST_PAGES_READ && shown.length < size; read++) {
+    const page = await deps.tokens.page(
+      principal.tenantId,
+      { ...filters, visibility: grant.visibility("token:read"), now },
+      size - shown.length,
+      position,
+    );
+    for (const token of page.items) {
+      const live = isLive(token, now);
+      const transform = !live
+        ? undefined
+        : options.search
+          ? searchTransform(grant, token)
+          : grant.evaluate(token, "token:read");
+      // A fingerprint is shown only with reveal: matching on it where the caller masks would be an oracle.
+      if (transform && (query.fingerprint === undefined || transform === "reveal"))
+        shown.push({ token, transform });
+    }
+    position = page.next;
+    more = page.next !== undefined;
+    if (!more) break;
+  }
   await recordTokenReads(
     deps,
     principal,
@@ -135,6 +149,6 @@ export async function listTokensByCursor(
   const data = await Promise.all(
     shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
   );
-  const next = page.next === undefined ? undefined : await deps.sealer.seal(binding, page.next);
+  const next = more && position !== undefined ? await deps.sealer.seal(binding, position) : undefined;
   return { pagination: { page_size: size, ...(next ? { next } : {}) }, data };
 }

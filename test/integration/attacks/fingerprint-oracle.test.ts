@@ -81,6 +81,24 @@ describe("attack: fingerprints as an oracle for masked values", () => {
     expect(revealedList.body.data[0]?.fingerprint).toBe(revealed.body.fingerprint);
   });
 
+  it("never hints, by a next page, that tokens a key only masks share a fingerprint", async () => {
+    const { api, owner, revealer, id } = await setup();
+    for (let i = 0; i < 2; i++) {
+      const copy = { type: "social_security_number", data: SSN, deduplicate_token: false };
+      expect((await api.post("/tokens", { key: owner, body: copy })).status).toBe(201);
+    }
+    const fingerprint = (await api.get<TokenBody>(`/tokens/${id}`, { key: revealer })).body.fingerprint;
+    const query = (size: number) =>
+      `/v2/tokens?fingerprint=${encodeURIComponent(String(fingerprint))}&size=${size}`;
+
+    // The owner's key masks SSNs: the filter finds nothing for it, and says nothing about how many matched.
+    const masked = await api.get(query(1), { key: owner });
+    expect(masked.status).toBe(200);
+    expect(masked.body).toEqual({ pagination: { page_size: 1 }, data: [] });
+    const all = await api.get<{ data: TokenBody[] }>(query(10), { key: revealer });
+    expect(all.body.data).toHaveLength(3);
+  });
+
   it("still deduplicates server-side without showing fingerprints", async () => {
     const { api, owner, pub, id } = await setup();
 
