@@ -66,11 +66,15 @@ export async function startRewrap(deps: RewrapJobDeps, principal: TenantPrincipa
   const { tenantId } = principal;
   const now = deps.clock.now();
   const previous = await deps.rewrapJobs.latest(tenantId);
-  const progressedAt = previous && Date.parse(previous.progressed_at ?? previous.created_at);
-  if (previous?.status === "running" && now.getTime() - Number(progressedAt) < REWRAP_STALL_MS)
+  const sinceProgress = previous && now.getTime() - Date.parse(previous.progressed_at ?? previous.created_at);
+  if (previous?.status === "running" && Number(sinceProgress) < REWRAP_STALL_MS) {
+    // Its current page sent again (a re-delivery is harmless): a start that died between the job's write and its
+    // first message left a job no message drives, and this goes on with it.
+    await deps.rewrapQueue.enqueue({ kind: "rewrap", tenantId, jobId: previous.id, page: previous.page });
     throw conflict(
       `A rewrap of this tenant is running (${previous.id}); follow it with GET /tenants/self/keys/rewrap/${previous.id}.`,
     );
+  }
   const { records } = await currentKeys(deps, tenantId);
   const total = records
     .filter((r) => /^k\d+$/.test(r.keyId) && !r.destroyedAt)

@@ -227,6 +227,34 @@ describe("attack: key rotation and rewrap", () => {
     }
   });
 
+  it("a start that died before its first page was sent: the next start answers 409 and the job goes on", async () => {
+    const { api, mgt, create } = await setup();
+    for (let i = 0; i < 5; i++) await create(`lost-${i}`);
+    await api.post("/tenants/self/keys/rotate", { key: mgt });
+    const rewraps = svc.service.deps.rewrapQueue;
+    const enqueue = rewraps.enqueue.bind(rewraps);
+    rewraps.enqueue = async () => {
+      throw new Error("the process died before the page was sent");
+    };
+    let died: Awaited<ReturnType<typeof api.post>>;
+    try {
+      died = await api.post("/tenants/self/keys/rewrap", { key: mgt });
+    } finally {
+      rewraps.enqueue = enqueue;
+    }
+    expect(died.status).toBeGreaterThanOrEqual(500);
+
+    const again = await api.post<{ detail: string }>("/tenants/self/keys/rewrap", { key: mgt });
+    expect(again.status).toBe(409);
+    const id = /\(([^)]+)\)/.exec(again.body.detail)?.[1] ?? "";
+    let job: Job | undefined;
+    for (let i = 0; i < 600 && job?.status !== "succeeded"; i++) {
+      job = (await api.get<Job>(`/tenants/self/keys/rewrap/${id}`, { key: mgt })).body;
+      if (job.status !== "succeeded") await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(job).toMatchObject({ status: "succeeded", total: 5, done: 5 });
+  });
+
   it("a crash mid-rewrap resumes: the failed page is delivered again and the job finishes", async () => {
     const { api, mgt, keys, create } = await setup();
     for (let i = 0; i < 60; i++) await create(`crash-${i}`);
