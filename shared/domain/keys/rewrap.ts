@@ -29,6 +29,8 @@ export const REWRAP_PAGE_SIZE = 25;
  * after SQS's five receives, 15 minutes at most): a new start takes over. Until then a tenant runs one job.
  */
 export const REWRAP_STALL_MS = 30 * 60_000;
+/** A refused start sends a running job's current page again after this long without progress. */
+const REWRAP_RESEND_MS = 60_000;
 /** Re-seal writes of a page in flight at once. */
 const RESEALS_IN_FLIGHT = 10;
 /** A token changed under a re-seal this many times in a row is left for a later rewrap. */
@@ -68,9 +70,11 @@ export async function startRewrap(deps: RewrapJobDeps, principal: TenantPrincipa
   const previous = await deps.rewrapJobs.latest(tenantId);
   const sinceProgress = previous && now.getTime() - Date.parse(previous.progressed_at ?? previous.created_at);
   if (previous?.status === "running" && Number(sinceProgress) < REWRAP_STALL_MS) {
-    // Its current page sent again (a re-delivery is harmless): a start that died between the job's write and its
-    // first message left a job no message drives, and this goes on with it.
-    await deps.rewrapQueue.enqueue({ kind: "rewrap", tenantId, jobId: previous.id, page: previous.page });
+    // Its current page sent again once a minute has passed without progress (a re-delivery is harmless; sooner
+    // would let a stream of starts re-read pages): a start that died between the job's write and its first message
+    // left a job no message drives, and this goes on with it.
+    if (Number(sinceProgress) >= REWRAP_RESEND_MS)
+      await deps.rewrapQueue.enqueue({ kind: "rewrap", tenantId, jobId: previous.id, page: previous.page });
     throw conflict(
       `A rewrap of this tenant is running (${previous.id}); follow it with GET /tenants/self/keys/rewrap/${previous.id}.`,
     );

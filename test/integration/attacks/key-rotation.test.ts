@@ -244,6 +244,9 @@ describe("attack: key rotation and rewrap", () => {
     }
     expect(died.status).toBeGreaterThanOrEqual(500);
 
+    // A minute without progress: a refused start sends the job's page again.
+    const moved = await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 60 } });
+    expect(moved.status).toBe(200);
     const again = await api.post<{ detail: string }>("/tenants/self/keys/rewrap", { key: mgt });
     expect(again.status).toBe(409);
     const id = /\(([^)]+)\)/.exec(again.body.detail)?.[1] ?? "";
