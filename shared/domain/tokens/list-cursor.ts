@@ -64,8 +64,31 @@ export async function openCursor(
 }
 
 /** How a search reuses the listing: its own cursor scope, and its query's audit entry beside the reads. */
-/** Store pages one listing reads at most to fill the caller's page. */
-const LIST_PAGES_READ = 10;
+/** Store pages one listing or search reads at most to fill the caller's page. */
+const PAGES_READ = 10;
+
+export type Shown = { token: StoredToken; transform: Transform };
+
+/**
+ * A caller's page: store pages read (`read(wanted, after)`, each answering what it `shows`) until `size` are shown or
+ * the matches end, at most PAGES_READ. So `next` (the position after the last page read, while more may follow)
+ * never says, after an empty page, that matches the caller may not see exist.
+ */
+export async function fillPage(
+  size: number,
+  after: string | undefined,
+  read: (wanted: number, after: string | undefined) => Promise<{ shown: Shown[]; next?: string }>,
+): Promise<{ shown: Shown[]; next?: string }> {
+  const shown: Shown[] = [];
+  let position = after;
+  for (let pages = 0; pages < PAGES_READ && shown.length < size; pages++) {
+    const page = await read(size - shown.length, position);
+    shown.push(...page.shown);
+    position = page.next;
+    if (position === undefined) return { shown };
+  }
+  return { shown, next: position };
+}
 
 export interface CursorListOptions {
   scope?: string;
@@ -110,34 +133,27 @@ export async function listTokensByCursor(
 
   const grant = accessOf(principal);
   const now = deps.clock.now();
-  const shown: { token: StoredToken; transform: Transform }[] = [];
-  // Pages are read until the caller's page is full or the listing ends (at most LIST_PAGES_READ): a token the
-  // query matched but the caller may not see (a fingerprint where it only masks, a container it may read but not
-  // search) must not show as a `next` after an empty page.
-  let position = after;
-  let more = false;
-  for (let read = 0; read < LIST_PAGES_READ && shown.length < size; read++) {
+  const { shown, next: position } = await fillPage(size, after, async (wanted, at) => {
     const page = await deps.tokens.page(
       principal.tenantId,
       { ...filters, visibility: grant.visibility("token:read"), now },
-      size - shown.length,
-      position,
+      wanted,
+      at,
     );
-    for (const token of page.items) {
-      const live = isLive(token, now);
-      const transform = !live
-        ? undefined
-        : options.search
+    return {
+      next: page.next,
+      shown: page.items.flatMap((token) => {
+        if (!isLive(token, now)) return [];
+        const transform = options.search
           ? searchTransform(grant, token)
           : grant.evaluate(token, "token:read");
-      // A fingerprint is shown only with reveal: matching on it where the caller masks would be an oracle.
-      if (transform && (query.fingerprint === undefined || transform === "reveal"))
-        shown.push({ token, transform });
-    }
-    position = page.next;
-    more = page.next !== undefined;
-    if (!more) break;
-  }
+        // A fingerprint is shown only with reveal: matching on it where the caller masks would be an oracle.
+        return transform && (query.fingerprint === undefined || transform === "reveal")
+          ? [{ token, transform }]
+          : [];
+      }),
+    };
+  });
   await recordTokenReads(
     deps,
     principal,
@@ -149,6 +165,6 @@ export async function listTokensByCursor(
   const data = await Promise.all(
     shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
   );
-  const next = more && position !== undefined ? await deps.sealer.seal(binding, position) : undefined;
+  const next = position === undefined ? undefined : await deps.sealer.seal(binding, position);
   return { pagination: { page_size: size, ...(next ? { next } : {}) }, data };
 }

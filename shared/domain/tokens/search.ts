@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { normalizeContainer, type Transform } from "#shared/domain/access-rules.ts";
+import { normalizeContainer } from "#shared/domain/access-rules.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { auditEvent, recordTokenReads } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
@@ -9,15 +9,13 @@ import { METRIC } from "#shared/observability/metric-names.ts";
 import { liveSearchHashes } from "../keys/dual-lookup.ts";
 import { accessOf, searchTransform } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
-import { cursorBinding, listTokensByCursor, openCursor } from "./list-cursor.ts";
+import { cursorBinding, fillPage, listTokensByCursor, openCursor, type Shown } from "./list-cursor.ts";
 import { present } from "./presenting.ts";
 import { openData } from "./sealing.ts";
 import { type ParsedSearch, parseSearchQuery } from "./search-query.ts";
-import { isLive, type StoredToken } from "./token.ts";
+import { isLive } from "./token.ts";
 
 const SEARCH_SCOPE = "v2/tokens/search";
-/** Index pages one `data:` search reads at most: what a caller who may see few of the matches can make it cost. */
-const SEARCH_PAGES_READ = 10;
 
 /**
  * The query's audit entry: the search is logged by an HMAC of its text under the tenant's key (equal queries
@@ -94,18 +92,14 @@ async function searchData(
 
   const grant = accessOf(principal);
   const now = deps.clock.now();
-  const shown: { token: StoredToken; transform: Transform }[] = [];
-  // Index pages are read until the caller's page is full or the index ends (at most SEARCH_PAGES_READ of them):
-  // `next` then never says that matches the caller may not see exist (a page of them only was empty with a next).
-  let position = after;
-  let more = false;
-  for (let read = 0; read < SEARCH_PAGES_READ && shown.length < body.size; read++) {
-    const found = await deps.tokens.searchEntries(tenantId, hashes, body.size - shown.length, position);
+  const { shown, next: position } = await fillPage(body.size, after, async (wanted, at) => {
+    const found = await deps.tokens.searchEntries(tenantId, hashes, wanted, at);
     const tokens = await deps.tokens.getMany(
       tenantId,
       found.entries.map((entry) => entry.tokenId),
     );
     const byId = new Map(tokens.map((token) => [token.id, token]));
+    const page: Shown[] = [];
     for (const entry of found.entries) {
       const token = byId.get(entry.tokenId);
       // The token item is the truth: a lookup item of a hash it no longer has (PATCHed, deleted) is stale.
@@ -120,12 +114,10 @@ async function searchData(
       )
         continue;
       const transform = searchTransform(grant, token);
-      if (transform) shown.push({ token, transform });
+      if (transform) page.push({ token, transform });
     }
-    position = found.next;
-    more = found.next !== undefined;
-    if (!more) break;
-  }
+    return { shown: page, next: found.next };
+  });
   await recordTokenReads(
     deps,
     principal,
@@ -139,7 +131,6 @@ async function searchData(
       present(deps, token, transform, () => openData(deps, token), { redactOnMaskError: true }),
     ),
   );
-  // A full page may have more after it; a page cut short by the read limit goes on from where it stopped.
-  const next = more && position !== undefined ? await deps.sealer.seal(binding, position) : undefined;
+  const next = position === undefined ? undefined : await deps.sealer.seal(binding, position);
   return { pagination: { page_size: body.size, ...(next ? { next } : {}) }, data };
 }
