@@ -29,6 +29,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { descendants } from "#test/support/process-tree.ts";
+import { post } from "./api-call.ts";
 import { type Attempt, Load, verify } from "./chaos/load.ts";
 import { gone, type ServiceUnderTest, startService } from "./chaos/service.ts";
 
@@ -70,16 +71,6 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function api<T>(url: string, path: string, key: string, body: unknown): Promise<T> {
-  const res = await fetch(`${url}${path}`, {
-    method: "POST",
-    headers: { "svc-api-key": key, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
-}
-
 interface SigtermFigure {
   fault: Fault;
   inFlight: number;
@@ -93,10 +84,10 @@ async function main() {
   log(`seed ${initialSeed} (CHAOS_SEED=${initialSeed} replays the order and moments); ${writers} writers`);
   let service: ServiceUnderTest = await startService(options);
   log(`service up at ${service.url}`);
-  const tenant = await api<{ management_key: string }>(service.url, "/tenants", service.rootKey, {
+  const tenant = await post<{ management_key: string }>(service.url, "/tenants", service.rootKey, {
     name: "Chaos",
   });
-  const app = await api<{ key: string }>(service.url, "/applications", tenant.management_key, {
+  const app = await post<{ key: string }>(service.url, "/applications", tenant.management_key, {
     name: "writer",
     type: "private",
     permissions: ["token:create", "token:read"],

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { newApiKey } from "#shared/ids.ts";
+import { post } from "./api-call.ts";
 
 const START_SCRIPT = resolve(import.meta.dirname, "start.ts");
 /** What start.ts prints once the API answers; the URL after it is the one it listens on. */
@@ -24,26 +25,13 @@ const PRIVATE_APP = {
   permissions: ["token:create", "token:read", "token:update", "token:delete", "token:use"],
 };
 
-async function post(url: string, key: string, body: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "svc-api-key": key, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const answer = (await response.json()) as Record<string, unknown>;
-  // The problem's title and detail carry no key (docs/security.md, logging rules).
-  if (!response.ok)
-    throw new Error(`POST ${new URL(url).pathname}: ${response.status} ${answer.detail ?? ""}`);
-  return answer;
-}
-
 /** The tenant and its keys, made through the API as any client would. */
 async function bootstrap(baseUrl: string, rootKey: string) {
-  const tenant = await post(`${baseUrl}/tenants`, rootKey, { name: "Dev" });
-  const mgt = String(tenant.management_key);
-  const pub = await post(`${baseUrl}/applications`, mgt, PUBLIC_APP);
-  const pvt = await post(`${baseUrl}/applications`, mgt, PRIVATE_APP);
-  return { mgt, pub: String(pub.key), pvt: String(pvt.key) };
+  type Created = { management_key: string; key: string };
+  const mgt = (await post<Created>(baseUrl, "/tenants", rootKey, { name: "Dev" })).management_key;
+  const pub = await post<Created>(baseUrl, "/applications", mgt, PUBLIC_APP);
+  const pvt = await post<Created>(baseUrl, "/applications", mgt, PRIVATE_APP);
+  return { mgt, pub: pub.key, pvt: pvt.key };
 }
 
 function banner(

@@ -1,5 +1,5 @@
 /** Set-up through the public HTTP API: tenants, their applications, and seeded tokens. */
-import { call } from "./api.ts";
+import { call } from "../api-call.ts";
 import { cardBody } from "./settings.ts";
 import { checkInterrupted } from "./shutdown.ts";
 

@@ -6,7 +6,7 @@
 import type { OperationId } from "#shared/api/index.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { ALL_TOKEN_PERMISSIONS, appKey, revealEverything } from "#test/support/tokens.ts";
-import { call } from "../bench/api.ts";
+import { call } from "../api-call.ts";
 import { proxyHeaders, TRIVIAL_TRANSFORM } from "../bench/scenarios/proxy.ts";
 import { luhnNumber } from "../fuzz/world.ts";
 import { REACT_BODY, setUpReactor } from "./reactor.ts";

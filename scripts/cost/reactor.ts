@@ -1,5 +1,5 @@
 /** A reactor to measure: a trivial formula (the bench's react scenario had it; the cost script is its only user now). */
-import { call } from "../bench/api.ts";
+import { call } from "../api-call.ts";
 
 /** The formula: no request parameters, no configuration, answers a constant. */
 export const TRIVIAL_FORMULA = "module.exports = async (req) => ({ raw: { ok: true } });";

@@ -1,6 +1,6 @@
 /**
- * What a fuzz run tells: counts per route and status, failures grouped by class with their shortest
- * reproducer, and for a 5xx what the service logged about it (its error lines are kept by request id).
+ * What a fuzz run tells: counts per route and status, and failures grouped by class with their shortest
+ * reproducer.
  */
 import type { FuzzCase } from "./cases.ts";
 import type { Violation } from "./check.ts";
@@ -74,35 +74,4 @@ export function summary(tally: Tally, routes: Route[]): string {
     if (plan) lines.push(`      plan: ${JSON.stringify(plan.body).slice(0, MAX_SHOWN)}`);
   }
   return lines.join("\n");
-}
-
-/** The service's error lines by request id: "message: error name: first own stack frame". */
-const loggedErrors = new Map<string, string>();
-
-/**
- * Wraps the service's logger (imported once the environment sets its level): its error lines are kept by
- * request id, and printed only when `echo` (FUZZ_LOGS=1).
- */
-export async function captureServiceErrors(echo: boolean): Promise<void> {
-  const { logger } = await import("#shared/logger.ts");
-  const error = logger.error.bind(logger);
-  logger.error = ((message: string, extra?: Record<string, unknown>) => {
-    const lines = typeof extra?.stack === "string" ? extra.stack.split("\n") : [];
-    const frame = lines.find((f) => /\.[cm]?[jt]s:\d+/.test(f) && !f.includes("node_modules"));
-    const at = frame?.trim().replace(`${process.cwd()}/`, "");
-    const codes = Array.isArray(extra?.cancellation_codes) ? `[${extra.cancellation_codes}]` : undefined;
-    const entry = [message, extra?.error_name, codes, extra?.error_message, at].filter(
-      (p) => typeof p === "string",
-    );
-    if (typeof extra?.request_id === "string") loggedErrors.set(extra.request_id, entry.join(": "));
-    if (echo) error(message, extra ?? {});
-  }) as typeof logger.error;
-}
-
-/** What the service logged for the request id a problem body carries, if anything (asked once per id). */
-export function loggedErrorFor(answerText: string): string | undefined {
-  const id = /"request_id"\s*:\s*"([^"]+)"/.exec(answerText)?.[1] ?? "";
-  const entry = loggedErrors.get(id);
-  loggedErrors.delete(id);
-  return entry;
 }

@@ -10,12 +10,8 @@ export interface Fixtures {
   B: TenantWorld;
   rootKey: string;
   destinationUrl: string;
-  /** The local service's outbox (<data dir>/outbox): invitation e-mails. */
-  outboxDir: string;
   /** SVC_MAX_BODY_BYTES: the limit of every route without its own. */
   defaultBodyLimit: number;
-  /** PATCHes of fixture tokens by a revealing (private) key in this batch: in flight, and whether one did. */
-  revealerPatches: Map<string, { pending: number; succeeded: boolean }>;
 }
 
 /** A request ready to send, with what the oracle needs to judge its answer. */
@@ -23,13 +19,12 @@ export type PreparedRequest = ReturnType<typeof prepare>;
 
 export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures) {
   const [first, kind] = c.key.split(".") as ["A" | "B", keyof TenantWorld["keys"] | undefined];
-  const tenant = kind ? first : undefined;
   const others: Record<string, string> = { root: f.rootKey, garbage: "key_fuzz_garbage_0000000" };
   const key = kind ? f[first].keys[kind] : others[first];
-  const [own, other] = tenant === "B" ? [f.B, f.A] : [f.A, f.B];
+  const [own, other] = kind && first === "B" ? [f.B, f.A] : [f.A, f.B];
+  // A revealing key PATCHes a token of its own: the mask it sets may rightly show that token's data to others.
+  const revealerPatch = kind === "private" && route.method === "PATCH";
   let crossTenant = false;
-  /** The fixture token a revealing key PATCHes with this request. */
-  let revealerPatch: string | undefined;
   const segments = route.path.split("/");
   let path = segments
     .map((segment, i) => {
@@ -39,12 +34,10 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures) {
       if (choice.kind === "odd") return choice.value;
       if (name.endsWith("+")) return choice.kind === "own" ? "fuzz/echo" : "fuzz/other";
       const world = choice.kind === "own" ? own : other;
-      const pool = world.ids[name] ?? world.ids[segments[i - 1] as string] ?? [];
-      const value = pool[choice.index % pool.length] ?? "missing-fixture";
-      if (segments[i - 1] === "tokens" && route.method === "PATCH" && kind === "private")
-        revealerPatch = value;
-      if (choice.kind === "other" && tenant) crossTenant = true;
-      return value;
+      const collection = revealerPatch && segments[i - 1] === "tokens" ? "revealerTokens" : segments[i - 1];
+      const pool = world.ids[name] ?? world.ids[collection as string] ?? [];
+      if (choice.kind === "other" && kind) crossTenant = true;
+      return pool[choice.index % pool.length] ?? "missing-fixture";
     })
     .join("/");
   const headers: Record<string, string> = {};
@@ -58,15 +51,24 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures) {
     if (c.contentType !== null) headers["content-type"] = c.contentType;
   } else if (body !== undefined) headers["content-type"] = route.contentType ?? "application/json";
   const bodyText = body?.subarray(0, 256 * 1024).toString("utf8") ?? "";
-  const requestText = `${path}\n${Object.values(headers).join("\n")}\n${bodyText}`;
-  const context: CheckContext = { requestText, crossTenant, proxy: route.group === "proxy" };
-  return { keyRole: c.key, method: route.method, path, headers, body, context, revealerPatch };
+  // The card numbers this caller may not see in full: every fixture token's but its own tenant's for the
+  // private application (its rules reveal), and the canary's.
+  const secrets: { value: string; whose: string }[] = [{ value: CARDS.canary, whose: "the canary tenant's" }];
+  for (const tenant of ["A", "B"] as const)
+    if (c.key !== `${tenant}.private`)
+      for (const value of f[tenant].secretNumbers) secrets.push({ value, whose: `tenant ${tenant}'s` });
+  const context: CheckContext = {
+    requestText: `${path}\n${Object.values(headers).join("\n")}\n${bodyText}`,
+    secrets,
+    crossTenant,
+    proxy: route.group === "proxy",
+  };
+  return { keyRole: c.key, method: route.method, path, headers, body, context };
 }
 
 let uniqueCount = 0;
 function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, other: TenantWorld) {
   const markers: Marker[] = [];
-  const render = (value: unknown) => renderBody(value, markers, route.maxBodyBytes ?? f.defaultBodyLimit);
   const { body } = c;
   if (body.kind === "none") return undefined;
   if (body.kind === "raw") return Buffer.from(body.text, "latin1");
@@ -83,36 +85,8 @@ function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, o
   };
   const fill = (_: string, name: string) => String(fixture[name]);
   const example: unknown = JSON.parse(JSON.stringify(exampleFor(route) ?? {}).replace(/<(\w+)>/g, fill));
-  return render(applyMutations(example, body.mutations, markers));
-}
-
-/**
- * Sends the request and sets `context.secrets`: the card numbers this caller may not see in full. Every
- * fixture token's, but its own tenant's for the private application (its rules reveal). A token a revealing
- * key has PATCHed successfully (maybe its mask), or was PATCHing meanwhile, is left out: a mask set by an
- * allowed caller may show the data, unless this request sets a mask or expression itself.
- */
-export async function exchange(base: string, request: PreparedRequest, f: Fixtures, timeoutMs: number) {
-  const { revealerPatch: id, context } = request;
-  const patches = f.revealerPatches;
-  const exempt = new Set([...patches].filter(([, p]) => p.pending > 0).map(([token]) => token));
-  if (id && !patches.has(id)) patches.set(id, { pending: 0, succeeded: false });
-  const patch = id ? patches.get(id) : undefined;
-  if (patch) patch.pending += 1;
-  const answer = await send(base, request, timeoutMs);
-  if (patch) {
-    patch.pending -= 1;
-    patch.succeeded ||= answer.status >= 200 && answer.status < 300;
-  }
-  for (const [token, p] of patches) if (p.succeeded || p.pending > 0) exempt.add(token);
-  // A request that itself sets how data is presented is never exempt: that is the attack to catch.
-  const presents = /"(mask|fingerprint_expression|search_indexes)"/.test(context.requestText);
-  context.secrets = [{ value: CARDS.canary, whose: "the canary tenant's" }];
-  for (const tenant of ["A", "B"] as const)
-    for (const [token, number] of f[tenant].numbers)
-      if (request.keyRole !== `${tenant}.private` && (presents || !exempt.has(token)))
-        context.secrets.push({ value: number, whose: `tenant ${tenant}'s` });
-  return answer;
+  const limit = route.maxBodyBytes ?? f.defaultBodyLimit;
+  return renderBody(applyMutations(example, body.mutations, markers), markers, limit);
 }
 
 /** Sends it; a connection failure or a timeout is an answer too (status 0). */

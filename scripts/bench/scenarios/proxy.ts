@@ -10,7 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { call } from "../api.ts";
+import { call } from "../../api-call.ts";
 import { median } from "../load.ts";
 import { DESTINATION_PATH, type Parties } from "../parties.ts";
 import { type LoadTarget, type Measured, postLoad, type RunRecord, runScenario } from "../runs.ts";

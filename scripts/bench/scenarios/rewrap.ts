@@ -4,7 +4,7 @@
  * job's `succeeded`.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { call } from "../api.ts";
+import { call } from "../../api-call.ts";
 import type { Measured } from "../runs.ts";
 import { newApplication, newTenant, seedSearchable } from "../service-setup.ts";
 import { log, settings } from "../settings.ts";

@@ -4,7 +4,7 @@
  * per token type whatever the tenant's size, so the target is a ratio of at most 2.
  */
 import { randomInt } from "node:crypto";
-import { call } from "../api.ts";
+import { call } from "../../api-call.ts";
 import { median } from "../load.ts";
 import type { Measured } from "../runs.ts";
 import { newApplication, newTenant, seedSearchable } from "../service-setup.ts";

@@ -2,7 +2,7 @@
  * tokenize and read: the service against its floor (floor-service.ts), each seeded with the same card tokens; the
  * service's req/s must reach a share of the floor's (summary.ts COMPARISONS).
  */
-import { call } from "../api.ts";
+import { call } from "../../api-call.ts";
 import { runLoad } from "../load.ts";
 import type { LoadTarget } from "../runs.ts";
 import { seed } from "../service-setup.ts";

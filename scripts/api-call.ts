@@ -1,6 +1,6 @@
-/** The benchmark's set-up and its unloaded measurements go through the service's public HTTP API. */
+/** One request to the service's public HTTP API, as the scripts (bench, cost, chaos, fuzz, dev) make it. */
 
-/** One request; throws unless the status is `expected`. Answers the parsed JSON body (undefined when empty). */
+/** Throws unless the status is `expected`; answers the parsed JSON body (undefined when empty). */
 export async function call<T>(
   base: string,
   method: string,
@@ -20,7 +20,12 @@ export async function call<T>(
     body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await res.text();
+  // A problem's body carries no key (docs/security.md, logging rules).
   if (res.status !== expected)
     throw new Error(`${method} ${path} answered ${res.status} (expected ${expected}): ${text.slice(0, 500)}`);
   return (text ? JSON.parse(text) : undefined) as T;
 }
+
+/** A POST that creates: 201 expected. */
+export const post = <T>(base: string, path: string, key: string, body: unknown) =>
+  call<T>(base, "POST", path, key, body, 201);
