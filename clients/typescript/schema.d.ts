@@ -1724,6 +1724,12 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      /** @description Other keys of this application are being added at the same moment; retry */
+      409: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
       423: {
         content: {

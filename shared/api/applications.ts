@@ -83,7 +83,9 @@ export const applicationsRoutes = routeGroup("applications", {
     params: idParams,
     responses: {
       201: { description: "Created", schema: applicationKeySchema },
+      400: problem("The application holds 20 keys already"),
       404: problem("Not found"),
+      409: problem("Other keys of this application are being added at the same moment; retry"),
     },
   },
   listApplicationKeys: {

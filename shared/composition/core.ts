@@ -29,7 +29,7 @@ import type { FlushableMetrics } from "#shared/ports/metrics.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 import { traced } from "#shared/tracer.ts";
 import { customerKeys } from "./key-custody.ts";
-import { sessionStore } from "./stores.ts";
+import { memberStore, sessionStore } from "./stores.ts";
 import { composeTable } from "./table.ts";
 import type { UsageMeter } from "./usage-meter.ts";
 
@@ -154,6 +154,7 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
       clock,
       cfg.authCacheSeconds,
       deletedTenants,
+      memberStore({ ...table, applications }).members,
     ),
     // Per-tenant request budgets shared by every process through the table (docs/operations.md).
     rateLimiter: cfg.rateLimit.ratePerSecond > 0 ? rateLimiter(cfg.rateLimit) : undefined,

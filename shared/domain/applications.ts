@@ -6,7 +6,7 @@ import { type AccessRule, ruleSetErrors } from "./access-rules.ts";
 import { auditEvent, recordEvents } from "./audit-entry.ts";
 import type { Authenticator } from "./authentication.ts";
 import type { Application, ApplicationKey, TenantPrincipal } from "./entities.ts";
-import { ceilingOf, isMemberBound, mintingMemberOf, widerThan } from "./grant-ceiling.ts";
+import { assertMayActAs, ceilingOf, isMemberBound, mintingMemberOf, widerThan } from "./grant-ceiling.ts";
 import { type ApplicationType, disallowedPermissions, type Permission } from "./permissions.ts";
 
 export interface ApplicationDeps {
@@ -52,10 +52,15 @@ function assertWithinCeiling(
     });
 }
 
-/** A member's own management application is changed only through its own keys (403 for every other caller). */
+/**
+ * Who may change an application, add or revoke its keys, or delete it: a member's own management application only
+ * through its own keys, and any application only a caller whose ceiling covers everything it holds now. Taking
+ * access away from an application is acting for it as much as granting it (grant-ceiling.ts).
+ */
 function assertMayManage(principal: TenantPrincipal, application: Application, action: string) {
   if (isMemberBound(application) && principal.application.id !== application.id)
     throw forbidden(`Only its own keys may ${action} a member's own management application.`);
+  assertMayActAs(principal, application, action);
 }
 
 function newKey(
@@ -187,6 +192,7 @@ export async function deleteApplication(deps: ApplicationDeps, principal: Tenant
   const current = await findApplication(deps, principal, id);
   if (isMemberBound(current))
     throw forbidden("A member's own management application is removed only by deleting the member.");
+  assertMayManage(principal, current, "delete");
   const deleted = await deps.applications.delete(
     principal.tenantId,
     id,

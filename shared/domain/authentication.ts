@@ -1,5 +1,6 @@
 import { hashKey } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import type { MemberStore } from "#shared/ports/member-store.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 import type { SessionStore } from "#shared/ports/session-store.ts";
 import type { ApplicationStore } from "#shared/ports/stores.ts";
@@ -29,6 +30,8 @@ export class Authenticator {
      * cached use.
      */
     private readonly deletedTenants?: Pick<DeletedTenants, "isDeletedNow" | "knownDeleted">,
+    /** A key minted through a member's credentials answers only while that member exists. */
+    private readonly members?: Pick<MemberStore, "getMember">,
   ) {
     this.cache = new Cache({ ttlMs: cacheSeconds * 1000 });
     this.configured = new Cache({ ttlMs: cacheSeconds * 1000 });
@@ -88,13 +91,23 @@ export class Authenticator {
       : this.applicationPrincipal(record.tenant_id, record.application_id, record.key_id);
   }
 
+  /**
+   * An application key: refused once its application or its listing is gone, or the member it was minted through
+   * (a key minted while that member was being deleted outlives the deletion's list of keys to remove).
+   */
   private async applicationPrincipal(
     tenantId: string,
     applicationId: string,
     keyId: string,
   ): Promise<Principal | undefined> {
-    const application = await this.applications.get(tenantId, applicationId);
-    return application ? { kind: "application", tenantId, keyId, application } : undefined;
+    const [application, key] = await Promise.all([
+      this.applications.get(tenantId, applicationId),
+      this.applications.getKey(tenantId, applicationId, keyId),
+    ]);
+    if (!application || !key) return undefined;
+    if (key.minted_by && this.members && !(await this.members.getMember(tenantId, key.minted_by)))
+      return undefined;
+    return { kind: "application", tenantId, keyId, application };
   }
 
   /** A session key: refused from expires_at on, and only as strong as the application behind it. */

@@ -49,6 +49,8 @@ export interface ApplicationKey {
   id: string;
   application_id: string;
   created_at: string;
+  /** The member through whose credentials the key was minted (never answered: answers name their fields). */
+  minted_by?: string;
 }
 
 /** What a session may do once a private application authorized it (never more than that application). */

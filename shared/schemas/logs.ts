@@ -3,12 +3,17 @@ import { isoDate, pagingQuery } from "./common.ts";
 
 const toIso = (v: string) => new Date(v).toISOString();
 
-export const logQuery = pagingQuery().extend({
-  entity_type: z.string().min(1).max(100).optional(),
-  entity_id: z.string().min(1).max(400).optional(),
-  start_date: isoDate.transform(toIso).optional(),
-  end_date: isoDate.transform(toIso).optional(),
-});
+export const logQuery = pagingQuery()
+  .extend({
+    entity_type: z.string().min(1).max(100).optional(),
+    entity_id: z.string().min(1).max(400).optional(),
+    start_date: isoDate.transform(toIso).optional(),
+    end_date: isoDate.transform(toIso).optional(),
+  })
+  .refine((q) => !q.start_date || !q.end_date || q.start_date <= q.end_date, {
+    message: "start_date must not be after end_date",
+    path: ["start_date"],
+  });
 
 export const logSchema = z
   .object({

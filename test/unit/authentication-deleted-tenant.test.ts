@@ -37,6 +37,10 @@ function otherProcess() {
   const applications = {
     findKey: async (hash: string) => keys.get(hash),
     get: async () => application,
+    getKey: async (_tenant: string, applicationId: string, id: string) => ({
+      id,
+      application_id: applicationId,
+    }),
   } as unknown as ApplicationStore;
   const authenticator = new Authenticator(
     applications,

@@ -2,7 +2,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { Application, ApplicationKey } from "#shared/domain/entities.ts";
-import { notFound, validationError } from "#shared/domain/errors.ts";
+import { conflict, forbidden, notFound, validationError } from "#shared/domain/errors.ts";
 import type { ApplicationStore, KeyRecord, PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
@@ -11,6 +11,11 @@ import { keys } from "./schema.ts";
 
 /** Keys per application are capped so deleting an application stays one transaction (≤ 100 items). */
 export const MAX_KEYS_PER_APPLICATION = 20;
+/** Key additions to one application retried after losing to another at the same moment. */
+const KEY_ADDITION_ATTEMPTS = 5;
+/** Key pairs (listing and lookup) one transaction deletes beside what it must hold. */
+const KEY_PAIRS_PER_WRITE = 45;
+const MINTER_REMOVED = "The member whose credentials act here was removed.";
 
 export class DynamoApplicationStore implements ApplicationStore {
   constructor(
@@ -58,15 +63,15 @@ export class DynamoApplicationStore implements ApplicationStore {
   }
 
   async create(application: Application, key: StoredKey | undefined, audit: LogEntry): Promise<void> {
-    await this.client.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          this.applicationPut(application),
-          ...(key ? this.keyPuts(key) : []),
-          this.audit.put(audit),
-        ],
-      }),
-    );
+    const { tenant_id: tenantId, minted_by: mintedBy } = application;
+    const written = await transactOrFalse(this.client, [
+      this.applicationPut(application),
+      // Created through a member's credentials: only while that member exists (ids are new: nothing else fails).
+      ...(mintedBy ? [this.exists(keys.member(tenantId, mintedBy))] : []),
+      ...(key ? this.keyPuts(key) : []),
+      this.audit.put(audit),
+    ]);
+    if (!written) throw forbidden(MINTER_REMOVED);
   }
 
   async get(tenantId: string, applicationId: string): Promise<Application | undefined> {
@@ -141,6 +146,7 @@ export class DynamoApplicationStore implements ApplicationStore {
         TableName: this.tableName,
         KeyConditionExpression: "PK = :pk AND begins_with(SK, :prefix)",
         ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": `APPKEY#${applicationId}#` },
+        ConsistentRead: true,
       }),
     );
     return (out.Items ?? []) as (ApplicationKey & { key_hash: string })[];
@@ -148,6 +154,19 @@ export class DynamoApplicationStore implements ApplicationStore {
 
   async delete(tenantId: string, applicationId: string, audit: LogEntry): Promise<boolean> {
     const stored = await this.storedKeys(tenantId, applicationId);
+    const keyDeletes = (key: { id: string; key_hash: string }) => [
+      { Delete: { TableName: this.tableName, Key: keys.applicationKey(tenantId, applicationId, key.id) } },
+      { Delete: { TableName: this.tableName, Key: keys.apiKey(key.key_hash) } },
+    ];
+    // More keys than one write holds (left by concurrent additions before their limit held): the extra ones go
+    // first. A failure part-way leaves the application in place, with fewer keys; deleting it again goes on.
+    const early = stored.slice(KEY_PAIRS_PER_WRITE);
+    for (let i = 0; i < early.length; i += KEY_PAIRS_PER_WRITE)
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: early.slice(i, i + KEY_PAIRS_PER_WRITE).flatMap(keyDeletes),
+        }),
+      );
     return transactOrFalse(this.client, [
       {
         Delete: {
@@ -156,37 +175,74 @@ export class DynamoApplicationStore implements ApplicationStore {
           ConditionExpression: "attribute_exists(PK)",
         },
       },
-      ...stored.flatMap((key) => [
-        {
-          Delete: {
-            TableName: this.tableName,
-            Key: keys.applicationKey(tenantId, applicationId, key.id),
-          },
-        },
-        { Delete: { TableName: this.tableName, Key: keys.apiKey(key.key_hash) } },
-      ]),
+      { Delete: { TableName: this.tableName, Key: keys.applicationKeySerial(tenantId, applicationId) } },
+      ...stored.slice(0, KEY_PAIRS_PER_WRITE).flatMap(keyDeletes),
       this.audit.put(audit),
     ]);
   }
 
+  /**
+   * Adds a key within the limit. Additions to one application run one at a time: each is conditional on the
+   * application's addition count it read before counting the keys, so of concurrent additions one writes and the
+   * others count again. A key minted by a member is written only while that member exists.
+   */
   async addKey(key: StoredKey, audit: LogEntry): Promise<void> {
-    const existing = await this.storedKeys(key.tenant_id, key.application_id);
-    if (existing.length >= MAX_KEYS_PER_APPLICATION)
-      throw validationError(
-        `An application holds at most ${MAX_KEYS_PER_APPLICATION} keys; delete one first.`,
-      );
-    const written = await transactOrFalse(this.client, [
-      {
-        ConditionCheck: {
-          TableName: this.tableName,
-          Key: keys.application(key.tenant_id, key.application_id),
-          ConditionExpression: "attribute_exists(PK)",
+    const serialKey = keys.applicationKeySerial(key.tenant_id, key.application_id);
+    for (let attempt = 0; attempt < KEY_ADDITION_ATTEMPTS; attempt++) {
+      // The count first, the keys after: an addition committed between the two reads fails this one's condition.
+      const [serial, minter] = await Promise.all([
+        this.client.send(new GetCommand({ TableName: this.tableName, Key: serialKey, ConsistentRead: true })),
+        key.minted_by ? this.itemExists(keys.member(key.tenant_id, key.minted_by)) : true,
+      ]);
+      const existing = await this.storedKeys(key.tenant_id, key.application_id);
+      if (!minter) throw forbidden(MINTER_REMOVED);
+      if (existing.length >= MAX_KEYS_PER_APPLICATION)
+        throw validationError(
+          `An application holds at most ${MAX_KEYS_PER_APPLICATION} keys; delete one first.`,
+        );
+      const count = serial.Item?.count as number | undefined;
+      const written = await transactOrFalse(this.client, [
+        this.exists(keys.application(key.tenant_id, key.application_id)),
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: serialKey,
+            UpdateExpression: "SET #count = :next",
+            ConditionExpression: count === undefined ? "attribute_not_exists(PK)" : "#count = :count",
+            ExpressionAttributeNames: { "#count": "count" },
+            ExpressionAttributeValues: {
+              ":next": (count ?? 0) + 1,
+              ...(count === undefined ? {} : { ":count": count }),
+            },
+          },
         },
-      },
-      ...this.keyPuts(key),
-      this.audit.put(audit),
-    ]);
-    if (!written) throw notFound("The application");
+        ...(key.minted_by ? [this.exists(keys.member(key.tenant_id, key.minted_by))] : []),
+        ...this.keyPuts(key),
+        this.audit.put(audit),
+      ]);
+      if (written) return;
+      if (!(await this.itemExists(keys.application(key.tenant_id, key.application_id))))
+        throw notFound("The application");
+    }
+    throw conflict("Keys of this application are being added at the same moment; retry.");
+  }
+
+  private exists(key: Record<string, string>) {
+    return {
+      ConditionCheck: { TableName: this.tableName, Key: key, ConditionExpression: "attribute_exists(PK)" },
+    };
+  }
+
+  private async itemExists(key: Record<string, string>): Promise<boolean> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: key,
+        ConsistentRead: true,
+        ProjectionExpression: "PK",
+      }),
+    );
+    return out.Item !== undefined;
   }
 
   async listKeys(tenantId: string, applicationId: string): Promise<ApplicationKey[]> {
@@ -199,8 +255,8 @@ export class DynamoApplicationStore implements ApplicationStore {
       new GetCommand({ TableName: this.tableName, Key: keys.applicationKey(tenantId, applicationId, keyId) }),
     );
     if (!out.Item) return undefined;
-    const { id, application_id, created_at } = out.Item as ApplicationKey;
-    return { id, application_id, created_at };
+    const { id, application_id, created_at, minted_by } = out.Item as ApplicationKey;
+    return { id, application_id, created_at, ...(minted_by ? { minted_by } : {}) };
   }
 
   async deleteKey(

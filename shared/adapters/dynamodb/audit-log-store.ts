@@ -77,7 +77,9 @@ export class DynamoAuditLogStore implements AuditLogStore {
 
     const wanted = offset + page.size + 1;
     const [chunks, counts] = await Promise.all([
-      Promise.all(partitions.map((input) => queryUpTo(this.client, input, wanted))),
+      // A cursor below the range (forged, or from another range) leaves nothing to read: DynamoDB refuses a
+      // BETWEEN whose bounds are the wrong way round.
+      upperBound < lower ? [] : Promise.all(partitions.map((input) => queryUpTo(this.client, input, wanted))),
       Promise.all(
         partitions.map((input) =>
           countQuery(this.client, {

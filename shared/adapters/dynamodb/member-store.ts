@@ -85,11 +85,12 @@ export class DynamoMemberStore implements MemberStore {
       { Delete: { TableName: this.tableName, Key: { PK: k.PK, SK: k.SK } } },
       { Delete: { TableName: this.tableName, Key: keys.apiKey(String(k.key_hash)) } },
     ];
-    // Minted keys go first, in chunks when there are many: a failure part-way leaves the member in place,
-    // so deleting it again finishes the revocation (never a deleted member with live keys).
-    const room = Math.floor((MAX_TRANSACTION_ITEMS - 2 - bound.length - 2 * ofBound.length) / 2);
-    const inLast = minted.length <= room ? minted : [];
-    const early = minted.length <= room ? [] : minted;
+    // Keys go first, in chunks, when there are more than the last write holds: a failure part-way leaves the
+    // member in place, so deleting it again finishes the revocation (never a deleted member with live keys).
+    const every = [...ofBound, ...minted];
+    const room = Math.floor((MAX_TRANSACTION_ITEMS - 2 - bound.length) / 2);
+    const inLast = every.length <= room ? every : [];
+    const early = every.length <= room ? [] : every;
     for (let i = 0; i < early.length; i += KEYS_PER_CHUNK) {
       await this.client.send(
         new TransactWriteCommand({
@@ -110,7 +111,6 @@ export class DynamoMemberStore implements MemberStore {
       ...bound.map((app) => ({
         Delete: { TableName: this.tableName, Key: keys.application(tenantId, String(app.id)) },
       })),
-      ...ofBound.flatMap(keyDeletes),
       ...inLast.flatMap(keyDeletes),
       this.audit.put(audit),
     ]);
@@ -258,6 +258,18 @@ export class DynamoMemberStore implements MemberStore {
           ConditionExpression: "attribute_exists(PK)",
         },
       },
+      // The inviter (a member's own application) still exists as the member is made: one deleted meanwhile refuses.
+      ...(invitation.created_by
+        ? [
+            {
+              ConditionCheck: {
+                TableName: this.tableName,
+                Key: keys.application(invitation.tenant_id, invitation.created_by),
+                ConditionExpression: "attribute_exists(PK)",
+              },
+            },
+          ]
+        : []),
       put({ ...keys.user(user.id), entity: "user", ...user }),
       put({ ...keys.member(member.tenant_id, member.id), entity: "tenant_member", ...member }),
       this.applications.applicationPut(application),

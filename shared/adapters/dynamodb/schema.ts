@@ -8,6 +8,7 @@
  *   TENANT#<tid>              META                      tenant
  *   TENANT#<tid>              APP#<aid>                 application (aid is UUIDv7: sorts by creation)
  *   TENANT#<tid>              APPKEY#<aid>#<kid>        key listing (hash only)
+ *   TENANT#<tid>              APPKEYSERIAL#<aid>        an application's key additions, one at a time
  *   TENANT#<tid>              MEMBER#<mid>              tenant member
  *   USER#<uid>                META                      user
  *   APIKEY#<sha256>           META                      key lookup for authentication
@@ -37,6 +38,11 @@ export const keys = {
   applicationKey: (tenantId: string, appId: string, keyId: string) => ({
     PK: `TENANT#${tenantId}`,
     SK: `APPKEY#${appId}#${keyId}`,
+  }),
+  /** Counts an application's key additions: each is conditional on the count it read, so they run one at a time. */
+  applicationKeySerial: (tenantId: string, appId: string) => ({
+    PK: `TENANT#${tenantId}`,
+    SK: `APPKEYSERIAL#${appId}`,
   }),
   apiKey: (keyHash: string) => ({ PK: `APIKEY#${keyHash}`, SK: "META" }),
   logShard: (tenantId: string, shard: number) => `TENANT#${tenantId}#LOG#${shard}`,

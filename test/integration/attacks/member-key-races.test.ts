@@ -1,0 +1,133 @@
+import { describe, expect, it } from "vitest";
+import { type Client, client, createTenant } from "#test/support/http.ts";
+import { invitationFromOutbox } from "#test/support/outbox.ts";
+import { useService } from "#test/support/service.ts";
+
+const svc = useService();
+
+type Created = { id: string; key: string };
+type Accepted = { id: string; management_key: string };
+
+let counter = 0;
+async function setup() {
+  const api = client(svc.url);
+  const tenant = await createTenant(api, svc.rootKey);
+  const reader = await api.post<Created>("/applications", {
+    key: tenant.managementKey,
+    body: { name: "reader", type: "private", permissions: ["token:read"] },
+  });
+  return { api, ...tenant, readerId: reader.body.id };
+}
+
+/** An ADMIN member joined by invitation. */
+async function joinMember(api: Client, ownerKey: string): Promise<Accepted> {
+  const email = `races${Date.now()}${counter++}@example.com`;
+  await api.post("/tenants/self/invitations", { key: ownerKey, body: { email } });
+  const code = invitationFromOutbox(svc, email).code;
+  const accepted = await api.post<Accepted>("/invitations/accept", { body: { code } });
+  expect(accepted.status).toBe(201);
+  return accepted.body;
+}
+
+describe("attack: keys added at the same moment", () => {
+  it("an application never holds more than 20 keys, however many are added at once, and can still be deleted", async () => {
+    const { api, managementKey, readerId } = await setup();
+    const answers = await Promise.all(
+      Array.from({ length: 80 }, () =>
+        api.post<Created>(`/applications/${readerId}/keys`, { key: managementKey }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status);
+    // Before: the limit was read before the write, so concurrent additions all passed it (50 and more keys).
+    expect(statuses.filter((s) => s === 201).length).toBeLessThanOrEqual(20);
+    expect(statuses.every((s) => s === 201 || s === 400 || s === 409)).toBe(true);
+    const keys = await api.get<unknown[]>(`/applications/${readerId}/keys`, { key: managementKey });
+    expect(keys.body.length).toBeLessThanOrEqual(20);
+    expect((await api.delete(`/applications/${readerId}`, { key: managementKey })).status).toBe(204);
+    const created = answers.filter((a) => a.status === 201).map((a) => a.body.key);
+    for (const key of created) expect((await api.get("/tokens", { key })).status).toBe(401);
+  });
+});
+
+describe("attack: keys minted through a member while it is being deleted", () => {
+  it("every key the member minted answers 401 once the member is deleted, however close the mint", async () => {
+    const { api, managementKey, readerId } = await setup();
+    const admin = await joinMember(api, managementKey);
+    const minted: string[] = [];
+    let deleting = false;
+    let after = 0;
+    // Eight loops minting keys through the member's key until well after its deletion has answered.
+    const loop = async () => {
+      while (after < 6) {
+        const answer = await api.post<Created>(`/applications/${readerId}/keys`, {
+          key: admin.management_key,
+        });
+        if (answer.status === 201) minted.push(answer.body.key);
+        else if (answer.status === 400) {
+          // The 20-key limit: make room with the owner's key, so the loops go on minting.
+          const keys = await api.get<{ id: string }[]>(`/applications/${readerId}/keys`, {
+            key: managementKey,
+          });
+          for (const key of keys.body.slice(0, 10))
+            await api.delete(`/applications/${readerId}/keys/${key.id}`, { key: managementKey });
+        }
+        if (deleting) after += 1;
+      }
+    };
+    const loops = Array.from({ length: 8 }, loop);
+    while (minted.length < 5) await new Promise((resolve) => setTimeout(resolve, 10));
+    deleting = true;
+    const removed = await api.delete(`/tenants/self/members/${admin.id}`, { key: managementKey });
+    expect([200, 204]).toContain(removed.status);
+    await Promise.all(loops);
+    expect(minted.length).toBeGreaterThan(5);
+    // Before: the deletion removed the keys it had listed; those minted meanwhile kept answering 200.
+    const answers = await Promise.all(minted.map((key) => api.get("/tokens", { key })));
+    expect(answers.map((a) => a.status).filter((s) => s !== 401)).toEqual([]);
+  });
+});
+
+describe("attack: a narrow management key changing what it could not grant", () => {
+  it("refuses to narrow, delete or revoke keys of an application holding more than the caller (403)", async () => {
+    const { api, managementKey } = await setup();
+    const prod = await api.post<Created>("/applications", {
+      key: managementKey,
+      body: { name: "prod", type: "private", permissions: ["token:read", "token:use"] },
+    });
+    const narrow = await api.post<Created>("/applications", {
+      key: managementKey,
+      body: {
+        name: "ci",
+        type: "management",
+        permissions: ["application:read", "application:update", "application:delete"],
+      },
+    });
+    const ci = narrow.body.key;
+    const prodKeys = await api.get<{ id: string }[]>(`/applications/${prod.body.id}/keys`, { key: ci });
+    const emptied = await api.put(`/applications/${prod.body.id}`, {
+      key: ci,
+      body: { name: "prod", permissions: [], rules: [] },
+    });
+    const revoked = await api.delete(`/applications/${prod.body.id}/keys/${prodKeys.body[0]?.id}`, {
+      key: ci,
+    });
+    const deleted = await api.delete(`/applications/${prod.body.id}`, { key: ci });
+    // Before: 200, 204, 204: a key holding no token access took it from the application that does.
+    expect([emptied.status, revoked.status, deleted.status]).toEqual([403, 403, 403]);
+    expect((await api.get("/tokens", { key: prod.body.key })).status).toBe(200);
+  });
+});
+
+describe("GET /logs with bounds the wrong way round", () => {
+  it("answers 400 for start_date after end_date, and an empty page for a cursor below start_date", async () => {
+    const { api, managementKey } = await setup();
+    const reversed = await api.get("/logs?start_date=2030-01-01T00:00:00Z&end_date=2020-01-01T00:00:00Z", {
+      key: managementKey,
+    });
+    expect(reversed.status).toBe(400);
+    expect(reversed.headers.get("content-type")).toContain("application/problem+json");
+    const below = await api.get<{ data: unknown[] }>("/logs?start=AAAA", { key: managementKey });
+    // Before: 500 (DynamoDB refused the query).
+    expect([200, 400]).toContain(below.status);
+  });
+});
