@@ -30,7 +30,7 @@ function detokenizerWith(audit: (tokens: readonly StoredToken[]) => Promise<void
     clock: { now: () => new Date("2026-06-01T00:00:00Z") },
     metrics: new RecordingMetrics(),
   } as unknown as TokenDeps;
-  const access: TokenAccess = { evaluate: () => "reveal", visibility: () => [] };
+  const access: TokenAccess = { evaluate: () => "reveal", visibility: () => [], revealVisibility: () => [] };
   return { detokenizer: createDetokenizer(deps, "t1", access, audit), opened };
 }
 

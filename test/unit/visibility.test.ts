@@ -90,4 +90,55 @@ describe("token visibility (lists and counts)", () => {
       [{ containerPrefix: "/pci/" }],
     ]);
   });
+
+  it("reveal visibility holds only tokens evaluate reveals, for keys and sessions, in any scope", () => {
+    fc.assert(
+      fc.property(
+        grant,
+        fc.option(grant, { nil: undefined }),
+        fc.constantFrom(...TOKEN_PERMISSIONS),
+        container,
+        fc.array(token, { minLength: 1, maxLength: 8 }),
+        (application, session, permission, scope, tokens) => {
+          const access = accessOfGrants(session ? { application, session } : { application });
+          const visibility = access.revealVisibility(permission, scope);
+          for (const t of tokens)
+            if (isVisible(visibility, t)) {
+              expect(t.container.startsWith(scope)).toBe(true);
+              expect(access.evaluate(t, permission)).toBe("reveal");
+            }
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("reveal visibility is a rule's region unless a rule before it decides otherwise there", () => {
+    const rule = (priority: number, container: string, transform: "mask" | "reveal") => ({
+      priority,
+      container,
+      transform,
+      permissions: ["token:read" as const],
+    });
+    const of = (rules: AccessRule[], scope?: string) =>
+      accessOfGrants({ application: { permissions: [], rules } }).revealVisibility("token:read", scope);
+    // Revealed in /open/, masked in /masked/: /open/.
+    expect(of([rule(1, "/open/", "reveal"), rule(2, "/masked/", "mask")])).toEqual([
+      [{ containerPrefix: "/open/" }],
+    ]);
+    // Masked everywhere after /mine/: still /mine/ (the mask comes later).
+    expect(of([rule(1, "/mine/", "reveal"), rule(2, "/", "mask")])).toEqual([
+      [{ containerPrefix: "/mine/" }],
+    ]);
+    // /pii/ masked first, then / revealed: "/ but not /pii/" is no clause, so nothing, unless the scope leaves /pii/ out.
+    const carved = [rule(1, "/pii/", "mask"), rule(2, "/", "reveal")];
+    expect(of(carved)).toEqual([[]]);
+    expect(of(carved, "/general/")).toEqual([[{ containerPrefix: "/general/" }]]);
+    // Without rules, token:read is masked: nothing revealed.
+    expect(
+      accessOfGrants({ application: { permissions: ["token:read"], rules: [] } }).revealVisibility(
+        "token:read",
+      ),
+    ).toEqual([[]]);
+  });
 });

@@ -161,7 +161,9 @@ async function detokenizeAndAudit(
   principal: Awaited<ReturnType<typeof principalOf>>,
   request: InvokeRequest,
 ): Promise<Detokenized> {
-  const access = principal ? accessOf(principal) : { evaluate: () => undefined, visibility: () => [] };
+  const access = principal
+    ? accessOf(principal)
+    : { evaluate: () => undefined, visibility: () => [], revealVisibility: () => [] };
   const content = bodyContent(request);
   const call = {
     tenantId: proxy.tenant_id,

@@ -8,7 +8,7 @@ import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { forbidden } from "#shared/domain/errors.ts";
 import type { TokenPermission } from "#shared/domain/permissions.ts";
 import type { Visibility } from "./token.ts";
-import { grantVisibility, visibilityOf, visibleToBoth } from "./visibility.ts";
+import { grantRevealVisibility, grantVisibility, visibilityOf, visibleToBoth } from "./visibility.ts";
 
 /**
  * How a caller reaches tokens: the transform per token and permission, and which tokens a list shows and counts
@@ -17,6 +17,8 @@ import { grantVisibility, visibilityOf, visibleToBoth } from "./visibility.ts";
 export interface TokenAccess {
   evaluate(token: TokenRef, permission: TokenPermission): Transform | undefined;
   visibility(permission: TokenPermission): Visibility;
+  /** Tokens within `scope` surely revealed for `permission` (no more than evaluate reveals: visibility.ts). */
+  revealVisibility(permission: TokenPermission, scope?: string): Visibility;
 }
 
 const STRENGTH: Record<Transform, number> = { redact: 0, mask: 1, reveal: 2 };
@@ -60,6 +62,9 @@ class GrantAccess implements TokenAccess {
   visibility(permission: TokenPermission): Visibility {
     return visibilityOf([grantVisibility(this.grant, permission)]);
   }
+  revealVisibility(permission: TokenPermission, scope?: string): Visibility {
+    return visibilityOf([grantRevealVisibility(this.grant, permission, scope)]);
+  }
 }
 
 class BothAccess implements TokenAccess {
@@ -76,6 +81,13 @@ class BothAccess implements TokenAccess {
   visibility(permission: TokenPermission): Visibility {
     return visibleToBoth(this.a.visibility(permission), this.b.visibility(permission));
   }
+  // Revealed by both: the weaker of two reveals is reveal.
+  revealVisibility(permission: TokenPermission, scope?: string): Visibility {
+    return visibleToBoth(
+      this.a.revealVisibility(permission, scope),
+      this.b.revealVisibility(permission, scope),
+    );
+  }
 }
 
 const grantAccess = (grant: AccessGrant): TokenAccess => new GrantAccess(grant);
@@ -88,6 +100,21 @@ export function searchTransform(access: TokenAccess, token: TokenRef): Transform
   const read = access.evaluate(token, "token:read");
   const search = access.evaluate(token, "token:search");
   return read && search ? weaker(read, search) : undefined;
+}
+
+/**
+ * What a listing asks the store for, so that nothing it answers is dropped afterwards (a dropped match would still
+ * use up the pages a request reads, and `next` would hint at it): the tokens the caller reads, and searches too for
+ * a search; with a fingerprint filter, only those surely revealed within `scope` (a fingerprint matches a value,
+ * so matching it where the caller masks would be an oracle).
+ */
+export function listingVisibility(
+  access: TokenAccess,
+  options: { search?: boolean; fingerprint?: boolean; scope?: string },
+): Visibility {
+  const of = (permission: TokenPermission) =>
+    options.fingerprint ? access.revealVisibility(permission, options.scope) : access.visibility(permission);
+  return options.search ? visibleToBoth(of("token:read"), of("token:search")) : of("token:read");
 }
 
 /** Access no wider than either: a permission only where both hold it, with the weaker transform. */

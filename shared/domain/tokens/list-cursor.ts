@@ -6,7 +6,7 @@ import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
-import { accessOf, searchTransform } from "./access.ts";
+import { accessOf, listingVisibility, searchTransform } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { present } from "./presenting.ts";
 import { openData } from "./sealing.ts";
@@ -72,12 +72,16 @@ export type Shown = { token: StoredToken; transform: Transform };
 /**
  * A caller's page: store pages read (`read(wanted, after)`, each answering what it `shows`) until `size` are shown or
  * the matches end, at most PAGES_READ. So `next` (the position after the last page read, while more may follow)
- * never says, after an empty page, that matches the caller may not see exist.
+ * never says, after an empty page, that matches the caller may not see exist. Where `read` drops matches the
+ * store answered (a search of the blind index, which holds every token's entries), those use up the pages too:
+ * with `hiddenMatches`, a page that shows nothing has no `next` even at the bound, so its answer is the same
+ * whether such matches exist or not.
  */
 export async function fillPage(
   size: number,
   after: string | undefined,
   read: (wanted: number, after: string | undefined) => Promise<{ shown: Shown[]; next?: string }>,
+  options: { hiddenMatches?: boolean } = {},
 ): Promise<{ shown: Shown[]; next?: string }> {
   const shown: Shown[] = [];
   let position = after;
@@ -87,7 +91,7 @@ export async function fillPage(
     position = page.next;
     if (position === undefined) return { shown };
   }
-  return { shown, next: position };
+  return options.hiddenMatches && shown.length === 0 ? { shown } : { shown, next: position };
 }
 
 export interface CursorListOptions {
@@ -132,14 +136,15 @@ export async function listTokensByCursor(
   const after = start === undefined ? undefined : await openCursor(deps, binding, start);
 
   const grant = accessOf(principal);
+  const fingerprint = query.fingerprint !== undefined;
+  const visibility = listingVisibility(grant, {
+    search: options.search,
+    fingerprint,
+    scope: containerPrefix,
+  });
   const now = deps.clock.now();
   const { shown, next: position } = await fillPage(size, after, async (wanted, at) => {
-    const page = await deps.tokens.page(
-      principal.tenantId,
-      { ...filters, visibility: grant.visibility("token:read"), now },
-      wanted,
-      at,
-    );
+    const page = await deps.tokens.page(principal.tenantId, { ...filters, visibility, now }, wanted, at);
     return {
       next: page.next,
       shown: page.items.flatMap((token) => {
@@ -147,10 +152,8 @@ export async function listTokensByCursor(
         const transform = options.search
           ? searchTransform(grant, token)
           : grant.evaluate(token, "token:read");
-        // A fingerprint is shown only with reveal: matching on it where the caller masks would be an oracle.
-        return transform && (query.fingerprint === undefined || transform === "reveal")
-          ? [{ token, transform }]
-          : [];
+        // The store answered only what the caller may see as asked (listingVisibility); checked again here.
+        return transform && (!fingerprint || transform === "reveal") ? [{ token, transform }] : [];
       }),
     };
   });

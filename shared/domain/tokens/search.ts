@@ -92,32 +92,37 @@ async function searchData(
 
   const grant = accessOf(principal);
   const now = deps.clock.now();
-  const { shown, next: position } = await fillPage(body.size, after, async (wanted, at) => {
-    const found = await deps.tokens.searchEntries(tenantId, hashes, wanted, at);
-    const tokens = await deps.tokens.getMany(
-      tenantId,
-      found.entries.map((entry) => entry.tokenId),
-    );
-    const byId = new Map(tokens.map((token) => [token.id, token]));
-    const page: Shown[] = [];
-    for (const entry of found.entries) {
-      const token = byId.get(entry.tokenId);
-      // The token item is the truth: a lookup item of a hash it no longer has (PATCHed, deleted) is stale.
-      if (!token?.search_hashes?.includes(entry.hash)) {
-        await deps.tokens.removeSearchEntries({ tenant_id: tenantId, id: entry.tokenId }, [entry.hash]);
-        continue;
+  const { shown, next: position } = await fillPage(
+    body.size,
+    after,
+    async (wanted, at) => {
+      const found = await deps.tokens.searchEntries(tenantId, hashes, wanted, at);
+      const tokens = await deps.tokens.getMany(
+        tenantId,
+        found.entries.map((entry) => entry.tokenId),
+      );
+      const byId = new Map(tokens.map((token) => [token.id, token]));
+      const page: Shown[] = [];
+      for (const entry of found.entries) {
+        const token = byId.get(entry.tokenId);
+        // The token item is the truth: a lookup item of a hash it no longer has (PATCHed, deleted) is stale.
+        if (!token?.search_hashes?.includes(entry.hash)) {
+          await deps.tokens.removeSearchEntries({ tenant_id: tenantId, id: entry.tokenId }, [entry.hash]);
+          continue;
+        }
+        if (!isLive(token, now)) continue;
+        if (
+          containerPrefix &&
+          !(token.container === containerPrefix || token.container.startsWith(containerPrefix))
+        )
+          continue;
+        const transform = searchTransform(grant, token);
+        if (transform) page.push({ token, transform });
       }
-      if (!isLive(token, now)) continue;
-      if (
-        containerPrefix &&
-        !(token.container === containerPrefix || token.container.startsWith(containerPrefix))
-      )
-        continue;
-      const transform = searchTransform(grant, token);
-      if (transform) page.push({ token, transform });
-    }
-    return { shown: page, next: found.next };
-  });
+      return { shown: page, next: found.next };
+    },
+    { hiddenMatches: true },
+  );
   await recordTokenReads(
     deps,
     principal,

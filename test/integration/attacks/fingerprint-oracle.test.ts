@@ -99,6 +99,50 @@ describe("attack: fingerprints as an oracle for masked values", () => {
     expect(all.body.data).toHaveLength(3);
   });
 
+  it("never hints at masked matches by a next page, however many share the guessed value", async () => {
+    const { api, managementKey, owner } = await setup();
+    // The attacker reveals (and creates) only in /mine/, and reads everything else masked.
+    const agent = await appKey(api, managementKey, {
+      type: "private",
+      rules: [
+        {
+          priority: 1,
+          container: "/mine/",
+          transform: "reveal",
+          permissions: ["token:create", "token:read"],
+        },
+        { priority: 2, container: "/", transform: "mask", permissions: ["token:read"] },
+      ],
+    });
+    // The same SSN tokenized once per order, more times than the pages one request reads (10).
+    const copies = Array.from({ length: 11 }, () => ({
+      type: "social_security_number",
+      data: "123-45-6789",
+    }));
+    expect((await api.post("/tokenize", { key: owner, body: copies })).status).toBe(201);
+    const probe = async (guess: string) => {
+      const made = await api.post<TokenBody>("/tokens", {
+        key: agent,
+        body: { type: "social_security_number", data: guess, containers: ["/mine/"] },
+      });
+      const fingerprint = encodeURIComponent(String(made.body.fingerprint));
+      const page = await api.get(`/v2/tokens?size=1&container=/pii/&fingerprint=${fingerprint}`, {
+        key: agent,
+      });
+      const everywhere = await api.get<{ data: TokenBody[] }>(`/v2/tokens?fingerprint=${fingerprint}`, {
+        key: agent,
+      });
+      return { page: page.body, found: everywhere.body.data.map((t) => t.id), id: made.body.id };
+    };
+    const right = await probe("123-45-6789");
+    const wrong = await probe("123-45-0000");
+    // Before: the right guess answered a `next` (its masked matches used up the pages), the wrong one none.
+    expect(right.page).toEqual({ pagination: { page_size: 1 }, data: [] });
+    expect(wrong.page).toEqual({ pagination: { page_size: 1 }, data: [] });
+    // Where it reveals, the filter still finds the value: its own token, and only that.
+    expect(right.found).toEqual([right.id]);
+  });
+
   it("still deduplicates server-side without showing fingerprints", async () => {
     const { api, owner, pub, id } = await setup();
 

@@ -141,7 +141,8 @@ describe("POST /v2/tokens/search", () => {
 
   it("never says, by a next page, that matches the caller may not see exist", async () => {
     const t = await tenant();
-    for (const i of [1, 2, 3]) await t.create(ssn(`99${i}-00-7777`, ["/pii/hidden/"]));
+    // More hidden matches than the pages one request reads (10): before, size=1 then answered a `next`.
+    for (let i = 10; i < 22; i++) await t.create(ssn(`9${i}-00-7777`, ["/pii/hidden/"]));
     const general = await t.keyWith([
       {
         priority: 1,
