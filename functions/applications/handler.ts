@@ -1,7 +1,7 @@
 import { applicationsRoutes } from "#shared/api/applications.ts";
 import type { Routes } from "#shared/api/index.ts";
 import { composeCore } from "#shared/composition/core.ts";
-import { auditLogStore } from "#shared/composition/stores.ts";
+import { applicationStore, auditLogStore } from "#shared/composition/stores.ts";
 import { type Config, config } from "#shared/config.ts";
 import {
   createApplication,
@@ -21,7 +21,7 @@ import { envelope, pageRequest } from "#shared/http/pagination.ts";
 /** The adapters the applications routes use, and no others (see shared/composition/). */
 export function compose(cfg: Config) {
   const core = composeCore(cfg);
-  return { ...core, ...auditLogStore(core) };
+  return { ...core, ...applicationStore(core), ...auditLogStore(core) };
 }
 export type ApplicationsDeps = ReturnType<typeof compose>;
 

@@ -1,5 +1,5 @@
 import { KMSClient } from "@aws-sdk/client-kms";
-import { DynamoApplicationStore } from "#shared/adapters/dynamodb/application-store.ts";
+import { DynamoApplicationReader } from "#shared/adapters/dynamodb/application-reader.ts";
 import { TABLE_CALL_LIMITS } from "#shared/adapters/dynamodb/client.ts";
 import { DynamoDataKeyStore } from "#shared/adapters/dynamodb/data-key-store.ts";
 import { DynamoIdempotencyStore } from "#shared/adapters/dynamodb/idempotency-store.ts";
@@ -29,7 +29,7 @@ import type { FlushableMetrics } from "#shared/ports/metrics.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 import { traced } from "#shared/tracer.ts";
 import { customerKeys } from "./key-custody.ts";
-import { memberStore, sessionStore } from "./stores.ts";
+import { sessionStore } from "./stores.ts";
 import { composeTable } from "./table.ts";
 import type { UsageMeter } from "./usage-meter.ts";
 
@@ -91,7 +91,7 @@ const refusing = (why: string): KeyWrapper => {
 export function composeCore(cfg: Config, options: CoreOptions = {}) {
   const table = composeTable(cfg, { meter: options.meter, metrics: options.metrics });
   const { clock, dynamo, audit } = table;
-  const applications = new DynamoApplicationStore(dynamo, cfg.tableName, audit);
+  const applications = new DynamoApplicationReader(dynamo, cfg.tableName);
   const { sessions } = sessionStore(table);
   const rootKey = options.rootKey?.(cfg, clock) ?? rootKeyInMemory(cfg);
   const masterKey = dataKeyWrapper(cfg);
@@ -154,7 +154,6 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
       clock,
       cfg.authCacheSeconds,
       deletedTenants,
-      memberStore({ ...table, applications }).members,
     ),
     // Per-tenant request budgets shared by every process through the table (docs/operations.md).
     rateLimiter: cfg.rateLimit.ratePerSecond > 0 ? rateLimiter(cfg.rateLimit) : undefined,

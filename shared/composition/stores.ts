@@ -1,4 +1,4 @@
-import type { DynamoApplicationStore } from "#shared/adapters/dynamodb/application-store.ts";
+import { DynamoApplicationStore } from "#shared/adapters/dynamodb/application-store.ts";
 import { DynamoAuditLogStore } from "#shared/adapters/dynamodb/audit-log-store.ts";
 import { DynamoMemberStore } from "#shared/adapters/dynamodb/member-store.ts";
 import { DynamoProxyStore } from "#shared/adapters/dynamodb/proxy-store.ts";
@@ -36,16 +36,27 @@ export const sweepStore = ({ dynamo, config, audit }: Table) => ({
   tenantPurge: new DynamoTenantPurgeStore(dynamo, config.tableName),
 });
 
-/** The table plus the application store, which tenant and member writes extend in one transaction. */
-type WithApplications = Table & { applications: DynamoApplicationStore };
-
-export const tenantStore = (t: WithApplications) => ({
-  tenants: new DynamoTenantStore(t.dynamo, t.config.tableName, t.audit, t.applications),
+/** Applications and their keys, written: only the groups that change them compose it (and the stores below). */
+export const applicationStore = ({ dynamo, config, audit }: Table) => ({
+  applications: new DynamoApplicationStore(dynamo, config.tableName, audit),
 });
 
-export const memberStore = (t: WithApplications) => ({
-  members: new DynamoMemberStore(t.dynamo, t.config.tableName, t.audit, t.applications),
-});
+/** Tenant writes extend the application store's in one transaction. */
+export const tenantStore = (t: Table) => {
+  const { applications } = applicationStore(t);
+  return {
+    applications,
+    tenants: new DynamoTenantStore(t.dynamo, t.config.tableName, t.audit, applications),
+  };
+};
+
+export const memberStore = (t: Table) => {
+  const { applications } = applicationStore(t);
+  return {
+    applications,
+    members: new DynamoMemberStore(t.dynamo, t.config.tableName, t.audit, applications),
+  };
+};
 
 /** Proxy keys are resolved through a short cache, as API keys are (docs/proxies.md, "Changes and caching"). */
 export const proxyStore = ({ dynamo, config, audit, clock }: Table) => ({

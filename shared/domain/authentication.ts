@@ -1,9 +1,8 @@
 import { hashKey } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
-import type { MemberStore } from "#shared/ports/member-store.ts";
 import type { RootKeyVerifier } from "#shared/ports/root-key.ts";
 import type { SessionStore } from "#shared/ports/session-store.ts";
-import type { ApplicationStore } from "#shared/ports/stores.ts";
+import type { ApplicationReader } from "#shared/ports/stores.ts";
 import { Cache } from "./cache.ts";
 import type { DeletedTenants } from "./deleted-tenants.ts";
 import type { Application, Principal } from "./entities.ts";
@@ -19,7 +18,7 @@ export class Authenticator {
   private readonly configured: Cache<Application>;
 
   constructor(
-    private readonly applications: ApplicationStore,
+    private readonly applications: ApplicationReader,
     private readonly sessions: SessionStore,
     private readonly rootKey: RootKeyVerifier,
     private readonly clock: Clock,
@@ -30,8 +29,6 @@ export class Authenticator {
      * cached use.
      */
     private readonly deletedTenants?: Pick<DeletedTenants, "isDeletedNow" | "knownDeleted">,
-    /** A key minted through a member's credentials answers only while that member exists. */
-    private readonly members?: Pick<MemberStore, "getMember">,
   ) {
     this.cache = new Cache({ ttlMs: cacheSeconds * 1000 });
     this.configured = new Cache({ ttlMs: cacheSeconds * 1000 });
@@ -105,8 +102,7 @@ export class Authenticator {
       this.applications.getKey(tenantId, applicationId, keyId),
     ]);
     if (!application || !key) return undefined;
-    if (key.minted_by && this.members && !(await this.members.getMember(tenantId, key.minted_by)))
-      return undefined;
+    if (key.minted_by && !(await this.applications.memberExists(tenantId, key.minted_by))) return undefined;
     return { kind: "application", tenantId, keyId, application };
   }
 

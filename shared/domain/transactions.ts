@@ -4,7 +4,7 @@ import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { Metrics } from "#shared/ports/metrics.ts";
-import type { ApplicationStore, StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
+import type { ApplicationReader, StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
 import { evaluateAccess, type TokenRef } from "./access-rules.ts";
 import { auditEvent } from "./audit-entry.ts";
 import type { TenantPrincipal } from "./entities.ts";
@@ -93,7 +93,7 @@ export function holdTokens(
 
 export interface HoldDeps {
   transactions: Pick<TransactionStore, "get" | "rollback">;
-  applications: Pick<ApplicationStore, "get" | "getKey">;
+  applications: Pick<ApplicationReader, "get" | "getKey">;
   clock: Clock;
 }
 

@@ -52,9 +52,18 @@ export interface TenantStore {
   getTenant(tenantId: string): Promise<Tenant | undefined>;
 }
 
-export interface ApplicationStore {
-  create(application: Application, key: StoredKey | undefined, audit: LogEntry): Promise<void>;
+/** The lookups every function makes: authentication, and what a proxy or reactor acts as. */
+export interface ApplicationReader {
   get(tenantId: string, applicationId: string): Promise<Application | undefined>;
+  getKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKey | undefined>;
+  /** Whether the member a key was minted through (`minted_by`) still exists: its keys answer only while it does. */
+  memberExists(tenantId: string, memberId: string): Promise<boolean>;
+  /** Resolves a key hash to its owner; the lookup used by authentication. */
+  findKey(keyHash: string): Promise<KeyRecord | undefined>;
+}
+
+export interface ApplicationStore extends ApplicationReader {
+  create(application: Application, key: StoredKey | undefined, audit: LogEntry): Promise<void>;
   list(tenantId: string, page: PageRequest): Promise<StorePage<Application>>;
   /** Replaces name, permissions and rules; fails with not-found when the application is gone. */
   update(application: Application, audit: LogEntry): Promise<void>;
@@ -62,7 +71,6 @@ export interface ApplicationStore {
   delete(tenantId: string, applicationId: string, audit: LogEntry): Promise<boolean>;
   addKey(key: StoredKey, audit: LogEntry): Promise<void>;
   listKeys(tenantId: string, applicationId: string): Promise<ApplicationKey[]>;
-  getKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKey | undefined>;
   /** Returns the deleted key's hash (to evict caches) or undefined when it did not exist. */
   deleteKey(
     tenantId: string,
@@ -70,8 +78,6 @@ export interface ApplicationStore {
     keyId: string,
     audit: LogEntry,
   ): Promise<string | undefined>;
-  /** Resolves a key hash to its owner; the lookup used by authentication. */
-  findKey(keyHash: string): Promise<KeyRecord | undefined>;
 }
 
 export interface AuditLogStore {

@@ -3,7 +3,8 @@ import { GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dyn
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { Application, ApplicationKey } from "#shared/domain/entities.ts";
 import { conflict, forbidden, notFound, validationError } from "#shared/domain/errors.ts";
-import type { ApplicationStore, KeyRecord, PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
+import type { ApplicationStore, PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
+import { DynamoApplicationReader } from "./application-reader.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
@@ -17,12 +18,15 @@ const KEY_ADDITION_ATTEMPTS = 5;
 const KEY_PAIRS_PER_WRITE = 45;
 const MINTER_REMOVED = "The member whose credentials act here was removed.";
 
-export class DynamoApplicationStore implements ApplicationStore {
+/** Applications and their keys, written (the lookups are DynamoApplicationReader's). */
+export class DynamoApplicationStore extends DynamoApplicationReader implements ApplicationStore {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    client: DynamoDBDocumentClient,
+    tableName: string,
     private readonly audit: AuditItems,
-  ) {}
+  ) {
+    super(client, tableName);
+  }
 
   /** The two items a key needs: the listing under its tenant and the lookup by hash. */
   keyPuts(key: StoredKey) {
@@ -72,13 +76,6 @@ export class DynamoApplicationStore implements ApplicationStore {
       this.audit.put(audit),
     ]);
     if (!written) throw forbidden(MINTER_REMOVED);
-  }
-
-  async get(tenantId: string, applicationId: string): Promise<Application | undefined> {
-    const out = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: keys.application(tenantId, applicationId) }),
-    );
-    return out.Item ? stripKeys<Application>(out.Item) : undefined;
   }
 
   async list(tenantId: string, page: PageRequest): Promise<StorePage<Application>> {
@@ -192,7 +189,7 @@ export class DynamoApplicationStore implements ApplicationStore {
       // The count first, the keys after: an addition committed between the two reads fails this one's condition.
       const [serial, minter] = await Promise.all([
         this.client.send(new GetCommand({ TableName: this.tableName, Key: serialKey, ConsistentRead: true })),
-        key.minted_by ? this.itemExists(keys.member(key.tenant_id, key.minted_by)) : true,
+        key.minted_by ? this.memberExists(key.tenant_id, key.minted_by) : true,
       ]);
       const existing = await this.storedKeys(key.tenant_id, key.application_id);
       if (!minter) throw forbidden(MINTER_REMOVED);
@@ -233,30 +230,9 @@ export class DynamoApplicationStore implements ApplicationStore {
     };
   }
 
-  private async itemExists(key: Record<string, string>): Promise<boolean> {
-    const out = await this.client.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: key,
-        ConsistentRead: true,
-        ProjectionExpression: "PK",
-      }),
-    );
-    return out.Item !== undefined;
-  }
-
   async listKeys(tenantId: string, applicationId: string): Promise<ApplicationKey[]> {
     const stored = await this.storedKeys(tenantId, applicationId);
     return stored.map(({ id, application_id, created_at }) => ({ id, application_id, created_at }));
-  }
-
-  async getKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKey | undefined> {
-    const out = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: keys.applicationKey(tenantId, applicationId, keyId) }),
-    );
-    if (!out.Item) return undefined;
-    const { id, application_id, created_at, minted_by } = out.Item as ApplicationKey;
-    return { id, application_id, created_at, ...(minted_by ? { minted_by } : {}) };
   }
 
   async deleteKey(
@@ -282,14 +258,5 @@ export class DynamoApplicationStore implements ApplicationStore {
       this.audit.put(audit),
     ]);
     return written ? keyHash : undefined;
-  }
-
-  async findKey(keyHash: string): Promise<KeyRecord | undefined> {
-    const out = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: keys.apiKey(keyHash), ConsistentRead: true }),
-    );
-    if (!out.Item) return undefined;
-    const { tenant_id, application_id, key_id, session_id } = out.Item as KeyRecord;
-    return { tenant_id, application_id, key_id, ...(session_id ? { session_id } : {}) };
   }
 }

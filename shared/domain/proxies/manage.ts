@@ -9,7 +9,7 @@ import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { ProxyStore } from "#shared/ports/proxy-store.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
-import type { ApplicationStore, AuditLogStore, PageRequest } from "#shared/ports/stores.ts";
+import type { ApplicationReader, AuditLogStore, PageRequest } from "#shared/ports/stores.ts";
 import {
   destinationError,
   nameMatcher,
@@ -21,7 +21,7 @@ import {
 
 export interface ProxyDeps {
   proxies: ProxyStore;
-  applications: ApplicationStore;
+  applications: ApplicationReader;
   auditLog: AuditLogStore;
   sealer: Sealer;
   clock: Clock;

@@ -9,13 +9,13 @@ import { uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { ReactorStore } from "#shared/ports/reactor-store.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
-import type { ApplicationStore, AuditLogStore, PageRequest } from "#shared/ports/stores.ts";
+import type { ApplicationReader, AuditLogStore, PageRequest } from "#shared/ports/stores.ts";
 import { cast } from "./args.ts";
 import type { StoredFormula, StoredReactor } from "./model.ts";
 
 export interface ReactorDeps {
   reactors: ReactorStore;
-  applications: ApplicationStore;
+  applications: ApplicationReader;
   auditLog: AuditLogStore;
   clock: Clock;
   /** Told when formula code is saved, so the tenant's runner exists before the first react (AWS). */

@@ -29,7 +29,7 @@ import type { JobQueue } from "#shared/ports/job-queue.ts";
 import { REACTION_RETENTION_SECONDS, type ReactorStore } from "#shared/ports/reactor-store.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
 import type { SessionStore } from "#shared/ports/session-store.ts";
-import type { ApplicationStore } from "#shared/ports/stores.ts";
+import type { ApplicationReader } from "#shared/ports/stores.ts";
 import { createTokenBody } from "#shared/schemas/tokens.ts";
 import { validateArgs } from "./args.ts";
 import type {
@@ -55,7 +55,7 @@ export const ASYNC_TIMEOUT_DEFAULT_MS = 10_000;
 
 export interface ReactDeps extends TokenDeps {
   reactors: ReactorStore;
-  applications: ApplicationStore;
+  applications: ApplicationReader;
   /** The configured application's lookup (cached). */
   authenticator: Pick<Authenticator, "application">;
   sessions: SessionStore;

@@ -1,0 +1,58 @@
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import type { Application, ApplicationKey } from "#shared/domain/entities.ts";
+import type { ApplicationReader, KeyRecord } from "#shared/ports/stores.ts";
+import { stripKeys } from "./audit-items.ts";
+import { keys } from "./schema.ts";
+
+/**
+ * The lookups of applications and keys every function makes to authenticate (and to check what a proxy or reactor
+ * acts as); the writes are DynamoApplicationStore's, composed only where applications change.
+ */
+export class DynamoApplicationReader implements ApplicationReader {
+  constructor(
+    protected readonly client: DynamoDBDocumentClient,
+    protected readonly tableName: string,
+  ) {}
+
+  async get(tenantId: string, applicationId: string): Promise<Application | undefined> {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.application(tenantId, applicationId) }),
+    );
+    return out.Item ? stripKeys<Application>(out.Item) : undefined;
+  }
+
+  async getKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKey | undefined> {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.applicationKey(tenantId, applicationId, keyId) }),
+    );
+    if (!out.Item) return undefined;
+    const { id, application_id, created_at, minted_by } = out.Item as ApplicationKey;
+    return { id, application_id, created_at, ...(minted_by ? { minted_by } : {}) };
+  }
+
+  async findKey(keyHash: string): Promise<KeyRecord | undefined> {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.apiKey(keyHash), ConsistentRead: true }),
+    );
+    if (!out.Item) return undefined;
+    const { tenant_id, application_id, key_id, session_id } = out.Item as KeyRecord;
+    return { tenant_id, application_id, key_id, ...(session_id ? { session_id } : {}) };
+  }
+
+  memberExists(tenantId: string, memberId: string): Promise<boolean> {
+    return this.itemExists(keys.member(tenantId, memberId));
+  }
+
+  protected async itemExists(key: Record<string, string>): Promise<boolean> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: key,
+        ConsistentRead: true,
+        ProjectionExpression: "PK",
+      }),
+    );
+    return out.Item !== undefined;
+  }
+}
