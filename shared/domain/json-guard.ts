@@ -34,14 +34,20 @@ export function jsonTextDepth(text: string, limit = Number.POSITIVE_INFINITY): n
   return deepest;
 }
 
+/** What is wrong with a parsed body, at which path (`args.__proto__`, `data.amount`). */
+export type BodyProblem = { path: string; kind: "reserved-key" | "non-finite-number" };
+
 /**
- * The path (`args.__proto__`) of the first object key in `value` that is `__proto__`, `prototype` or
- * `constructor`, or undefined when there is none. Depth-first over an explicit stack.
+ * The first object key in `value` that is `__proto__`, `prototype` or `constructor`, or number too large for a
+ * double (`1e400` parses as Infinity, which JSON.stringify would store as null: another value than was sent), or
+ * undefined when there is none. Depth-first over an explicit stack.
  */
-export function forbiddenKeyPath(value: unknown, root?: string): string | undefined {
-  const stack: { node: unknown; path: string[] }[] = [{ node: value, path: root ? [root] : [] }];
+export function bodyProblem(value: unknown): BodyProblem | undefined {
+  const stack: { node: unknown; path: string[] }[] = [{ node: value, path: [] }];
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     const { node, path } = next;
+    if (typeof node === "number" && !Number.isFinite(node))
+      return { path: path.join(".") || "body", kind: "non-finite-number" };
     if (typeof node !== "object" || node === null) continue;
     if (Array.isArray(node)) {
       node.forEach((item, index) => {
@@ -50,9 +56,15 @@ export function forbiddenKeyPath(value: unknown, root?: string): string | undefi
       continue;
     }
     for (const key of Object.keys(node)) {
-      if (isForbiddenKey(key)) return [...path, key].join(".");
+      if (isForbiddenKey(key)) return { path: [...path, key].join("."), kind: "reserved-key" };
       stack.push({ node: (node as Record<string, unknown>)[key], path: [...path, key] });
     }
   }
   return undefined;
+}
+
+/** The path of the first reserved key (`__proto__`, `prototype`, `constructor`) in `value`, if any. */
+export function forbiddenKeyPath(value: unknown): string | undefined {
+  const problem = bodyProblem(value);
+  return problem?.kind === "reserved-key" ? problem.path : undefined;
 }

@@ -194,7 +194,7 @@ export function createGateway(
 ): Server {
   const matcher = new RouteMatcher(routes);
   const preflights = new RouteMatcher(preflightRoutes(routes));
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     void (async () => {
       // A request that announces no body (neither length nor chunks) has none: no listeners, no promise.
       const bodiless =
@@ -219,4 +219,23 @@ export function createGateway(
       else res.destroy();
     });
   });
+  // What Node's parser refuses before any handler runs (headers or a URL over its 16 KB, malformed HTTP) is
+  // answered as problem+json too, as API Gateway answers its own limits, never Node's bare status line.
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const tooLarge = error.code === "HPE_HEADER_OVERFLOW";
+    const { statusCode, headers, body } = tooLarge
+      ? gatewayProblem(431, "Request Header Fields Too Large", "The request's headers or URL are too large.")
+      : gatewayProblem(400, "Bad Request", "The request is not valid HTTP.");
+    const head = Object.entries({
+      ...headers,
+      "content-length": Buffer.byteLength(body),
+      connection: "close",
+    })
+      .map(([name, value]) => `${name}: ${value}`)
+      .join("\r\n");
+    const reason = tooLarge ? "Request Header Fields Too Large" : "Bad Request";
+    socket.end(`HTTP/1.1 ${statusCode} ${reason}\r\n${head}\r\n\r\n${body}`);
+  });
+  return server;
 }

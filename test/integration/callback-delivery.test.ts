@@ -191,7 +191,13 @@ describe("callback delivery", () => {
     expect(payload).toEqual({
       type: "reactor.reaction.completed",
       timestamp: at.toISOString(),
-      data: { request_id: job.requestId, reactor_id: reactorId, status: 200, body: { raw: RESULT_MARKER } },
+      data: {
+        request_id: job.requestId,
+        reactor_id: reactorId,
+        callback_url: job.callbackUrl,
+        status: 200,
+        body: { raw: RESULT_MARKER },
+      },
     });
     expect(delivery.body).not.toContain(SEALED);
     expect(runner.executions).toBe(1);
@@ -470,6 +476,7 @@ describe("end to end through POST /reactors/{id}/react", () => {
       data: {
         request_id: reacted.body.request_id,
         reactor_id: reactor.body.id,
+        callback_url: hook.url,
         status: 200,
         body: { raw: { doubled: 42 } },
       },

@@ -90,6 +90,43 @@ describe("errors are RFC 9457 problem+json", () => {
   });
 });
 
+describe("odd values the edge refuses", () => {
+  it("refuses a number too large for a double instead of storing null (400, naming where)", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+    const writer = await api.post<{ key: string }>("/applications", {
+      key: managementKey,
+      body: { name: "w", type: "private", permissions: ["token:create"] },
+    });
+    const headers = { "content-type": "application/json" };
+    const created = await api.post("/tokens", {
+      key: writer.body.key,
+      headers,
+      rawBody: '{"type":"token","data":{"amount":1e400}}',
+    });
+    // Before: 201, and the token held {"amount": null}.
+    expect(created.status).toBe(400);
+    expect(created.body).toMatchObject({
+      ...problemShape,
+      status: 400,
+      errors: { "data.amount": [expect.any(String)] },
+    });
+    const withControl = await api.post("/tokens", {
+      key: writer.body.key,
+      body: { id: "ab\u0000c", type: "token", data: "x" },
+    });
+    expect(withControl.status).toBe(400);
+  });
+
+  it("answers headers or a URL over Node's limit with problem+json (431), not a bare status line", async () => {
+    const answer = await fetch(`${svc.url}/tokens?x=${"a".repeat(20_000)}`);
+    expect(answer.status).toBe(431);
+    expect(answer.headers.get("content-type")).toBe("application/problem+json");
+    // As the gateway's own 413: `about:blank`, since no route answered.
+    expect(await answer.json()).toMatchObject({ ...problemShape, type: "about:blank", status: 431 });
+  });
+});
+
 describe("system routes", () => {
   it("serves /healthz and an OpenAPI 3.1 document listing every public route", async () => {
     const api = client(svc.url);

@@ -48,7 +48,13 @@ describe("webhook payload and signature", () => {
     expect(webhookPayload(job, { status: 200, body: { raw: { ok: true } } }, at)).toEqual({
       type: "reactor.reaction.completed",
       timestamp: "2026-03-01T12:00:00.000Z",
-      data: { request_id: job.requestId, reactor_id: "reactor-1", status: 200, body: { raw: { ok: true } } },
+      data: {
+        request_id: job.requestId,
+        reactor_id: "reactor-1",
+        callback_url: job.callbackUrl,
+        status: 200,
+        body: { raw: { ok: true } },
+      },
     });
   });
 
@@ -59,6 +65,7 @@ describe("webhook payload and signature", () => {
     expect(payload.data).toEqual({
       request_id: job.requestId,
       reactor_id: "reactor-1",
+      callback_url: job.callbackUrl,
       status: 400,
       body: problem,
     });
@@ -73,6 +80,13 @@ describe("webhook payload and signature", () => {
     expect(headers["webhook-timestamp"]).toBe(String(Math.floor(at.getTime() / 1000)));
     expect(headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
     expect(new Webhook(secret).verify(body, { ...headers })).toEqual(JSON.parse(body));
+    // The destination is signed: an event sent elsewhere, re-addressed to this receiver, no longer verifies.
+    const readdressed = body.replace(
+      JSON.stringify(job.callbackUrl),
+      JSON.stringify("https://tenant.example/hook"),
+    );
+    expect(readdressed).not.toBe(body);
+    expect(() => new Webhook(secret).verify(readdressed, { ...headers })).toThrow();
 
     expect(() => new Webhook(secret).verify(body.replace('"raw":1', '"raw":2'), { ...headers })).toThrow(
       WebhookVerificationError,

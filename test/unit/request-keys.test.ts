@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { forbiddenKeyPath, jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
+import { bodyProblem, forbiddenKeyPath, jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
 import { mergePatch } from "#shared/domain/merge-patch.ts";
 import { validateArgs } from "#shared/domain/reactors/args.ts";
 import { hasForbiddenSegment, namesForbiddenKey } from "#shared/domain/safe-keys.ts";
@@ -45,6 +45,10 @@ describe("request keys never reach the prototype machinery", () => {
   it("finds reserved keys at any depth and refuses them in bodies and query names", () => {
     expect(forbiddenKeyPath(JSON.parse('{"a":[{"b":{"__proto__":1}}]}'))).toBe("a.0.b.__proto__");
     expect(forbiddenKeyPath({ a: [{ prototypes: 1 }] })).toBeUndefined();
+    // A number beyond a double parses as Infinity (stored as null): refused where it is, as a reserved key is.
+    expect(bodyProblem(JSON.parse('{"a":[1, -1e400]}'))).toEqual({ path: "a.1", kind: "non-finite-number" });
+    expect(bodyProblem(JSON.parse("1e999"))).toEqual({ path: "body", kind: "non-finite-number" });
+    expect(bodyProblem(JSON.parse('{"a":1.7976931348623157e308}'))).toBeUndefined();
     expect(() => parseJsonBody('{"data":{"constructor":{}}}')).toThrow(/reserved key/);
     expect(() => parseQuery("__proto__=a&__proto__=b")).toThrow(/query string/);
     expect(() => parseQuery("metadata.constructor=x")).toThrow(/query string/);

@@ -83,6 +83,12 @@ export interface ReactionWebhookPayload {
   data: {
     request_id: string;
     reactor_id: string;
+    /**
+     * The URL this event was sent to, inside what the signature covers: whoever may react (`token:use`) chooses a
+     * callback URL, so an event signed for their own receiver must not verify as one meant for the tenant's. A
+     * receiver checks it is its own URL, as it checks the signature.
+     */
+    callback_url: string;
     /** The status the synchronous react would have answered. */
     status: number;
     /** The react answer, or the problem document of a failed run. */
@@ -98,6 +104,7 @@ export function webhookPayload(job: CallbackJob, outcome: ReactionOutcome, at: D
     data: {
       request_id: job.requestId,
       reactor_id: job.reactorId,
+      callback_url: job.callbackUrl ?? "",
       status: outcome.status,
       body: outcome.body,
     },

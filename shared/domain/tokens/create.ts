@@ -42,14 +42,14 @@ export const DUPLICATE_NOT_READABLE =
 export const MAX_ID_BYTES = 900;
 
 /** Literal ids: 3–400 characters, none of the characters that would make them ambiguous in paths and keys. */
-const FORBIDDEN_ID_CHARS = /[#/\\+?[\]|&=%<>{}^\s]/;
+const FORBIDDEN_ID_CHARS = /[#/\\+?[\]|&=%<>{}^\s\p{Cc}]/u;
 
 export function idError(id: string): string | undefined {
   if (id.length < 3 || id.length > 400) return "must be 3 to 400 characters";
   // The id is part of sort keys (the listing index, the sweep index), which DynamoDB caps at 1,024 bytes.
   if (Buffer.byteLength(id) > MAX_ID_BYTES) return `must be at most ${MAX_ID_BYTES} bytes of UTF-8`;
   if (FORBIDDEN_ID_CHARS.test(id))
-    return "must not contain whitespace or any of # / \\ + ? [ ] | & = % < > { } ^";
+    return "must not contain whitespace, control characters or any of # / \\ + ? [ ] | & = % < > { } ^";
   return undefined;
 }
 

@@ -1,7 +1,7 @@
 import type * as z from "zod";
 import { config } from "#shared/config.ts";
 import { type FieldErrors, notFound, payloadTooLarge, validationError } from "#shared/domain/errors.ts";
-import { forbiddenKeyPath, jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
+import { bodyProblem, jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
 import { FORBIDDEN_KEY_MESSAGE, hasForbiddenSegment, nullObject } from "#shared/domain/safe-keys.ts";
 import { methodNotAllowed, unsupportedMediaType } from "../errors.ts";
 import { RouteMatcher } from "../match.ts";
@@ -55,10 +55,14 @@ export function parseJsonBody(raw: string): unknown {
   } catch {
     throw validationError("The request body is not valid JSON.");
   }
-  const forbidden = forbiddenKeyPath(value);
-  if (forbidden !== undefined)
+  const problem = bodyProblem(value);
+  if (problem?.kind === "reserved-key")
     throw validationError("The request body uses a reserved key.", {
-      [forbidden.slice(0, 300)]: [FORBIDDEN_KEY_MESSAGE],
+      [problem.path.slice(0, 300)]: [FORBIDDEN_KEY_MESSAGE],
+    });
+  if (problem)
+    throw validationError("The request body holds a number too large to store.", {
+      [problem.path.slice(0, 300)]: ["must be a finite number (at most about 1.8e308)"],
     });
   return value;
 }
