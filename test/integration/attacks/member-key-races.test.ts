@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import type { Authenticator } from "#shared/domain/authentication.ts";
+import { acceptInvitation } from "#shared/domain/members.ts";
 import { type Client, client, createTenant } from "#test/support/http.ts";
 import { invitationFromOutbox } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
@@ -84,6 +86,33 @@ describe("attack: keys minted through a member while it is being deleted", () =>
     // Before: the deletion removed the keys it had listed; those minted meanwhile kept answering 200.
     const answers = await Promise.all(minted.map((key) => api.get("/tokens", { key })));
     expect(answers.map((a) => a.status).filter((s) => s !== 401)).toEqual([]);
+  });
+});
+
+describe("attack: an invitation accepted while its inviter is being deleted", () => {
+  it("is refused by the accept's own write, even where the inviter is still cached as alive", async () => {
+    const { api, managementKey } = await setup();
+    const admin = await joinMember(api, managementKey);
+    const email = `invitee${Date.now()}@example.com`;
+    expect(
+      (await api.post("/tenants/self/invitations", { key: admin.management_key, body: { email } })).status,
+    ).toBe(201);
+    const code = invitationFromOutbox(svc, email).code;
+    const { deps } = svc.service;
+    const inviter = (
+      await api.get<{ id: string; tenant_id: string }>("/applications/key", { key: admin.management_key })
+    ).body;
+    const cached = await deps.applications.get(inviter.tenant_id, inviter.id);
+    expect(cached).toBeDefined();
+    expect([200, 204]).toContain(
+      (await api.delete(`/tenants/self/members/${admin.id}`, { key: managementKey })).status,
+    );
+    // Another instance of the service, whose cache still holds the inviter's application as it was.
+    const stale = { application: async () => cached } as unknown as Authenticator;
+    // Before: the member was made, by an invitation whose inviter no longer existed.
+    await expect(acceptInvitation({ ...deps, authenticator: stale }, { code })).rejects.toThrow(
+      /invalid, used or expired/,
+    );
   });
 });
 
