@@ -95,13 +95,27 @@ function errorInfo(error: unknown) {
   return { message: error instanceof Error ? error.message : "The request failed." };
 }
 
-// ---- Siblings: other frames of this page served from this origin (read directly, never through the page). ----
+// ---- Siblings: other frames of this page made for this frame's key (read directly, never through the page). ----
+/** The SHA-256 of the key this page was made for (`k`): its siblings are the frames made for the same key. */
+const ownKeyHash = new URLSearchParams(location.search).get("k");
+
+/**
+ * Reads the page's frames of this origin, path and key. Another tenant's frames are on the same origin too (a
+ * skimmer on the merchant's page can mount one made for its own key, whose application lists the merchant's
+ * origin): reading them would hand the merchant's typed card to the skimmer's tenant.
+ */
 function siblings<T>(pick: (w: Window) => T | undefined): T[] {
   const found: T[] = [];
   const frames = window.parent.frames;
   for (let i = 0; i < frames.length; i++) {
     try {
-      const value = pick(frames[i] as Window);
+      const w = frames[i] as Window;
+      const sameKey =
+        ownKeyHash !== null &&
+        w.location.pathname === location.pathname &&
+        new URLSearchParams(w.location.search).get("k") === ownKeyHash;
+      if (!sameKey) continue;
+      const value = pick(w);
       if (value) found.push(value);
     } catch {
       // A frame of another origin: not ours.

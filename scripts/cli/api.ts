@@ -58,6 +58,8 @@ export async function request(
           ...headers,
         },
         body: body === undefined ? undefined : JSON.stringify(body),
+        // Never followed: fetch would send the key header and the body (card data) on to wherever it points.
+        redirect: "manual",
         ...(options.signal ? { signal: options.signal } : {}),
       });
       const text = await res.text();
@@ -71,6 +73,13 @@ export async function request(
     } catch (error) {
       if (options.signal?.aborted) throw error;
       failure = error;
+    }
+    if (answer && answer.status >= 300 && answer.status < 400) {
+      const to = answer.headers.get("location");
+      const where = to && URL.canParse(to, options.url) ? ` to ${new URL(to, options.url).origin}` : "";
+      throw new CliError(
+        `${options.url} answered a redirect${where}; nothing was sent there. Pass the final --url.`,
+      );
     }
     const backOff = Math.min(30_000, 500 * 2 ** (attempt - 1));
     const reason = answer ? retryable(answer) : "unavailable";

@@ -5,6 +5,7 @@
  * batches and cuts the mapping file back to the last recorded length, so a kill between the two writes leaves
  * no half-recorded batch: that batch is sent again with the same idempotency key and answers the same tokens.
  */
+import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { CliError } from "./api.ts";
 
@@ -13,6 +14,13 @@ export interface StateHeader {
   file_sha256: string;
   batch_size: number;
   id_column: string | null;
+  /**
+   * A random secret of this import, made on its first run: the idempotency keys are an HMAC of the file's hash
+   * under it. The service keeps idempotency keys as given (24 h, and in backups): the file's bare hash would let
+   * whoever reads them confirm guesses of a small file's cards. Absent in state files written before it existed,
+   * whose keys are resumed as they were.
+   */
+  key_secret?: string;
 }
 
 export interface Failure {
@@ -34,13 +42,16 @@ export interface BatchRecord {
 export interface LoadedState {
   done: Map<number, BatchRecord>;
   mappingBytes: number;
+  /** The import's secret (undefined: a state file from before secrets, resumed with its old keys). */
+  keySecret: string | undefined;
 }
 
 export function loadState(path: string, header: StateHeader): LoadedState {
   const done = new Map<number, BatchRecord>();
   if (!existsSync(path)) {
-    writeFileSync(path, `${JSON.stringify(header)}\n`, { mode: 0o600 });
-    return { done, mappingBytes: 0 };
+    const keySecret = randomBytes(32).toString("hex");
+    writeFileSync(path, `${JSON.stringify({ ...header, key_secret: keySecret })}\n`, { mode: 0o600 });
+    return { done, mappingBytes: 0, keySecret };
   }
   const lines = readFileSync(path, "utf8").split("\n");
   const first = lines.shift();
@@ -71,7 +82,7 @@ export function loadState(path: string, header: StateHeader): LoadedState {
     done.set(record.batch, record);
     mappingBytes = Math.max(mappingBytes, record.mapping_bytes);
   }
-  return { done, mappingBytes };
+  return { done, mappingBytes, keySecret: stored.key_secret };
 }
 
 export function recordBatch(path: string, record: BatchRecord): void {

@@ -4,7 +4,7 @@
  * file's SHA-256, the batch size and the batch number), with a mapping file (line, external id → token id) and
  * a summary that names failed lines by number and the service's problem detail, never their data.
  */
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { appendFileSync, createReadStream, existsSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { type ApiOptions, CliError, problemOf, request, stopOn } from "./api.ts";
 import { type BatchRecord, type Failure, loadState, recordBatch, type StateHeader } from "./import-state.ts";
@@ -135,7 +135,8 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     ...(options.signal ? { signal: options.signal } : {}),
     onWait: (ms, reason) => progress.waiting(ms, reason),
   };
-  const keyPrefix = `svc-import-${sha256.slice(0, 40)}-${batchSize}`;
+  const keyId = state.keySecret ? createHmac("sha256", state.keySecret).update(sha256).digest("hex") : sha256;
+  const keyPrefix = `svc-import-${keyId.slice(0, 40)}-${batchSize}`;
 
   /** Sends one batch until it succeeds without its bad requests; answers its record (not yet written). */
   const sendBatch = async (batch: number, records: InputRecord[]) => {

@@ -1,5 +1,8 @@
 import type { TenantPrincipal } from "./entities.ts";
 
+/** A DNS name (letters, digits, hyphens, underscores, dots; IDNs as punycode, as URL gives them), an IPv4 address, or a bracketed IPv6 address. */
+const HOST = /^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*|\[[0-9a-f:.]+\])$/;
+
 /** Most origins an application lists: the frame page's CSP header and every check stay small. */
 export const MAX_ALLOWED_ORIGINS = 20;
 
@@ -20,6 +23,10 @@ export function originError(value: string): string | undefined {
   if (url.username || url.password) return "must not hold credentials";
   // URL normalises (lower-cases the host, drops a default port, adds "/"): the value must already be that form.
   if (url.origin !== value) return "must be exactly scheme://host[:port] in lower case, without a path";
+  // The WHATWG parser lets `"`, `;`, `'`, `,`, `{` and the like through in a host: an origin goes into a CSP
+  // header and an HTML attribute, where they would end the value. A host is a DNS name (punycode for IDNs), an
+  // IPv4 address or a bracketed IPv6 address.
+  if (!HOST.test(url.hostname)) return "must have a DNS name or an IP address as its host";
   return undefined;
 }
 

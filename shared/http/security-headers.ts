@@ -17,6 +17,9 @@ const SECURITY_HEADER_ENTRIES = Object.entries(SECURITY_HEADERS);
 /**
  * `headers` without any header named in SECURITY_HEADERS (in any case), then those set. `ownPolicy`: the
  * route's own handler set the Content-Security-Policy (the Elements frame page, never a proxied answer), kept.
+ * An answer that says nothing of caching is `no-store`: answers hold token data and keys, and neither a browser's
+ * disk cache nor a shared cache keyed on the URL alone (SVC-API-KEY is no `Authorization` to it) may keep them.
+ * A handler's own choice (the Elements scripts are public) and a proxy destination's are kept.
  */
 export function withSecurityHeaders(
   headers: Record<string, string | number | boolean> | undefined,
@@ -25,14 +28,17 @@ export function withSecurityHeaders(
   // Null prototype: a header named `__proto__` (from a destination or a transform) stays an ordinary entry.
   const result = nullObject<string | number | boolean>();
   let ownPolicy: string | number | boolean | undefined;
+  let caching = false;
   if (headers)
     for (const name of Object.keys(headers)) {
       const lower = name.toLowerCase();
       const value = headers[name] as string | number | boolean;
+      caching ||= lower === "cache-control";
       if (options.ownPolicy && lower === "content-security-policy") ownPolicy = value;
       else if (!Object.hasOwn(SECURITY_HEADERS, lower)) result[name] = value;
     }
   for (const [name, value] of SECURITY_HEADER_ENTRIES) result[name] = value;
+  if (!caching) result["cache-control"] = "no-store";
   if (ownPolicy !== undefined) result["content-security-policy"] = ownPolicy;
   return result;
 }

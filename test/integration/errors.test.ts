@@ -127,6 +127,28 @@ describe("odd values the edge refuses", () => {
   });
 });
 
+describe("caching", () => {
+  it("answers holding data say no-store unless the route chose otherwise (the Elements scripts are public)", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+    const app = await api.post<{ key: string }>("/applications", {
+      key: managementKey,
+      body: { name: "rw", type: "private", permissions: ["token:create", "token:read"] },
+    });
+    const created = await api.post<{ id: string }>("/tokens", {
+      key: app.body.key,
+      body: { type: "token", data: "secret" },
+    });
+    const read = await api.get(`/tokens/${created.body.id}`, { key: app.body.key });
+    const missing = await api.get("/tokens/nope-nope", { key: app.body.key });
+    // Before: no Cache-Control at all, so a browser kept revealed answers in its disk cache.
+    for (const answer of [created, read, missing])
+      expect(answer.headers.get("cache-control")).toBe("no-store");
+    const script = await fetch(`${svc.url}/elements/v1/elements.js`);
+    expect(script.headers.get("cache-control")).toBe("public, max-age=300");
+  });
+});
+
 describe("system routes", () => {
   it("serves /healthz and an OpenAPI 3.1 document listing every public route", async () => {
     const api = client(svc.url);

@@ -1,5 +1,8 @@
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -263,5 +266,71 @@ describe("svc-vault on the command line", () => {
     expect(done.code).toBe(0);
     expect(done.stdout).toContain("2 records, 2 created, 0 deduplicated, 0 failed");
     expect(done.stderr).toContain("import: 100% 2/2");
+  });
+
+  it("never follows a redirect: neither the key nor a card goes where it points", async () => {
+    const seen: string[] = [];
+    const listen = (handler: Parameters<typeof createServer>[1]) =>
+      new Promise<{ url: string; close: () => void }>((resolve) => {
+        const server = createServer(handler).listen(0, "127.0.0.1", () =>
+          resolve({
+            url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+            close: () => server.close(),
+          }),
+        );
+      });
+    const elsewhere = await listen((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers["svc-api-key"] ?? ""}`);
+      res.end("{}");
+    });
+    const vault = await listen((req, res) => {
+      req.resume();
+      res.writeHead(307, { location: `${elsewhere.url}${req.url}` }).end();
+    });
+    const file = join(dir(), "cards.jsonl");
+    writeFileSync(file, `${JSON.stringify(card(1))}\n`);
+    try {
+      // Before: the 307 was followed, with the key header and the body (the card) sent on.
+      await expect(
+        runImport({ file, url: vault.url, key: "key_pvt_secret", progress: quiet }),
+      ).rejects.toThrow(/redirect/);
+      expect(seen).toEqual([]);
+    } finally {
+      vault.close();
+      elsewhere.close();
+    }
+  });
+
+  it("sends idempotency keys that do not give away the file's hash (an HMAC under the import's own secret)", async () => {
+    const keys: string[] = [];
+    const server = createServer((req, res) => {
+      keys.push(String(req.headers["svc-idempotency-key"]));
+      let body = "";
+      req.on("data", (chunk) => {
+        body += chunk;
+      });
+      req.on("end", () => {
+        const tokens = (JSON.parse(body) as unknown[]).map((_, i) => ({
+          id: `t${i}`,
+          created_at: new Date().toISOString(),
+        }));
+        res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify(tokens));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const file = join(dir(), "one.jsonl");
+    const text = `${JSON.stringify(card(1))}\n`;
+    writeFileSync(file, text);
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await runImport({ file, url, key: "key_pvt_x", progress: quiet });
+    } finally {
+      server.close();
+    }
+    const hash = createHash("sha256").update(text).digest("hex");
+    // Before: svc-import-<the file's SHA-256>: a one-card file's card could be confirmed offline from it.
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/^svc-import-[0-9a-f]{40}-100-0$/);
+    expect(keys[0]).not.toContain(hash.slice(0, 16));
   });
 });

@@ -69,6 +69,11 @@ describe("CORS: allowed_origins", () => {
       "shop.example.com",
       "https://user:pw@shop.example.com",
       "null",
+      // Before: accepted, and written into the frame page's CSP and HTML as is (a report-uri directive, an attribute).
+      'http://a"http-equiv="refresh',
+      "http://x;report-uri",
+      "http://a'b",
+      "http://a,b",
     ]) {
       const refused = await api.post("/applications", {
         key: tenant.managementKey,
