@@ -1,7 +1,11 @@
 import type { TenantPrincipal } from "./entities.ts";
 
-/** A DNS name (letters, digits, hyphens, underscores, dots; IDNs as punycode, as URL gives them), an IPv4 address, or a bracketed IPv6 address. */
-const HOST = /^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*|\[[0-9a-f:.]+\])$/;
+/**
+ * A host: a DNS name (letters, digits, hyphens, underscores, dots; IDNs as punycode, as URL gives them), an IPv4
+ * address, or a bracketed IPv6 address.
+ */
+const HOST =
+  /^(?:[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*|\[[0-9a-f:.]+\])$/;
 
 /** Most origins an application lists: the frame page's CSP header and every check stay small. */
 export const MAX_ALLOWED_ORIGINS = 20;
