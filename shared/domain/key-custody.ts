@@ -1,10 +1,11 @@
-import { validationError } from "#shared/domain/errors.ts";
+import { conflict, validationError } from "#shared/domain/errors.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import {
   type CustomerKeys,
   CustomerKeyUnavailable,
   type KeyCustodyStore,
 } from "#shared/ports/customer-keys.ts";
+import { CustodyChanged } from "#shared/ports/data-key-store.ts";
 import type { MemberStore } from "#shared/ports/member-store.ts";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
 import { auditEvent, recordEvents } from "./audit-entry.ts";
@@ -80,15 +81,24 @@ export async function setTenantKmsKey(deps: KeyCustodyDeps, principal: TenantPri
         if (error instanceof CustomerKeyUnavailable) throw keyUnavailable(error.reason);
         throw error;
       }
-      if (
-        await deps.custody.replaceWrapped(
+      let replaced: boolean;
+      try {
+        replaced = await deps.custody.replaceWrapped(
           tenantId,
           stored.keyId,
           stored.wrapped,
           frameCustomerWrapped(keyArn, moved),
-        )
-      )
-        rewrapped += 1;
+          keyArn,
+        );
+      } catch (error) {
+        // Another PUT set another key since: that one moves the data keys, under its key.
+        if (error instanceof CustodyChanged)
+          throw conflict(
+            "Another KMS key was set for this tenant meanwhile; the data keys go under that one.",
+          );
+        throw error;
+      }
+      if (replaced) rewrapped += 1;
       else left = true;
     }
     if (!left) break;

@@ -33,6 +33,16 @@ export interface KeyCustodyStore {
   setCustomerKey(tenantId: string, keyArn: string, at: string): Promise<void>;
   /** The tenant's wrapped data keys (and HMAC keys), by id. */
   wrappedKeys(tenantId: string): Promise<{ keyId: string; wrapped: Buffer }[]>;
-  /** Replaces a wrapped key if it is still `previous`; false when another write changed it. */
-  replaceWrapped(tenantId: string, keyId: string, previous: Buffer, next: Buffer): Promise<boolean>;
+  /**
+   * Replaces a wrapped key if it is still `previous`, and only while the tenant's key is still `keyArn` (what
+   * `next` is wrapped under), in one write: false when another write changed the key, CustodyChanged when another
+   * key was set for the tenant meanwhile.
+   */
+  replaceWrapped(
+    tenantId: string,
+    keyId: string,
+    previous: Buffer,
+    next: Buffer,
+    keyArn: string,
+  ): Promise<boolean>;
 }

@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import type { DataKeyStore } from "#shared/ports/data-key-store.ts";
+import { GetCommand, PutCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { cancellationCodes } from "#shared/aws-errors.ts";
+import { CustodyChanged, type DataKeyStore } from "#shared/ports/data-key-store.ts";
 import { isConditionalCheckFailed } from "./client.ts";
 
 const key = (tenantId: string, keyId: string) => ({ PK: `TENANT#${tenantId}`, SK: `DATAKEY#${keyId}` });
@@ -20,23 +21,50 @@ export class DynamoDataKeyStore implements DataKeyStore {
     return out.Item ? Buffer.from(String(out.Item.wrapped), "base64") : undefined;
   }
 
-  async putIfAbsent(tenantId: string, keyId: string, wrapped: Buffer): Promise<Buffer> {
+  async putIfAbsent(
+    tenantId: string,
+    keyId: string,
+    wrapped: Buffer,
+    custody?: string | null,
+  ): Promise<Buffer> {
+    const put = {
+      TableName: this.tableName,
+      Item: {
+        ...key(tenantId, keyId),
+        entity: "data_key",
+        wrapped: wrapped.toString("base64"),
+        created_at: this.now().toISOString(),
+      },
+      ConditionExpression: "attribute_not_exists(PK)",
+    };
     try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            ...key(tenantId, keyId),
-            entity: "data_key",
-            wrapped: wrapped.toString("base64"),
-            created_at: this.now().toISOString(),
-          },
-          ConditionExpression: "attribute_not_exists(PK)",
-        }),
-      );
+      if (custody === undefined) await this.client.send(new PutCommand(put));
+      else
+        await this.client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Put: put },
+              {
+                // The custody record (key-custody-store.ts) still names the key this one was wrapped under.
+                ConditionCheck: {
+                  TableName: this.tableName,
+                  Key: { PK: `TENANT#${tenantId}`, SK: "KEYCUSTODY" },
+                  ...(custody === null
+                    ? { ConditionExpression: "attribute_not_exists(key_arn)" }
+                    : {
+                        ConditionExpression: "key_arn = :arn",
+                        ExpressionAttributeValues: { ":arn": custody },
+                      }),
+                },
+              },
+            ],
+          }),
+        );
       return wrapped;
     } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
+      const codes = cancellationCodes(error);
+      if (codes?.[1] === "ConditionalCheckFailed") throw new CustodyChanged();
+      if (!isConditionalCheckFailed(error) && codes?.[0] !== "ConditionalCheckFailed") throw error;
       const existing = await this.get(tenantId, keyId);
       if (!existing) throw error;
       return existing;

@@ -1,7 +1,8 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { KeyCustodyStore } from "#shared/ports/customer-keys.ts";
-import { isConditionalCheckFailed } from "./client.ts";
+import { CustodyChanged } from "#shared/ports/data-key-store.ts";
 import { queryAll } from "./paging.ts";
 
 /** TENANT#<tid> / KEYCUSTODY: the tenant's own KMS key, once it brought one. Its data keys: data-key-store.ts. */
@@ -49,24 +50,46 @@ export class DynamoKeyCustodyStore implements KeyCustodyStore {
     }));
   }
 
-  async replaceWrapped(tenantId: string, keyId: string, previous: Buffer, next: Buffer): Promise<boolean> {
+  async replaceWrapped(
+    tenantId: string,
+    keyId: string,
+    previous: Buffer,
+    next: Buffer,
+    keyArn: string,
+  ): Promise<boolean> {
     try {
       await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { PK: `TENANT#${tenantId}`, SK: `${DATA_KEY_PREFIX}${keyId}` },
-          UpdateExpression: "SET #wrapped = :next",
-          ConditionExpression: "#wrapped = :previous",
-          ExpressionAttributeNames: { "#wrapped": "wrapped" },
-          ExpressionAttributeValues: {
-            ":next": next.toString("base64"),
-            ":previous": previous.toString("base64"),
-          },
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: { PK: `TENANT#${tenantId}`, SK: `${DATA_KEY_PREFIX}${keyId}` },
+                UpdateExpression: "SET #wrapped = :next",
+                ConditionExpression: "#wrapped = :previous",
+                ExpressionAttributeNames: { "#wrapped": "wrapped" },
+                ExpressionAttributeValues: {
+                  ":next": next.toString("base64"),
+                  ":previous": previous.toString("base64"),
+                },
+              },
+            },
+            {
+              ConditionCheck: {
+                TableName: this.tableName,
+                Key: custodyKey(tenantId),
+                ConditionExpression: "key_arn = :arn",
+                ExpressionAttributeValues: { ":arn": keyArn },
+              },
+            },
+          ],
         }),
       );
       return true;
     } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
+      const codes = cancellationCodes(error);
+      if (codes?.[1] === "ConditionalCheckFailed") throw new CustodyChanged();
+      if (codes?.[0] === "ConditionalCheckFailed") return false;
       throw error;
     }
   }

@@ -1,6 +1,6 @@
 import { Cache } from "#shared/domain/cache.ts";
 import type { Clock } from "#shared/ports/clock.ts";
-import type { DataKeyStore } from "#shared/ports/data-key-store.ts";
+import { CustodyChanged, type DataKeyStore } from "#shared/ports/data-key-store.ts";
 import type { KeyState } from "#shared/ports/key-versions.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
 import { dataKeyId, hmacKeyId } from "../keys/key-refs.ts";
@@ -149,9 +149,16 @@ export class Keyring {
     if (stored) return this.wrapper.unwrap(stored, context);
     if (!createIfMissing) throw new MissingKeyError();
     await this.versions?.track(tenantId, keyId);
-    const generated = await this.wrapper.generateDataKey(context);
-    const winner = await this.store.putIfAbsent(tenantId, keyId, generated.wrapped);
-    // Another process stored its key first: use that one (costs one more unwrap, once).
-    return winner.equals(generated.wrapped) ? generated.plaintext : this.wrapper.unwrap(winner, context);
+    for (let attempt = 1; ; attempt++) {
+      const generated = await this.wrapper.generateDataKey(context);
+      try {
+        const winner = await this.store.putIfAbsent(tenantId, keyId, generated.wrapped, generated.custody);
+        // Another process stored its key first: use that one (costs one more unwrap, once).
+        return winner.equals(generated.wrapped) ? generated.plaintext : this.wrapper.unwrap(winner, context);
+      } catch (error) {
+        // The tenant brought (or changed) its own key meanwhile: made again under the key it has now.
+        if (!(error instanceof CustodyChanged) || attempt >= 3) throw error;
+      }
+    }
   }
 }

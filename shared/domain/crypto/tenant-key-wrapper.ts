@@ -1,6 +1,6 @@
 import { DomainError } from "#shared/domain/errors.ts";
 import { type CustomerKeys, CustomerKeyUnavailable } from "#shared/ports/customer-keys.ts";
-import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
+import type { GeneratedKey, KeyWrapper } from "#shared/ports/key-wrapper.ts";
 
 /**
  * A data key wrapped under a tenant's own key names that key: `svcbyok1` <u16 length> <key ARN> <wrapped>.
@@ -57,11 +57,16 @@ export class TenantKeyWrapper implements KeyWrapper {
     private readonly customerKeyOf: (tenantId: string) => Promise<string | undefined>,
   ) {}
 
-  async generateDataKey(context: Record<string, string>) {
-    const keyArn = context.tenant_id ? await this.customerKeyOf(context.tenant_id) : undefined;
-    if (!keyArn) return this.deployment.generateDataKey(context);
+  async generateDataKey(context: Record<string, string>): Promise<GeneratedKey> {
+    if (!context.tenant_id) return this.deployment.generateDataKey(context);
+    const keyArn = await this.customerKeyOf(context.tenant_id);
+    if (!keyArn) return { ...(await this.deployment.generateDataKey(context)), custody: null };
     const generated = await failingClosed(() => this.customerKeys.wrapper(keyArn).generateDataKey(context));
-    return { plaintext: generated.plaintext, wrapped: frameCustomerWrapped(keyArn, generated.wrapped) };
+    return {
+      plaintext: generated.plaintext,
+      wrapped: frameCustomerWrapped(keyArn, generated.wrapped),
+      custody: keyArn,
+    };
   }
 
   async unwrap(stored: Buffer, context: Record<string, string>) {
