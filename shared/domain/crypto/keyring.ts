@@ -1,4 +1,5 @@
 import { Cache } from "#shared/domain/cache.ts";
+import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import { CustodyChanged, type DataKeyStore } from "#shared/ports/data-key-store.ts";
 import type { KeyState } from "#shared/ports/key-versions.ts";
@@ -152,7 +153,10 @@ export class Keyring {
     for (let attempt = 1; ; attempt++) {
       const generated = await this.wrapper.generateDataKey(context);
       try {
-        const winner = await this.store.putIfAbsent(tenantId, keyId, generated.wrapped, generated.custody);
+        // Not the request's effect (the key serves every request of the tenant): outside its idempotency claim.
+        const winner = await outsideAnyRequest(() =>
+          this.store.putIfAbsent(tenantId, keyId, generated.wrapped, generated.custody),
+        );
         // Another process stored its key first: use that one (costs one more unwrap, once).
         return winner.equals(generated.wrapped) ? generated.plaintext : this.wrapper.unwrap(winner, context);
       } catch (error) {
