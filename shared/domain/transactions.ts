@@ -193,11 +193,15 @@ export async function rollbackExpired(
   // Committed past its commit point by a request that died before applying it all: finished, never undone. The
   // request counted none of its tokens (it counts after applying them all), so they count here.
   if (transaction?.state === "committed" && transaction.rolling_forward) {
-    const { created } = await deps.transactions.finishCommit(transaction);
+    const { created } = await deps.transactions.finishCommit(transaction, deps.clock.now());
     countTokens(deps, METRIC.tokensCreated, tenantId, created);
     return false;
   }
-  if (transaction?.state !== "open") return false;
+  if (transaction?.state !== "open") {
+    // Closed by a request that died before removing its operations: their sealed copies go now.
+    if (transaction) await deps.transactions.forgetOperations(tenantId, id);
+    return false;
+  }
   const audit = auditEvent(
     deps,
     { tenantId, actor: { type: "system" } },

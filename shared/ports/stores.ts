@@ -276,7 +276,12 @@ export interface TransactionStore {
    * Applies what a staged commit left unapplied (a request that died after its commit point), answering how many
    * tokens the transaction created: the request that died counted none of them.
    */
-  finishCommit(transaction: StoredTransaction): Promise<{ created: number }>;
+  finishCommit(transaction: StoredTransaction, now: Date): Promise<{ created: number }>;
   /** Discards every pending operation; false when the transaction is no longer open. */
   rollback(transaction: StoredTransaction, audit: LogEntry, options?: { expired: boolean }): Promise<boolean>;
+  /**
+   * Removes a closed transaction's operation items (each holds a sealed copy of the token as staged): commit and
+   * rollback do so once applied; the sweep again at the transaction's expiry, for a request that died first.
+   */
+  forgetOperations(tenantId: string, id: string): Promise<void>;
 }

@@ -1,5 +1,11 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { commitDelta, rollbackDelta, sumDeltas } from "#shared/domain/keys/key-refs.ts";
@@ -110,16 +116,36 @@ export class DynamoTransactionStore implements TransactionStore {
     return { ConditionExpression: "txn_id = :txn", ExpressionAttributeValues: { ":txn": id } };
   }
 
-  /** The write that applies one operation, if the transaction still holds its token. */
-  private applyWrite(tenantId: string, id: string, op: Operation): Record<string, unknown> {
+  /**
+   * The write that applies one operation, if the transaction still holds its token. An update puts the token as
+   * staged, less a cvc whose hour has passed by `now`: the sweep may have removed it from the token meanwhile
+   * (and forgotten it), so the staged copy must not bring it back.
+   */
+  private applyWrite(tenantId: string, id: string, op: Operation, now: Date): Record<string, unknown> {
     const Key = tokenKeys.token(tenantId, op.token_id);
     if (op.operation === "create")
       return { Update: { TableName: this.tableName, Key, UpdateExpression: UNLOCK, ...this.heldBy(id) } };
-    if (op.operation === "update")
-      return {
-        Put: { TableName: this.tableName, Item: op.next as Record<string, unknown>, ...this.heldBy(id) },
-      };
+    if (op.operation === "update") {
+      const { sealed_cvc, cvc_expires_at, ...rest } = op.next as Record<string, unknown>;
+      const cvcLive = typeof cvc_expires_at === "string" && Date.parse(cvc_expires_at) > now.getTime();
+      const Item = cvcLive ? { ...rest, sealed_cvc, cvc_expires_at } : rest;
+      return { Put: { TableName: this.tableName, Item, ...this.heldBy(id) } };
+    }
     return { Delete: { TableName: this.tableName, Key, ...this.heldBy(id) } };
+  }
+
+  async forgetOperations(tenantId: string, id: string): Promise<void> {
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: "PK = :pk AND begins_with(SK, :op)",
+      ExpressionAttributeValues: { ":pk": transactionKeys.record(tenantId, id).PK, ":op": "OP#" },
+      ProjectionExpression: "PK, SK",
+    });
+    await inGroups(items, async (item) => {
+      await this.client.send(
+        new DeleteCommand({ TableName: this.tableName, Key: { PK: item.PK, SK: item.SK } }),
+      );
+    });
   }
 
   /** The key counter updates of applying (commit) or discarding (rollback) these operations, in one write. */
@@ -168,7 +194,7 @@ export class DynamoTransactionStore implements TransactionStore {
     const operations = await this.operations(tenantId, id);
     const counters = this.counters(tenantId, operations, "commit");
     const staged = operations.length + counters.length + 2 > SINGLE_WRITE_ITEMS;
-    const writes = staged ? [] : operations.map((op) => this.applyWrite(tenantId, id, op));
+    const writes = staged ? [] : operations.map((op) => this.applyWrite(tenantId, id, op, now));
     try {
       await this.client.send(
         new TransactWriteCommand({
@@ -184,16 +210,18 @@ export class DynamoTransactionStore implements TransactionStore {
       if (error instanceof Error && error.name === "TransactionCanceledException") return false;
       throw error;
     }
-    if (staged) await this.rollForward(tenantId, id, operations);
+    if (staged) await this.rollForward(tenantId, id, operations, now);
     await this.afterApply(tenantId, operations);
+    await this.forgetOperations(tenantId, id);
     return { created: createdBy(operations) };
   }
 
   /** Finishes a staged commit a request left unfinished (the sweep, at the transaction's expiry). */
-  async finishCommit(transaction: StoredTransaction): Promise<{ created: number }> {
+  async finishCommit(transaction: StoredTransaction, now: Date): Promise<{ created: number }> {
     const operations = await this.operations(transaction.tenant_id, transaction.id);
-    await this.rollForward(transaction.tenant_id, transaction.id, operations);
+    await this.rollForward(transaction.tenant_id, transaction.id, operations, now);
     await this.afterApply(transaction.tenant_id, operations);
+    await this.forgetOperations(transaction.tenant_id, transaction.id);
     return { created: createdBy(operations) };
   }
 
@@ -202,11 +230,11 @@ export class DynamoTransactionStore implements TransactionStore {
    * still holding the token, so running it again (a retry, the sweep) changes nothing already applied. Then the
    * record's `rolling_forward` goes.
    */
-  private async rollForward(tenantId: string, id: string, operations: Operation[]): Promise<void> {
+  private async rollForward(tenantId: string, id: string, operations: Operation[], now: Date): Promise<void> {
     const size = SINGLE_WRITE_ITEMS - COUNTER_ROOM;
     for (let i = 0; i < operations.length; i += size) {
       const chunk = operations.slice(i, i + size);
-      const writes = chunk.map((op) => this.applyWrite(tenantId, id, op));
+      const writes = chunk.map((op) => this.applyWrite(tenantId, id, op, now));
       try {
         await this.client.send(
           new TransactWriteCommand({
@@ -218,7 +246,7 @@ export class DynamoTransactionStore implements TransactionStore {
         // Some were applied already (an earlier attempt): each on its own with its counts, skipping those.
         await inGroups(chunk, (op) =>
           this.sendIgnoringApplied([
-            this.applyWrite(tenantId, id, op),
+            this.applyWrite(tenantId, id, op, now),
             ...this.counters(tenantId, [op], "commit"),
           ]),
         );
@@ -318,6 +346,7 @@ export class DynamoTransactionStore implements TransactionStore {
     }
     for (const op of operations.filter((o) => o.operation === "create"))
       await this.tokens.releaseFingerprint(tenantId, op.token_type, op.fingerprint, op.token_id);
+    await this.forgetOperations(tenantId, id);
     return true;
   }
 }
