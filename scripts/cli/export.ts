@@ -6,6 +6,7 @@
 import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { type ApiOptions, CliError, request, stopOn } from "./api.ts";
+import { openOutput } from "./output-files.ts";
 import { Progress, type ProgressStream } from "./progress.ts";
 
 export interface ExportOptions extends Pick<ApiOptions, "url" | "key" | "sleep" | "signal"> {
@@ -33,7 +34,7 @@ export async function runExport(options: ExportOptions): Promise<{ tokens: numbe
     ...(options.signal ? { signal: options.signal } : {}),
   };
   const file: WriteStream | undefined = options.out
-    ? createWriteStream(options.out, { mode: 0o600 })
+    ? createWriteStream(options.out, { fd: openOutput(options.out, "truncate") })
     : undefined;
   const out: NodeJS.WritableStream = file ?? process.stdout;
   // The total is unknown (a cursor listing has none): the bar shows the count and the rate.

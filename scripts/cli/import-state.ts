@@ -6,8 +6,9 @@
  * no half-recorded batch: that batch is sent again with the same idempotency key and answers the same tokens.
  */
 import { randomBytes } from "node:crypto";
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { CliError } from "./api.ts";
+import { appendOutput, writeOutput } from "./output-files.ts";
 
 export interface StateHeader {
   version: 1;
@@ -50,7 +51,7 @@ export function loadState(path: string, header: StateHeader): LoadedState {
   const done = new Map<number, BatchRecord>();
   if (!existsSync(path)) {
     const keySecret = randomBytes(32).toString("hex");
-    writeFileSync(path, `${JSON.stringify({ ...header, key_secret: keySecret })}\n`, { mode: 0o600 });
+    writeOutput(path, `${JSON.stringify({ ...header, key_secret: keySecret })}\n`);
     return { done, mappingBytes: 0, keySecret };
   }
   const lines = readFileSync(path, "utf8").split("\n");
@@ -86,5 +87,5 @@ export function loadState(path: string, header: StateHeader): LoadedState {
 }
 
 export function recordBatch(path: string, record: BatchRecord): void {
-  appendFileSync(path, `${JSON.stringify(record)}\n`);
+  appendOutput(path, `${JSON.stringify(record)}\n`);
 }

@@ -5,9 +5,10 @@
  * a summary that names failed lines by number and the service's problem detail, never their data.
  */
 import { createHash, createHmac } from "node:crypto";
-import { appendFileSync, createReadStream, existsSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { createReadStream, existsSync, statSync } from "node:fs";
 import { type ApiOptions, CliError, problemOf, request, stopOn } from "./api.ts";
 import { type BatchRecord, type Failure, loadState, recordBatch, type StateHeader } from "./import-state.ts";
+import { appendOutput, truncateOutput, writeOutput } from "./output-files.ts";
 import { Progress, type ProgressStream } from "./progress.ts";
 import { formatOf, type InputRecord, readRecords } from "./records.ts";
 
@@ -116,8 +117,8 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
   const state = loadState(stateFile, header);
   const resumedBatches = state.done.size;
   // Cut back to what the state vouches for: lines of a batch not recorded are written again on its resend.
-  if (existsSync(mappingFile) && state.mappingBytes > 0) truncateSync(mappingFile, state.mappingBytes);
-  else writeFileSync(mappingFile, "line,external_id,token_id\n", { mode: 0o600 });
+  if (existsSync(mappingFile) && state.mappingBytes > 0) truncateOutput(mappingFile, state.mappingBytes);
+  else writeOutput(mappingFile, "line,external_id,token_id\n");
   let mappingBytes = statSync(mappingFile).size;
 
   const total = format === "csv" ? Math.max(0, lines - 1) : lines;
@@ -204,10 +205,10 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
   /** Writes a finished batch: its mapping lines, then its state line (import-state.ts says why this order). */
   const finish = (batch: number, records: number, outcome: Awaited<ReturnType<typeof sendBatch>>) => {
     const text = outcome.tokens
-      .map(({ record, id }) => `${record.line},${csvCell(record.externalId ?? "")},${id}\n`)
+      .map(({ record, id }) => `${record.line},${csvCell(record.externalId ?? "")},${csvCell(id)}\n`)
       .join("");
     if (text) {
-      appendFileSync(mappingFile, text);
+      appendOutput(mappingFile, text);
       mappingBytes += Buffer.byteLength(text);
     }
     const entry: BatchRecord = {
@@ -275,6 +276,6 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     summary_file: summaryFile,
     resumed_batches: resumedBatches,
   };
-  writeFileSync(summaryFile, `${JSON.stringify(summary, null, 2)}\n`, { mode: 0o600 });
+  writeOutput(summaryFile, `${JSON.stringify(summary, null, 2)}\n`);
   return summary;
 }

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -332,5 +332,20 @@ describe("svc-vault on the command line", () => {
     expect(keys).toHaveLength(1);
     expect(keys[0]).toMatch(/^svc-import-[0-9a-f]{40}-100-0$/);
     expect(keys[0]).not.toContain(hash.slice(0, 16));
+  });
+
+  it("never writes its outputs through a symbolic link planted beside the input", async () => {
+    const { owner } = await setup();
+    const folder = dir();
+    const file = join(folder, "cards.jsonl");
+    writeFileSync(file, `${JSON.stringify(card(1))}\n`);
+    const victim = join(folder, "victim.txt");
+    writeFileSync(victim, "untouched");
+    symlinkSync(victim, `${file}.summary.json`);
+    // Before: the summary was written through the link, over the victim file.
+    await expect(runImport({ file, url: svc.url, key: owner, progress: quiet })).rejects.toThrow(
+      /symbolic link/,
+    );
+    expect(readFileSync(victim, "utf8")).toBe("untouched");
   });
 });

@@ -1,0 +1,47 @@
+/**
+ * The CLI's output files (mapping, summary, state, export), opened so that a path planted in a shared directory
+ * cannot redirect them: never through a symbolic link (O_NOFOLLOW), and only a regular file of this user. New
+ * files are made readable by their owner only (0600).
+ */
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { CliError } from "./api.ts";
+
+const { O_WRONLY, O_CREAT, O_TRUNC, O_APPEND } = constants;
+/** Absent where the platform has none (Windows): there, the owner check below is what is left. */
+const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
+/** A file descriptor for writing `path`: emptied ("truncate"), appended to, or kept as it is. */
+export function openOutput(path: string, how: "truncate" | "append" | "keep"): number {
+  const flags =
+    O_WRONLY | O_CREAT | O_NOFOLLOW | (how === "truncate" ? O_TRUNC : how === "append" ? O_APPEND : 0);
+  let fd: number;
+  try {
+    fd = openSync(path, flags, 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ELOOP")
+      throw new CliError(`${path} is a symbolic link: remove it, or name another output path`);
+    throw error;
+  }
+  const stat = fstatSync(fd);
+  if (!stat.isFile() || (process.getuid !== undefined && stat.uid !== process.getuid())) {
+    closeSync(fd);
+    throw new CliError(`${path} is not a regular file of yours: remove it, or name another output path`);
+  }
+  return fd;
+}
+
+function withOutput(path: string, how: "truncate" | "append" | "keep", use: (fd: number) => void): void {
+  const fd = openOutput(path, how);
+  try {
+    use(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export const writeOutput = (path: string, text: string) =>
+  withOutput(path, "truncate", (fd) => writeSync(fd, text));
+export const appendOutput = (path: string, text: string) =>
+  withOutput(path, "append", (fd) => writeSync(fd, text));
+export const truncateOutput = (path: string, bytes: number) =>
+  withOutput(path, "keep", (fd) => ftruncateSync(fd, bytes));
