@@ -13,7 +13,7 @@ import {
   setLocalCustomerKeyEnabled,
 } from "#shared/adapters/local/local-customer-keys.ts";
 import { DEFAULT_KEYRING_OPTIONS } from "#shared/domain/crypto/keyring.ts";
-import { useService } from "#test/support/service.ts";
+import { advanceTestClock, useService } from "#test/support/service.ts";
 import { scanTable } from "#test/support/table-scan.ts";
 import { appKey, revealEverything, type TokenBody, tenantWithOwner, VISA } from "#test/support/tokens.ts";
 
@@ -22,12 +22,7 @@ const kmsDir = () => svc.service.deps.config.localKmsDir ?? "";
 const CARD = { number: VISA, expiration_month: 12, expiration_year: 2031 };
 const BYOK_FRAME = Buffer.from("svcbyok1", "ascii");
 
-const advance = (seconds: number) =>
-  fetch(`${svc.url}/_test/clock`, {
-    method: "POST",
-    headers: { "svc-api-key": svc.rootKey, "content-type": "application/json" },
-    body: JSON.stringify({ advance_seconds: seconds }),
-  });
+const advance = (seconds: number) => advanceTestClock(svc, seconds);
 
 async function dataKeysOf(tenantId: string) {
   return (await scanTable(svc))

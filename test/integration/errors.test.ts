@@ -90,17 +90,23 @@ describe("errors are RFC 9457 problem+json", () => {
   });
 });
 
+/** A new tenant's private key holding these token permissions. */
+async function keyWith(permissions: string[]) {
+  const api = client(svc.url);
+  const { managementKey } = await createTenant(api, svc.rootKey);
+  const app = await api.post<{ key: string }>("/applications", {
+    key: managementKey,
+    body: { name: "app", type: "private", permissions },
+  });
+  return { api, key: app.body.key };
+}
+
 describe("odd values the edge refuses", () => {
   it("refuses a number too large for a double instead of storing null (400, naming where)", async () => {
-    const api = client(svc.url);
-    const { managementKey } = await createTenant(api, svc.rootKey);
-    const writer = await api.post<{ key: string }>("/applications", {
-      key: managementKey,
-      body: { name: "w", type: "private", permissions: ["token:create"] },
-    });
+    const { api, key } = await keyWith(["token:create"]);
     const headers = { "content-type": "application/json" };
     const created = await api.post("/tokens", {
-      key: writer.body.key,
+      key,
       headers,
       rawBody: '{"type":"token","data":{"amount":1e400}}',
     });
@@ -112,7 +118,7 @@ describe("odd values the edge refuses", () => {
       errors: { "data.amount": [expect.any(String)] },
     });
     const withControl = await api.post("/tokens", {
-      key: writer.body.key,
+      key,
       body: { id: "ab\u0000c", type: "token", data: "x" },
     });
     expect(withControl.status).toBe(400);
@@ -129,18 +135,13 @@ describe("odd values the edge refuses", () => {
 
 describe("caching", () => {
   it("answers holding data say no-store unless the route chose otherwise (the Elements scripts are public)", async () => {
-    const api = client(svc.url);
-    const { managementKey } = await createTenant(api, svc.rootKey);
-    const app = await api.post<{ key: string }>("/applications", {
-      key: managementKey,
-      body: { name: "rw", type: "private", permissions: ["token:create", "token:read"] },
-    });
+    const { api, key } = await keyWith(["token:create", "token:read"]);
     const created = await api.post<{ id: string }>("/tokens", {
-      key: app.body.key,
+      key,
       body: { type: "token", data: "secret" },
     });
-    const read = await api.get(`/tokens/${created.body.id}`, { key: app.body.key });
-    const missing = await api.get("/tokens/nope-nope", { key: app.body.key });
+    const read = await api.get(`/tokens/${created.body.id}`, { key });
+    const missing = await api.get("/tokens/nope-nope", { key });
     // Before: no Cache-Control at all, so a browser kept revealed answers in its disk cache.
     for (const answer of [created, read, missing])
       expect(answer.headers.get("cache-control")).toBe("no-store");

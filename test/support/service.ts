@@ -56,3 +56,13 @@ export function useService(options: UseServiceOptions = {}): TestService {
   });
   return holder;
 }
+
+/** Moves the service's test clock forward (POST /_test/clock with the root key). */
+export async function advanceTestClock(svc: TestService, seconds: number): Promise<void> {
+  const res = await fetch(`${svc.url}/_test/clock`, {
+    method: "POST",
+    headers: { "svc-api-key": svc.rootKey, "content-type": "application/json" },
+    body: JSON.stringify({ advance_seconds: seconds }),
+  });
+  if (res.status !== 200) throw new Error(`the test clock answered ${res.status}`);
+}

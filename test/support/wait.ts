@@ -16,3 +16,12 @@ export function waitFor(predicate: () => boolean, timeoutMs: number): Promise<vo
     tick();
   });
 }
+
+/** A promise and the function that settles it: a gate a test opens when it chooses. */
+export function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((settle) => {
+    resolve = settle;
+  });
+  return { promise, resolve };
+}

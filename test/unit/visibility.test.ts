@@ -45,18 +45,26 @@ const grant: fc.Arbitrary<AccessGrant> = fc.oneof(
 const token = fc.record({ id, container: container.filter((c) => c !== "/") });
 
 describe("token visibility (lists and counts)", () => {
-  it("selects exactly the tokens evaluate grants, for keys and sessions", () => {
+  it("selects exactly the tokens evaluate grants, and as revealed only tokens it reveals, for keys and sessions", () => {
     fc.assert(
       fc.property(
         grant,
         fc.option(grant, { nil: undefined }),
         fc.constantFrom(...TOKEN_PERMISSIONS),
+        container,
         fc.array(token, { minLength: 1, maxLength: 8 }),
-        (application, session, permission, tokens) => {
+        (application, session, permission, scope, tokens) => {
           const access = accessOfGrants(session ? { application, session } : { application });
           const visibility = access.visibility(permission);
-          for (const t of tokens)
+          const revealed = access.revealVisibility(permission, scope);
+          for (const t of tokens) {
             expect(isVisible(visibility, t)).toBe(access.evaluate(t, permission) !== undefined);
+            // Reveal visibility may miss some (a carved-out region is no clause), never add one, within its scope.
+            if (isVisible(revealed, t)) {
+              expect(t.container.startsWith(scope)).toBe(true);
+              expect(access.evaluate(t, permission)).toBe("reveal");
+            }
+          }
         },
       ),
       { numRuns: 3000 },
@@ -89,28 +97,6 @@ describe("token visibility (lists and counts)", () => {
     expect(accessOfGrants({ application: pci, session: pci }).visibility("token:read")).toEqual([
       [{ containerPrefix: "/pci/" }],
     ]);
-  });
-
-  it("reveal visibility holds only tokens evaluate reveals, for keys and sessions, in any scope", () => {
-    fc.assert(
-      fc.property(
-        grant,
-        fc.option(grant, { nil: undefined }),
-        fc.constantFrom(...TOKEN_PERMISSIONS),
-        container,
-        fc.array(token, { minLength: 1, maxLength: 8 }),
-        (application, session, permission, scope, tokens) => {
-          const access = accessOfGrants(session ? { application, session } : { application });
-          const visibility = access.revealVisibility(permission, scope);
-          for (const t of tokens)
-            if (isVisible(visibility, t)) {
-              expect(t.container.startsWith(scope)).toBe(true);
-              expect(access.evaluate(t, permission)).toBe("reveal");
-            }
-        },
-      ),
-      { numRuns: 3000 },
-    );
   });
 
   it("reveal visibility is a rule's region unless a rule before it decides otherwise there", () => {

@@ -13,19 +13,15 @@ import {
 import { MasterKeyWrapper } from "#shared/adapters/local/master-key-wrapper.ts";
 import { DEFAULT_KEYRING_OPTIONS } from "#shared/domain/crypto/keyring.ts";
 import { unframe } from "#shared/domain/crypto/tenant-key-wrapper.ts";
-import { useService } from "#test/support/service.ts";
+import { advanceTestClock, useService } from "#test/support/service.ts";
 import { scanTable } from "#test/support/table-scan.ts";
 import { appKey, revealEverything, type TokenBody, tenantWithOwner } from "#test/support/tokens.ts";
+import { deferred } from "#test/support/wait.ts";
 
 const svc = useService();
 const kmsDir = () => svc.service.deps.config.localKmsDir ?? "";
 const BYOK_FRAME = Buffer.from("svcbyok1", "ascii");
-const advance = (seconds: number) =>
-  fetch(`${svc.url}/_test/clock`, {
-    method: "POST",
-    headers: { "svc-api-key": svc.rootKey, "content-type": "application/json" },
-    body: JSON.stringify({ advance_seconds: seconds }),
-  });
+const advance = (seconds: number) => advanceTestClock(svc, seconds);
 
 describe("attack: BYOK while a data key is being made", () => {
   it("a data key made under the deployment's key while the PUT runs ends under the customer's key", async () => {
@@ -43,14 +39,8 @@ describe("attack: BYOK while a data key is being made", () => {
     const newKeyId = `k${rotated.body.current}`;
 
     // Hold the deployment's generation of the new version's key (a slow KMS call in another function).
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
-    let paused!: () => void;
-    const pausedP = new Promise<void>((r) => {
-      paused = r;
-    });
+    const { promise: gate, resolve: release } = deferred();
+    const { promise: pausedP, resolve: paused } = deferred();
     const original = MasterKeyWrapper.prototype.generateDataKey;
     let armed = true;
     MasterKeyWrapper.prototype.generateDataKey = async function (this: MasterKeyWrapper, context) {

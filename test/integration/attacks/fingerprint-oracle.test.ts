@@ -102,18 +102,14 @@ describe("attack: fingerprints as an oracle for masked values", () => {
   it("never hints at masked matches by a next page, however many share the guessed value", async () => {
     const { api, managementKey, owner } = await setup();
     // The attacker reveals (and creates) only in /mine/, and reads everything else masked.
-    const agent = await appKey(api, managementKey, {
-      type: "private",
-      rules: [
-        {
-          priority: 1,
-          container: "/mine/",
-          transform: "reveal",
-          permissions: ["token:create", "token:read"],
-        },
-        { priority: 2, container: "/", transform: "mask", permissions: ["token:read"] },
-      ],
-    });
+    const mine = {
+      priority: 1,
+      container: "/mine/",
+      transform: "reveal",
+      permissions: ["token:create", "token:read"],
+    };
+    const rest = { priority: 2, container: "/", transform: "mask", permissions: ["token:read"] };
+    const agent = await appKey(api, managementKey, { type: "private", rules: [mine, rest] });
     // The same SSN tokenized once per order, more times than the pages one request reads (10).
     const copies = Array.from({ length: 11 }, () => ({
       type: "social_security_number",

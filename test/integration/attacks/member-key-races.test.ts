@@ -119,18 +119,14 @@ describe("attack: an invitation accepted while its inviter is being deleted", ()
 describe("attack: a narrow management key changing what it could not grant", () => {
   it("refuses to narrow, delete or revoke keys of an application holding more than the caller (403)", async () => {
     const { api, managementKey } = await setup();
-    const prod = await api.post<Created>("/applications", {
-      key: managementKey,
-      body: { name: "prod", type: "private", permissions: ["token:read", "token:use"] },
-    });
-    const narrow = await api.post<Created>("/applications", {
-      key: managementKey,
-      body: {
-        name: "ci",
-        type: "management",
-        permissions: ["application:read", "application:update", "application:delete"],
-      },
-    });
+    const create = (name: string, type: string, permissions: string[]) =>
+      api.post<Created>("/applications", { key: managementKey, body: { name, type, permissions } });
+    const prod = await create("prod", "private", ["token:read", "token:use"]);
+    const narrow = await create("ci", "management", [
+      "application:read",
+      "application:update",
+      "application:delete",
+    ]);
     const ci = narrow.body.key;
     const prodKeys = await api.get<{ id: string }[]>(`/applications/${prod.body.id}/keys`, { key: ci });
     const emptied = await api.put(`/applications/${prod.body.id}`, {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
-import { useService } from "#test/support/service.ts";
+import { advanceTestClock, useService } from "#test/support/service.ts";
 import { scanTable } from "#test/support/table-scan.ts";
 import {
   ALL_TOKEN_PERMISSIONS,
@@ -18,12 +18,7 @@ import {
 
 const svc = useService();
 const mergePatch = { "content-type": "application/merge-patch+json" };
-const advance = (seconds: number) =>
-  fetch(`${svc.url}/_test/clock`, {
-    method: "POST",
-    headers: { "svc-api-key": svc.rootKey, "content-type": "application/json" },
-    body: JSON.stringify({ advance_seconds: seconds }),
-  });
+const advance = (seconds: number) => advanceTestClock(svc, seconds);
 
 async function cardInTransaction() {
   const { api, tenant } = await tenantWithOwner(svc);
