@@ -187,12 +187,10 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
     const serialKey = keys.applicationKeySerial(key.tenant_id, key.application_id);
     for (let attempt = 0; attempt < KEY_ADDITION_ATTEMPTS; attempt++) {
       // The count first, the keys after: an addition committed between the two reads fails this one's condition.
-      const [serial, minter] = await Promise.all([
-        this.client.send(new GetCommand({ TableName: this.tableName, Key: serialKey, ConsistentRead: true })),
-        key.minted_by ? this.memberExists(key.tenant_id, key.minted_by) : true,
-      ]);
+      const serial = await this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: serialKey, ConsistentRead: true }),
+      );
       const existing = await this.storedKeys(key.tenant_id, key.application_id);
-      if (!minter) throw forbidden(MINTER_REMOVED);
       if (existing.length >= MAX_KEYS_PER_APPLICATION)
         throw validationError(
           `An application holds at most ${MAX_KEYS_PER_APPLICATION} keys; delete one first.`,
@@ -218,8 +216,11 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
         this.audit.put(audit),
       ]);
       if (written) return;
+      // Which condition refused: the application gone, its minting member gone, or another addition (again).
       if (!(await this.itemExists(keys.application(key.tenant_id, key.application_id))))
         throw notFound("The application");
+      if (key.minted_by && !(await this.memberExists(key.tenant_id, key.minted_by)))
+        throw forbidden(MINTER_REMOVED);
     }
     throw conflict("Keys of this application are being added at the same moment; retry.");
   }

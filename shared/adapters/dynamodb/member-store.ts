@@ -88,7 +88,7 @@ export class DynamoMemberStore implements MemberStore {
     // Keys go first, in chunks, when there are more than the last write holds: a failure part-way leaves the
     // member in place, so deleting it again finishes the revocation (never a deleted member with live keys).
     const every = [...ofBound, ...minted];
-    const room = Math.floor((MAX_TRANSACTION_ITEMS - 2 - bound.length) / 2);
+    const room = Math.floor((MAX_TRANSACTION_ITEMS - 2 - 2 * bound.length) / 2);
     const inLast = every.length <= room ? every : [];
     const early = every.length <= room ? [] : every;
     for (let i = 0; i < early.length; i += KEYS_PER_CHUNK) {
@@ -108,9 +108,10 @@ export class DynamoMemberStore implements MemberStore {
           ExpressionAttributeValues: { ":owner": "OWNER" },
         },
       },
-      ...bound.map((app) => ({
-        Delete: { TableName: this.tableName, Key: keys.application(tenantId, String(app.id)) },
-      })),
+      ...bound.flatMap((app) => [
+        { Delete: { TableName: this.tableName, Key: keys.application(tenantId, String(app.id)) } },
+        { Delete: { TableName: this.tableName, Key: keys.applicationKeySerial(tenantId, String(app.id)) } },
+      ]),
       ...inLast.flatMap(keyDeletes),
       this.audit.put(audit),
     ]);

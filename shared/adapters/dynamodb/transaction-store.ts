@@ -134,16 +134,24 @@ export class DynamoTransactionStore implements TransactionStore {
     return { Delete: { TableName: this.tableName, Key, ...this.heldBy(id) } };
   }
 
-  async forgetOperations(tenantId: string, id: string): Promise<void> {
-    const items = await queryAll(this.client, {
-      TableName: this.tableName,
-      KeyConditionExpression: "PK = :pk AND begins_with(SK, :op)",
-      ExpressionAttributeValues: { ":pk": transactionKeys.record(tenantId, id).PK, ":op": "OP#" },
-      ProjectionExpression: "PK, SK",
-    });
-    await inGroups(items, async (item) => {
+  async forgetOperations(tenantId: string, id: string, known?: Operation[]): Promise<void> {
+    // Commit and rollback have just read them; only the sweep, cleaning after a request that died, looks them up.
+    const tokenIds = known
+      ? known.map((op) => op.token_id)
+      : (
+          await queryAll(this.client, {
+            TableName: this.tableName,
+            KeyConditionExpression: "PK = :pk AND begins_with(SK, :op)",
+            ExpressionAttributeValues: { ":pk": transactionKeys.record(tenantId, id).PK, ":op": "OP#" },
+            ProjectionExpression: "token_id",
+          })
+        ).map((item) => String(item.token_id));
+    await inGroups(tokenIds, async (tokenId) => {
       await this.client.send(
-        new DeleteCommand({ TableName: this.tableName, Key: { PK: item.PK, SK: item.SK } }),
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: transactionKeys.operation(tenantId, id, tokenId),
+        }),
       );
     });
   }
@@ -212,7 +220,7 @@ export class DynamoTransactionStore implements TransactionStore {
     }
     if (staged) await this.rollForward(tenantId, id, operations, now);
     await this.afterApply(tenantId, operations);
-    await this.forgetOperations(tenantId, id);
+    await this.forgetOperations(tenantId, id, operations);
     return { created: createdBy(operations) };
   }
 
@@ -221,7 +229,7 @@ export class DynamoTransactionStore implements TransactionStore {
     const operations = await this.operations(transaction.tenant_id, transaction.id);
     await this.rollForward(transaction.tenant_id, transaction.id, operations, now);
     await this.afterApply(transaction.tenant_id, operations);
-    await this.forgetOperations(transaction.tenant_id, transaction.id);
+    await this.forgetOperations(transaction.tenant_id, transaction.id, operations);
     return { created: createdBy(operations) };
   }
 
@@ -346,7 +354,7 @@ export class DynamoTransactionStore implements TransactionStore {
     }
     for (const op of operations.filter((o) => o.operation === "create"))
       await this.tokens.releaseFingerprint(tenantId, op.token_type, op.fingerprint, op.token_id);
-    await this.forgetOperations(tenantId, id);
+    await this.forgetOperations(tenantId, id, operations);
     return true;
   }
 }
