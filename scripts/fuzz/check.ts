@@ -1,79 +1,76 @@
-/**
- * The fuzz's oracle: what every answer of the service must hold, whatever the request was. Pure, so that the
- * unit test can feed it answers directly.
- */
+/** The fuzz's oracle (docs/fuzzing.md, "What it checks"): pure, so that the unit test feeds it answers directly. */
 
 export type Answer = { status: number; contentType: string; text: string };
-/** A short, stable class name: the summary groups failures by route and kind. */
-type Kind = ProblemKind | "no-answer" | "5xx" | "stack-trace" | "host-path" | "cross-tenant" | "disclosure";
-type ProblemKind = "not-problem-json" | "bad-problem";
-export type Violation = { kind: Kind | "prototype-pollution" | "canary"; detail: string };
+type Kind =
+  | "no-answer"
+  | "5xx"
+  | "stack-trace"
+  | "host-path"
+  | "not-problem-json"
+  | "bad-problem"
+  | "cross-tenant";
+export type Violation = { kind: Kind | "disclosure" | "prototype-pollution" | "canary"; detail: string };
 
 export interface CheckContext {
-  /** Everything the request carried (path, query, body text): a needle echoed from it is not a leak. */
+  /** Everything the request carried (path, headers, body text): a needle echoed from it is not a leak. */
   requestText: string;
   /** Plaintext the caller may not see (another tenant's card number, or its own without a reveal rule). */
   secrets?: { value: string; whose: string }[];
   /** The request addressed another tenant's resource with this tenant's key. */
   crossTenant?: boolean;
-  /** /proxy: the service's own errors are `{"proxy_error": <problem>}` (docs/proxies.md, the spec). */
+  /** /proxy: the service's own errors are `{"proxy_error": <problem>}` (docs/proxies.md). */
   proxy?: boolean;
 }
 
-/** A V8 stack frame: "at fn (file:line:col)" or "at file:line:col". */
+/** A V8 stack frame ("at fn (file:line:col)" or "at file:line:col"), and strings that betray the host. */
 const STACK_FRAME = /\bat (?:[\w$.<>[\] ]+ \()?(?:file:\/\/)?[^\s()'"]*:\d+:\d+\)?/;
-/** Strings that betray the host: its paths, its dependencies, its source files. */
 const HOST_NEEDLES = ["/work/", "node_modules", ".ts:", process.cwd()].filter((n) => n.length > 1);
+/** /proxy answers about the tenant's side (its code failed, its destination is unreachable or slow). */
+const TENANT_SIDE: Record<number, string> = {
+  500: "/transform-failed",
+  502: "/unreachable",
+  504: "/timeout",
+};
 
-export function checkAnswer(answer: Answer, context: CheckContext): Violation[] {
-  const { status, text } = answer;
+export function checkAnswer({ status, contentType, text }: Answer, context: CheckContext): Violation[] {
   if (status === 0) return [{ kind: "no-answer", detail: text.slice(0, 200) }];
   const violations: Violation[] = [];
   const add = (kind: Violation["kind"], detail: string) => violations.push({ kind, detail });
   const carried = (needle: string) => context.requestText.includes(needle);
-  let body: unknown; // the answer as JSON, when it is JSON
+  let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {}
-  // On /proxy, answers about the tenant's side are not the service failing (docs/proxies.md): 500
-  // transform-failed (the fuzz replaced a transform with code that exports no function), and 502 unreachable /
-  // 504 timeout (the fuzz pointed a proxy at one of its hostile URLs, http://127.0.0.1:8000/ and the like).
-  const proxyType = String((body as { proxy_error?: { type?: unknown } } | null)?.proxy_error?.type);
-  const tenantSide = { 500: "/transform-failed", 502: "/unreachable", 504: "/timeout" }[status];
-  if (status >= 500 && !(context.proxy && tenantSide && proxyType.endsWith(tenantSide)))
-    add("5xx", `status ${status}${proxyType === "undefined" ? "" : ` ${proxyType}`}`);
-  const frame = STACK_FRAME.exec(text);
-  if (frame && !carried(frame[0])) add("stack-trace", `stack frame in body: ${frame[0].slice(0, 120)}`);
+  const wrapped = (body as { proxy_error?: unknown } | null)?.proxy_error;
+  const proxyType = String((wrapped as { type?: unknown } | undefined)?.type);
+  if (status >= 500 && !(context.proxy && TENANT_SIDE[status] && proxyType.endsWith(TENANT_SIDE[status])))
+    add("5xx", `status ${status}${wrapped === undefined ? "" : ` ${proxyType}`}`);
+  const frame = STACK_FRAME.exec(text)?.[0];
+  if (frame && !carried(frame)) add("stack-trace", `stack frame in body: ${frame.slice(0, 120)}`);
   const needle = HOST_NEEDLES.find((n) => text.includes(n) && !carried(n));
   if (needle) add("host-path", `body contains ${JSON.stringify(needle)}`);
-  const problem = status >= 400 && status < 500 && problemShape(answer, context.proxy === true, body);
-  if (problem) add(problem[0], `${status} ${problem[1]}`);
+  if (status >= 400 && status < 500) {
+    // RFC 9457: application/problem+json with type, title and its own status; on /proxy, wrapped in proxy_error.
+    const isProblemJson = contentType.toLowerCase().startsWith("application/problem+json");
+    const problem = (isProblemJson ? body : context.proxy ? wrapped : undefined) as Record<string, unknown>;
+    if (!isProblemJson && problem === undefined)
+      add("not-problem-json", `${status} with content-type ${JSON.stringify(contentType)}`);
+    else if (
+      typeof problem?.type !== "string" ||
+      typeof problem.title !== "string" ||
+      problem.status !== status
+    )
+      add(
+        "bad-problem",
+        `${status} problem lacks type/title or says status ${JSON.stringify(problem?.status)}`,
+      );
+  }
   for (const secret of context.secrets ?? [])
     if (text.includes(secret.value) && !carried(secret.value))
       add("disclosure", `answer holds ${secret.whose} card number in full`);
   if (context.crossTenant && status >= 200 && status < 300)
     add("cross-tenant", `status ${status} on another tenant's resource`);
   return violations;
-}
-
-/**
- * What is wrong with an RFC 9457 problem answer, if anything: application/problem+json with type, title and
- * the status it answered with. On /proxy, JSON whose `proxy_error` is such a problem (or a problem+json).
- */
-function problemShape(answer: Answer, proxy: boolean, body: unknown): [ProblemKind, string] | undefined {
-  let problem = body;
-  if (!answer.contentType.toLowerCase().startsWith("application/problem+json")) {
-    if (!proxy) return ["not-problem-json", `with content-type ${JSON.stringify(answer.contentType)}`];
-    if (body === undefined) return ["not-problem-json", "/proxy error is not JSON"];
-    problem = (body as { proxy_error?: unknown } | null)?.proxy_error;
-    if (problem === undefined) return ["not-problem-json", "/proxy error without proxy_error"];
-  }
-  if (problem === undefined) return ["bad-problem", "problem body is not JSON"];
-  if (typeof problem !== "object" || problem === null || Array.isArray(problem))
-    return ["bad-problem", "problem body is not an object"];
-  const { type, title, status } = problem as Record<string, unknown>;
-  if (typeof type !== "string" || typeof title !== "string" || status !== answer.status)
-    return ["bad-problem", `problem lacks type/title or says status ${JSON.stringify(status)}`];
 }
 
 /** The built-in prototypes watched: anything a request adds to them is prototype pollution. */

@@ -1,14 +1,10 @@
-/**
- * What a fuzz run tells: counts per route and status, and failures grouped by class with their shortest
- * reproducer.
- */
+/** What a fuzz run tells: counts per route and status, and failures grouped by class with their shortest reproducer. */
 import type { FuzzCase } from "./cases.ts";
 import type { Violation } from "./check.ts";
 import type { PreparedRequest } from "./request.ts";
 
 /** A failed case: its route, reproducer and plan (none for a canary or an unattributed pollution). */
 export type Failure = Violation & { route: string; status: number; shown: string; plan?: FuzzCase };
-type Route = { operationId: string; method: string; path: string };
 
 export class Tally {
   requests = 0;
@@ -25,37 +21,37 @@ export class Tally {
 
   fail(failure: Failure): void {
     this.failures += 1;
-    const detail = failure.detail.replace(/[0-9a-f]{8,}|\d+/gi, "#").slice(0, 160);
-    const id = `${failure.route}|${failure.kind}|${detail}`;
+    const id = `${failure.route}|${failure.kind}|${failure.detail.replace(/[0-9a-f]{8,}|\d+/gi, "#").slice(0, 160)}`;
     const known = this.classes.get(id) ?? { count: 0, statuses: new Set(), first: failure };
     known.count += 1;
     known.statuses.add(failure.status);
-    // Keep the shortest reproducer: the closest to minimal.
-    if (failure.shown.length < known.first.shown.length) known.first = failure;
+    if (failure.shown.length < known.first.shown.length) known.first = failure; // the closest to minimal
     this.classes.set(id, known);
   }
 }
 
-const MAX_SHOWN = 300;
-
 /** Method, path, key role, content type and body, each cut to something a person can read. */
 export function reproducer({ method, path, body, headers, keyRole }: PreparedRequest): string {
-  const shownPath = path.length > 160 ? `${path.slice(0, 160)}…(${path.length} chars)` : path;
   const size = body?.length ?? 0;
-  const text = body?.subarray(0, MAX_SHOWN).toString("utf8") ?? "";
-  const shownBody = size === 0 ? "(no body)" : size > MAX_SHOWN ? `${text}…(${size} bytes)` : text;
+  const text = body?.subarray(0, 300).toString("utf8") ?? "";
+  const shownBody = size === 0 ? "(no body)" : size > 300 ? `${text}…(${size} bytes)` : text;
   const type = headers["content-type"];
   const extras = [
     `key=${keyRole}`,
     type === undefined ? "no content-type" : `content-type=${JSON.stringify(type)}`,
   ];
   for (const h of ["svc-idempotency-key", "svc-proxy-key"]) if (h in headers) extras.push(h.slice(4));
+  const shownPath = path.length > 160 ? `${path.slice(0, 160)}…(${path.length} chars)` : path;
   return `${method} ${shownPath} [${extras.join(", ")}]\n      ${JSON.stringify(shownBody).slice(1, -1)}`;
 }
 
-export function summary(tally: Tally, routes: Route[]): string {
-  const lines = [`\nRequests: ${tally.requests} fuzzed, over ${routes.length} write routes`];
-  lines.push("\nPer route (status:count):");
+export function summary(
+  tally: Tally,
+  routes: { operationId: string; method: string; path: string }[],
+): string {
+  const lines = [
+    `\nRequests: ${tally.requests} fuzzed, over ${routes.length} write routes\n\nPer route (status:count):`,
+  ];
   const width = Math.max(...routes.map((r) => `${r.method} ${r.path}`.length));
   for (const r of routes) {
     const statuses = [...(tally.byRoute.get(r.operationId) ?? [])].sort(([a], [b]) => a - b);
@@ -67,11 +63,12 @@ export function summary(tally: Tally, routes: Route[]): string {
   classes.sort((a, b) => a.first.route.localeCompare(b.first.route) || b.count - a.count);
   lines.push(`\nFailures: ${tally.failures} in ${classes.length} classes`);
   for (const { first, count, statuses } of classes) {
-    const { kind, route, detail, shown, plan } = first;
-    lines.push(`  [${kind}] ${route}: ${count}× (status ${[...statuses].join(", ")}) ${detail}`);
-    lines.push(`    e.g. ${shown}`);
+    lines.push(
+      `  [${first.kind}] ${first.route}: ${count}× (status ${[...statuses].join(", ")}) ${first.detail}`,
+    );
+    lines.push(`    e.g. ${first.shown}`);
     // The plan: for a mutated example, what was changed where (shorter than the body).
-    if (plan) lines.push(`      plan: ${JSON.stringify(plan.body).slice(0, MAX_SHOWN)}`);
+    if (first.plan) lines.push(`      plan: ${JSON.stringify(first.plan.body).slice(0, 300)}`);
   }
   return lines.join("\n");
 }

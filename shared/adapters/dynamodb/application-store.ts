@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { Application, ApplicationKey } from "#shared/domain/entities.ts";
 import { conflict, forbidden, notFound, validationError } from "#shared/domain/errors.ts";
@@ -7,6 +7,7 @@ import type { ApplicationStore, PageRequest, StoredKey, StorePage } from "#share
 import { DynamoApplicationReader } from "./application-reader.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
+import { MAX_TRANSACTION_ITEMS, revokeBeyond } from "./key-revocation.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
 import { keys } from "./schema.ts";
 
@@ -14,8 +15,6 @@ import { keys } from "./schema.ts";
 export const MAX_KEYS_PER_APPLICATION = 20;
 /** Key additions to one application retried after losing to another at the same moment. */
 const KEY_ADDITION_ATTEMPTS = 5;
-/** Key pairs (listing and lookup) one transaction deletes beside what it must hold. */
-const KEY_PAIRS_PER_WRITE = 45;
 const MINTER_REMOVED = "The member whose credentials act here was removed.";
 
 /** Applications and their keys, written (the lookups are DynamoApplicationReader's). */
@@ -151,19 +150,17 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
 
   async delete(tenantId: string, applicationId: string, audit: LogEntry): Promise<boolean> {
     const stored = await this.storedKeys(tenantId, applicationId);
-    const keyDeletes = (key: { id: string; key_hash: string }) => [
-      { Delete: { TableName: this.tableName, Key: keys.applicationKey(tenantId, applicationId, key.id) } },
-      { Delete: { TableName: this.tableName, Key: keys.apiKey(key.key_hash) } },
-    ];
-    // More keys than one write holds (left by concurrent additions before their limit held): the extra ones go
-    // first. A failure part-way leaves the application in place, with fewer keys; deleting it again goes on.
-    const early = stored.slice(KEY_PAIRS_PER_WRITE);
-    for (let i = 0; i < early.length; i += KEY_PAIRS_PER_WRITE)
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: early.slice(i, i + KEY_PAIRS_PER_WRITE).flatMap(keyDeletes),
-        }),
-      );
+    // More keys than one write holds were left by concurrent additions before their limit held.
+    const revoked = stored.map((key) => ({
+      listing: keys.applicationKey(tenantId, applicationId, key.id),
+      hash: key.key_hash,
+    }));
+    const keyDeletes = await revokeBeyond(
+      this.client,
+      this.tableName,
+      revoked,
+      (MAX_TRANSACTION_ITEMS - 3) / 2,
+    );
     return transactOrFalse(this.client, [
       {
         Delete: {
@@ -173,7 +170,7 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
         },
       },
       { Delete: { TableName: this.tableName, Key: keys.applicationKeySerial(tenantId, applicationId) } },
-      ...stored.slice(0, KEY_PAIRS_PER_WRITE).flatMap(keyDeletes),
+      ...keyDeletes,
       this.audit.put(audit),
     ]);
   }

@@ -8,7 +8,7 @@ import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts"
 import type { DynamoApplicationStore } from "./application-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
-import { EFFECT_RECORD_ITEMS } from "./idempotent-effects.ts";
+import { MAX_TRANSACTION_ITEMS, revokeBeyond } from "./key-revocation.ts";
 import { decodeCursor, encodeCursor, queryAll } from "./paging.ts";
 import { epochSeconds, keys } from "./schema.ts";
 
@@ -18,11 +18,6 @@ const invitationKeys = {
 };
 
 type Item = Record<string, unknown>;
-
-/** DynamoDB's limit on the items of one TransactWriteItems, less the idempotent effect's record (client.ts). */
-const MAX_TRANSACTION_ITEMS = 100 - EFFECT_RECORD_ITEMS;
-/** Minted keys revoked per transaction when they do not fit with the member's own deletion (2 items each). */
-const KEYS_PER_CHUNK = 50;
 
 /** Members and invitations live in the tenant's partition; invitation codes are looked up by hash. */
 export class DynamoMemberStore implements MemberStore {
@@ -81,23 +76,13 @@ export class DynamoMemberStore implements MemberStore {
     const allKeys = await this.queryPrefix(tenantId, "APPKEY#");
     const ofBound = allKeys.filter((k) => bound.some((app) => String(k.SK).startsWith(`APPKEY#${app.id}#`)));
     const minted = allKeys.filter((k) => k.minted_by === memberId && !ofBound.includes(k));
-    const keyDeletes = (k: Item) => [
-      { Delete: { TableName: this.tableName, Key: { PK: k.PK, SK: k.SK } } },
-      { Delete: { TableName: this.tableName, Key: keys.apiKey(String(k.key_hash)) } },
-    ];
-    // Keys go first, in chunks, when there are more than the last write holds: a failure part-way leaves the
-    // member in place, so deleting it again finishes the revocation (never a deleted member with live keys).
-    const every = [...ofBound, ...minted];
+    // Keys go first when there are more than the last write holds (key-revocation.ts).
+    const revoked = [...ofBound, ...minted].map((k) => ({
+      listing: { PK: String(k.PK), SK: String(k.SK) },
+      hash: String(k.key_hash),
+    }));
     const room = Math.floor((MAX_TRANSACTION_ITEMS - 2 - 2 * bound.length) / 2);
-    const inLast = every.length <= room ? every : [];
-    const early = every.length <= room ? [] : every;
-    for (let i = 0; i < early.length; i += KEYS_PER_CHUNK) {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: early.slice(i, i + KEYS_PER_CHUNK).flatMap(keyDeletes),
-        }),
-      );
-    }
+    const keyDeletes = await revokeBeyond(this.client, this.tableName, revoked, room);
     const written = await transactOrFalse(this.client, [
       {
         Delete: {
@@ -112,7 +97,7 @@ export class DynamoMemberStore implements MemberStore {
         { Delete: { TableName: this.tableName, Key: keys.application(tenantId, String(app.id)) } },
         { Delete: { TableName: this.tableName, Key: keys.applicationKeySerial(tenantId, String(app.id)) } },
       ]),
-      ...inLast.flatMap(keyDeletes),
+      ...keyDeletes,
       this.audit.put(audit),
     ]);
     if (!written) return undefined;

@@ -4,6 +4,7 @@ import { acceptInvitation } from "#shared/domain/members.ts";
 import { type Client, client, createTenant } from "#test/support/http.ts";
 import { invitationFromOutbox } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
+import { itemsNaming, scanTable } from "#test/support/table-scan.ts";
 
 const svc = useService();
 
@@ -86,6 +87,33 @@ describe("attack: keys minted through a member while it is being deleted", () =>
     // Before: the deletion removed the keys it had listed; those minted meanwhile kept answering 200.
     const answers = await Promise.all(minted.map((key) => api.get("/tokens", { key })));
     expect(answers.map((a) => a.status).filter((s) => s !== 401)).toEqual([]);
+  });
+});
+
+describe("a member who minted more keys than one write holds", () => {
+  it("is deleted with every key it minted: those beyond the last write go first, in writes of their own", async () => {
+    const { api, managementKey } = await setup();
+    const admin = await joinMember(api, managementKey);
+    const minted: string[] = [];
+    for (const name of ["a", "b", "c"]) {
+      const app = await api.post<Created>("/applications", {
+        key: managementKey,
+        body: { name, type: "private", permissions: ["token:read"] },
+      });
+      for (let i = 0; i < 19; i++)
+        minted.push(
+          (await api.post<Created>(`/applications/${app.body.id}/keys`, { key: admin.management_key })).body
+            .key,
+        );
+    }
+    expect((await api.delete(`/tenants/self/members/${admin.id}`, { key: managementKey })).status).toBe(204);
+    const answers = await Promise.all(minted.map((key) => api.get("/tokens", { key })));
+    expect(answers.map((a) => a.status).filter((s) => s !== 401)).toEqual([]);
+    // Every key's two items are gone, not only refused by the lookup (which refuses a removed member's keys).
+    const left = itemsNaming(await scanTable(svc), admin.id).filter(
+      (item) => item.entity === "application_key",
+    );
+    expect(left).toEqual([]);
   });
 });
 
