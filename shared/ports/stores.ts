@@ -110,6 +110,12 @@ export type IdempotencyClaim =
 
 /** Results are kept 24 hours (spec); TTL deletes them later, so reads also compare with the clock. */
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600;
+/**
+ * The longest sealed answer a store keeps in one record (a request's answer for its replays, a queued reaction's
+ * outcome): DynamoDB's items are at most 400 KB, and the record has its keys and state beside the answer. What
+ * is longer is not kept; each caller says what happens then (never a failure of what already took effect).
+ */
+export const MAX_KEPT_ANSWER_CHARS = 320_000;
 
 export interface IdempotencyStore {
   /**

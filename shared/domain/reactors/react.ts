@@ -29,7 +29,7 @@ import type { JobQueue } from "#shared/ports/job-queue.ts";
 import { REACTION_RETENTION_SECONDS, type ReactorStore } from "#shared/ports/reactor-store.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
 import type { SessionStore } from "#shared/ports/session-store.ts";
-import type { ApplicationReader } from "#shared/ports/stores.ts";
+import { type ApplicationReader, MAX_KEPT_ANSWER_CHARS } from "#shared/ports/stores.ts";
 import { createTokenBody } from "#shared/schemas/tokens.ts";
 import { validateArgs } from "./args.ts";
 import type {
@@ -364,6 +364,15 @@ async function reactAs(
   return { queued: false, reaction };
 }
 
+/** A queued reaction's answer longer than its outcome's record keeps. */
+const answerTooLong = (chars: number) =>
+  new ReactorError(
+    500,
+    "Reactor Runtime Error",
+    `The reactor's answer is too large to keep for its caller (${chars} characters sealed; at most ` +
+      `${MAX_KEPT_ANSWER_CHARS}). Answer less, or react synchronously.`,
+  );
+
 /** The outcome a failed run answers: a custom error's own status and body, else `failures` renders it. */
 function outcomeOfError(failures: ReactionFailures, error: unknown, requestId: string): ReactionOutcome {
   if (error instanceof ReactorError && error.customBody !== undefined)
@@ -395,11 +404,16 @@ export function reactionRunner(base: ReactDeps, failures: ReactionFailures): Rea
       } catch (error) {
         outcome = outcomeOfError(failures, error, job.requestId);
       }
-      const sealed = await deps.sealer.seal(
-        outcomeBinding(job.tenantId, job.requestId),
-        // A react-async result keeps which tokens its args read, so reading it logs them again.
-        JSON.stringify(job.argsRead ? { ...outcome, argsRead: job.argsRead } : outcome),
-      );
+      // A react-async result keeps which tokens its args read, so reading it logs them again.
+      const seal = (kept: ReactionOutcome) =>
+        deps.sealer.seal(
+          outcomeBinding(job.tenantId, job.requestId),
+          JSON.stringify(job.argsRead ? { ...kept, argsRead: job.argsRead } : kept),
+        );
+      let sealed = await seal(outcome);
+      // An answer too long to keep is a failure that can be kept: the code ran, and is never run again for it.
+      if (sealed.length > MAX_KEPT_ANSWER_CHARS)
+        sealed = await seal(outcomeOfError(failures, answerTooLong(sealed.length), job.requestId));
       const kept = await deps.reactors.storeReaction(job.tenantId, job.requestId, sealed, deps.clock.now(), {
         reactorId: job.reactorId,
         ...(job.resultOwner !== undefined ? { owner: job.resultOwner } : {}),

@@ -5,7 +5,7 @@ import { conflict, validationError } from "#shared/domain/errors.ts";
 import { grantVersionOf } from "#shared/domain/grant-version.ts";
 import { type DataRead, effectsStand, type PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
 import { logger } from "#shared/logger.ts";
-import type { IdempotencyStore, RecordedEffect } from "#shared/ports/stores.ts";
+import { type IdempotencyStore, MAX_KEPT_ANSWER_CHARS, type RecordedEffect } from "#shared/ports/stores.ts";
 import { HttpError } from "../errors.ts";
 import { fromReplayBody, type ReplayBody } from "../replay-body.ts";
 import { type HttpResult, header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
@@ -237,6 +237,9 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
         typeof kept === "string"
           ? await sealer.seal(bindingOf(owner, claim.scope, claim.key), kept)
           : undefined;
+      // Too long to keep: this answer goes out as it is, and the key is released as after a failure, so a retry
+      // replays the recorded effects (never runs them again) or, where nothing took effect, runs afresh.
+      if (sealed !== undefined && sealed.length > MAX_KEPT_ANSWER_CHARS) return release(request);
       await store.complete(claim.scope, claim.key, claim.claimId, {
         status,
         ...(sealed === undefined ? {} : { sealed_body: sealed }),

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { createReactor, reactionResult } from "#test/support/reactors.ts";
+import { useService } from "#test/support/service.ts";
+
+const svc = useService();
+
+/** A formula that takes effect (a token created per run) and then answers `size` characters. */
+const code = (size: number) => `
+module.exports = async (req) => {
+  await req.svc.tokens.create({ type: "token", data: "one run" });
+  return { raw: { big: "x".repeat(${size}) } };
+};`;
+
+async function setup(size: number) {
+  return createReactor(svc, {
+    formula: { name: "large answer", code: code(size) },
+    permissions: ["token:create", "token:use", "token:read"],
+  });
+}
+
+const runsOf = async ({ api, app }: Awaited<ReturnType<typeof setup>>) =>
+  (await api.get<{ data: unknown[] }>("/tokens?size=100", { key: app.key })).body.data.length;
+
+describe("attack: a reaction answering more than a record keeps", () => {
+  it("react-async: ran once, its result a kept failure (before: run 5 times, then 404 for good)", async () => {
+    const reactor = await setup(400_000);
+    const { api, app, reactorId } = reactor;
+    const accepted = await api.post<{ asyncReactorRequestId: string }>(`/reactors/${reactorId}/react-async`, {
+      key: app.key,
+      body: { args: {} },
+    });
+    expect(accepted.status).toBe(202);
+    const result = await reactionResult(api, app.key, reactorId, accepted.body.asyncReactorRequestId);
+    // The run's outcome, as a failed reaction answers it.
+    expect(result.status).toBe(500);
+    expect(JSON.stringify(result.body)).toContain("too large to keep");
+    expect(await runsOf(reactor)).toBe(1);
+  });
+
+  it("react with an idempotency key: answered in full, and a retry replays, never runs again (before: 500)", async () => {
+    const reactor = await setup(400_000);
+    const { api, app, reactorId } = reactor;
+    const headers = { "svc-idempotency-key": "large-answer-1" };
+    const first = await api.post<{ raw?: { big: string } }>(`/reactors/${reactorId}/react`, {
+      key: app.key,
+      body: { args: {} },
+      headers,
+    });
+    expect(first.status).toBe(200);
+    expect(first.body.raw?.big.length).toBe(400_000);
+    const retry = await api.post(`/reactors/${reactorId}/react`, {
+      key: app.key,
+      body: { args: {} },
+      headers,
+    });
+    expect(retry.status).toBe(409);
+    expect(await runsOf(reactor)).toBe(1);
+  });
+});
