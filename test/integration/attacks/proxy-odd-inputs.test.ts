@@ -105,4 +105,16 @@ describe("attack: odd inputs that made /proxy fail", () => {
     expect(receivedNames[0]).not.toContain("__proto__");
     expect(receivedNames[0]).not.toContain("x-injected");
   });
+
+  it("a body of 200,000 `{` (an open proxy's key suffices): forwarded at once, where the expression scan had held the process for minutes", async () => {
+    const key = await proxyWith({});
+    const body = "{".repeat(200_000);
+    const res = await fetch(`${svc.url}/proxy`, {
+      method: "POST",
+      headers: { "svc-proxy-key": key, "content-type": "text/plain" },
+      body,
+    });
+    expect(res.status).toBe(200);
+    expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
+  });
 });
