@@ -21,13 +21,14 @@ import {
   replaceReactor,
 } from "#shared/domain/reactors/manage.ts";
 import {
+  checkReactionRead,
   ReactorError,
   react,
   reactAsync,
   reactionResult,
   webhookSecrets,
 } from "#shared/domain/reactors/react.ts";
-import { checkStillReadable, presentAgain } from "#shared/domain/tokens/replay.ts";
+import { presentAgain } from "#shared/domain/tokens/replay.ts";
 import { createHttpHandler, type GroupHandlers, type GroupReplays, replayAs } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
 import { PROBLEM_CONTENT_TYPE } from "#shared/http/problem.ts";
@@ -139,7 +140,7 @@ export const routes: GroupHandlers<Routes, "reactors", ReactorsDeps> = {
  */
 export const replays: GroupReplays<Routes, "reactors", ReactorsDeps> = {
   presentToken: presentAgain,
-  checkRead: checkStillReadable,
+  checkRead: checkReactionRead,
   effects: {
     createFormula: replayAs("reactor_formula", "create", 201, ({ deps, principal }, id) =>
       getFormula(deps, principal, id),

@@ -19,7 +19,11 @@ async function callApi(
   op: SvcOperation,
   args: unknown[],
 ): Promise<unknown> {
-  const id = encodeURIComponent(String(args[0] ?? ""));
+  const given = String(args[0] ?? "");
+  // "", "." and ".." are no token's id, and in a URL path they name another route (/tokens/, the API's root).
+  if (op !== "tokens.create" && (given === "" || given === "." || given === ".."))
+    throw Object.assign(new Error("The token does not exist."), { status: 404 });
+  const id = encodeURIComponent(given);
   const request: Record<SvcOperation, { method: string; path: string; body?: unknown; type?: string }> = {
     "tokens.create": { method: "POST", path: "/tokens", body: args[0] },
     "tokens.retrieve": { method: "GET", path: `/tokens/${id}` },

@@ -25,6 +25,11 @@ export interface DataRead {
   version: number;
   /** Whether the data read included the cvc (then the answer is not replayed past the cvc's hour). */
   cvc: boolean;
+  /**
+   * Data handed to code acting as an application (a reactor's `svc` reads): that application and the digest of
+   * its grant then. A replay needs it unchanged (the caller's own grant is in the idempotency scope already).
+   */
+  actingGrant?: { applicationId: string; version: string };
 }
 
 /** An effect as its record lists it: an audit entry its write transaction wrote. */
@@ -113,7 +118,9 @@ export function noteDataRead(read: DataRead): void {
   const claim = currentIdempotencyClaim();
   if (!claim) return;
   claim.reads ??= [];
-  if (!claim.reads.some((r) => r.id === read.id)) claim.reads.push(read);
+  const acting = read.actingGrant?.applicationId;
+  if (!claim.reads.some((r) => r.id === read.id && r.actingGrant?.applicationId === acting))
+    claim.reads.push(read);
 }
 
 /** The token an object of the answer presents, if it is one (identity, not shape). */

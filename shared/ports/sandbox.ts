@@ -61,7 +61,13 @@ export interface SandboxError {
   headers?: Record<string, string>;
 }
 
-export type SandboxResult = { ok: true; value: unknown } | { ok: false; error: SandboxError };
+/**
+ * `dataFrom`: the tokens whose data the code's `svc` calls handed it (an answer with `data`), by id: what the
+ * code answers may hold it, so an idempotent replay of that answer is bound to those tokens as they are.
+ */
+export type SandboxResult = ({ ok: true; value: unknown } | { ok: false; error: SandboxError }) & {
+  dataFrom?: string[];
+};
 
 export interface Sandbox {
   /**

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
-import type { Sandbox, SandboxRequest, SandboxResult } from "#shared/ports/sandbox.ts";
+import type { Sandbox, SandboxRequest, SandboxResult, SvcOperation } from "#shared/ports/sandbox.ts";
 import { DEFAULT_OUTBOUND_LIMITS, type OutboundLimits, type OutboundPolicy } from "./outbound-request.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
 import { DEFAULT_CHILD_SCRIPT } from "./spawn.ts";
@@ -125,7 +125,18 @@ export class ProcessSandbox implements Sandbox {
         ? { ...this.outbound, limits: request.outboundLimits }
         : this.outbound;
       const outbound = { tenantId, policy, allowedHosts: request.allowedHosts };
-      return await proc.run({ hash, code, input, timeoutMs, onSvcCall, outbound });
+      // Which tokens the svc calls handed data from, whether answered here or through the API (a runner Lambda).
+      const dataFrom = new Set<string>();
+      const noted = onSvcCall
+        ? async (op: SvcOperation, args: unknown[]) => {
+            const answer = (await onSvcCall(op, args)) as { id?: unknown; data?: unknown } | null;
+            if (answer?.data !== undefined && answer.data !== null && typeof answer.id === "string")
+              dataFrom.add(answer.id);
+            return answer;
+          }
+        : undefined;
+      const result = await proc.run({ hash, code, input, timeoutMs, onSvcCall: noted, outbound });
+      return dataFrom.size > 0 ? { ...result, dataFrom: [...dataFrom] } : result;
     } finally {
       release();
       if (proc.isIdle) proc.scheduleIdleExit(this.idleMs);

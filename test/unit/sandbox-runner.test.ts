@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { closeSandbox, handler } from "#functions/sandbox-runner/handler.ts";
 import type { RunnerEvent } from "#shared/adapters/aws/lambda-sandbox.ts";
@@ -68,5 +70,36 @@ describe("the runner function's runs (AWS)", () => {
 
     expect(planted).toEqual({ ok: true, value: "planted" });
     expect(scanned).toEqual({ ok: true, value: false });
+  });
+});
+
+describe("the runner function's svc calls (AWS)", () => {
+  it("calls only /tokens/{id}, and says which tokens' data it handed the code", async () => {
+    const paths: string[] = [];
+    const api = createServer((req, res) => {
+      paths.push(String(req.url));
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ id: "tok_1", type: "card", data: { number: "4242424242424242" } }));
+    });
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    const baseUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+    const code = `module.exports = async (req) => {
+      const refused = [];
+      for (const id of ["..", ".", ""]) await req.svc.tokens.retrieve(id).catch((e) => refused.push(e.status));
+      const token = await req.svc.tokens.retrieve("tok_1");
+      return { refused, last4: token.data.number.slice(-4) };
+    };`;
+    try {
+      const result = await handler({ ...event(code), svc: { baseUrl, apiKey: "key_svc_test" } });
+      // Before: ".." and "." reached the API's root and /tokens/ (a URL resolves dot segments).
+      expect(result).toEqual({
+        ok: true,
+        value: { refused: [404, 404, 404], last4: "4242" },
+        dataFrom: ["tok_1"],
+      });
+      expect(paths).toEqual(["/tokens/tok_1"]);
+    } finally {
+      api.close();
+    }
   });
 });

@@ -10,8 +10,9 @@ import {
 } from "#shared/domain/audit-entry.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
-import { DomainError, type FieldErrors, notFound, validationError } from "#shared/domain/errors.ts";
+import { conflict, DomainError, type FieldErrors, notFound, validationError } from "#shared/domain/errors.ts";
 import { grantVersionOf } from "#shared/domain/grant-version.ts";
+import { currentIdempotencyClaim, type DataRead, noteDataRead } from "#shared/domain/idempotency-scope.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { tenantBucket } from "#shared/domain/rate-limit.ts";
 import {
@@ -24,6 +25,8 @@ import {
 import { createToken } from "#shared/domain/tokens/create.ts";
 import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
+import { checkStillReadable } from "#shared/domain/tokens/replay.ts";
+import { callerVersion } from "#shared/domain/tokens/token.ts";
 import type { Egress } from "#shared/ports/egress.ts";
 import type { JobQueue } from "#shared/ports/job-queue.ts";
 import { REACTION_RETENTION_SECONDS, type ReactorStore } from "#shared/ports/reactor-store.ts";
@@ -138,6 +141,42 @@ async function tokenize(
   throw validationError("The reactor's tokenize block must be an object or an array.");
 }
 
+/**
+ * Tokens whose data the code got through `svc` (as the reactor's application): an idempotent replay of what it
+ * answered is bound to them as they are now, and to that application's grant (idempotency-scope.ts DataRead),
+ * as it is to the tokens the args detokenized. Read only within an idempotent request.
+ */
+async function noteDataHandedToCode(deps: ReactDeps, acting: TenantPrincipal, ids: string[]) {
+  if (!currentIdempotencyClaim()) return;
+  const actingGrant = { applicationId: acting.application.id, version: grantVersionOf(acting) ?? "" };
+  for (const id of ids) {
+    const token = await deps.tokens.get(acting.tenantId, id);
+    // Deleted by the code itself: a replay finds it gone, as it would any token deleted since.
+    noteDataRead({
+      id,
+      version: token ? callerVersion(token) : -1,
+      cvc: token?.sealed_cvc !== undefined,
+      actingGrant,
+    });
+  }
+}
+
+/**
+ * An idempotent replay's check of data its answer came from: the token as it is now (tokens/replay.ts), and for
+ * data handed to the code through `svc`, the grant of the application it acted as, unchanged since.
+ */
+export async function checkReactionRead(deps: ReactDeps, principal: TenantPrincipal, read: DataRead) {
+  if (read.actingGrant) {
+    const { tenantId } = principal;
+    const application = await deps.authenticator.application(tenantId, read.actingGrant.applicationId);
+    const now =
+      application && grantVersionOf({ kind: "application", tenantId, keyId: "replay", application });
+    if (now !== read.actingGrant.version)
+      throw conflict("The access of the application this reactor acts as has changed since this answer.");
+  }
+  await checkStillReadable(deps, principal, read);
+}
+
 /** Runs the formula's code on validated args; answers `{tokens?, raw?}` or throws the error the caller gets. */
 async function run(
   deps: ReactDeps,
@@ -167,6 +206,7 @@ async function run(
     ...(formula.allowed_hosts ? { allowedHosts: formula.allowed_hosts } : {}),
     ...sandboxSvc(deps, principal, `reactor ${reactor.id}`),
   });
+  if (principal) await noteDataHandedToCode(deps, principal, result.dataFrom ?? []);
   if (!result.ok) throw reactorFailure(result.error, timeoutMs);
   const value = isPlainObject(result.value) ? result.value : {};
   const tokens = await tokenize(deps, reactor, principal, value.tokenize, caller);
