@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
@@ -86,7 +87,9 @@ export function toEvent(
       queryStringParameters[name] = seen === undefined ? value : `${seen},${value}`;
     }
   const contentType = headers["content-type"] ?? "";
-  const isText = body.length === 0 || contentType === "" || TEXT_TYPES.test(contentType);
+  // A body without a text Content-Type (or none at all), or whose bytes are not UTF-8, reaches the function
+  // base64-encoded: decoded as text, its bytes would not survive.
+  const isText = body.length === 0 || (TEXT_TYPES.test(contentType) && isUtf8(body));
   const now = new Date();
   const requestId = randomUUID();
   const rawQueryString = url.search.startsWith("?") ? url.search.slice(1) : "";

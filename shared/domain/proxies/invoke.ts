@@ -20,6 +20,7 @@ import { type Egress, EgressError, type EgressErrorCode } from "#shared/ports/eg
 import type { ProxyStore } from "#shared/ports/proxy-store.ts";
 import { detokenizeAudited } from "./audit-before-forward.ts";
 import { headersFromCode, proxyOptionHeaders, responseHeaders, transformVisibleHeaders } from "./headers.ts";
+import { detokenizeJsonInPlace } from "./in-place.ts";
 import type { StoredProxy } from "./proxy.ts";
 import { asProxyFailure, memberView, ProxyError } from "./proxy-error.ts";
 import { encodeBody, runTransform, TRANSFORM_PAYLOAD_LIMIT, type TransformDeps } from "./transform.ts";
@@ -93,6 +94,9 @@ function bodyContent(
   request: InvokeRequest,
 ): { kind: "json"; value: unknown } | { kind: "text"; value: string } | { kind: "raw" } {
   if (!request.body?.length) return { kind: "raw" };
+  // Compressed or otherwise encoded: its bytes are not the text they decode to.
+  const encoding = (request.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+  if (encoding !== "identity" && encoding !== "") return { kind: "raw" };
   if (isJson(request.headers)) {
     const text = request.body.toString("utf8");
     if (jsonTextDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
@@ -175,10 +179,16 @@ async function detokenizeAndAudit(
   };
   return detokenizeAudited(deps, call, async (audit: UseAudit): Promise<Detokenized> => {
     if (content.kind === "raw") return { body: request.body?.toString("utf8"), bodyBytes: request.body };
+    // Without an expression the body goes on byte for byte, as the caller sent it.
+    if (call.tokenIds.length === 0) return { body: content.value, bodyBytes: request.body };
     const detokenizer = createDetokenizer(deps, proxy.tenant_id, access, audit);
-    const body =
-      content.kind === "json" ? await detokenizer.json(content.value) : await detokenizer.text(content.value);
-    return { body, bodyBytes: encodeBody(body) };
+    if (content.kind === "text") {
+      const text = await detokenizer.text(content.value);
+      return { body: text, bodyBytes: Buffer.from(text, "utf8") };
+    }
+    // Replaced where the expressions are: every other character as the caller wrote it (in-place.ts).
+    const text = await detokenizeJsonInPlace(request.body?.toString("utf8") ?? "", detokenizer);
+    return { body: JSON.parse(text), bodyBytes: Buffer.from(text, "utf8") };
   });
 }
 
