@@ -14,6 +14,7 @@ import { createHttpHandler, type GroupHandlers, type Reply } from "#shared/http/
 import { isStoreOutage } from "#shared/http/outage.ts";
 import { httpErrorOf, internalProblem, problemFromError } from "#shared/http/problem.ts";
 import { header } from "#shared/http/request-state.ts";
+import { API_FUNCTION_TIMEOUT_SECONDS } from "#shared/http/time-limits.ts";
 import { logger } from "#shared/logger.ts";
 
 const PROXY_KEY_PARAMETER = "svc-proxy-key";
@@ -83,6 +84,9 @@ async function invoke({
       selfHosts: [event.headers?.host, event.requestContext.domainName].filter((h): h is string =>
         Boolean(h),
       ),
+      // Wall time, not the service clock (a test clock may be moved): API Gateway counts from the request's
+      // arrival, and the function is stopped a second before it gives up.
+      timeLeftMs: () => event.requestContext.timeEpoch + API_FUNCTION_TIMEOUT_SECONDS * 1000 - Date.now(),
     });
     // Names come from the destination or tenant code: a null-prototype map, and never `__proto__`. No
     // Set-Cookie reaches here (responseHeaders in shared/domain/proxies/headers.ts), so repeated fields join as one.

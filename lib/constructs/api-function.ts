@@ -12,6 +12,7 @@ import { BUNDLE_POLICY, REPO_ROOT } from "#lib/bundling.ts";
 import { RATE_KEY_PREFIX } from "#shared/adapters/dynamodb/request-budget.ts";
 import { TABLE_KEYS } from "#shared/adapters/dynamodb/schema.ts";
 import { KEY_PROBE_CONTEXT } from "#shared/domain/crypto/key-health.ts";
+import { API_FUNCTION_TIMEOUT_SECONDS, API_GATEWAY_TIMEOUT_SECONDS } from "#shared/http/time-limits.ts";
 import { LAMBDA_NODE_OPTIONS } from "#shared/node-options.ts";
 
 /** lib/bundling.ts's policy in CDK's terms. */
@@ -63,15 +64,10 @@ export const TABLE_WRITE_ACTIONS = [
   "dynamodb:BatchWriteItem",
 ] as const;
 
-/** API Gateway's HTTP API gives up on an integration after 29 s (the caller then sees a bare 503/504). */
-export const API_GATEWAY_TIMEOUT_SECONDS = 29;
+export { API_GATEWAY_TIMEOUT_SECONDS };
 
-/**
- * Below API Gateway's limit, so a function that times out fails while API Gateway still waits (its own error
- * reaches the logs and the caller at once), and above the longest wait inside a request: the table's bounded
- * retries (TABLE_CALL_LIMITS), a proxy's destination (25 s) or a synchronous react (at most 25 s).
- */
-export const API_FUNCTION_TIMEOUT = Duration.seconds(API_GATEWAY_TIMEOUT_SECONDS - 1);
+/** shared/http/time-limits.ts says why (the proxy's destination deadline is bounded by it too). */
+export const API_FUNCTION_TIMEOUT = Duration.seconds(API_FUNCTION_TIMEOUT_SECONDS);
 
 /** Memory of every API function unless a group sets its own (what `npm run cost` prices Lambda at). */
 export const API_FUNCTION_MEMORY_MB = 512;

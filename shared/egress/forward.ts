@@ -12,13 +12,18 @@
  * (destination-target.ts, self-hosts.ts); connections are pooled per tenant (pools.ts).
  */
 import { outboundHeaders, responseHeaders } from "#shared/domain/proxies/headers.ts";
-import type { EgressOptions, OutboundRequest, OutboundResponse } from "#shared/ports/egress.ts";
+import {
+  type EgressOptions,
+  FORWARD_TIMEOUT_MS,
+  type OutboundRequest,
+  type OutboundResponse,
+} from "#shared/ports/egress.ts";
 import { resolveTarget } from "./destination-target.ts";
 import { ExchangeFailure, egressError } from "./errors.ts";
 import { exchange } from "./exchange.ts";
 import { plainLookup, selfGuardedLookup } from "./self-hosts.ts";
 
-export const DEFAULT_TIMEOUT_MS = 25_000;
+export const DEFAULT_TIMEOUT_MS = FORWARD_TIMEOUT_MS;
 export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 
 const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);

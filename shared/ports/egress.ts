@@ -27,12 +27,15 @@ export interface OutboundResponse {
   body: Buffer;
 }
 
+/** A forward's whole exchange unless its caller says less. */
+export const FORWARD_TIMEOUT_MS = 25_000;
+
 export interface EgressOptions {
   /** SVC_PROXY_ALLOW_PRIVATE: reach loopback/private addresses (local mode). */
   allowPrivate: boolean;
   /** Only https destinations (AWS mode). */
   requireHttps: boolean;
-  /** Whole exchange, connect to last body byte. Default 25 000. */
+  /** Whole exchange, connect to last body byte. Default FORWARD_TIMEOUT_MS. */
   timeoutMs?: number;
   /**
    * host[:port] of this service: the proxy never calls itself. An entry without a port matches that host on

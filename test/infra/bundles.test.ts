@@ -23,8 +23,10 @@ const KB = 1024;
  * 900 KiB until 26 Nov 2026, when the reactors bundle (the largest: the Lambda, SQS, KMS and DynamoDB clients,
  * liquidjs and every reactor route) reached 907 KiB with per-token audit, exactly-once idempotency, reactors' own
  * code and react-async. Raised to 960 KiB rather than trimmed in a hurry; the failing assertion shows the size.
+ * 964 KiB since 27 Nov 2026: three fixes of attacker review round 6 (a reaction's answer bound to the data its
+ * code read through svc, its size to what a record keeps) added 1 KB to the reactors bundle, 0.3 KB under 960.
  */
-const BUNDLE_BUDGET = 960 * KB;
+const BUNDLE_BUDGET = 964 * KB;
 const AWS_CLIENTS = [
   "@aws-sdk/client-dynamodb",
   "@aws-sdk/client-kms",

@@ -16,14 +16,20 @@ import { accessOf } from "#shared/domain/tokens/access.ts";
 import { createDetokenizer, findReferences, type UseAudit } from "#shared/domain/tokens/detokenize.ts";
 import { hashKey } from "#shared/ids.ts";
 import { timedDestination } from "#shared/observability/destination-metrics.ts";
-import { type Egress, EgressError, type EgressErrorCode } from "#shared/ports/egress.ts";
+import { type Egress, EgressError, type EgressErrorCode, FORWARD_TIMEOUT_MS } from "#shared/ports/egress.ts";
 import type { ProxyStore } from "#shared/ports/proxy-store.ts";
 import { detokenizeAudited } from "./audit-before-forward.ts";
 import { headersFromCode, proxyOptionHeaders, responseHeaders, transformVisibleHeaders } from "./headers.ts";
 import { detokenizeJsonInPlace } from "./in-place.ts";
 import type { StoredProxy } from "./proxy.ts";
 import { asProxyFailure, memberView, ProxyError } from "./proxy-error.ts";
-import { encodeBody, runTransform, TRANSFORM_PAYLOAD_LIMIT, type TransformDeps } from "./transform.ts";
+import {
+  encodeBody,
+  runTransform,
+  TRANSFORM_PAYLOAD_LIMIT,
+  TRANSFORM_TIMEOUT_MS,
+  type TransformDeps,
+} from "./transform.ts";
 
 export interface ProxyInvokeDeps extends TransformDeps {
   proxies: ProxyStore;
@@ -45,6 +51,22 @@ export interface InvokeRequest {
   body?: Buffer;
   /** host[:port] names of this service: a proxy never calls itself. */
   selfHosts: string[];
+  /** What is left of the hosting's time for this request (ms), read when asked: the function's budget. */
+  timeLeftMs?: () => number;
+}
+
+/** Time kept after the destination's deadline for the answer (and the response transform, when there is one). */
+const ANSWER_MARGIN_MS = 1_000;
+
+/**
+ * How long the destination may take: 25 s at most, and never past what is left of the function's time (less
+ * the response transform's and the answer's), so a slow destination ends as this proxy's 504 `timeout`, not as
+ * the function timing out (a bare gateway 5xx after the request was sent, which reads as "never reached").
+ */
+function destinationTimeoutMs(proxy: StoredProxy, request: InvokeRequest): number {
+  if (!request.timeLeftMs) return FORWARD_TIMEOUT_MS;
+  const reserve = ANSWER_MARGIN_MS + (proxy.response_transform ? TRANSFORM_TIMEOUT_MS : 0);
+  return Math.max(1, Math.min(FORWARD_TIMEOUT_MS, request.timeLeftMs() - reserve));
 }
 
 export interface InvokeResponse {
@@ -245,7 +267,12 @@ async function forwardTo(
   };
   // The destination's round trip and answer class, as metrics (the tenant in metadata, never the URL).
   const forward = () =>
-    deps.egress.forward(sent, { allowPrivate, requireHttps: !allowPrivate, selfHosts: request.selfHosts });
+    deps.egress.forward(sent, {
+      allowPrivate,
+      requireHttps: !allowPrivate,
+      selfHosts: request.selfHosts,
+      timeoutMs: destinationTimeoutMs(proxy, request),
+    });
   return timedDestination(deps, proxy.tenant_id, forward).catch((error: unknown) => {
     if (!(error instanceof EgressError)) throw error;
     throw new ProxyError(KIND_OF_EGRESS_ERROR[error.code], error.message, {

@@ -169,10 +169,9 @@ export async function checkReactionRead(deps: ReactDeps, principal: TenantPrinci
   if (read.actingGrant) {
     const { tenantId } = principal;
     const application = await deps.authenticator.application(tenantId, read.actingGrant.applicationId);
-    const now =
-      application && grantVersionOf({ kind: "application", tenantId, keyId: "replay", application });
+    const now = application && grantVersionOf({ kind: "application", tenantId, keyId: "", application });
     if (now !== read.actingGrant.version)
-      throw conflict("The access of the application this reactor acts as has changed since this answer.");
+      throw conflict("The access of the application this reactor acts as has changed.");
   }
   await checkStillReadable(deps, principal, read);
 }
@@ -404,15 +403,6 @@ async function reactAs(
   return { queued: false, reaction };
 }
 
-/** A queued reaction's answer longer than its outcome's record keeps. */
-const answerTooLong = (chars: number) =>
-  new ReactorError(
-    500,
-    "Reactor Runtime Error",
-    `The reactor's answer is too large to keep for its caller (${chars} characters sealed; at most ` +
-      `${MAX_KEPT_ANSWER_CHARS}). Answer less, or react synchronously.`,
-  );
-
 /** The outcome a failed run answers: a custom error's own status and body, else `failures` renders it. */
 function outcomeOfError(failures: ReactionFailures, error: unknown, requestId: string): ReactionOutcome {
   if (error instanceof ReactorError && error.customBody !== undefined)
@@ -453,7 +443,13 @@ export function reactionRunner(base: ReactDeps, failures: ReactionFailures): Rea
       let sealed = await seal(outcome);
       // An answer too long to keep is a failure that can be kept: the code ran, and is never run again for it.
       if (sealed.length > MAX_KEPT_ANSWER_CHARS)
-        sealed = await seal(outcomeOfError(failures, answerTooLong(sealed.length), job.requestId));
+        sealed = await seal(
+          outcomeOfError(
+            failures,
+            new ReactorError(500, "Reactor Runtime Error", `The reactor's answer is too large to keep.`),
+            job.requestId,
+          ),
+        );
       const kept = await deps.reactors.storeReaction(job.tenantId, job.requestId, sealed, deps.clock.now(), {
         reactorId: job.reactorId,
         ...(job.resultOwner !== undefined ? { owner: job.resultOwner } : {}),

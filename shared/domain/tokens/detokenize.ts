@@ -12,62 +12,27 @@ import { callerVersion, isExpired, type StoredToken } from "./token.ts";
 
 /**
  * Detokenization expressions: `{{ <id> }}` and `{{ token: <id> | <filters> }}` (filters as in Liquid). The id
- * stops at whitespace, `|`, `{` or `}` (token ids never hold those); the filters hold no `}`.
- * Found by one scan of the text, never by a regular expression: from every `{{` of a body such as `{{{{…` or
- * `{{a|{{a|…` a pattern ran to the end of the text and back, and a 60 KB body held the process for 15 s.
+ * stops at whitespace, `|`, `{` or `}` (token ids never hold those); the filters hold no `{` or `}`. So from any
+ * `{{` a match attempt ends at the next brace, and finding every expression is linear in the text: where the id
+ * and filters could hold `{`, an attempt from every `{{` of a body such as `{{{{…` or `{{a|{{a|…` ran to the end
+ * and back, and a 60 KB /proxy body held the process for 15 s.
  */
+const EXPRESSION = /\{\{\s*(?:token\s*:\s*)?([^\s|{}]+)\s*((?:\|[^{}]*)?)\}\}/g;
+const WHOLE = new RegExp(`^\\s*${EXPRESSION.source}\\s*$`);
+
+/** One detokenization expression in a text: its token id and filters, and where it is. */
 interface Found extends Reference {
   start: number;
   end: number;
 }
 
-const isSpace = (c: string | undefined) => c !== undefined && /\s/.test(c);
-
-/** The expression whose text runs from `from` (just past its `{{`) to `close` (its `}}`), if it is one. */
-function expressionAt(text: string, from: number, close: number): Reference | undefined {
-  let at = from;
-  while (isSpace(text[at])) at++;
-  const rest = (idStart: number): Reference | undefined => {
-    let i = idStart;
-    while (i < close && !isSpace(text[i]) && !"|{}".includes(text[i] as string)) i++;
-    if (i === idStart) return undefined;
-    const id = text.slice(idStart, i);
-    while (isSpace(text[i])) i++;
-    if (i === close) return { id, filters: "" };
-    return text[i] === "|" ? { id, filters: text.slice(i, close).trim() } : undefined;
-  };
-  if (text.startsWith("token", at)) {
-    let i = at + 5;
-    while (isSpace(text[i])) i++;
-    if (text[i] === ":") {
-      i++;
-      while (isSpace(text[i])) i++;
-      const prefixed = rest(i);
-      if (prefixed) return prefixed;
-    }
-  }
-  return rest(at);
-}
-
-/**
- * Every expression in `text`, in order, none overlapping. Linear: a `}` not followed by another ends every
- * expression opened before it, and a failed candidate stops at the first character an expression cannot hold.
- */
 function expressionsIn(text: string): Found[] {
-  const found: Found[] = [];
-  let brace = -1; // the first "}" at or after the candidate's text
-  for (let open = text.indexOf("{{"); open !== -1; ) {
-    if (brace < open + 2) brace = text.indexOf("}", open + 2);
-    if (brace === -1) break;
-    if (text[brace + 1] !== "}") {
-      open = text.indexOf("{{", brace + 1);
-      continue;
-    }
-    const expression = expressionAt(text, open + 2, brace);
-    if (expression) found.push({ ...expression, start: open, end: brace + 2 });
-    open = text.indexOf("{{", expression ? brace + 2 : open + 1);
-  }
-  return found;
+  return [...text.matchAll(EXPRESSION)].map((m) => ({
+    id: m[1] as string,
+    filters: (m[2] ?? "").trim(),
+    start: m.index,
+    end: m.index + m[0].length,
+  }));
 }
 
 /** At most this many distinct tokens per request (the spec's reactor limit, applied to proxies too). */
@@ -282,13 +247,12 @@ export function createDetokenizer(
 
   const replaceJson = async (value: unknown): Promise<unknown> => {
     if (typeof value === "string") {
-      const found = expressionsIn(value);
-      const whole = found.length === 1 ? found[0] : undefined;
-      if (whole && value.slice(0, whole.start).trim() === "" && value.slice(whole.end).trim() === "") {
-        const resolved = await resolve(whole);
+      const whole = WHOLE.exec(value);
+      if (whole) {
+        const resolved = await resolve({ id: whole[1] as string, filters: (whole[2] ?? "").trim() });
         return charge(resolved, Buffer.byteLength(JSON.stringify(resolved) ?? "", "utf8"));
       }
-      return replaceIn(value, found);
+      return replaceIn(value);
     }
     if (Array.isArray(value)) return Promise.all(value.map(replaceJson));
     if (isPlainObject(value))
