@@ -3,11 +3,12 @@
  * Prints the base URL and, when it generated one, the root key.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { startLocalService } from "#functions/local.ts";
 import { ensureSandboxPackages } from "#lib/sandbox-packages.ts";
 import { newApiKey } from "#shared/ids.ts";
+import { privateDirectory } from "#shared/local/private-directory.ts";
 
 /** Every host process runs with Object.prototype.__proto__ throwing (docs/security.md, process integrity). */
 const HARDENING_FLAG = "--disable-proto=throw";
@@ -68,7 +69,7 @@ function rootKey(): { key: string; generated: boolean; file: string } {
 }
 
 async function main() {
-  mkdirSync(dataDir, { recursive: true });
+  privateDirectory(dataDir);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`PORT must be a port number, got ${process.env.PORT}`);
   const root = rootKey();

@@ -4,7 +4,7 @@ import { ArnFormat, Duration, Stack, Validations } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import type { IKey } from "aws-cdk-lib/aws-kms";
-import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
+import { Architecture, type RecursiveLoop, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { LogLevel, NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
@@ -86,6 +86,8 @@ export interface ApiFunctionProps {
   copyFiles?: string[];
   /** More shell commands after bundling, given the repository and the bundle's directories. */
   afterBundling?: (inputDir: string, outputDir: string) => string[];
+  /** Lambda's recursive-loop detection (default: stop a Lambda → queue → same Lambda chain after 16 turns). */
+  recursiveLoop?: RecursiveLoop;
 }
 
 /**
@@ -124,6 +126,7 @@ export class ApiFunction extends Construct {
       memorySize: props.memorySize ?? API_FUNCTION_MEMORY_MB,
       timeout: props.timeout ?? API_FUNCTION_TIMEOUT,
       tracing: Tracing.ACTIVE,
+      ...(props.recursiveLoop ? { recursiveLoop: props.recursiveLoop } : {}),
       role: this.role,
       logGroup: this.logGroup,
       environment: {

@@ -71,7 +71,7 @@ export const ACCESS_LOG_FIELDS = {
   requestTime: "$context.requestTime",
   ip: "$context.identity.sourceIp",
   httpMethod: "$context.httpMethod",
-  path: "$context.path",
+  // The route, never the path: a path holds token ids, which an id expression can make the data itself.
   routeKey: "$context.routeKey",
   status: "$context.status",
   protocol: "$context.protocol",

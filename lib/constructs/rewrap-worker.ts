@@ -2,6 +2,7 @@ import { Duration } from "aws-cdk-lib";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { IKey } from "aws-cdk-lib/aws-kms";
+import { RecursiveLoop } from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
@@ -45,6 +46,9 @@ export class RewrapWorker extends Construct {
       group: "rewrap",
       description: "svc-vault key rewrap worker (SQS consumer)",
       logRetention: props.logRetention,
+      // Each page queues the next to this same function: Lambda's loop detection would stop a tenant's rewrap
+      // after 16 pages (about 400 tokens), its page dead-lettered and the rest left under the old key.
+      recursiveLoop: RecursiveLoop.ALLOW,
     });
     // Six times the worker's timeout (29 s), as AWS advises for an event source's queue.
     this.queue = new Queue(this, "Queue", {

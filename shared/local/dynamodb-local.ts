@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer, Socket } from "node:net";
 import { constants } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { privateDirectory } from "./private-directory.ts";
 
 export interface DynamoDbLocal {
   endpoint: string;
@@ -179,7 +180,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   const dir = emulatorDirectory();
   const port = options.port ?? (await freePort());
   const storage = options.dbPath ? ["-dbPath", resolve(options.dbPath)] : ["-inMemory"];
-  if (options.dbPath) mkdirSync(resolve(options.dbPath), { recursive: true });
+  if (options.dbPath) privateDirectory(resolve(options.dbPath));
   const args = ["-sharedDb", "-disableTelemetry", "-port", String(port), ...storage];
   // One argument per line in the property; a path holding a line break cannot be passed that way.
   if (args.some((arg) => /[\r\n]/.test(arg)))

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -21,6 +21,7 @@ describe("npm start (the local contract)", () => {
     "starts DynamoDB Local and the API, prints the URL and generated root key, persists data, stops on Ctrl-C",
     async () => {
       const dataDir = mkdtempSync(join(tmpdir(), "svc-start-"));
+      chmodSync(dataDir, 0o755); // as a directory made by hand: start makes it private
       const port = await freePort();
       let output = "";
       child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
@@ -62,6 +63,9 @@ describe("npm start (the local contract)", () => {
       expect(tenant.status).toBe(201);
       expect(statSync(join(dataDir, "root-key")).mode & 0o777).toBe(0o600);
       expect(statSync(join(dataDir, "dynamodb")).isDirectory()).toBe(true);
+      // Before: 0755, and DynamoDB Local's file (tenants, owners' e-mails, the audit log) readable by any user.
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+      expect(statSync(join(dataDir, "dynamodb")).mode & 0o777).toBe(0o700);
       expect(code).toBe(0);
     },
     READY_MS + 60_000,
