@@ -92,9 +92,10 @@ export interface StoredResponse {
   sealed_body?: string;
   /**
    * "presented": the sealed body is a ReplayBody (shared/http/replay-body.ts), the answer with each token it
-   * presented replaced by a reference; a replay presents those tokens again.
+   * presented replaced by a reference; a replay presents those tokens again. "unkept": the answer was too large
+   * to keep (MAX_KEPT_ANSWER_CHARS); a replay answers 409 and runs nothing again.
    */
-  form?: "presented";
+  form?: "presented" | "unkept";
   headers: Record<string, string>;
 }
 

@@ -22,7 +22,15 @@ function stringLiterals(json: string): { start: number; end: number; key: boolea
  * and writing the whole body again had changed them (a payment's `order_id` 1234567890123456789 arrived as …800).
  */
 export async function detokenizeJsonInPlace(json: string, detokenizer: Detokenizer): Promise<string> {
-  const holding = stringLiterals(json).filter((s) => !s.key && json.slice(s.start, s.end).includes("{{"));
+  // A value string holds an expression by what it says, escapes read (`\u007b\u007b` is `{{` too): the same
+  // strings the audit's token list came from (the parsed body), so none is named there and left unreplaced.
+  const mayHold = (raw: string) => raw.includes("{{") || /\\u007b/i.test(raw);
+  const holding = stringLiterals(json).filter(
+    (s) =>
+      !s.key &&
+      mayHold(json.slice(s.start, s.end)) &&
+      String(JSON.parse(json.slice(s.start, s.end))).includes("{{"),
+  );
   // One call for all of them: the request's tokens are checked, and audited, before any data is opened.
   const strings: unknown[] = holding.map((s) => JSON.parse(json.slice(s.start, s.end)));
   const values = (await detokenizer.json(strings)) as unknown[];

@@ -57,6 +57,8 @@ export interface InvokeRequest {
 
 /** Time kept after the destination's deadline for the answer (and the response transform, when there is one). */
 const ANSWER_MARGIN_MS = 1_000;
+/** The least time a destination is given; with less left, the request is not sent. */
+const MIN_DESTINATION_MS = 1_000;
 
 /**
  * How long the destination may take: 25 s at most, and never past what is left of the function's time (less
@@ -66,7 +68,19 @@ const ANSWER_MARGIN_MS = 1_000;
 function destinationTimeoutMs(proxy: StoredProxy, request: InvokeRequest): number {
   if (!request.timeLeftMs) return FORWARD_TIMEOUT_MS;
   const reserve = ANSWER_MARGIN_MS + (proxy.response_transform ? TRANSFORM_TIMEOUT_MS : 0);
-  return Math.max(1, Math.min(FORWARD_TIMEOUT_MS, request.timeLeftMs() - reserve));
+  const left = Math.min(FORWARD_TIMEOUT_MS, request.timeLeftMs() - reserve);
+  // Too little left to wait for any answer: nothing is sent (a request sent and then timed out at once would
+  // reach the destination all the same, and its 504 would read as "maybe sent").
+  if (!(left >= MIN_DESTINATION_MS))
+    throw new ProxyError(
+      "unavailable",
+      "Too little of the request's time is left to call the destination; nothing was sent.",
+      {
+        code: "not-sent",
+        title: "Proxy Error",
+      },
+    );
+  return left;
 }
 
 export interface InvokeResponse {

@@ -140,6 +140,9 @@ export interface IdempotencyReplays {
   replayEffect(request: SvcRequest, effects: RecordedEffect[]): Promise<HttpResult>;
 }
 
+const ANSWER_NOT_KEPT =
+  "This request took effect, and its answer was too large to keep for a retry; it is not run again.";
+
 const replayed = (result: HttpResult, requestId: string): HttpResult => ({
   ...result,
   headers: { ...result.headers, [REPLAYED_HEADER]: "true", "svc-request-id": requestId },
@@ -200,6 +203,7 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
       if (claim.outcome === "effected")
         return replayed(await replays.replayEffect(request, claim.effects), state.requestId);
       const { sealed_body: sealed, form } = claim.response;
+      if (form === "unkept") throw conflict(ANSWER_NOT_KEPT);
       const opened =
         sealed === undefined ? undefined : await sealer.open(bindingOf(owner, scope, key), sealed);
       const body =
@@ -237,9 +241,13 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
         typeof kept === "string"
           ? await sealer.seal(bindingOf(owner, claim.scope, claim.key), kept)
           : undefined;
-      // Too long to keep: this answer goes out as it is, and the key is released as after a failure, so a retry
-      // replays the recorded effects (never runs them again) or, where nothing took effect, runs afresh.
-      if (sealed !== undefined && sealed.length > MAX_KEPT_ANSWER_CHARS) return release(request);
+      // Too long to keep: this answer goes out as it is, and the record says so; a retry answers 409 and runs
+      // nothing again (a run's outbound calls record no effect, so releasing the key would run them twice).
+      if (sealed !== undefined && sealed.length > MAX_KEPT_ANSWER_CHARS) {
+        await store.complete(claim.scope, claim.key, claim.claimId, { status, form: "unkept", headers: {} });
+        state.idempotency = undefined;
+        return;
+      }
       await store.complete(claim.scope, claim.key, claim.claimId, {
         status,
         ...(sealed === undefined ? {} : { sealed_body: sealed }),

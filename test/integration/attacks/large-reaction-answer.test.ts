@@ -21,7 +21,23 @@ async function setup(size: number) {
 const runsOf = async ({ api, app }: Awaited<ReturnType<typeof setup>>) =>
   (await api.get<{ data: unknown[] }>("/tokens?size=100", { key: app.key })).body.data.length;
 
+/** A formula that takes no recorded effect (no svc write): what it does outside the vault counts all the same. */
+const unrecorded = `module.exports = async () => ({ raw: { run: Math.random(), big: "x".repeat(400000) } });`;
+
 describe("attack: a reaction answering more than a record keeps", () => {
+  it("react with an idempotency key and no recorded effect: a retry answers 409, never runs the code again", async () => {
+    const { api, app, reactorId } = await createReactor(svc, {
+      formula: { name: "unrecorded", code: unrecorded },
+      permissions: ["token:use"],
+    });
+    const headers = { "svc-idempotency-key": "large-answer-unrecorded" };
+    const send = () =>
+      api.post(`/reactors/${reactorId}/react`, { key: app.key, body: { args: {} }, headers });
+    expect((await send()).status).toBe(200);
+    // Before this: the key was released as after a failure, and the retry ran the code again (200, another run).
+    expect((await send()).status).toBe(409);
+  });
+
   it("react-async: ran once, its result a kept failure (before: run 5 times, then 404 for good)", async () => {
     const reactor = await setup(400_000);
     const { api, app, reactorId } = reactor;

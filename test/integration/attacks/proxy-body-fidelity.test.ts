@@ -61,6 +61,12 @@ describe("attack: a proxied body changed on its way", () => {
     expect((await send(withToken, json)).toString("utf8")).toBe(PAYMENT.replace('"X"', `"${VISA}"`));
   });
 
+  it("an expression written with JSON escapes is replaced, as the audit named it (before the splice's fix: sent as written)", async () => {
+    const { send, tokenId } = await setup();
+    const escaped = `{"card":"\\u007b\\u007b ${tokenId} \\u007d\\u007d","n":1.10}`;
+    expect((await send(escaped, json)).toString("utf8")).toBe(`{"card":"${VISA}","n":1.10}`);
+  });
+
   it("a Latin-1 form without expressions, gzip JSON, and bytes without Content-Type arrive byte for byte", async () => {
     const { send } = await setup();
     const form = Buffer.from("name=Jos\xe9&amount=10", "latin1");
