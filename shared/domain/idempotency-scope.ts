@@ -25,6 +25,8 @@ export interface DataRead {
   version: number;
   /** Whether the data read included the cvc (then the answer is not replayed past the cvc's hour). */
   cvc: boolean;
+  /** The token's `created_at`: a token deleted and created again under the same id is another token. */
+  created?: string;
   /**
    * Data handed to code acting as an application (a reactor's `svc` reads): that application and the digest of
    * its grant then. A replay needs it unchanged (the caller's own grant is in the idempotency scope already).
@@ -66,6 +68,8 @@ export interface PresentedTokenRef {
   version: number;
   /** The mask the answer was rendered with (a PATCH renders with the mask stored before its change). */
   mask?: unknown;
+  /** The token's `created_at`: a token deleted and created again under the same id is another token. */
+  created?: string;
 }
 
 interface Scope {

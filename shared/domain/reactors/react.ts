@@ -156,6 +156,7 @@ async function noteDataHandedToCode(deps: ReactDeps, acting: TenantPrincipal, id
       id,
       version: token ? callerVersion(token) : -1,
       cvc: token?.sealed_cvc !== undefined,
+      ...(token ? { created: token.created_at } : {}),
       actingGrant,
     });
   }

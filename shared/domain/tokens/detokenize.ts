@@ -167,6 +167,7 @@ export function createDetokenizer(
           id: token.id,
           version: callerVersion(token),
           cvc: typeof plain === "object" && plain !== null && "cvc" in plain,
+          created: token.created_at,
         });
         if (transform === "reveal") return plain;
         if (token.mask === undefined) return null;

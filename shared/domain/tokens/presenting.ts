@@ -70,6 +70,7 @@ export async function present(
     transform,
     version: callerVersion(token),
     ...(token.mask !== undefined ? { mask: token.mask } : {}),
+    created: token.created_at,
   }));
   return shown;
 }

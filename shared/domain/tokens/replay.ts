@@ -22,7 +22,11 @@ export async function presentAgain(
   const token = await deps.tokens.get(principal.tenantId, ref.id);
   // A token pending in the caller's transaction is presented again (it was when first answered); rolled back,
   // it is gone.
-  if (!token || isExpired(token, deps.clock.now()))
+  if (
+    !token ||
+    isExpired(token, deps.clock.now()) ||
+    (ref.created !== undefined && ref.created !== token.created_at)
+  )
     throw notFound("The token this idempotent request answered");
   if (callerVersion(token) !== ref.version)
     throw conflict("The token this idempotent request answered has changed since; read it instead.");
@@ -51,7 +55,8 @@ export async function checkStillReadable(deps: TokenDeps, principal: TenantPrinc
     (token?.sealed_cvc !== undefined &&
       token.cvc_expires_at !== undefined &&
       Date.parse(token.cvc_expires_at) > now.getTime());
-  if (!token || isExpired(token, now) || !cvcLives)
+  const same = token !== undefined && (read.created === undefined || read.created === token.created_at);
+  if (!token || !same || isExpired(token, now) || !cvcLives)
     throw notFound("Data this idempotent request's answer was computed from");
   if (callerVersion(token) !== read.version)
     throw conflict("Data this idempotent request's answer was computed from has changed since.");

@@ -13,7 +13,7 @@ const svc = useService();
 const permissions = ["token:read", "token:create", "token:use"];
 const rules = (transform: string) => [{ priority: 1, container: "/", transform, permissions }];
 
-async function setup(data: unknown, returns: string) {
+async function setup(data: unknown, returns: string, id?: string) {
   const api = client(svc.url);
   const { managementKey } = await createTenant(api, svc.rootKey);
   const owner = await appKey(api, managementKey, { type: "private", permissions: ALL_TOKEN_PERMISSIONS });
@@ -33,7 +33,10 @@ async function setup(data: unknown, returns: string) {
     body: { name: "reader", formula: { id: formula.body.id }, application: { id: acting.body.id } },
   });
   expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
-  const token = await api.post<TokenBody>("/tokens", { key: owner, body: { type: "card", data } });
+  const token = await api.post<TokenBody>("/tokens", {
+    key: owner,
+    body: { type: "card", data, ...(id ? { id } : {}) },
+  });
   const react = (key: string) =>
     api.post(`/reactors/${reactor.body.id}/react`, {
       key: caller,
@@ -76,6 +79,20 @@ describe("attack: replaying a react whose code read token data through req.svc",
     const replay = await react("svc-read-cvc");
     expect(replay.status).toBe(404);
     expect(bodyText(replay.body)).not.toContain("987");
+  });
+
+  it("is refused once the token was deleted and another created under its id (before: 200 with the old number)", async () => {
+    const id = `customer-card-${Date.now()}`;
+    const { api, owner, react } = await setup(card, "t.data.number", id);
+    expect(bodyText((await react("svc-read-recreated")).body)).toContain(VISA);
+    expect((await api.delete(`/tokens/${id}`, { key: owner })).status).toBe(204);
+    const other = { ...card, number: "5555555555554444" };
+    expect((await api.post("/tokens", { key: owner, body: { type: "card", id, data: other } })).status).toBe(
+      201,
+    );
+    const replay = await react("svc-read-recreated");
+    expect(replay.status).toBe(404);
+    expect(bodyText(replay.body)).not.toContain(VISA);
   });
 
   it("replays while nothing changed", async () => {
