@@ -1,4 +1,5 @@
 import type { Actor } from "#shared/domain/audit.ts";
+import type { DataRead } from "#shared/domain/idempotency-scope.ts";
 import type { TokenType } from "#shared/domain/tokens/types.ts";
 
 /**
@@ -40,6 +41,8 @@ export interface ReactionOutcome {
   problem?: boolean;
   /** Stored with a react-async result only (CallbackJob.argsRead); never answered. */
   argsRead?: { id: string; type: TokenType }[];
+  /** Stored with a react-async result only: the data it was computed from, checked before it is answered. */
+  reads?: DataRead[];
 }
 
 /**

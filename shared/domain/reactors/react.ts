@@ -141,32 +141,54 @@ async function tokenize(
   throw validationError("The reactor's tokenize block must be an object or an array.");
 }
 
-/**
- * Tokens whose data the code got through `svc` (as the reactor's application): an idempotent replay of what it
- * answered is bound to them as they are now, and to that application's grant (idempotency-scope.ts DataRead),
- * as it is to the tokens the args detokenized. Read only within an idempotent request.
- */
-async function noteDataHandedToCode(deps: ReactDeps, acting: TenantPrincipal, ids: string[]) {
-  if (!currentIdempotencyClaim()) return;
-  const actingGrant = { applicationId: acting.application.id, version: grantVersionOf(acting) ?? "" };
+/** The tokens `ids` as a run read them (now), bound to the application the code acted as, if it did. */
+async function dataReadsOf(deps: ReactDeps, tenantId: string, ids: string[], acting?: TenantPrincipal) {
+  const actingGrant = acting && {
+    applicationId: acting.application.id,
+    version: grantVersionOf(acting) ?? "",
+  };
+  const reads: DataRead[] = [];
   for (const id of ids) {
-    const token = await deps.tokens.get(acting.tenantId, id);
+    const token = await deps.tokens.get(tenantId, id);
     // Deleted by the code itself: a replay finds it gone, as it would any token deleted since.
-    noteDataRead({
+    reads.push({
       id,
       version: token ? callerVersion(token) : -1,
       cvc: token?.sealed_cvc !== undefined,
       ...(token ? { created: token.created_at } : {}),
-      actingGrant,
+      ...(actingGrant ? { actingGrant } : {}),
     });
   }
+  return reads;
+}
+
+/**
+ * Tokens whose data the code got through `svc` (as the reactor's application): what it answers is bound to them
+ * as they are now, and to that application's grant (idempotency-scope.ts DataRead), as it is to the tokens the
+ * args detokenized: noted on the idempotent request's claim, and handed to `kept` (a react-async result's).
+ */
+async function noteDataHandedToCode(
+  deps: ReactDeps,
+  acting: TenantPrincipal,
+  ids: string[],
+  kept?: DataRead[],
+) {
+  if (ids.length === 0 || (!kept && !currentIdempotencyClaim())) return;
+  const reads = await dataReadsOf(deps, acting.tenantId, ids, acting);
+  for (const read of reads) noteDataRead(read);
+  kept?.push(...reads);
 }
 
 /**
  * An idempotent replay's check of data its answer came from: the token as it is now (tokens/replay.ts), and for
  * data handed to the code through `svc`, the grant of the application it acted as, unchanged since.
  */
-export async function checkReactionRead(deps: ReactDeps, principal: TenantPrincipal, read: DataRead) {
+export async function checkReactionRead(
+  deps: ReactDeps,
+  principal: TenantPrincipal,
+  read: DataRead,
+  audit = true,
+) {
   if (read.actingGrant) {
     const { tenantId } = principal;
     const application = await deps.authenticator.application(tenantId, read.actingGrant.applicationId);
@@ -174,7 +196,7 @@ export async function checkReactionRead(deps: ReactDeps, principal: TenantPrinci
     if (now !== read.actingGrant.version)
       throw conflict("The access of the application this reactor acts as has changed.");
   }
-  await checkStillReadable(deps, principal, read);
+  await checkStillReadable(deps, principal, read, audit);
 }
 
 /** Runs the formula's code on validated args; answers `{tokens?, raw?}` or throws the error the caller gets. */
@@ -185,6 +207,7 @@ async function run(
   args: Record<string, unknown>,
   timeoutMs: number,
   caller: Caller,
+  reads?: DataRead[],
 ) {
   const principal = await configuredApplication(
     deps.authenticator,
@@ -206,7 +229,7 @@ async function run(
     ...(formula.allowed_hosts ? { allowedHosts: formula.allowed_hosts } : {}),
     ...sandboxSvc(deps, principal, `reactor ${reactor.id}`),
   });
-  if (principal) await noteDataHandedToCode(deps, principal, result.dataFrom ?? []);
+  if (principal) await noteDataHandedToCode(deps, principal, result.dataFrom ?? [], reads);
   if (!result.ok) throw reactorFailure(result.error, timeoutMs);
   const value = isPlainObject(result.value) ? result.value : {};
   const tokens = await tokenize(deps, reactor, principal, value.tokenize, caller);
@@ -332,6 +355,8 @@ export async function reactionResult(
   const outcome = JSON.parse(
     await deps.sealer.open(outcomeBinding(principal.tenantId, requestId), stored.sealedOutcome),
   ) as ReactionOutcome;
+  // Answered only while the data it was computed from is (as an idempotent replay is): 404 gone, 409 changed.
+  for (const read of outcome.reads ?? []) await checkReactionRead(deps, principal, read, false);
   // The result may hold what the code made of the args' token data: handed out again, so logged again (as an
   // idempotent replay is), and nothing is answered when the entries cannot be written.
   await recordTokenReads(
@@ -341,7 +366,7 @@ export async function reactionResult(
     `Token data handed out again in a react-async result (request ${requestId})`,
     [auditEvent(deps, principal, "reactor", reactorId, "read", `Reactor result read (request ${requestId})`)],
   );
-  const { argsRead: _read, ...answered } = outcome;
+  const { argsRead: _read, reads: _reads, ...answered } = outcome;
   return answered;
 }
 
@@ -423,6 +448,7 @@ export function reactionRunner(base: ReactDeps, failures: ReactionFailures): Rea
           await deps.sealer.open(outcomeBinding(job.tenantId, job.requestId), stored),
         ) as ReactionOutcome;
       let outcome: ReactionOutcome;
+      const reads: DataRead[] = [];
       try {
         const { reactor, formula } = await reactorAndCode(deps, job.tenantId, job.reactorId);
         const { args, viewer } = JSON.parse(
@@ -431,15 +457,27 @@ export function reactionRunner(base: ReactDeps, failures: ReactionFailures): Rea
         // The caller's grants at react time (a job queued before they were recorded shows nothing).
         const access = accessOfGrants(viewer ?? { application: { permissions: [], rules: [] } });
         const caller = { access, who: { tenantId: job.tenantId, actor: job.actor } };
-        outcome = { status: 200, body: await run(deps, reactor, formula, args, job.timeoutMs, caller) };
+        outcome = {
+          status: 200,
+          body: await run(deps, reactor, formula, args, job.timeoutMs, caller, reads),
+        };
       } catch (error) {
         outcome = outcomeOfError(failures, error, job.requestId);
       }
-      // A react-async result keeps which tokens its args read, so reading it logs them again.
+      // A react-async result keeps which tokens its args read, so reading it logs them again, and the data its
+      // args and its code's svc calls read, as they were: it is answered only while that data is (reactionResult).
+      if (job.argsRead) {
+        const argsReads = await dataReadsOf(
+          deps,
+          job.tenantId,
+          job.argsRead.map((t) => t.id),
+        );
+        reads.unshift(...argsReads);
+      }
       const seal = (kept: ReactionOutcome) =>
         deps.sealer.seal(
           outcomeBinding(job.tenantId, job.requestId),
-          JSON.stringify(job.argsRead ? { ...kept, argsRead: job.argsRead } : kept),
+          JSON.stringify(job.argsRead ? { ...kept, argsRead: job.argsRead, reads } : kept),
         );
       let sealed = await seal(outcome);
       // An answer too long to keep is a failure that can be kept: the code ran, and is never run again for it.

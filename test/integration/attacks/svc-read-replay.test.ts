@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { bodyText, client, createTenant } from "#test/support/http.ts";
+import { reactionResult } from "#test/support/reactors.ts";
 import { advanceTestClock, useService } from "#test/support/service.ts";
 import { ALL_TOKEN_PERMISSIONS, appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
 
@@ -43,7 +44,21 @@ async function setup(data: unknown, returns: string, id?: string) {
       body: { args: { id: token.body.id } },
       headers: { "svc-idempotency-key": key },
     });
-  return { api, managementKey, owner, actingId: acting.body.id, tokenId: token.body.id, react };
+  const reactAsync = async () => {
+    const accepted = await api.post<{ asyncReactorRequestId: string }>(
+      `/reactors/${reactor.body.id}/react-async`,
+      {
+        key: caller,
+        body: { args: { id: token.body.id } },
+      },
+    );
+    expect(accepted.status).toBe(202);
+    const requestId = accepted.body.asyncReactorRequestId;
+    // The first answer waits for the run; later ones are read as they are.
+    await reactionResult(api, caller, reactor.body.id, requestId);
+    return () => api.get(`/reactors/${reactor.body.id}/results/${requestId}`, { key: caller });
+  };
+  return { api, managementKey, owner, actingId: acting.body.id, tokenId: token.body.id, react, reactAsync };
 }
 
 const card = { number: VISA, expiration_month: 12, expiration_year: 2030, cvc: "987" };
@@ -101,5 +116,20 @@ describe("attack: replaying a react whose code read token data through req.svc",
     const replay = await react("svc-read-same");
     expect(replay.status).toBe(200);
     expect(replay.headers.get("svc-idempotent-replayed")).toBe("true");
+  });
+
+  it("react-async: its result is refused once the token is deleted or past the cvc's hour (before: 200 with them)", async () => {
+    const { api, owner, tokenId, reactAsync } = await setup(card, "[t.data.number, t.data.cvc]");
+    const result = await reactAsync();
+    expect(bodyText((await result()).body)).toContain(VISA);
+    expect((await api.delete(`/tokens/${tokenId}`, { key: owner })).status).toBe(204);
+    const gone = await result();
+    expect(gone.status).toBe(404);
+    expect(bodyText(gone.body)).not.toContain(VISA);
+    const { reactAsync: again } = await setup(card, "t.data.cvc");
+    const cvcResult = await again();
+    expect(bodyText((await cvcResult()).body)).toContain("987");
+    await advanceTestClock(svc, 3601);
+    expect((await cvcResult()).status).toBe(404);
   });
 });
