@@ -7,10 +7,9 @@
 import type { IncomingMessage } from "node:http";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { client, createTenant } from "#test/support/http.ts";
 import { useLocalServer } from "#test/support/local-server.ts";
 import { useService } from "#test/support/service.ts";
-import { ALL_TOKEN_PERMISSIONS, appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
+import { type TokenBody, tenantWithOwner, VISA } from "#test/support/tokens.ts";
 
 const svc = useService({ allowPrivateDestinations: true });
 
@@ -22,12 +21,7 @@ const destination = useLocalServer((req, res, body) => {
 });
 
 async function setup() {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const user = await appKey(api, tenant.managementKey, {
-    type: "private",
-    permissions: ALL_TOKEN_PERMISSIONS,
-  });
+  const { api, tenant, owner: user } = await tenantWithOwner(svc);
   const proxy = await api.post<{ key: string }>("/proxies", {
     key: tenant.managementKey,
     body: { name: "fidelity", destination_url: destination.url },
