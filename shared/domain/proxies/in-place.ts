@@ -25,14 +25,14 @@ export async function detokenizeJsonInPlace(json: string, detokenizer: Detokeniz
   // A value string holds an expression by what it says, escapes read (`\u007b\u007b` is `{{` too): the same
   // strings the audit's token list came from (the parsed body), so none is named there and left unreplaced.
   const mayHold = (raw: string) => raw.includes("{{") || /\\u007b/i.test(raw);
-  const holding = stringLiterals(json).filter(
-    (s) =>
-      !s.key &&
-      mayHold(json.slice(s.start, s.end)) &&
-      String(JSON.parse(json.slice(s.start, s.end))).includes("{{"),
-  );
+  const holding = stringLiterals(json).flatMap((s) => {
+    const raw = json.slice(s.start, s.end);
+    if (s.key || !mayHold(raw)) return [];
+    const value = JSON.parse(raw) as string;
+    return value.includes("{{") ? [{ ...s, value }] : [];
+  });
   // One call for all of them: the request's tokens are checked, and audited, before any data is opened.
-  const strings: unknown[] = holding.map((s) => JSON.parse(json.slice(s.start, s.end)));
+  const strings: unknown[] = holding.map((s) => s.value);
   const values = (await detokenizer.json(strings)) as unknown[];
   let out = "";
   let from = 0;

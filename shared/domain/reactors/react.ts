@@ -147,19 +147,18 @@ async function dataReadsOf(deps: ReactDeps, tenantId: string, ids: string[], act
     applicationId: acting.application.id,
     version: grantVersionOf(acting) ?? "",
   };
-  const reads: DataRead[] = [];
-  for (const id of ids) {
-    const token = await deps.tokens.get(tenantId, id);
+  const found = new Map((await deps.tokens.getMany(tenantId, ids)).map((token) => [token.id, token]));
+  return ids.map((id): DataRead => {
+    const token = found.get(id);
     // Deleted by the code itself: a replay finds it gone, as it would any token deleted since.
-    reads.push({
+    return {
       id,
       version: token ? callerVersion(token) : -1,
       cvc: token?.sealed_cvc !== undefined,
       ...(token ? { created: token.created_at } : {}),
       ...(actingGrant ? { actingGrant } : {}),
-    });
-  }
-  return reads;
+    };
+  });
 }
 
 /**
