@@ -7,6 +7,11 @@ import type { LogEntry } from "#shared/domain/audit.ts";
  */
 export interface KeyState {
   dataVersion?: number;
+  /**
+   * The rotation period in which a rotation made `dataVersion` current: one more version each period from
+   * there, so a rotation never holds off the 30-day rotation (absent in states stored before 27 Nov 2026).
+   */
+  rotatedInPeriod?: number;
   hmacVersion: number;
   hmacLive: number[];
   /** Optimistic concurrency: each change requires the revision it read. */

@@ -208,6 +208,28 @@ describe("json", () => {
     expect(global.pwned).toBeUndefined();
   });
 
+  it("runs only JSONPaths whose work is linear in the data: one recursive descent, no unions or slices", async () => {
+    // 60 levels of arrays: `$..*..*..*..*` took jsonpath-plus 2–3 s (the process's, every tenant's), five
+    // descents its whole heap; none of it stoppable by the render budget.
+    let deep: unknown = 1;
+    for (let i = 0; i < 60; i++) deep = [deep];
+    for (const path of ["$..*..*..*..*", "$..a..b", "$[*,*]", "$.items[0:2]", "$['a','b']", "$.a~", "$.^"]) {
+      const error = await failure(evaluate(`{{ data | json: "${path}" }}`, deep));
+      expect(error.message, path).toBe(
+        "json: this JSONPath is not supported (names, indexes and wildcards, with at most one `..`)",
+      );
+    }
+    expect(await evaluate("{{ data | json: '$..*.*.*.*.*' }}", deep)).toEqual(
+      JSON.parse(`${"[".repeat(55)}1${"]".repeat(55)}`),
+    );
+    const order = { items: [{ id: "a" }, { id: "b", card: { number: "4000" } }], "first name": "F" };
+    expect(await evaluate("{{ data | json: '$..number' }}", order)).toBe("4000");
+    expect(await evaluate("{{ data | json: '$.items[*].id' }}", order)).toBe("a");
+    expect(await evaluate("{{ data | json: '$.items[1].card.number' }}", order)).toBe("4000");
+    expect(await evaluate(`{{ data | json: "$['first name']" }}`, order)).toBe("F");
+    expect(await evaluate("{{ data | json: '$..[1].id' }}", order)).toBe("b");
+  });
+
   it("refuses paths that name the prototype machinery, in the template or from the data", async () => {
     for (const path of ["$.constructor", "$.__proto__", "$..prototype", "$['constructor']"]) {
       expect((await failure(evaluate(`{{ data | json: '${path}' }}`, card))).message).toMatch(

@@ -42,6 +42,7 @@ export class DynamoKeyVersionStore implements KeyVersionStore {
     if (!out.Item) return INITIAL_KEY_STATE;
     return {
       ...(typeof out.Item.data_version === "number" ? { dataVersion: out.Item.data_version } : {}),
+      ...(typeof out.Item.rotated_in_period === "number" ? { rotatedInPeriod: out.Item.rotated_in_period } : {}),
       hmacVersion: Number(out.Item.hmac_version),
       hmacLive: (out.Item.hmac_live as number[]).map(Number),
       revision: Number(out.Item.revision),
@@ -75,6 +76,7 @@ export class DynamoKeyVersionStore implements KeyVersionStore {
           ...stateKey(tenantId),
           entity: "key_state",
           ...(to.dataVersion !== undefined ? { data_version: to.dataVersion } : {}),
+          ...(to.rotatedInPeriod !== undefined ? { rotated_in_period: to.rotatedInPeriod } : {}),
           hmac_version: to.hmacVersion,
           hmac_live: to.hmacLive,
           revision: to.revision,

@@ -78,10 +78,15 @@ export class Keyring {
     return dataKeyId(this.periodVersion());
   }
 
-  /** The tenant's current data-key version: the period's, or a later one a rotation made current. */
+  /**
+   * The tenant's current data-key version: the period's, or a later one a rotation made current, moved on by one
+   * for each period begun since that rotation.
+   */
   async currentVersion(tenantId: string): Promise<number> {
     const state = this.versions ? await this.versions.state(tenantId) : undefined;
-    return Math.max(state?.dataVersion ?? 0, this.periodVersion());
+    const period = this.periodVersion();
+    const since = state?.rotatedInPeriod === undefined ? 0 : Math.max(0, period - state.rotatedInPeriod);
+    return Math.max((state?.dataVersion ?? 0) + since, period);
   }
 
   async currentKey(tenantId: string): Promise<{ keyId: string; key: Buffer }> {

@@ -12,7 +12,7 @@ import { type LongLivedDeps, longLivedUnder } from "./long-lived.ts";
 export interface KeyDeps {
   keyVersions: KeyVersionStore;
   keyState: { evict(tenantId: string): void };
-  keyring: Pick<Keyring, "currentVersion" | "periodStart">;
+  keyring: Pick<Keyring, "currentVersion" | "periodStart" | "periodVersion">;
   auditLog: AuditLogStore;
   clock: Clock;
 }
@@ -89,6 +89,12 @@ export async function listKeys(deps: KeyDeps, principal: TenantPrincipal): Promi
 }
 
 /**
+ * HMAC versions a tenant may have live at once. Every fingerprint and search lookup tries each live version (a
+ * read each), so rotations without a rewrap between them are bounded (security.md, key rotation).
+ */
+export const MAX_LIVE_HMAC_VERSIONS = 3;
+
+/**
  * POST /tenants/self/keys/rotate: a new data-key version and a new HMAC version, current at once (in this
  * process; in others within KEY_STATE_CACHE_SECONDS). Older versions keep opening and matching what they sealed
  * and hashed until a rewrap moves every token on.
@@ -96,10 +102,15 @@ export async function listKeys(deps: KeyDeps, principal: TenantPrincipal): Promi
 export async function rotateKeys(deps: KeyDeps, principal: TenantPrincipal): Promise<KeysView> {
   const { tenantId } = principal;
   const { state, dataVersion } = await currentKeys(deps, tenantId);
+  if (state.hmacLive.length >= MAX_LIVE_HMAC_VERSIONS)
+    throw conflict(
+      `${state.hmacLive.length} HMAC versions are still looked up: run a rewrap (POST /tenants/self/keys/rewrap), which retires those no token needs, before rotating again.`,
+    );
   const nextData = dataVersion + 1;
   const nextHmac = state.hmacVersion + 1;
   const to: KeyState = {
     dataVersion: nextData,
+    rotatedInPeriod: deps.keyring.periodVersion(),
     hmacVersion: nextHmac,
     hmacLive: [nextHmac, ...state.hmacLive],
     revision: state.revision + 1,

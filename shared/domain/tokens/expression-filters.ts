@@ -232,12 +232,31 @@ const seenPaths = new Set<string>();
 // The static `cache` is not in jsonpath-plus's type declarations; this narrow view is how it is reset.
 const jsonPathStatics = JSONPath as unknown as { cache: Record<string, unknown> };
 
+/**
+ * The JSONPaths `json` runs: `$`, then names (`.a`, `['a']`), indexes (`[1]`) and wildcards (`.*`, `[*]`), with at
+ * most one recursive descent (`..a`, `..*`). jsonpath-plus runs a path to its end, synchronously, where the render
+ * budget cannot stop it, and two descents or a union (`$..*..*`, `[*,*]`) multiply its work with every level of
+ * the data (seconds, then the heap, for 60 levels). Within this form each step maps every node to at most its
+ * children, so the work stays linear in the data's size.
+ */
+const PATH_NAME = String.raw`[^.\[\]()'"*?@,:\s~^]+`;
+const PATH_BRACKET = String.raw`\[(?:\d+|\*|'[^'\\,:()?@]*'|"[^"\\,:()?@]*")\]`;
+const PATH_STEP = String.raw`(?:\.(?:${PATH_NAME}|\*)|${PATH_BRACKET})`;
+const LINEAR_JSONPATH = new RegExp(
+  String.raw`^\$${PATH_STEP}*(?:\.\.(?:${PATH_NAME}|\*|${PATH_BRACKET})${PATH_STEP}*)?$`,
+);
+
 function jsonPath(value: unknown, path: unknown): unknown {
   if (typeof path !== "string" || path.trim() === "")
     throw new ExpressionError("json expects a JSONPath string");
   // jsonpath-plus only follows own properties; a path naming the prototype machinery is refused outright.
   if (namesForbiddenKey(path))
     throw new ExpressionError("json: a JSONPath must not name __proto__, prototype or constructor");
+  if (/[()]/.test(path)) throw new ExpressionError("json: script expressions are not allowed in a JSONPath");
+  if (!LINEAR_JSONPATH.test(path.trim()))
+    throw new ExpressionError(
+      "json: this JSONPath is not supported (names, indexes and wildcards, with at most one `..`)",
+    );
   if (value === null || value === undefined) return null;
   let json: unknown = value;
   if (typeof value === "string") {

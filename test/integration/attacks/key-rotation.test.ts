@@ -402,4 +402,35 @@ describe("attack: key rotation and rewrap", () => {
     expect(count(after.versions, old)).toBe(4);
     expect(count(after.versions, old + 1)).toBe(1);
   });
+
+  it("rotations are bounded by the HMAC versions still looked up, and never hold off the 30-day rotation", async () => {
+    const { api, mgt, keys, create, search } = await setup();
+    await create("bounded");
+    const rotate = () => api.post<Keys & { detail?: string }>("/tenants/self/keys/rotate", { key: mgt });
+    // Each rotation without a rewrap adds an HMAC version every fingerprint and search lookup tries (a read
+    // each): 200 rotations made a search cost 219 table calls. The third live version is the last.
+    expect((await rotate()).status).toBe(200);
+    expect((await rotate()).status).toBe(200);
+    const refused = await rotate();
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toContain("rewrap");
+    expect((await keys()).hmac.current).toBe(3);
+    // A rewrap moves the token on and retires the versions no token needs: rotating works again.
+    expect((await rewrapToEnd(api, mgt)).status).toBe("succeeded");
+    expect((await keys()).hmac.versions.filter((v) => v.state !== "destroyed").map((v) => v.version)).toEqual(
+      [3],
+    );
+    const rotated = await rotate();
+    expect(rotated.status).toBe(200);
+    expect(await search("bounded")).toHaveLength(1);
+    // The period rotation goes on from a rotation: one more version for each 30-day period begun since.
+    const moved = await api.post("/_test/clock", {
+      key: svc.rootKey,
+      body: { advance_seconds: 30 * 86_400 },
+    });
+    expect(moved.status).toBe(200);
+    expect((await keys()).current).toBe(rotated.body.current + 1);
+    await create("after the period");
+    expect(await search("bounded")).toHaveLength(1);
+  });
 });
