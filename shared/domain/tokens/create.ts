@@ -232,7 +232,7 @@ export async function presentDuplicate(
   const readAs = access.evaluate(existing, "token:read");
   if (!readAs) throw conflict(DUPLICATE_NOT_READABLE);
   await recordTokenReads(deps, principal, [existing], "Existing token returned by deduplication");
-  return present(deps, existing, readAs, () => openData(deps, existing));
+  return present(deps, existing, readAs, () => openData(deps, existing), { failOnMaskError: true });
 }
 
 /** Creates a token as `principal` (see prepareCreate for `viewer`), or joins it to an open transaction. */
@@ -271,5 +271,8 @@ export async function createToken(
 /** A new token as its create answers it: the create's transform, on the data and mask rendering it was given. */
 export function presentNew(deps: TokenDeps, prepared: PreparedCreate) {
   const { token, transform, data, masked } = prepared;
-  return present(deps, token, transform, async () => data, masked ? { masked } : {});
+  return present(deps, token, transform, async () => data, {
+    ...(masked ? { masked } : {}),
+    failOnMaskError: true,
+  });
 }

@@ -34,7 +34,7 @@ export async function getToken(deps: TokenDeps, principal: TenantPrincipal, id: 
   const transform = requireAccess(accessOf(principal), token, "token:read");
   await recordTokenReads(deps, principal, [token], "Token read");
   countTokens(deps, METRIC.tokensRead, principal.tenantId);
-  return present(deps, token, transform, () => openData(deps, token));
+  return present(deps, token, transform, () => openData(deps, token), { failOnMaskError: true });
 }
 
 export interface ListTokensQuery {
@@ -90,9 +90,7 @@ export async function listTokens(
   countTokens(deps, METRIC.tokensRead, principal.tenantId, shown.length);
   const items = await Promise.all(
     // One item whose mask fails on its data is shown redacted; the rest of the page is answered.
-    shown.map(({ token, transform }) =>
-      present(deps, token, transform, () => openData(deps, token), { redactOnMaskError: true }),
-    ),
+    shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
   );
   return { items, total: result.total, ...(result.next ? { next: result.next } : {}) };
 }
@@ -244,7 +242,7 @@ export async function patchToken(
     shown,
     transform,
     async () => data ?? openData(deps, next),
-    masked && patch.mask === undefined ? { masked } : {},
+    masked && patch.mask === undefined ? { masked, failOnMaskError: true } : { failOnMaskError: true },
   );
   if (next.mask === undefined) delete view.mask;
   else view.mask = next.mask;

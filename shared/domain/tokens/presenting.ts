@@ -31,10 +31,11 @@ export interface PresentOptions {
   /** The token's mask already evaluated on this data (by the write that stores it): not evaluated again. */
   masked?: { value: unknown };
   /**
-   * A list's item: a mask that fails on the stored data shows the item redacted (no `data`) instead of failing
-   * the whole answer. Otherwise the failure is a 400 naming nothing of the data.
+   * A single token's answer (a read, a create, a PATCH, a replay): a mask that fails on the stored data is a 400
+   * naming nothing of the data. Otherwise (every list, page and search) the token is shown redacted (no `data`),
+   * so that one token's mask never fails an answer about others.
    */
-  redactOnMaskError?: boolean;
+  failOnMaskError?: boolean;
 }
 
 /**
@@ -99,7 +100,7 @@ async function withData(
     return view;
   } catch (error) {
     if (!(error instanceof ExpressionError)) throw error;
-    if (options.redactOnMaskError) return view;
+    if (!options.failOnMaskError) return view;
     // The mask ran on stored data: the same answer whatever the data (and the error) was.
     throw validationError("The token's mask could not be evaluated on its data.");
   }

@@ -35,7 +35,9 @@ export async function presentAgain(
   const shown = { ...token };
   if (ref.mask === undefined) delete shown.mask;
   else shown.mask = ref.mask;
-  const view = await present(deps, shown, ref.transform, () => openData(deps, token));
+  const view = await present(deps, shown, ref.transform, () => openData(deps, token), {
+    failOnMaskError: true,
+  });
   // The answer names the mask the token holds (a PATCH's new one), as the first answer did.
   if (token.mask === undefined) delete view.mask;
   else view.mask = token.mask;

@@ -132,9 +132,7 @@ async function searchData(
   );
   countTokens(deps, METRIC.tokensRead, principal.tenantId, shown.length);
   const data = await Promise.all(
-    shown.map(({ token, transform }) =>
-      present(deps, token, transform, () => openData(deps, token), { redactOnMaskError: true }),
-    ),
+    shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
   );
   const next = position === undefined ? undefined : await deps.sealer.seal(binding, position);
   return { pagination: { page_size: body.size, ...(next ? { next } : {}) }, data };
