@@ -105,9 +105,12 @@ async function searchData(
       const page: Shown[] = [];
       for (const entry of found.entries) {
         const token = byId.get(entry.tokenId);
-        // The token item is the truth: a lookup item of a hash it no longer has (PATCHed, deleted) is stale.
+        // The token item is the truth: a lookup item of a hash it no longer has (PATCHed, deleted) is stale. But
+        // not while a transaction holds the token: its staged update wrote the lookup items of its new hashes,
+        // which the token item takes only at the commit (and the commit does not write them again).
         if (!token?.search_hashes?.includes(entry.hash)) {
-          await deps.tokens.removeSearchEntries({ tenant_id: tenantId, id: entry.tokenId }, [entry.hash]);
+          if (!token?.lock)
+            await deps.tokens.removeSearchEntries({ tenant_id: tenantId, id: entry.tokenId }, [entry.hash]);
           continue;
         }
         if (!isLive(token, now)) continue;

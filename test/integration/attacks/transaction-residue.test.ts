@@ -72,4 +72,41 @@ describe("attack: a transaction's residue", () => {
     expect((await token())?.sealed_cvc).toBeUndefined();
     expect((await token())?.metadata).toEqual({ a: "b" });
   });
+
+  it("keeps a value PATCHed inside a transaction searchable when a search met it before the commit", async () => {
+    const { api, tenant } = await tenantWithOwner(svc);
+    const owner = await appKey(api, tenant.managementKey, {
+      type: "private",
+      permissions: ALL_TOKEN_PERMISSIONS,
+      rules: revealEverything,
+    });
+    const make = async (email: string) => {
+      const body = { type: "token", data: { email }, search_indexes: ["{{ data.email }}"] };
+      return (await api.post<TokenBody>("/tokens", { key: owner, body })).body.id;
+    };
+    const [a, control] = [await make("a-old@example.com"), await make("b-old@example.com")];
+    const search = async (email: string) =>
+      (
+        await api.post<{ data: TokenBody[] }>("/v2/tokens/search", {
+          key: owner,
+          body: { query: `data:${email}` },
+        })
+      ).body.data.map((t) => t.id);
+    const txn = await api.post<{ id: string }>("/transactions", { key: owner });
+    for (const [id, email] of [
+      [a, "a-new@example.com"],
+      [control, "b-new@example.com"],
+    ] as const) {
+      const headers = { ...mergePatch, "svc-transaction-id": txn.body.id };
+      expect(
+        (await api.patch(`/tokens/${id}`, { key: owner, body: { data: { email } }, headers })).status,
+      ).toBe(200);
+    }
+    // Before the commit the token item still holds the old hash: the new value's lookup item looked stale, and
+    // this search deleted it for good (review of round 7).
+    expect(await search("a-new@example.com")).toEqual([]);
+    expect((await api.post(`/transactions/${txn.body.id}/commit`, { key: owner })).status).toBe(200);
+    expect(await search("a-new@example.com")).toEqual([a]);
+    expect(await search("b-new@example.com")).toEqual([control]);
+  });
 });
