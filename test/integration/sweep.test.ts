@@ -4,7 +4,7 @@ import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
-import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
+import { appKey, revealEverything, type TokenBody, VISA } from "#test/support/tokens.ts";
 
 const svc = useService();
 const mergePatch = { "content-type": "application/merge-patch+json" };
@@ -46,6 +46,18 @@ describe("expiry sweep", () => {
       key: pub,
       body: { type: "card", data: { number: VISA, cvc: 456 } },
     });
+    // Only a card's cvc lives an hour: another type's `cvc` field is data (review of round 7: it was lost too).
+    const reader = await appKey(api, managementKey, { type: "private", rules: revealEverything });
+    const customer = { customer: "c-1", cvc: "customer value score 7" };
+    const other = await api.post<TokenBody>("/tokens", {
+      key: reader,
+      body: { type: "token", data: customer },
+    });
+    const twin = await api.post<TokenBody>("/tokens", {
+      key: reader,
+      body: { type: "token", data: { ...customer, cvc: "another score" }, deduplicate_token: true },
+    });
+    expect(twin.body.id).not.toBe(other.body.id); // the cvc field counts in its fingerprint
     expect((await rawToken(tenantId, card.body.id))?.sealed_cvc).toEqual(expect.any(String));
     expect((await rawToken(tenantId, numericCvc.body.id))?.sealed_cvc).toEqual(expect.any(String));
 
@@ -61,6 +73,9 @@ describe("expiry sweep", () => {
     expect(cardItem?.sealed_cvc).toBeUndefined();
     expect(cardItem?.sealed_data).toEqual(expect.any(String));
     expect((await rawToken(tenantId, numericCvc.body.id))?.sealed_cvc).toBeUndefined();
+    expect((await api.get<TokenBody>(`/tokens/${other.body.id}`, { key: reader })).body.data).toEqual(
+      customer,
+    );
     const logs = await api.get<{ data: { operation: string; actor_type: string }[] }>(
       `/logs?entity_id=${expiring.body.id}`,
       { key: managementKey },

@@ -42,7 +42,9 @@ export class DynamoKeyVersionStore implements KeyVersionStore {
     if (!out.Item) return INITIAL_KEY_STATE;
     return {
       ...(typeof out.Item.data_version === "number" ? { dataVersion: out.Item.data_version } : {}),
-      ...(typeof out.Item.rotated_in_period === "number" ? { rotatedInPeriod: out.Item.rotated_in_period } : {}),
+      ...(typeof out.Item.rotated_in_period === "number"
+        ? { rotatedInPeriod: out.Item.rotated_in_period }
+        : {}),
       hmacVersion: Number(out.Item.hmac_version),
       hmacLive: (out.Item.hmac_live as number[]).map(Number),
       revision: Number(out.Item.revision),

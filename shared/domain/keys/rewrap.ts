@@ -253,14 +253,14 @@ async function resealed(deps: TokenDeps, token: StoredToken): Promise<StoredToke
   delete next.lock;
   delete next.sealed_cvc;
   delete next.cvc_expires_at;
-  const sealed = await sealData(deps, token.tenant_id, token.id, data);
+  const sealed = await sealData(deps, token.tenant_id, token.id, token.type, data);
   Object.assign(next, sealed);
   if (sealed.sealed_cvc) next.cvc_expires_at = token.cvc_expires_at;
   const rendered = await renderField(
     deps,
     "fingerprint_expression",
     token.fingerprint_expression,
-    splitCvc(data).rest,
+    splitCvc(token.type, data).rest,
     {
       dataDependent: true,
     },

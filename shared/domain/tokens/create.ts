@@ -157,7 +157,7 @@ export async function prepareCreate(
     deps,
     "fingerprint_expression",
     fingerprint_expression,
-    splitCvc(input.data).rest,
+    splitCvc(input.type, input.data).rest,
   );
   const now = deps.clock.now();
   const token: StoredToken = {
@@ -165,7 +165,7 @@ export async function prepareCreate(
     tenant_id: principal.tenantId,
     type: input.type,
     container,
-    ...(await sealData(deps, principal.tenantId, id, input.data)),
+    ...(await sealData(deps, principal.tenantId, id, input.type, input.data)),
     ...(mask !== undefined ? { mask } : {}),
     ...(input.metadata ? { metadata: input.metadata } : {}),
     ...(input.search_indexes?.length

@@ -160,7 +160,7 @@ export async function patchToken(
     const errors = dataErrors(current.type, data);
     if (Object.keys(errors).length > 0)
       throw validationError(`The data is not a valid ${current.type}.`, errors);
-    const sealed = await sealData(deps, current.tenant_id, id, data);
+    const sealed = await sealData(deps, current.tenant_id, id, current.type, data);
     delete next.sealed_cvc;
     delete next.cvc_expires_at;
     // A cvc already given keeps its original one-hour lifetime; only a new cvc starts a new hour.
@@ -189,7 +189,11 @@ export async function patchToken(
     checkFingerprintExpression(deps, next.fingerprint_expression);
   }
   if (patch.data !== undefined || patch.fingerprint_expression !== undefined) {
-    const value = await render("fingerprint_expression", next.fingerprint_expression, splitCvc(data).rest);
+    const value = await render(
+      "fingerprint_expression",
+      next.fingerprint_expression,
+      splitCvc(current.type, data).rest,
+    );
     next.fingerprint = await fingerprintOf(
       deps,
       current.tenant_id,

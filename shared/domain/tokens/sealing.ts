@@ -13,10 +13,16 @@ export const CVC_LIFETIME_SECONDS = 3600;
  * its data here, so the size limit is checked here: create, PATCH (a merge result too), reactor `tokenize`,
  * `svc` calls, transactions, and any later route that writes tokens.
  */
-export async function sealData(deps: TokenDeps, tenantId: string, tokenId: string, data: unknown) {
+export async function sealData(
+  deps: TokenDeps,
+  tenantId: string,
+  tokenId: string,
+  type: TokenType,
+  data: unknown,
+) {
   const tooLarge = dataSizeProblem(data);
   if (tooLarge) throw validationError("The data is too large.", { data: [tooLarge] });
-  const { cvc, rest } = splitCvc(data);
+  const { cvc, rest } = splitCvc(type, data);
   const sealed_data = await deps.sealer.seal({ tenantId, tokenId, field: "data" }, JSON.stringify(rest));
   if (cvc === undefined) return { sealed_data };
   // Under its data's key: a token needs one data key, whatever rotated in between (keys/key-refs.ts).
@@ -29,8 +35,9 @@ export async function sealData(deps: TokenDeps, tenantId: string, tokenId: strin
   return { sealed_data, sealed_cvc, cvc_expires_at };
 }
 
-export function splitCvc(data: unknown): { cvc?: string | number; rest: unknown } {
-  if (typeof data !== "object" || data === null || Array.isArray(data) || !("cvc" in data))
+/** A card's cvc and the rest of its data. Only a card's: another type's `cvc` field is data like any other. */
+export function splitCvc(type: TokenType, data: unknown): { cvc?: string | number; rest: unknown } {
+  if (type !== "card" || typeof data !== "object" || data === null || Array.isArray(data) || !("cvc" in data))
     return { rest: data };
   const { cvc, ...rest } = data as Record<string, unknown>;
   return typeof cvc === "string" || typeof cvc === "number" ? { cvc, rest } : { rest };
