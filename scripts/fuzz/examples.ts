@@ -4,7 +4,7 @@
  * with generic hostile bodies only (the route list at the start says which). `<name>` is one of the batch's
  * fixtures, filled in when the case is sent (request.ts); `<unique>` is different in every case.
  */
-import { CARDS, card } from "./world.ts";
+import { card, EXAMPLE_CARD } from "./world.ts";
 
 const permissions = ["token:read"];
 const condition = { attribute: "id", operator: "starts_with", value: "tok" };
@@ -24,7 +24,7 @@ const mask = { number: "{{ data.number | reveal_last: 4 }}" };
 const found = { search_indexes: ["{{ data.number | last4 }}"], fingerprint_expression: "{{ data.number }}" };
 const metadata = { origin: "fuzz" };
 const presentation = { mask, containers: ["/fuzz/"], metadata, ...found, expires_at: future };
-const token = { id: "fuzz-token-id", type: "card", data: card(CARDS.example), deduplicate_token: false };
+const token = { id: "fuzz-token-id", type: "card", data: card(EXAMPLE_CARD), deduplicate_token: false };
 const reactor = { name: "r", configuration: { region: "eu" }, application: { id: "<applicationId>" } };
 const proxy = { ...reactor, name: "fuzz proxy", destination_url: "<destinationUrl>", require_auth: true };
 const fullProxy = { ...proxy, request_transform: transform, response_transform: transform };
@@ -39,7 +39,7 @@ const examples: Record<string, unknown> = {
   createApplication: { ...application, type: "private", create_key: true },
   updateApplication: application,
   createToken: { ...token, ...presentation },
-  tokenize: { card: { type: "card", data: card(CARDS.example), ...presentation }, name: "fuzz", none: null },
+  tokenize: { card: { type: "card", data: card(EXAMPLE_CARD), ...presentation }, name: "fuzz", none: null },
   detokenize: { number: "{{ <tokenId> }}", other: "{{ <otherTokenId> }}" },
   searchTokens: { query: "data:4242", size: 5 },
   // No data: a patch of the mask alone is what must not reveal the stored data to a key without reveal.

@@ -1,4 +1,4 @@
-/** What a fuzz run tells: counts per route and status, and failures grouped by class with their shortest reproducer. */
+/** What a fuzz run tells: counts per route and status, failures by class with their shortest reproducer. */
 import type { FuzzCase } from "./cases.ts";
 import type { Violation } from "./check.ts";
 import type { PreparedRequest } from "./request.ts";
@@ -10,7 +10,7 @@ export class Tally {
   requests = 0;
   failures = 0;
   readonly byRoute = new Map<string, Map<number, number>>();
-  /** One class per route, kind and detail (numbers and ids stripped): the summary lists distinct failures. */
+  /** One class per route, kind and detail (numbers and ids stripped). */
   readonly classes = new Map<string, { count: number; statuses: Set<number>; first: Failure }>();
 
   count(route: string, status: number): void {
@@ -32,8 +32,8 @@ export class Tally {
 
 /** Method, path, key role, content type and body, each cut to something a person can read. */
 export function reproducer({ method, path, body, headers, keyRole }: PreparedRequest): string {
-  const size = body?.length ?? 0;
   const text = body?.subarray(0, 300).toString("utf8") ?? "";
+  const size = body?.length ?? 0;
   const shownBody = size === 0 ? "(no body)" : size > 300 ? `${text}…(${size} bytes)` : text;
   const type = headers["content-type"];
   const extras = [
@@ -50,7 +50,7 @@ export function summary(
   routes: { operationId: string; method: string; path: string }[],
 ): string {
   const lines = [
-    `\nRequests: ${tally.requests} fuzzed, over ${routes.length} write routes\n\nPer route (status:count):`,
+    `\nRequests: ${tally.requests} over ${routes.length} write routes\n\nPer route (status:count):`,
   ];
   const width = Math.max(...routes.map((r) => `${r.method} ${r.path}`.length));
   for (const r of routes) {
@@ -63,10 +63,8 @@ export function summary(
   classes.sort((a, b) => a.first.route.localeCompare(b.first.route) || b.count - a.count);
   lines.push(`\nFailures: ${tally.failures} in ${classes.length} classes`);
   for (const { first, count, statuses } of classes) {
-    lines.push(
-      `  [${first.kind}] ${first.route}: ${count}× (status ${[...statuses].join(", ")}) ${first.detail}`,
-    );
-    lines.push(`    e.g. ${first.shown}`);
+    const seen = `${count}× (status ${[...statuses].join(", ")})`;
+    lines.push(`  [${first.kind}] ${first.route}: ${seen} ${first.detail}`, `    e.g. ${first.shown}`);
     // The plan: for a mutated example, what was changed where (shorter than the body).
     if (first.plan) lines.push(`      plan: ${JSON.stringify(first.plan.body).slice(0, 300)}`);
   }

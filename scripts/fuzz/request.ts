@@ -3,15 +3,16 @@ import { applyMutations, type FuzzCase, type ParamChoice, renderBody, type Write
 import type { Answer, CheckContext } from "./check.ts";
 import { exampleFor } from "./examples.ts";
 import type { Marker } from "./values.ts";
-import { CARDS, type TenantWorld } from "./world.ts";
+import type { TenantWorld } from "./world.ts";
 
 export interface Fixtures {
   A: TenantWorld;
   B: TenantWorld;
   rootKey: string;
   destinationUrl: string;
-  /** SVC_MAX_BODY_BYTES: the limit of every route without its own. */
-  defaultBodyLimit: number;
+  /** The canary tenant's card numbers; SVC_MAX_BODY_BYTES, the limit of every route without its own. */
+  canary: string[];
+  bodyLimit: number;
 }
 
 /** A request ready to send, with what the oracle needs to judge its answer. */
@@ -53,7 +54,7 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures) {
   const bodyText = body?.subarray(0, 256 * 1024).toString("utf8") ?? "";
   // The card numbers this caller may not see in full: every fixture token's but its own tenant's for the
   // private application (its rules reveal), and the canary's.
-  const secrets: { value: string; whose: string }[] = [{ value: CARDS.canary, whose: "the canary tenant's" }];
+  const secrets = f.canary.map((value) => ({ value, whose: "the canary tenant's" }));
   for (const tenant of ["A", "B"] as const)
     if (c.key !== `${tenant}.private`)
       for (const value of f[tenant].secretNumbers) secrets.push({ value, whose: `tenant ${tenant}'s` });
@@ -73,19 +74,15 @@ function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, o
   if (body.kind === "none") return undefined;
   if (body.kind === "raw") return Buffer.from(body.text, "latin1");
   const fixture: Record<string, string | undefined> = {
-    tokenId: own.ids.tokens?.[0],
-    otherTokenId: other.ids.tokens?.[0],
-    applicationId: own.ids.applications?.[1],
-    formulaId: own.ids["reactor-formulas"]?.[0],
-    nonce: own.nonce,
-    kmsKeyArn: own.kmsKeyArn,
+    ...own.fill,
+    otherTokenId: other.fill.tokenId,
     destinationUrl: f.destinationUrl,
     unique: String(++uniqueCount),
     invitationCode: own.invitationCodes[uniqueCount % Math.max(1, own.invitationCodes.length)],
   };
   const fill = (_: string, name: string) => String(fixture[name]);
   const example: unknown = JSON.parse(JSON.stringify(exampleFor(route) ?? {}).replace(/<(\w+)>/g, fill));
-  const limit = route.maxBodyBytes ?? f.defaultBodyLimit;
+  const limit = route.maxBodyBytes ?? f.bodyLimit;
   return renderBody(applyMutations(example, body.mutations, markers), markers, limit);
 }
 

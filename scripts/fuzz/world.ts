@@ -1,7 +1,6 @@
 /**
- * The fuzz's fixtures, made through the public HTTP API: for a tenant, applications of every type, a session,
- * tokens, a transaction, a proxy, a formula, a reactor and invitations (with codes to accept, from the outbox).
- * A fresh pair of tenants per batch, so that what one batch deleted or revoked does not blunt the next.
+ * The fuzz's fixtures, made through the public HTTP API: a tenant with applications of every type, a session,
+ * tokens, a transaction, a proxy, a formula, a reactor and invitations (docs/fuzzing.md, "What it sends").
  */
 import { createLocalCustomerKey } from "#shared/adapters/local/local-customer-keys.ts";
 import { invitationCodeIn, newestMessageTo } from "#shared/adapters/local/outbox-mailer.ts";
@@ -9,18 +8,16 @@ import { MANAGEMENT_PERMISSIONS, TOKEN_PERMISSIONS } from "#shared/domain/permis
 import { luhnSum } from "#shared/domain/tokens/checksums.ts";
 import { call } from "../api-call.ts";
 
-/** Fixed numbers: the canary tenant's token, and the examples' bodies (a number no fixture token holds). */
-export const CARDS = { canary: "4242424242424242", example: "4000056655665556" } as const;
+/** The examples' card number: no fixture token holds it. */
+export const EXAMPLE_CARD = "4000056655665556";
 export const card = (number: string) => ({ number, expiration_month: 12, expiration_year: 2030 });
 /** A Luhn-valid 16-digit number from 15 digits, so that each fixture token holds a number of its own. */
 export const luhnNumber = (first15: string) => `${first15}${(10 - (luhnSum(first15, true) % 10)) % 10}`;
 
-/** The fields of set-up answers the fixtures use. */
 type Json = Record<"id" | "key" | "management_key" | "management_appid" | "nonce" | "session_key", string>;
 export type Run = { url: string; rootKey: string; destinationUrl: string; outboxDir: string; kmsDir: string };
-
-let serial = 0;
 export type TenantWorld = Awaited<ReturnType<typeof buildTenant>>;
+let serial = 0;
 
 /** A tenant with its fixtures, made with the root key; its proxy forwards to `destinationUrl`. */
 export async function buildTenant(run: Run, label: string) {
@@ -40,18 +37,20 @@ export async function buildTenant(run: Run, label: string) {
   const session = await post("/sessions", pub.key, {});
   const permissions = ["token:create", "token:read"];
   await post("/sessions/authorize", pvt.key, { nonce: session.nonce, permissions }, 200);
-  const spare = await post("/sessions", pub.key, {});
-  // Card tokens, each with a number no other token of the run holds: the first three are what a caller without
-  // reveal must never see in full; the fourth is what the revealing key PATCHes (the mask it sets may show it).
+  // Card tokens with numbers no other token of the run holds: the first three are what a caller without reveal
+  // must never see in full; the fourth is what the revealing key PATCHes (the mask it sets may show it).
   const numbers: string[] = [];
   const tokens: string[] = [];
   for (let i = 0; i < 4; i++) {
-    const number = luhnNumber(`4${String(serial * 10 + i).padStart(14, "0")}`);
-    numbers.push(number);
-    const body = { type: "card", data: card(number), containers: ["/fuzz/"], metadata: { n: String(i) } };
+    numbers.push(luhnNumber(`4${String(serial * 10 + i).padStart(14, "0")}`));
+    const body = {
+      type: "card",
+      data: card(numbers[i] as string),
+      containers: ["/fuzz/"],
+      metadata: { n: `${i}` },
+    };
     tokens.push((await post("/tokens", pvt.key, body)).id);
   }
-  const transaction = await post("/transactions", pvt.key, {});
   const app = { application: { id: pvt.id } };
   const proxy = await post("/proxies", owner, { name: "p", destination_url: run.destinationUrl, ...app });
   const formula = await post("/reactor-formulas", owner, {
@@ -66,26 +65,17 @@ export async function buildTenant(run: Run, label: string) {
   const keys = await call<{ current: number }>(run.url, "GET", "/tenants/self/keys", owner, undefined, 200);
   const invite = (email: string) => post("/tenants/self/invitations", owner, { email });
   const invitations = [await invite(`a${serial}@example.com`), await invite(`b${serial}@example.com`)];
-  // Codes for POST /invitations/accept, read from the local outbox as an invitee would: a case with one of them
-  // gets past the code (each is good once), so fuzzed names reach the member's creation.
+  // Codes for POST /invitations/accept, read from the local outbox as an invitee would (each is good once).
   const invitationCodes: string[] = [];
   for (const name of ["c", "d", "e", "f"]) {
-    const email = `${name}${serial}@example.com`;
-    await invite(email);
-    const code = invitationCodeIn(newestMessageTo(run.outboxDir, email) ?? "");
+    await invite(`${name}${serial}@example.com`);
+    const code = invitationCodeIn(newestMessageTo(run.outboxDir, `${name}${serial}@example.com`) ?? "");
     if (code) invitationCodes.push(code);
   }
+  const keysByRole = { owner, management: management.key, public: pub.key, private: pvt.key };
   return {
-    /** The card numbers a caller of another tenant, or of this one without reveal, must never see in full. */
     secretNumbers: numbers.slice(0, 3),
-    /** owner: from POST /tenants; session: authorized for token:create and :read. */
-    keys: {
-      owner,
-      management: management.key,
-      public: pub.key,
-      private: pvt.key,
-      session: session.session_key,
-    },
+    keys: { ...keysByRole, session: session.session_key },
     /** Ids by the name of the path parameter (`keyId`), else of the collection segment that precedes it. */
     ids: {
       applications: [victim.id, pvt.id, pub.id, management.id, tenant.management_appid],
@@ -93,18 +83,21 @@ export async function buildTenant(run: Run, label: string) {
       version: [keys.current, keys.current - 1, keys.current + 1].map(String),
       tokens: tokens.slice(0, 3),
       revealerTokens: tokens.slice(3),
-      transactions: [transaction.id],
+      transactions: [(await post("/transactions", pvt.key, {})).id],
       invitations: invitations.map((i) => i.id),
       proxies: [proxy.id],
       "reactor-formulas": [formula.id],
       reactors: [reactor.id],
     } as Record<string, string[]>,
-    /** A session nonce not yet authorized. */
-    nonce: spare.nonce,
-    /** Invitation codes not yet accepted (from the outbox). */
     invitationCodes,
     proxyKey: proxy.key,
-    /** A customer KMS key (its local stand-in) for PUT /tenants/self/keys/kms. */
-    kmsKeyArn: createLocalCustomerKey(run.kmsDir, `fuzz-${label}-${serial}`),
+    /** The examples' `<name>` placeholders (examples.ts). */
+    fill: {
+      tokenId: tokens[0],
+      applicationId: pvt.id,
+      formulaId: formula.id,
+      nonce: (await post("/sessions", pub.key, {})).nonce, // not yet authorized
+      kmsKeyArn: createLocalCustomerKey(run.kmsDir, `fuzz-${label}-${serial}`),
+    } as Record<string, string | undefined>,
   };
 }
