@@ -213,8 +213,19 @@ describe("json", () => {
     // descents its whole heap; none of it stoppable by the render budget.
     let deep: unknown = 1;
     for (let i = 0; i < 60; i++) deep = [deep];
-    for (const path of ["$..*..*..*..*", "$..a..b", "$[*,*]", "$.items[0:2]", "$['a','b']", "$.a~", "$.^"]) {
-      const error = await failure(evaluate(`{{ data | json: "${path}" }}`, deep));
+    const looseQuotes = `$['x"]..*..*..*..*..*["z']`; // jsonpath-plus read these as five descents
+    for (const path of [
+      "$..*..*..*..*",
+      "$..a..b",
+      "$[*,*]",
+      "$.items[0:2]",
+      "$['a','b']",
+      "$.a~",
+      "$.^",
+      "$.a;;a;;a",
+      looseQuotes,
+    ]) {
+      const error = await failure(evaluate("{{ data.deep | json: data.p }}", { deep, p: path }));
       expect(error.message, path).toBe(
         "json: this JSONPath is not supported (names, indexes and wildcards, with at most one `..`)",
       );

@@ -4,9 +4,9 @@
  * Every error they raise is an ExpressionError whose message names the filter and the problem, never a value.
  */
 import { createHmac, randomInt } from "node:crypto";
-import { JSONPath } from "jsonpath-plus";
 import { namesForbiddenKey } from "#shared/domain/safe-keys.ts";
 import { luhnSum, luhnValid } from "./checksums.ts";
+import { firstMatch, parseJsonPath } from "./json-path.ts";
 
 /** An expression problem whose message is safe to show to API callers: it never holds data or output. */
 export class ExpressionError extends Error {
@@ -223,37 +223,16 @@ function aliasCard(value: unknown): string | null {
 // ---------------------------------------------------------------------------------------------------------
 // JSONPath
 
-/**
- * jsonpath-plus caches every parsed path in a process-wide object that never shrinks; paths here come from
- * callers, so the cache is dropped once this many distinct paths have been seen.
- */
-const JSONPATH_CACHE_PATHS = 1000;
-const seenPaths = new Set<string>();
-// The static `cache` is not in jsonpath-plus's type declarations; this narrow view is how it is reset.
-const jsonPathStatics = JSONPath as unknown as { cache: Record<string, unknown> };
-
-/**
- * The JSONPaths `json` runs: `$`, then names (`.a`, `['a']`), indexes (`[1]`) and wildcards (`.*`, `[*]`), with at
- * most one recursive descent (`..a`, `..*`). jsonpath-plus runs a path to its end, synchronously, where the render
- * budget cannot stop it, and two descents or a union (`$..*..*`, `[*,*]`) multiply its work with every level of
- * the data (seconds, then the heap, for 60 levels). Within this form each step maps every node to at most its
- * children, so the work stays linear in the data's size.
- */
-const PATH_NAME = String.raw`[^.\[\]()'"*?@,:\s~^]+`;
-const PATH_BRACKET = String.raw`\[(?:\d+|\*|'[^'\\,:()?@]*'|"[^"\\,:()?@]*")\]`;
-const PATH_STEP = String.raw`(?:\.(?:${PATH_NAME}|\*)|${PATH_BRACKET})`;
-const LINEAR_JSONPATH = new RegExp(
-  String.raw`^\$${PATH_STEP}*(?:\.\.(?:${PATH_NAME}|\*|${PATH_BRACKET})${PATH_STEP}*)?$`,
-);
-
 function jsonPath(value: unknown, path: unknown): unknown {
   if (typeof path !== "string" || path.trim() === "")
     throw new ExpressionError("json expects a JSONPath string");
-  // jsonpath-plus only follows own properties; a path naming the prototype machinery is refused outright.
+  // The walk follows own properties only; a path naming the prototype machinery is refused outright.
   if (namesForbiddenKey(path))
     throw new ExpressionError("json: a JSONPath must not name __proto__, prototype or constructor");
-  if (/[()]/.test(path)) throw new ExpressionError("json: script expressions are not allowed in a JSONPath");
-  if (!LINEAR_JSONPATH.test(path.trim()))
+  if (/[()?@]/.test(path))
+    throw new ExpressionError("json: script expressions are not allowed in a JSONPath");
+  const parsed = parseJsonPath(path.trim());
+  if (!parsed)
     throw new ExpressionError(
       "json: this JSONPath is not supported (names, indexes and wildcards, with at most one `..`)",
     );
@@ -266,25 +245,8 @@ function jsonPath(value: unknown, path: unknown): unknown {
       throw new ExpressionError("json expects an object or a JSON string");
     }
   }
-  if (json === null || typeof json !== "object") return path.trim() === "$" ? json : null;
-  if (!seenPaths.has(path)) {
-    if (seenPaths.size >= JSONPATH_CACHE_PATHS) {
-      seenPaths.clear();
-      jsonPathStatics.cache = {};
-    }
-    seenPaths.add(path);
-  }
-  let matches: unknown;
-  try {
-    // eval: false refuses script and filter expressions (`?(...)`, `(...)`): a path can never run code.
-    matches = JSONPath({ path, json, eval: false, wrap: true });
-  } catch (error) {
-    if (error instanceof Error && /prevented/i.test(error.message)) {
-      throw new ExpressionError("json: script expressions are not allowed in a JSONPath");
-    }
-    throw new ExpressionError("json: invalid JSONPath");
-  }
-  return Array.isArray(matches) && matches.length > 0 ? (matches[0] ?? null) : null;
+  if (json === null || typeof json !== "object") return parsed.steps.length === 0 ? json : null;
+  return firstMatch(json, parsed) ?? null;
 }
 
 // ---------------------------------------------------------------------------------------------------------
