@@ -99,11 +99,21 @@ export class Authenticator {
   ): Promise<Principal | undefined> {
     const [application, key] = await Promise.all([
       this.applications.get(tenantId, applicationId),
-      this.applications.getKey(tenantId, applicationId, keyId),
+      this.liveKey(tenantId, applicationId, keyId),
     ]);
     if (!application || !key) return undefined;
-    if (key.minted_by && !(await this.applications.memberExists(tenantId, key.minted_by))) return undefined;
     return { kind: "application", tenantId, keyId, application };
+  }
+
+  /**
+   * A key of an application, while it may act: listed, and the member it was minted through (if any) still a
+   * member. The one check of a key, whether it is used itself or through a session it authorized.
+   */
+  private async liveKey(tenantId: string, applicationId: string, keyId: string) {
+    const key = await this.applications.getKey(tenantId, applicationId, keyId);
+    if (!key || (key.minted_by && !(await this.applications.memberExists(tenantId, key.minted_by))))
+      return undefined;
+    return key;
   }
 
   /** A session key: refused from expires_at on, and only as strong as the application behind it. */
@@ -120,7 +130,7 @@ export class Authenticator {
     // Only as lasting as the key that authorized it: a revoked (stolen) key's sessions end with it.
     const [application, authorizingKey, creator] = await Promise.all([
       this.applications.get(tenantId, applicationId),
-      authorizedKeyId ? this.applications.getKey(tenantId, applicationId, authorizedKeyId) : undefined,
+      authorizedKeyId ? this.liveKey(tenantId, applicationId, authorizedKeyId) : undefined,
       applicationId === session.created_by ? undefined : this.applications.get(tenantId, session.created_by),
     ]);
     if (!application || (authorizedKeyId && !authorizingKey)) return undefined;
