@@ -124,8 +124,13 @@ function siblings<T>(pick: (w: Window) => T | undefined): T[] {
   return found;
 }
 
-/** Token request fields holding expressions evaluated on the data. */
-const PAGE_REFUSED_FIELDS = ["mask", "fingerprint_expression", "search_indexes"];
+/**
+ * What a page may send with a create: the fields that never render the data into the answer the page gets. The
+ * others are expressions evaluated on the data (a mask is shown in the masked answer, and an id expression such as
+ * `x{{ data.number }}` came back whole as the token's id): a page may not set them; its back end may, with its own
+ * key. Listed, not refused by name, so that a field the API learns later is refused until it is known safe here.
+ */
+const PAGE_FIELDS = new Set(["type", "data", "containers", "metadata", "expires_at", "deduplicate_token", "id"]);
 
 /** The SHA-256 of a key, in hex: what the page's `k` (and so its CSP's frame-ancestors) was made for. */
 async function sha256Hex(text: string): Promise<string> {
@@ -211,9 +216,11 @@ function controller(): (request: Request) => Promise<unknown> {
         if (!apiKey) throw new Error("Elements are not initialised.");
         // Expressions over the data would render it into the answer the page gets (a mask is shown in masked
         // answers): a page may not set them; its back end may, with its own key.
-        const expressions = PAGE_REFUSED_FIELDS.filter((field) => Object.hasOwn(request.body, field));
-        if (expressions.length)
-          throw new Error(`${expressions.join(", ")} cannot be set from a page; set it from your back end.`);
+        const refused = Object.keys(request.body).filter((field) => !PAGE_FIELDS.has(field));
+        const { id } = request.body;
+        if (id !== undefined && (typeof id !== "string" || /\{[{%]/.test(id))) refused.push("an id expression");
+        if (refused.length)
+          throw new Error(`${refused.join(", ")} cannot be set from a page; set it from your back end.`);
         const body = { ...request.body, data: resolveLeaves(request.body.data, undefined, 0) };
         return api("POST", "tokens", apiKey, body);
       }

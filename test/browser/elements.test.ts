@@ -151,7 +151,7 @@ describe("Elements in a browser", () => {
     await page.close();
   });
 
-  it("refuses a page's mask or expressions that would render the typed number into the create answer", async () => {
+  it("refuses a page's mask, id or other expressions that would render the typed number into the create answer", async () => {
     const { api, publicKey, backendKey } = await tenant();
     const page = await openShop("/skim", '<div id="card"></div>');
     await page.evaluate(MOUNT(publicKey));
@@ -161,6 +161,10 @@ describe("Elements in a browser", () => {
       `mask: { number: "{{ data.number }}" }`,
       `fingerprint_expression: "{{ data.number }}"`,
       `search_indexes: ["{{ data.number }}"]`,
+      // The id is rendered too and answered whole (review of round 7, High): `x4242…x737x12x2034` came back.
+      `id: "x{{ data.number }}x{{ data.cvc }}"`,
+      `id: "{% if data.number contains '4242' %}a{% endif %}"`,
+      `mask: null, privacy: {}`,
     ]) {
       const answer = await page.evaluate(
         `svc.tokens.create({ type: "card", data: card, ${extra} }).then((t) => keep(t) && "created", (e) => e.message)`,
