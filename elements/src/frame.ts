@@ -130,7 +130,15 @@ function siblings<T>(pick: (w: Window) => T | undefined): T[] {
  * `x{{ data.number }}` came back whole as the token's id): a page may not set them; its back end may, with its own
  * key. Listed, not refused by name, so that a field the API learns later is refused until it is known safe here.
  */
-const PAGE_FIELDS = new Set(["type", "data", "containers", "metadata", "expires_at", "deduplicate_token", "id"]);
+const PAGE_FIELDS = new Set([
+  "type",
+  "data",
+  "containers",
+  "metadata",
+  "expires_at",
+  "deduplicate_token",
+  "id",
+]);
 
 /** The SHA-256 of a key, in hex: what the page's `k` (and so its CSP's frame-ancestors) was made for. */
 async function sha256Hex(text: string): Promise<string> {
@@ -218,7 +226,8 @@ function controller(): (request: Request) => Promise<unknown> {
         // answers): a page may not set them; its back end may, with its own key.
         const refused = Object.keys(request.body).filter((field) => !PAGE_FIELDS.has(field));
         const { id } = request.body;
-        if (id !== undefined && (typeof id !== "string" || /\{[{%]/.test(id))) refused.push("an id expression");
+        if (id !== undefined && (typeof id !== "string" || /\{[{%]/.test(id)))
+          refused.push("an id expression");
         if (refused.length)
           throw new Error(`${refused.join(", ")} cannot be set from a page; set it from your back end.`);
         const body = { ...request.body, data: resolveLeaves(request.body.data, undefined, 0) };

@@ -166,7 +166,9 @@ export function createDetokenizer(
         noteDataRead({
           id: token.id,
           version: callerVersion(token),
-          cvc: typeof plain === "object" && plain !== null && "cvc" in plain,
+          // A card's cvc, sealed apart and gone after its hour; another type's `cvc` field is data like any other.
+          cvc:
+            token.sealed_cvc !== undefined && typeof plain === "object" && plain !== null && "cvc" in plain,
           created: token.created_at,
         });
         if (transform === "reveal") return plain;
