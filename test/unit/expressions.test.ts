@@ -227,7 +227,7 @@ describe("json", () => {
     ]) {
       const error = await failure(evaluate("{{ data.deep | json: data.p }}", { deep, p: path }));
       expect(error.message, path).toBe(
-        "json: this JSONPath is not supported (names, indexes and wildcards, with at most one `..`)",
+        "json: this JSONPath is not supported (up to 32 names, indexes and wildcards, with at most one `..`)",
       );
     }
     expect(await evaluate("{{ data | json: '$..*.*.*.*.*' }}", deep)).toEqual(

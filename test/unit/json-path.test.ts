@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { JSONPath } from "jsonpath-plus";
 import { describe, expect, it } from "vitest";
-import { firstMatch, parseJsonPath } from "#shared/domain/tokens/json-path.ts";
+import { firstMatch, JsonPathTooCostly, parseJsonPath } from "#shared/domain/tokens/json-path.ts";
 
 const key = fc.constantFrom("a", "b", "0", "1", "length");
 const { node } = fc.letrec((tie) => ({
@@ -72,11 +72,25 @@ describe("the json filter's JSONPath walk (shared/domain/tokens/json-path.ts)", 
       expect(parseJsonPath(text), text).toBeUndefined();
   });
 
+  it("bounds the steps of a path and the values one evaluation visits (review of round 7)", () => {
+    // After a descent every step goes over what the descent found: 2,000 `.*` over 32,000 levels held the
+    // process 18 s through one public-key create, although each step alone was linear.
+    expect(parseJsonPath(`$..*${".*".repeat(31)}`)).toBeDefined();
+    expect(parseJsonPath(`$..*${".*".repeat(32)}`)).toBeUndefined();
+    let deep: unknown = 1;
+    for (let i = 0; i < 32_000; i++) deep = [deep];
+    const steps = parseJsonPath(`$..*${".*".repeat(31)}`) as NonNullable<ReturnType<typeof parseJsonPath>>;
+    expect(() => firstMatch(deep, steps)).toThrow(JsonPathTooCostly);
+    let shallow: unknown = 1;
+    for (let i = 0; i < 100; i++) shallow = [shallow];
+    expect(firstMatch(shallow, steps)).toEqual(JSON.parse(`${"[".repeat(68)}1${"]".repeat(68)}`));
+  });
+
   it("walks each container once, so a descent over deep or shared data stays linear", () => {
     let deep: unknown = 1;
-    for (let i = 0; i < 100_000; i++) deep = { a: deep };
-    const parsed = parseJsonPath("$..a.a.a.a.a.a.a.a.b") as NonNullable<ReturnType<typeof parseJsonPath>>;
-    expect(firstMatch(deep, parsed)).toBeUndefined(); // 100,000 levels: no stack overflow, one pass per step
+    for (let i = 0; i < 40_000; i++) deep = { a: deep };
+    const parsed = parseJsonPath("$..b") as NonNullable<ReturnType<typeof parseJsonPath>>;
+    expect(firstMatch(deep, parsed)).toBeUndefined(); // 40,000 levels: no stack overflow
     const shared: unknown[] = [];
     let layer: unknown = { x: 1 };
     for (let i = 0; i < 64; i++) layer = [layer, layer]; // 2^64 paths to the same few objects

@@ -6,7 +6,7 @@
 import { createHmac, randomInt } from "node:crypto";
 import { namesForbiddenKey } from "#shared/domain/safe-keys.ts";
 import { luhnSum, luhnValid } from "./checksums.ts";
-import { firstMatch, parseJsonPath } from "./json-path.ts";
+import { firstMatch, JsonPathTooCostly, MAX_JSONPATH_VISITS, parseJsonPath } from "./json-path.ts";
 
 /** An expression problem whose message is safe to show to API callers: it never holds data or output. */
 export class ExpressionError extends Error {
@@ -234,7 +234,7 @@ function jsonPath(value: unknown, path: unknown): unknown {
   const parsed = parseJsonPath(path.trim());
   if (!parsed)
     throw new ExpressionError(
-      "json: this JSONPath is not supported (names, indexes and wildcards, with at most one `..`)",
+      "json: this JSONPath is not supported (up to 32 names, indexes and wildcards, with at most one `..`)",
     );
   if (value === null || value === undefined) return null;
   let json: unknown = value;
@@ -246,7 +246,15 @@ function jsonPath(value: unknown, path: unknown): unknown {
     }
   }
   if (json === null || typeof json !== "object") return parsed.steps.length === 0 ? json : null;
-  return firstMatch(json, parsed) ?? null;
+  try {
+    return firstMatch(json, parsed) ?? null;
+  } catch (error) {
+    if (error instanceof JsonPathTooCostly)
+      throw new ExpressionError(
+        `json: the JSONPath visits more than ${MAX_JSONPATH_VISITS} values of the data`,
+      );
+    throw error;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------

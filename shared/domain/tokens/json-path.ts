@@ -13,6 +13,22 @@
 
 type Step = { kind: "name"; name: string } | { kind: "all" };
 
+/** Steps a path may have: every step after a descent goes over what the descent found. */
+export const MAX_JSONPATH_STEPS = 32;
+/**
+ * Nodes one evaluation may go through (a descent's and every step's): each step is linear, but a descent over deep
+ * data followed by many steps is not (32 steps over 32,000 levels took seconds before this bound).
+ */
+export const MAX_JSONPATH_VISITS = 100_000;
+
+/** The walk went past MAX_JSONPATH_VISITS: stopped, with nothing answered. */
+export class JsonPathTooCostly extends Error {
+  constructor() {
+    super("The JSONPath visits too much of the data.");
+    this.name = "JsonPathTooCostly";
+  }
+}
+
 export interface JsonPath {
   steps: Step[];
   /** The recursive descent's place: before `steps[descentAt]`. */
@@ -50,7 +66,7 @@ export function parseJsonPath(path: string): JsonPath | undefined {
       rest = rest.slice(name.length);
     } else return undefined;
   }
-  return descentAt === steps.length ? undefined : { steps, descentAt };
+  return descentAt === steps.length || steps.length > MAX_JSONPATH_STEPS ? undefined : { steps, descentAt };
 }
 
 /**
@@ -58,13 +74,14 @@ export function parseJsonPath(path: string): JsonPath | undefined {
  * it, in pre-order (iteratively: data may be deep), each once: a value built in a template may hold one object at
  * several places.
  */
-function descent(root: unknown, seen: Set<object>): unknown[] {
+function descent(root: unknown, seen: Set<object>, visit: () => void): unknown[] {
   if (root === null || typeof root !== "object") return [root];
   const found: unknown[] = [];
   const pending: unknown[] = [root];
   while (pending.length > 0) {
     const node = pending.pop();
     if (node === null || typeof node !== "object" || seen.has(node)) continue;
+    visit();
     seen.add(node);
     found.push(node);
     const children = Object.values(node);
@@ -89,15 +106,24 @@ function once(nodes: unknown[]): unknown[] {
   );
 }
 
-/** The first match of `path` in `json`, or undefined. */
+/** The first match of `path` in `json`, or undefined; JsonPathTooCostly past MAX_JSONPATH_VISITS nodes. */
 export function firstMatch(json: unknown, path: JsonPath): unknown {
+  let visits = 0;
+  const visit = () => {
+    if (++visits > MAX_JSONPATH_VISITS) throw new JsonPathTooCostly();
+  };
   let nodes: unknown[] = [json];
   path.steps.forEach((step, at) => {
     if (at === path.descentAt) {
       const seen = new Set<object>();
-      nodes = nodes.flatMap((node) => descent(node, seen));
+      nodes = nodes.flatMap((node) => descent(node, seen, visit));
     }
-    nodes = once(nodes.flatMap((node) => apply(step, node)));
+    nodes = once(
+      nodes.flatMap((node) => {
+        visit();
+        return apply(step, node);
+      }),
+    );
   });
   return nodes[0];
 }
