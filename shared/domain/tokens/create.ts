@@ -194,21 +194,24 @@ export async function prepareCreate(
     created_at: now.toISOString(),
     version: 1,
   };
-  const earlier =
-    input.deduplicate_token === true
-      ? await earlierFingerprints(
-          deps,
-          principal.tenantId,
-          input.type,
-          fingerprint_expression,
-          fingerprintInput,
-        )
-      : [];
+  // Deduplication hands back an existing token, which a key that may not read tokens where it creates them could
+  // never be shown: for such a key (a public key in a browser) a deduplicating create is a plain one. Else its
+  // 409 against 201 told whether a guessed value was stored (a page's script guessed a cvc typed into Elements).
+  const deduplicate = input.deduplicate_token === true && access.evaluate(token, "token:read") !== undefined;
+  const earlier = deduplicate
+    ? await earlierFingerprints(
+        deps,
+        principal.tenantId,
+        input.type,
+        fingerprint_expression,
+        fingerprintInput,
+      )
+    : [];
   return {
     token,
     transform,
     access,
-    deduplicate: input.deduplicate_token === true,
+    deduplicate,
     data: input.data,
     ...(masked ? { masked } : {}),
     ...(earlier.length ? { earlierFingerprints: earlier } : {}),
