@@ -174,7 +174,13 @@ function controller(): (request: Request) => Promise<unknown> {
     return answer;
   };
 
-  const resolveLeaves = (value: unknown, leaf: string | undefined, depth: number): unknown => {
+  /** `value` with each element replaced by what was typed into it; each such value is added to `typed`. */
+  const resolveLeaves = (
+    value: unknown,
+    leaf: string | undefined,
+    depth: number,
+    typed: string[],
+  ): unknown => {
     if (depth > 8) throw new Error("The token data nests too deeply.");
     if (value && typeof value === "object" && !Array.isArray(value)) {
       const marker = (value as { __svcElement?: unknown }).__svcElement;
@@ -183,13 +189,15 @@ function controller(): (request: Request) => Promise<unknown> {
         if (!handle) throw new Error("An element of the request is not mounted.");
         const got = handle.valueFor(leaf);
         if ("error" in got) throw new Error(got.error);
+        typed.push(JSON.stringify(got.value).replace(/^"|"$/g, ""));
         return got.value;
       }
       const out: Record<string, unknown> = {};
-      for (const [name, inner] of Object.entries(value)) out[name] = resolveLeaves(inner, name, depth + 1);
+      for (const [name, inner] of Object.entries(value))
+        out[name] = resolveLeaves(inner, name, depth + 1, typed);
       return out;
     }
-    if (Array.isArray(value)) return value.map((inner) => resolveLeaves(inner, leaf, depth + 1));
+    if (Array.isArray(value)) return value.map((inner) => resolveLeaves(inner, leaf, depth + 1, typed));
     return value;
   };
 
@@ -230,8 +238,16 @@ function controller(): (request: Request) => Promise<unknown> {
           refused.push("an id expression");
         if (refused.length)
           throw new Error(`${refused.join(", ")} cannot be set from a page; set it from your back end.`);
-        const body = { ...request.body, data: resolveLeaves(request.body.data, undefined, 0) };
-        return api("POST", "tokens", apiKey, body);
+        const typed: string[] = [];
+        const body = { ...request.body, data: resolveLeaves(request.body.data, undefined, 0, typed) };
+        const answer = await api("POST", "tokens", apiKey, body);
+        // A type whose mask shows a value whole (a routing number's `{{ data }}`), chosen by a script on the page
+        // for a text element, would hand it what was typed: an answer holding a typed value of five characters or
+        // more goes to the page without its `data` (a card's masked number and expiry still go).
+        const text = JSON.stringify(answer);
+        if (!typed.some((value) => value.length >= 5 && text.includes(value))) return answer;
+        const { data: _shown, ...rest } = answer as Record<string, unknown>;
+        return rest;
       }
       case "retrieve": {
         const key = request.apiKey ?? apiKey;

@@ -177,6 +177,29 @@ describe("Elements in a browser", () => {
     await page.close();
   });
 
+  it("answers a create without its data when the data shows what was typed whole (a type chosen by the page)", async () => {
+    const { api, publicKey, backendKey } = await tenant();
+    const page = await openShop("/type-trick", '<div id="field"></div>');
+    await page.evaluate(`(async () => {
+      window.svc = await SvcElements.init({ apiKey: ${JSON.stringify(publicKey)}, baseUrl: ${JSON.stringify(svc.url)} });
+      window.field = svc.createElement("text", { label: "Social security number" });
+      await field.mount("#field");
+    })()`);
+    const routing = "021000021"; // a nine-digit value that passes the routing-number checksum
+    await (await frameWith(page, "#svc-text")).locator("#svc-text").fill(routing);
+    // A skimming script asks for the type whose mask is `{{ data }}`: the answer showed the value whole (review
+    // of round 7). The token is made; its data stays out of what the page gets.
+    const answer = (await page.evaluate(
+      `svc.tokens.create({ type: "us_bank_routing_number", data: field }).then((t) => keep(t), (e) => e.message)`,
+    )) as { id?: string; data?: unknown };
+    expect(answer.id).toEqual(expect.any(String));
+    expect(answer).not.toHaveProperty("data");
+    expect(await pageHoldings(page)).not.toContain(routing);
+    const stored = await api.get<{ data: unknown }>(`/tokens/${answer.id}`, { key: backendKey });
+    expect(stored.body.data).toBe(routing);
+    await page.close();
+  });
+
   it("refuses invalid input inside the frame: aria-invalid, errors in change events, no token", async () => {
     const { api, publicKey, backendKey } = await tenant();
     const page = await openShop("/invalid", '<div id="card"></div>');
