@@ -11,6 +11,7 @@ import {
   listProxies,
   patchProxy,
   replaceProxy,
+  rotateProxyKey,
 } from "#shared/domain/proxies/manage.ts";
 import { createHttpHandler, type GroupHandlers, type GroupReplays, replayAs } from "#shared/http/lambda.ts";
 import { envelope, pageRequest } from "#shared/http/pagination.ts";
@@ -46,6 +47,10 @@ export const routes: GroupHandlers<Routes, "proxies", ProxiesDeps> = {
     await patchProxy(deps, principal, params.id, body);
     return { status: 204 };
   },
+  rotateProxyKey: async ({ deps, principal, params }) => ({
+    status: 200,
+    body: await rotateProxyKey(deps, principal, params.id),
+  }),
   deleteProxy: async ({ deps, principal, params }) => {
     await deleteProxy(deps, principal, params.id);
     return { status: 204 };

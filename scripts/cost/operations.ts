@@ -407,6 +407,7 @@ export const EXCLUDED: Partial<Record<OperationId, string>> = {
   getProxy: MANAGEMENT,
   replaceProxy: MANAGEMENT,
   patchProxy: MANAGEMENT,
+  rotateProxyKey: MANAGEMENT,
   deleteProxy: MANAGEMENT,
   createFormula: MANAGEMENT,
   listFormulas: MANAGEMENT,

@@ -57,6 +57,21 @@ export const proxiesRoutes = routeGroup("proxies", {
       415: problem("Not application/merge-patch+json"),
     },
   },
+  rotateProxyKey: {
+    answersCredential: true,
+    method: "POST",
+    path: "/proxies/{id}/key/rotate",
+    auth: "key",
+    permissions: ["proxy:update"],
+    summary:
+      "Give a proxy a new key (the old one stops); a member's own key only, to whom the new key is answered",
+    params: idParams,
+    responses: {
+      200: { description: "Proxy, with its new key", schema: proxySchema },
+      403: problem("Not a member's own key"),
+      404: problem("Not found"),
+    },
+  },
   deleteProxy: {
     method: "DELETE",
     path: "/proxies/{id}",

@@ -12,6 +12,15 @@ export interface ProxyStore {
   replace(proxy: StoredProxy, audit: LogEntry): Promise<boolean>;
   /** The proxy's key sealed again (a rewrap): only if its sealed key is still `proxy.sealed_key`; false otherwise. */
   reseal(proxy: StoredProxy, sealedKey: string, audit: LogEntry): Promise<boolean>;
+  /**
+   * A new key: the proxy's sealed key and hash replaced, the old key's lookup gone and the new one's added, in one
+   * write; only if its sealed key is still `proxy.sealed_key` (false otherwise).
+   */
+  rotateKey(
+    proxy: StoredProxy,
+    next: Pick<StoredProxy, "sealed_key" | "key_hash">,
+    audit: LogEntry,
+  ): Promise<boolean>;
   delete(proxy: StoredProxy, audit: LogEntry): Promise<boolean>;
   findByKey(keyHash: string): Promise<StoredProxy | undefined>;
 }

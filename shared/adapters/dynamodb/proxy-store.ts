@@ -98,6 +98,42 @@ export class DynamoProxyStore implements ProxyStore {
     ]);
   }
 
+  async rotateKey(
+    proxy: StoredProxy,
+    next: Pick<StoredProxy, "sealed_key" | "key_hash">,
+    audit: LogEntry,
+  ): Promise<boolean> {
+    return transactOrFalse(this.client, [
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: proxyKeys.proxy(proxy.tenant_id, proxy.id),
+          UpdateExpression: "SET sealed_key = :sealed, key_hash = :hash",
+          ConditionExpression: "sealed_key = :from",
+          ExpressionAttributeValues: {
+            ":from": proxy.sealed_key,
+            ":sealed": next.sealed_key,
+            ":hash": next.key_hash,
+          },
+        },
+      },
+      { Delete: { TableName: this.tableName, Key: proxyKeys.key(proxy.key_hash) } },
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: {
+            ...proxyKeys.key(next.key_hash),
+            entity: "proxy_key",
+            tenant_id: proxy.tenant_id,
+            proxy_id: proxy.id,
+          },
+          ConditionExpression: "attribute_not_exists(PK)",
+        },
+      },
+      this.audit.put(audit),
+    ]);
+  }
+
   async delete(proxy: StoredProxy, audit: LogEntry): Promise<boolean> {
     return transactOrFalse(this.client, [
       {
@@ -117,6 +153,8 @@ export class DynamoProxyStore implements ProxyStore {
       new GetCommand({ TableName: this.tableName, Key: proxyKeys.key(keyHash), ConsistentRead: true }),
     );
     if (!out.Item) return undefined;
-    return this.get(String(out.Item.tenant_id), String(out.Item.proxy_id));
+    const proxy = await this.get(String(out.Item.tenant_id), String(out.Item.proxy_id));
+    // The proxy must still hold this key (its lookup item goes with a rotation, in the same write).
+    return proxy?.key_hash === keyHash ? proxy : undefined;
   }
 }

@@ -53,6 +53,18 @@ export class CachingProxyStore implements ProxyStore {
     }
   }
 
+  async rotateKey(
+    proxy: StoredProxy,
+    next: Pick<StoredProxy, "sealed_key" | "key_hash">,
+    audit: LogEntry,
+  ): Promise<boolean> {
+    try {
+      return await this.inner.rotateKey(proxy, next, audit);
+    } finally {
+      this.byKey.evict(proxy.key_hash);
+    }
+  }
+
   async delete(proxy: StoredProxy, audit: LogEntry): Promise<boolean> {
     try {
       return await this.inner.delete(proxy, audit);

@@ -2,7 +2,7 @@ import { auditEvent, recordEvents } from "#shared/domain/audit-entry.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { assertMayRouteData } from "#shared/domain/data-routing.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
-import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
+import { conflict, forbidden, notFound, validationError } from "#shared/domain/errors.ts";
 import { assertMayActAs, ceilingOf } from "#shared/domain/grant-ceiling.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
@@ -231,6 +231,26 @@ export async function patchProxy(
       ...(merged.destination_url ? {} : { destination_url: ["is required"] }),
     });
   await save(deps, principal, current, merged);
+}
+
+/**
+ * POST /proxies/{id}/key/rotate: a new key, answered once to the member who asked; the old one stops at once here
+ * and in other warm processes within SVC_AUTH_CACHE_SECONDS. The key is shown to members' own keys, so one is
+ * rotated when someone who saw it should no longer hold it (a member removed: their keys end, a key they read
+ * does not). Only a member's own key may rotate: only such a key is shown the proxy's key.
+ */
+export async function rotateProxyKey(deps: ProxyDeps, principal: TenantPrincipal, id: string) {
+  if (ceilingOf(principal) !== undefined)
+    throw forbidden(
+      "Rotating a proxy's key takes a member's own key (only such a key is shown the proxy's key).",
+    );
+  const current = await findProxy(deps, principal, id);
+  const key = newApiKey("proxy");
+  const next = { sealed_key: await deps.sealer.seal(keyBinding(current), key), key_hash: hashKey(key) };
+  const audit = auditEvent(deps, principal, "proxy", id, "update", "Proxy key rotated");
+  if (!(await deps.proxies.rotateKey(current, next, audit)))
+    throw conflict("The proxy changed meanwhile (or is gone); retry.");
+  return view(deps, principal, { ...current, ...next });
 }
 
 export async function deleteProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string): Promise<void> {

@@ -305,6 +305,7 @@ const ROUTES: Record<OperationId, ProbeRun[] | string> = {
   getProxy: "answers a configuration",
   replaceProxy: "answers a configuration",
   patchProxy: "answers nothing",
+  rotateProxyKey: "answers the proxy's configuration and its new key",
   deleteProxy: "answers nothing",
   invokeProxyGet: proxyProbes("GET", false),
   invokeProxyGetPath: proxyProbes("GET", true),
