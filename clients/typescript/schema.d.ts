@@ -322,6 +322,13 @@ export interface paths {
      */
     patch: operations["patchProxy"];
   };
+  "/proxies/{id}/key/rotate": {
+    /**
+     * Give a proxy a new key (the old one stops); a member's own key only, to whom the new key is answered
+     * @description Requires proxy:update.
+     */
+    post: operations["rotateProxyKey"];
+  };
   "/proxy": {
     /** Invoke a pre-configured proxy (GET); key in SVC-PROXY-KEY or svc-proxy-key */
     get: operations["invokeProxyGet"];
@@ -3671,6 +3678,65 @@ export interface operations {
       };
       /** @description Not application/merge-patch+json */
       415: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's own KMS key refuses (disabled, grant revoked): nothing of the tenant is sealed or opened until it is back */
+      423: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant's request budget, or its share of expression render time, is spent; Retry-After says when to retry */
+      429: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * Give a proxy a new key (the old one stops); a member's own key only, to whom the new key is answered
+   * @description Requires proxy:update.
+   */
+  rotateProxyKey: {
+    parameters: {
+      header?: {
+        /** @description Makes the write safe to retry: a repeat with the same key within 24 h replays the first answer (SVC-IDEMPOTENT-REPLAYED: true). */
+        "SVC-IDEMPOTENCY-KEY"?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Proxy, with its new key */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Proxy"];
+        };
+      };
+      /** @description Invalid input */
+      400: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Missing, invalid or revoked key */
+      401: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The key lacks the permission */
+      403: {
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Not found */
+      404: {
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
