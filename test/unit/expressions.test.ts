@@ -731,6 +731,32 @@ describe("hostile expressions", () => {
     await fast("{{ (1..99000) | where: 'x', 1 | size }}", null, "Expression exceeded its time limit");
   });
 
+  it("counts every copy of a value held at several places in a filter's input and in written JSON", async () => {
+    // liquidjs's push and concat copy references: a few kilobytes of template-built arrays stood for gigabytes of
+    // uninterruptible work (review of round 7: 330 pushes of a 12,000-item array, then sort, held the process 4 s;
+    // a concat loop then join, 8 s).
+    const data = { a: Array.from({ length: 12_000 }, () => [[]]) };
+    await fast(
+      `{{ data${"|push:data.a".repeat(330)} | sort | size }}`,
+      data,
+      /^Input of filter '\w+' is too large$/,
+    );
+    const doubled =
+      "{% assign s = data | split: '~' %}{% assign a = s %}{% for i in (1..7) %}{% assign a = a | concat: a %}{% endfor %}" +
+      "{% assign e = '' | split: ',' %}{% assign b = e | push: a %}{% for i in (1..11) %}{% assign b = b | concat: b %}{% endfor %}";
+    await fast(
+      `${doubled}{{ b | join: ',' | size }}`,
+      "y".repeat(60_000),
+      /^Input of filter '\w+' is too large$/,
+    );
+    // Under the input bound (16,384 copies of one kilobyte), written whole it is 16 MB: stopped as it is written.
+    const copies =
+      "{% assign a = data | split: '~' %}{% for i in (1..14) %}{% assign a = a | concat: a %}{% endfor %}";
+    await fast(`${copies}{{ a }}`, "y".repeat(1024), "stringify: the value is too large");
+    // Token data itself is far below the bound: a filter over it is not refused.
+    expect(await evaluate("{{ data.a | size }}", data)).toBe(12_000);
+  });
+
   it("never reads files", async () => {
     for (const template of [
       "{% include '/etc/passwd' %}",

@@ -19,26 +19,46 @@ export class ExpressionError extends Error {
 const MAX_NESTING = 256;
 
 /**
+ * Longest canonical JSON written: a template can hold one value at many places (liquidjs's `push` and `concat`
+ * copy references), so a value of a few kilobytes can stand for gigabytes of text (review of 27 Nov 2026).
+ */
+export const MAX_CANONICAL_JSON_CHARS = 1_000_000;
+
+/**
  * Canonical JSON (RFC 8785 style for JSON data): object keys sorted by UTF-16 code units at every level,
  * no whitespace, JSON number formatting, non-finite numbers and undefined array items as null, undefined and
- * function-valued object members left out. The same data always gives the same string.
+ * function-valued object members left out. The same data always gives the same string. Refused (an expression
+ * error) past MAX_CANONICAL_JSON_CHARS, counted as it is written.
  */
-export function canonicalJson(value: unknown, depth = 0): string {
+export function canonicalJson(value: unknown): string {
+  const written = { chars: 0 };
+  return canonicalPart(value, 0, written);
+}
+
+function counted(text: string, written: { chars: number }): string {
+  written.chars += text.length;
+  if (written.chars > MAX_CANONICAL_JSON_CHARS)
+    throw new ExpressionError("stringify: the value is too large");
+  return text;
+}
+
+function canonicalPart(value: unknown, depth: number, written: { chars: number }): string {
   if (depth > MAX_NESTING) throw new ExpressionError("stringify: value is nested too deeply");
   if (value === null || value === undefined || typeof value === "function" || typeof value === "symbol") {
     return "null";
   }
-  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "string") return counted(JSON.stringify(value), written);
   if (typeof value === "number") return Number.isFinite(value) ? JSON.stringify(value) : "null";
   if (typeof value === "boolean" || typeof value === "bigint") return String(value);
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item, depth + 1)).join(",")}]`;
+  if (Array.isArray(value))
+    return `[${value.map((item) => counted(canonicalPart(item, depth + 1, written), written)).join(",")}]`;
   const record = value as Record<string, unknown> & { toJSON?: unknown };
-  if (typeof record.toJSON === "function") return canonicalJson(record.toJSON(), depth + 1);
+  if (typeof record.toJSON === "function") return canonicalPart(record.toJSON(), depth + 1, written);
   const members: string[] = [];
   for (const key of Object.keys(record).sort()) {
     const member = record[key];
     if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-    members.push(`${JSON.stringify(key)}:${canonicalJson(member, depth + 1)}`);
+    members.push(counted(`${JSON.stringify(key)}:${canonicalPart(member, depth + 1, written)}`, written));
   }
   return `{${members.join(",")}}`;
 }

@@ -82,10 +82,27 @@ const DEFAULTS = {
 } as const;
 const MAX_STRUCTURE_DEPTH = 64;
 /**
- * Longest array a liquidjs built-in filter may be given. Their native work (sort, uniq, join, ...) cannot be
- * interrupted, so it is kept to a few milliseconds; token data never holds arrays anywhere near this long.
+ * Most a filter's input and arguments may hold, counted with every copy of a value held at several places and a
+ * string as one per kilobyte. A filter's work (sort, uniq, join, stringify, ...) cannot be interrupted, and
+ * liquidjs's `push`/`concat` copy references, so a few kilobytes of template-built arrays stood for gigabytes of
+ * work: 330 `push`es of a 12,000-item array then `sort` held the process 4 s (review of 27 Nov 2026). Token data
+ * never comes near this (its own size limit).
  */
-const MAX_BUILTIN_ARRAY_ITEMS = 100_000;
+export const MAX_FILTER_INPUT_UNITS = 100_000;
+
+/** Whether `values`, counted as MAX_FILTER_INPUT_UNITS counts, hold more than the limit (stops once past it). */
+function overInputLimit(values: unknown[]): boolean {
+  let units = 0;
+  const pending = [...values];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    units += typeof value === "string" ? 1 + Math.floor(value.length / 1024) : 1;
+    if (units > MAX_FILTER_INPUT_UNITS) return true;
+    if (value !== null && typeof value === "object")
+      for (const inner of Array.isArray(value) ? value : Object.values(value)) pending.push(inner);
+  }
+  return false;
+}
 /** Tags that load other templates; expressions are self-contained, so they do not exist here. */
 const FILE_TAGS = ["include", "render", "layout"] as const;
 
@@ -233,14 +250,12 @@ function* deadlineChecked(inner: Iterator<unknown>, ctx: Context): Generator<unk
 }
 
 /** Wraps a filter: the deadline is checked before and after it (and during it, for coroutines). */
-function guardFilter(name: string, impl: FilterImplOptions, builtin: boolean): FilterImplOptions {
+function guardFilter(name: string, impl: FilterImplOptions): FilterImplOptions {
   const handler: FilterHandler = typeof impl === "function" ? impl : impl.handler;
   const guarded = function (this: FilterThis, value: unknown, ...args: unknown[]): unknown {
     const ctx = this.context;
     ctx.renderLimit.check(performance.now());
-    if (builtin && [value, ...args].some((v) => Array.isArray(v) && v.length > MAX_BUILTIN_ARRAY_ITEMS)) {
-      throw new ExpressionError(`Input of filter '${name}' is too large`);
-    }
+    if (overInputLimit([value, ...args])) throw new ExpressionError(`Input of filter '${name}' is too large`);
     const result: unknown = handler.call(this, value, ...args);
     if (isIterator(result)) return deadlineChecked(result, ctx);
     ctx.renderLimit.check(performance.now());
@@ -314,7 +329,7 @@ export function createExpressionEngine(
     },
   );
   for (const [name, impl] of Object.entries(liquid.filters)) {
-    liquid.registerFilter(name, guardFilter(name, impl, true));
+    liquid.registerFilter(name, guardFilter(name, impl));
   }
   for (const [name, definition] of Object.entries(expressionFilters({ maxOutputChars }))) {
     const [fewest, most] = definition.arity;
@@ -328,7 +343,7 @@ export function createExpressionEngine(
       }
       return definition.apply(this.context.memoryLimit, toValue(input), args.map(toValue));
     };
-    liquid.registerFilter(name, guardFilter(name, handler, false));
+    liquid.registerFilter(name, guardFilter(name, handler));
   }
 
   const cache = new Map<string, Parsed>();
