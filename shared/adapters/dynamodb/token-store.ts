@@ -2,7 +2,6 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchGetCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
-import { Cache } from "#shared/domain/cache.ts";
 import { type KeyedToken, keyRefDelta, keySetRefs, partOf } from "#shared/domain/keys/key-refs.ts";
 import type {
   StoredToken,
@@ -33,19 +32,11 @@ import { createAtOnce, stageCreates } from "./token-staging.ts";
 import { LOCK_FREE, lockUpdate, transactionWrites } from "./token-transaction-writes.ts";
 
 /** How long this process trusts that a fingerprint it saw claimed is still claimed (as long as API keys). */
-const HELD_CLAIM_SECONDS = 5;
 /** Best-effort claims sent at once after a batch commits. */
 const CLAIMS_IN_FLIGHT = 10;
 
 /** Tokens in DynamoDB: creates that claim fingerprints, guarded replaces and deletes, and transaction enrolment. */
 export class DynamoTokenStore implements TokenStore {
-  /**
-   * Fingerprints this process saw claimed (by its own claim or a refused one), so repeats of a value skip the
-   * best-effort claim, which would fail. Evicted by this process's own releases; another process's release is
-   * seen after HELD_CLAIM_SECONDS at most (until then its repeats do not claim: best effort, as before).
-   */
-  private readonly heldClaims = new Cache<true>({ ttlMs: HELD_CLAIM_SECONDS * 1000 });
-
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -109,7 +100,7 @@ export class DynamoTokenStore implements TokenStore {
       ];
       try {
         await this.client.send(new TransactWriteCommand({ TransactItems: transactItems }));
-        if (!claim) await this.claimUnlessHeld(fingerprintKey, token.id, options.now);
+        if (!claim) await this.claimUnlessHeld(fingerprintKey, token.id);
         return { outcome: "created" } as TokenCreateOutcome;
       } catch (error) {
         const reasons = cancellationCodes(error);
@@ -178,7 +169,7 @@ export class DynamoTokenStore implements TokenStore {
     );
   }
 
-  async claimFingerprints(tokens: StoredToken[], now: Date): Promise<void> {
+  async claimFingerprints(tokens: StoredToken[], _now: Date): Promise<void> {
     // A few at a time: best effort, and never more requests in flight than a batch needs.
     for (let i = 0; i < tokens.length; i += CLAIMS_IN_FLIGHT)
       await Promise.all(
@@ -188,7 +179,6 @@ export class DynamoTokenStore implements TokenStore {
             this.claimUnlessHeld(
               tokenKeys.fingerprint(token.tenant_id, token.type, token.fingerprint),
               token.id,
-              now,
             ),
           ),
       );
@@ -371,7 +361,6 @@ export class DynamoTokenStore implements TokenStore {
       ];
       try {
         await this.client.send(new TransactWriteCommand({ TransactItems: items as never }));
-        this.forgetHeld(oldKey);
         return "ok";
       } catch (error) {
         const reasons = cancellationCodes(error);
@@ -477,24 +466,18 @@ export class DynamoTokenStore implements TokenStore {
 
   async releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
     await releaseFingerprint(this.client, this.tableName, { tenantId, type, fingerprint, tokenId });
-    // After the delete: a claim seen held while it was on its way is not trusted either.
-    this.forgetHeld(tokenKeys.fingerprint(tenantId, type, fingerprint));
   }
 
   /**
    * The best-effort claim of a non-deduplicating create: claims the fingerprint if nobody holds it. Once this
    * process saw it held, repeats skip the request (it would fail) for a few seconds; concurrent repeats share one.
    */
-  private async claimUnlessHeld(fingerprintKey: { PK: string; SK: string }, tokenId: string, now: Date) {
-    await this.heldClaims.get(heldKey(fingerprintKey), now.getTime(), async () => {
-      await claimIfUnclaimed(this.client, this.tableName, fingerprintKey, tokenId);
-      return true;
-    });
-  }
-
-  private forgetHeld(fingerprintKey: { PK: string; SK: string }) {
-    this.heldClaims.evict(heldKey(fingerprintKey));
+  /**
+   * The best-effort claim of a create that does not deduplicate: always sent, whatever this process saw. Skipping
+   * it for a value seen claimed (as until 27 Nov 2026, for 5 s) made a repeat of a stored value answer one write
+   * sooner: a timing test of guesses for a key that may not deduplicate (review of 27 Nov 2026).
+   */
+  private async claimUnlessHeld(fingerprintKey: { PK: string; SK: string }, tokenId: string) {
+    await claimIfUnclaimed(this.client, this.tableName, fingerprintKey, tokenId);
   }
 }
-
-const heldKey = (fingerprintKey: { PK: string; SK: string }) => `${fingerprintKey.PK}\n${fingerprintKey.SK}`;
