@@ -140,6 +140,15 @@ const PAGE_FIELDS = new Set([
   "id",
 ]);
 
+/** What a value typed into an element holds, leaf by leaf, as it would read in an answer's JSON. */
+function typedLeaves(value: unknown, depth: number): string[] {
+  if (value !== null && typeof value === "object" && depth < 8)
+    return Object.values(value).flatMap((inner) => typedLeaves(inner, depth + 1));
+  return typeof value === "string" || typeof value === "number"
+    ? [JSON.stringify(value).replace(/^"|"$/g, "")]
+    : [];
+}
+
 /** The SHA-256 of a key, in hex: what the page's `k` (and so its CSP's frame-ancestors) was made for. */
 async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
@@ -189,7 +198,7 @@ function controller(): (request: Request) => Promise<unknown> {
         if (!handle) throw new Error("An element of the request is not mounted.");
         const got = handle.valueFor(leaf);
         if ("error" in got) throw new Error(got.error);
-        typed.push(JSON.stringify(got.value).replace(/^"|"$/g, ""));
+        typed.push(...typedLeaves(got.value, 0));
         return got.value;
       }
       const out: Record<string, unknown> = {};
