@@ -209,6 +209,13 @@ describe("Elements in a browser", () => {
     await frame.locator("#svc-cvc").blur();
     expect(await frame.locator("#svc-number").getAttribute("aria-invalid")).toBe("true");
     expect(await frame.locator("#svc-expiry").getAttribute("aria-invalid")).toBe("true");
+    // The cvc's blur reaches the page as a change event posted from the frame: wait for it rather than read
+    // whatever arrived so far (a loaded machine delivered it after the read).
+    await page.waitForFunction(
+      "(window.seen.events.length > 0 && JSON.parse(window.seen.events.at(-1)).errors?.length === 3)",
+      undefined,
+      { timeout: 10_000 },
+    );
     const last = JSON.parse(((await page.evaluate("window.seen.events")) as string[]).at(-1) as string);
     expect(last).toMatchObject({ complete: false, valid: false, empty: false });
     expect(last.errors.map((e: { field: string }) => e.field).sort()).toEqual(["cvc", "expiry", "number"]);
