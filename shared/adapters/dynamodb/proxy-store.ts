@@ -24,6 +24,22 @@ export class DynamoProxyStore implements ProxyStore {
     return { ...proxyKeys.proxy(proxy.tenant_id, proxy.id), entity: "proxy", ...proxy };
   }
 
+  /** The item that finds the proxy by the hash of its key (written with the proxy, or with its new key). */
+  private keyLookupPut(proxy: StoredProxy, keyHash: string) {
+    return {
+      Put: {
+        TableName: this.tableName,
+        Item: {
+          ...proxyKeys.key(keyHash),
+          entity: "proxy_key",
+          tenant_id: proxy.tenant_id,
+          proxy_id: proxy.id,
+        },
+        ConditionExpression: "attribute_not_exists(PK)",
+      },
+    };
+  }
+
   async create(proxy: StoredProxy, audit: LogEntry): Promise<void> {
     await this.client.send(
       new TransactWriteCommand({
@@ -35,18 +51,7 @@ export class DynamoProxyStore implements ProxyStore {
               ConditionExpression: "attribute_not_exists(PK)",
             },
           },
-          {
-            Put: {
-              TableName: this.tableName,
-              Item: {
-                ...proxyKeys.key(proxy.key_hash),
-                entity: "proxy_key",
-                tenant_id: proxy.tenant_id,
-                proxy_id: proxy.id,
-              },
-              ConditionExpression: "attribute_not_exists(PK)",
-            },
-          },
+          this.keyLookupPut(proxy, proxy.key_hash),
           this.audit.put(audit),
         ],
       }),
@@ -118,18 +123,7 @@ export class DynamoProxyStore implements ProxyStore {
         },
       },
       { Delete: { TableName: this.tableName, Key: proxyKeys.key(proxy.key_hash) } },
-      {
-        Put: {
-          TableName: this.tableName,
-          Item: {
-            ...proxyKeys.key(next.key_hash),
-            entity: "proxy_key",
-            tenant_id: proxy.tenant_id,
-            proxy_id: proxy.id,
-          },
-          ConditionExpression: "attribute_not_exists(PK)",
-        },
-      },
+      this.keyLookupPut(proxy, next.key_hash),
       this.audit.put(audit),
     ]);
   }
