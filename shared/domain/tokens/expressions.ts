@@ -275,6 +275,36 @@ function boundedOperators(): Operators {
   return operators;
 }
 
+/**
+ * liquidjs's context with every property read bounded: a key must be a string, a number or a boolean (an array
+ * used as a key, `data[r]`, was turned into one long string at each read: 14 MB for a range of two million, and
+ * 370 of them in one condition held the process 88 s), and each read checks the deadline (a condition, or a
+ * `where_exp` expression, is one step of the template). Contexts it spawns (`where_exp` and the like) are bounded
+ * too.
+ */
+class BoundedContext extends Context {
+  override readProperty(
+    obj: Parameters<Context["readProperty"]>[0],
+    key: Parameters<Context["readProperty"]>[1],
+  ) {
+    this.renderLimit.check(performance.now());
+    const name: unknown = toValue(key);
+    if (name !== null && typeof name === "object")
+      throw new ExpressionError("A property name must be a string or a number");
+    return super.readProperty(obj, key);
+  }
+
+  override spawn(scope = {}): Context {
+    const { sync, globals, strictVariables, ownPropertyOnly } = this;
+    return new BoundedContext(
+      scope,
+      this.opts,
+      { sync, globals, strictVariables, ownPropertyOnly },
+      { renderLimit: this.renderLimit, memoryLimit: this.memoryLimit, liquid: this.liquid },
+    );
+  }
+}
+
 /** Wraps a filter: the deadline is checked before and after it (and during it, for coroutines). */
 function guardFilter(name: string, impl: FilterImplOptions): FilterImplOptions {
   const handler: FilterHandler = typeof impl === "function" ? impl : impl.handler;
@@ -439,7 +469,7 @@ export function createExpressionEngine(
     // A null-prototype copy: {% increment %} writes into the scope object, and nothing inherited is visible.
     const env: Record<string, unknown> = Object.assign(Object.create(null), scope);
     await budget.run(async (overdue) => {
-      const ctx = new Context(
+      const ctx = new BoundedContext(
         env,
         liquid.options,
         { memoryLimit },
