@@ -28,6 +28,7 @@ import { namesForbiddenKey } from "#shared/domain/safe-keys.ts";
 import { canonicalJson, ExpressionError, expressionFilters } from "./expression-filters.ts";
 import { plainPathOf, readPlainPath } from "./plain-path.ts";
 import {
+  type Overdue,
   type RenderBudget,
   type RenderMeter,
   type RenderScheduler,
@@ -81,7 +82,10 @@ const DEFAULTS = {
   renderLimitMs: 100,
   maxOutputChars: 65_536,
   maxTemplateChars: 4_096,
-  memoryLimit: 2_000_000,
+  // Ranges are charged here: a range is the one cheap way to a large array, which liquidjs turns into a string
+  // where a range's bound or a tag's limit is wanted. 200,000 keeps that string near a megabyte (two million
+  // made it 14 MB, at each use: 0.2–1 s; review of 27 Nov 2026).
+  memoryLimit: 200_000,
   cacheSize: 500,
 } as const;
 const MAX_STRUCTURE_DEPTH = 64;
@@ -291,7 +295,12 @@ class BoundedContext extends Context {
     const name: unknown = toValue(key);
     if (name !== null && typeof name === "object")
       throw new ExpressionError("A property name must be a string or a number");
-    return super.readProperty(obj, key);
+    const value: unknown = super.readProperty(obj, key);
+    // liquidjs turns an array into a string where a range's bound or a tag's limit is wanted (14 MB for a range of
+    // two million, at each use): the meter is read before each use of a large one, so at most one runs late.
+    if (Array.isArray(value) && value.length > LARGE_ARRAY_ITEMS)
+      this.renderLimit.check(READ_METER_NOW as unknown as number);
+    return value;
   }
 
   override spawn(scope = {}): Context {
@@ -330,14 +339,19 @@ interface Parsed {
   bare?: boolean;
 }
 
+/** Passed to a render limit's check before a step that may cost much: the meter is read then, not every 16th time. */
+const READ_METER_NOW = "read the meter now";
+/** An array this long read from the scope may be turned into a string by liquidjs (a range's bound, a tag's limit). */
+const LARGE_ARRAY_ITEMS = 10_000;
+
 /**
  * liquidjs's render limit, checked at every template, filter and array item: here it asks the render's budget
  * (liquidjs passes performance.now(), which is not used: the budget has its own meter).
  */
-function budgetLimiter(overdue: () => boolean): Context["renderLimit"] {
+function budgetLimiter(overdue: Overdue): Context["renderLimit"] {
   const limiter = {
-    check: () => {
-      if (overdue()) throw new ExpressionError(TIME_LIMIT);
+    check: (asked?: unknown) => {
+      if (overdue(asked === READ_METER_NOW)) throw new ExpressionError(TIME_LIMIT);
     },
     use: () => undefined,
   };
@@ -564,7 +578,7 @@ export function createExpressionEngine(
   };
 
   /** The renders inside one turn of a budget: each runs at once, under the turn's time limit. */
-  const inTurn = (overdue: () => boolean): RenderBudget => ({ run: (render) => render(overdue) });
+  const inTurn = (overdue: Overdue): RenderBudget => ({ run: (render) => render(overdue) });
 
   const meter = wiring.meter ?? (() => performance.now());
   const standalone = () => standaloneBudget(renderLimitMs, renderLimitMs, meter);

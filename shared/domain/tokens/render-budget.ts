@@ -37,25 +37,28 @@ export const CHECK_EVERY = 16;
 
 export const TIME_LIMIT = "Expression exceeded its time limit";
 
+/** Whether the render is past its time; `now`: read the meter at this question (before a step that may cost much). */
+export type Overdue = (now?: boolean) => boolean;
+
 /** One request's renders (or one standalone call's): each render runs through here. */
 export interface RenderBudget {
   /**
    * Runs one render when its turn comes, with a time limit: `overdue()` turns true once the render has used
    * up what it may (the render stops itself when it does). The time it took is charged afterwards.
    */
-  run<T>(render: (overdue: () => boolean) => Promise<T>): Promise<T>;
+  run<T>(render: (overdue: Overdue) => Promise<T>): Promise<T>;
 }
 
 /** Runs `render` with at most `allowanceMs` of the meter; answers what it returned and the time it took. */
 async function timed<T>(
   meter: RenderMeter,
   allowanceMs: number,
-  render: (overdue: () => boolean) => Promise<T>,
+  render: (overdue: Overdue) => Promise<T>,
 ): Promise<{ spent: number; result: Promise<T> }> {
   const start = meter();
   const deadline = start + allowanceMs;
   let checks = 0;
-  const result = render(() => ++checks % CHECK_EVERY === 0 && meter() > deadline);
+  const result = render((now) => (now === true || ++checks % CHECK_EVERY === 0) && meter() > deadline);
   await result.catch(() => undefined);
   return { spent: Math.max(0, meter() - start), result };
 }
