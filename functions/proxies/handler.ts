@@ -65,6 +65,10 @@ export const replays: GroupReplays<Routes, "proxies", ProxiesDeps> = {
       getProxy(deps, principal, id),
     ),
     patchProxy: replayAs("proxy", "update", 204, async () => undefined),
+    // A retried rotation (same idempotency key) answers the key the first one made, never a third.
+    rotateProxyKey: replayAs("proxy", "update", 200, ({ deps, principal }, id) =>
+      getProxy(deps, principal, id),
+    ),
   },
 };
 

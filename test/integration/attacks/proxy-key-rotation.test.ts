@@ -60,8 +60,28 @@ describe("attack: a proxy key read by a member since removed", () => {
     expect(rotated.body.key).not.toBe(first);
     expect((await invoke(first)).status).toBe(401);
     expect((await invoke(rotated.body.key)).status).toBe(200);
+    // Retried with its idempotency key: the same new key, rotated once.
+    const once = { key: owner, headers: { "svc-idempotency-key": `rotate-${proxyId}` } };
+    const retried = [
+      await api.post<{ key: string }>(`/proxies/${proxyId}/key/rotate`, once),
+      await api.post<{ key: string }>(`/proxies/${proxyId}/key/rotate`, once),
+    ];
+    expect(retried.map((r) => r.status)).toEqual([200, 200]);
+    expect(retried[1]?.body.key).toBe(retried[0]?.body.key);
+    expect((await invoke(rotated.body.key)).status).toBe(401);
+    expect((await invoke(retried[0]?.body.key as string)).status).toBe(200);
+    // Another tenant's owner, and a member-less key of this tenant without proxy:update.
+    const other = await createOpenProxy(svc.url, svc.rootKey, destination.url);
+    expect((await api.post(`/proxies/${proxyId}/key/rotate`, { key: other.managementKey })).status).toBe(404);
+    const reader = await api.post<{ key: string }>("/applications", {
+      key: owner,
+      body: { name: "ro", type: "management", permissions: ["proxy:read"] },
+    });
+    expect((await api.post(`/proxies/${proxyId}/key/rotate`, { key: reader.body.key })).status).toBe(403);
+    expect((await invoke(retried[0]?.body.key as string)).status).toBe(200);
     const logs = await api.get<{ data: { message: string }[] }>(`/logs?entity_id=${proxyId}`, { key: owner });
     expect(logs.body.data.map((entry) => entry.message)).toContain("Proxy key rotated");
     expect(JSON.stringify(logs.body)).not.toContain(rotated.body.key);
+    expect(logs.body.data.filter((entry) => entry.message === "Proxy key rotated")).toHaveLength(2);
   });
 });
