@@ -100,7 +100,9 @@ export class DynamoTokenStore implements TokenStore {
       ];
       try {
         await this.client.send(new TransactWriteCommand({ TransactItems: transactItems }));
-        if (!claim) await this.claimUnlessHeld(fingerprintKey, token.id);
+        // Best effort, and always sent: skipping it for a value seen claimed (5 s, until 27 Nov 2026) answered a
+        // repeat of a stored value one write sooner, a timing test for a key that may not deduplicate.
+        if (!claim) await claimIfUnclaimed(this.client, this.tableName, fingerprintKey, token.id);
         return { outcome: "created" } as TokenCreateOutcome;
       } catch (error) {
         const reasons = cancellationCodes(error);
@@ -176,7 +178,9 @@ export class DynamoTokenStore implements TokenStore {
         tokens
           .slice(i, i + CLAIMS_IN_FLIGHT)
           .map((token) =>
-            this.claimUnlessHeld(
+            claimIfUnclaimed(
+              this.client,
+              this.tableName,
               tokenKeys.fingerprint(token.tenant_id, token.type, token.fingerprint),
               token.id,
             ),
@@ -466,18 +470,5 @@ export class DynamoTokenStore implements TokenStore {
 
   async releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
     await releaseFingerprint(this.client, this.tableName, { tenantId, type, fingerprint, tokenId });
-  }
-
-  /**
-   * The best-effort claim of a non-deduplicating create: claims the fingerprint if nobody holds it. Once this
-   * process saw it held, repeats skip the request (it would fail) for a few seconds; concurrent repeats share one.
-   */
-  /**
-   * The best-effort claim of a create that does not deduplicate: always sent, whatever this process saw. Skipping
-   * it for a value seen claimed (as until 27 Nov 2026, for 5 s) made a repeat of a stored value answer one write
-   * sooner: a timing test of guesses for a key that may not deduplicate (review of 27 Nov 2026).
-   */
-  private async claimUnlessHeld(fingerprintKey: { PK: string; SK: string }, tokenId: string) {
-    await claimIfUnclaimed(this.client, this.tableName, fingerprintKey, tokenId);
   }
 }
