@@ -51,7 +51,6 @@ async function main(): Promise<number> {
   log(`${routes.length} write routes; without a valid example: ${bare || "none"}`);
   const { startDynamoDbLocal } = await import("#shared/local/dynamodb-local.ts");
   const { startLocalService } = await import("#functions/local.ts");
-  const { config } = await import("#shared/config.ts");
   // Throwaway data and its master key, in a directory removed at the end.
   const dataDir = mkdtempSync(join(tmpdir(), "svc-fuzz-"));
   const masterKeyFile = join(dataDir, "master.key");
@@ -88,7 +87,7 @@ async function main(): Promise<number> {
       const batch = all.slice(index * settings.batch, (index + 1) * settings.batch);
       batch.sort((a, b) => rank(a.route) - rank(b.route));
       const [A, B] = [await buildTenant(run, "A"), await buildTenant(run, "B")];
-      const fixtures = { ...run, A, B, canary: canary.secretNumbers, bodyLimit: config().maxBodyBytes };
+      const fixtures = { ...run, A, B, canary: canary.secretNumbers };
       let inFlight = 0;
       const worker = async () => {
         for (let next = batch.shift(); next; next = batch.shift()) {

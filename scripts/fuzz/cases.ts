@@ -17,9 +17,8 @@ const OTHER_ROLES = ["B.owner", "B.private", "B.public", "root", "none", "garbag
 export type KeyRole = (typeof TENANT_ROLES)[number] | (typeof OTHER_ROLES)[number];
 
 export type ParamChoice = { kind: "own" | "other"; index: number } | { kind: "odd"; value: string };
-export type Hostile = { t: "json"; v: unknown } | values.Marker;
 /** `set` writes the value at the path (a field, or a key added to an object); `delete` removes it. */
-export type Mutation = { op: "set"; path: string[]; value: Hostile } | { op: "delete"; path: string[] };
+export type Mutation = { op: "set"; path: string[]; value: unknown } | { op: "delete"; path: string[] };
 /** No body, the route's example mutated (an empty path replaces it all), or raw text (as latin1 bytes). */
 export type BodyPlan =
   | { kind: "none" }
@@ -66,8 +65,7 @@ const param = weighted<ParamChoice>(
   [6, fc.constantFrom(...ODD_PARAMS).map((value) => ({ kind: "odd", value }))],
 );
 
-const json = (v: unknown): Hostile => ({ t: "json", v });
-const hostile = weighted<Hostile>([18, values.hostileJson.map(json)], [2, values.marker]);
+const hostile = weighted([18, values.hostileJson], [2, values.hugeJson]);
 const disclosing = fc.constantFrom("{{ data.number }}", "{{ data | json }}", "{{ data }}");
 
 const isObject = (v: unknown): v is object => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -84,10 +82,10 @@ function mutationArbitrary(example: unknown): fc.Arbitrary<Mutation> {
   const objects = entries.flatMap(([p, v]) => (isObject(v) ? [p] : []));
   // Where the example holds an expression, another expression: what it reaches is what it may disclose.
   const expressions = entries.flatMap(([p, v]) => (p.length > 0 && String(v).includes("{{") ? [p] : []));
-  const expression = fc.oneof(disclosing, disclosing, values.expressionString).map(json);
+  const expression = fc.oneof(disclosing, disclosing, values.expressionString);
   // A path to choose from, even where there is none (an option of weight 0 is never chosen, but built).
   const at = (paths: string[][]) => fc.constantFrom(...(paths.length > 0 ? paths : [[]]));
-  const set = (path: string[], value: Hostile): Mutation => ({ op: "set", path, value });
+  const set = (path: string[], value: unknown): Mutation => ({ op: "set", path, value });
   return weighted<Mutation>(
     [3, fc.tuple(at(objects), values.hostileKey, hostile).map(([p, k, v]) => set([...p, k], v))],
     [expressions.length > 0 ? 6 : 0, fc.tuple(at(expressions), expression).map(([p, v]) => set(p, v))],
@@ -127,12 +125,8 @@ export function caseArbitrary(route: WriteRoute) {
   });
 }
 
-// Materialization: a plan's body as bytes, with the markers written in as text.
-
-const MARKER = "@@fuzz-marker@@";
-
-/** Applies the mutations to a deep copy (null-prototype objects: every key stays an own key). */
-export function applyMutations(example: unknown, mutations: Mutation[], markers: values.Marker[]): unknown {
+/** The example with the mutations applied, in a deep copy (null-prototype objects: every key stays an own key). */
+export function applyMutations(example: unknown, mutations: Mutation[]): unknown {
   const holder: unknown = JSON.parse(JSON.stringify({ root: example ?? {} }), (_k, v: unknown) =>
     isObject(v) ? Object.assign(Object.create(null), v) : v,
   );
@@ -145,45 +139,13 @@ export function applyMutations(example: unknown, mutations: Mutation[], markers:
     const parent = path.reduce<unknown>(step, holder);
     if (parent === null || typeof parent !== "object") continue;
     if (m.op === "delete") Reflect.deleteProperty(parent, key);
-    else {
-      const value = m.value.t === "json" ? m.value.v : `${MARKER}${markers.push(m.value) - 1}${MARKER}`;
-      Object.defineProperty(parent, key, { value, enumerable: true, writable: true, configurable: true });
-    }
+    else
+      Object.defineProperty(parent, key, {
+        value: m.value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
   }
   return (holder as { root: unknown }).root;
-}
-
-const GATEWAY_LIMIT = 10 * 1024 * 1024;
-/** How each shape nests: its opening, the innermost value, its closing. */
-const NESTS = {
-  array: ["[", "", "]"],
-  object: ['{"a":', "{}", "}"],
-  proto: ['{"__proto__":', "{}", "}"],
-} as const;
-
-/** The JSON text of `value` with its markers expanded, `limit` the route's body limit in bytes. */
-export function renderBody(value: unknown, markers: values.Marker[], limit: number): Buffer {
-  // Nesting first: the (first) padding then fills what is left up to the target size.
-  let pad: (values.Marker & { t: "pad" }) | undefined;
-  const placeholder = `"${MARKER}pad${MARKER}"`;
-  const text = (JSON.stringify(value) ?? "null").replace(
-    new RegExp(`"${MARKER}(\\d+)${MARKER}"`, "g"),
-    (_, index: string) => {
-      const m = markers[Number(index)] as values.Marker;
-      if (m.t === "pad") {
-        if (pad) return '""';
-        pad = m;
-        return placeholder;
-      }
-      const [open, inner, close] = NESTS[m.shape];
-      return `${open.repeat(m.depth)}${inner}${close.repeat(m.depth)}`;
-    },
-  );
-  if (!pad) return Buffer.from(text);
-  const far = Math.min(limit * 2, GATEWAY_LIMIT - 1024);
-  const target = { under: limit - 64, at: limit, over: limit + 1, far, gateway: GATEWAY_LIMIT + 1 }[pad.size];
-  const room = Math.max(0, target - (Buffer.byteLength(text) - Buffer.byteLength(placeholder) + 2));
-  const unitBytes = Buffer.byteLength(pad.unit);
-  const filler = pad.unit.repeat(Math.floor(room / unitBytes)) + "a".repeat(room % unitBytes);
-  return Buffer.from(text.replace(placeholder, () => `"${filler}"`));
 }

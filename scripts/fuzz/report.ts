@@ -30,19 +30,11 @@ export class Tally {
   }
 }
 
-/** Method, path, key role, content type and body, each cut to something a person can read. */
+/** Method, path, headers (the key by its role) and body, each cut to something a person can read. */
 export function reproducer({ method, path, body, headers, keyRole }: PreparedRequest): string {
-  const text = body?.subarray(0, 300).toString("utf8") ?? "";
-  const size = body?.length ?? 0;
-  const shownBody = size === 0 ? "(no body)" : size > 300 ? `${text}…(${size} bytes)` : text;
-  const type = headers["content-type"];
-  const extras = [
-    `key=${keyRole}`,
-    type === undefined ? "no content-type" : `content-type=${JSON.stringify(type)}`,
-  ];
-  for (const h of ["svc-idempotency-key", "svc-proxy-key"]) if (h in headers) extras.push(h.slice(4));
-  const shownPath = path.length > 160 ? `${path.slice(0, 160)}…(${path.length} chars)` : path;
-  return `${method} ${shownPath} [${extras.join(", ")}]\n      ${JSON.stringify(shownBody).slice(1, -1)}`;
+  const shownHeaders = JSON.stringify({ ...headers, "svc-api-key": keyRole }).slice(0, 300);
+  const shownBody = JSON.stringify(String(body?.subarray(0, 300) ?? "")).slice(1, -1);
+  return `${method} ${path.slice(0, 160)} ${shownHeaders}\n      ${shownBody} (${body?.length ?? 0} bytes)`;
 }
 
 export function summary(

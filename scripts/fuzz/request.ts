@@ -1,19 +1,11 @@
 /** A case, resolved against the batch's fixtures into the HTTP request it stands for, and sent. */
-import { applyMutations, type FuzzCase, type ParamChoice, renderBody, type WriteRoute } from "./cases.ts";
+import { applyMutations, type FuzzCase, type ParamChoice, type WriteRoute } from "./cases.ts";
 import type { Answer, CheckContext } from "./check.ts";
 import { exampleFor } from "./examples.ts";
-import type { Marker } from "./values.ts";
-import type { TenantWorld } from "./world.ts";
+import type { Run, TenantWorld } from "./world.ts";
 
-export interface Fixtures {
-  A: TenantWorld;
-  B: TenantWorld;
-  rootKey: string;
-  destinationUrl: string;
-  /** The canary tenant's card numbers; SVC_MAX_BODY_BYTES, the limit of every route without its own. */
-  canary: string[];
-  bodyLimit: number;
-}
+/** The batch's two tenants; the canary tenant's card numbers, which no case's caller may see. */
+export type Fixtures = Run & { A: TenantWorld; B: TenantWorld; canary: string[] };
 
 /** A request ready to send, with what the oracle needs to judge its answer. */
 export type PreparedRequest = ReturnType<typeof prepare>;
@@ -69,7 +61,6 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures) {
 
 let uniqueCount = 0;
 function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, other: TenantWorld) {
-  const markers: Marker[] = [];
   const { body } = c;
   if (body.kind === "none") return undefined;
   if (body.kind === "raw") return Buffer.from(body.text, "latin1");
@@ -82,8 +73,7 @@ function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, o
   };
   const fill = (_: string, name: string) => String(fixture[name]);
   const example: unknown = JSON.parse(JSON.stringify(exampleFor(route) ?? {}).replace(/<(\w+)>/g, fill));
-  const limit = route.maxBodyBytes ?? f.bodyLimit;
-  return renderBody(applyMutations(example, body.mutations, markers), markers, limit);
+  return Buffer.from(JSON.stringify(applyMutations(example, body.mutations)));
 }
 
 /** Sends it; a connection failure or a timeout is an answer too (status 0). */

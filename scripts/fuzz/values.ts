@@ -1,6 +1,6 @@
 /**
  * Hostile values for the fuzz: wrong types, odd strings, prototype keys, expressions, URLs, containers, and
- * markers for bodies too large or too deep to hold as values (written into the body's text when sent).
+ * values too large or too deep for the service's limits.
  * Long lists of short strings are written `|`-separated (`~` where the strings hold `|`).
  */
 import fc from "fast-check";
@@ -80,27 +80,30 @@ export const hostileJson = weighted<unknown>(
   [1, fc.array(fc.constantFrom(null, 1, "x", {}), { minLength: 100, maxLength: 2000 })],
 );
 
-/** Filler units, as JSON text (the multi-byte ones test that the limit counts bytes, not characters). */
-const PAD_UNITS = ["a", "é", "😀", "\\u0000", '\\"'] as const;
-/** Body sizes relative to the route's limit: below, at, just over, far over, over the gateway's 10 MB. */
-type PadSize = "under" | "at" | "over" | "far" | "gateway";
-
-/** Values written into the body's text when sent: too large or too deep to build as objects. */
-export type Marker =
-  | { t: "pad"; size: PadSize; unit: (typeof PAD_UNITS)[number] }
-  | { t: "nest"; depth: number; shape: "array" | "object" | "proto" };
-
-// Far over the limit costs the machine, over the gateway's 10 MB the more: rare.
-const padSize = weighted<PadSize>(
-  [16, fc.constantFrom("under", "at", "over")],
-  [3, fc.constantFrom("far", "far", "gateway")],
-);
-const depths = fc.constantFrom(8, 32, 33, 63, 64, 65, 100, 1_000, 5_000, 100_000);
-const shapes = fc.constantFrom("array" as const, "object" as const, "proto" as const);
-export const marker = fc.oneof(
-  fc.tuple(padSize, fc.constantFrom(...PAD_UNITS)).map(([size, unit]): Marker => ({ t: "pad", size, unit })),
-  fc.tuple(depths, shapes).map(([depth, shape]): Marker => ({ t: "nest", depth, shape })),
-);
+/**
+ * Strings from 1 KB to over the gateway's 10 MB, across DynamoDB's 400 KB item and the 1 MiB and 5.5 MiB
+ * body limits; in units of 1, 2 and 4 bytes (the limits count bytes). Built once each: cases share them.
+ */
+const bigStrings = new Map<string, string>();
+const bigString = fc
+  .tuple(fc.constantFrom(1e3, 3.9e5, 4.2e5, 1.05e6, 1.05e6, 5.8e6, 1.06e7), fc.constantFrom("a", "é", "😀"))
+  .map(([bytes, unit]) => {
+    const id = `${bytes}${unit}`;
+    bigStrings.set(id, bigStrings.get(id) ?? unit.repeat(bytes / Buffer.byteLength(unit)));
+    return bigStrings.get(id) as string;
+  });
+/** Arrays, objects and `__proto__` keys nested around DynamoDB's 32 levels and the body's 64. */
+const NESTS = [
+  ["[", "1", "]"],
+  ['{"a":', "1", "}"],
+  ['{"__proto__":', "{}", "}"],
+] as const;
+const nested = fc
+  .tuple(fc.constantFrom(8, 32, 33, 63, 64, 65, 100, 1_000), fc.constantFrom(...NESTS))
+  .map(([depth, [open, inner, close]]): unknown =>
+    JSON.parse(`${open.repeat(depth)}${inner}${close.repeat(depth)}`),
+  );
+export const hugeJson = fc.oneof(bigString, nested);
 
 /**
  * Bodies that are not the JSON the route expects, as bytes written as latin1 text: malformed, scalar,

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
+import { config } from "#shared/config.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import { type ApiDocument, renderApiReference } from "../../scripts/api-reference.ts";
@@ -72,6 +73,26 @@ describe("errors are RFC 9457 problem+json", () => {
     expect(res.status).toBe(413);
     expect(res.body).toMatchObject({ ...problemShape, status: 413 });
     expect(list.body.pagination.total_items).toBe(1);
+  });
+
+  it("counts the body limit in bytes, not characters: at the limit is read, one byte over is 413", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+    const [head, tail] = ['{"type":"public","name":"', '"}'];
+    // A name of two-byte characters (and one "a" for an odd count) making the body `bytes` long.
+    const bodyOf = (bytes: number) => {
+      const room = bytes - head.length - tail.length;
+      return `${head}${"é".repeat(Math.floor(room / 2))}${"a".repeat(room % 2)}${tail}`;
+    };
+    const limit = config().maxBodyBytes;
+
+    const at = await api.post("/applications", { key: managementKey, rawBody: bodyOf(limit) });
+    const over = await api.post("/applications", { key: managementKey, rawBody: bodyOf(limit + 1) });
+
+    expect(Buffer.byteLength(bodyOf(limit + 1))).toBe(limit + 1);
+    expect(at.status).toBe(400); // read and validated: the name is too long
+    expect(JSON.stringify(at.body)).toMatch(/name/);
+    expect(over.status).toBe(413);
   });
 
   it("answers a generic 500 with the request id and nothing of the failure", async () => {
