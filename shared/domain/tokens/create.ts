@@ -134,12 +134,11 @@ export async function prepareCreate(
   if (Object.keys(errors).length > 0) throw validationError(`The data is not a valid ${input.type}.`, errors);
   const expires_at = expiryOf(deps, input.expires_at);
   const mask = input.mask === undefined ? spec.mask : input.mask;
-  checkMask(deps, mask);
+  await checkMask(deps, mask);
   const fingerprint_expression = input.fingerprint_expression ?? spec.fingerprint;
-  checkFingerprintExpression(deps, fingerprint_expression);
-  input.search_indexes?.forEach((expression, i) => {
-    checkExpression(deps, `search_indexes.${i}`, expression);
-  });
+  await checkFingerprintExpression(deps, fingerprint_expression);
+  for (const [i, expression] of (input.search_indexes ?? []).entries())
+    await checkExpression(deps, `search_indexes.${i}`, expression);
 
   const id = await tokenIdOf(deps, input.id, input.data);
   const own = accessOf(principal);

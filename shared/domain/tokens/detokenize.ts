@@ -206,13 +206,13 @@ export function createDetokenizer(
   let expressionCount = 0;
   let outputBytes = 0;
   /** Counts a request's expressions and checks their filters' syntax. */
-  const admit = (refs: Reference[]) => {
+  const admit = async (refs: Reference[]) => {
     expressionCount += refs.length;
     if (expressionCount > MAX_EXPRESSIONS) throw tooManyExpressions();
     for (const ref of refs) {
       if (!ref.filters) continue;
       try {
-        deps.expressions.validate(filterTemplate(ref));
+        await deps.expressions.validate(filterTemplate(ref));
       } catch (error) {
         // Syntax only: the same for any data, so the parser's message may be shown.
         if (error instanceof ExpressionError)
@@ -270,7 +270,7 @@ export function createDetokenizer(
    * access checked, so an unknown or forbidden token answers the same whatever another token's data is.
    */
   const prepare = async (refs: Reference[]) => {
-    admit(refs);
+    await admit(refs);
     const fresh = [...new Set(refs.map((ref) => ref.id))].filter((id) => !tokens.has(id));
     if (tokens.size + fresh.length > MAX_DETOKENIZED) throw tooManyTokens();
     // Every load settles (none left rejecting unobserved); the first failure in the request's order answers.

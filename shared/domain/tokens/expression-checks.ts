@@ -1,7 +1,7 @@
 import { validationError } from "#shared/domain/errors.ts";
 import { storableProblem } from "#shared/domain/storable.ts";
 import type { TokenDeps } from "./deps.ts";
-import { ExpressionError, variablesRead } from "./expressions.ts";
+import { ExpressionError } from "./expressions.ts";
 import { MAX_MASK_BYTES } from "./token.ts";
 
 /**
@@ -25,9 +25,9 @@ export async function renderField(
   }
 }
 
-export function checkExpression(deps: TokenDeps, field: string, template: string): void {
+export async function checkExpression(deps: TokenDeps, field: string, template: string): Promise<void> {
   try {
-    deps.expressions.validate(template);
+    await deps.expressions.validate(template);
   } catch (error) {
     if (error instanceof ExpressionError)
       throw validationError(`The ${field} is not a valid expression.`, { [field]: [error.message] });
@@ -39,27 +39,28 @@ export function checkExpression(deps: TokenDeps, field: string, template: string
  * A fingerprint expression must read `data` (a global of the parsed template, not one it assigns itself):
  * a constant would give every token one fingerprint, and deduplication would hand back unrelated tokens.
  */
-export function checkFingerprintExpression(deps: TokenDeps, template: string): void {
-  checkExpression(deps, "fingerprint_expression", template);
-  if (!variablesRead(template).includes("data"))
+export async function checkFingerprintExpression(deps: TokenDeps, template: string): Promise<void> {
+  await checkExpression(deps, "fingerprint_expression", template);
+  if (!(await deps.expressions.variablesRead(template)).includes("data"))
     throw validationError("The fingerprint_expression must depend on the token's data.", {
       fingerprint_expression: ["must read data, e.g. {{ data | stringify }}"],
     });
 }
 
 /** A mask the store keeps (also after a merge patch), whose every string leaf is a valid expression. */
-export function checkMask(deps: TokenDeps, mask: unknown): void {
+export async function checkMask(deps: TokenDeps, mask: unknown): Promise<void> {
   const problem = storableProblem(mask, MAX_MASK_BYTES);
   if (problem) throw validationError("The mask cannot be stored.", { mask: [problem] });
-  checkMaskExpressions(deps, mask);
+  await checkMaskExpressions(deps, mask);
 }
 
-function checkMaskExpressions(deps: TokenDeps, mask: unknown, path = "mask"): void {
-  if (typeof mask === "string") checkExpression(deps, path, mask);
+async function checkMaskExpressions(deps: TokenDeps, mask: unknown, path = "mask"): Promise<void> {
+  if (typeof mask === "string") await checkExpression(deps, path, mask);
   else if (Array.isArray(mask)) {
-    for (const [i, item] of mask.entries()) checkMaskExpressions(deps, item, `${path}.${i}`);
+    for (const [i, item] of mask.entries()) await checkMaskExpressions(deps, item, `${path}.${i}`);
   } else if (typeof mask === "object" && mask !== null)
-    for (const [key, value] of Object.entries(mask)) checkMaskExpressions(deps, value, `${path}.${key}`);
+    for (const [key, value] of Object.entries(mask))
+      await checkMaskExpressions(deps, value, `${path}.${key}`);
 }
 
 /**

@@ -63,8 +63,13 @@ export interface EngineWiring {
 }
 
 export interface ExpressionEngine {
-  /** Parses only: throws ExpressionError for a syntax error, an unknown filter or tag, or a too long template. */
-  validate(template: string): void;
+  /**
+   * Parses only: throws ExpressionError for a syntax error, an unknown filter or tag, or a too long template.
+   * A parse is charged to the budget as a render is (parseIn, below).
+   */
+  validate(template: string): Promise<void>;
+  /** The global variables a valid template reads (`data` for `{{ data.number }}`); charged as validate is. */
+  variablesRead(template: string): Promise<readonly string[]>;
   /** Renders to a string; objects and arrays print as canonical JSON, null and undefined as "". */
   render(template: string, scope: Record<string, unknown>): Promise<string>;
   /** The typed value when the template is a single `{{ ... }}` (undefined → null), else the same as render. */
@@ -91,21 +96,26 @@ const DEFAULTS = {
 const MAX_STRUCTURE_DEPTH = 64;
 /**
  * Most a filter's input and arguments may hold, counted with every copy of a value held at several places and a
- * string as one per kilobyte. A filter's work (sort, uniq, join, stringify, ...) cannot be interrupted, and
+ * string as one per 64 characters. A filter's work (sort, uniq, join, stringify, ...) cannot be interrupted, and
  * liquidjs's `push`/`concat` copy references, so a few kilobytes of template-built arrays stood for gigabytes of
  * work: 330 `push`es of a 12,000-item array then `sort` held the process 4 s (review of 27 Nov 2026). Token data
  * never comes near this (its own size limit).
  */
 export const MAX_FILTER_INPUT_UNITS = 100_000;
 
-/** Whether `values`, counted as MAX_FILTER_INPUT_UNITS counts, hold more than the limit (stops once past it). */
-function overInputLimit(values: unknown[]): boolean {
+/**
+ * Whether `values`, counted as MAX_FILTER_INPUT_UNITS counts, hold more than `limit` (stops once past it). A
+ * string counts one per 64 characters, not per kilobyte: liquidjs turns arrays into strings (joins, numbers, range
+ * bounds), at a cost per character, and 1,024 copies of a 64 KB string, 66,000 units per kilobyte, were 67 M
+ * characters at each such use (review of 27 Nov 2026).
+ */
+function overInputLimit(values: unknown[], limit = MAX_FILTER_INPUT_UNITS): boolean {
   let units = 0;
   const pending = [...values];
   while (pending.length > 0) {
     const value = pending.pop();
-    units += typeof value === "string" ? 1 + Math.floor(value.length / 1024) : 1;
-    if (units > MAX_FILTER_INPUT_UNITS) return true;
+    units += typeof value === "string" ? 1 + Math.floor(value.length / 64) : 1;
+    if (units > limit) return true;
     if (value !== null && typeof value === "object")
       for (const inner of Array.isArray(value) ? value : Object.values(value)) pending.push(inner);
   }
@@ -297,8 +307,9 @@ class BoundedContext extends Context {
       throw new ExpressionError("A property name must be a string or a number");
     const value: unknown = super.readProperty(obj, key);
     // liquidjs turns an array into a string where a range's bound or a tag's limit is wanted (14 MB for a range of
-    // two million, at each use): the meter is read before each use of a large one, so at most one runs late.
-    if (Array.isArray(value) && value.length > LARGE_ARRAY_ITEMS)
+    // two million, at each use): the meter is read before each use of a large one, so at most one runs late. Large
+    // counts what it holds, nested arrays and copies too (push builds a tree of 11 items holding 67 MB).
+    if (value !== null && typeof value === "object" && isLarge(value))
       this.renderLimit.check(READ_METER_NOW as unknown as number);
     return value;
   }
@@ -314,6 +325,34 @@ class BoundedContext extends Context {
   }
 }
 
+/**
+ * liquidjs's filters whose arguments at these places are numbers it compares at every step of a loop inside the
+ * filter: `truncate: n`, with n the text "65535" padded to 64 K characters, turned that text into a number 65,535
+ * times in one call, 8 s (review of 27 Nov 2026). Made numbers here, once, as JavaScript would at each step.
+ */
+const NUMBER_ARGUMENTS: Readonly<Record<string, readonly number[]>> = {
+  truncate: [0],
+  truncatewords: [0],
+  slice: [0, 1],
+  sample: [0],
+};
+/** The longest text taken for a number in a filter's arguments: no number is written longer, a loop bound may be. */
+const LONGEST_NUMBER_TEXT = 256;
+
+function numberArguments(name: string, args: unknown[]): void {
+  for (const index of NUMBER_ARGUMENTS[name] ?? []) {
+    const arg = args[index];
+    if (arg === undefined || typeof arg === "number") continue;
+    if (arg !== null && typeof arg === "object") throw new ExpressionError(`Filter '${name}' takes a number`);
+    args[index] = Number(arg);
+  }
+  for (const arg of args)
+    if (typeof arg === "string" && arg.length > LONGEST_NUMBER_TEXT && !Number.isNaN(Number(arg)))
+      throw new ExpressionError(
+        `A number given to filter '${name}' is longer than ${LONGEST_NUMBER_TEXT} characters`,
+      );
+}
+
 /** Wraps a filter: the deadline is checked before and after it (and during it, for coroutines). */
 function guardFilter(name: string, impl: FilterImplOptions): FilterImplOptions {
   const handler: FilterHandler = typeof impl === "function" ? impl : impl.handler;
@@ -321,6 +360,7 @@ function guardFilter(name: string, impl: FilterImplOptions): FilterImplOptions {
     const ctx = this.context;
     ctx.renderLimit.check(performance.now());
     if (overInputLimit([value, ...args])) throw new ExpressionError(`Input of filter '${name}' is too large`);
+    numberArguments(name, args);
     const result: unknown = handler.call(this, value, ...args);
     if (isIterator(result)) return deadlineChecked(result, ctx);
     ctx.renderLimit.check(performance.now());
@@ -337,12 +377,24 @@ interface Parsed {
   path?: readonly string[];
   /** Whether the template is that tag alone, with no whitespace around it (render() then writes only it). */
   bare?: boolean;
+  /** Its global variables, once asked (variablesRead). */
+  variables?: readonly string[];
 }
 
 /** Passed to a render limit's check before a step that may cost much: the meter is read then, not every 16th time. */
 const READ_METER_NOW = "read the meter now";
 /** An array this long read from the scope may be turned into a string by liquidjs (a range's bound, a tag's limit). */
-const LARGE_ARRAY_ITEMS = 10_000;
+const LARGE_VALUE_UNITS = 10_000;
+/** Values found large, or not: liquidjs's filters make new arrays and objects, never change one. */
+const largeness = new WeakMap<object, boolean>();
+function isLarge(value: object): boolean {
+  let large = largeness.get(value);
+  if (large === undefined) {
+    large = overInputLimit([value], LARGE_VALUE_UNITS);
+    largeness.set(value, large);
+  }
+  return large;
+}
 
 /**
  * liquidjs's render limit, checked at every template, filter and array item: here it asks the render's budget
@@ -439,14 +491,19 @@ export function createExpressionEngine(
 
   const cache = new Map<string, Parsed>();
 
-  function parse(template: string): Parsed {
-    if (typeof template !== "string") throw new ExpressionError("Expression must be a string");
+  function cached(template: string): Parsed | undefined {
     const hit = cache.get(template);
     if (hit) {
       cache.delete(template);
       cache.set(template, hit);
-      return hit;
     }
+    return hit;
+  }
+
+  function parse(template: string): Parsed {
+    if (typeof template !== "string") throw new ExpressionError("Expression must be a string");
+    const hit = cached(template);
+    if (hit) return hit;
     if (template.length > maxTemplateChars) {
       throw new ExpressionError(`Expression is longer than ${maxTemplateChars} characters`);
     }
@@ -456,7 +513,7 @@ export function createExpressionEngine(
       parsed = { templates: liquid.parse(template) };
       const trimmed = template.trim();
       if (trimmed.startsWith("{{") && trimmed.endsWith("}}")) {
-        const single = liquid.parse(trimmed);
+        const single = trimmed === template ? parsed.templates : liquid.parse(trimmed);
         if (single.length === 1 && single[0] instanceof Output) {
           parsed.single = single;
           parsed.path = plainPathOf(trimmed);
@@ -472,6 +529,21 @@ export function createExpressionEngine(
       if (!oldest.done) cache.delete(oldest.value);
     }
     return parsed;
+  }
+
+  /**
+   * A template's parse: from the cache, else charged to `budget` as a render is (a turn of the render slot, the
+   * request's time and the tenant's share). A parse cannot be interrupted and its author sets its cost: 800
+   * `{{a}}` in one template took 5 ms, and a detokenization's 1,000 filters, parsed unmetered, held the process
+   * 0.8 s per request (review of 27 Nov 2026). Bounded by the template's length, one parse overruns a budget at
+   * most by its own time.
+   */
+  async function parseIn(budget: RenderBudget, template: string): Promise<Parsed> {
+    if (typeof template === "string") {
+      const hit = cached(template);
+      if (hit) return hit;
+    }
+    return budget.run(async () => parse(template));
   }
 
   async function run(
@@ -589,14 +661,22 @@ export function createExpressionEngine(
     protected budget(): RenderBudget {
       return standalone();
     }
-    validate(template: string): void {
-      parse(template);
+    async validate(template: string): Promise<void> {
+      await parseIn(this.budget(), template);
+    }
+    async variablesRead(template: string): Promise<readonly string[]> {
+      const budget = this.budget();
+      const parsed = await parseIn(budget, template);
+      parsed.variables ??= await budget.run(async () => variablesRead(template));
+      return parsed.variables;
     }
     async render(template: string, scope: Record<string, unknown>): Promise<string> {
-      return renderParsed(parse(template), scope, this.budget());
+      const budget = this.budget();
+      return renderParsed(await parseIn(budget, template), scope, budget);
     }
     async evaluate(template: string, scope: Record<string, unknown>): Promise<unknown> {
-      return evaluateParsed(parse(template), scope, this.budget());
+      const budget = this.budget();
+      return evaluateParsed(await parseIn(budget, template), scope, budget);
     }
     async evaluateStructure(structure: unknown, scope: Record<string, unknown>): Promise<unknown> {
       const budget = this.budget();

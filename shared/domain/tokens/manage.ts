@@ -170,7 +170,7 @@ export async function patchToken(
   }
   if (patch.mask !== undefined) {
     const mask = patch.mask === null ? undefined : mergePatch(current.mask, patch.mask);
-    checkMask(deps, mask);
+    await checkMask(deps, mask);
     if (mask === undefined) delete next.mask;
     else next.mask = mask;
   }
@@ -186,7 +186,7 @@ export async function patchToken(
   }
   if (patch.fingerprint_expression !== undefined) {
     next.fingerprint_expression = patch.fingerprint_expression ?? current.fingerprint_expression;
-    checkFingerprintExpression(deps, next.fingerprint_expression);
+    await checkFingerprintExpression(deps, next.fingerprint_expression);
   }
   if (patch.data !== undefined || patch.fingerprint_expression !== undefined) {
     const value = await render(
@@ -211,7 +211,7 @@ export async function patchToken(
     } else {
       const hashes: string[] = [];
       for (const [i, expression] of indexes.entries()) {
-        checkExpression(deps, `search_indexes.${i}`, expression);
+        await checkExpression(deps, `search_indexes.${i}`, expression);
         const value = await render(`search_indexes.${i}`, expression, data);
         if (value !== "") hashes.push(await searchHash(deps, current.tenant_id, current.type, value));
       }

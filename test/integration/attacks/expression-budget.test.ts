@@ -64,6 +64,27 @@ describe("attack: one tenant's expressions stall the service", () => {
     expect(inSearchIndexes.status).toBe(400);
   });
 
+  it("charges parsing as rendering: 1,000 distinct detokenization filters spend the request's budget", async () => {
+    // A parse cannot be interrupted and its author sets its cost; unmetered, 1,000 long filter chains in one
+    // /proxy or /detokenize body held the process 0.8 s per request before any token was read (review of 27 Nov
+    // 2026). Here each parse draws one meter interval (1.5 ms) from the request's 100 ms.
+    const api = client(svc.url);
+    const { managementKey, pub } = await tenant(api);
+    const reader = await appKey(api, managementKey, { type: "private", permissions: ["token:read"] });
+    const token = await api.post<{ id: string }>("/tokens", { key: pub, body: { type: "token", data: "x" } });
+    const filters = (n: number, salt: string) =>
+      Object.fromEntries(
+        Array.from({ length: n }, (_, i) => [`e${i}`, `{{ ${token.body.id} | append: "${salt}${i}" }}`]),
+      );
+
+    const few = await api.post("/detokenize", { key: reader, body: filters(10, "a") });
+    const many = await api.post<{ detail: string }>("/detokenize", { key: reader, body: filters(1000, "b") });
+
+    expect(few.status).toBe(200);
+    expect(many.status).toBe(400);
+    expect(many.body.detail).toContain("Expression exceeded its time limit");
+  });
+
   it("shows the items of a list past the request's budget redacted, and answers the list", async () => {
     const api = client(svc.url);
     const { pub, reader } = await tenant(api);
