@@ -46,6 +46,7 @@ export function checkAnswer({ status, contentType, text }: Answer, context: Chec
     // RFC 9457: application/problem+json with type, title and its own status; on /proxy, wrapped in proxy_error.
     const isProblemJson = contentType.toLowerCase().startsWith("application/problem+json");
     const problem = (isProblemJson ? body : context.proxy ? wrapped : undefined) as Record<string, unknown>;
+    const said = JSON.stringify(problem?.status);
     if (!isProblemJson && problem === undefined)
       add("not-problem-json", `${status} with content-type ${JSON.stringify(contentType)}`);
     else if (
@@ -53,10 +54,7 @@ export function checkAnswer({ status, contentType, text }: Answer, context: Chec
       typeof problem.title !== "string" ||
       problem.status !== status
     )
-      add(
-        "bad-problem",
-        `${status} problem lacks type/title or says status ${JSON.stringify(problem?.status)}`,
-      );
+      add("bad-problem", `${status} problem lacks type/title or says status ${said}`);
   }
   for (const secret of context.secrets ?? [])
     if (text.includes(secret.value) && !carried(secret.value))
