@@ -96,7 +96,7 @@ const DEFAULTS = {
 const MAX_STRUCTURE_DEPTH = 64;
 /**
  * Most a filter's input and arguments may hold, counted with every copy of a value held at several places and a
- * string as one per 64 characters. A filter's work (sort, uniq, join, stringify, ...) cannot be interrupted, and
+ * string as one per character. A filter's work (sort, uniq, join, stringify, ...) cannot be interrupted, and
  * liquidjs's `push`/`concat` copy references, so a few kilobytes of template-built arrays stood for gigabytes of
  * work: 330 `push`es of a 12,000-item array then `sort` held the process 4 s (review of 27 Nov 2026). Token data
  * never comes near this (its own size limit).
@@ -105,16 +105,17 @@ export const MAX_FILTER_INPUT_UNITS = 100_000;
 
 /**
  * Whether `values`, counted as MAX_FILTER_INPUT_UNITS counts, hold more than `limit` (stops once past it). A
- * string counts one per 64 characters, not per kilobyte: liquidjs turns arrays into strings (joins, numbers, range
- * bounds), at a cost per character, and 1,024 copies of a 64 KB string, 66,000 units per kilobyte, were 67 M
- * characters at each such use (review of 27 Nov 2026).
+ * string counts one per character: filters and liquidjs's coercions work per character (escaping, slugs, digits
+ * replaced one by one, arrays joined into strings), and at one unit per kilobyte, then per 64 characters, a
+ * template built 6 to 67 M characters within the bound and one filter call took up to 1.4 s (reviews of 27 Nov
+ * 2026). Token data (at most 64 KB) fits.
  */
 function overInputLimit(values: unknown[], limit = MAX_FILTER_INPUT_UNITS): boolean {
   let units = 0;
   const pending = [...values];
   while (pending.length > 0) {
     const value = pending.pop();
-    units += typeof value === "string" ? 1 + Math.floor(value.length / 64) : 1;
+    units += typeof value === "string" ? 1 + value.length : 1;
     if (units > limit) return true;
     if (value !== null && typeof value === "object")
       for (const inner of Array.isArray(value) ? value : Object.values(value)) pending.push(inner);
@@ -123,6 +124,12 @@ function overInputLimit(values: unknown[], limit = MAX_FILTER_INPUT_UNITS): bool
 }
 /** Tags that load other templates; expressions are self-contained, so they do not exist here. */
 const FILE_TAGS = ["include", "render", "layout"] as const;
+/**
+ * Tags removed for their cost: `tablerow` turns its `cols` into a number at every item, inside its own loop where
+ * no argument check reaches (an array there: 0.2–0.65 s in one render; review of 27 Nov 2026), and writes HTML
+ * tables, which no mask, index or fingerprint needs.
+ */
+const COSTLY_TAGS = ["tablerow"] as const;
 
 const OUTPUT_LIMIT = "Expression output exceeded its size limit";
 
@@ -275,6 +282,14 @@ function* deadlineChecked(inner: Iterator<unknown>, ctx: Context): Generator<unk
  */
 function boundedOperators(): Operators {
   const operators: Operators = { ...defaultOperators };
+  // `and`, `or` and `not` only read the deadline: a chain of 1,000 `or`s is one step of the template otherwise.
+  for (const name of ["and", "or", "not"]) {
+    const inner = defaultOperators[name] as (...operands: unknown[]) => Generator<unknown, boolean, unknown>;
+    operators[name] = function* (...operands: unknown[]): Generator<unknown, boolean, unknown> {
+      (operands[operands.length - 1] as Context).renderLimit.check(performance.now());
+      return yield* inner(...operands);
+    };
+  }
   for (const name of ["==", "!=", "contains", "<", ">", "<=", ">="]) {
     const inner = defaultOperators[name] as (l: unknown, r: unknown, ctx: Context) => unknown;
     const ordered = name.startsWith("<") || name.startsWith(">");
@@ -336,31 +351,66 @@ const NUMBER_ARGUMENTS: Readonly<Record<string, readonly number[]>> = {
   slice: [0, 1],
   sample: [0],
 };
-/** The longest text taken for a number in a filter's arguments: no number is written longer, a loop bound may be. */
+/**
+ * The arguments that are values (appended, replaced, compared, collected), by filter: any other argument is code
+ * (a path, an expression, a format, a separator, a count) and must be a number, a boolean, nil or a string no
+ * longer than a template. liquidjs parses, coerces or walks those inside its own loops: a 6 M-character path
+ * given to `where`, a tree as `sort`'s property, an array of numeric text as `date`'s time zone (read at every
+ * `%z`) each held the process for seconds in one call (review of 27 Nov 2026).
+ */
+const VALUE_ARGUMENTS: Readonly<Record<string, readonly number[]>> = {
+  append: [0],
+  prepend: [0],
+  concat: [0],
+  push: [0],
+  unshift: [0],
+  default: [0],
+  replace: [0, 1],
+  replace_first: [0, 1],
+  replace_last: [0, 1],
+  remove: [0],
+  remove_first: [0],
+  remove_last: [0],
+  where: [1],
+  reject: [1],
+  find: [1],
+  find_index: [1],
+  has: [1],
+  hmac: [0],
+};
+/** The longest text taken for a number in an argument that is code: no number is written longer. */
 const LONGEST_NUMBER_TEXT = 256;
 
-function numberArguments(name: string, args: unknown[]): void {
+function checkArguments(name: string, args: unknown[], longestCode: number): void {
   for (const index of NUMBER_ARGUMENTS[name] ?? []) {
     const arg = args[index];
     if (arg === undefined || typeof arg === "number") continue;
     if (arg !== null && typeof arg === "object") throw new ExpressionError(`Filter '${name}' takes a number`);
     args[index] = Number(arg);
   }
-  for (const arg of args)
-    if (typeof arg === "string" && arg.length > LONGEST_NUMBER_TEXT && !Number.isNaN(Number(arg)))
+  const values = VALUE_ARGUMENTS[name] ?? [];
+  for (const [index, arg] of args.entries()) {
+    if (values.includes(index)) continue;
+    if (arg !== null && typeof arg === "object")
+      throw new ExpressionError(`Filter '${name}' takes a string or a number, not a list or an object`);
+    if (typeof arg !== "string") continue;
+    if (arg.length > longestCode)
+      throw new ExpressionError(`An argument of filter '${name}' is longer than ${longestCode} characters`);
+    if (arg.length > LONGEST_NUMBER_TEXT && !Number.isNaN(Number(arg)))
       throw new ExpressionError(
         `A number given to filter '${name}' is longer than ${LONGEST_NUMBER_TEXT} characters`,
       );
+  }
 }
 
 /** Wraps a filter: the deadline is checked before and after it (and during it, for coroutines). */
-function guardFilter(name: string, impl: FilterImplOptions): FilterImplOptions {
+function guardFilter(name: string, impl: FilterImplOptions, longestCode: number): FilterImplOptions {
   const handler: FilterHandler = typeof impl === "function" ? impl : impl.handler;
   const guarded = function (this: FilterThis, value: unknown, ...args: unknown[]): unknown {
     const ctx = this.context;
     ctx.renderLimit.check(performance.now());
     if (overInputLimit([value, ...args])) throw new ExpressionError(`Input of filter '${name}' is too large`);
-    numberArguments(name, args);
+    checkArguments(name, args, longestCode);
     const result: unknown = handler.call(this, value, ...args);
     if (isIterator(result)) return deadlineChecked(result, ctx);
     ctx.renderLimit.check(performance.now());
@@ -438,7 +488,7 @@ export function createExpressionEngine(
     memoryLimit,
     operators: boundedOperators(),
   });
-  for (const tag of FILE_TAGS) delete liquid.tags[tag];
+  for (const tag of [...FILE_TAGS, ...COSTLY_TAGS]) delete liquid.tags[tag];
   // {% case %} compares with liquidjs's own equality, not the operators: the same comparisons, bounded the same way.
   liquid.registerTag(
     "case",
@@ -472,7 +522,7 @@ export function createExpressionEngine(
     },
   );
   for (const [name, impl] of Object.entries(liquid.filters)) {
-    liquid.registerFilter(name, guardFilter(name, impl));
+    liquid.registerFilter(name, guardFilter(name, impl, maxTemplateChars));
   }
   for (const [name, definition] of Object.entries(expressionFilters({ maxOutputChars }))) {
     const [fewest, most] = definition.arity;
@@ -486,7 +536,7 @@ export function createExpressionEngine(
       }
       return definition.apply(this.context.memoryLimit, toValue(input), args.map(toValue));
     };
-    liquid.registerFilter(name, guardFilter(name, handler));
+    liquid.registerFilter(name, guardFilter(name, handler, maxTemplateChars));
   }
 
   const cache = new Map<string, Parsed>();
@@ -680,8 +730,11 @@ export function createExpressionEngine(
     }
     async evaluateStructure(structure: unknown, scope: Record<string, unknown>): Promise<unknown> {
       const budget = this.budget();
-      if (typeof structure === "string" || !hasExpression(structure, 0))
-        return walk(structure, scope, budget, 0);
+      if (typeof structure === "string")
+        return isExpression(structure)
+          ? evaluateParsed(await parseIn(budget, structure), scope, budget)
+          : structure;
+      if (!hasExpression(structure, 0)) return walk(structure, scope, budget, 0);
       // One turn of the render slot and one allowance for the whole structure (a mask's strings): one wait
       // for the slot and two meter readings instead of one per string.
       return budget.run((overdue) => walk(structure, scope, inTurn(overdue), 0));
