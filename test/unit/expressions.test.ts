@@ -775,6 +775,9 @@ describe("hostile expressions", () => {
       ["1"],
       /^Filter 'date' takes a string or a number, not a list/,
     );
+    expect(await untimed.render("{{ data | default: 'd', allow_false: true }}", { data: false })).toBe(
+      "false",
+    );
     // Values (appended, replaced, compared) may be long, within the filter's input bound.
     expect(await untimed.render("{{ 'a' | append: data }}", { data: "9".repeat(5000) })).toHaveLength(5001);
   });

@@ -364,7 +364,8 @@ const VALUE_ARGUMENTS: Readonly<Record<string, readonly number[]>> = {
   concat: [0],
   push: [0],
   unshift: [0],
-  default: [0],
+  // The default, and `allow_false: true`, a keyword argument liquidjs passes as a [name, value] list.
+  default: [0, 1],
   replace: [0, 1],
   replace_first: [0, 1],
   replace_last: [0, 1],
