@@ -782,6 +782,31 @@ describe("hostile expressions", () => {
     expect(await untimed.render("{{ 'a' | append: data }}", { data: "9".repeat(5000) })).toHaveLength(5001);
   });
 
+  it("sorts as liquidjs does, keys being numbers and strings: a list as a key is refused (review of 27 Nov 2026)", async () => {
+    const sorted = (template: string, data: unknown) => untimed.render(template, { data });
+    expect(await sorted("{{ data | sort | join: ',' }}", [3, null, 1, 2])).toBe("1,2,3,");
+    expect(await sorted("{{ data | sort_natural | join: ',' }}", ["b", "A", "c"])).toBe("A,b,c");
+    expect(await sorted("{{ data | sort | join: ',' }}", ["b", "A", "c"])).toBe("A,b,c");
+    expect(
+      await sorted(
+        "{{ data | sort: 'a.n' | map: 'a' | map: 'n' | join: ',' }}",
+        [2, 1, 3].map((n) => ({ a: { n } })),
+      ),
+    ).toBe("1,2,3");
+    // liquidjs turned each list into a string at every comparison: 90–100 ms in one step for 4,096 lists.
+    await fast("{{ data | sort }}", [[2], [1]], "'sort' orders numbers and strings, not lists or objects");
+    await fast(
+      "{{ data | sort_natural: 'k' }}",
+      [{ k: [1] }],
+      "'sort_natural' orders numbers and strings, not lists or objects",
+    );
+  });
+
+  it("refuses a date format of more than 64 directives (each may build a date formatter)", async () => {
+    expect(await untimed.render("{{ 0 | date: '%Y' }}", {})).toBe("1970");
+    await fast(`{{ 0 | date: '${"%b".repeat(65)}' }}`, null, "A date format holds at most 64 directives");
+  });
+
   it("has no tablerow: it turned its cols into a number at every item, where no check reaches", async () => {
     expect((await failure(engine.validate("{% tablerow i in (1..3) %}{% endtablerow %}"))).message).toBe(
       "Unknown tag 'tablerow'",

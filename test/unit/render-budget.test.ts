@@ -131,6 +131,28 @@ describe("the engine's budgets", () => {
     expect(standalone).toEqual(Array(6).fill("ok"));
   });
 
+  it("reads the meter whenever 2 ms of real time passed since the last reading, not only every 16th question", async () => {
+    // A step of 10–100 ms asked once: 16 of them ran between two readings (review of 27 Nov 2026).
+    let readings = 0;
+    let wall = 0;
+    const moving = standaloneBudget(
+      1000,
+      1000,
+      () => ++readings,
+      () => (wall += 3),
+    );
+    await moving.run(async (isOverdue) => {
+      for (let i = 0; i < 5; i++) isOverdue();
+    });
+    expect(readings).toBe(7); // its start, each of the five questions, its end
+    readings = 0;
+    const still = standaloneBudget(1000, 1000, () => ++readings);
+    await still.run(async (isOverdue) => {
+      for (let i = 0; i < 5; i++) isOverdue();
+    });
+    expect(readings).toBe(2);
+  });
+
   it("stops a standalone call at its limit, by the injected meter", async () => {
     let readings = 0;
     const budget = standaloneBudget(10, 10, () => ++readings);
