@@ -1,19 +1,20 @@
 /**
  * The CLI's output files (mapping, summary, state, export), opened so that a path planted in a shared directory
- * cannot redirect them: never through a symbolic link (O_NOFOLLOW), and only a regular file of this user. New
- * files are made readable by their owner only (0600).
+ * cannot redirect them: never through a symbolic link (O_NOFOLLOW), and only a regular file of this user with no
+ * other name (a hard link). Every output file is readable by its owner only (0600), an existing one too: open()
+ * applies the mode only to a file it creates, and an export written over a 0644 file was readable by everyone.
  */
-import { closeSync, constants, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
 import { CliError } from "./api.ts";
 
-const { O_WRONLY, O_CREAT, O_TRUNC, O_APPEND } = constants;
+const { O_WRONLY, O_CREAT, O_APPEND } = constants;
 /** Absent where the platform has none (Windows): there, the owner check below is what is left. */
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /** A file descriptor for writing `path`: emptied ("truncate"), appended to, or kept as it is. */
 export function openOutput(path: string, how: "truncate" | "append" | "keep"): number {
-  const flags =
-    O_WRONLY | O_CREAT | O_NOFOLLOW | (how === "truncate" ? O_TRUNC : how === "append" ? O_APPEND : 0);
+  // Emptied only once checked (below): O_TRUNC would empty a file that then turns out not to be ours to write.
+  const flags = O_WRONLY | O_CREAT | O_NOFOLLOW | (how === "append" ? O_APPEND : 0);
   let fd: number;
   try {
     fd = openSync(path, flags, 0o600);
@@ -23,10 +24,18 @@ export function openOutput(path: string, how: "truncate" | "append" | "keep"): n
     throw error;
   }
   const stat = fstatSync(fd);
-  if (!stat.isFile() || (process.getuid !== undefined && stat.uid !== process.getuid())) {
+  const problem =
+    !stat.isFile() || (process.getuid !== undefined && stat.uid !== process.getuid())
+      ? "is not a regular file of yours"
+      : stat.nlink > 1
+        ? "has another name (a hard link)"
+        : undefined;
+  if (problem) {
     closeSync(fd);
-    throw new CliError(`${path} is not a regular file of yours: remove it, or name another output path`);
+    throw new CliError(`${path} ${problem}: remove it, or name another output path`);
   }
+  if ((stat.mode & 0o777) !== 0o600) fchmodSync(fd, 0o600);
+  if (how === "truncate") ftruncateSync(fd, 0);
   return fd;
 }
 

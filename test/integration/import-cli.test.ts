@@ -1,6 +1,14 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  linkSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -332,6 +340,31 @@ describe("svc-vault on the command line", () => {
     expect(keys).toHaveLength(1);
     expect(keys[0]).toMatch(/^svc-import-[0-9a-f]{40}-100-0$/);
     expect(keys[0]).not.toContain(hash.slice(0, 16));
+  });
+
+  it("makes an export written over an existing file readable by its owner only, and refuses a hard link", async () => {
+    const source = await setup();
+    const folder = dir();
+    const file = join(folder, "in.jsonl");
+    writeFileSync(file, `${JSON.stringify(card(1))}\n`);
+    await runImport({ file, url: svc.url, key: source.owner, progress: quiet });
+    const out = join(folder, "out.jsonl");
+    writeFileSync(out, "", { mode: 0o644 });
+    chmodSync(out, 0o644); // whatever the umask made of it
+
+    await runExport({ url: svc.url, key: source.reader, out, progress: quiet });
+
+    expect(readFileSync(out, "utf8")).toContain(VISA);
+    // Before: the file kept its 0644, the card numbers in it readable by every user of the machine.
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    const other = join(folder, "other.txt");
+    writeFileSync(other, "untouched");
+    const linked = join(folder, "linked.jsonl");
+    linkSync(other, linked);
+    await expect(
+      runExport({ url: svc.url, key: source.reader, out: linked, progress: quiet }),
+    ).rejects.toThrow(/hard link/);
+    expect(readFileSync(other, "utf8")).toBe("untouched");
   });
 
   it("never writes its outputs through a symbolic link planted beside the input", async () => {
