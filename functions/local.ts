@@ -271,10 +271,18 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   );
 
   // The AWS stack runs the sweep every 15 minutes; locally a timer does, on the same (possibly test) clock.
+  // One run at a time: a run longer than the interval is not joined by another doing the same work.
+  let sweeping = false;
   const sweepTimer = setInterval(() => {
-    sweepExpired(deps).catch((error: unknown) =>
-      logger.error("sweep failed", { error_name: error instanceof Error ? error.name : "unknown" }),
-    );
+    if (sweeping) return;
+    sweeping = true;
+    sweepExpired(deps)
+      .catch((error: unknown) =>
+        logger.error("sweep failed", { error_name: error instanceof Error ? error.name : "unknown" }),
+      )
+      .finally(() => {
+        sweeping = false;
+      });
   }, LOCAL_SWEEP_INTERVAL_MS);
   sweepTimer.unref();
 

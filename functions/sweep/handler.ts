@@ -17,12 +17,12 @@ export function compose(cfg: Config) {
 
 let deps: ReturnType<typeof compose> | undefined;
 
-/** What the purge leaves of the function's time limit: the page in progress and the log line finish in it. */
-const PURGE_MARGIN_MS = 30_000;
+/** What the sweep leaves of the function's time limit: the page or item in progress and the log line finish in it. */
+const STOP_MARGIN_MS = 30_000;
 
 /**
  * Scheduled (EventBridge, every 15 minutes): deletes expired tokens, removes cvcs past their hour, and purges
- * deleted tenants for the rest of its time limit.
+ * deleted tenants, within its time limit (the purge has at least half of it: sweepExpired).
  */
 export const handler = middy()
   .use(handlerTracing())
@@ -30,10 +30,8 @@ export const handler = middy()
   .use(injectLambdaContext(logger, { logEvent: false }))
   .handler(async (_event: unknown, context: { getRemainingTimeInMillis(): number }) => {
     deps ??= compose(config());
-    const purgeStopBy = new Date(
-      deps.clock.now().getTime() + context.getRemainingTimeInMillis() - PURGE_MARGIN_MS,
-    );
-    const result = await sweepExpired(deps, { purgeStopBy });
+    const stopBy = new Date(deps.clock.now().getTime() + context.getRemainingTimeInMillis() - STOP_MARGIN_MS);
+    const result = await sweepExpired(deps, { stopBy });
     logger.info("sweep finished", { ...result });
     deps.metrics.count(METRIC.sweepRuns);
     deps.metrics.count(METRIC.sweepTokensDeleted, result.tokensDeleted);

@@ -11,11 +11,18 @@ export interface DueItem {
   dueAt: string;
 }
 
+/** Where a page of due items ended (the store's own key of the last item read). */
+export type DueCursor = Record<string, string>;
+
 export interface SweepStore {
   readonly shards: number;
   lastCompletedHour(): Promise<string | undefined>;
   setLastCompletedHour(hour: string): Promise<void>;
-  due(hour: Date, shard: number): Promise<DueItem[]>;
+  /**
+   * A page of the items of `hour`'s bucket `shard` (a bounded number), from where the page before ended (its
+   * `next`): a bucket may hold a busy hour's every expiring token and cvc.
+   */
+  due(hour: Date, shard: number, after?: DueCursor): Promise<{ items: DueItem[]; next?: DueCursor }>;
   done(item: DueItem): Promise<void>;
   /** Deletes the token if it is still expired (with its audit entry); its type and fingerprint when deleted. */
   expireToken(

@@ -17,6 +17,45 @@ async function rawToken(tenantId: string, id: string) {
 }
 
 describe("expiry sweep", () => {
+  it("gives a deleted tenant's purge its share of a run limited in time, whatever another tenant's due items", async () => {
+    // Before: the purge came after every due item of the run, so one tenant's 2,000 expiring tokens kept another
+    // tenant's purge from starting in a run of the function (review of 27 Nov 2026).
+    const api = client(svc.url);
+    const busy = await createTenant(api, svc.rootKey);
+    const owner = await appKey(api, busy.managementKey, {
+      type: "private",
+      permissions: ["token:create", "token:read"],
+      rules: revealEverything,
+    });
+    const soon = new Date(svc.service.deps.clock.now().getTime() + 120_000).toISOString();
+    for (const batch of [0, 1]) {
+      const entries = Array.from({ length: 100 }, (_, i) => [
+        `t${i}`,
+        { type: "token", data: `${batch}-${i}`, expires_at: soon },
+      ]);
+      expect((await api.post("/tokenize", { key: owner, body: Object.fromEntries(entries) })).status).toBe(
+        201,
+      );
+    }
+    const gone = await createTenant(api, svc.rootKey);
+    expect((await api.delete("/tenants/self", { key: gone.managementKey })).status).toBe(200);
+    svc.service.deps.testClock?.advance(3600); // past the tokens' expiry and the purge's grace period
+    const purging = async () => (await svc.service.deps.tenantPurge.pending()).map((p) => p.tenantId);
+    expect(await purging()).toContain(gone.tenantId);
+
+    // A clock that moves 10 ms at every reading stands in for the function's time running out.
+    let ms = svc.service.deps.clock.now().getTime();
+    const stopBy = new Date(ms + 2_000);
+    const clock = { now: () => new Date((ms += 10)) };
+    const limited = await sweepExpired({ ...svc.service.deps, clock }, { stopBy });
+
+    expect(await purging()).not.toContain(gone.tenantId);
+    expect(limited.tokensDeleted).toBeLessThan(200); // the rest is the next run's
+    await sweepExpired(svc.service.deps);
+    const left = await api.get<{ pagination: { total_items: number } }>("/tokens", { key: owner });
+    expect(left.body.pagination.total_items).toBe(0);
+  });
+
   it("deletes expired tokens and removes cvcs after an hour, keeping the other card fields", async () => {
     const api = client(svc.url);
     const { managementKey, tenantId } = await createTenant(api, svc.rootKey);

@@ -1,18 +1,19 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { type KeyedToken, keyRefDelta } from "#shared/domain/keys/key-refs.ts";
-import type { DueItem, SweepStore } from "#shared/ports/sweep-store.ts";
+import type { DueCursor, DueItem, SweepStore } from "#shared/ports/sweep-store.ts";
 import type { AuditItems } from "./audit-items.ts";
 import { isConditionalCheckFailed, transactOrFalse } from "./client.ts";
 import { releaseFingerprint } from "./fingerprint-claims.ts";
 import { keyCountUpdates } from "./key-counters.ts";
-import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";
 import { removeSearchEntries } from "./search-index.ts";
 import { SWEEP_SHARDS, tokenKeys } from "./token-keys.ts";
 
 const STATE_KEY = { PK: "SWEEPSTATE", SK: "META" };
+/** Due items read at once: a page is handled before the next is read, so a run holds a page, not a bucket. */
+const DUE_PAGE_ITEMS = 500;
 
 /** The sweep's view of the table: hour buckets of due items, and the conditional removals they lead to. */
 export class DynamoSweepStore implements SweepStore {
@@ -47,13 +48,17 @@ export class DynamoSweepStore implements SweepStore {
       });
   }
 
-  async due(hour: Date, shard: number): Promise<DueItem[]> {
-    const items = await queryAll(this.client, {
-      TableName: this.tableName,
-      KeyConditionExpression: "PK = :pk",
-      ExpressionAttributeValues: { ":pk": tokenKeys.sweepBucket(hour, shard) },
-    });
-    return items.map((item) => ({
+  async due(hour: Date, shard: number, after?: DueCursor): Promise<{ items: DueItem[]; next?: DueCursor }> {
+    const page = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: "PK = :pk",
+        ExpressionAttributeValues: { ":pk": tokenKeys.sweepBucket(hour, shard) },
+        Limit: DUE_PAGE_ITEMS,
+        ...(after ? { ExclusiveStartKey: after } : {}),
+      }),
+    );
+    const items = (page.Items ?? []).map((item) => ({
       key: { PK: String(item.PK), SK: String(item.SK) },
       kind: item.kind as DueItem["kind"],
       tenantId: String(item.tenant_id),
@@ -61,6 +66,8 @@ export class DynamoSweepStore implements SweepStore {
       tokenType: item.token_type as DueItem["tokenType"],
       dueAt: String(item.due_at),
     }));
+    const next = page.LastEvaluatedKey as DueCursor | undefined;
+    return next ? { items, next } : { items };
   }
 
   async done(item: DueItem): Promise<void> {
