@@ -46,7 +46,12 @@ describe("expiry sweep", () => {
     // A clock that moves 10 ms at every reading stands in for the function's time running out.
     let ms = svc.service.deps.clock.now().getTime();
     const stopBy = new Date(ms + 2_000);
-    const clock = { now: () => new Date((ms += 10)) };
+    const clock = {
+      now: () => {
+        ms += 10;
+        return new Date(ms);
+      },
+    };
     const limited = await sweepExpired({ ...svc.service.deps, clock }, { stopBy });
 
     expect(await purging()).not.toContain(gone.tenantId);
