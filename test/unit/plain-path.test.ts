@@ -94,4 +94,14 @@ describe("plain paths", () => {
     await expect(request.render("{{ data.number | slice: 0, 4 }}", { data })).rejects.toThrow(TIME_LIMIT);
     expect(await request.render("{{ data.number }}", { data })).toBe("4242424242424242");
   });
+
+  it("ask at each string of a mask, so a mask of many plain paths reads the meter too", async () => {
+    let reads = 0;
+    const engine = createExpressionEngine({}, { meter: () => ++reads });
+    const mask = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, `{{ data.k${i} }}`]));
+    const data = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, `v${i}`]));
+    expect(await engine.evaluateStructure(mask, { data })).toMatchObject({ k0: "v0", k39: "v39" });
+    // The turn's start and end, and every 16th question: 40 strings asked 40 (before, none: two readings).
+    expect(reads).toBe(4);
+  });
 });
