@@ -1,5 +1,5 @@
-import { GetCommand } from "@aws-sdk/lib-dynamodb";
-import { describe, expect, it } from "vitest";
+import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { describe, expect, it, vi } from "vitest";
 import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { client, createTenant } from "#test/support/http.ts";
@@ -17,6 +17,47 @@ async function rawToken(tenantId: string, id: string) {
 }
 
 describe("expiry sweep", () => {
+  it("deletes an expired token written to between its read and its delete (a rewrap's reseal), not drops it", async () => {
+    // Before: the delete's version condition failed, the due entry was dropped all the same, and the token stayed
+    // until the TTL backstop, 49 h (review of 27 Nov 2026).
+    const api = client(svc.url);
+    const { managementKey, tenantId } = await createTenant(api, svc.rootKey);
+    const pub = await appKey(api, managementKey, { type: "public", permissions: ["token:create"] });
+    const soon = new Date(svc.service.deps.clock.now().getTime() + 60_000).toISOString();
+    const token = await api.post<TokenBody>("/tokens", {
+      key: pub,
+      body: { type: "token", data: "x", expires_at: soon },
+    });
+    svc.service.deps.testClock?.advance(120);
+    const { dynamo, config } = svc.service.deps;
+    const send = dynamo.send.bind(dynamo);
+    let bumped = 0;
+    const spy = vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
+      const deletesIt =
+        command instanceof TransactWriteCommand &&
+        JSON.stringify(command.input).includes(`"${token.body.id}"`);
+      if (deletesIt && bumped++ === 0)
+        await send(
+          new UpdateCommand({
+            TableName: config.tableName,
+            Key: tokenKeys.token(tenantId, token.body.id),
+            UpdateExpression: "SET #version = #version + :one",
+            ExpressionAttributeNames: { "#version": "version" },
+            ExpressionAttributeValues: { ":one": 1 },
+          }),
+        );
+      return send(command as never);
+    }) as never);
+    try {
+      const swept = await sweepExpired(svc.service.deps);
+      expect(bumped).toBeGreaterThan(0);
+      expect(swept.tokensDeleted).toBeGreaterThanOrEqual(1);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await rawToken(tenantId, token.body.id)).toBeUndefined();
+  });
+
   it("gives a deleted tenant's purge its share of a run limited in time, whatever another tenant's due items", async () => {
     // Before: the purge came after every due item of the run, so one tenant's 2,000 expiring tokens kept another
     // tenant's purge from starting in a run of the function (review of 27 Nov 2026).

@@ -12,6 +12,8 @@ import { removeSearchEntries } from "./search-index.ts";
 import { SWEEP_SHARDS, tokenKeys } from "./token-keys.ts";
 
 const STATE_KEY = { PK: "SWEEPSTATE", SK: "META" };
+/** Tries to delete an expired token that keeps being written to between the read and the delete. */
+const EXPIRE_ATTEMPTS = 5;
 /** Due items read at once: a page is handled before the next is read, so a run holds a page, not a bucket. */
 const DUE_PAGE_ITEMS = 500;
 
@@ -74,20 +76,40 @@ export class DynamoSweepStore implements SweepStore {
     await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: item.key }));
   }
 
+  /**
+   * Deletes the token if it is still expired. A write between the read and the delete (a rewrap's reseal, a
+   * PATCH) fails the delete's version condition: read again and retry while the token is still expired, since
+   * the caller then drops the due entry (a rewrap re-puts the same entry: dropped after one conflict, the token
+   * stayed until the TTL backstop, 49 h; review of 27 Nov 2026).
+   */
   async expireToken(
     item: DueItem,
     now: Date,
     audit: LogEntry,
   ): Promise<{ type: string; fingerprint: string } | undefined> {
+    for (let attempt = 0; attempt < EXPIRE_ATTEMPTS; attempt++) {
+      const outcome = await this.expireOnce(item, now, audit);
+      if (outcome !== "changed") return outcome;
+    }
+    return undefined; // written to at every try: the TTL backstop removes it (docs/operations.md)
+  }
+
+  private async expireOnce(
+    item: DueItem,
+    now: Date,
+    audit: LogEntry,
+  ): Promise<{ type: string; fingerprint: string } | "changed" | undefined> {
     const key = tokenKeys.token(item.tenantId, item.tokenId);
     const current = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
     );
     if (!current.Item) return undefined;
+    const expired = Number(current.Item.expires_epoch) <= epochSeconds(now);
+    if (!expired) return undefined; // a PATCH moved its expiry since the entry was written
     const written = await transactOrFalse(this.client, [
       {
-        // Only if it is still expired: a PATCH may have moved its expiry since the entry was written. And only
-        // the version read, so the key counters lose what this very version needed (else: next sweep run).
+        // Only if it is still expired, and only the version read, so the key counters lose what this very
+        // version needed.
         Delete: {
           TableName: this.tableName,
           Key: key,
@@ -105,7 +127,7 @@ export class DynamoSweepStore implements SweepStore {
       ),
       this.audit.put(audit),
     ]);
-    if (!written) return undefined;
+    if (!written) return "changed";
     const hashes = current.Item.search_hashes;
     if (Array.isArray(hashes) && hashes.length)
       await removeSearchEntries(
