@@ -17,6 +17,51 @@ async function rawToken(tenantId: string, id: string) {
 }
 
 describe("expiry sweep", () => {
+  it("sweeps an hour's items in the order they fell due, whichever tenant's and shard", async () => {
+    // Before: shard by shard, and in each by kind then tenant id: a tenant created earlier (a lower id) with 200
+    // tokens due went before another's 5 due a minute sooner (review of 27 Nov 2026).
+    const api = client(svc.url);
+    const tenant = async () => {
+      const { managementKey, tenantId } = await createTenant(api, svc.rootKey);
+      const key = await appKey(api, managementKey, { type: "private", permissions: ["token:create"] });
+      return { key, tenantId };
+    };
+    const [busy, other] = [await tenant(), await tenant()];
+    const at = (seconds: number) =>
+      new Date(svc.service.deps.clock.now().getTime() + seconds * 1000).toISOString();
+    const tokenize = async (key: string, count: number, expires_at: string) => {
+      const entries = Array.from({ length: count }, (_, i) => [
+        `t${i}`,
+        { type: "token", data: `${i}`, expires_at },
+      ]);
+      const res = await api.post<Record<string, { id: string }>>("/tokenize", {
+        key,
+        body: Object.fromEntries(entries),
+      });
+      expect(res.status).toBe(201);
+      return Object.values(res.body).map((token) => token.id);
+    };
+    for (const _ of [0, 1]) await tokenize(busy.key, 100, at(120));
+    const soonest = await tokenize(other.key, 5, at(60));
+    svc.service.deps.testClock?.advance(600);
+
+    let ms = svc.service.deps.clock.now().getTime();
+    const stopBy = new Date(ms + 1_500);
+    const clock = {
+      now: () => {
+        ms += 10;
+        return new Date(ms);
+      },
+    };
+    const limited = await sweepExpired({ ...svc.service.deps, clock }, { stopBy });
+
+    expect(limited.tokensDeleted).toBeLessThan(205); // the run's limit came first
+    for (const id of soonest) expect(await rawToken(other.tenantId, id)).toBeUndefined();
+    const [busyId] = await tokenize(busy.key, 1, at(3600));
+    expect(await rawToken(busy.tenantId, busyId as string)).toBeDefined(); // ids are read right
+    await sweepExpired(svc.service.deps);
+  });
+
   it("deletes an expired token written to between its read and its delete (a rewrap's reseal), not drops it", async () => {
     // Before: the delete's version condition failed, the due entry was dropped all the same, and the token stayed
     // until the TTL backstop, 49 h (review of 27 Nov 2026).

@@ -22,7 +22,8 @@ export function sweepEntryPut(
       TableName: tableName,
       Item: {
         PK: tokenKeys.sweepBucket(new Date(entry.dueAt), entry.shard ?? 0),
-        SK: `${entry.kind}#${entry.tenantId}#${entry.entityId}`,
+        // Due time first: a shard is read in the order its items fall due, whichever tenant's (sweep.ts).
+        SK: `${entry.dueAt}#${entry.kind}#${entry.tenantId}#${entry.entityId}`,
         entity: "sweep",
         kind: entry.kind,
         tenant_id: entry.tenantId,

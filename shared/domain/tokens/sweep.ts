@@ -62,19 +62,48 @@ async function sweepDue(deps: SweepDeps, now: Date, result: SweepResult, stopBy?
   let hour = last ? new Date(Math.max(Date.parse(last) + HOUR, lookback.getTime())) : lookback;
   const stopped = () => stopBy !== undefined && deps.clock.now().getTime() >= stopBy.getTime();
   for (; hour.getTime() <= current.getTime(); hour = new Date(hour.getTime() + HOUR)) {
-    for (let shard = 0; shard < deps.sweep.shards; shard++) {
-      let page = await deps.sweep.due(hour, shard);
-      for (;;) {
-        for (const item of page.items) {
-          if (stopped()) return;
-          await sweepItem(deps, item, now, result);
-        }
-        if (!page.next) break;
-        page = await deps.sweep.due(hour, shard, page.next);
-      }
-    }
+    if (!(await sweepHour(deps, hour, now, result, stopped))) return;
     result.hoursScanned += 1;
     if (hour.getTime() < current.getTime()) await deps.sweep.setLastCompletedHour(hour.toISOString());
+  }
+}
+
+/** Due items ordered by when they fell due, then by their key (a tenant's items are no longer all first). */
+const earlier = (a: DueItem, b: DueItem) => a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.key.SK < b.key.SK);
+
+/**
+ * An hour's due items, earliest due first across its shards (a page of each at a time, merged), until `stopped`;
+ * whether the hour was finished. Before, shard by shard and, in each, by kind then tenant id: one tenant's
+ * backlog went before every other tenant's items of the hour, and every cvc before any token (review of 27 Nov
+ * 2026). Each shard's items come ordered by due time (sweep-index.ts).
+ */
+async function sweepHour(
+  deps: SweepDeps,
+  hour: Date,
+  now: Date,
+  result: SweepResult,
+  stopped: () => boolean,
+): Promise<boolean> {
+  const shards = await Promise.all(
+    Array.from({ length: deps.sweep.shards }, async (_, shard) => ({
+      shard,
+      at: 0,
+      ...(await deps.sweep.due(hour, shard)),
+    })),
+  );
+  for (;;) {
+    let first: (typeof shards)[number] | undefined;
+    for (const shard of shards) {
+      while (shard.at >= shard.items.length && shard.next) {
+        Object.assign(shard, { at: 0, next: undefined }, await deps.sweep.due(hour, shard.shard, shard.next));
+      }
+      const item = shard.items[shard.at];
+      const best = first?.items[first.at];
+      if (item && (!best || earlier(item, best))) first = shard;
+    }
+    if (!first) return true;
+    if (stopped()) return false;
+    await sweepItem(deps, first.items[first.at++] as DueItem, now, result);
   }
 }
 
