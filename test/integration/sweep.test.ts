@@ -16,6 +16,22 @@ async function rawToken(tenantId: string, id: string) {
   return out.Item;
 }
 
+/**
+ * A sweep run limited to `ms` of a clock that moves 10 ms at every reading: it stands in for the sweep function's
+ * time running out, whatever the machine's speed.
+ */
+function sweepWithin(ms: number) {
+  let now = svc.service.deps.clock.now().getTime();
+  const stopBy = new Date(now + ms);
+  const clock = {
+    now: () => {
+      now += 10;
+      return new Date(now);
+    },
+  };
+  return sweepExpired({ ...svc.service.deps, clock }, { stopBy });
+}
+
 describe("expiry sweep", () => {
   it("sweeps an hour's items in the order they fell due, whichever tenant's and shard", async () => {
     // Before: shard by shard, and in each by kind then tenant id: a tenant created earlier (a lower id) with 200
@@ -45,15 +61,7 @@ describe("expiry sweep", () => {
     const soonest = await tokenize(other.key, 5, at(60));
     svc.service.deps.testClock?.advance(600);
 
-    let ms = svc.service.deps.clock.now().getTime();
-    const stopBy = new Date(ms + 1_500);
-    const clock = {
-      now: () => {
-        ms += 10;
-        return new Date(ms);
-      },
-    };
-    const limited = await sweepExpired({ ...svc.service.deps, clock }, { stopBy });
+    const limited = await sweepWithin(1_500);
 
     expect(limited.tokensDeleted).toBeLessThan(205); // the run's limit came first
     for (const id of soonest) expect(await rawToken(other.tenantId, id)).toBeUndefined();
@@ -129,16 +137,7 @@ describe("expiry sweep", () => {
     const purging = async () => (await svc.service.deps.tenantPurge.pending()).map((p) => p.tenantId);
     expect(await purging()).toContain(gone.tenantId);
 
-    // A clock that moves 10 ms at every reading stands in for the function's time running out.
-    let ms = svc.service.deps.clock.now().getTime();
-    const stopBy = new Date(ms + 2_000);
-    const clock = {
-      now: () => {
-        ms += 10;
-        return new Date(ms);
-      },
-    };
-    const limited = await sweepExpired({ ...svc.service.deps, clock }, { stopBy });
+    const limited = await sweepWithin(2_000);
 
     expect(await purging()).not.toContain(gone.tenantId);
     expect(limited.tokensDeleted).toBeLessThan(200); // the rest is the next run's
