@@ -22,8 +22,11 @@ export async function purgeDeletedTenants(
   const now = deps.clock.now();
   let pages = 0;
   let removed = 0;
-  for (const purge of await deps.tenantPurge.pending()) {
-    if (Date.parse(purge.notBefore) > now.getTime()) continue;
+  // Earliest deletion first (every receipt's deadline is its deletion + 1 h): the store lists them by tenant id,
+  // and a tenant with a lower id deleted later took every run's purge time (review of 27 Nov 2026).
+  const due = (await deps.tenantPurge.pending()).filter((p) => Date.parse(p.notBefore) <= now.getTime());
+  due.sort((a, b) => Date.parse(a.notBefore) - Date.parse(b.notBefore) || (a.tenantId < b.tenantId ? -1 : 1));
+  for (const purge of due) {
     let cursor = purge.cursor;
     while (pages < maxPages && (!stopBy || deps.clock.now().getTime() < stopBy.getTime())) {
       pages += 1;

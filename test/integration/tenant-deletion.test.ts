@@ -7,6 +7,7 @@
 import { createPublicKey, verify } from "node:crypto";
 import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
+import { purgeDeletedTenants } from "#shared/domain/tenant-purge.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { invitationFromOutbox } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
@@ -251,5 +252,23 @@ describe("DELETE /tenants/self", () => {
       (i) => i.PK === `TENANTDELETION#${tenant.tenantId}` && i.entity_type === "tenant_key",
     );
     expect(logged).toHaveLength(before.length);
+  });
+
+  it("purges deleted tenants earliest deletion first, whatever their ids", async () => {
+    // Before: in tenant-id order, so a tenant with a lower id deleted later took every run's purge time (review of
+    // 27 Nov 2026).
+    const api = client(svc.url);
+    const [first, second] = [await createTenant(api, svc.rootKey), await createTenant(api, svc.rootKey)];
+    expect((await api.delete("/tenants/self", { key: second.managementKey })).status).toBe(200);
+    svc.service.deps.testClock?.advance(1800);
+    expect((await api.delete("/tenants/self", { key: first.managementKey })).status).toBe(200);
+    svc.service.deps.testClock?.advance(600); // past both grace periods
+
+    await purgeDeletedTenants(svc.service.deps, undefined, 1); // one page of the table
+
+    const pending = await svc.service.deps.tenantPurge.pending();
+    const ofSecond = pending.find((p) => p.tenantId === second.tenantId);
+    expect(ofSecond === undefined || ofSecond.cursor !== undefined).toBe(true); // its purge went first
+    expect(pending.find((p) => p.tenantId === first.tenantId)?.cursor).toBeUndefined();
   });
 });

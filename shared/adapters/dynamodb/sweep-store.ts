@@ -145,9 +145,12 @@ export class DynamoSweepStore implements SweepStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: tokenKeys.token(item.tenantId, item.tokenId),
-          UpdateExpression: "REMOVE sealed_cvc, cvc_expires_at",
+          // A new version: a write that read the token while its cvc was live (a PATCH, a rewrap's reseal) is
+          // refused, instead of writing the cvc back for good (review of 27 Nov 2026).
+          UpdateExpression: "REMOVE sealed_cvc, cvc_expires_at ADD #version :one",
           ConditionExpression: "attribute_exists(PK) AND cvc_expires_at <= :now",
-          ExpressionAttributeValues: { ":now": now.toISOString() },
+          ExpressionAttributeNames: { "#version": "version" },
+          ExpressionAttributeValues: { ":now": now.toISOString(), ":one": 1 },
         }),
       )
       .catch((error: unknown) => {
