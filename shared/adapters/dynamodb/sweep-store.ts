@@ -145,12 +145,11 @@ export class DynamoSweepStore implements SweepStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: tokenKeys.token(item.tenantId, item.tokenId),
-          // A new version: a write that read the token while its cvc was live (a PATCH, a rewrap's reseal) is
-          // refused, instead of writing the cvc back for good (review of 27 Nov 2026).
-          UpdateExpression: "REMOVE sealed_cvc, cvc_expires_at ADD #version :one",
+          // The version stays: an idempotent replay of the token's creation still answers it, without the cvc
+          // (docs/security.md). A PATCH or reseal that read the cvc just before may write it back: Left open.
+          UpdateExpression: "REMOVE sealed_cvc, cvc_expires_at",
           ConditionExpression: "attribute_exists(PK) AND cvc_expires_at <= :now",
-          ExpressionAttributeNames: { "#version": "version" },
-          ExpressionAttributeValues: { ":now": now.toISOString(), ":one": 1 },
+          ExpressionAttributeValues: { ":now": now.toISOString() },
         }),
       )
       .catch((error: unknown) => {
