@@ -258,7 +258,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     }
     if (current.length > 0 && stopped === undefined) await flush();
   } catch (error) {
-    stopped ??= error instanceof CliError ? error : new CliError(`${file}: ${(error as Error).message}`);
+    stopped ??= error instanceof CliError ? error : new CliError(`${file}: ${unreadable(error)}`);
   }
   await Promise.all(inFlight);
   progress.finish();
@@ -278,4 +278,16 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
   };
   writeOutput(summaryFile, `${JSON.stringify(summary, null, 2)}\n`);
   return summary;
+}
+
+/**
+ * What stopped the input's reading, never its message: csv-parse puts the field's value in its own (a card
+ * number in `Invalid Opening Quote: ... value is "4000..."`, printed to the terminal; review of 27 Nov 2026).
+ */
+function unreadable(error: unknown): string {
+  const { code, lines } = (error ?? {}) as { code?: unknown; lines?: unknown };
+  const what = typeof code === "string" && /^[A-Z0-9_]{1,64}$/.test(code) ? ` (${code})` : "";
+  // csv-parse's errors say the line (and hold the field: `raw`, `field`, never shown).
+  if (typeof lines === "number") return `line ${lines}: not valid CSV${what}`;
+  return `cannot be read${what}`;
 }

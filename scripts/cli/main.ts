@@ -126,7 +126,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       process.exitCode = code;
     },
     (error: unknown) => {
-      process.stderr.write(`svc-vault: ${(error as Error)?.message ?? "failed"}\n`);
+      // An error this CLI did not write may quote its input (token data): its kind only.
+      process.stderr.write(`svc-vault: failed (${(error as Error)?.name ?? "error"})\n`);
       process.exitCode = 2;
     },
   );

@@ -6,6 +6,7 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { parse } from "csv-parse";
+import { CliError } from "./api.ts";
 
 export interface InputRecord {
   /** 1-based line number in the file (a CSV record spanning lines: its last line). */
@@ -117,7 +118,7 @@ async function* readCsv(file: string, idColumn?: string): AsyncIterable<InputRec
   }>) {
     if (!header) {
       header = record.map((column) => column.trim());
-      if (!header.includes("type")) throw new Error("the CSV header has no `type` column");
+      if (!header.includes("type")) throw new CliError(`${file}: the CSV header has no \`type\` column`);
       continue;
     }
     const line = info.lines;

@@ -367,6 +367,20 @@ describe("svc-vault on the command line", () => {
     expect(readFileSync(other, "utf8")).toBe("untouched");
   });
 
+  it("says where a CSV is malformed without quoting it (a card number was printed to the terminal)", async () => {
+    const { owner } = await setup();
+    const file = join(dir(), "cards.csv");
+    writeFileSync(file, `type,data,cid\ncard_number,${VISA},a1\ncard_number,4000056655665556"x,a2\n`);
+
+    const failure = await runImport({ file, url: svc.url, key: owner, progress: quiet }).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+
+    expect(failure?.message).toMatch(/line 3: not valid CSV \([A-Z_]+\)/);
+    expect(failure?.message).not.toContain("4000056655665556");
+  });
+
   it("never writes its outputs through a symbolic link planted beside the input", async () => {
     const { owner } = await setup();
     const folder = dir();
