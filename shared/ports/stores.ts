@@ -10,6 +10,10 @@ import type {
 } from "#shared/domain/tokens/token.ts";
 
 /** A page of results from a store: the items asked for and how many match in all. */
+
+/** A token as a write read it: the keys it needed (for the key counters) and its cvc (see carriedCvcEnd). */
+export type TokenAsRead = KeyedToken & Partial<Pick<StoredToken, "sealed_cvc" | "cvc_expires_at">>;
+
 export interface StorePage<T> {
   items: T[];
   total: number;
@@ -220,7 +224,7 @@ export interface TokenStore {
       now: Date;
       transaction?: TokenHold;
       /** The token as read (what `expectedVersion` names): the keys it needed, for the key counters. */
-      previous: KeyedToken;
+      previous: TokenAsRead;
       previousFingerprint?: string;
       /** The search hashes it replaces: lookup items of those it no longer has are removed after the write. */
       previousSearchHashes?: string[];

@@ -12,6 +12,8 @@ import type { AuditLogStore, StagedCreate, TokenStore } from "#shared/ports/stor
 export interface TokenStores {
   tokens: TokenStore;
   auditLog: AuditLogStore;
+  /** What the sweep does at the end of a cvc's hour (the DynamoDB sweep store's removeCvc). */
+  removeCvc(tenantId: string, tokenId: string, now: Date): Promise<void>;
 }
 
 const NOW = new Date("2031-03-01T12:00:00.000Z");
@@ -160,6 +162,39 @@ export function tokenStoreContract(name: string, stores: () => Promise<TokenStor
         expect(stale).toBe("conflict");
         expect(stored?.version).toBe(2);
         expect(stored?.metadata).toEqual({ by: a === "ok" ? "a" : "b" });
+      });
+
+      it("does not write back a cvc the sweep removed after the replace read it", async () => {
+        const s = await setup();
+        const cvcEnd = at(-1).toISOString();
+        const token = storedToken(s.tenant, { sealed_cvc: "sealed cvc", cvc_expires_at: cvcEnd });
+        const kept = storedToken(s.tenant, { sealed_cvc: "sealed cvc", cvc_expires_at: cvcEnd });
+        await create(s, token);
+        await create(s, kept);
+        await s.removeCvc(s.tenant, token.id, NOW);
+        const replace = (read: StoredToken, fields: Partial<StoredToken>) =>
+          s.tokens.replace({ ...read, ...fields, version: 2 }, 1, auditEntry(read, { operation: "update" }), {
+            now: NOW,
+            previous: read,
+          });
+
+        // Both read with their cvc; the sweep removed one's since. Carrying it back is refused, the other goes in.
+        expect(await replace(token, { metadata: { by: "patch" } })).toBe("conflict");
+        expect(await replace(kept, { metadata: { by: "patch" } })).toBe("ok");
+        const [stored, other] = await Promise.all([token, kept].map((t) => s.tokens.get(s.tenant, t.id)));
+        expect(stored).toMatchObject({ version: 1 });
+        expect(stored?.sealed_cvc).toBeUndefined();
+        expect(other).toMatchObject({ version: 2, sealed_cvc: "sealed cvc", metadata: { by: "patch" } });
+        // Read again (no cvc), the same change goes in; a new cvc (its own hour) needs no old one.
+        const fresh = { ...(stored as StoredToken) };
+        expect(await replace(fresh, { metadata: { by: "retry" } })).toBe("ok");
+        const newCvc = { sealed_cvc: "new cvc", cvc_expires_at: at(3600).toISOString(), version: 3 };
+        const second = { ...fresh, version: 2 };
+        const outcome = await s.tokens.replace({ ...second, ...newCvc }, 2, auditEntry(second), {
+          now: NOW,
+          previous: second,
+        });
+        expect(outcome).toBe("ok");
       });
 
       it("moves the fingerprint claim with a replace that changes the fingerprint", async () => {

@@ -7,7 +7,8 @@ import { tokenStoreContract } from "#test/contract/token-store.ts";
 // The in-memory half of the store contracts; test/integration/store-contract.test.ts runs DynamoDB's.
 tokenStoreContract("in memory", async () => {
   const auditLog = new MemoryAuditLogStore();
-  return { tokens: new MemoryTokenStore(auditLog), auditLog };
+  const tokens = new MemoryTokenStore(auditLog);
+  return { tokens, auditLog, removeCvc: (tenant, id, now) => tokens.removeCvc(tenant, id, now) };
 });
 auditLogStoreContract("in memory", async () => new MemoryAuditLogStore());
 dataKeyStoreContract("in memory", async () => new MemoryDataKeyStore());

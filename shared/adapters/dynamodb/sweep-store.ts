@@ -146,7 +146,7 @@ export class DynamoSweepStore implements SweepStore {
           TableName: this.tableName,
           Key: tokenKeys.token(item.tenantId, item.tokenId),
           // The version stays: an idempotent replay of the token's creation still answers it, without the cvc
-          // (docs/security.md). A PATCH or reseal that read the cvc just before may write it back: Left open.
+          // (docs/security.md); a PATCH or reseal that read the cvc just before cannot write it back (replaceGuard).
           UpdateExpression: "REMOVE sealed_cvc, cvc_expires_at",
           ConditionExpression: "attribute_exists(PK) AND cvc_expires_at <= :now",
           ExpressionAttributeValues: { ":now": now.toISOString() },

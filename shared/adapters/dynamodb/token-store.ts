@@ -2,12 +2,13 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchGetCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
-import { type KeyedToken, keyRefDelta, keySetRefs, partOf } from "#shared/domain/keys/key-refs.ts";
-import type {
-  StoredToken,
-  TokenHold,
-  TokenListFilter,
-  TransactionContext,
+import { keyRefDelta, keySetRefs, partOf } from "#shared/domain/keys/key-refs.ts";
+import {
+  carriedCvcEnd,
+  type StoredToken,
+  type TokenHold,
+  type TokenListFilter,
+  type TransactionContext,
 } from "#shared/domain/tokens/token.ts";
 import type {
   CreateManyOutcome,
@@ -15,6 +16,7 @@ import type {
   StagedCreate,
   StageOutcome,
   StorePage,
+  TokenAsRead,
   TokenCreateOutcome,
   TokenStore,
   WriteOutcome,
@@ -229,7 +231,7 @@ export class DynamoTokenStore implements TokenStore {
     options: {
       now: Date;
       transaction?: TokenHold;
-      previous: KeyedToken;
+      previous: TokenAsRead;
       previousFingerprint?: string;
       previousSearchHashes?: string[];
     },
@@ -250,17 +252,14 @@ export class DynamoTokenStore implements TokenStore {
         expectedVersion,
         audit,
         now,
+        options.previous,
         previousFingerprint,
         counters,
       );
       if (outcome === "ok") await this.dropSearchEntries(token, options.previousSearchHashes);
       return outcome;
     }
-    const guard = {
-      ConditionExpression: `#version = :expected AND ${LOCK_FREE}`,
-      ExpressionAttributeNames: { "#version": "version" },
-      ExpressionAttributeValues: { ":expected": expectedVersion, ":now": epochSeconds(now) },
-    };
+    const guard = replaceGuard(token, expectedVersion, options.previous, now);
     const items = transaction
       ? [
           // The token keeps its current version for everyone else; the new one waits on the op item.
@@ -311,6 +310,7 @@ export class DynamoTokenStore implements TokenStore {
     expectedVersion: number,
     audit: LogEntry,
     now: Date,
+    previous: TokenAsRead,
     previousFingerprint: string,
     counters: object[],
   ): Promise<WriteOutcome> {
@@ -352,9 +352,7 @@ export class DynamoTokenStore implements TokenStore {
           Put: {
             TableName: this.tableName,
             Item: tokenItem(token),
-            ConditionExpression: `#version = :expected AND ${LOCK_FREE}`,
-            ExpressionAttributeNames: { "#version": "version" },
-            ExpressionAttributeValues: { ":expected": expectedVersion, ":now": epochSeconds(now) },
+            ...replaceGuard(token, expectedVersion, previous, now),
           },
         },
         ...claimItems,
@@ -471,4 +469,22 @@ export class DynamoTokenStore implements TokenStore {
   async releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string) {
     await releaseFingerprint(this.client, this.tableName, { tenantId, type, fingerprint, tokenId });
   }
+}
+
+/**
+ * A replace's condition: the version it read, no live transaction's hold, and, when it writes back the cvc it
+ * read, that cvc still there: the sweep removes a cvc at the end of its hour without a new version (an idempotent
+ * replay of the creation must still answer), so a PATCH or reseal that read it just before must not restore it.
+ */
+function replaceGuard(token: StoredToken, expectedVersion: number, previous: TokenAsRead, now: Date) {
+  const cvcEnd = carriedCvcEnd(token, previous);
+  return {
+    ConditionExpression: `#version = :expected AND ${LOCK_FREE}${cvcEnd ? " AND cvc_expires_at = :cvcEnd" : ""}`,
+    ExpressionAttributeNames: { "#version": "version" },
+    ExpressionAttributeValues: {
+      ":expected": expectedVersion,
+      ":now": epochSeconds(now),
+      ...(cvcEnd ? { ":cvcEnd": cvcEnd } : {}),
+    },
+  };
 }

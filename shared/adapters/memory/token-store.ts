@@ -1,11 +1,12 @@
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { validationError } from "#shared/domain/errors.ts";
 import { hashVersionOf } from "#shared/domain/keys/key-refs.ts";
-import type {
-  StoredToken,
-  TokenHold,
-  TokenListFilter,
-  TransactionContext,
+import {
+  carriedCvcEnd,
+  type StoredToken,
+  type TokenHold,
+  type TokenListFilter,
+  type TransactionContext,
 } from "#shared/domain/tokens/token.ts";
 import { isEmpty, isVisible } from "#shared/domain/tokens/visibility.ts";
 import type {
@@ -14,6 +15,7 @@ import type {
   StagedCreate,
   StageOutcome,
   StorePage,
+  TokenAsRead,
   TokenCreateOutcome,
   TokenStore,
   WriteOutcome,
@@ -131,6 +133,7 @@ export class MemoryTokenStore implements TokenStore {
     options: {
       now: Date;
       transaction?: TokenHold;
+      previous: TokenAsRead;
       previousFingerprint?: string;
       previousSearchHashes?: string[];
     },
@@ -138,6 +141,8 @@ export class MemoryTokenStore implements TokenStore {
     if (options.transaction) throw unsupported();
     const current = this.tokens.get(keyOf(token));
     if (!current || current.version !== expectedVersion || isLocked(current, options.now)) return "conflict";
+    const cvcEnd = carriedCvcEnd(token, options.previous);
+    if (cvcEnd && current.cvc_expires_at !== cvcEnd) return "conflict";
     const { previousFingerprint } = options;
     if (previousFingerprint !== undefined && previousFingerprint !== token.fingerprint) {
       // The claim moves in the same write: the old one released if this token holds it, the new one taken if free.
@@ -170,6 +175,14 @@ export class MemoryTokenStore implements TokenStore {
 
   async removeSearchEntries(token: { tenant_id: string; id: string }, hashes: string[]): Promise<void> {
     for (const hash of hashes) this.search.get(searchKey(token.tenant_id, hash))?.delete(token.id);
+  }
+
+  /** What the sweep does at the end of a cvc's hour (SweepStore.removeCvc): the cvc goes, the version stays. */
+  async removeCvc(tenantId: string, tokenId: string, now: Date): Promise<void> {
+    const token = this.tokens.get(keyOf({ tenant_id: tenantId, id: tokenId }));
+    if (!token?.cvc_expires_at || Date.parse(token.cvc_expires_at) > now.getTime()) return;
+    delete token.sealed_cvc;
+    delete token.cvc_expires_at;
   }
 
   async delete(

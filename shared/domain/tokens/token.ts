@@ -45,6 +45,17 @@ export interface StoredToken {
   lock?: TokenLock;
 }
 
+type CvcFields = Partial<Pick<StoredToken, "sealed_cvc" | "cvc_expires_at">>;
+
+/**
+ * The end of the hour of a cvc that a write carries over from the token it read (the same cvc, kept), if any:
+ * the store writes it back only while the token still holds it, as the sweep may have removed it since the read.
+ */
+export function carriedCvcEnd(next: CvcFields, read: CvcFields): string | undefined {
+  const kept = next.sealed_cvc && read.sealed_cvc && next.cvc_expires_at === read.cvc_expires_at;
+  return kept ? read.cvc_expires_at : undefined;
+}
+
 export interface TokenLock {
   transactionId: string;
   operation: "create" | "update" | "delete";
