@@ -283,8 +283,10 @@ export class DynamoTokenStore implements TokenStore {
               after: keySetRefs(token),
             },
           ),
-          // Written now: a search checks the token's current hashes, so they answer only once it commits.
+          // Written now: a search checks the token's current hashes, so they answer only once it commits; the
+          // sweep checks the token itself, so the staged version's expiry and cvc are due only once it commits.
           ...tokenSearchPuts(this.tableName, token),
+          ...tokenSweepPuts(this.tableName, token),
         ]
       : [
           { Put: { TableName: this.tableName, Item: tokenItem(token), ...guard } },

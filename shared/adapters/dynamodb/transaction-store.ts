@@ -20,6 +20,9 @@ import { tokenKeys } from "./token-keys.ts";
 import type { DynamoTokenStore } from "./token-store.ts";
 import { transactionKeys } from "./transaction-keys.ts";
 
+/** A staged cvc with less than this left of its hour is not written back by a commit (applyWrite). */
+export const CVC_WRITE_MARGIN_MS = 60_000;
+
 interface Operation {
   operation: "create" | "update" | "delete";
   token_id: string;
@@ -118,8 +121,9 @@ export class DynamoTransactionStore implements TransactionStore {
 
   /**
    * The write that applies one operation, if the transaction still holds its token. An update puts the token as
-   * staged, less a cvc whose hour has passed by `now`: the sweep may have removed it from the token meanwhile
-   * (and forgotten it), so the staged copy must not bring it back.
+   * staged, less a cvc with less than CVC_WRITE_MARGIN_MS of its hour left at `now`: the sweep may have removed
+   * it from the token meanwhile (and forgotten it), so the staged copy must not bring it back; the margin covers
+   * a commit that read its clock just before the end and wrote after it (a write outlasts no function timeout).
    */
   private applyWrite(tenantId: string, id: string, op: Operation, now: Date): Record<string, unknown> {
     const Key = tokenKeys.token(tenantId, op.token_id);
@@ -127,7 +131,8 @@ export class DynamoTransactionStore implements TransactionStore {
       return { Update: { TableName: this.tableName, Key, UpdateExpression: UNLOCK, ...this.heldBy(id) } };
     if (op.operation === "update") {
       const { sealed_cvc, cvc_expires_at, ...rest } = op.next as Record<string, unknown>;
-      const cvcLive = typeof cvc_expires_at === "string" && Date.parse(cvc_expires_at) > now.getTime();
+      const cvcLeft = typeof cvc_expires_at === "string" ? Date.parse(cvc_expires_at) - now.getTime() : 0;
+      const cvcLive = cvcLeft > CVC_WRITE_MARGIN_MS;
       const Item = cvcLive ? { ...rest, sealed_cvc, cvc_expires_at } : rest;
       return { Put: { TableName: this.tableName, Item, ...this.heldBy(id) } };
     }
