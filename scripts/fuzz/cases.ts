@@ -130,22 +130,18 @@ export function applyMutations(example: unknown, mutations: Mutation[]): unknown
   const holder: unknown = JSON.parse(JSON.stringify({ root: example ?? {} }), (_k, v: unknown) =>
     isObject(v) ? Object.assign(Object.create(null), v) : v,
   );
+  // Own keys only: a path never walks into a prototype.
+  const step = (v: unknown, k: string) =>
+    v && typeof v === "object" && Object.hasOwn(v, k) ? Reflect.get(v, k) : undefined;
   for (const m of mutations) {
     const path = ["root", ...m.path];
     const key = path.pop() as string;
-    // Own keys only: a path never walks into a prototype.
-    const step = (v: unknown, k: string) =>
-      v && typeof v === "object" && Object.hasOwn(v, k) ? Reflect.get(v, k) : undefined;
     const parent = path.reduce<unknown>(step, holder);
     if (parent === null || typeof parent !== "object") continue;
     if (m.op === "delete") Reflect.deleteProperty(parent, key);
-    else
-      Object.defineProperty(parent, key, {
-        value: m.value,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+    else Object.defineProperty(parent, key, { ...FIELD, value: m.value });
   }
   return (holder as { root: unknown }).root;
 }
+
+const FIELD = { enumerable: true, writable: true, configurable: true };

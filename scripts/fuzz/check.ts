@@ -46,15 +46,14 @@ export function checkAnswer({ status, contentType, text }: Answer, context: Chec
     // RFC 9457: application/problem+json with type, title and its own status; on /proxy, wrapped in proxy_error.
     const isProblemJson = contentType.toLowerCase().startsWith("application/problem+json");
     const problem = (isProblemJson ? body : context.proxy ? wrapped : undefined) as Record<string, unknown>;
-    const said = JSON.stringify(problem?.status);
+    const named = typeof problem?.type === "string" && typeof problem.title === "string";
     if (!isProblemJson && problem === undefined)
       add("not-problem-json", `${status} with content-type ${JSON.stringify(contentType)}`);
-    else if (
-      typeof problem?.type !== "string" ||
-      typeof problem.title !== "string" ||
-      problem.status !== status
-    )
-      add("bad-problem", `${status} problem lacks type/title or says status ${said}`);
+    else if (!named || problem.status !== status)
+      add(
+        "bad-problem",
+        `${status} problem lacks type/title or says status ${JSON.stringify(problem?.status)}`,
+      );
   }
   for (const secret of context.secrets ?? [])
     if (text.includes(secret.value) && !carried(secret.value))
@@ -65,19 +64,16 @@ export function checkAnswer({ status, contentType, text }: Answer, context: Chec
 }
 
 /** The built-in prototypes watched: anything a request adds to them is prototype pollution. */
-const PROTOTYPES = new Map<string, object>(
-  [Object, Array, Function, String].map((c) => [c.name, c.prototype]),
-);
-export type PrototypeBaseline = Map<string, Set<string | symbol>>;
+const PROTOTYPES = [Object, Array, Function, String].map((c) => [c.name, c.prototype] as const);
+export type PrototypeBaseline = Set<string | symbol>[];
 
 export const prototypeSnapshot = (): PrototypeBaseline =>
-  new Map([...PROTOTYPES].map(([name, p]) => [name, new Set(Reflect.ownKeys(p))]));
+  PROTOTYPES.map(([, p]) => new Set(Reflect.ownKeys(p)));
 
 /** What was added to the prototypes since `baseline` ("Object.prototype.x"): removed, so the run goes on. */
-export function takePollution(baseline: PrototypeBaseline): string[] {
-  return [...PROTOTYPES].flatMap(([name, p]) => {
-    const added = Reflect.ownKeys(p).filter((key) => !baseline.get(name)?.has(key));
+export const takePollution = (baseline: PrototypeBaseline): string[] =>
+  PROTOTYPES.flatMap(([name, p], i) => {
+    const added = Reflect.ownKeys(p).filter((key) => !baseline[i]?.has(key));
     for (const key of added) Reflect.deleteProperty(p, key);
     return added.map((key) => `${name}.prototype.${String(key)}`);
   });
-}
