@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
+import { scanTable } from "#test/support/table-scan.ts";
 
 const svc = useService();
 
@@ -27,6 +28,22 @@ describe("idempotency (SVC-IDEMPOTENCY-KEY)", () => {
     expect(second.headers.get("svc-idempotent-replayed")).toBe("true");
     expect(second.body).toEqual(first.body);
     expect(list.body.pagination.total_items).toBe(2);
+  });
+
+  it("keeps the key as a keyed digest, never as sent (a key may be built from a card number)", async () => {
+    const { api, managementKey } = await setup();
+    const sent = "order-4111111111111111-attempt";
+    const headers = { "svc-idempotency-key": sent };
+    const body = { name: "web", type: "public", permissions: ["token:create"] };
+
+    const first = await api.post("/applications", { key: managementKey, body, headers });
+    const second = await api.post("/applications", { key: managementKey, body, headers });
+
+    expect(second.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(second.body).toEqual(first.body);
+    const stored = JSON.stringify(await scanTable(svc));
+    expect(stored).toContain("IDEMP#");
+    expect(stored).not.toContain("4111111111111111");
   });
 
   it("stores nothing for a failed request, so a retry runs as new", async () => {

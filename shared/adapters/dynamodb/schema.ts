@@ -13,7 +13,7 @@
  *   USER#<uid>                META                      user
  *   APIKEY#<sha256>           META                      key lookup for authentication
  *   TENANT#<tid>#LOG#<shard>  <created_at>#<lid>        audit log, write-sharded; GSI1 by entity id
- *   IDEMP#<scope>#<key>       META                      idempotency record
+ *   IDEMP#<scope>#<key hmac>  META                      idempotency record (the key as a keyed digest)
  *   SYSTEM#MASTERKEY          CHECK                     local master key's check value (master-key-check.ts)
  *   TENANT#<tid>              KEYCUSTODY                the tenant's own KMS key (key-custody-store.ts)
  *   TENANTDELETION#<tid>      META | LOG#…              a deleted tenant's tombstone and audit (tenant-deletion-store.ts)

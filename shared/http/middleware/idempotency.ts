@@ -176,15 +176,18 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
     before: async (request) => {
       const state = request.context.svc;
       const route = state.route;
-      const key = header(request.event, "svc-idempotency-key");
-      if (!route || key === undefined || !honoursIdempotencyKey(route)) return;
-      if (!KEY_PATTERN.test(key))
+      const sent = header(request.event, "svc-idempotency-key");
+      if (!route || sent === undefined || !honoursIdempotencyKey(route)) return;
+      if (!KEY_PATTERN.test(sent))
         throw validationError("SVC-IDEMPOTENCY-KEY must be 1 to 255 visible ASCII characters.");
       // A new credential (a session key) is never kept for replay to a shared key: the request runs afresh.
       if (route.answersCredential && state.principal && sharedByDesign(state.principal)) return;
       const owner = sealOwnerOf(state.principal);
       const { sealer, idempotency: store } = ports();
       const signature = await signatureOf(sealer, request, owner);
+      // Kept as a keyed digest, never as sent: a caller may build its keys from what it sends (an order or a
+      // card number); the fingerprint key never rotates, so a retry after a rotation finds its record.
+      const key = await sealer.fingerprint(owner, "svc-idempotency-key", sent);
       const scope = scopeOf(state.principal, signature);
       const claim = await store.claim(scope, key, `${signature.request}.${signature.headers}`);
       // A retry a second later finds the answer (replayed) or the same 409: say when, as 429 and 503 do.
