@@ -1,9 +1,12 @@
 /**
  * Attack (review round 5): what a transaction leaves at rest. Each operation item held a sealed copy of the token
  * as staged (data and cvc) for 7 days after its commit or rollback, the cvc's hour and the token's deletion; and
- * a commit put back a cvc the sweep had already removed, with no sweep entry left to remove it again.
+ * a commit put back a cvc the sweep had already removed, with no sweep entry left to remove it again. Later (27 Nov
+ * 2026): a staged version wrote no sweep entries, and a commit that read its clock just before a cvc's end put
+ * it back.
  */
 import { describe, expect, it } from "vitest";
+import { auditEvent } from "#shared/domain/audit-entry.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { advanceTestClock, useService } from "#test/support/service.ts";
 import { scanTable } from "#test/support/table-scan.ts";
@@ -108,5 +111,96 @@ describe("attack: a transaction's residue", () => {
     expect((await api.post(`/transactions/${txn.body.id}/commit`, { key: owner })).status).toBe(200);
     expect(await search("a-new@example.com")).toEqual([a]);
     expect(await search("b-new@example.com")).toEqual([control]);
+  });
+});
+
+/** A card (with a cvc, if given) and a PATCH that may join a transaction. */
+async function setup(cvc?: string) {
+  const { api, tenant } = await tenantWithOwner(svc);
+  const owner = await appKey(api, tenant.managementKey, {
+    type: "private",
+    permissions: ALL_TOKEN_PERMISSIONS,
+    rules: revealEverything,
+  });
+  const data = { number: VISA, expiration_month: 12, expiration_year: 2031, ...(cvc ? { cvc } : {}) };
+  const card = await api.post<TokenBody>("/tokens", { key: owner, body: { type: "card", data } });
+  expect(card.status).toBe(201);
+  const id = card.body.id;
+  const raw = async () =>
+    (await scanTable(svc)).find((i) => i.PK === `TOKEN#${tenant.tenantId}#${id}`) as Record<string, unknown>;
+  const patch = (body: unknown, txn?: string) =>
+    api.patch(`/tokens/${id}`, {
+      key: owner,
+      body,
+      headers: { ...mergePatch, ...(txn ? { "svc-transaction-id": txn } : {}) },
+    });
+  return { api, owner, tenant, id, raw, patch };
+}
+
+describe("a cvc given by a PATCH inside a transaction", () => {
+  it("is removed by the sweep after its hour, like one given outside a transaction", async () => {
+    // Control: outside a transaction the PATCH writes a C sweep entry, and the sweep removes the cvc.
+    const plain = await setup();
+    expect((await plain.patch({ data: { cvc: "456" } })).status).toBe(200);
+    // In a transaction: the same PATCH, committed.
+    const held = await setup();
+    const txn = await held.api.post<{ id: string }>("/transactions", { key: held.owner });
+    expect((await held.patch({ data: { cvc: "789" } }, txn.body.id)).status).toBe(200);
+    expect((await held.api.post(`/transactions/${txn.body.id}/commit`, { key: held.owner })).status).toBe(
+      200,
+    );
+    expect((await held.raw()).sealed_cvc).toBeDefined();
+
+    await advance(2 * 3600);
+    await sweepExpired(svc.service.deps);
+
+    expect((await plain.raw()).sealed_cvc).toBeUndefined();
+    // The staged version's sweep entries: without them the cvc stayed sealed at rest for the token's whole life.
+    const stored = await held.raw();
+    expect(stored.sealed_cvc).toBeUndefined();
+    expect(stored.cvc_expires_at).toBeUndefined();
+  });
+});
+
+describe("an expiry set by a PATCH inside a transaction", () => {
+  it("is deleted by the sweep (not left to the TTL backstop, uncounted)", async () => {
+    const held = await setup();
+    const txn = await held.api.post<{ id: string }>("/transactions", { key: held.owner });
+    const soon = new Date(Date.parse(String((await held.raw()).created_at)) + 600_000).toISOString();
+    expect((await held.patch({ expires_at: soon }, txn.body.id)).status).toBe(200);
+    expect((await held.api.post(`/transactions/${txn.body.id}/commit`, { key: held.owner })).status).toBe(
+      200,
+    );
+    await advance(2 * 3600);
+    await sweepExpired(svc.service.deps);
+    expect(await held.raw()).toBeUndefined();
+  });
+});
+
+describe("a commit that read the clock just before the cvc's end", () => {
+  it("does not put back a cvc the sweep removed before the commit's write", async () => {
+    const { api, owner, tenant, raw, patch } = await setup("123");
+    await advance(3000);
+    const txn = await api.post<{ id: string }>("/transactions", { key: owner });
+    expect((await patch({ metadata: { a: "b" } }, txn.body.id)).status).toBe(200);
+    const cvcEnd = String((await raw()).cvc_expires_at);
+    const commitNow = new Date(Date.parse(cvcEnd) - 1000); // the commit's clock.now(), a second before the end
+    await advance(700);
+    await sweepExpired(svc.service.deps); // the sweep removes the cvc between that read and the commit's write
+    expect((await raw()).sealed_cvc).toBeUndefined();
+
+    const deps = svc.service.deps;
+    const record = await deps.transactions.get(tenant.tenantId, txn.body.id);
+    const audit = auditEvent(
+      deps,
+      { tenantId: tenant.tenantId, actor: { type: "system" } },
+      "transaction",
+      txn.body.id,
+      "update",
+      "Transaction committed",
+    );
+    expect(await deps.transactions.commit(record as never, commitNow, audit)).toBeTruthy();
+    // A cvc within a minute of its end is not written back (CVC_WRITE_MARGIN_MS): it used to be, by `now` alone.
+    expect((await raw()).sealed_cvc).toBeUndefined();
   });
 });
