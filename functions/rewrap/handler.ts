@@ -14,7 +14,8 @@ import { handlerTracing } from "#shared/tracer.ts";
 
 /**
  * The worker's adapters: the token domain (it opens, seals and hashes), key versions, jobs and their queue, and the
- * proxies and reactor stores (proxy keys and the webhook secret are re-sealed too).
+ * proxies and reactor stores (proxy keys, proxies' and reactors' configurations and the webhook secret are re-sealed
+ * too).
  */
 export function compose(cfg: Config): RewrapDeps {
   const core = composeCore(cfg);

@@ -29,7 +29,8 @@ export function compose(cfg: Config) {
     ...auditLogStore(core),
     receiptSigner: receiptSigner(cfg),
     ...keyCustody(core),
-    // A key version is destroyed only once no proxy key nor webhook secret is sealed under it.
+    // A key version is destroyed only once no proxy key or configuration, reactor configuration nor webhook
+    // secret is sealed under it.
     ...proxyStore(core),
     ...reactorStore(core),
   };

@@ -1,5 +1,5 @@
 import type { LogEntry } from "#shared/domain/audit.ts";
-import type { StoredFormula, StoredReactor } from "#shared/domain/reactors/model.ts";
+import type { ReactorToStore, StoredFormula, StoredReactor } from "#shared/domain/reactors/model.ts";
 
 export type ReactorKind = "formula" | "reactor";
 
@@ -16,8 +16,11 @@ export interface StoredReaction {
 
 /** Formulas, reactors, stored reaction outcomes and the tenant's webhook secret (sealed). */
 export interface ReactorStore {
-  /** Writes the item with its audit entry; false when `create` finds one or `replace` finds none. */
-  put<T extends StoredFormula | StoredReactor>(
+  /**
+   * Writes the item with its audit entry; false when `create` finds one or `replace` finds none. A reactor is
+   * written with its configuration sealed, never as a plain map.
+   */
+  put<T extends StoredFormula | ReactorToStore>(
     kind: ReactorKind,
     item: T,
     audit: LogEntry,
@@ -25,6 +28,11 @@ export interface ReactorStore {
   ): Promise<boolean>;
   get<T>(kind: ReactorKind, tenantId: string, id: string): Promise<T | undefined>;
   list<T>(kind: ReactorKind, tenantId: string): Promise<T[]>;
+  /**
+   * The reactor's configuration sealed again (a rewrap), replacing a plain map of an older item: only if its
+   * configuration is still the one `reactor` read (sealed or plain); false otherwise.
+   */
+  resealConfiguration(reactor: StoredReactor, sealed: string, audit: LogEntry): Promise<boolean>;
   /** Deletes the item with its audit entry; false when there was none. */
   delete(kind: ReactorKind, tenantId: string, id: string, audit: LogEntry): Promise<boolean>;
   /** A stored reaction outcome (sealed), so a redelivered job never runs the code again. */

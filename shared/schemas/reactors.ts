@@ -33,7 +33,10 @@ export const formulaBody = z.object({
   allowed_hosts: allowedHosts.optional(),
 });
 
-/** Stored as a map beside the record: what DynamoDB keeps, at most 64 KiB (shared/domain/storable.ts). */
+/**
+ * Stored sealed in the record (its JSON, crypto/sealed-configuration.ts), within what DynamoDB could keep as a map,
+ * at most 64 KiB (shared/domain/storable.ts): 64 KiB sealed is about 88 KiB of the item's 400 KB.
+ */
 const configuration = z.record(safeKey(200), z.unknown()).superRefine(storable(64 * 1024));
 const application = z.object({ id: generatedId });
 

@@ -1,16 +1,43 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
-import type { StoredProxy } from "#shared/domain/proxies/proxy.ts";
-import type { ProxyStore } from "#shared/ports/proxy-store.ts";
+import type { ProxyToStore, StoredProxy } from "#shared/domain/proxies/proxy.ts";
+import type { ProxySeals, ProxyStore } from "#shared/ports/proxy-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
+import { configurationAsRead } from "./configuration-condition.ts";
 import { queryAll } from "./paging.ts";
 
 const proxyKeys = {
   proxy: (tenantId: string, id: string) => ({ PK: `TENANT#${tenantId}`, SK: `PROXY#${id}` }),
   key: (keyHash: string) => ({ PK: `PROXYKEY#${keyHash}`, SK: "META" }),
 };
+
+/**
+ * An update setting the proxy's seals (`next`), conditioned on the proxy being as `read` holds it: its sealed key,
+ * and, when a configuration is written, its configuration (the sealed one, or the plain map of an older item,
+ * which the write removes). A save meanwhile (which keeps the sealed key but writes its own configuration) then
+ * wins rather than being overwritten with what was read.
+ */
+function sealsUpdate(read: StoredProxy, next: ProxySeals, more: { set?: string; values?: object } = {}) {
+  const set = ["sealed_key = :sealed", ...(more.set ? [more.set] : [])];
+  const conditions = ["sealed_key = :from"];
+  const values: Record<string, unknown> = { ":from": read.sealed_key, ":sealed": next.sealed_key };
+  let remove = "";
+  if (next.sealed_configuration !== undefined) {
+    set.push("sealed_configuration = :config");
+    values[":config"] = next.sealed_configuration;
+    const asRead = configurationAsRead(read);
+    conditions.push(asRead.condition);
+    Object.assign(values, asRead.values);
+    remove = " REMOVE configuration";
+  }
+  return {
+    UpdateExpression: `SET ${set.join(", ")}${remove}`,
+    ConditionExpression: conditions.join(" AND "),
+    ExpressionAttributeValues: { ...values, ...more.values },
+  };
+}
 
 /** Proxies in the tenant's partition; PROXYKEY#<hash> finds one by its key at invocation. */
 export class DynamoProxyStore implements ProxyStore {
@@ -20,7 +47,7 @@ export class DynamoProxyStore implements ProxyStore {
     private readonly audit: AuditItems,
   ) {}
 
-  private item(proxy: StoredProxy) {
+  private item(proxy: ProxyToStore) {
     return { ...proxyKeys.proxy(proxy.tenant_id, proxy.id), entity: "proxy", ...proxy };
   }
 
@@ -40,7 +67,7 @@ export class DynamoProxyStore implements ProxyStore {
     };
   }
 
-  async create(proxy: StoredProxy, audit: LogEntry): Promise<void> {
+  async create(proxy: ProxyToStore, audit: LogEntry): Promise<void> {
     await this.client.send(
       new TransactWriteCommand({
         TransactItems: [
@@ -74,7 +101,7 @@ export class DynamoProxyStore implements ProxyStore {
     return items.map((item) => stripKeys<StoredProxy>(item));
   }
 
-  async replace(proxy: StoredProxy, audit: LogEntry): Promise<boolean> {
+  async replace(proxy: ProxyToStore, audit: LogEntry): Promise<boolean> {
     return transactOrFalse(this.client, [
       {
         Put: {
@@ -88,15 +115,13 @@ export class DynamoProxyStore implements ProxyStore {
     ]);
   }
 
-  async reseal(proxy: StoredProxy, sealedKey: string, audit: LogEntry): Promise<boolean> {
+  async reseal(proxy: StoredProxy, next: ProxySeals, audit: LogEntry): Promise<boolean> {
     return transactOrFalse(this.client, [
       {
         Update: {
           TableName: this.tableName,
           Key: proxyKeys.proxy(proxy.tenant_id, proxy.id),
-          UpdateExpression: "SET sealed_key = :to",
-          ConditionExpression: "sealed_key = :from",
-          ExpressionAttributeValues: { ":from": proxy.sealed_key, ":to": sealedKey },
+          ...sealsUpdate(proxy, next),
         },
       },
       this.audit.put(audit),
@@ -105,7 +130,7 @@ export class DynamoProxyStore implements ProxyStore {
 
   async rotateKey(
     proxy: StoredProxy,
-    next: Pick<StoredProxy, "sealed_key" | "key_hash">,
+    next: ProxySeals & Pick<StoredProxy, "key_hash">,
     audit: LogEntry,
   ): Promise<boolean> {
     return transactOrFalse(this.client, [
@@ -113,13 +138,7 @@ export class DynamoProxyStore implements ProxyStore {
         Update: {
           TableName: this.tableName,
           Key: proxyKeys.proxy(proxy.tenant_id, proxy.id),
-          UpdateExpression: "SET sealed_key = :sealed, key_hash = :hash",
-          ConditionExpression: "sealed_key = :from",
-          ExpressionAttributeValues: {
-            ":from": proxy.sealed_key,
-            ":sealed": next.sealed_key,
-            ":hash": next.key_hash,
-          },
+          ...sealsUpdate(proxy, next, { set: "key_hash = :hash", values: { ":hash": next.key_hash } }),
         },
       },
       { Delete: { TableName: this.tableName, Key: proxyKeys.key(proxy.key_hash) } },

@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { GetCommand, PutCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
-import type { StoredFormula, StoredReactor } from "#shared/domain/reactors/model.ts";
+import type { ReactorToStore, StoredFormula, StoredReactor } from "#shared/domain/reactors/model.ts";
 import {
   type ReactorKind as Kind,
   REACTION_RETENTION_SECONDS,
@@ -10,6 +10,7 @@ import {
 } from "#shared/ports/reactor-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { cancelledByCondition, isConditionalCheckFailed, transactOrFalse } from "./client.ts";
+import { configurationAsRead } from "./configuration-condition.ts";
 import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";
 
@@ -37,7 +38,7 @@ export class DynamoReactorStore implements ReactorStore {
     return kind === "formula" ? reactorKeys.formula(tenantId, id) : reactorKeys.reactor(tenantId, id);
   }
 
-  async put<T extends StoredFormula | StoredReactor>(
+  async put<T extends StoredFormula | ReactorToStore>(
     kind: Kind,
     item: T,
     audit: LogEntry,
@@ -69,6 +70,23 @@ export class DynamoReactorStore implements ReactorStore {
       ExpressionAttributeValues: { ":pk": `TENANT#${tenantId}`, ":prefix": PREFIX[kind] },
     });
     return items.map((item) => stripKeys<T>(item));
+  }
+
+  async resealConfiguration(reactor: StoredReactor, sealed: string, audit: LogEntry): Promise<boolean> {
+    // As read: the sealed configuration, or the plain map of an older item (which this write removes).
+    const asRead = configurationAsRead(reactor);
+    return transactOrFalse(this.client, [
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: reactorKeys.reactor(reactor.tenant_id, reactor.id),
+          UpdateExpression: "SET sealed_configuration = :to REMOVE configuration",
+          ConditionExpression: `attribute_exists(PK) AND ${asRead.condition}`,
+          ExpressionAttributeValues: { ...asRead.values, ":to": sealed },
+        },
+      },
+      this.audit.put(audit),
+    ]);
   }
 
   async delete(kind: Kind, tenantId: string, id: string, audit: LogEntry): Promise<boolean> {

@@ -138,8 +138,9 @@ export async function rotateKeys(deps: KeyDeps, principal: TenantPrincipal): Pro
 
 /**
  * DELETE /tenants/self/keys/{version}: destroys a data-key version nothing stored needs: no token (its counters),
- * no proxy key nor webhook secret (a rewrap re-seals them), and no short-lived sealed value (idempotent answers,
- * react-async outcomes), which are never re-sealed but outlived (destroy-window.ts).
+ * no proxy key or configuration, reactor configuration nor webhook secret (a rewrap re-seals them), and no
+ * short-lived sealed value (idempotent answers, react-async outcomes), which are never re-sealed but outlived
+ * (destroy-window.ts).
  */
 export async function destroyKeyVersion(
   deps: KeyDeps & Pick<LongLivedDeps, "proxies" | "reactors">,
@@ -158,7 +159,7 @@ export async function destroyKeyVersion(
     );
   if ((await longLivedUnder(deps, tenantId, keyId)) > 0)
     throw conflict(
-      "Proxy keys or the webhook secret are still sealed under this key version; run a rewrap (POST /tenants/self/keys/rewrap) first.",
+      "Proxy keys, proxy or reactor configurations or the webhook secret are still sealed under this key version; run a rewrap (POST /tenants/self/keys/rewrap) first.",
     );
   const outcome = await deps.keyVersions.destroy(
     tenantId,

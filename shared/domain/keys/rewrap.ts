@@ -176,7 +176,8 @@ export async function processRewrapPage(deps: RewrapDeps, message: RewrapPageMes
 /** After a page: the next page's message, or, after the last, the job's end. */
 async function goOn(deps: RewrapDeps, job: RewrapJob): Promise<void> {
   if (job.end) {
-    // The tenant's other long-lived sealed values (proxy keys, webhook secret) move on with its tokens.
+    // The tenant's other long-lived sealed values (proxy keys, proxies' and reactors' configurations, webhook
+    // secret) move on with its tokens.
     deps.keyState.evict(job.tenant_id);
     const dataVersion = await deps.keyring.currentVersion(job.tenant_id);
     await resealLongLived(

@@ -1,14 +1,15 @@
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { Cache } from "#shared/domain/cache.ts";
 import type { Clock } from "#shared/ports/clock.ts";
-import type { ProxyStore } from "#shared/ports/proxy-store.ts";
-import type { StoredProxy } from "./proxy.ts";
+import type { ProxySeals, ProxyStore } from "#shared/ports/proxy-store.ts";
+import type { ProxyToStore, StoredProxy } from "./proxy.ts";
 
 /**
  * The proxy store with `findByKey` cached per process for the API-key cache's time (SVC_AUTH_CACHE_SECONDS,
  * 5 s by default): a warm proxy invocation then reads only its tokens. A proxy changed or deleted elsewhere
  * takes effect on every warm function within that time, like a revoked API key, and at once in the process
- * that changed it (it evicts the entry; locally the whole service is that one process).
+ * that changed it (it evicts the entry; locally the whole service is that one process). It holds proxies as stored,
+ * their configuration sealed: the invocation opens it when a transform reads it (invoke.ts).
  */
 export class CachingProxyStore implements ProxyStore {
   private readonly byKey: Cache<StoredProxy>;
@@ -25,7 +26,7 @@ export class CachingProxyStore implements ProxyStore {
     return this.byKey.get(keyHash, this.clock.now().getTime(), () => this.inner.findByKey(keyHash));
   }
 
-  create(proxy: StoredProxy, audit: LogEntry): Promise<void> {
+  create(proxy: ProxyToStore, audit: LogEntry): Promise<void> {
     return this.inner.create(proxy, audit);
   }
 
@@ -37,7 +38,7 @@ export class CachingProxyStore implements ProxyStore {
     return this.inner.list(tenantId);
   }
 
-  async replace(proxy: StoredProxy, audit: LogEntry): Promise<boolean> {
+  async replace(proxy: ProxyToStore, audit: LogEntry): Promise<boolean> {
     try {
       return await this.inner.replace(proxy, audit);
     } finally {
@@ -45,9 +46,9 @@ export class CachingProxyStore implements ProxyStore {
     }
   }
 
-  async reseal(proxy: StoredProxy, sealedKey: string, audit: LogEntry): Promise<boolean> {
+  async reseal(proxy: StoredProxy, next: ProxySeals, audit: LogEntry): Promise<boolean> {
     try {
-      return await this.inner.reseal(proxy, sealedKey, audit);
+      return await this.inner.reseal(proxy, next, audit);
     } finally {
       this.byKey.evict(proxy.key_hash);
     }
@@ -55,7 +56,7 @@ export class CachingProxyStore implements ProxyStore {
 
   async rotateKey(
     proxy: StoredProxy,
-    next: Pick<StoredProxy, "sealed_key" | "key_hash">,
+    next: ProxySeals & Pick<StoredProxy, "key_hash">,
     audit: LogEntry,
   ): Promise<boolean> {
     try {

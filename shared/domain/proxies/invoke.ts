@@ -21,7 +21,7 @@ import type { ProxyStore } from "#shared/ports/proxy-store.ts";
 import { detokenizeAudited } from "./audit-before-forward.ts";
 import { headersFromCode, proxyOptionHeaders, responseHeaders, transformVisibleHeaders } from "./headers.ts";
 import { detokenizeJsonInPlace } from "./in-place.ts";
-import type { StoredProxy } from "./proxy.ts";
+import { proxyConfiguration, type StoredProxy } from "./proxy.ts";
 import { asProxyFailure, memberView, ProxyError } from "./proxy-error.ts";
 import {
   encodeBody,
@@ -254,7 +254,7 @@ async function transformRequest(
       path: request.pathSuffix,
       query: request.rawQuery ? `?${request.rawQuery}` : "",
     },
-    configuration: proxy.configuration ?? {},
+    configuration: await proxyConfiguration(deps.sealer, proxy),
   });
   return {
     headers: { ...headersFromCode(out.headers, HEADER_NAME), ...options },
@@ -306,7 +306,7 @@ async function transformResponse(
   const isJsonAnswer = /\bjson\b/i.test(String(response.headers["content-type"] ?? ""));
   const out = await runTransform(deps, proxy, proxy.response_transform.code, {
     args: { body: isJsonAnswer ? parsedOr(text) : text, headers: response.headers },
-    configuration: proxy.configuration ?? {},
+    configuration: await proxyConfiguration(deps.sealer, proxy),
   });
   return {
     status: response.status,

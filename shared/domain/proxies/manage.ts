@@ -13,9 +13,11 @@ import type { ApplicationReader, AuditLogStore, PageRequest } from "#shared/port
 import {
   destinationError,
   nameMatcher,
+  type OpenedProxy,
+  openProxy,
   type ProxyTransform,
   proxyKeyBinding,
-  type StoredProxy,
+  sealProxy,
   transformCodeError,
 } from "./proxy.ts";
 
@@ -44,11 +46,12 @@ export interface ProxyInput {
 const keyBinding = proxyKeyBinding;
 
 /**
- * The proxy as managers see it: `application_id` in place of the application object, and its key (unsealed)
- * only for a caller who could have created it, a member's own key (which covers any bound application). The key
- * acts as the bound application (anonymously when `require_auth` is false), so a narrower key never sees it.
+ * The proxy as managers see it: `application_id` in place of the application object, its configuration opened,
+ * and its key (unsealed) only for a caller who could have created it, a member's own key (which covers any bound
+ * application). The key acts as the bound application (anonymously when `require_auth` is false), so a narrower
+ * key never sees it.
  */
-async function view(deps: ProxyDeps, principal: TenantPrincipal, proxy: StoredProxy) {
+async function view(deps: ProxyDeps, principal: TenantPrincipal, proxy: OpenedProxy) {
   const { sealed_key, key_hash, ...fields } = proxy;
   if (ceilingOf(principal) !== undefined) return fields;
   return { ...fields, key: await deps.sealer.open(keyBinding(proxy), sealed_key) };
@@ -64,8 +67,8 @@ async function view(deps: ProxyDeps, principal: TenantPrincipal, proxy: StoredPr
 async function assertValid(
   deps: ProxyDeps,
   principal: TenantPrincipal,
-  proxy: Omit<StoredProxy, "sealed_key" | "key_hash">,
-  current?: StoredProxy,
+  proxy: Omit<OpenedProxy, "sealed_key" | "key_hash">,
+  current?: OpenedProxy,
 ) {
   const errors: Record<string, string[]> = {};
   const requireHttps = !deps.config.proxyAllowPrivate;
@@ -116,20 +119,29 @@ export async function createProxy(deps: ProxyDeps, principal: TenantPrincipal, i
   };
   await assertValid(deps, principal, base);
   const key = newApiKey("proxy");
-  const proxy: StoredProxy = {
+  const proxy: OpenedProxy = {
     ...base,
     sealed_key: await deps.sealer.seal(keyBinding(base), key),
     key_hash: hashKey(key),
   };
-  await deps.proxies.create(proxy, auditEvent(deps, principal, "proxy", proxy.id, "create", "Proxy created"));
+  await deps.proxies.create(
+    await sealProxy(deps.sealer, proxy),
+    auditEvent(deps, principal, "proxy", proxy.id, "create", "Proxy created"),
+  );
   await prepareSandbox(deps, proxy);
   return view(deps, principal, proxy);
 }
 
-async function findProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string) {
+/** The proxy as stored (its configuration sealed). */
+async function findStoredProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string) {
   const proxy = await deps.proxies.get(principal.tenantId, id);
   if (!proxy) throw notFound("The proxy");
   return proxy;
+}
+
+/** The proxy with its configuration opened. */
+async function findProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string) {
+  return openProxy(deps.sealer, await findStoredProxy(deps, principal, id));
 }
 
 export async function getProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string) {
@@ -154,11 +166,14 @@ export async function listProxies(
     deps,
     items.map((p) => auditEvent(deps, principal, "proxy", p.id, "read", "Proxy read in a list")),
   );
-  return { items: await Promise.all(items.map((p) => view(deps, principal, p))), total: all.length };
+  return {
+    items: await Promise.all(items.map(async (p) => view(deps, principal, await openProxy(deps.sealer, p)))),
+    total: all.length,
+  };
 }
 
-async function save(deps: ProxyDeps, principal: TenantPrincipal, current: StoredProxy, input: ProxyInput) {
-  const next: StoredProxy = {
+async function save(deps: ProxyDeps, principal: TenantPrincipal, current: OpenedProxy, input: ProxyInput) {
+  const next: OpenedProxy = {
     ...fieldsOf(input),
     id: current.id,
     tenant_id: current.tenant_id,
@@ -170,8 +185,9 @@ async function save(deps: ProxyDeps, principal: TenantPrincipal, current: Stored
     modified_at: deps.clock.now().toISOString(),
   };
   await assertValid(deps, principal, next, current);
+  // Sealed afresh (a plain configuration of an older item is sealed by its next write).
   const saved = await deps.proxies.replace(
-    next,
+    await sealProxy(deps.sealer, next),
     auditEvent(deps, principal, "proxy", next.id, "update", "Proxy updated"),
   );
   if (!saved) {
@@ -185,7 +201,7 @@ async function save(deps: ProxyDeps, principal: TenantPrincipal, current: Stored
 }
 
 /** After a save with transform code: best effort, never fails the save (Sandbox.prepare never rejects). */
-async function prepareSandbox(deps: ProxyDeps, proxy: StoredProxy): Promise<void> {
+async function prepareSandbox(deps: ProxyDeps, proxy: OpenedProxy): Promise<void> {
   if (proxy.request_transform || proxy.response_transform) await deps.sandbox?.prepare?.(proxy.tenant_id);
 }
 
@@ -244,17 +260,29 @@ export async function rotateProxyKey(deps: ProxyDeps, principal: TenantPrincipal
     throw forbidden(
       "Rotating a proxy's key takes a member's own key (only such a key is shown the proxy's key).",
     );
-  const current = await findProxy(deps, principal, id);
+  const stored = await findStoredProxy(deps, principal, id);
+  const current = await openProxy(deps.sealer, stored);
   const key = newApiKey("proxy");
-  const next = { sealed_key: await deps.sealer.seal(keyBinding(current), key), key_hash: hashKey(key) };
+  const next = {
+    sealed_key: await deps.sealer.seal(keyBinding(current), key),
+    key_hash: hashKey(key),
+    // A plain configuration of an older item is sealed by this write too.
+    ...(stored.sealed_configuration === undefined ? await sealedConfigurationOf(deps, current) : {}),
+  };
   const audit = auditEvent(deps, principal, "proxy", id, "update", "Proxy key rotated");
-  if (!(await deps.proxies.rotateKey(current, next, audit)))
+  if (!(await deps.proxies.rotateKey(stored, next, audit)))
     throw conflict("The proxy changed meanwhile (or is gone); retry.");
-  return view(deps, principal, { ...current, ...next });
+  return view(deps, principal, { ...current, sealed_key: next.sealed_key, key_hash: next.key_hash });
+}
+
+/** The stored proxy's configuration field as `proxy`'s configuration sealed (nothing when it has none). */
+async function sealedConfigurationOf(deps: ProxyDeps, proxy: OpenedProxy) {
+  const { sealed_configuration } = await sealProxy(deps.sealer, proxy);
+  return sealed_configuration === undefined ? {} : { sealed_configuration };
 }
 
 export async function deleteProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string): Promise<void> {
-  const proxy = await findProxy(deps, principal, id);
+  const proxy = await findStoredProxy(deps, principal, id);
   const deleted = await deps.proxies.delete(
     proxy,
     auditEvent(deps, principal, "proxy", id, "delete", "Proxy deleted"),

@@ -1,10 +1,16 @@
 import { Script } from "node:vm";
+import {
+  type ConfigurationAtRest,
+  configurationBinding,
+  openConfiguration,
+  sealConfiguration,
+} from "#shared/domain/crypto/sealed-configuration.ts";
+import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 
 export interface ProxyTransform {
   code: string;
 }
 
-/** A proxy as stored: its key only sealed (shown to managers) and hashed (to find the proxy by it). */
 /** What a proxy's sealed key is bound to: its tenant, its id and the field. */
 export const proxyKeyBinding = (proxy: Pick<StoredProxy, "tenant_id" | "id">) => ({
   tenantId: proxy.tenant_id,
@@ -12,7 +18,16 @@ export const proxyKeyBinding = (proxy: Pick<StoredProxy, "tenant_id" | "id">) =>
   field: "proxy_key",
 });
 
-export interface StoredProxy {
+/** What a proxy's sealed configuration is bound to: its tenant, its id and the field. */
+export const proxyConfigurationBinding = (proxy: Pick<StoredProxy, "tenant_id" | "id">) =>
+  configurationBinding("proxy", proxy.tenant_id, proxy.id);
+
+/**
+ * A proxy as stored: its key only sealed (shown to managers) and hashed (to find the proxy by it), its
+ * configuration only sealed (`sealed_configuration`; a plain `configuration` only on items written before that,
+ * crypto/sealed-configuration.ts).
+ */
+export interface StoredProxy extends ConfigurationAtRest {
   id: string;
   tenant_id: string;
   name: string;
@@ -21,7 +36,6 @@ export interface StoredProxy {
   request_transform?: ProxyTransform;
   response_transform?: ProxyTransform;
   application_id?: string;
-  configuration?: Record<string, unknown>;
   /** Where the transforms' `fetch` may go (docs/proxies.md); absent: anywhere the address rule allows. */
   allowed_hosts?: string[];
   sealed_key: string;
@@ -30,6 +44,33 @@ export interface StoredProxy {
   created_at: string;
   modified_by?: string;
   modified_at?: string;
+}
+
+/** What is written: never a plain configuration. */
+export type ProxyToStore = StoredProxy & { configuration?: never };
+
+/** A proxy with its configuration opened: what the use cases work with, never stored as it is. */
+export type OpenedProxy = Omit<StoredProxy, "sealed_configuration">;
+
+export async function openProxy(sealer: Pick<Sealer, "open">, proxy: StoredProxy): Promise<OpenedProxy> {
+  const { sealed_configuration: _sealed, configuration: _plain, ...fields } = proxy;
+  const configuration = await openConfiguration(sealer, proxyConfigurationBinding(proxy), proxy);
+  return { ...fields, ...(configuration !== undefined ? { configuration } : {}) };
+}
+
+export async function sealProxy(sealer: Pick<Sealer, "seal">, proxy: OpenedProxy): Promise<ProxyToStore> {
+  const { configuration, ...fields } = proxy;
+  if (configuration === undefined) return fields;
+  const binding = proxyConfigurationBinding(proxy);
+  return { ...fields, sealed_configuration: await sealConfiguration(sealer, binding, configuration) };
+}
+
+/** What the proxy's transforms read as `configuration`: it opened (`{}` for none). */
+export async function proxyConfiguration(
+  sealer: Pick<Sealer, "open">,
+  proxy: StoredProxy,
+): Promise<Record<string, unknown>> {
+  return (await openConfiguration(sealer, proxyConfigurationBinding(proxy), proxy)) ?? {};
 }
 
 /** Destination URL rules: http(s) only, no credentials; https only where private destinations are refused. */

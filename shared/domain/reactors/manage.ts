@@ -1,4 +1,5 @@
 import { auditEvent, recordEvents } from "#shared/domain/audit-entry.ts";
+import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { assertMayRouteData } from "#shared/domain/data-routing.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, DomainError, notFound, validationError } from "#shared/domain/errors.ts";
@@ -11,12 +12,20 @@ import type { ReactorStore } from "#shared/ports/reactor-store.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
 import type { ApplicationReader, AuditLogStore, PageRequest } from "#shared/ports/stores.ts";
 import { cast } from "./args.ts";
-import type { StoredFormula, StoredReactor } from "./model.ts";
+import {
+  type OpenedReactor,
+  openReactor,
+  type StoredFormula,
+  type StoredReactor,
+  sealReactor,
+} from "./model.ts";
 
 export interface ReactorDeps {
   reactors: ReactorStore;
   applications: ApplicationReader;
   auditLog: AuditLogStore;
+  /** Seals reactors' configurations, and opens them. */
+  sealer: Pick<Sealer, "seal" | "open">;
   clock: Clock;
   /** Told when formula code is saved, so the tenant's runner exists before the first react (AWS). */
   sandbox?: Pick<Sandbox, "prepare">;
@@ -237,7 +246,7 @@ async function checkedApplication(
 }
 
 /** A reactor as answered: its formula, or its own code (to keys that may change it only). */
-async function view(deps: ReactorDeps, principal: TenantPrincipal, reactor: StoredReactor) {
+async function view(deps: ReactorDeps, principal: TenantPrincipal, reactor: OpenedReactor) {
   const { formula_id, application_id, code, ...fields } = reactor;
   const formula =
     formula_id === undefined
@@ -258,7 +267,7 @@ async function runsWhat(
   deps: ReactorDeps,
   principal: TenantPrincipal,
   input: ReactorInput & { formula?: { id: string } },
-): Promise<Pick<StoredReactor, "formula_id" | "code" | "configuration">> {
+): Promise<Pick<OpenedReactor, "formula_id" | "code" | "configuration">> {
   if (input.formula && input.code !== undefined)
     throw eitherFormulaOrCode("A reactor runs a formula or its own code, not both.");
   if (input.code !== undefined) {
@@ -282,7 +291,7 @@ export async function createReactor(
   const runs = await runsWhat(deps, principal, input);
   const now = deps.clock.now();
   const applicationId = await checkedApplication(deps, principal, input.application);
-  const reactor: StoredReactor = {
+  const reactor: OpenedReactor = {
     id: uuidv7(now),
     tenant_id: principal.tenantId,
     name: input.name,
@@ -294,7 +303,7 @@ export async function createReactor(
   assertMayRouteData(principal, "reactor", reactor);
   await deps.reactors.put(
     "reactor",
-    reactor,
+    await sealReactor(deps.sealer, reactor),
     auditEvent(deps, principal, "reactor", reactor.id, "create", "Reactor created"),
     "create",
   );
@@ -302,10 +311,11 @@ export async function createReactor(
   return view(deps, principal, reactor);
 }
 
+/** The reactor with its configuration opened. */
 export async function findReactor(deps: ReactorDeps, principal: TenantPrincipal, id: string) {
   const reactor = await deps.reactors.get<StoredReactor>("reactor", principal.tenantId, id);
   if (!reactor) throw notFound("The reactor");
-  return reactor;
+  return openReactor(deps.sealer, reactor);
 }
 
 export async function getReactor(deps: ReactorDeps, principal: TenantPrincipal, id: string) {
@@ -329,18 +339,21 @@ export async function listReactors(
     deps,
     result.items.map((r) => auditEvent(deps, principal, "reactor", r.id, "read", "Reactor read in a list")),
   );
-  return { items: await Promise.all(result.items.map((r) => view(deps, principal, r))), total: result.total };
+  const items = await Promise.all(
+    result.items.map(async (r) => view(deps, principal, await openReactor(deps.sealer, r))),
+  );
+  return { items, total: result.total };
 }
 
 async function saveReactor(
   deps: ReactorDeps,
   principal: TenantPrincipal,
-  current: StoredReactor,
+  current: OpenedReactor,
   input: ReactorInput,
 ) {
   // A formula reactor keeps its formula (PUT and PATCH cannot name another); one with its own code keeps it
   // unless a new one is given.
-  let runs: Pick<StoredReactor, "formula_id" | "code" | "configuration">;
+  let runs: Pick<OpenedReactor, "formula_id" | "code" | "configuration">;
   if (current.formula_id !== undefined) {
     if (input.code !== undefined)
       throw eitherFormulaOrCode("This reactor runs a formula; it cannot also have its own code.");
@@ -355,7 +368,7 @@ async function saveReactor(
   await assertMayActAsEach(deps, principal, [current.application_id], "change a reactor acting as");
   const applicationId = await checkedApplication(deps, principal, input.application);
   const { application_id: _previous, formula_id: _formula, code: _code, ...rest } = current;
-  const next: StoredReactor = {
+  const next: OpenedReactor = {
     ...rest,
     name: input.name,
     ...runs,
@@ -367,7 +380,8 @@ async function saveReactor(
   if (
     !(await deps.reactors.put(
       "reactor",
-      next,
+      // Sealed afresh (a plain configuration of an older item is sealed by its next write).
+      await sealReactor(deps.sealer, next),
       auditEvent(deps, principal, "reactor", next.id, "update", "Reactor updated"),
       "replace",
     ))

@@ -1,3 +1,10 @@
+import {
+  type ConfigurationAtRest,
+  configurationBinding,
+  openConfiguration,
+  sealConfiguration,
+} from "#shared/domain/crypto/sealed-configuration.ts";
+import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { RequestParameter } from "./args.ts";
 
 export type ConfigurationType = "string" | "number" | "boolean";
@@ -19,7 +26,11 @@ export interface StoredFormula {
   modified_at?: string;
 }
 
-export interface StoredReactor {
+/**
+ * A reactor as stored: its configuration only sealed (`sealed_configuration`; a plain `configuration` only on items
+ * written before that, crypto/sealed-configuration.ts).
+ */
+export interface StoredReactor extends ConfigurationAtRest {
   id: string;
   tenant_id: string;
   name: string;
@@ -27,12 +38,41 @@ export interface StoredReactor {
   formula_id?: string;
   /** Its own code (the hosted vault's current shape): run with every arg, as a formula without parameters. */
   code?: string;
-  configuration: Record<string, unknown>;
   application_id?: string;
   created_by?: string;
   created_at: string;
   modified_by?: string;
   modified_at?: string;
+}
+
+/** What is written: never a plain configuration. */
+export type ReactorToStore = StoredReactor & { configuration?: never };
+
+/** A reactor with its configuration opened: what the use cases work with, never stored as it is. */
+export type OpenedReactor = Omit<StoredReactor, "configuration" | "sealed_configuration"> & {
+  configuration: Record<string, unknown>;
+};
+
+/** What a reactor's sealed configuration is bound to: its tenant, its id and the field. */
+export const reactorConfigurationBinding = (reactor: Pick<StoredReactor, "tenant_id" | "id">) =>
+  configurationBinding("reactor", reactor.tenant_id, reactor.id);
+
+export async function openReactor(
+  sealer: Pick<Sealer, "open">,
+  reactor: StoredReactor,
+): Promise<OpenedReactor> {
+  const { sealed_configuration: _sealed, configuration: _plain, ...fields } = reactor;
+  const configuration = await openConfiguration(sealer, reactorConfigurationBinding(reactor), reactor);
+  return { ...fields, configuration: configuration ?? {} };
+}
+
+export async function sealReactor(
+  sealer: Pick<Sealer, "seal">,
+  reactor: OpenedReactor,
+): Promise<ReactorToStore> {
+  const { configuration, ...fields } = reactor;
+  const binding = reactorConfigurationBinding(reactor);
+  return { ...fields, sealed_configuration: await sealConfiguration(sealer, binding, configuration) };
 }
 
 /** What a run executes: a formula's code and rules, or a reactor's own code. */
@@ -47,7 +87,7 @@ export interface RunnableCode {
 
 /** The code `reactor` runs: its own, or its formula's (undefined when the formula is gone). */
 export function runnableOf(
-  reactor: StoredReactor,
+  reactor: Pick<StoredReactor, "code" | "modified_by" | "modified_at" | "created_at">,
   formula: StoredFormula | undefined,
 ): RunnableCode | undefined {
   if (reactor.code !== undefined)

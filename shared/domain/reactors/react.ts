@@ -44,6 +44,8 @@ import type {
 } from "./callback-job.ts";
 import { callbackUrlProblem } from "./callback-url.ts";
 import {
+  type OpenedReactor,
+  openReactor,
   type RunnableCode,
   runnableOf,
   type StoredFormula,
@@ -86,17 +88,17 @@ const outcomeBinding = (tenantId: string, requestId: string) => ({
   field: "reaction_outcome",
 });
 
-/** The reactor and the code it runs: its own, or its formula's. */
+/** The reactor (its configuration opened) and the code it runs: its own, or its formula's. */
 async function reactorAndCode(deps: ReactDeps, tenantId: string, reactorId: string) {
-  const reactor = await deps.reactors.get<StoredReactor>("reactor", tenantId, reactorId);
-  if (!reactor) throw notFound("The reactor");
+  const stored = await deps.reactors.get<StoredReactor>("reactor", tenantId, reactorId);
+  if (!stored) throw notFound("The reactor");
   const formula =
-    reactor.formula_id === undefined
+    stored.formula_id === undefined
       ? undefined
-      : await deps.reactors.get<StoredFormula>("formula", tenantId, reactor.formula_id);
-  const formulaOrCode = runnableOf(reactor, formula);
+      : await deps.reactors.get<StoredFormula>("formula", tenantId, stored.formula_id);
+  const formulaOrCode = runnableOf(stored, formula);
   if (!formulaOrCode) throw notFound("The reactor's formula");
-  return { reactor, formula: formulaOrCode };
+  return { reactor: await openReactor(deps.sealer, stored), formula: formulaOrCode };
 }
 
 /** Whom a reaction answers: the caller's access (what it may be shown) and who it is (for the audit log). */
@@ -108,7 +110,7 @@ interface Caller {
 /** `tokenize` from the code (an object or array of POST /tokens bodies) turned into real tokens. */
 async function tokenize(
   deps: ReactDeps,
-  reactor: StoredReactor,
+  reactor: OpenedReactor,
   principal: TenantPrincipal | undefined,
   block: unknown,
   caller: Caller,
@@ -201,7 +203,7 @@ export async function checkReactionRead(
 /** Runs the formula's code on validated args; answers `{tokens?, raw?}` or throws the error the caller gets. */
 async function run(
   deps: ReactDeps,
-  reactor: StoredReactor,
+  reactor: OpenedReactor,
   formula: RunnableCode,
   args: Record<string, unknown>,
   timeoutMs: number,
@@ -246,7 +248,7 @@ async function run(
 async function prepareArgs(
   deps: ReactDeps,
   principal: TenantPrincipal,
-  reactor: StoredReactor,
+  reactor: OpenedReactor,
   formula: RunnableCode,
   args: unknown,
   invoked: LogEntry,

@@ -1,0 +1,43 @@
+import { sealedKeyIdOf } from "../keys/key-refs.ts";
+import type { SealBinding, Sealer } from "./sealer.ts";
+
+/**
+ * A proxy's or reactor's `configuration` (where a destination's API keys usually go) as stored: its JSON sealed
+ * under the tenant's data key (`sealed_configuration`), as a proxy's key is. Items written before configurations
+ * were sealed hold a plain map (`configuration`) instead: read as it is, sealed by the next write of the item
+ * and by a rewrap (keys/long-lived.ts). Nothing writes a plain map now.
+ */
+export interface ConfigurationAtRest {
+  /** Only on items written before configurations were sealed. */
+  configuration?: Record<string, unknown>;
+  sealed_configuration?: string;
+}
+
+/** What a sealed configuration is bound to: its tenant, its proxy's or reactor's id and the field. */
+export const configurationBinding = (
+  resource: "proxy" | "reactor",
+  tenantId: string,
+  id: string,
+): SealBinding => ({ tenantId, tokenId: id, field: `${resource}_configuration` });
+
+export const sealConfiguration = (
+  sealer: Pick<Sealer, "seal">,
+  binding: SealBinding,
+  configuration: Record<string, unknown>,
+): Promise<string> => sealer.seal(binding, JSON.stringify(configuration));
+
+/** The configuration opened (the sealed one when there is one, else a plain map of an older item). */
+export async function openConfiguration(
+  sealer: Pick<Sealer, "open">,
+  binding: SealBinding,
+  stored: ConfigurationAtRest,
+): Promise<Record<string, unknown> | undefined> {
+  if (stored.sealed_configuration === undefined) return stored.configuration;
+  return JSON.parse(await sealer.open(binding, stored.sealed_configuration)) as Record<string, unknown>;
+}
+
+/** Whether a rewrap to `currentKeyId` must write it: a plain map, or sealed under another key. */
+export const configurationNeedsReseal = (stored: ConfigurationAtRest, currentKeyId: string): boolean =>
+  stored.sealed_configuration === undefined
+    ? stored.configuration !== undefined
+    : sealedKeyIdOf(stored.sealed_configuration) !== currentKeyId;
