@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { type Client, client, createTenant, type HttpResponse } from "#test/support/http.ts";
 import { reactionResult as result } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
-import { appKey, type TokenBody, VISA } from "#test/support/tokens.ts";
+import { appKey, application, type TokenBody, VISA } from "#test/support/tokens.ts";
 
 /**
  * Reactors with their own code (the hosted vault's shape: `POST /reactors {name, code, configuration,
@@ -21,12 +21,14 @@ async function world() {
   const api = client(svc.url);
   const tenant = await createTenant(api, svc.rootKey);
   const member = tenant.managementKey;
-  const app = await api.post<{ id: string; key: string }>("/applications", {
-    key: member,
-    body: { name: "runs as", type: "private", permissions: ["token:create", "token:use"] },
+  const app = await application(api, member, {
+    name: "runs as",
+    type: "private",
+    permissions: ["token:create", "token:use"],
   });
+
   const caller = await appKey(api, member, { type: "private", permissions: ["token:use"] });
-  return { api, member, app: app.body, caller, tenant };
+  return { api, member, app, caller, tenant };
 }
 
 async function createOwnCode(api: Client, key: string, body: Record<string, unknown>) {

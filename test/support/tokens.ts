@@ -34,13 +34,27 @@ export async function appKey(
   managementKey: string,
   body: { type: "public" | "private" | "management"; permissions?: string[]; rules?: unknown[] },
 ): Promise<string> {
-  const res = await api.post<{ key: string }>("/applications", {
+  return (await application(api, managementKey, body)).key;
+}
+
+/** A new application of the tenant (its id and key); throws unless created. */
+export async function application(
+  api: Client,
+  managementKey: string,
+  body: {
+    type: "public" | "private" | "management";
+    permissions?: string[];
+    rules?: unknown[];
+    name?: string;
+  },
+): Promise<{ id: string; key: string }> {
+  const res = await api.post<{ id: string; key: string }>("/applications", {
     key: managementKey,
     body: { name: `${body.type} app`, ...body },
   });
   if (res.status !== 201)
     throw new Error(`application creation failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.key;
+  return res.body;
 }
 
 export const ALL_TOKEN_PERMISSIONS = [

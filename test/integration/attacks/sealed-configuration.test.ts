@@ -12,6 +12,7 @@ import { type Client, client, createTenant } from "#test/support/http.ts";
 import { useLocalServer } from "#test/support/local-server.ts";
 import { useService } from "#test/support/service.ts";
 import { itemsNaming, scanTable } from "#test/support/table-scan.ts";
+import { application } from "#test/support/tokens.ts";
 
 /**
  * Attack (review of 27 Nov 2026): a proxy's or reactor's `configuration` (where a partner's API key usually goes)
@@ -45,14 +46,9 @@ const secret = () => `sk_live_${randomUUID().replace(/-/g, "")}`;
 
 async function world() {
   const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const member = tenant.managementKey;
-  const app = await api.post<{ id: string; key: string }>("/applications", {
-    key: member,
-    body: { name: "runs as", type: "private", permissions: ["token:use"] },
-  });
-  expect(app.status, JSON.stringify(app.body)).toBe(201);
-  return { api, member, tenantId: tenant.tenantId, app: app.body };
+  const { tenantId, managementKey: member } = await createTenant(api, svc.rootKey);
+  const app = await application(api, member, { type: "private", permissions: ["token:use"] });
+  return { api, member, tenantId, app };
 }
 
 type World = Awaited<ReturnType<typeof world>>;
