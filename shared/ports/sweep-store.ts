@@ -11,6 +11,9 @@ export interface DueItem {
   dueAt: string;
 }
 
+/** What became of an expired token: deleted (its type and fingerprint), held by a transaction, or neither. */
+export type Expiry = { type: string; fingerprint: string } | { heldUntil: Date } | undefined;
+
 /** Where a page of due items ended (the store's own key of the last item read). */
 export type DueCursor = Record<string, string>;
 
@@ -24,12 +27,13 @@ export interface SweepStore {
    */
   due(hour: Date, shard: number, after?: DueCursor): Promise<{ items: DueItem[]; next?: DueCursor }>;
   done(item: DueItem): Promise<void>;
-  /** Deletes the token if it is still expired (with its audit entry); its type and fingerprint when deleted. */
-  expireToken(
-    item: DueItem,
-    now: Date,
-    audit: LogEntry,
-  ): Promise<{ type: string; fingerprint: string } | undefined>;
+  /**
+   * Deletes the token if it is still expired and no open transaction holds it (with its audit entry): its type
+   * and fingerprint when deleted, when the hold ends if held, else undefined.
+   */
+  expireToken(item: DueItem, now: Date, audit: LogEntry): Promise<Expiry>;
+  /** Moves the entry to `dueAt` (a token a transaction holds is looked at again once the hold ends). */
+  defer(item: DueItem, dueAt: Date): Promise<void>;
   removeCvc(item: DueItem, now: Date): Promise<void>;
   releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string): Promise<void>;
 }

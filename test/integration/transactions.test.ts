@@ -1,7 +1,8 @@
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
-import { useService } from "#test/support/service.ts";
+import { SHORT_LIVED_SEALED_SECONDS } from "#shared/domain/keys/destroy-window.ts";
+import { advanceTestClock, useService } from "#test/support/service.ts";
 import {
   appKey,
   revealEverything,
@@ -220,5 +221,58 @@ describe("transactions (beta)", () => {
     expect(raw.Item).toBeUndefined();
     expect(heldNow.body.data).toBe("held");
     expect(writable.status).toBe(200);
+  });
+
+  it("leaves a token it holds to its commit when the token expires meanwhile; the sweep looks again later", async () => {
+    const { api, writer, reader, open, inTxn } = await setup();
+    const probe = await api.post<TokenBody>("/tokens", {
+      key: writer,
+      body: { type: "token", data: "probe" },
+    });
+    const at = (minutes: number) =>
+      new Date(Date.parse(probe.body.created_at) + minutes * 60_000).toISOString();
+    const create = (data: string, expires?: string) =>
+      api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data, expires_at: expires } });
+    const [expiring, other] = [await create("expiring", at(30)), await create("other")];
+    const txn = await open();
+    const patch = (id: string, body: unknown) =>
+      api.patch(`/tokens/${id}`, { key: writer, body, headers: inTxn(txn.id, mergePatch) });
+    expect((await patch(expiring.body.id, { expires_at: at(24 * 60) })).status).toBe(200);
+    expect((await patch(other.body.id, { data: "other-2" })).status).toBe(200);
+
+    await advanceTestClock(svc, 31 * 60); // the old expiry passes (the sweep runs); the transaction has 29 min
+    const commit = await api.post(`/transactions/${txn.id}/commit`, { key: writer });
+    await advanceTestClock(svc, 30 * 60); // the deferred look, after the hold's end: the new expiry stands
+
+    expect(commit.status).toBe(200);
+    expect((await api.get(`/tokens/${expiring.body.id}`, { key: reader })).status).toBe(200);
+    expect((await api.get<TokenBody>(`/tokens/${other.body.id}`, { key: reader })).body.data).toBe("other-2");
+  });
+
+  it("gives back the key count a staged update reserved when its token was deleted after the expiry", async () => {
+    const { api, writer, open, inTxn, managementKey } = await setup();
+    type Keys = { current: number; versions: { version: number; tokens: number | null }[] };
+    const keys = async () => (await api.get<Keys>("/tenants/self/keys", { key: managementKey })).body;
+    const rotate = () => api.post("/tenants/self/keys/rotate", { key: managementKey });
+    const token = await api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data: "v0" } });
+    const first = (await keys()).current;
+    expect((await rotate()).status).toBe(200);
+    const txn = await open();
+    const staged = await api.patch(`/tokens/${token.body.id}`, {
+      key: writer,
+      body: { data: "v1" },
+      headers: inTxn(txn.id, mergePatch),
+    });
+    expect(staged.status).toBe(200); // sealed under the new version: counted there until commit or rollback
+
+    svc.service.deps.testClock?.advance(3601); // expired, not yet rolled back: its lock has lapsed
+    expect((await api.delete(`/tokens/${token.body.id}`, { key: writer })).status).toBe(204);
+    await advanceTestClock(svc, 1); // the sweep rolls it back
+    expect((await rotate()).status).toBe(200);
+    await advanceTestClock(svc, SHORT_LIVED_SEALED_SECONDS + 1);
+
+    const counted = (await keys()).versions.filter((v) => v.version >= first).map((v) => v.tokens);
+    expect(counted).toEqual([0, 0, 0]);
+    expect((await api.delete(`/tenants/self/keys/${first + 1}`, { key: managementKey })).status).toBe(204);
   });
 });

@@ -1,15 +1,24 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { type KeyedToken, keyRefDelta } from "#shared/domain/keys/key-refs.ts";
-import type { DueCursor, DueItem, SweepStore } from "#shared/ports/sweep-store.ts";
+import type { DueCursor, DueItem, Expiry, SweepStore } from "#shared/ports/sweep-store.ts";
 import type { AuditItems } from "./audit-items.ts";
 import { isConditionalCheckFailed, transactOrFalse } from "./client.ts";
 import { releaseFingerprint } from "./fingerprint-claims.ts";
 import { keyCountUpdates } from "./key-counters.ts";
 import { epochSeconds } from "./schema.ts";
 import { removeSearchEntries } from "./search-index.ts";
-import { SWEEP_SHARDS, tokenKeys } from "./token-keys.ts";
+import { sweepEntryPut } from "./sweep-index.ts";
+import { SWEEP_SHARDS, shardOf, tokenKeys } from "./token-keys.ts";
+import { LOCK_FREE } from "./token-transaction-writes.ts";
 
 const STATE_KEY = { PK: "SWEEPSTATE", SK: "META" };
 /** Tries to delete an expired token that keeps being written to between the read and the delete. */
@@ -76,17 +85,26 @@ export class DynamoSweepStore implements SweepStore {
     await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: item.key }));
   }
 
+  async defer(item: DueItem, dueAt: Date): Promise<void> {
+    const { kind, tenantId, tokenId: entityId, tokenType } = item;
+    const entry = { kind, tenantId, entityId, tokenType, dueAt: dueAt.toISOString() };
+    await this.client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          sweepEntryPut(this.tableName, { ...entry, shard: shardOf(entityId, SWEEP_SHARDS) }),
+          { Delete: { TableName: this.tableName, Key: item.key } },
+        ],
+      }),
+    );
+  }
+
   /**
    * Deletes the token if it is still expired. A write between the read and the delete (a rewrap's reseal, a
    * PATCH) fails the delete's version condition: read again and retry while the token is still expired, since
    * the caller then drops the due entry (a rewrap re-puts the same entry: dropped after one conflict, the token
    * stayed until the TTL backstop, 49 h; review of 27 Nov 2026).
    */
-  async expireToken(
-    item: DueItem,
-    now: Date,
-    audit: LogEntry,
-  ): Promise<{ type: string; fingerprint: string } | undefined> {
+  async expireToken(item: DueItem, now: Date, audit: LogEntry): Promise<Expiry> {
     for (let attempt = 0; attempt < EXPIRE_ATTEMPTS; attempt++) {
       const outcome = await this.expireOnce(item, now, audit);
       if (outcome !== "changed") return outcome;
@@ -94,11 +112,7 @@ export class DynamoSweepStore implements SweepStore {
     return undefined; // written to at every try: the TTL backstop removes it (docs/operations.md)
   }
 
-  private async expireOnce(
-    item: DueItem,
-    now: Date,
-    audit: LogEntry,
-  ): Promise<{ type: string; fingerprint: string } | "changed" | undefined> {
+  private async expireOnce(item: DueItem, now: Date, audit: LogEntry): Promise<Expiry | "changed"> {
     const key = tokenKeys.token(item.tenantId, item.tokenId);
     const current = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
@@ -106,6 +120,10 @@ export class DynamoSweepStore implements SweepStore {
     if (!current.Item) return undefined;
     const expired = Number(current.Item.expires_epoch) <= epochSeconds(now);
     if (!expired) return undefined; // a PATCH moved its expiry since the entry was written
+    // An open transaction holds it: its commit or rollback decides (a commit may extend it), then the sweep.
+    const heldUntil = Number(current.Item.txn_expires_epoch);
+    if (current.Item.txn_id !== undefined && heldUntil > epochSeconds(now))
+      return { heldUntil: new Date(heldUntil * 1000) };
     const written = await transactOrFalse(this.client, [
       {
         // Only if it is still expired, and only the version read, so the key counters lose what this very
@@ -113,7 +131,7 @@ export class DynamoSweepStore implements SweepStore {
         Delete: {
           TableName: this.tableName,
           Key: key,
-          ConditionExpression: "expires_epoch <= :now AND #version = :version",
+          ConditionExpression: `expires_epoch <= :now AND #version = :version AND ${LOCK_FREE}`,
           ExpressionAttributeNames: { "#version": "version" },
           ExpressionAttributeValues: { ":now": epochSeconds(now), ":version": current.Item.version },
         },

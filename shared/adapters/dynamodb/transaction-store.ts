@@ -335,12 +335,18 @@ export class DynamoTransactionStore implements TransactionStore {
         if (isConditionalCheckFailed(error)) return false;
         throw error;
       }
-      await inGroups(undo, (step) =>
-        this.sendIgnoringApplied([
+      // Each undo applies only while the transaction still holds its token; the reservation its staging counted
+      // goes once whatever became of the token (deleted or taken over since the expiry), with the op item.
+      await inGroups(undo, async (step) => {
+        await this.sendIgnoringApplied([
           step.kind === "delete" ? { Delete: step.input } : { Update: step.input },
+        ]);
+        const Key = transactionKeys.operation(tenantId, id, step.op.token_id);
+        await this.sendIgnoringApplied([
+          { Delete: { TableName: this.tableName, Key, ConditionExpression: "attribute_exists(PK)" } },
           ...this.counters(tenantId, [step.op], "rollback"),
-        ]),
-      );
+        ]);
+      });
       await this.client.send(new PutCommand({ TableName: this.tableName, Item: this.audit.item(audit) }));
     } else {
       const items = undo.map((step) =>

@@ -128,7 +128,10 @@ async function sweepItem(deps: SweepDeps, item: DueItem, now: Date, result: Swee
     return;
   }
   const deleted = await deps.sweep.expireToken(item, now, expiryAudit(deps, item));
-  if (deleted) {
+  // Held by an open transaction: looked at again a second after the hold ends (after its rollback, due then).
+  if (deleted && "heldUntil" in deleted)
+    await deps.sweep.defer(item, new Date(deleted.heldUntil.getTime() + 1000));
+  else if (deleted) {
     await deps.sweep.releaseFingerprint(item.tenantId, deleted.type, deleted.fingerprint, item.tokenId);
     result.tokensDeleted += 1;
   } else await deps.sweep.done(item);
