@@ -245,7 +245,8 @@ export async function openBatch(
     record,
     auditEvent(deps, principal, "transaction", record.id, "create", `Batch of ${size} token requests opened`),
   );
-  return { record, context: { id: record.id, expiresEpoch: Math.floor(expiresAt.getTime() / 1000) } };
+  const expiresEpoch = Math.floor(expiresAt.getTime() / 1000);
+  return { record, context: { id: record.id, expiresEpoch, batch: true } };
 }
 
 /** Commits a batch; false when it expired or closed first (then nothing of it is visible). */

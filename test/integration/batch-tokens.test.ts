@@ -198,6 +198,46 @@ describe("POST /tokenize", () => {
     expect(await count()).toBe(3);
   });
 
+  it("keeps one token for a deduplicated value two overlapping staged batches hold (one waits or retries)", async () => {
+    const { api, owner, reader } = await setup();
+    const value = { ...card(0), deduplicate_token: true };
+    const batch = (prefix: string) => [
+      value,
+      ...Array.from({ length: 120 }, (_, i) => text(`${prefix}-${i}`)),
+    ];
+    // The first batch to reach its commit waits there until the other has answered: both stage meanwhile.
+    const transactions = svc.service.deps.transactions;
+    const commit = transactions.commit.bind(transactions);
+    let otherAnswered = () => {};
+    const answered = new Promise<void>((resolve) => {
+      otherAnswered = resolve;
+    });
+    let first = true;
+    transactions.commit = async (...args) => {
+      if (first) {
+        first = false;
+        await Promise.race([answered, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+      }
+      return commit(...args);
+    };
+    try {
+      const send = (prefix: string) =>
+        api.post<TokenBody[]>("/tokenize", { key: owner, body: batch(prefix) }).finally(otherAnswered);
+      const answers = await Promise.all([send("a"), send("b")]);
+      // The younger batch gave up (or the older waited for the younger's commit): 409, to be retried.
+      const refused = answers.filter((a) => a.status === 409);
+      expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+      expect(JSON.stringify(refused[0]?.body)).toContain("still being processed");
+      const done = answers.find((a) => a.status === 201)?.body[0]?.id;
+      const retried = await api.post<TokenBody[]>("/tokenize", { key: owner, body: batch("c") });
+      expect(retried.body[0]?.id).toBe(done);
+      const cards = await api.get<{ data: unknown[] }>("/tokens?type=card", { key: reader });
+      expect(cards.body.data).toHaveLength(1);
+    } finally {
+      transactions.commit = commit;
+    }
+  });
+
   it("is idempotent: the same key answers the same tokens, created once", async () => {
     const { api, owner, count } = await setup();
     const headers = { "svc-idempotency-key": "batch-1" };

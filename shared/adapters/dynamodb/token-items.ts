@@ -14,7 +14,14 @@ import { shardOf, TOKEN_SHARDS, tokenKeys } from "./token-keys.ts";
 export const TTL_BACKSTOP_SECONDS = (SWEEP_LOOKBACK_HOURS + 1) * 3600;
 
 /** Attributes the store adds for its own queries and locks; they never leave the adapter. */
-const STORE_ONLY = ["metadata_lc", "expires_epoch", "txn_id", "txn_op", "txn_expires_epoch"] as const;
+const STORE_ONLY = [
+  "metadata_lc",
+  "expires_epoch",
+  "txn_id",
+  "txn_op",
+  "txn_expires_epoch",
+  "txn_batch",
+] as const;
 
 function lowerMap(map: Record<string, string> | undefined): Record<string, string> | undefined {
   if (!map) return undefined;
@@ -33,7 +40,12 @@ export function tokenItem(token: StoredToken): Record<string, unknown> {
     ...fields,
     metadata_lc: lowerMap(token.metadata),
     ...(lock
-      ? { txn_id: lock.transactionId, txn_op: lock.operation, txn_expires_epoch: lock.expiresEpoch }
+      ? {
+          txn_id: lock.transactionId,
+          txn_op: lock.operation,
+          txn_expires_epoch: lock.expiresEpoch,
+          ...(lock.batch ? { txn_batch: true } : {}),
+        }
       : {}),
     ...(expiresEpoch !== undefined
       ? { expires_epoch: expiresEpoch, ttl: expiresEpoch + TTL_BACKSTOP_SECONDS }
@@ -49,6 +61,7 @@ export function tokenFromItem(item: Record<string, unknown>): StoredToken {
       transactionId: item.txn_id,
       operation: item.txn_op,
       expiresEpoch: Number(item.txn_expires_epoch),
+      ...(item.txn_batch === true ? { batch: true } : {}),
     };
   return token as unknown as StoredToken;
 }

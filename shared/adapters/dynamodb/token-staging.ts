@@ -42,7 +42,12 @@ function entryItems(
   const token: StoredToken = transaction
     ? {
         ...entry.token,
-        lock: { transactionId: transaction.id, operation: "create", expiresEpoch: transaction.expiresEpoch },
+        lock: {
+          transactionId: transaction.id,
+          operation: "create",
+          expiresEpoch: transaction.expiresEpoch,
+          ...(transaction.batch ? { batch: true } : {}),
+        },
       }
     : entry.token;
   const items: { item: Item; role: "token" | "claim" | "other" }[] = [

@@ -2,6 +2,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchGetCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
+import { conflict } from "#shared/domain/errors.ts";
 import { keyRefDelta, keySetRefs, partOf } from "#shared/domain/keys/key-refs.ts";
 import {
   carriedCvcEnd,
@@ -38,6 +39,10 @@ import { LOCK_FREE, lockUpdate, transactionWrites } from "./token-transaction-wr
 const CLAIMS_IN_FLIGHT = 10;
 
 /** Tokens in DynamoDB: creates that claim fingerprints, guarded replaces and deletes, and transaction enrolment. */
+/** How long a deduplicating create waits for another batch's pending create of its value: 12 × 250 ms. */
+const BATCH_WAIT_LOOKS = 12;
+const BATCH_WAIT_MS = 250;
+
 export class DynamoTokenStore implements TokenStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -71,7 +76,7 @@ export class DynamoTokenStore implements TokenStore {
     // a card, against 1 RCU for this read; docs/scale.md). Not when the caller chose the id: a taken id is its
     // answer first, and only the transaction tells.
     if (claim && !options.idGiven) {
-      const ownerId = await this.claimOwner(token, options.now, transaction?.id);
+      const ownerId = await this.claimOwner(token, options.now, transaction);
       if (ownerId) return { outcome: "duplicate", tokenId: ownerId } as TokenCreateOutcome;
     }
     for (let attempt = 0; attempt < 4; attempt++) {
@@ -116,7 +121,7 @@ export class DynamoTokenStore implements TokenStore {
         if (!claim || reasons[1] !== "ConditionalCheckFailed") throw error;
       }
       // The fingerprint is claimed: answer its live owner, or release a stale claim and try again.
-      const ownerId = await this.claimOwner(token, options.now, transaction?.id);
+      const ownerId = await this.claimOwner(token, options.now, transaction);
       if (ownerId) return { outcome: "duplicate", tokenId: ownerId } as TokenCreateOutcome;
     }
     throw new Error("Could not claim the token fingerprint");
@@ -129,32 +134,50 @@ export class DynamoTokenStore implements TokenStore {
   private async claimOwner(
     token: StoredToken,
     now: Date,
-    transactionId: string | undefined,
+    transaction: TransactionContext | undefined,
   ): Promise<string | undefined> {
     const fingerprintKey = tokenKeys.fingerprint(token.tenant_id, token.type, token.fingerprint);
-    const owner = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: fingerprintKey, ConsistentRead: true }),
-    );
-    const ownerId = owner.Item?.token_id as string | undefined;
-    if (!ownerId) return undefined;
-    const existing = await this.get(token.tenant_id, ownerId);
-    // A claim is honoured only for a live token whose current fingerprint is this one: a token whose data or
-    // expression changed since it claimed (a stale claim) must never be handed back for this value. A token
-    // another transaction is still creating does not exist for this caller (until that commits), so its claim
-    // is taken over too: an open transaction, even a public key's, must not hold a value against every
-    // deduplicating create of the tenant for its hour.
-    const pendingElsewhere =
-      existing?.lock?.operation === "create" && existing.lock.transactionId !== transactionId;
-    const live =
-      existing &&
-      !pendingElsewhere &&
-      existing.type === token.type &&
-      existing.fingerprint === token.fingerprint &&
-      (!existing.expires_at || Date.parse(existing.expires_at) > now.getTime());
-    if (live) return ownerId;
-    // A claim left by a deleted, expired or changed token: release it (only if it still names that owner).
-    await this.releaseFingerprint(token.tenant_id, token.type, token.fingerprint, ownerId);
-    return undefined;
+    for (let look = 0; ; look++) {
+      const owner = await this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: fingerprintKey, ConsistentRead: true }),
+      );
+      const ownerId = owner.Item?.token_id as string | undefined;
+      if (!ownerId) return undefined;
+      const existing = await this.get(token.tenant_id, ownerId);
+      // A claim is honoured only for a live token whose current fingerprint is this one: a token whose data or
+      // expression changed since it claimed (a stale claim) must never be handed back for this value. A token
+      // another transaction is still creating does not exist for this caller (until that commits), so its claim
+      // is taken over too: an open transaction, even a public key's, must not hold a value against every
+      // deduplicating create of the tenant for its hour. A batch's pending create is waited for instead: it
+      // commits or rolls back within its request, and taking its claim over let two overlapping batches both
+      // keep the value (two tokens for one deduplicated value: an import sends several batches at once). Of two
+      // batches only the older waits, the younger gives up at once (409, retried): no two wait for each other.
+      const lock = existing?.lock;
+      const pendingElsewhere = lock?.operation === "create" && lock.transactionId !== transaction?.id;
+      if (pendingElsewhere && lock.batch && lock.expiresEpoch > now.getTime() / 1000) {
+        const mine = transaction?.batch ? transaction : undefined;
+        const younger =
+          mine &&
+          (mine.expiresEpoch > lock.expiresEpoch ||
+            (mine.expiresEpoch === lock.expiresEpoch && mine.id > lock.transactionId));
+        if (younger || look >= BATCH_WAIT_LOOKS)
+          throw conflict("A batch creating the same value is still being processed; retry in a second.", {
+            retryAfterSeconds: 1,
+          });
+        await new Promise((resolve) => setTimeout(resolve, BATCH_WAIT_MS));
+        continue;
+      }
+      const live =
+        existing &&
+        !pendingElsewhere &&
+        existing.type === token.type &&
+        existing.fingerprint === token.fingerprint &&
+        (!existing.expires_at || Date.parse(existing.expires_at) > now.getTime());
+      if (live) return ownerId;
+      // A claim left by a deleted, expired or changed token: release it (only if it still names that owner).
+      await this.releaseFingerprint(token.tenant_id, token.type, token.fingerprint, ownerId);
+      return undefined;
+    }
   }
 
   liveFingerprintOwner(tenantId: string, type: string, fingerprint: string, now: Date) {
@@ -163,7 +186,7 @@ export class DynamoTokenStore implements TokenStore {
 
   stageCreates(entries: StagedCreate[], transaction: TransactionContext, now: Date): Promise<StageOutcome> {
     return stageCreates(this.client, this.tableName, this.audit, entries, transaction, now, (token) =>
-      this.claimOwner(token, now, transaction.id),
+      this.claimOwner(token, now, transaction),
     );
   }
 

@@ -39,7 +39,7 @@ interface Operation {
 /** Each counter item once per write, so at most a few items beside a chunk's operations. */
 const COUNTER_ROOM = 4;
 
-const UNLOCK = "REMOVE txn_id, txn_op, txn_expires_epoch";
+const UNLOCK = "REMOVE txn_id, txn_op, txn_expires_epoch, txn_batch";
 
 /**
  * Writes of a commit or rollback in one TransactWriteItems: DynamoDB's 100, less one for the idempotency effect
