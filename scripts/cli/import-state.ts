@@ -1,7 +1,7 @@
 /**
  * The import's state file: what a rerun needs to resume. JSON lines, appended: a header naming the input (its
- * SHA-256 and the batch size, which fix the batches and their idempotency keys), then one line per finished
- * batch with its counts and the mapping file's length once its lines were written. A rerun skips the finished
+ * SHA-256 and the batch size, which fix the batches and their idempotency keys), a line when a batch is first
+ * sent (the summary's line between created and deduplicated), and one line per finished batch with its counts and the mapping file's length once its lines were written. A rerun skips the finished
  * batches and cuts the mapping file back to the last recorded length, so a kill between the two writes leaves
  * no half-recorded batch: that batch is sent again with the same idempotency key and answers the same tokens.
  */
@@ -17,9 +17,9 @@ export interface StateHeader {
   id_column: string | null;
   /**
    * A random secret of this import, made on its first run: the idempotency keys are an HMAC of the file's hash
-   * under it. The service keeps idempotency keys as given (24 h, and in backups): the file's bare hash would let
-   * whoever reads them confirm guesses of a small file's cards. Absent in state files written before it existed,
-   * whose keys are resumed as they were.
+   * under it. The service kept idempotency keys as given until 27 Nov 2026 (24 h, and in backups; a keyed digest
+   * since), and any proxy or log on the way may: the file's bare hash would let whoever reads them confirm guesses
+   * of a small file's cards. Absent in state files written before it existed, whose keys are resumed as they were.
    */
   key_secret?: string;
 }
@@ -40,8 +40,16 @@ export interface BatchRecord {
   mapping_bytes: number;
 }
 
+/** Written before a batch's first send: tokens created since are this import's, even when a rerun replays them. */
+export interface BatchSend {
+  batch: number;
+  sent_at: number;
+}
+
 export interface LoadedState {
   done: Map<number, BatchRecord>;
+  /** When each batch was first sent (epoch ms), finished or not. */
+  firstSent: Map<number, number>;
   mappingBytes: number;
   /** The import's secret (undefined: a state file from before secrets, resumed with its old keys). */
   keySecret: string | undefined;
@@ -52,7 +60,7 @@ export function loadState(path: string, header: StateHeader): LoadedState {
   if (!existsSync(path)) {
     const keySecret = randomBytes(32).toString("hex");
     writeOutput(path, `${JSON.stringify({ ...header, key_secret: keySecret })}\n`);
-    return { done, mappingBytes: 0, keySecret };
+    return { done, firstSent: new Map(), mappingBytes: 0, keySecret };
   }
   const lines = readFileSync(path, "utf8").split("\n");
   const first = lines.shift();
@@ -72,18 +80,27 @@ export function loadState(path: string, header: StateHeader): LoadedState {
       `the state file ${path} belongs to another input, batch size or id column; remove it to start over (tokens already created would be created again) or pass the same options`,
     );
   let mappingBytes = 0;
+  const firstSent = new Map<number, number>();
   for (const text of lines) {
     if (text.trim() === "") continue;
-    let record: BatchRecord;
+    let record: BatchRecord | BatchSend;
     try {
-      record = JSON.parse(text) as BatchRecord;
+      record = JSON.parse(text) as BatchRecord | BatchSend;
     } catch {
       continue; // a line cut short by a kill: that batch is sent again
+    }
+    if ("sent_at" in record) {
+      firstSent.set(record.batch, Math.min(record.sent_at, firstSent.get(record.batch) ?? Infinity));
+      continue;
     }
     done.set(record.batch, record);
     mappingBytes = Math.max(mappingBytes, record.mapping_bytes);
   }
-  return { done, mappingBytes, keySecret: stored.key_secret };
+  return { done, firstSent, mappingBytes, keySecret: stored.key_secret };
+}
+
+export function recordSend(path: string, send: BatchSend): void {
+  appendOutput(path, `${JSON.stringify(send)}\n`);
 }
 
 export function recordBatch(path: string, record: BatchRecord): void {

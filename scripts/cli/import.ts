@@ -7,7 +7,14 @@
 import { createHash, createHmac } from "node:crypto";
 import { createReadStream, existsSync, statSync } from "node:fs";
 import { type ApiOptions, CliError, problemOf, request, stopOn } from "./api.ts";
-import { type BatchRecord, type Failure, loadState, recordBatch, type StateHeader } from "./import-state.ts";
+import {
+  type BatchRecord,
+  type Failure,
+  loadState,
+  recordBatch,
+  recordSend,
+  type StateHeader,
+} from "./import-state.ts";
 import { appendOutput, truncateOutput, writeOutput } from "./output-files.ts";
 import { Progress, type ProgressStream } from "./progress.ts";
 import { formatOf, type InputRecord, readRecords } from "./records.ts";
@@ -147,6 +154,13 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     let pending = records.filter((r) => r.request);
     const tokens: { record: InputRecord; id: string }[] = [];
     let deduplicated = 0;
+    // A token created since the batch was first sent (by this run or one that died before recording it, whose
+    // answer a retry replays) is this import's; one created before, a deduplication.
+    const firstSent = state.firstSent.get(batch) ?? Date.now();
+    if (!state.firstSent.has(batch)) {
+      recordSend(stateFile, { batch, sent_at: firstSent });
+      state.firstSent.set(batch, firstSent);
+    }
     while (pending.length > 0) {
       // The key names the batch and the lines left out of it: a resend of the same set replays its answer.
       const excluded = failed.map((f) => f.line).join(",");
@@ -172,7 +186,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
           const token = answers[i] as TokenAnswer;
           const id = String(token.id);
           const createdAt = Date.parse(String(token.created_at));
-          if (seen.has(id) || createdAt < Math.min(served, sentAt) - 5000) deduplicated++;
+          if (seen.has(id) || createdAt < Math.min(served, sentAt, firstSent) - 5000) deduplicated++;
           seen.add(id);
           tokens.push({ record, id });
         }
