@@ -197,6 +197,11 @@ export async function rollbackExpired(
     countTokens(deps, METRIC.tokensCreated, tenantId, created);
     return false;
   }
+  // Rolled back in stages by a request that died before undoing it all: undone now, each reservation given back.
+  if (transaction?.state === "rolled_back" && transaction.rolling_back) {
+    await deps.transactions.finishRollback(transaction);
+    return false;
+  }
   if (transaction?.state !== "open") {
     // Closed by a request that died before removing its operations: their sealed copies go now.
     if (transaction) await deps.transactions.forgetOperations(tenantId, id);

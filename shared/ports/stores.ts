@@ -273,6 +273,8 @@ export interface StoredTransaction {
   expires_at: string;
   /** Committed in stages (a batch tokenize), its operations not all applied yet: the sweep finishes it. */
   rolling_forward?: boolean;
+  /** Rolled back in stages (at expiry, or too large for one write), not all undone yet: the sweep finishes it. */
+  rolling_back?: boolean;
 }
 
 export interface TransactionStore {
@@ -288,6 +290,8 @@ export interface TransactionStore {
    * tokens the transaction created: the request that died counted none of them.
    */
   finishCommit(transaction: StoredTransaction, now: Date): Promise<{ created: number }>;
+  /** Undoes what a staged rollback left undone (a request that died after closing the transaction). */
+  finishRollback(transaction: StoredTransaction): Promise<void>;
   /** Discards every pending operation; false when the transaction is no longer open. */
   rollback(transaction: StoredTransaction, audit: LogEntry, options?: { expired: boolean }): Promise<boolean>;
   /**

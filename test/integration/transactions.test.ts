@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
 import { SHORT_LIVED_SEALED_SECONDS } from "#shared/domain/keys/destroy-window.ts";
 import { advanceTestClock, useService } from "#test/support/service.ts";
+import { scanTable } from "#test/support/table-scan.ts";
 import {
   appKey,
   revealEverything,
@@ -274,5 +275,55 @@ describe("transactions (beta)", () => {
     const counted = (await keys()).versions.filter((v) => v.version >= first).map((v) => v.tokens);
     expect(counted).toEqual([0, 0, 0]);
     expect((await api.delete(`/tenants/self/keys/${first + 1}`, { key: managementKey })).status).toBe(204);
+  });
+
+  it("deletes a token whose expiry, set inside it, fell due before the commit", async () => {
+    const { api, writer, open, inTxn } = await setup();
+    const token = await api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data: "x" } });
+    const item = async () => (await scanTable(svc)).find((i) => String(i.PK).endsWith(`#${token.body.id}`));
+    const txn = await open();
+    const soon = new Date(Date.parse(token.body.created_at) + 120_000).toISOString();
+    const headers = inTxn(txn.id, mergePatch);
+    expect(
+      (await api.patch(`/tokens/${token.body.id}`, { key: writer, body: { expires_at: soon }, headers }))
+        .status,
+    ).toBe(200);
+
+    await advanceTestClock(svc, 300); // the staged expiry is past, the transaction still open: its entry waits
+    expect((await api.post(`/transactions/${txn.id}/commit`, { key: writer })).status).toBe(200);
+    expect(await item()).toBeDefined();
+    await advanceTestClock(svc, 3600); // a second after the hold's end the sweep looks again
+
+    expect(await item()).toBeUndefined(); // it used to stay at rest, counted, for the TTL backstop
+  });
+
+  it("finishes a staged rollback its request died in, giving back each reservation once", async () => {
+    const { api, writer, open, inTxn, managementKey } = await setup();
+    type Keys = { current: number; versions: { version: number; tokens: number | null }[] };
+    const count = async () => {
+      const keys = (await api.get<Keys>("/tenants/self/keys", { key: managementKey })).body;
+      return keys.versions.find((v) => v.version === keys.current)?.tokens;
+    };
+    const before = await count();
+    const txn = await open();
+    const body = { type: "token", data: "pending" };
+    expect((await api.post("/tokens", { key: writer, body, headers: inTxn(txn.id) })).status).toBe(201);
+    // The sweep's rollback at expiry dies after undoing the create, before giving back its reservation.
+    const store = svc.service.deps.transactions as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const send = store.sendIgnoringApplied as (...a: unknown[]) => Promise<void>;
+    let calls = 0;
+    store.sendIgnoringApplied = (...args: unknown[]) => {
+      calls += 1;
+      return calls === 2 ? Promise.reject(new Error("simulated crash")) : send.apply(store, args);
+    };
+    try {
+      await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 3700 } });
+    } finally {
+      store.sendIgnoringApplied = send;
+    }
+    expect(await count()).toBe((before ?? 0) + 1);
+    await advanceTestClock(svc, 60); // the next run finds it rolled back in stages: finishes it
+
+    expect(await count()).toBe(before ?? 0);
   });
 });

@@ -118,12 +118,13 @@ export class DynamoSweepStore implements SweepStore {
       new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
     );
     if (!current.Item) return undefined;
-    const expired = Number(current.Item.expires_epoch) <= epochSeconds(now);
-    if (!expired) return undefined; // a PATCH moved its expiry since the entry was written
-    // An open transaction holds it: its commit or rollback decides (a commit may extend it), then the sweep.
+    // An open transaction holds it: its commit or rollback decides (a commit may extend it, or set an expiry
+    // already past whose own entry fell due first), then the sweep looks again.
     const heldUntil = Number(current.Item.txn_expires_epoch);
     if (current.Item.txn_id !== undefined && heldUntil > epochSeconds(now))
       return { heldUntil: new Date(heldUntil * 1000) };
+    const expired = Number(current.Item.expires_epoch) <= epochSeconds(now);
+    if (!expired) return undefined; // a PATCH moved its expiry since the entry was written
     const written = await transactOrFalse(this.client, [
       {
         // Only if it is still expired, and only the version read, so the key counters lose what this very

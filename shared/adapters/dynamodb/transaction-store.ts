@@ -307,55 +307,37 @@ export class DynamoTransactionStore implements TransactionStore {
   ): Promise<boolean> {
     const { tenant_id: tenantId, id } = transaction;
     const operations = await this.operations(tenantId, id);
-    const undo = operations.map((op) => {
-      const target = {
-        TableName: this.tableName,
-        Key: tokenKeys.token(tenantId, op.token_id),
-        ...this.heldBy(id),
-      };
-      return op.operation === "create"
-        ? ({ kind: "delete", input: target, op } as const)
-        : ({ kind: "unlock", input: { ...target, UpdateExpression: UNLOCK }, op } as const);
-    });
-    const close = {
+    const close = (staged: boolean) => ({
       TableName: this.tableName,
       Key: transactionKeys.record(tenantId, id),
-      UpdateExpression: "SET #state = :rolledBack",
+      UpdateExpression: staged ? "SET #state = :rolledBack, rolling_back = :yes" : "SET #state = :rolledBack",
       ConditionExpression: "#state = :open",
       ExpressionAttributeNames: { "#state": "state" },
-      ExpressionAttributeValues: { ":rolledBack": "rolled_back", ":open": "open" },
-    };
+      ExpressionAttributeValues: {
+        ":rolledBack": "rolled_back",
+        ":open": "open",
+        ...(staged ? { ":yes": true } : {}),
+      },
+    });
     // After expiry other writers may already have taken over tokens it held: undo each one still its own. So too
-    // when the undo does not fit one write (a batch tokenize): closed first, nothing it held can commit after.
+    // when the undo does not fit one write (a batch tokenize): closed first (with `rolling_back`, so the sweep
+    // finishes a request that dies meanwhile), nothing it held can commit after.
     const counters = this.counters(tenantId, operations, "rollback");
-    if (options.expired || undo.length + counters.length + 2 > SINGLE_WRITE_ITEMS) {
+    if (options.expired || operations.length + counters.length + 2 > SINGLE_WRITE_ITEMS) {
       try {
-        await this.client.send(new UpdateCommand(close));
+        await this.client.send(new UpdateCommand(close(true)));
       } catch (error) {
         if (isConditionalCheckFailed(error)) return false;
         throw error;
       }
-      // Each undo applies only while the transaction still holds its token; the reservation its staging counted
-      // goes once whatever became of the token (deleted or taken over since the expiry), with the op item.
-      await inGroups(undo, async (step) => {
-        await this.sendIgnoringApplied([
-          step.kind === "delete" ? { Delete: step.input } : { Update: step.input },
-        ]);
-        const Key = transactionKeys.operation(tenantId, id, step.op.token_id);
-        await this.sendIgnoringApplied([
-          { Delete: { TableName: this.tableName, Key, ConditionExpression: "attribute_exists(PK)" } },
-          ...this.counters(tenantId, [step.op], "rollback"),
-        ]);
-      });
+      await this.undoEach(tenantId, id, operations);
       await this.client.send(new PutCommand({ TableName: this.tableName, Item: this.audit.item(audit) }));
     } else {
-      const items = undo.map((step) =>
-        step.kind === "delete" ? { Delete: step.input } : { Update: step.input },
-      );
+      const undo = operations.map((op) => this.undoWrite(tenantId, id, op));
       try {
         await this.client.send(
           new TransactWriteCommand({
-            TransactItems: [...items, ...counters, { Update: close }, this.audit.put(audit)],
+            TransactItems: [...undo, ...counters, { Update: close(false) }, this.audit.put(audit)],
           }),
         );
       } catch (error) {
@@ -363,10 +345,56 @@ export class DynamoTransactionStore implements TransactionStore {
         throw error;
       }
     }
+    await this.afterRollback(tenantId, id, operations);
+    return true;
+  }
+
+  /** Finishes a staged rollback a request left unfinished (the sweep, at the transaction's expiry). */
+  async finishRollback(transaction: StoredTransaction): Promise<void> {
+    const operations = await this.operations(transaction.tenant_id, transaction.id);
+    await this.undoEach(transaction.tenant_id, transaction.id, operations);
+    await this.afterRollback(transaction.tenant_id, transaction.id, operations);
+  }
+
+  /** Undoes one operation, if the transaction still holds its token: a pending create goes, a hold is released. */
+  private undoWrite(tenantId: string, id: string, op: Operation) {
+    const target = {
+      TableName: this.tableName,
+      Key: tokenKeys.token(tenantId, op.token_id),
+      ...this.heldBy(id),
+    };
+    return op.operation === "create"
+      ? { Delete: target }
+      : { Update: { ...target, UpdateExpression: UNLOCK } };
+  }
+
+  /**
+   * A staged rollback's writes, each safe to run again: every undo applies only while the transaction still holds
+   * its token, and the reservation its staging counted goes exactly once whatever became of the token (deleted or
+   * taken over since the expiry), with the op item. Then the record's `rolling_back` goes.
+   */
+  private async undoEach(tenantId: string, id: string, operations: Operation[]): Promise<void> {
+    await inGroups(operations, async (op) => {
+      await this.sendIgnoringApplied([this.undoWrite(tenantId, id, op)]);
+      const Key = transactionKeys.operation(tenantId, id, op.token_id);
+      await this.sendIgnoringApplied([
+        { Delete: { TableName: this.tableName, Key, ConditionExpression: "attribute_exists(PK)" } },
+        ...this.counters(tenantId, [op], "rollback"),
+      ]);
+    });
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: transactionKeys.record(tenantId, id),
+        UpdateExpression: "REMOVE rolling_back",
+      }),
+    );
+  }
+
+  private async afterRollback(tenantId: string, id: string, operations: Operation[]): Promise<void> {
     for (const op of operations.filter((o) => o.operation === "create"))
       await this.tokens.releaseFingerprint(tenantId, op.token_type, op.fingerprint, op.token_id);
     await this.forgetOperations(tenantId, id, operations);
-    return true;
   }
 }
 
