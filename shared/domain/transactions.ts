@@ -226,6 +226,12 @@ export async function rollbackExpired(
 export const BATCH_LIFETIME_SECONDS = 900;
 
 /**
+ * A batch is committed or rolled back by the request that opened it, which no host lets run this long (API
+ * functions time out at 28 s): past it, the request died and its pending creates hold nothing (token-store.ts).
+ */
+export const BATCH_REQUEST_SECONDS = 30;
+
+/**
  * Opens the transaction a batch's writes go through, so they become visible all at once or not at all. It
  * belongs to no caller's credential (`batch:` never equals an opener), so no transaction route can join, commit
  * or roll it back: only the request that opened it.
@@ -251,7 +257,8 @@ export async function openBatch(
     auditEvent(deps, principal, "transaction", record.id, "create", `Batch of ${size} token requests opened`),
   );
   const expiresEpoch = Math.floor(expiresAt.getTime() / 1000);
-  return { record, context: { id: record.id, expiresEpoch, batch: true } };
+  const batchAnswerBy = Math.floor(now.getTime() / 1000) + BATCH_REQUEST_SECONDS;
+  return { record, context: { id: record.id, expiresEpoch, batchAnswerBy } };
 }
 
 /** Commits a batch; false when it expired or closed first (then nothing of it is visible). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { useService } from "#test/support/service.ts";
+import { BATCH_REQUEST_SECONDS } from "#shared/domain/transactions.ts";
+import { advanceTestClock, useService } from "#test/support/service.ts";
 import { appKey, revealEverything, type TokenBody, tenantWithOwner, VISA } from "#test/support/tokens.ts";
 
 const svc = useService();
@@ -236,6 +237,30 @@ describe("POST /tokenize", () => {
     } finally {
       transactions.commit = commit;
     }
+  });
+
+  it("holds a value no longer than a batch's request can run: a dead batch's claim is then taken over", async () => {
+    const { api, owner } = await setup();
+    const value = { ...card(0), deduplicate_token: true };
+    await api.post("/tokens", { key: owner, body: { ...text("x"), id: "taken-by-test" } });
+    const batch = [
+      value,
+      ...Array.from({ length: 120 }, (_, i) => text(`v${i}`)),
+      { ...text("y"), id: "taken-by-test" },
+    ];
+    // The batch stages (its card pending, claimed), meets a taken id, and its rollback dies with the request.
+    const transactions = svc.service.deps.transactions;
+    const rollback = transactions.rollback.bind(transactions);
+    transactions.rollback = () => Promise.reject(new Error("simulated crash"));
+    try {
+      expect((await api.post("/tokenize", { key: owner, body: batch })).status).toBe(500);
+    } finally {
+      transactions.rollback = rollback;
+    }
+    await advanceTestClock(svc, BATCH_REQUEST_SECONDS + 1); // no request runs that long: the batch is dead
+
+    const created = await api.post<TokenBody>("/tokens", { key: owner, body: value });
+    expect(created.status).toBe(201); // at once, not a 409 until the sweep ends the batch 15 minutes later
   });
 
   it("is idempotent: the same key answers the same tokens, created once", async () => {

@@ -44,7 +44,7 @@ export function tokenItem(token: StoredToken): Record<string, unknown> {
           txn_id: lock.transactionId,
           txn_op: lock.operation,
           txn_expires_epoch: lock.expiresEpoch,
-          ...(lock.batch ? { txn_batch: true } : {}),
+          ...(lock.batchAnswerBy ? { txn_batch: lock.batchAnswerBy } : {}),
         }
       : {}),
     ...(expiresEpoch !== undefined
@@ -61,7 +61,7 @@ export function tokenFromItem(item: Record<string, unknown>): StoredToken {
       transactionId: item.txn_id,
       operation: item.txn_op,
       expiresEpoch: Number(item.txn_expires_epoch),
-      ...(item.txn_batch === true ? { batch: true } : {}),
+      ...(typeof item.txn_batch === "number" ? { batchAnswerBy: item.txn_batch } : {}),
     };
   return token as unknown as StoredToken;
 }

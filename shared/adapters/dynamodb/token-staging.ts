@@ -46,7 +46,7 @@ function entryItems(
           transactionId: transaction.id,
           operation: "create",
           expiresEpoch: transaction.expiresEpoch,
-          ...(transaction.batch ? { batch: true } : {}),
+          ...(transaction.batchAnswerBy ? { batchAnswerBy: transaction.batchAnswerBy } : {}),
         },
       }
     : entry.token;

@@ -148,14 +148,15 @@ export class DynamoTokenStore implements TokenStore {
       // expression changed since it claimed (a stale claim) must never be handed back for this value. A token
       // another transaction is still creating does not exist for this caller (until that commits), so its claim
       // is taken over too: an open transaction, even a public key's, must not hold a value against every
-      // deduplicating create of the tenant for its hour. A batch's pending create is waited for instead: it
-      // commits or rolls back within its request, and taking its claim over let two overlapping batches both
+      // deduplicating create of the tenant for its hour. A batch's pending create is waited for instead, while its
+      // request can still be running (it commits or rolls back within it; past that the request died and the
+      // claim is taken over as any): taking its claim over let two overlapping batches both
       // keep the value (two tokens for one deduplicated value: an import sends several batches at once). Of two
       // batches only the older waits, the younger gives up at once (409, retried): no two wait for each other.
       const lock = existing?.lock;
       const pendingElsewhere = lock?.operation === "create" && lock.transactionId !== transaction?.id;
-      if (pendingElsewhere && lock.batch && lock.expiresEpoch > now.getTime() / 1000) {
-        const mine = transaction?.batch ? transaction : undefined;
+      if (pendingElsewhere && (lock.batchAnswerBy ?? 0) > now.getTime() / 1000) {
+        const mine = transaction?.batchAnswerBy ? transaction : undefined;
         const younger =
           mine &&
           (mine.expiresEpoch > lock.expiresEpoch ||

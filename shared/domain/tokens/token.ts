@@ -61,16 +61,19 @@ export interface TokenLock {
   operation: "create" | "update" | "delete";
   /** Epoch seconds: past this the transaction is rolled back and the lock no longer holds. */
   expiresEpoch: number;
-  /** A `POST /tokenize` batch's (the service's own, committed within its request), not a caller's transaction. */
-  batch?: true;
+  /**
+   * A `POST /tokenize` batch's (the service's own, committed within its request), not a caller's transaction:
+   * epoch seconds past which its request can no longer be running (it died; the sweep ends the batch).
+   */
+  batchAnswerBy?: number;
 }
 
 /** The open transaction a write joins (SVC-TRANSACTION-ID). */
 export interface TransactionContext {
   id: string;
   expiresEpoch: number;
-  /** A `POST /tokenize` batch (openBatch), committed or rolled back within the request that opened it. */
-  batch?: true;
+  /** A `POST /tokenize` batch (openBatch), committed or rolled back by its request before this epoch second. */
+  batchAnswerBy?: number;
 }
 
 declare const mayHold: unique symbol;
