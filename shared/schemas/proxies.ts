@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { MAX_CONFIGURATION_BYTES } from "#shared/domain/crypto/sealed-configuration.ts";
 import { allowedHosts, generatedId, pagingQuery, repeatable, safeKey, storable } from "./common.ts";
 
 /**
@@ -17,7 +18,7 @@ const destination = z.string().min(1).max(2048);
  * Stored sealed in the record (its JSON, crypto/sealed-configuration.ts), within what DynamoDB could keep as a map,
  * at most 64 KiB (shared/domain/storable.ts): 64 KiB sealed is about 88 KiB of the item's 400 KB.
  */
-const configuration = z.record(safeKey(200), z.unknown()).superRefine(storable(64 * 1024));
+const configuration = z.record(safeKey(200), z.unknown()).superRefine(storable(MAX_CONFIGURATION_BYTES));
 
 export const proxyBody = z.object({
   name,

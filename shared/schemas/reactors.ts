@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { MAX_CONFIGURATION_BYTES } from "#shared/domain/crypto/sealed-configuration.ts";
 import { allowedHosts, generatedId, idParams, pagingQuery, repeatable, safeKey, storable } from "./common.ts";
 
 const name = z.string().trim().min(1).max(200);
@@ -37,7 +38,7 @@ export const formulaBody = z.object({
  * Stored sealed in the record (its JSON, crypto/sealed-configuration.ts), within what DynamoDB could keep as a map,
  * at most 64 KiB (shared/domain/storable.ts): 64 KiB sealed is about 88 KiB of the item's 400 KB.
  */
-const configuration = z.record(safeKey(200), z.unknown()).superRefine(storable(64 * 1024));
+const configuration = z.record(safeKey(200), z.unknown()).superRefine(storable(MAX_CONFIGURATION_BYTES));
 const application = z.object({ id: generatedId });
 
 /** Either `formula.id` or the reactor's own `code` (the hosted vault's current shape), never both (400). */

@@ -1,4 +1,6 @@
+import { validationError } from "../errors.ts";
 import { sealedKeyIdOf } from "../keys/key-refs.ts";
+import { storableProblem } from "../storable.ts";
 import type { SealBinding, Sealer } from "./sealer.ts";
 
 /**
@@ -20,11 +22,26 @@ export const configurationBinding = (
   id: string,
 ): SealBinding => ({ tenantId, tokenId: id, field: `${resource}_configuration` });
 
-export const sealConfiguration = (
+/** The most a configuration holds, as JSON: sealed (4/3 of it) beside a reactor's code, it fits one item. */
+export const MAX_CONFIGURATION_BYTES = 64 * 1024;
+
+/** Why a configuration cannot be stored (too large, too deep, …), or undefined. */
+export const configurationProblem = (configuration: Record<string, unknown>): string | undefined =>
+  storableProblem(configuration, MAX_CONFIGURATION_BYTES);
+
+/**
+ * Every configuration written passes here: the request's own is checked by the schema, but a PATCH merges into
+ * the stored one, and the merge must fit too (a 400, never a write DynamoDB refuses as too large: a 500).
+ */
+export async function sealConfiguration(
   sealer: Pick<Sealer, "seal">,
   binding: SealBinding,
   configuration: Record<string, unknown>,
-): Promise<string> => sealer.seal(binding, JSON.stringify(configuration));
+): Promise<string> {
+  const problem = configurationProblem(configuration);
+  if (problem) throw validationError(`The configuration ${problem}.`, { configuration: [problem] });
+  return sealer.seal(binding, JSON.stringify(configuration));
+}
 
 /** The configuration opened (the sealed one when there is one, else a plain map of an older item). */
 export async function openConfiguration(

@@ -1,6 +1,7 @@
 import { auditEvent } from "#shared/domain/audit-entry.ts";
 import {
   configurationNeedsReseal,
+  configurationProblem,
   openConfiguration,
   sealConfiguration,
 } from "#shared/domain/crypto/sealed-configuration.ts";
@@ -89,8 +90,9 @@ async function resealProxy(deps: LongLivedDeps, listed: StoredProxy, currentKeyI
     const binding = proxyKeyBinding(proxy);
     const configurationBinding = proxyConfigurationBinding(proxy);
     const configuration = await openConfiguration(deps.sealer, configurationBinding, proxy);
+    // A plain map too large to seal (merged past the bound before configurations were sealed) stays plain.
     const sealed_configuration =
-      configuration === undefined
+      configuration === undefined || configurationProblem(configuration)
         ? undefined
         : await sealConfiguration(deps.sealer, configurationBinding, configuration);
     const next = {
@@ -111,6 +113,7 @@ async function resealReactor(deps: LongLivedDeps, listed: StoredReactor, current
     if (!configurationNeedsReseal(reactor, currentKeyId)) break;
     const binding = reactorConfigurationBinding(reactor);
     const configuration = (await openConfiguration(deps.sealer, binding, reactor)) ?? {};
+    if (configurationProblem(configuration)) break; // a plain map too large to seal (as for proxies) stays plain
     const sealed = await sealConfiguration(deps.sealer, binding, configuration);
     const audit = auditEvent(
       deps,

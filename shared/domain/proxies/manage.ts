@@ -1,4 +1,5 @@
 import { auditEvent, recordEvents } from "#shared/domain/audit-entry.ts";
+import { configurationProblem } from "#shared/domain/crypto/sealed-configuration.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { assertMayRouteData } from "#shared/domain/data-routing.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
@@ -266,8 +267,11 @@ export async function rotateProxyKey(deps: ProxyDeps, principal: TenantPrincipal
   const next = {
     sealed_key: await deps.sealer.seal(keyBinding(current), key),
     key_hash: hashKey(key),
-    // A plain configuration of an older item is sealed by this write too.
-    ...(stored.sealed_configuration === undefined ? await sealedConfigurationOf(deps, current) : {}),
+    // A plain configuration of an older item is sealed by this write too (unless merged past the bound before
+    // configurations were sealed: it stays plain, as a rewrap leaves it, and the key still rotates).
+    ...(stored.sealed_configuration === undefined && !configurationProblem(current.configuration ?? {})
+      ? await sealedConfigurationOf(deps, current)
+      : {}),
   };
   const audit = auditEvent(deps, principal, "proxy", id, "update", "Proxy key rotated");
   if (!(await deps.proxies.rotateKey(stored, next, audit)))

@@ -447,4 +447,31 @@ describe("attack: a proxy's or reactor's configuration in plaintext at rest", ()
     expect(after).not.toHaveProperty("configuration");
     expect(after.sealed_configuration).toBe(current.sealed_configuration);
   });
+
+  it("a merged configuration past the bound is a 400 (its sealed form would not fit the item: a 500); a rewrap leaves an older plain one that large as it is", async () => {
+    const w = await world();
+    const code = `${ECHO}\n//${"x".repeat(250 * 1024)}`; // own code near its limit, in the same item
+    const res = await w.api.post<{ id: string }>("/reactors", {
+      key: w.member,
+      body: { name: "big", code, configuration: {}, application: { id: w.app.id } },
+    });
+    expect(res.status).toBe(201);
+    const patch = (configuration: Record<string, unknown>) =>
+      w.api.patch(`/reactors/${res.body.id}`, {
+        key: w.member,
+        body: { configuration },
+        headers: mergePatch,
+      });
+    expect((await patch({ a: "a".repeat(60_000) })).status).toBe(204);
+    const merged = await patch({ b: "b".repeat(60_000) });
+    expect(merged.status).toBe(400);
+    expect(JSON.stringify(merged.body)).toContain("configuration");
+
+    // An item from before configurations were sealed, merged past the bound then: the rewrap goes on past it.
+    const large = { a: "a".repeat(60_000), b: "b".repeat(60_000) };
+    await makeLegacy(w.tenantId, "REACTOR", res.body.id, large);
+    await rotate(w.api, w.member);
+    expect(await rewrapToEnd(w.api, w.member)).toBe("succeeded");
+    expect((await rawItem(w.tenantId, "REACTOR", res.body.id)).configuration).toEqual(large);
+  });
 });
