@@ -136,6 +136,12 @@ export interface IdempotencyStore {
    * itself), so a retry runs as new; if they do, ends the lease, so a retry replays the effect at once.
    */
   release(scope: string, key: string, claimId: string, effectsStand: boolean): Promise<void>;
+  /**
+   * Whether a live record is kept under `sentKey`, the key as the caller sent it: versions before 27 Nov 2026 kept
+   * records so, and a retry across the upgrade must find its first run's. False without a read once none can be
+   * left (a record's 24 h after this version first asked).
+   */
+  hasLegacyRecord(scope: string, sentKey: string): Promise<boolean>;
 }
 
 export type TokenCreateOutcome =

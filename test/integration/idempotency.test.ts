@@ -46,6 +46,29 @@ describe("idempotency (SVC-IDEMPOTENCY-KEY)", () => {
     expect(stored).not.toContain("4111111111111111");
   });
 
+  it("answers a retry from a record kept under the key as sent (before keyed digests, 27 Nov 2026)", async () => {
+    const { api, managementKey } = await setup();
+    const headers = { "svc-idempotency-key": "create-web-legacy" };
+    const body = { name: "web", type: "public", permissions: ["token:create"] };
+    // The first run as the previous version made it: the record and its sealed answer under the key as sent.
+    const sealer = svc.service.deps.sealer;
+    const fingerprint = sealer.fingerprint;
+    sealer.fingerprint = (owner, scope, value) =>
+      scope === "svc-idempotency-key"
+        ? Promise.resolve(value)
+        : fingerprint.call(sealer, owner, scope, value);
+    const first = await api.post("/applications", { key: managementKey, body, headers }).finally(() => {
+      sealer.fingerprint = fingerprint;
+    });
+
+    const retry = await api.post("/applications", { key: managementKey, body, headers });
+    const list = await api.get<Page>("/applications", { key: managementKey });
+
+    expect(retry.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(retry.body).toEqual(first.body);
+    expect(list.body.pagination.total_items).toBe(2); // the management application and this one: not run again
+  });
+
   it("stores nothing for a failed request, so a retry runs as new", async () => {
     const { api, managementKey } = await setup();
     const headers = { "svc-idempotency-key": "retry-me" };

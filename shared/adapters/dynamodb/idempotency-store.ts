@@ -20,6 +20,9 @@ export { IDEMPOTENCY_RETENTION_SECONDS };
 export const IN_FLIGHT_LEASE_SECONDS = 60;
 
 export class DynamoIdempotencyStore implements IdempotencyStore {
+  /** Epoch seconds after which no record kept under a key as sent can be left (hasLegacyRecord). */
+  private legacyUntil: number | undefined;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -79,6 +82,39 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
       return { outcome: "in-flight" };
     }
     return { outcome: "in-flight" };
+  }
+
+  async hasLegacyRecord(scope: string, sentKey: string): Promise<boolean> {
+    const now = epochSeconds(this.clock.now());
+    this.legacyUntil ??= (await this.keyedSince(now)) + IDEMPOTENCY_RETENTION_SECONDS;
+    if (now >= this.legacyUntil) return false;
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: keys.idempotency(scope, sentKey),
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item !== undefined && Number(out.Item.expires_at) > now;
+  }
+
+  /** When this deployment first kept keys as digests: recorded once (the first to ask), read by every process. */
+  private async keyedSince(now: number): Promise<number> {
+    await this.client
+      .send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...keys.idempotencyFormat, entity: "system", keyed_since: now },
+          ConditionExpression: "attribute_not_exists(PK)",
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!isConditionalCheckFailed(error)) throw error;
+      });
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.idempotencyFormat, ConsistentRead: true }),
+    );
+    return Number(out.Item?.keyed_since ?? now);
   }
 
   async complete(scope: string, key: string, claimId: string, response: StoredResponse): Promise<void> {

@@ -15,6 +15,7 @@
  *   TENANT#<tid>#LOG#<shard>  <created_at>#<lid>        audit log, write-sharded; GSI1 by entity id
  *   IDEMP#<scope>#<key hmac>  META                      idempotency record (the key as a keyed digest)
  *   SYSTEM#MASTERKEY          CHECK                     local master key's check value (master-key-check.ts)
+ *   SYSTEM#IDEMPOTENCY        KEYED_SINCE               when idempotency keys were first kept as digests
  *   TENANT#<tid>              KEYCUSTODY                the tenant's own KMS key (key-custody-store.ts)
  *   TENANTDELETION#<tid>      META | LOG#…              a deleted tenant's tombstone and audit (tenant-deletion-store.ts)
  */
@@ -49,6 +50,7 @@ export const keys = {
   logEntity: (tenantId: string, entityId: string) => `TENANT#${tenantId}#LOGENTITY#${entityId}`,
   idempotency: (scope: string, key: string) => ({ PK: `IDEMP#${scope}#${key}`, SK: "META" }),
   masterKeyCheck: { PK: "SYSTEM#MASTERKEY", SK: "CHECK" },
+  idempotencyFormat: { PK: "SYSTEM#IDEMPOTENCY", SK: "KEYED_SINCE" },
 } as const;
 
 export function epochSeconds(date: Date): number {

@@ -187,9 +187,15 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
       const signature = await signatureOf(sealer, request, owner);
       // Kept as a keyed digest, never as sent: a caller may build its keys from what it sends (an order or a
       // card number); the fingerprint key never rotates, so a retry after a rotation finds its record.
-      const key = await sealer.fingerprint(owner, "svc-idempotency-key", sent);
+      let key = await sealer.fingerprint(owner, "svc-idempotency-key", sent);
       const scope = scopeOf(state.principal, signature);
-      const claim = await store.claim(scope, key, `${signature.request}.${signature.headers}`);
+      let claim = await store.claim(scope, key, `${signature.request}.${signature.headers}`);
+      // A retry across the upgrade to keyed digests: its first run's record is under the key as sent.
+      if (claim.outcome === "claimed" && (await store.hasLegacyRecord(scope, sent))) {
+        await store.release(scope, key, claim.claimId, false);
+        key = sent;
+        claim = await store.claim(scope, key, `${signature.request}.${signature.headers}`);
+      }
       // A retry a second later finds the answer (replayed) or the same 409: say when, as 429 and 503 do.
       if (claim.outcome === "in-flight")
         throw conflict("A request with this idempotency key is still being processed.", {
