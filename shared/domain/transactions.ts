@@ -198,8 +198,13 @@ export async function rollbackExpired(
     return false;
   }
   // Rolled back in stages by a request that died before undoing it all: undone now, each reservation given back.
+  const system = { tenantId, actor: { type: "system" as const } };
   if (transaction?.state === "rolled_back" && transaction.rolling_back) {
-    await deps.transactions.finishRollback(transaction);
+    const message = "Transaction rollback finished at its expiry (its request stopped midway)";
+    await deps.transactions.finishRollback(
+      transaction,
+      auditEvent(deps, system, "transaction", id, "update", message),
+    );
     return false;
   }
   if (transaction?.state !== "open") {
@@ -209,7 +214,7 @@ export async function rollbackExpired(
   }
   const audit = auditEvent(
     deps,
-    { tenantId, actor: { type: "system" } },
+    system,
     "transaction",
     id,
     "update",

@@ -297,7 +297,7 @@ export interface TransactionStore {
    */
   finishCommit(transaction: StoredTransaction, now: Date): Promise<{ created: number }>;
   /** Undoes what a staged rollback left undone (a request that died after closing the transaction). */
-  finishRollback(transaction: StoredTransaction): Promise<void>;
+  finishRollback(transaction: StoredTransaction, audit: LogEntry): Promise<void>;
   /** Discards every pending operation; false when the transaction is no longer open. */
   rollback(transaction: StoredTransaction, audit: LogEntry, options?: { expired: boolean }): Promise<boolean>;
   /**

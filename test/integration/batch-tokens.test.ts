@@ -263,6 +263,32 @@ describe("POST /tokenize", () => {
     expect(created.status).toBe(201); // at once, not a 409 until the sweep ends the batch 15 minutes later
   });
 
+  it("keeps the claims of a batch whose request died past its commit point (the sweep makes it live)", async () => {
+    const { api, owner, reader } = await setup();
+    const body = Array.from({ length: 120 }, (_, i) => ({
+      ...text(`dead value ${i}`),
+      id: `dead-${i}`,
+      deduplicate_token: true,
+    }));
+    // Committed (the record flipped), then the request dies while unlocking its creates.
+    const holder = svc.service.deps.transactions as unknown as Record<string, unknown>;
+    const rollForward = holder.rollForward;
+    holder.rollForward = () => Promise.reject(new Error("simulated crash"));
+    try {
+      expect((await api.post("/tokenize", { key: owner, body })).status).toBe(500);
+    } finally {
+      holder.rollForward = rollForward;
+    }
+    await advanceTestClock(svc, BATCH_REQUEST_SECONDS + 1);
+    const single = await api.post<TokenBody>("/tokens", { key: owner, body: { ...body[0], id: undefined } });
+    await advanceTestClock(svc, 20 * 60); // the sweep finishes the committed batch
+
+    expect(single.status).toBe(409); // retried later; it was a 201 and a second token for the value
+    expect((await api.get<TokenBody>("/tokens/dead-0", { key: reader })).status).toBe(200);
+    const again = await api.post<TokenBody>("/tokens", { key: owner, body: { ...body[0], id: undefined } });
+    expect(again.body.id).toBe("dead-0");
+  });
+
   it("is idempotent: the same key answers the same tokens, created once", async () => {
     const { api, owner, count } = await setup();
     const headers = { "svc-idempotency-key": "batch-1" };

@@ -1,3 +1,4 @@
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
@@ -67,6 +68,42 @@ describe("idempotency (SVC-IDEMPOTENCY-KEY)", () => {
     expect(retry.headers.get("svc-idempotent-replayed")).toBe("true");
     expect(retry.body).toEqual(first.body);
     expect(list.body.pagination.total_items).toBe(2); // the management application and this one: not run again
+  });
+
+  it("keeps nothing new under a key as sent: a lapsed record of the previous version is let go", async () => {
+    const { api, managementKey, tenantId } = await setup();
+    const body = { name: "web", type: "public" };
+    const probe = { "svc-idempotency-key": "probe" };
+    expect((await api.post("/applications", { key: managementKey, body, headers: probe })).status).toBe(201);
+    const mine = (await scanTable(svc)).find((i) => String(i.PK).startsWith(`IDEMP#tenant:${tenantId}:`));
+    const pk = String(mine?.PK);
+    // The previous version's record of a request that died in flight (its lease lapsed, no effect).
+    const sent = "order-4242424242424242";
+    const now = Math.floor(svc.service.deps.clock.now().getTime() / 1000);
+    const legacy = {
+      PK: `${pk.slice(0, pk.lastIndexOf("#") + 1)}${sent}`,
+      SK: "META",
+      entity: "idempotency",
+    };
+    const { dynamo, config } = svc.service.deps;
+    const item = {
+      ...legacy,
+      state: "in_flight",
+      claim_id: "old",
+      lease_until: now - 60,
+      expires_at: now + 600,
+    };
+    await dynamo.send(new PutCommand({ TableName: config.tableName, Item: item }));
+
+    const retry = await api.post("/applications", {
+      key: managementKey,
+      body,
+      headers: { "svc-idempotency-key": sent },
+    });
+
+    expect(retry.status).toBe(201);
+    const kept = (await scanTable(svc)).filter((i) => String(i.PK).endsWith(`#${sent}`));
+    expect(kept).toEqual([]); // the new run's record is under the digest, not the card number
   });
 
   it("stores nothing for a failed request, so a retry runs as new", async () => {

@@ -326,4 +326,59 @@ describe("transactions (beta)", () => {
 
     expect(await count()).toBe(before ?? 0);
   });
+
+  it("applies a write that joins while its commit runs (the close reads its operations again)", async () => {
+    const { api, writer, reader, open, inTxn, managementKey } = await setup();
+    type Keys = { current: number; versions: { version: number; tokens: number | null }[] };
+    const count = async () => {
+      const keys = (await api.get<Keys>("/tenants/self/keys", { key: managementKey })).body;
+      return keys.versions.find((v) => v.version === keys.current)?.tokens ?? 0;
+    };
+    const txn = await open();
+    const create = (id: string) =>
+      api.post("/tokens", { key: writer, body: { type: "token", id, data: id }, headers: inTxn(txn.id) });
+    expect((await create("joined-early")).status).toBe(201);
+    const before = await count();
+    // The commit has read its operations when the caller's next write joins.
+    const store = svc.service.deps.transactions as unknown as Record<
+      string,
+      (...a: unknown[]) => Promise<unknown>
+    >;
+    const operations = store.operations as (...a: unknown[]) => Promise<unknown>;
+    let late = 0;
+    store.operations = async (...args: unknown[]) => {
+      store.operations = operations;
+      const read = await operations.apply(store, args);
+      late = (await create("joined-late")).status;
+      return read;
+    };
+    const commit = await api.post(`/transactions/${txn.id}/commit`, { key: writer });
+    await advanceTestClock(svc, 3700); // the expiry's sweep: nothing left behind
+
+    expect([late, commit.status]).toEqual([201, 200]);
+    expect((await api.get("/tokens/joined-late", { key: reader })).status).toBe(200); // it was a 404, lost
+    expect(await count()).toBe(before + 1); // counted once, as a live token (it used to be lost, yet counted)
+  });
+
+  it("never deletes (and counts off) a create still pending in a lapsed transaction: its rollback does", async () => {
+    const { api, writer, reader, open, inTxn, managementKey } = await setup();
+    type Keys = { current: number; versions: { version: number; tokens: number | null }[] };
+    const count = async () => {
+      const keys = (await api.get<Keys>("/tenants/self/keys", { key: managementKey })).body;
+      return keys.versions.find((v) => v.version === keys.current)?.tokens;
+    };
+    const live = await api.post<TokenBody>("/tokens", {
+      key: writer,
+      body: { type: "token", data: "keep me" },
+    });
+    const txn = await open();
+    const soon = new Date(Date.parse(txn.created_at) + 10 * 60_000).toISOString();
+    const body = { type: "token", data: "pending", expires_at: soon };
+    expect((await api.post("/tokens", { key: writer, body, headers: inTxn(txn.id) })).status).toBe(201);
+
+    await advanceTestClock(svc, 3700); // one sweep run after the token's and the transaction's expiry
+
+    expect(await count()).toBe(1); // the live token (it read 0: counted off twice, its key destroyable)
+    expect((await api.get(`/tokens/${live.body.id}`, { key: reader })).status).toBe(200);
+  });
 });

@@ -33,6 +33,7 @@ import { tokenKeys } from "./token-keys.ts";
 import { listTokenPage, listTokens } from "./token-listing.ts";
 import { createAtOnce, stageCreates } from "./token-staging.ts";
 import { LOCK_FREE, lockUpdate, transactionWrites } from "./token-transaction-writes.ts";
+import { transactionKeys } from "./transaction-keys.ts";
 
 /** How long this process trusts that a fingerprint it saw claimed is still claimed (as long as API keys). */
 /** Best-effort claims sent at once after a batch commits. */
@@ -42,6 +43,7 @@ const CLAIMS_IN_FLIGHT = 10;
 /** How long a deduplicating create waits for another batch's pending create of its value: 12 × 250 ms. */
 const BATCH_WAIT_LOOKS = 12;
 const BATCH_WAIT_MS = 250;
+const BATCH_BUSY = "A batch creating the same value is still being processed; retry shortly.";
 
 export class DynamoTokenStore implements TokenStore {
   constructor(
@@ -161,13 +163,18 @@ export class DynamoTokenStore implements TokenStore {
           mine &&
           (mine.expiresEpoch > lock.expiresEpoch ||
             (mine.expiresEpoch === lock.expiresEpoch && mine.id > lock.transactionId));
-        if (younger || look >= BATCH_WAIT_LOOKS)
-          throw conflict("A batch creating the same value is still being processed; retry in a second.", {
-            retryAfterSeconds: 1,
-          });
+        if (younger || look >= BATCH_WAIT_LOOKS) throw conflict(BATCH_BUSY, { retryAfterSeconds: 1 });
         await new Promise((resolve) => setTimeout(resolve, BATCH_WAIT_MS));
         continue;
       }
+      // A batch whose request died past its commit point: the sweep makes its creates live (at its expiry), so
+      // its claims stand; taken over, the value would get a second token.
+      if (
+        pendingElsewhere &&
+        lock.batchAnswerBy !== undefined &&
+        (await this.committed(token, lock.transactionId))
+      )
+        throw conflict(BATCH_BUSY, { retryAfterSeconds: 60 });
       const live =
         existing &&
         !pendingElsewhere &&
@@ -179,6 +186,18 @@ export class DynamoTokenStore implements TokenStore {
       await this.releaseFingerprint(token.tenant_id, token.type, token.fingerprint, ownerId);
       return undefined;
     }
+  }
+
+  /** Whether the transaction `id` of the token's tenant has committed (its operations may not all be applied). */
+  private async committed(token: Pick<StoredToken, "tenant_id">, id: string): Promise<boolean> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: transactionKeys.record(token.tenant_id, id),
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item?.state === "committed";
   }
 
   liveFingerprintOwner(tenantId: string, type: string, fingerprint: string, now: Date) {

@@ -54,6 +54,14 @@ async function inGroups<T>(items: T[], run: (item: T) => Promise<void>): Promise
     await Promise.all(items.slice(i, i + WRITES_IN_FLIGHT).map(run));
 }
 
+/**
+ * A close (commit or rollback) applies exactly the operations it read: one joining between that read and the close
+ * would be answered as staged yet never applied (its token locked until the expiry, its key count kept for good).
+ * The record counts its operations (`op_count`); a close that meets another count reads them again.
+ */
+const SAME_OPERATIONS = "(op_count = :ops OR (attribute_not_exists(op_count) AND :ops = :zeroOps))";
+const CLOSE_ATTEMPTS = 4;
+
 export class DynamoTransactionStore implements TransactionStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -171,7 +179,7 @@ export class DynamoTransactionStore implements TransactionStore {
     return keyCountUpdates(this.tableName, tenantId, delta, ops[0]?.token_id ?? tenantId);
   }
 
-  private closeWrite(tenantId: string, id: string, now: Date, staged: boolean) {
+  private closeWrite(tenantId: string, id: string, now: Date, staged: boolean, read: number) {
     return {
       Update: {
         TableName: this.tableName,
@@ -179,16 +187,30 @@ export class DynamoTransactionStore implements TransactionStore {
         UpdateExpression: staged
           ? "SET #state = :committed, rolling_forward = :yes"
           : "SET #state = :committed",
-        ConditionExpression: "#state = :open AND expires_epoch > :now",
+        ConditionExpression: `#state = :open AND expires_epoch > :now AND ${SAME_OPERATIONS}`,
         ExpressionAttributeNames: { "#state": "state" },
         ExpressionAttributeValues: {
           ":committed": "committed",
           ":open": "open",
           ":now": epochSeconds(now),
+          ":ops": read,
+          ":zeroOps": 0,
           ...(staged ? { ":yes": true } : {}),
         },
       },
     };
+  }
+
+  /** Whether an operation joined the still open transaction since `read` of them were read (its close refused). */
+  private async joinedSince(tenantId: string, id: string, read: number): Promise<boolean> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: transactionKeys.record(tenantId, id),
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item?.state === "open" && Number(out.Item.op_count ?? 0) !== read;
   }
 
   /**
@@ -203,6 +225,18 @@ export class DynamoTransactionStore implements TransactionStore {
     now: Date,
     audit: LogEntry,
   ): Promise<{ created: number } | false> {
+    for (let attempt = 0; attempt < CLOSE_ATTEMPTS; attempt++) {
+      const outcome = await this.commitOnce(transaction, now, audit);
+      if (outcome !== "joined meanwhile") return outcome;
+    }
+    return false;
+  }
+
+  private async commitOnce(
+    transaction: StoredTransaction,
+    now: Date,
+    audit: LogEntry,
+  ): Promise<{ created: number } | false | "joined meanwhile"> {
     const { tenant_id: tenantId, id } = transaction;
     const operations = await this.operations(tenantId, id);
     const counters = this.counters(tenantId, operations, "commit");
@@ -214,13 +248,14 @@ export class DynamoTransactionStore implements TransactionStore {
           TransactItems: [
             ...writes,
             ...(staged ? [] : counters),
-            this.closeWrite(tenantId, id, now, staged),
+            this.closeWrite(tenantId, id, now, staged, operations.length),
             this.audit.put(audit),
           ] as never,
         }),
       );
     } catch (error) {
-      if (error instanceof Error && error.name === "TransactionCanceledException") return false;
+      if (error instanceof Error && error.name === "TransactionCanceledException")
+        return (await this.joinedSince(tenantId, id, operations.length)) ? "joined meanwhile" : false;
       throw error;
     }
     if (staged) await this.rollForward(tenantId, id, operations, now);
@@ -305,17 +340,31 @@ export class DynamoTransactionStore implements TransactionStore {
     audit: LogEntry,
     options: { expired: boolean } = { expired: false },
   ): Promise<boolean> {
+    for (let attempt = 0; attempt < CLOSE_ATTEMPTS; attempt++) {
+      const outcome = await this.rollbackOnce(transaction, audit, options);
+      if (outcome !== "joined meanwhile") return outcome;
+    }
+    return false;
+  }
+
+  private async rollbackOnce(
+    transaction: StoredTransaction,
+    audit: LogEntry,
+    options: { expired: boolean },
+  ): Promise<boolean | "joined meanwhile"> {
     const { tenant_id: tenantId, id } = transaction;
     const operations = await this.operations(tenantId, id);
     const close = (staged: boolean) => ({
       TableName: this.tableName,
       Key: transactionKeys.record(tenantId, id),
       UpdateExpression: staged ? "SET #state = :rolledBack, rolling_back = :yes" : "SET #state = :rolledBack",
-      ConditionExpression: "#state = :open",
+      ConditionExpression: `#state = :open AND ${SAME_OPERATIONS}`,
       ExpressionAttributeNames: { "#state": "state" },
       ExpressionAttributeValues: {
         ":rolledBack": "rolled_back",
         ":open": "open",
+        ":ops": operations.length,
+        ":zeroOps": 0,
         ...(staged ? { ":yes": true } : {}),
       },
     });
@@ -327,7 +376,8 @@ export class DynamoTransactionStore implements TransactionStore {
       try {
         await this.client.send(new UpdateCommand(close(true)));
       } catch (error) {
-        if (isConditionalCheckFailed(error)) return false;
+        if (isConditionalCheckFailed(error))
+          return (await this.joinedSince(tenantId, id, operations.length)) ? "joined meanwhile" : false;
         throw error;
       }
       await this.undoEach(tenantId, id, operations);
@@ -341,7 +391,8 @@ export class DynamoTransactionStore implements TransactionStore {
           }),
         );
       } catch (error) {
-        if (error instanceof Error && error.name === "TransactionCanceledException") return false;
+        if (error instanceof Error && error.name === "TransactionCanceledException")
+          return (await this.joinedSince(tenantId, id, operations.length)) ? "joined meanwhile" : false;
         throw error;
       }
     }
@@ -350,9 +401,10 @@ export class DynamoTransactionStore implements TransactionStore {
   }
 
   /** Finishes a staged rollback a request left unfinished (the sweep, at the transaction's expiry). */
-  async finishRollback(transaction: StoredTransaction): Promise<void> {
+  async finishRollback(transaction: StoredTransaction, audit: LogEntry): Promise<void> {
     const operations = await this.operations(transaction.tenant_id, transaction.id);
     await this.undoEach(transaction.tenant_id, transaction.id, operations);
+    await this.client.send(new PutCommand({ TableName: this.tableName, Item: this.audit.item(audit) }));
     await this.afterRollback(transaction.tenant_id, transaction.id, operations);
   }
 

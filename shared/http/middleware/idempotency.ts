@@ -190,11 +190,17 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
       let key = await sealer.fingerprint(owner, "svc-idempotency-key", sent);
       const scope = scopeOf(state.principal, signature);
       let claim = await store.claim(scope, key, `${signature.request}.${signature.headers}`);
-      // A retry across the upgrade to keyed digests: its first run's record is under the key as sent.
-      if (claim.outcome === "claimed" && (await store.hasLegacyRecord(scope, sent))) {
-        await store.release(scope, key, claim.claimId, false);
-        key = sent;
-        claim = await store.claim(scope, key, `${signature.request}.${signature.headers}`);
+      // A retry across the upgrade to keyed digests: its first run's record is under the key as sent. Only what
+      // it holds is answered from it (a result, an effect, a request still running); nothing new is ever kept
+      // under the key as sent: a legacy key that turns out free (its record just lapsed) is let go at once.
+      if (claim.outcome === "claimed" && key !== sent && (await store.hasLegacyRecord(scope, sent))) {
+        const legacy = await store.claim(scope, sent, `${signature.request}.${signature.headers}`);
+        if (legacy.outcome === "claimed") await store.release(scope, sent, legacy.claimId, false);
+        else {
+          await store.release(scope, key, claim.claimId, false);
+          key = sent;
+          claim = legacy;
+        }
       }
       // A retry a second later finds the answer (replayed) or the same 409: say when, as 429 and 503 do.
       if (claim.outcome === "in-flight")
