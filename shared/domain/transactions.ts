@@ -237,6 +237,12 @@ export const BATCH_LIFETIME_SECONDS = 900;
 export const BATCH_REQUEST_SECONDS = 30;
 
 /**
+ * How long past its answer-by a batch's pending creates still hold their values: a commit that read its clock
+ * just before the answer-by lands later, and must not meet a value already taken over (two tokens for one).
+ */
+export const BATCH_CLAIM_GRACE_SECONDS = 30;
+
+/**
  * Opens the transaction a batch's writes go through, so they become visible all at once or not at all. It
  * belongs to no caller's credential (`batch:` never equals an opener), so no transaction route can join, commit
  * or roll it back: only the request that opened it.
@@ -248,6 +254,7 @@ export async function openBatch(
 ): Promise<{ record: StoredTransaction; context: TransactionContext }> {
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + BATCH_LIFETIME_SECONDS * 1000);
+  const batchAnswerBy = Math.floor(now.getTime() / 1000) + BATCH_REQUEST_SECONDS;
   const record: StoredTransaction = {
     id: randomUUID(),
     tenant_id: principal.tenantId,
@@ -256,13 +263,13 @@ export async function openBatch(
     opened_by: `batch:${openerOf(principal)}`,
     created_at: now.toISOString(),
     expires_at: expiresAt.toISOString(),
+    answer_by: batchAnswerBy,
   };
   await deps.transactions.create(
     record,
     auditEvent(deps, principal, "transaction", record.id, "create", `Batch of ${size} token requests opened`),
   );
   const expiresEpoch = Math.floor(expiresAt.getTime() / 1000);
-  const batchAnswerBy = Math.floor(now.getTime() / 1000) + BATCH_REQUEST_SECONDS;
   return { record, context: { id: record.id, expiresEpoch, batchAnswerBy } };
 }
 

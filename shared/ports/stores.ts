@@ -281,6 +281,11 @@ export interface StoredTransaction {
   rolling_forward?: boolean;
   /** Rolled back in stages (at expiry, or too large for one write), not all undone yet: the sweep finishes it. */
   rolling_back?: boolean;
+  /**
+   * A batch's (openBatch): epoch seconds past which its request can no longer be running, so its pending creates
+   * hold nothing (their claims are taken over) and it can no longer commit.
+   */
+  answer_by?: number;
 }
 
 export interface TransactionStore {

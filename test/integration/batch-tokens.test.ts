@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BATCH_REQUEST_SECONDS } from "#shared/domain/transactions.ts";
+import { BATCH_CLAIM_GRACE_SECONDS, BATCH_REQUEST_SECONDS } from "#shared/domain/transactions.ts";
 import { advanceTestClock, useService } from "#test/support/service.ts";
 import { appKey, revealEverything, type TokenBody, tenantWithOwner, VISA } from "#test/support/tokens.ts";
 
@@ -257,7 +257,8 @@ describe("POST /tokenize", () => {
     } finally {
       transactions.rollback = rollback;
     }
-    await advanceTestClock(svc, BATCH_REQUEST_SECONDS + 1); // no request runs that long: the batch is dead
+    // No request runs that long (and no commit it began can still land): the batch is dead.
+    await advanceTestClock(svc, BATCH_REQUEST_SECONDS + BATCH_CLAIM_GRACE_SECONDS + 1);
 
     const created = await api.post<TokenBody>("/tokens", { key: owner, body: value });
     expect(created.status).toBe(201); // at once, not a 409 until the sweep ends the batch 15 minutes later
@@ -279,7 +280,7 @@ describe("POST /tokenize", () => {
     } finally {
       holder.rollForward = rollForward;
     }
-    await advanceTestClock(svc, BATCH_REQUEST_SECONDS + 1);
+    await advanceTestClock(svc, BATCH_REQUEST_SECONDS + BATCH_CLAIM_GRACE_SECONDS + 1);
     const single = await api.post<TokenBody>("/tokens", { key: owner, body: { ...body[0], id: undefined } });
     await advanceTestClock(svc, 20 * 60); // the sweep finishes the committed batch
 
@@ -287,6 +288,29 @@ describe("POST /tokenize", () => {
     expect((await api.get<TokenBody>("/tokens/dead-0", { key: reader })).status).toBe(200);
     const again = await api.post<TokenBody>("/tokens", { key: owner, body: { ...body[0], id: undefined } });
     expect(again.body.id).toBe("dead-0");
+  });
+
+  it("commits nothing past its answer-by, and no value it holds is taken over before a late commit could land", async () => {
+    const { api, owner, reader } = await setup();
+    const value = { ...card(0), deduplicate_token: true };
+    const body = [value, ...Array.from({ length: 120 }, (_, i) => text(`slow-${i}`))];
+    // A slow batch (no request limit locally): past its answer-by when it commits; meanwhile a create of its value.
+    const transactions = svc.service.deps.transactions;
+    const commit = transactions.commit.bind(transactions);
+    let single = 0;
+    transactions.commit = async (record, _readTooEarly, audit) => {
+      transactions.commit = commit;
+      svc.service.deps.testClock?.advance(BATCH_REQUEST_SECONDS + 1);
+      single = (await api.post<TokenBody>("/tokens", { key: owner, body: value })).status;
+      return commit(record, svc.service.deps.clock.now(), audit);
+    };
+    const batch = await api.post<TokenBody[]>("/tokenize", { key: owner, body }).finally(() => {
+      transactions.commit = commit;
+    });
+
+    expect([batch.status, single]).toEqual([409, 409]); // the batch ran out of time; the value was still held
+    const cards = await api.get<{ data: unknown[] }>("/tokens?type=card", { key: reader });
+    expect(cards.body.data).toHaveLength(0);
   });
 
   it("is idempotent: the same key answers the same tokens, created once", async () => {

@@ -14,6 +14,7 @@ import {
 
 const svc = useService();
 const mergePatch = { "content-type": "application/merge-patch+json" };
+const text = (data: string) => ({ type: "token", data });
 
 async function setup() {
   const { api, tenant, owner: writer } = await tenantWithOwner(svc);
@@ -381,4 +382,68 @@ describe("transactions (beta)", () => {
     expect(await count()).toBe(1); // the live token (it read 0: counted off twice, its key destroyable)
     expect((await api.get(`/tokens/${live.body.id}`, { key: reader })).status).toBe(200);
   });
+
+  it("records a staged rollback's end once, with its audit entry, even when it dies right after undoing", async () => {
+    const { api, writer, open, inTxn, managementKey } = await setup();
+    const txn = await open();
+    expect(
+      (await api.post("/tokens", { key: writer, body: text("pending"), headers: inTxn(txn.id) })).status,
+    ).toBe(201);
+    const store = svc.service.deps.transactions as unknown as Record<
+      string,
+      (...a: unknown[]) => Promise<unknown>
+    >;
+    const undoEach = store.undoEach as (...a: unknown[]) => Promise<unknown>;
+    store.undoEach = async (...args: unknown[]) => {
+      store.undoEach = undoEach;
+      await undoEach.apply(store, args);
+      throw new Error("simulated crash");
+    };
+    await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 3700 } });
+    await advanceTestClock(svc, 60);
+
+    const logs = await api.get<{ data: { operation: string }[] }>(`/logs?entity_id=${txn.id}`, {
+      key: managementKey,
+    });
+    expect(logs.body.data.map((l) => l.operation).sort()).toEqual(["create", "update"]);
+  });
+
+  it("finishes a commit after its locks lapsed without touching tokens written since", async () => {
+    const { api, writer, reader, open, inTxn, managementKey } = await setup();
+    type Keys = { current: number; versions: { version: number; tokens: number | null }[] };
+    const keys = async () => (await api.get<Keys>("/tenants/self/keys", { key: managementKey })).body;
+    const create = async (data: string) =>
+      (await api.post<TokenBody>("/tokens", { key: writer, body: text(data) })).body.id;
+    const first = (await keys()).current;
+    const [x, y] = [await create("x"), await create("y")]; // y: same key version, never in the transaction
+    // Tokens of nine periods (nine key sets): 90 deletes and their counters do not fit one commit write.
+    const held = [x];
+    for (let period = 0; period < 9; period++) {
+      while (held.length < (period + 1) * 10) held.push(await create(`t-${period}-${held.length}`));
+      svc.service.deps.testClock?.advance(30 * 86_400);
+    }
+    const txn = await open();
+    for (const id of held)
+      expect((await api.delete(`/tokens/${id}`, { key: writer, headers: inTxn(txn.id) })).status).toBe(204);
+    // Past its commit point the request dies before applying anything.
+    const store = svc.service.deps.transactions as unknown as Record<string, unknown>;
+    const rollForward = store.rollForward;
+    store.rollForward = () => Promise.reject(new Error("simulated crash"));
+    await api.post(`/transactions/${txn.id}/commit`, { key: writer }).finally(() => {
+      store.rollForward = rollForward;
+    });
+    svc.service.deps.testClock?.advance(3601); // the locks lapse; a PATCH of x goes through before the sweep
+    const patched = await api.patch(`/tokens/${x}`, {
+      key: writer,
+      body: { data: "x2" },
+      headers: mergePatch,
+    });
+    expect(patched.status).toBe(200);
+    await advanceTestClock(svc, 1); // the sweep finishes the commit
+
+    expect((await keys()).versions.find((v) => v.version === first)?.tokens).toBe(1); // y (it read 0)
+    expect((await api.delete(`/tenants/self/keys/${first}`, { key: managementKey })).status).toBe(409);
+    expect((await api.get(`/tokens/${x}`, { key: reader })).status).toBe(200); // it was deleted after its 200
+    expect((await api.get(`/tokens/${y}`, { key: reader })).status).toBe(200);
+  }, 120_000);
 });

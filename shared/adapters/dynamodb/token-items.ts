@@ -29,6 +29,15 @@ function lowerMap(map: Record<string, string> | undefined): Record<string, strin
 }
 
 /** The table item of a token: its keys, listing index, lock and expiry attributes beside its fields. */
+/**
+ * The token as a write that took no hold stores it: a copy of a token read with a lapsed lock must not carry
+ * that lock back (a staged commit finished later would pass its "still held" check on the newer version).
+ */
+export function withoutLock(token: StoredToken): StoredToken {
+  const { lock: _lapsed, ...rest } = token;
+  return rest;
+}
+
 export function tokenItem(token: StoredToken): Record<string, unknown> {
   const expiresEpoch = token.expires_at ? epochSeconds(new Date(token.expires_at)) : undefined;
   const { lock, ...fields } = token;

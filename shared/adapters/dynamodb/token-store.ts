@@ -11,6 +11,7 @@ import {
   type TokenListFilter,
   type TransactionContext,
 } from "#shared/domain/tokens/token.ts";
+import { BATCH_CLAIM_GRACE_SECONDS } from "#shared/domain/transactions.ts";
 import type {
   CreateManyOutcome,
   PageRequest,
@@ -28,7 +29,7 @@ import { keyCountUpdates } from "./key-counters.ts";
 import { epochSeconds } from "./schema.ts";
 import { removeSearchEntries, searchEntries, tokenSearchPuts } from "./search-index.ts";
 import { tokenSweepPuts } from "./sweep-index.ts";
-import { tokenFromItem, tokenItem } from "./token-items.ts";
+import { tokenFromItem, tokenItem, withoutLock } from "./token-items.ts";
 import { tokenKeys } from "./token-keys.ts";
 import { listTokenPage, listTokens } from "./token-listing.ts";
 import { createAtOnce, stageCreates } from "./token-staging.ts";
@@ -157,7 +158,9 @@ export class DynamoTokenStore implements TokenStore {
       // batches only the older waits, the younger gives up at once (409, retried): no two wait for each other.
       const lock = existing?.lock;
       const pendingElsewhere = lock?.operation === "create" && lock.transactionId !== transaction?.id;
-      if (pendingElsewhere && (lock.batchAnswerBy ?? 0) > now.getTime() / 1000) {
+      const heldUntil =
+        lock?.batchAnswerBy === undefined ? 0 : lock.batchAnswerBy + BATCH_CLAIM_GRACE_SECONDS;
+      if (pendingElsewhere && heldUntil > now.getTime() / 1000) {
         const mine = transaction?.batchAnswerBy ? transaction : undefined;
         const younger =
           mine &&
@@ -268,7 +271,7 @@ export class DynamoTokenStore implements TokenStore {
   }
 
   async replace(
-    token: StoredToken,
+    given: StoredToken,
     expectedVersion: number,
     audit: LogEntry,
     options: {
@@ -279,6 +282,8 @@ export class DynamoTokenStore implements TokenStore {
       previousSearchHashes?: string[];
     },
   ): Promise<WriteOutcome> {
+    // Replaces write no lock: in a transaction the hold is the lock update's; outside one, none is taken.
+    const token = withoutLock(given);
     const { transaction, now, previousFingerprint } = options;
     // The keys the token stops or starts needing; in a transaction only what the pending version adds is counted
     // now (reserved), the rest at commit (transaction-store.ts).

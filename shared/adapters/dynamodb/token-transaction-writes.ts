@@ -1,7 +1,7 @@
 import { keySetRefs } from "#shared/domain/keys/key-refs.ts";
 import type { StoredToken, TransactionContext } from "#shared/domain/tokens/token.ts";
 import { epochSeconds } from "./schema.ts";
-import { tokenItem } from "./token-items.ts";
+import { tokenItem, withoutLock } from "./token-items.ts";
 import { MAX_TRANSACTION_OPERATIONS, transactionKeys } from "./transaction-keys.ts";
 
 /** A write may proceed when no transaction holds the token, or the one that did has expired. */
@@ -49,7 +49,7 @@ export function transactionWrites(
           ...(previousFingerprint !== undefined && previousFingerprint !== token.fingerprint
             ? { previous_fingerprint: previousFingerprint }
             : {}),
-          ...(next ? { next: tokenItem(next) } : {}),
+          ...(next ? { next: tokenItem(withoutLock(next)) } : {}),
           key_refs_before: refs.before,
           key_refs_after: refs.after,
           ttl: transaction.expiresEpoch + 7 * 86_400,

@@ -1,11 +1,5 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { commitDelta, rollbackDelta, sumDeltas } from "#shared/domain/keys/key-refs.ts";
@@ -187,7 +181,8 @@ export class DynamoTransactionStore implements TransactionStore {
         UpdateExpression: staged
           ? "SET #state = :committed, rolling_forward = :yes"
           : "SET #state = :committed",
-        ConditionExpression: `#state = :open AND expires_epoch > :now AND ${SAME_OPERATIONS}`,
+        // A batch past its answer-by commits nothing: its pending creates' claims may have been taken over.
+        ConditionExpression: `#state = :open AND expires_epoch > :now AND ${SAME_OPERATIONS} AND (attribute_not_exists(answer_by) OR answer_by > :now)`,
         ExpressionAttributeNames: { "#state": "state" },
         ExpressionAttributeValues: {
           ":committed": "committed",
@@ -380,8 +375,7 @@ export class DynamoTransactionStore implements TransactionStore {
           return (await this.joinedSince(tenantId, id, operations.length)) ? "joined meanwhile" : false;
         throw error;
       }
-      await this.undoEach(tenantId, id, operations);
-      await this.client.send(new PutCommand({ TableName: this.tableName, Item: this.audit.item(audit) }));
+      await this.undoEach(tenantId, id, operations, audit);
     } else {
       const undo = operations.map((op) => this.undoWrite(tenantId, id, op));
       try {
@@ -403,8 +397,7 @@ export class DynamoTransactionStore implements TransactionStore {
   /** Finishes a staged rollback a request left unfinished (the sweep, at the transaction's expiry). */
   async finishRollback(transaction: StoredTransaction, audit: LogEntry): Promise<void> {
     const operations = await this.operations(transaction.tenant_id, transaction.id);
-    await this.undoEach(transaction.tenant_id, transaction.id, operations);
-    await this.client.send(new PutCommand({ TableName: this.tableName, Item: this.audit.item(audit) }));
+    await this.undoEach(transaction.tenant_id, transaction.id, operations, audit);
     await this.afterRollback(transaction.tenant_id, transaction.id, operations);
   }
 
@@ -423,9 +416,15 @@ export class DynamoTransactionStore implements TransactionStore {
   /**
    * A staged rollback's writes, each safe to run again: every undo applies only while the transaction still holds
    * its token, and the reservation its staging counted goes exactly once whatever became of the token (deleted or
-   * taken over since the expiry), with the op item. Then the record's `rolling_back` goes.
+   * taken over since the expiry), with the op item. Then the record's `rolling_back` goes, with the audit entry
+   * (in one write: the rollback is recorded exactly when it is finished).
    */
-  private async undoEach(tenantId: string, id: string, operations: Operation[]): Promise<void> {
+  private async undoEach(
+    tenantId: string,
+    id: string,
+    operations: Operation[],
+    audit: LogEntry,
+  ): Promise<void> {
     await inGroups(operations, async (op) => {
       await this.sendIgnoringApplied([this.undoWrite(tenantId, id, op)]);
       const Key = transactionKeys.operation(tenantId, id, op.token_id);
@@ -434,13 +433,15 @@ export class DynamoTransactionStore implements TransactionStore {
         ...this.counters(tenantId, [op], "rollback"),
       ]);
     });
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: transactionKeys.record(tenantId, id),
-        UpdateExpression: "REMOVE rolling_back",
-      }),
-    );
+    const finished = {
+      TableName: this.tableName,
+      Key: transactionKeys.record(tenantId, id),
+      UpdateExpression: "REMOVE rolling_back",
+      ConditionExpression: "rolling_back = :yes",
+      ExpressionAttributeValues: { ":yes": true },
+    };
+    // Finished already (a request and the sweep both finishing it): recorded once.
+    await this.sendIgnoringApplied([{ Update: finished }, this.audit.put(audit)]);
   }
 
   private async afterRollback(tenantId: string, id: string, operations: Operation[]): Promise<void> {
