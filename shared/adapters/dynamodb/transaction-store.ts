@@ -56,6 +56,15 @@ async function inGroups<T>(items: T[], run: (item: T) => Promise<void>): Promise
 const SAME_OPERATIONS = "(op_count = :ops OR (attribute_not_exists(op_count) AND :ops = :zeroOps))";
 const CLOSE_ATTEMPTS = 4;
 
+/** Runs a close again (reading the operations again) while writes joined since its read; false after the last. */
+async function closeAgainWhileJoined<T>(close: () => Promise<T | "joined meanwhile">): Promise<T | false> {
+  for (let attempt = 0; attempt < CLOSE_ATTEMPTS; attempt++) {
+    const outcome = await close();
+    if (outcome !== "joined meanwhile") return outcome;
+  }
+  return false;
+}
+
 export class DynamoTransactionStore implements TransactionStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -220,11 +229,7 @@ export class DynamoTransactionStore implements TransactionStore {
     now: Date,
     audit: LogEntry,
   ): Promise<{ created: number } | false> {
-    for (let attempt = 0; attempt < CLOSE_ATTEMPTS; attempt++) {
-      const outcome = await this.commitOnce(transaction, now, audit);
-      if (outcome !== "joined meanwhile") return outcome;
-    }
-    return false;
+    return closeAgainWhileJoined(() => this.commitOnce(transaction, now, audit));
   }
 
   private async commitOnce(
@@ -335,11 +340,7 @@ export class DynamoTransactionStore implements TransactionStore {
     audit: LogEntry,
     options: { expired: boolean } = { expired: false },
   ): Promise<boolean> {
-    for (let attempt = 0; attempt < CLOSE_ATTEMPTS; attempt++) {
-      const outcome = await this.rollbackOnce(transaction, audit, options);
-      if (outcome !== "joined meanwhile") return outcome;
-    }
-    return false;
+    return closeAgainWhileJoined(() => this.rollbackOnce(transaction, audit, options));
   }
 
   private async rollbackOnce(
