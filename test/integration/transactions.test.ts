@@ -446,4 +446,32 @@ describe("transactions (beta)", () => {
     expect((await api.get(`/tokens/${x}`, { key: reader })).status).toBe(200); // it was deleted after its 200
     expect((await api.get(`/tokens/${y}`, { key: reader })).status).toBe(200);
   }, 120_000);
+
+  it("holds for deletion only the version it read: a reseal meanwhile is a 409, never a count off the wrong keys", async () => {
+    const { api, writer, reader, open, inTxn, managementKey } = await setup();
+    type Keys = { current: number; versions: { version: number; tokens: number | null }[] };
+    const keys = async () => (await api.get<Keys>("/tenants/self/keys", { key: managementKey })).body;
+    const [x, y] = [
+      (await api.post<TokenBody>("/tokens", { key: writer, body: text("x") })).body,
+      (await api.post<TokenBody>("/tokens", { key: writer, body: text("y") })).body,
+    ];
+    const first = (await keys()).current;
+    expect((await api.post("/tenants/self/keys/rotate", { key: managementKey })).status).toBe(200);
+    const txn = await open();
+    // Between the DELETE's read of x and its hold, x is written again (re-sealed under the new version).
+    const tokens = svc.service.deps.tokens;
+    const remove = tokens.delete.bind(tokens);
+    tokens.delete = async (token, audit, options) => {
+      tokens.delete = remove;
+      await api.patch(`/tokens/${x.id}`, { key: writer, body: { data: "x2" }, headers: mergePatch });
+      return remove(token, audit, options);
+    };
+    const deleted = await api.delete(`/tokens/${x.id}`, { key: writer, headers: inTxn(txn.id) });
+    tokens.delete = remove;
+    expect(deleted.status).toBe(409); // it was a 204, and the commit counted `first` off for x
+    expect((await api.post(`/transactions/${txn.id}/commit`, { key: writer })).status).toBe(200);
+
+    expect((await keys()).versions.find((v) => v.version === first)?.tokens).toBe(1); // y
+    expect((await api.get(`/tokens/${y.id}`, { key: reader })).status).toBe(200);
+  });
 });

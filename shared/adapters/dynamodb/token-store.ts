@@ -437,11 +437,13 @@ export class DynamoTokenStore implements TokenStore {
   ): Promise<WriteOutcome> {
     const { transaction, now } = options;
     const key = tokenKeys.token(token.tenant_id, token.id);
+    // Only the version read, held or deleted: its key set is what the count loses (at commit in a transaction; a
+    // reseal between the read and the hold used to make the commit count off the keys the token no longer used).
     const guard = {
-      ConditionExpression: `attribute_exists(PK) AND ${LOCK_FREE}`,
-      ExpressionAttributeValues: { ":now": epochSeconds(now) },
+      ConditionExpression: `attribute_exists(PK) AND ${LOCK_FREE} AND #version = :version`,
+      ExpressionAttributeNames: { "#version": "version" },
+      ExpressionAttributeValues: { ":now": epochSeconds(now), ":version": token.version },
     };
-    // Counted at commit in a transaction; the guard on the version makes the count the stored token's.
     const items = transaction
       ? [
           lockUpdate(this.tableName, key, transaction, "delete", guard),
@@ -451,16 +453,7 @@ export class DynamoTokenStore implements TokenStore {
           }),
         ]
       : [
-          {
-            Delete: {
-              TableName: this.tableName,
-              Key: key,
-              ...guard,
-              ConditionExpression: `${guard.ConditionExpression} AND #version = :version`,
-              ExpressionAttributeNames: { "#version": "version" },
-              ExpressionAttributeValues: { ...guard.ExpressionAttributeValues, ":version": token.version },
-            },
-          },
+          { Delete: { TableName: this.tableName, Key: key, ...guard } },
           ...keyCountUpdates(this.tableName, token.tenant_id, keyRefDelta(token, undefined), token.id),
         ];
     const outcome = await this.write([...items, this.audit.put(audit)], transaction ? 1 : undefined);
