@@ -111,6 +111,35 @@ describe("expiry sweep", () => {
     expect(await rawToken(tenantId, token.body.id)).toBeUndefined();
   });
 
+  it("puts off an item that fails, and goes on with every other tenant's (it stopped the run, at every run)", async () => {
+    const api = client(svc.url);
+    const tenants = [await createTenant(api, svc.rootKey), await createTenant(api, svc.rootKey)];
+    const soon = new Date(svc.service.deps.clock.now().getTime() + 60_000).toISOString();
+    const [failing, other] = await Promise.all(
+      tenants.map(async ({ managementKey }) => {
+        const pub = await appKey(api, managementKey, { type: "public", permissions: ["token:create"] });
+        const body = { type: "token", data: "x", expires_at: soon };
+        return (await api.post<TokenBody>("/tokens", { key: pub, body })).body.id;
+      }),
+    );
+    svc.service.deps.testClock?.advance(120);
+    const sweep = svc.service.deps.sweep;
+    const expire = sweep.expireToken.bind(sweep);
+    sweep.expireToken = (item, now, audit) =>
+      item.tokenId === failing ? Promise.reject(new TypeError("a bug")) : expire(item, now, audit);
+    try {
+      const swept = await sweepExpired(svc.service.deps);
+      expect(swept.itemFailures).toEqual(["TypeError"]); // the kind only: a message may hold anything
+    } finally {
+      sweep.expireToken = expire;
+    }
+    expect(await rawToken(tenants[1]?.tenantId as string, other as string)).toBeUndefined();
+    expect(await rawToken(tenants[0]?.tenantId as string, failing as string)).toBeDefined();
+    svc.service.deps.testClock?.advance(901); // tried again 15 minutes later
+    await sweepExpired(svc.service.deps);
+    expect(await rawToken(tenants[0]?.tenantId as string, failing as string)).toBeUndefined();
+  });
+
   it("gives a deleted tenant's purge its share of a run limited in time, whatever another tenant's due items", async () => {
     // Before: the purge came after every due item of the run, so one tenant's 2,000 expiring tokens kept another
     // tenant's purge from starting in a run of the function (review of 27 Nov 2026).

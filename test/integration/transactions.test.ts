@@ -2,6 +2,7 @@ import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
 import { SHORT_LIVED_SEALED_SECONDS } from "#shared/domain/keys/destroy-window.ts";
+import type { Client } from "#test/support/http.ts";
 import { advanceTestClock, useService } from "#test/support/service.ts";
 import { scanTable } from "#test/support/table-scan.ts";
 import {
@@ -323,7 +324,7 @@ describe("transactions (beta)", () => {
       store.sendIgnoringApplied = send;
     }
     expect(await count()).toBe((before ?? 0) + 1);
-    await advanceTestClock(svc, 60); // the next run finds it rolled back in stages: finishes it
+    await advanceTestClock(svc, 901); // the failed item is put off 15 min; then it is finished
 
     expect(await count()).toBe(before ?? 0);
   });
@@ -400,7 +401,7 @@ describe("transactions (beta)", () => {
       throw new Error("simulated crash");
     };
     await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 3700 } });
-    await advanceTestClock(svc, 60);
+    await advanceTestClock(svc, 901); // the failed item is put off 15 min
 
     const logs = await api.get<{ data: { operation: string }[] }>(`/logs?entity_id=${txn.id}`, {
       key: managementKey,
@@ -474,4 +475,77 @@ describe("transactions (beta)", () => {
     expect((await keys()).versions.find((v) => v.version === first)?.tokens).toBe(1); // y
     expect((await api.get(`/tokens/${y.id}`, { key: reader })).status).toBe(200);
   });
+
+  /** `total` tokens spread over `periods` 30-day periods (as many key sets), the clock moved past them. */
+  const tokensOfPeriods = async (api: Client, writer: string, periods: number, total: number) => {
+    const ids: string[] = [];
+    for (let period = 0; period < periods; period++) {
+      while (ids.length < Math.round(((period + 1) * total) / periods))
+        ids.push(
+          (await api.post<TokenBody>("/tokens", { key: writer, body: text(`p${period}-${ids.length}`) })).body
+            .id,
+        );
+      svc.service.deps.testClock?.advance(30 * 86_400);
+    }
+    return ids;
+  };
+
+  it("commits 90 deletes over eleven key sets in writes that fit (it failed past its commit point, and the sweep with it)", async () => {
+    const { api, writer, open, inTxn } = await setup();
+    const held = await tokensOfPeriods(api, writer, 11, 90); // a tenant a year old has these key sets
+    const txn = await open();
+    for (const id of held)
+      expect((await api.delete(`/tokens/${id}`, { key: writer, headers: inTxn(txn.id) })).status).toBe(204);
+
+    const commit = await api.post(`/transactions/${txn.id}/commit`, { key: writer });
+    const swept = await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 3601 } });
+
+    expect([commit.status, swept.status]).toEqual([200, 200]);
+    expect((await api.get(`/tokens/${held[0]}`, { key: writer })).status).toBe(404);
+  }, 240_000);
+
+  it("commits staged versions past DynamoDB's 4 MB a write (60 PATCHes of 60 KB)", async () => {
+    const { api, writer, reader, open, inTxn } = await setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 60; i++)
+      ids.push((await api.post<TokenBody>("/tokens", { key: writer, body: text(`${i}`) })).body.id);
+    const txn = await open();
+    for (const id of ids) {
+      const body = { data: "z".repeat(60_000) };
+      expect(
+        (await api.patch(`/tokens/${id}`, { key: writer, body, headers: inTxn(txn.id, mergePatch) })).status,
+      ).toBe(200);
+    }
+    expect((await api.post(`/transactions/${txn.id}/commit`, { key: writer })).status).toBe(200); // a 500 each time
+    expect((await api.get<TokenBody>(`/tokens/${ids[59]}`, { key: reader })).body.data).toHaveLength(60_000);
+  }, 240_000);
+
+  it("gives back the reservation of a staged update the sweep's finish skips (its token written since)", async () => {
+    const { api, writer, open, inTxn, managementKey } = await setup();
+    type Keys = { current: number; versions: { version: number; tokens: number | null }[] };
+    const keys = async () => (await api.get<Keys>("/tenants/self/keys", { key: managementKey })).body;
+    const held = await tokensOfPeriods(api, writer, 9, 90); // 90 updates and their counters: a staged commit
+    const txn = await open();
+    for (const id of held) {
+      const body = { data: `${id}!` };
+      expect(
+        (await api.patch(`/tokens/${id}`, { key: writer, body, headers: inTxn(txn.id, mergePatch) })).status,
+      ).toBe(200);
+    }
+    const current = (await keys()).current;
+    const store = svc.service.deps.transactions as unknown as Record<string, unknown>;
+    const rollForward = store.rollForward;
+    store.rollForward = () => Promise.reject(new Error("simulated crash")); // past the commit point
+    await api.post(`/transactions/${txn.id}/commit`, { key: writer }).finally(() => {
+      store.rollForward = rollForward;
+    });
+    svc.service.deps.testClock?.advance(3601); // the locks lapse; another write of the first goes through
+    const body = { data: "x2" };
+    expect((await api.patch(`/tokens/${held[0]}`, { key: writer, body, headers: mergePatch })).status).toBe(
+      200,
+    );
+    await advanceTestClock(svc, 1); // the sweep finishes the commit, skipping that one
+
+    expect((await keys()).versions.find((v) => v.version === current)?.tokens).toBe(90); // it read 91 for good
+  }, 240_000);
 });

@@ -30,8 +30,13 @@ interface Operation {
   key_refs_after?: string[];
 }
 
-/** Each counter item once per write, so at most a few items beside a chunk's operations. */
-const COUNTER_ROOM = 4;
+/**
+ * Bytes of one TransactWriteItems' items, under DynamoDB's 4 MB with room for the audit entry and the record:
+ * an update's write carries its whole token item (up to 400 KB).
+ */
+const WRITE_BYTES = 3_500_000;
+const bytesOf = (operations: Operation[]) =>
+  operations.reduce((sum, op) => sum + JSON.stringify(op).length, 0);
 
 const UNLOCK = "REMOVE txn_id, txn_op, txn_expires_epoch, txn_batch";
 
@@ -240,7 +245,8 @@ export class DynamoTransactionStore implements TransactionStore {
     const { tenant_id: tenantId, id } = transaction;
     const operations = await this.operations(tenantId, id);
     const counters = this.counters(tenantId, operations, "commit");
-    const staged = operations.length + counters.length + 2 > SINGLE_WRITE_ITEMS;
+    const staged =
+      operations.length + counters.length + 2 > SINGLE_WRITE_ITEMS || bytesOf(operations) > WRITE_BYTES;
     const writes = staged ? [] : operations.map((op) => this.applyWrite(tenantId, id, op, now));
     try {
       await this.client.send(
@@ -279,25 +285,30 @@ export class DynamoTransactionStore implements TransactionStore {
    * record's `rolling_forward` goes.
    */
   private async rollForward(tenantId: string, id: string, operations: Operation[], now: Date): Promise<void> {
-    const size = SINGLE_WRITE_ITEMS - COUNTER_ROOM;
-    for (let i = 0; i < operations.length; i += size) {
-      const chunk = operations.slice(i, i + size);
-      const writes = chunk.map((op) => this.applyWrite(tenantId, id, op, now));
+    for (const chunk of this.chunks(tenantId, operations)) {
       try {
         await this.client.send(
           new TransactWriteCommand({
-            TransactItems: [...writes, ...this.counters(tenantId, chunk, "commit")] as never,
+            TransactItems: [
+              ...chunk.map((op) => this.applyWrite(tenantId, id, op, now)),
+              ...chunk.map((op) => this.forgetWrite(tenantId, id, op)),
+              ...this.counters(tenantId, chunk, "commit"),
+            ] as never,
           }),
         );
       } catch (error) {
         if (!(error instanceof Error && error.name === "TransactionCanceledException")) throw error;
-        // Some were applied already (an earlier attempt): each on its own with its counts, skipping those.
-        await inGroups(chunk, (op) =>
-          this.sendIgnoringApplied([
-            this.applyWrite(tenantId, id, op, now),
-            ...this.counters(tenantId, [op], "commit"),
-          ]),
-        );
+        // One by one: an operation applied by an earlier attempt has no op item left (skipped whole); one whose
+        // token was written by another after the locks lapsed is not applied, and the reservation its staging
+        // counted goes back with its op item instead (it used to stay, the key version never destroyable).
+        await inGroups(chunk, async (op) => {
+          const counted = [this.forgetWrite(tenantId, id, op), ...this.counters(tenantId, [op], "commit")];
+          if (await this.sendIgnoringApplied([this.applyWrite(tenantId, id, op, now), ...counted])) return;
+          await this.sendIgnoringApplied([
+            this.forgetWrite(tenantId, id, op),
+            ...this.counters(tenantId, [op], "rollback"),
+          ]);
+        });
       }
     }
     await this.client.send(
@@ -309,13 +320,41 @@ export class DynamoTransactionStore implements TransactionStore {
     );
   }
 
-  /** One operation's write with its counter updates; refused when the transaction no longer holds the token. */
-  private async sendIgnoringApplied(items: Record<string, unknown>[]): Promise<void> {
+  /** One operation's write with its counter updates; false when its first item's condition refused it. */
+  private async sendIgnoringApplied(items: Record<string, unknown>[]): Promise<boolean> {
     try {
       await this.client.send(new TransactWriteCommand({ TransactItems: items as never }));
+      return true;
     } catch (error) {
       if (cancellationCodes(error)?.[0] !== "ConditionalCheckFailed") throw error;
+      return false;
     }
+  }
+
+  /** The op item's removal, once: what is counted with it is counted exactly once. */
+  private forgetWrite(tenantId: string, id: string, op: Operation) {
+    const Key = transactionKeys.operation(tenantId, id, op.token_id);
+    return { Delete: { TableName: this.tableName, Key, ConditionExpression: "attribute_exists(PK)" } };
+  }
+
+  /**
+   * Operations in runs whose writes (the token's and the op item's removal, each) and key counters fit one
+   * TransactWriteItems: at most SINGLE_WRITE_ITEMS items and WRITE_BYTES (a tenant a year old has a dozen key
+   * sets: a fixed room for counters overflowed, and the commit failed past its commit point at every retry).
+   */
+  private chunks(tenantId: string, operations: Operation[]): Operation[][] {
+    const runs: Operation[][] = [];
+    let run: Operation[] = [];
+    for (const op of operations) {
+      const next = [...run, op];
+      const items = next.length * 2 + this.counters(tenantId, next, "commit").length;
+      if (run.length > 0 && (items > SINGLE_WRITE_ITEMS || bytesOf(next) > WRITE_BYTES)) {
+        runs.push(run);
+        run = [op];
+      } else run = next;
+    }
+    if (run.length > 0) runs.push(run);
+    return runs;
   }
 
   /** Claims after the tokens changed: a deleted token's released, an update's moved (best effort). */

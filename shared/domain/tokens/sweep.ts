@@ -24,11 +24,16 @@ export interface SweepResult {
   hoursScanned: number;
   /** Items of deleted tenants removed. */
   tenantItemsPurged: number;
+  /** Due items that failed and were put off (`itemFailures`: the errors' kinds, never their messages). */
+  itemsPutOff: number;
+  itemFailures: string[];
 }
 
 const HOUR = 3_600_000;
 /** A first sweep (or one after a long outage) looks back this far; DynamoDB TTL covers anything older. */
 export const SWEEP_LOOKBACK_HOURS = 48;
+/** How soon a due item that failed is tried again. */
+const FAILED_ITEM_RETRY_SECONDS = 900;
 
 const hourOf = (date: Date) => new Date(Math.floor(date.getTime() / HOUR) * HOUR);
 
@@ -46,7 +51,14 @@ const hourOf = (date: Date) => new Date(Math.floor(date.getTime() / HOUR) * HOUR
 export async function sweepExpired(deps: SweepDeps, options: { stopBy?: Date } = {}): Promise<SweepResult> {
   const now = deps.clock.now();
   const { stopBy } = options;
-  const result: SweepResult = { tokensDeleted: 0, cvcsRemoved: 0, hoursScanned: 0, tenantItemsPurged: 0 };
+  const result: SweepResult = {
+    tokensDeleted: 0,
+    cvcsRemoved: 0,
+    hoursScanned: 0,
+    tenantItemsPurged: 0,
+    itemsPutOff: 0,
+    itemFailures: [],
+  };
   const half = stopBy && new Date(now.getTime() + Math.max(0, stopBy.getTime() - now.getTime()) / 2);
   result.tenantItemsPurged += await purgeDeletedTenants(deps, half);
   await sweepDue(deps, now, result, stopBy);
@@ -103,7 +115,17 @@ async function sweepHour(
     }
     if (!first) return true;
     if (stopped()) return false;
-    await sweepItem(deps, first.items[first.at++] as DueItem, now, result);
+    const item = first.items[first.at++] as DueItem;
+    try {
+      await sweepItem(deps, item, now, result);
+    } catch (error) {
+      // One item that fails (whatever its tenant) must not hold up every item due after it, for every tenant,
+      // at every run: it is put off and retried later. If the store itself is down, putting it off fails too
+      // and the run stops there, as before.
+      await deps.sweep.defer(item, new Date(now.getTime() + FAILED_ITEM_RETRY_SECONDS * 1000));
+      result.itemsPutOff += 1;
+      result.itemFailures.push(error instanceof Error ? error.name : "unknown");
+    }
   }
 }
 
