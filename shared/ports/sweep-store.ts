@@ -9,6 +9,8 @@ export interface DueItem {
   tokenId: string;
   tokenType: TokenType;
   dueAt: string;
+  /** How many times handling it failed (it is put off longer each time). */
+  attempts?: number;
 }
 
 /** What became of an expired token: deleted (its type and fingerprint), held by a transaction, or neither. */
@@ -32,8 +34,11 @@ export interface SweepStore {
    * and fingerprint when deleted, when the hold ends if held, else undefined.
    */
   expireToken(item: DueItem, now: Date, audit: LogEntry): Promise<Expiry>;
-  /** Moves the entry to `dueAt` (a token a transaction holds is looked at again once the hold ends). */
-  defer(item: DueItem, dueAt: Date): Promise<void>;
+  /**
+   * Moves the entry to `dueAt` (a token a transaction holds is looked at again once the hold ends; an item that
+   * failed, later), with `attempts` failures so far.
+   */
+  defer(item: DueItem, dueAt: Date, attempts?: number): Promise<void>;
   removeCvc(item: DueItem, now: Date): Promise<void>;
   releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string): Promise<void>;
 }

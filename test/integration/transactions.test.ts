@@ -504,11 +504,17 @@ describe("transactions (beta)", () => {
     expect((await api.get(`/tokens/${held[0]}`, { key: writer })).status).toBe(404);
   }, 240_000);
 
-  it("commits staged versions past DynamoDB's 4 MB a write (60 PATCHes of 60 KB)", async () => {
+  it("commits staged versions past DynamoDB's 4 MB a write, counted in UTF-8 bytes (60 PATCHes of 60 KB)", async () => {
     const { api, writer, reader, open, inTxn } = await setup();
+    // Some with CJK metadata and mask (3 bytes a character): counted in characters, the write passed 4 MB.
+    const cjk = (n: number) => "語".repeat(n);
+    const metadata = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`${cjk(98)}${i}`, cjk(500)]));
+    const wide = { metadata, mask: { a: cjk(3600), b: cjk(3600), c: cjk(3600) } };
     const ids: string[] = [];
-    for (let i = 0; i < 60; i++)
-      ids.push((await api.post<TokenBody>("/tokens", { key: writer, body: text(`${i}`) })).body.id);
+    for (let i = 0; i < 60; i++) {
+      const body = { ...text(`${i}`), ...(i < 23 ? wide : {}) };
+      ids.push((await api.post<TokenBody>("/tokens", { key: writer, body })).body.id);
+    }
     const txn = await open();
     for (const id of ids) {
       const body = { data: "z".repeat(60_000) };

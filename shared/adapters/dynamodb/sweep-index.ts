@@ -15,6 +15,8 @@ export function sweepEntryPut(
     tokenType?: string;
     dueAt: string;
     shard?: number;
+    /** Failures so far (sweep.ts puts a failing item off longer each time). */
+    attempts?: number | undefined;
   },
 ) {
   return {
@@ -31,6 +33,7 @@ export function sweepEntryPut(
         token_type: entry.tokenType ?? "token",
         due_at: entry.dueAt,
         ttl: epochSeconds(new Date(entry.dueAt)) + 7 * 86_400,
+        ...(entry.attempts ? { attempts: entry.attempts } : {}),
       },
     },
   };

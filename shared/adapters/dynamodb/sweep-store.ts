@@ -81,6 +81,7 @@ export class DynamoSweepStore implements SweepStore {
       tokenId: String(item.token_id),
       tokenType: item.token_type as DueItem["tokenType"],
       dueAt: String(item.due_at),
+      ...(item.attempts ? { attempts: Number(item.attempts) } : {}),
     }));
     const next = page.LastEvaluatedKey as DueCursor | undefined;
     return next ? { items, next } : { items };
@@ -90,9 +91,9 @@ export class DynamoSweepStore implements SweepStore {
     await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: item.key }));
   }
 
-  async defer(item: DueItem, dueAt: Date): Promise<void> {
+  async defer(item: DueItem, dueAt: Date, attempts = item.attempts): Promise<void> {
     const { kind, tenantId, tokenId: entityId, tokenType } = item;
-    const entry = { kind, tenantId, entityId, tokenType, dueAt: dueAt.toISOString() };
+    const entry = { kind, tenantId, entityId, tokenType, dueAt: dueAt.toISOString(), attempts };
     await this.client.send(
       new TransactWriteCommand({
         TransactItems: [

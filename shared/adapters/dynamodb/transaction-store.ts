@@ -36,7 +36,7 @@ interface Operation {
  */
 const WRITE_BYTES = 3_500_000;
 const bytesOf = (operations: Operation[]) =>
-  operations.reduce((sum, op) => sum + JSON.stringify(op).length, 0);
+  operations.reduce((sum, op) => sum + Buffer.byteLength(JSON.stringify(op), "utf8"), 0); // DynamoDB counts UTF-8
 
 const UNLOCK = "REMOVE txn_id, txn_op, txn_expires_epoch, txn_batch";
 

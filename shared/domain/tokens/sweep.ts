@@ -32,8 +32,12 @@ export interface SweepResult {
 const HOUR = 3_600_000;
 /** A first sweep (or one after a long outage) looks back this far; DynamoDB TTL covers anything older. */
 export const SWEEP_LOOKBACK_HOURS = 48;
-/** How soon a due item that failed is tried again. */
+/**
+ * How soon a due item that failed is tried again: 15 minutes, doubled at each failure up to 12 hours, so an
+ * item that keeps failing (a bug, a corrupt item) costs a few tries a day, not four an hour.
+ */
 const FAILED_ITEM_RETRY_SECONDS = 900;
+const FAILED_ITEM_RETRY_MAX_SECONDS = 12 * 3600;
 
 const hourOf = (date: Date) => new Date(Math.floor(date.getTime() / HOUR) * HOUR);
 
@@ -122,7 +126,9 @@ async function sweepHour(
       // One item that fails (whatever its tenant) must not hold up every item due after it, for every tenant,
       // at every run: it is put off and retried later. If the store itself is down, putting it off fails too
       // and the run stops there, as before.
-      await deps.sweep.defer(item, new Date(now.getTime() + FAILED_ITEM_RETRY_SECONDS * 1000));
+      const attempts = (item.attempts ?? 0) + 1;
+      const wait = Math.min(FAILED_ITEM_RETRY_SECONDS * 2 ** (attempts - 1), FAILED_ITEM_RETRY_MAX_SECONDS);
+      await deps.sweep.defer(item, new Date(now.getTime() + wait * 1000), attempts);
       result.itemsPutOff += 1;
       result.itemFailures.push(error instanceof Error ? error.name : "unknown");
     }
