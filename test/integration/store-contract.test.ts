@@ -1,10 +1,11 @@
+import { describe, expect, it } from "vitest";
 import { AuditItems } from "#shared/adapters/dynamodb/audit-items.ts";
 import { DynamoAuditLogStore } from "#shared/adapters/dynamodb/audit-log-store.ts";
 import { DynamoDataKeyStore } from "#shared/adapters/dynamodb/data-key-store.ts";
 import { DynamoSweepStore } from "#shared/adapters/dynamodb/sweep-store.ts";
 import { DynamoTokenStore } from "#shared/adapters/dynamodb/token-store.ts";
 import { auditLogStoreContract, dataKeyStoreContract } from "#test/contract/audit-log-store.ts";
-import { tokenStoreContract } from "#test/contract/token-store.ts";
+import { auditEntry, storedToken, tokenStoreContract } from "#test/contract/token-store.ts";
 import { TEST_TABLE, testDynamo } from "#test/support/dynamo.ts";
 
 // The DynamoDB half of the store contracts (on the run's DynamoDB Local); the in-memory half is a unit test.
@@ -25,3 +26,17 @@ dataKeyStoreContract(
   "DynamoDB",
   async () => new DynamoDataKeyStore(await testDynamo(), TEST_TABLE, () => new Date()),
 );
+
+describe("DynamoTokenStore batch writes", () => {
+  it("answers too-large for creates past DynamoDB's 4 MB a write, counted in UTF-8 bytes (never a 500)", async () => {
+    const tokens = new DynamoTokenStore(await testDynamo(), TEST_TABLE, audit);
+    const tenant = `batch-bytes-${Date.now()}`;
+    // 30 tokens of 150,000 three-byte characters: 13.5 MB in UTF-8, 4.5 M characters; 30 items fit the count.
+    const entries = Array.from({ length: 30 }, () => {
+      const token = storedToken(tenant, { sealed_data: "語".repeat(150_000) });
+      return { token, deduplicate: false, audit: auditEntry(token) };
+    });
+    const outcome = await tokens.createAtOnce(entries, {}, new Date());
+    expect(outcome).toEqual({ outcome: "too-large" });
+  });
+});
