@@ -25,6 +25,23 @@ export const configurationBinding = (
 /** The most a configuration holds, as JSON: sealed (4/3 of it) beside a reactor's code, it fits one item. */
 export const MAX_CONFIGURATION_BYTES = 64 * 1024;
 
+/** DynamoDB's 400 KB an item (UTF-8), less room for its keys and attribute names. */
+export const MAX_ITEM_BYTES = 390_000;
+
+/** Whether a proxy or reactor as stored (its code and sealed configuration together) passes one item. */
+export const itemTooLarge = (stored: object): boolean =>
+  Buffer.byteLength(JSON.stringify(stored), "utf8") > MAX_ITEM_BYTES;
+
+/**
+ * A 400 for a proxy or reactor that would not fit its item once sealed: code is bounded in characters, and
+ * code of multi-byte characters beside a configuration a third larger sealed passed DynamoDB's limit (a 500).
+ */
+export function assertFitsItem<T extends object>(stored: T, what: "proxy" | "reactor"): T {
+  if (!itemTooLarge(stored)) return stored;
+  const problem = `with the ${what}'s code, must fit ${MAX_ITEM_BYTES} bytes of UTF-8 once sealed`;
+  throw validationError(`The ${what} is too large to store.`, { configuration: [problem] });
+}
+
 /** Why a configuration cannot be stored (too large, too deep, …), or undefined. */
 export const configurationProblem = (configuration: Record<string, unknown>): string | undefined =>
   storableProblem(configuration, MAX_CONFIGURATION_BYTES);

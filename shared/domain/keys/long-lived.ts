@@ -2,6 +2,7 @@ import { auditEvent } from "#shared/domain/audit-entry.ts";
 import {
   configurationNeedsReseal,
   configurationProblem,
+  itemTooLarge,
   openConfiguration,
   sealConfiguration,
 } from "#shared/domain/crypto/sealed-configuration.ts";
@@ -91,15 +92,18 @@ async function resealProxy(deps: LongLivedDeps, listed: StoredProxy, currentKeyI
     const configurationBinding = proxyConfigurationBinding(proxy);
     const configuration = await openConfiguration(deps.sealer, configurationBinding, proxy);
     // A plain map too large to seal (merged past the bound before configurations were sealed) stays plain.
-    const sealed_configuration =
-      configuration === undefined || configurationProblem(configuration)
-        ? undefined
-        : await sealConfiguration(deps.sealer, configurationBinding, configuration);
+    const sealable = configuration !== undefined && !configurationProblem(configuration);
+    const sealed_configuration = sealable
+      ? await sealConfiguration(deps.sealer, configurationBinding, configuration)
+      : undefined;
+    // An older item whose code and configuration fit as a map but not sealed stays plain too.
+    const fits =
+      !sealed_configuration || !itemTooLarge({ ...proxy, configuration: undefined, sealed_configuration });
     const next = {
       sealed_key: await deps.sealer.seal(binding, await deps.sealer.open(binding, proxy.sealed_key)),
-      ...(sealed_configuration !== undefined ? { sealed_configuration } : {}),
+      ...(sealed_configuration !== undefined && fits ? { sealed_configuration } : {}),
     };
-    const what = sealed_configuration === undefined ? "Proxy key" : "Proxy key and configuration";
+    const what = !(sealed_configuration && fits) ? "Proxy key" : "Proxy key and configuration";
     const audit = auditEvent(deps, system(proxy.tenant_id), "proxy", proxy.id, "update", `${what} ${note}`);
     if (await deps.proxies.reseal(proxy, next, audit)) break;
     proxy = await deps.proxies.get(proxy.tenant_id, proxy.id);
@@ -115,6 +119,7 @@ async function resealReactor(deps: LongLivedDeps, listed: StoredReactor, current
     const configuration = (await openConfiguration(deps.sealer, binding, reactor)) ?? {};
     if (configurationProblem(configuration)) break; // a plain map too large to seal (as for proxies) stays plain
     const sealed = await sealConfiguration(deps.sealer, binding, configuration);
+    if (itemTooLarge({ ...reactor, configuration: undefined, sealed_configuration: sealed })) break; // stays plain
     const audit = auditEvent(
       deps,
       system(reactor.tenant_id),

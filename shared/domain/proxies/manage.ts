@@ -1,9 +1,8 @@
 import { auditEvent, recordEvents } from "#shared/domain/audit-entry.ts";
-import { configurationProblem } from "#shared/domain/crypto/sealed-configuration.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { assertMayRouteData } from "#shared/domain/data-routing.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
-import { conflict, forbidden, notFound, validationError } from "#shared/domain/errors.ts";
+import { conflict, DomainError, forbidden, notFound, validationError } from "#shared/domain/errors.ts";
 import { assertMayActAs, ceilingOf } from "#shared/domain/grant-ceiling.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
 import { hashKey, newApiKey, uuidv7 } from "#shared/ids.ts";
@@ -269,9 +268,7 @@ export async function rotateProxyKey(deps: ProxyDeps, principal: TenantPrincipal
     key_hash: hashKey(key),
     // A plain configuration of an older item is sealed by this write too (unless merged past the bound before
     // configurations were sealed: it stays plain, as a rewrap leaves it, and the key still rotates).
-    ...(stored.sealed_configuration === undefined && !configurationProblem(current.configuration ?? {})
-      ? await sealedConfigurationOf(deps, current)
-      : {}),
+    ...(stored.sealed_configuration === undefined ? await sealedConfigurationOf(deps, current) : {}),
   };
   const audit = auditEvent(deps, principal, "proxy", id, "update", "Proxy key rotated");
   if (!(await deps.proxies.rotateKey(stored, next, audit)))
@@ -281,8 +278,15 @@ export async function rotateProxyKey(deps: ProxyDeps, principal: TenantPrincipal
 
 /** The stored proxy's configuration field as `proxy`'s configuration sealed (nothing when it has none). */
 async function sealedConfigurationOf(deps: ProxyDeps, proxy: OpenedProxy) {
-  const { sealed_configuration } = await sealProxy(deps.sealer, proxy);
-  return sealed_configuration === undefined ? {} : { sealed_configuration };
+  try {
+    const { sealed_configuration } = await sealProxy(deps.sealer, proxy);
+    return sealed_configuration === undefined ? {} : { sealed_configuration };
+  } catch (error) {
+    // An older item whose configuration cannot be sealed (too large, alone or sealed beside its code) stays plain:
+    // the key still rotates.
+    if (error instanceof DomainError && error.kind === "invalid") return {};
+    throw error;
+  }
 }
 
 export async function deleteProxy(deps: ProxyDeps, principal: TenantPrincipal, id: string): Promise<void> {

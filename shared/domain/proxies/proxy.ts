@@ -1,5 +1,6 @@
 import { Script } from "node:vm";
 import {
+  assertFitsItem,
   type ConfigurationAtRest,
   configurationBinding,
   openConfiguration,
@@ -60,9 +61,10 @@ export async function openProxy(sealer: Pick<Sealer, "open">, proxy: StoredProxy
 
 export async function sealProxy(sealer: Pick<Sealer, "seal">, proxy: OpenedProxy): Promise<ProxyToStore> {
   const { configuration, ...fields } = proxy;
-  if (configuration === undefined) return fields;
+  if (configuration === undefined) return assertFitsItem(fields, "proxy");
   const binding = proxyConfigurationBinding(proxy);
-  return { ...fields, sealed_configuration: await sealConfiguration(sealer, binding, configuration) };
+  const sealed = { ...fields, sealed_configuration: await sealConfiguration(sealer, binding, configuration) };
+  return assertFitsItem(sealed, "proxy");
 }
 
 /** What the proxy's transforms read as `configuration`: it opened (`{}` for none). */

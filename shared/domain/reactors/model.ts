@@ -1,4 +1,5 @@
 import {
+  assertFitsItem,
   type ConfigurationAtRest,
   configurationBinding,
   openConfiguration,
@@ -72,7 +73,8 @@ export async function sealReactor(
 ): Promise<ReactorToStore> {
   const { configuration, ...fields } = reactor;
   const binding = reactorConfigurationBinding(reactor);
-  return { ...fields, sealed_configuration: await sealConfiguration(sealer, binding, configuration) };
+  const sealed = { ...fields, sealed_configuration: await sealConfiguration(sealer, binding, configuration) };
+  return assertFitsItem(sealed, "reactor");
 }
 
 /** What a run executes: a formula's code and rules, or a reactor's own code. */

@@ -474,4 +474,24 @@ describe("attack: a proxy's or reactor's configuration in plaintext at rest", ()
     expect(await rewrapToEnd(w.api, w.member)).toBe("succeeded");
     expect((await rawItem(w.tenantId, "REACTOR", res.body.id)).configuration).toEqual(large);
   });
+
+  it("a reactor whose code (two-byte characters) and configuration fit as a map but not sealed is a 400, and a rewrap leaves an older one plain", async () => {
+    const w = await world();
+    // Within 256 Ki characters of code, 65,000 of them two bytes in UTF-8; a configuration under 64 KiB.
+    const code = `${ECHO}\n//${"é".repeat(65_000)}${"x".repeat(256 * 1024 - ECHO.length - 3 - 65_000)}`;
+    const configuration = { blob: "c".repeat(63_000) };
+    const body = { name: "big", code, application: { id: w.app.id } };
+    const refused = await w.api.post("/reactors", { key: w.member, body: { ...body, configuration } });
+    expect(refused.status).toBe(400); // it was a 500: the sealed item passed DynamoDB's 400 KB
+
+    const created = await w.api.post<{ id: string }>("/reactors", {
+      key: w.member,
+      body: { ...body, configuration: {} },
+    });
+    expect(created.status).toBe(201);
+    await makeLegacy(w.tenantId, "REACTOR", created.body.id, configuration); // fit as a map
+    await rotate(w.api, w.member);
+    expect(await rewrapToEnd(w.api, w.member)).toBe("succeeded"); // it stopped there for good
+    expect((await rawItem(w.tenantId, "REACTOR", created.body.id)).configuration).toEqual(configuration);
+  });
 });
