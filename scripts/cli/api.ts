@@ -90,7 +90,10 @@ export async function request(
         `cannot reach ${options.url} (${(failure as Error)?.message ?? "connection failed"})`,
       );
     }
-    const wait = (answer && retryAfterMs(answer.headers.get("retry-after"))) ?? backOff;
+    const asked = answer ? retryAfterMs(answer.headers.get("retry-after")) : undefined;
+    // A request still running (or a batch holding a value: up to a minute) gets the growing back-off at least,
+    // so the attempts span minutes, not the 10 s of ten 1 s waits.
+    const wait = reason === "in flight" ? Math.max(asked ?? 0, backOff) : (asked ?? backOff);
     options.onWait?.(wait, reason as WaitReason);
     await sleep(wait, reason as WaitReason);
   }

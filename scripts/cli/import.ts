@@ -5,7 +5,7 @@
  * a summary that names failed lines by number and the service's problem detail, never their data.
  */
 import { createHash, createHmac } from "node:crypto";
-import { createReadStream, existsSync, statSync } from "node:fs";
+import { createReadStream, existsSync, readFileSync, statSync } from "node:fs";
 import { type ApiOptions, CliError, problemOf, request, stopOn } from "./api.ts";
 import {
   type BatchRecord,
@@ -127,6 +127,14 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
   if (existsSync(mappingFile) && state.mappingBytes > 0) truncateOutput(mappingFile, state.mappingBytes);
   else writeOutput(mappingFile, "line,external_id,token_id\n");
   let mappingBytes = statSync(mappingFile).size;
+  // Token ids this import has counted (those of resumed batches included): a token another line or batch of the
+  // import already counted, answered again, is a deduplication, not a second creation.
+  const counted = new Set(
+    readFileSync(mappingFile, "utf8")
+      .split("\n")
+      .slice(1)
+      .flatMap((line) => line.split(",").at(-1) || []),
+  );
 
   const total = format === "csv" ? Math.max(0, lines - 1) : lines;
   const previouslyDone = [...state.done.values()].reduce((sum, b) => sum + b.records, 0);
@@ -181,13 +189,12 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
           );
         // A new token is created now; a deduplicated one was created before (5 s of clock skew allowed).
         const served = Date.parse(answer.headers.get("date") ?? "") || sentAt;
-        const seen = new Set<string>();
         for (const [i, record] of pending.entries()) {
           const token = answers[i] as TokenAnswer;
           const id = String(token.id);
           const createdAt = Date.parse(String(token.created_at));
-          if (seen.has(id) || createdAt < Math.min(served, sentAt, firstSent) - 5000) deduplicated++;
-          seen.add(id);
+          if (counted.has(id) || createdAt < Math.min(served, sentAt, firstSent) - 5000) deduplicated++;
+          counted.add(id);
           tokens.push({ record, id });
         }
         break;

@@ -210,6 +210,33 @@ describe("svc-vault import", () => {
     });
   });
 
+  it("counts a token once: a value another line or batch of the import created is a deduplication", async () => {
+    const { owner } = await setup();
+    const file = join(dir(), "same.jsonl");
+    const same = { ...card(0), deduplicate_token: true };
+    const batch = (p: string) => [
+      same,
+      ...Array.from({ length: 119 }, (_, i) => ({ type: "token", data: `${p}-${i}` })),
+    ];
+    // Two batches of 120 sent together (staged, overlapping): the younger waits for or retries on the older.
+    writeFileSync(file, `${[...batch("a"), ...batch("b")].map((r) => JSON.stringify(r)).join("\n")}\n`);
+    const summary = await runImport({
+      file,
+      url: svc.url,
+      key: owner,
+      batchSize: 120,
+      concurrency: 2,
+      progress: quiet,
+    });
+
+    const tokens = new Set([...mapping(summary.mapping_file).values()].map(([, id]) => id));
+    expect(tokens.size).toBe(239);
+    expect({ created: summary.created, deduplicated: summary.deduplicated }).toEqual({
+      created: 239,
+      deduplicated: 1,
+    });
+  });
+
   it("exports the tenant's tokens as the key reads them, and they import back into another tenant", async () => {
     const source = await setup();
     const folder = dir();

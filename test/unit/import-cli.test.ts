@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { retryAfterMs } from "../../scripts/cli/api.ts";
+import { describe, expect, it, vi } from "vitest";
+import { request, retryAfterMs } from "../../scripts/cli/api.ts";
 import { duration, Progress } from "../../scripts/cli/progress.ts";
 import { requestOfRow } from "../../scripts/cli/records.ts";
 
@@ -29,6 +29,36 @@ describe("svc-vault import's pure rules", () => {
     expect(retryAfterMs("3")).toBe(3000);
     expect(retryAfterMs(new Date(10_000).toUTCString(), 4_000)).toBe(6000);
     expect(retryAfterMs(null)).toBeUndefined();
+  });
+
+  it("waits out a request still being processed for minutes, not ten 1 s retries (a batch holds a value up to 60 s)", async () => {
+    const busy = {
+      type: "about:blank",
+      title: "Conflict",
+      status: 409,
+      detail: "A batch … is still being processed.",
+    };
+    const answer = () => new Response(JSON.stringify(busy), { status: 409, headers: { "retry-after": "1" } });
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(async () => answer()),
+    );
+    const waits: number[] = [];
+    try {
+      const sleep = async (ms: number) => {
+        waits.push(ms);
+      };
+      const answered = await request(
+        { url: "http://vault.invalid", key: "k", sleep },
+        "POST",
+        "/tokenize",
+        [],
+      );
+      expect(answered.status).toBe(409); // after the last attempt, the caller decides
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(waits.reduce((sum, ms) => sum + ms, 0)).toBeGreaterThanOrEqual(60_000);
   });
 
   it("shows records/s and the ETA, on a TTY as a bar, elsewhere as a plain line", () => {
