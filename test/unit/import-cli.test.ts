@@ -32,12 +32,7 @@ describe("svc-vault import's pure rules", () => {
   });
 
   it("waits out a request still being processed for minutes, not ten 1 s retries (a batch holds a value up to 60 s)", async () => {
-    const busy = {
-      type: "about:blank",
-      title: "Conflict",
-      status: 409,
-      detail: "A batch … is still being processed.",
-    };
+    const busy = { title: "Conflict", status: 409, detail: "A batch … is still being processed." };
     const answer = () => new Response(JSON.stringify(busy), { status: 409, headers: { "retry-after": "1" } });
     vi.stubGlobal(
       "fetch",

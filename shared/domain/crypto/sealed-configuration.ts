@@ -42,6 +42,19 @@ export function assertFitsItem<T extends object>(stored: T, what: "proxy" | "rea
   throw validationError(`The ${what} is too large to store.`, { configuration: [problem] });
 }
 
+/** A proxy or reactor as stored: its configuration (if any) sealed, the whole checked to fit its item. */
+export async function sealForStore<T extends object>(
+  sealer: Pick<Sealer, "seal">,
+  what: "proxy" | "reactor",
+  binding: SealBinding,
+  fields: T,
+  configuration: Record<string, unknown> | undefined,
+): Promise<T & { sealed_configuration?: string }> {
+  if (configuration === undefined) return assertFitsItem(fields, what);
+  const sealed = { ...fields, sealed_configuration: await sealConfiguration(sealer, binding, configuration) };
+  return assertFitsItem(sealed, what);
+}
+
 /** Why a configuration cannot be stored (too large, too deep, …), or undefined. */
 export const configurationProblem = (configuration: Record<string, unknown>): string | undefined =>
   storableProblem(configuration, MAX_CONFIGURATION_BYTES);

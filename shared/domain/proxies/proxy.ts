@@ -1,10 +1,9 @@
 import { Script } from "node:vm";
 import {
-  assertFitsItem,
   type ConfigurationAtRest,
   configurationBinding,
   openConfiguration,
-  sealConfiguration,
+  sealForStore,
 } from "#shared/domain/crypto/sealed-configuration.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 
@@ -61,10 +60,7 @@ export async function openProxy(sealer: Pick<Sealer, "open">, proxy: StoredProxy
 
 export async function sealProxy(sealer: Pick<Sealer, "seal">, proxy: OpenedProxy): Promise<ProxyToStore> {
   const { configuration, ...fields } = proxy;
-  if (configuration === undefined) return assertFitsItem(fields, "proxy");
-  const binding = proxyConfigurationBinding(proxy);
-  const sealed = { ...fields, sealed_configuration: await sealConfiguration(sealer, binding, configuration) };
-  return assertFitsItem(sealed, "proxy");
+  return sealForStore(sealer, "proxy", proxyConfigurationBinding(proxy), fields, configuration);
 }
 
 /** What the proxy's transforms read as `configuration`: it opened (`{}` for none). */

@@ -1,10 +1,4 @@
-import {
-  assertFitsItem,
-  type ConfigurationAtRest,
-  configurationBinding,
-  openConfiguration,
-  sealConfiguration,
-} from "#shared/domain/crypto/sealed-configuration.ts";
+import * as sealed from "#shared/domain/crypto/sealed-configuration.ts";
 import type { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { RequestParameter } from "./args.ts";
 
@@ -31,7 +25,7 @@ export interface StoredFormula {
  * A reactor as stored: its configuration only sealed (`sealed_configuration`; a plain `configuration` only on items
  * written before that, crypto/sealed-configuration.ts).
  */
-export interface StoredReactor extends ConfigurationAtRest {
+export interface StoredReactor extends sealed.ConfigurationAtRest {
   id: string;
   tenant_id: string;
   name: string;
@@ -56,14 +50,14 @@ export type OpenedReactor = Omit<StoredReactor, "configuration" | "sealed_config
 
 /** What a reactor's sealed configuration is bound to: its tenant, its id and the field. */
 export const reactorConfigurationBinding = (reactor: Pick<StoredReactor, "tenant_id" | "id">) =>
-  configurationBinding("reactor", reactor.tenant_id, reactor.id);
+  sealed.configurationBinding("reactor", reactor.tenant_id, reactor.id);
 
 export async function openReactor(
   sealer: Pick<Sealer, "open">,
   reactor: StoredReactor,
 ): Promise<OpenedReactor> {
   const { sealed_configuration: _sealed, configuration: _plain, ...fields } = reactor;
-  const configuration = await openConfiguration(sealer, reactorConfigurationBinding(reactor), reactor);
+  const configuration = await sealed.openConfiguration(sealer, reactorConfigurationBinding(reactor), reactor);
   return { ...fields, configuration: configuration ?? {} };
 }
 
@@ -72,9 +66,7 @@ export async function sealReactor(
   reactor: OpenedReactor,
 ): Promise<ReactorToStore> {
   const { configuration, ...fields } = reactor;
-  const binding = reactorConfigurationBinding(reactor);
-  const sealed = { ...fields, sealed_configuration: await sealConfiguration(sealer, binding, configuration) };
-  return assertFitsItem(sealed, "reactor");
+  return sealed.sealForStore(sealer, "reactor", reactorConfigurationBinding(reactor), fields, configuration);
 }
 
 /** What a run executes: a formula's code and rules, or a reactor's own code. */
