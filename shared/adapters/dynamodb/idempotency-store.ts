@@ -100,6 +100,15 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
 
   /** When this deployment first kept keys as digests: recorded once (the first to ask), read by every process. */
   private async keyedSince(now: number): Promise<number> {
+    const read = async () =>
+      (
+        await this.client.send(
+          new GetCommand({ TableName: this.tableName, Key: keys.idempotencyFormat, ConsistentRead: true }),
+        )
+      ).Item?.keyed_since as number | undefined;
+    const recorded = await read();
+    if (recorded !== undefined) return Number(recorded);
+    // Only the first process writes it (a cold start after that reads, never a refused write).
     await this.client
       .send(
         new PutCommand({
@@ -111,10 +120,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
       .catch((error: unknown) => {
         if (!isConditionalCheckFailed(error)) throw error;
       });
-    const out = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: keys.idempotencyFormat, ConsistentRead: true }),
-    );
-    return Number(out.Item?.keyed_since ?? now);
+    return Number((await read()) ?? now);
   }
 
   async complete(scope: string, key: string, claimId: string, response: StoredResponse): Promise<void> {
