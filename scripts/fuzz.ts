@@ -1,5 +1,4 @@
 /** `npm run fuzz`: fast-check cases for every write route, against the local service (docs/fuzzing.md). */
-import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,12 +6,10 @@ import fc from "fast-check";
 import { routeList } from "#shared/api/index.ts";
 import { call } from "./api-call.ts";
 import { startDestination } from "./bench/destination.ts";
-import { caseArbitrary, WRITE_METHODS, type WriteRoute } from "./fuzz/cases.ts";
-import { checkAnswer, prototypeSnapshot, takePollution } from "./fuzz/check.ts";
+import { caseArbitrary, type FuzzCase, WRITE_METHODS, type WriteRoute } from "./fuzz/cases.ts";
+import { checkAnswer, prototypeSnapshot, takePollution, type Violation } from "./fuzz/check.ts";
 import { exampleFor } from "./fuzz/examples.ts";
-import { reproducer, summary, Tally } from "./fuzz/report.ts";
-import { prepare, send } from "./fuzz/request.ts";
-import { buildTenant } from "./fuzz/world.ts";
+import { buildTenant, MASTER_KEY, type PreparedRequest, prepare, send } from "./fuzz/world.ts";
 import { intEnv } from "./int-env.ts";
 
 const settings = {
@@ -33,7 +30,47 @@ Object.assign(process.env, {
 });
 
 const log = (line: string) => console.log(`[fuzz ${new Date().toISOString().slice(11, 19)}] ${line}`);
-const tally = new Tally();
+
+/** A failed case: its route, reproducer and plan (none for a canary failure). */
+type Failure = Violation & { route: string; status: number; shown: string; plan?: FuzzCase };
+/** Answers by route and status ("createToken 400"), and failures. */
+const tally = { requests: 0, failures: 0, answers: new Map<string, number>() };
+/** One class per route, kind and detail (numbers and ids stripped): its count and shortest reproducer. */
+const classes = new Map<string, { count: number; first: Failure }>();
+
+function fail(failure: Failure): void {
+  tally.failures += 1;
+  const id = `${failure.route}|${failure.kind}|${failure.detail.replace(/[0-9a-f]{8,}|\d+/gi, "#").slice(0, 160)}`;
+  const known = classes.get(id) ?? { count: 0, first: failure };
+  if (failure.shown.length < known.first.shown.length) known.first = failure; // the closest to minimal
+  classes.set(id, { ...known, count: known.count + 1 });
+}
+
+/** Method, path, headers (the key by its role) and body, each cut to something a person can read. */
+function reproducer({ method, path, body, headers, keyRole }: PreparedRequest): string {
+  const shownHeaders = JSON.stringify({ ...headers, "svc-api-key": keyRole }).slice(0, 300);
+  const shownBody = JSON.stringify(String(body?.subarray(0, 300) ?? "")).slice(1, -1);
+  return `${method} ${path.slice(0, 160)} ${shownHeaders}\n      ${shownBody} (${body?.length ?? 0} bytes)`;
+}
+
+function printSummary(routes: WriteRoute[]): void {
+  console.log(`\nRequests: ${tally.requests} over ${routes.length} routes; per route (status:count):`);
+  const answers = [...tally.answers].sort(([a], [b]) => a.localeCompare(b)); // statuses ascending
+  for (const r of routes) {
+    const counts = answers.flatMap(([id, n]) =>
+      id.startsWith(`${r.operationId} `) ? `${id.split(" ")[1]}:${n}` : [],
+    );
+    console.log(`  ${r.method} ${r.path}  ${counts.join(" ")}`);
+  }
+  const sorted = [...classes.values()].sort((a, b) => a.first.route.localeCompare(b.first.route));
+  console.log(`\nFailures: ${tally.failures} in ${sorted.length} classes`);
+  for (const { first, count } of sorted) {
+    console.log(`  [${first.kind}] ${first.route} ${first.status}, ${count}×: ${first.detail}`);
+    console.log(`    e.g. ${first.shown}`);
+    // The plan: for a mutated example, what was changed where (shorter than the body).
+    if (first.plan) console.log(`      plan: ${JSON.stringify(first.plan.body).slice(0, 300)}`);
+  }
+}
 
 async function main(): Promise<number> {
   const { seed, runs, only } = settings;
@@ -46,20 +83,15 @@ async function main(): Promise<number> {
   log(`seed ${seed} (FUZZ_SEED replays it), ${runs} cases per route`);
   const bare = routes.flatMap((r) => (exampleFor(r) ? [] : r.operationId)).join(", ");
   log(`${routes.length} write routes; without a valid example: ${bare || "none"}`);
-  const { startDynamoDbLocal } = await import("#shared/local/dynamodb-local.ts");
   const { startLocalService } = await import("#functions/local.ts");
-  // Throwaway data and its master key, in a directory removed at the end.
+  // Throwaway data and its master key (MASTER_KEY), in a directory removed at the end; DynamoDB Local in memory.
   const dataDir = mkdtempSync(join(tmpdir(), "svc-fuzz-"));
-  const masterKeyFile = join(dataDir, "master.key");
+  const options = { inMemory: true, testClock: true, masterKeyFile: join(dataDir, MASTER_KEY) };
   // The proxies' destination answers 200 to everything: every 4xx of /proxy is the service's.
   const destination = await startDestination();
-  const dynamo = await startDynamoDbLocal();
   const rootKey = `key_root_fuzz_${seed}_0000000000`;
-  const local = { port: 0, rootKey, dataDir, tableName: "svc-fuzz", testClock: true, masterKeyFile };
-  const service = await startLocalService({ ...local, dynamodbEndpoint: dynamo.endpoint });
-  const kmsDir = `${masterKeyFile}.customer-keys`; // the local default (shared/config.ts)
-  const outboxDir = join(dataDir, "outbox");
-  const run = { url: service.url, rootKey, destinationUrl: `${destination.url}/fuzz/`, outboxDir, kmsDir };
+  const service = await startLocalService({ port: 0, rootKey, dataDir, ...options });
+  const run = { url: service.url, rootKey, dataDir, destinationUrl: `${destination.url}/fuzz/` };
   const started = Date.now();
   try {
     // The canary: a tenant no case touches. Its tokens, read revealed, must answer after each batch as at start.
@@ -69,12 +101,12 @@ async function main(): Promise<number> {
     const canaryAtStart = await readCanary(); // a failure here stops the run: the canary must be readable
     const baseline = prototypeSnapshot();
     // Round-robin over the routes. A route's seed depends on its id, not its place: FUZZ_ROUTES replays its cases.
-    const perRoute = routes.map((route) => {
-      const hash = createHash("sha256").update(`${seed}:${route.operationId}`).digest();
-      const plans = fc.sample(caseArbitrary(route), { seed: hash.readUInt32BE(0) % 2 ** 31, numRuns: runs });
-      return plans.map((plan) => ({ route, plan }));
-    });
-    const all = [...Array(runs).keys()].flatMap((i) => perRoute.flatMap((cases) => cases[i] ?? []));
+    const perRoute = routes.map((route) =>
+      fc.sample(caseArbitrary(route), { seed: fc.hash(`${seed}:${route.operationId}`), numRuns: runs }),
+    );
+    const all = [...Array(runs).keys()].flatMap((i) =>
+      perRoute.flatMap((plans, r) => (plans[i] ? { route: routes[r] as WriteRoute, plan: plans[i] } : [])),
+    );
     // Deletions go last in a batch, so that the fixtures serve its other cases; the tenant's own the very
     // last, as it turns every later request of the batch into a 401 (a stable sort keeps the rest in order).
     const rank = (r: WriteRoute) => (r.method !== "DELETE" ? 0 : r.path === "/tenants/self" ? 2 : 1);
@@ -92,42 +124,39 @@ async function main(): Promise<number> {
           inFlight += 1;
           const answer = await send(service.url, request, settings.timeoutMs);
           inFlight -= 1;
-          const failure = { route: next.route.operationId, status: answer.status, plan: next.plan };
-          tally.count(failure.route, answer.status);
+          const [route, id] = [next.route.operationId, `${next.route.operationId} ${answer.status}`];
+          tally.requests += 1;
+          tally.answers.set(id, (tally.answers.get(id) ?? 0) + 1);
           // A prototype changed by this request, or by one still in flight (FUZZ_CONCURRENCY=1 tells which).
           const added = takePollution(baseline).join(", ");
           const violations = checkAnswer(answer, request.context);
           if (added)
             violations.push({ kind: "prototype-pollution", detail: `${added}; ${inFlight} in flight` });
           for (const violation of violations)
-            tally.fail({ ...failure, ...violation, shown: reproducer(request) });
+            fail({ route, status: answer.status, plan: next.plan, ...violation, shown: reproducer(request) });
         }
       };
       await Promise.all(Array.from({ length: settings.concurrency }, worker));
       // Every answer was followed by a look at the prototypes: only the canary is left to check.
-      const now = await readCanary().catch(String);
-      const shown = `batch ${index + 1} (FUZZ_SEED=${seed})`;
+      const [now, shown] = [await readCanary().catch(String), `batch ${index + 1} (FUZZ_SEED=${seed})`];
       const detail = `GET /tokens answered ${now.slice(0, 300)}`;
-      if (now !== canaryAtStart) tally.fail({ route: "canary", kind: "canary", detail, status: 0, shown });
+      if (now !== canaryAtStart) fail({ route: "canary", kind: "canary", detail, status: 0, shown });
       log(`batch ${index + 1}/${batches}: ${tally.requests} requests, ${tally.failures} failures`);
     }
   } finally {
     await service.stop().catch(() => undefined);
-    await dynamo.stop().catch(() => undefined);
     await destination.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
-  console.log(summary(tally, routes));
+  printSummary(routes);
   const verdict = tally.failures === 0 ? "PASS" : `FAIL (${tally.failures})`;
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
   console.log(`\n${tally.requests} fuzzed requests in ${seconds} s; ${verdict}; FUZZ_SEED=${seed}`);
   return tally.failures === 0 ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error("fuzz failed to run:", error);
-    process.exit(2);
-  },
-);
+const code = await main().catch((error: unknown) => {
+  console.error("fuzz failed to run:", error);
+  return 2;
+});
+process.exit(code);

@@ -1,11 +1,10 @@
 /**
- * A valid body per write route, by operation id: the fuzz mutates these field by field, so that hostile
- * values get past the shape checks a wholly random body never would. A route missing here is still fuzzed,
- * with generic hostile bodies only (the route list at the start says which). `<name>` is one of the batch's
- * fixtures, filled in when the case is sent (request.ts); `<unique>` is different in every case.
+ * A valid body per write route, by operation id: the fuzz mutates these field by field, so that hostile values
+ * get past the shape checks a wholly random body never would (a route missing here gets generic hostile bodies
+ * only). `<name>` is one of the batch's fixtures, filled in when sent (world.ts); `<unique>` differs in each case.
  */
-import { card, EXAMPLE_CARD } from "./world.ts";
-
+export const card = (number: string) => ({ number, expiration_month: 12, expiration_year: 2030 });
+const exampleCard = card("4000056655665556"); // no fixture token holds it
 const permissions = ["token:read"];
 const condition = { attribute: "id", operator: "starts_with", value: "tok" };
 // A session's rule has exactly one of container or conditions; an application's, a container only.
@@ -24,7 +23,7 @@ const mask = { number: "{{ data.number | reveal_last: 4 }}" };
 const found = { search_indexes: ["{{ data.number | last4 }}"], fingerprint_expression: "{{ data.number }}" };
 const metadata = { origin: "fuzz" };
 const presentation = { mask, containers: ["/fuzz/"], metadata, ...found, expires_at: future };
-const token = { id: "fuzz-token-id", type: "card", data: card(EXAMPLE_CARD), deduplicate_token: false };
+const token = { id: "fuzz-token-id", type: "card", data: exampleCard, deduplicate_token: false };
 const reactor = { name: "r", configuration: { region: "eu" }, application: { id: "<applicationId>" } };
 const proxy = { ...reactor, name: "fuzz proxy", destination_url: "<destinationUrl>", require_auth: true };
 const fullProxy = { ...proxy, request_transform: transform, response_transform: transform };
@@ -39,7 +38,7 @@ const examples: Record<string, unknown> = {
   createApplication: { ...application, type: "private", create_key: true },
   updateApplication: application,
   createToken: { ...token, ...presentation },
-  tokenize: { card: { type: "card", data: card(EXAMPLE_CARD), ...presentation }, name: "fuzz", none: null },
+  tokenize: { card: { type: "card", data: exampleCard, ...presentation }, name: "fuzz", none: null },
   detokenize: { number: "{{ <tokenId> }}", other: "{{ <otherTokenId> }}" },
   searchTokens: { query: "data:4242", size: 5 },
   // No data: a patch of the mask alone is what must not reveal the stored data to a key without reveal.
