@@ -19,6 +19,7 @@ import { removeSearchEntries } from "./search-index.ts";
 import { sweepEntryPut } from "./sweep-index.ts";
 import { SWEEP_SHARDS, shardOf, tokenKeys } from "./token-keys.ts";
 import { LOCK_FREE } from "./token-transaction-writes.ts";
+import { transactionKeys } from "./transaction-keys.ts";
 
 const STATE_KEY = { PK: "SWEEPSTATE", SK: "META" };
 /** Tries to delete an expired token that keeps being written to between the read and the delete. */
@@ -173,6 +174,33 @@ export class DynamoSweepStore implements SweepStore {
   }
 
   async removeCvc(item: DueItem, now: Date): Promise<void> {
+    const ignoreChanged = (error: unknown) => {
+      if (!isConditionalCheckFailed(error)) throw error;
+    };
+    // A transaction holding the token staged a copy of it in its operation item, cvc included: that copy's cvc
+    // goes first (a crash between the two leaves the token's, and so this entry, for the next run).
+    const held = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: tokenKeys.token(item.tenantId, item.tokenId),
+        ConsistentRead: true,
+        ProjectionExpression: "txn_id",
+      }),
+    );
+    const txnId = held.Item?.txn_id;
+    if (typeof txnId === "string")
+      await this.client
+        .send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: transactionKeys.operation(item.tenantId, txnId, item.tokenId),
+            UpdateExpression: "REMOVE #next.sealed_cvc, #next.cvc_expires_at",
+            ConditionExpression: "attribute_exists(PK) AND #next.cvc_expires_at <= :now",
+            ExpressionAttributeNames: { "#next": "next" },
+            ExpressionAttributeValues: { ":now": now.toISOString() },
+          }),
+        )
+        .catch(ignoreChanged);
     await this.client
       .send(
         new UpdateCommand({
@@ -185,9 +213,7 @@ export class DynamoSweepStore implements SweepStore {
           ExpressionAttributeValues: { ":now": now.toISOString() },
         }),
       )
-      .catch((error: unknown) => {
-        if (!isConditionalCheckFailed(error)) throw error;
-      });
+      .catch(ignoreChanged);
   }
 
   releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string): Promise<void> {
