@@ -55,19 +55,15 @@ function reproducer({ method, path, body, headers, keyRole }: PreparedRequest): 
 
 function printSummary(routes: WriteRoute[]): void {
   console.log(`\nRequests: ${tally.requests} over ${routes.length} routes; per route (status:count):`);
-  const answers = [...tally.answers].sort(([a], [b]) => a.localeCompare(b)); // statuses ascending
   for (const r of routes) {
-    const counts = answers.flatMap(([id, n]) =>
-      id.startsWith(`${r.operationId} `) ? `${id.split(" ")[1]}:${n}` : [],
-    );
-    console.log(`  ${r.method} ${r.path}  ${counts.join(" ")}`);
+    const counts = [...tally.answers].filter(([id]) => id.startsWith(`${r.operationId} `)).sort(); // by status
+    console.log(`  ${r.method} ${r.path}  ${counts.map(([id, n]) => `${id.split(" ")[1]}:${n}`).join(" ")}`);
   }
   const sorted = [...classes.values()].sort((a, b) => a.first.route.localeCompare(b.first.route));
   console.log(`\nFailures: ${tally.failures} in ${sorted.length} classes`);
   for (const { first, count } of sorted) {
     console.log(`  [${first.kind}] ${first.route} ${first.status}, ${count}×: ${first.detail}`);
     console.log(`    e.g. ${first.shown}`);
-    // The plan: for a mutated example, what was changed where (shorter than the body).
     if (first.plan) console.log(`      plan: ${JSON.stringify(first.plan.body).slice(0, 300)}`);
   }
 }

@@ -3,7 +3,6 @@
 export type Answer = { status: number; contentType: string; text: string };
 /** `kind`: a failure class of docs/fuzzing.md ("5xx", "disclosure", "cross-tenant", …). */
 export type Violation = { kind: string; detail: string };
-
 export interface CheckContext {
   /** Everything the request carried (path, headers, body text): a needle echoed from it is not a leak. */
   requestText: string;
@@ -18,12 +17,8 @@ export interface CheckContext {
 /** A V8 stack frame ("at fn (file:line:col)" or "at file:line:col"), and strings that betray the host. */
 const STACK_FRAME = /\bat (?:[\w$.<>[\] ]+ \()?(?:file:\/\/)?[^\s()'"]*:\d+:\d+\)?/;
 const HOST_NEEDLES = ["/work/", "node_modules", ".ts:", process.cwd()].filter((n) => n.length > 1);
-/** /proxy answers about the tenant's side (its code failed, its destination is unreachable or slow). */
-const TENANT_SIDE: Record<number, string> = {
-  500: "/transform-failed",
-  502: "/unreachable",
-  504: "/timeout",
-};
+/** /proxy answers about the tenant's side (its code failed, its destination unreachable or slow). */
+const THEIRS: Record<number, string> = { 500: "/transform-failed", 502: "/unreachable", 504: "/timeout" };
 
 export function checkAnswer({ status, contentType, text }: Answer, context: CheckContext): Violation[] {
   if (status === 0) return [{ kind: "no-answer", detail: text.slice(0, 200) }];
@@ -36,7 +31,8 @@ export function checkAnswer({ status, contentType, text }: Answer, context: Chec
   } catch {}
   const wrapped = (body as { proxy_error?: unknown } | null)?.proxy_error;
   const proxyType = String((wrapped as { type?: unknown } | undefined)?.type);
-  if (status >= 500 && !(context.proxy && TENANT_SIDE[status] && proxyType.endsWith(TENANT_SIDE[status])))
+  const tenantSide = context.proxy && proxyType.endsWith(THEIRS[status] ?? "\0");
+  if (status >= 500 && !tenantSide)
     add("5xx", `status ${status}${wrapped === undefined ? "" : ` ${proxyType}`}`);
   const frame = STACK_FRAME.exec(text)?.[0];
   if (frame && !carried(frame)) add("stack-trace", `stack frame in body: ${frame.slice(0, 120)}`);
@@ -50,10 +46,7 @@ export function checkAnswer({ status, contentType, text }: Answer, context: Chec
     if (!isProblemJson && problem === undefined)
       add("not-problem-json", `${status} with content-type ${JSON.stringify(contentType)}`);
     else if (!named || problem.status !== status)
-      add(
-        "bad-problem",
-        `${status} problem lacks type/title or says status ${JSON.stringify(problem?.status)}`,
-      );
+      add("bad-problem", `${status} problem lacks type/title or status ${JSON.stringify(problem?.status)}`);
   }
   for (const secret of context.secrets ?? [])
     if (text.includes(secret.value) && !carried(secret.value))
@@ -65,11 +58,8 @@ export function checkAnswer({ status, contentType, text }: Answer, context: Chec
 
 /** The built-in prototypes watched: anything a request adds to them is prototype pollution. */
 const PROTOTYPES = [Object, Array, Function, String].map((c) => [c.name, c.prototype] as const);
-export type PrototypeBaseline = Set<string | symbol>[];
-
-export const prototypeSnapshot = (): PrototypeBaseline =>
-  PROTOTYPES.map(([, p]) => new Set(Reflect.ownKeys(p)));
-
+export const prototypeSnapshot = () => PROTOTYPES.map(([, p]) => new Set(Reflect.ownKeys(p)));
+type PrototypeBaseline = ReturnType<typeof prototypeSnapshot>;
 /** What was added to the prototypes since `baseline` ("Object.prototype.x"): removed, so the run goes on. */
 export const takePollution = (baseline: PrototypeBaseline): string[] =>
   PROTOTYPES.flatMap(([name, p], i) => {

@@ -1,7 +1,7 @@
 /**
- * A valid body per write route, by operation id: the fuzz mutates these field by field, so that hostile values
- * get past the shape checks a wholly random body never would (a route missing here gets generic hostile bodies
- * only). `<name>` is one of the batch's fixtures, filled in when sent (world.ts); `<unique>` differs in each case.
+ * A valid body per write route, by operation id: the fuzz mutates these field by field, so that hostile
+ * values get past the shape checks a wholly random body never would (a route missing here gets generic
+ * hostile bodies only). `<name>` is a batch fixture, filled in when sent (world.ts); `<unique>` differs each time.
  */
 export const card = (number: string) => ({ number, expiration_month: 12, expiration_year: 2030 });
 const exampleCard = card("4000056655665556"); // no fixture token holds it
@@ -31,7 +31,7 @@ const person = { first_name: "F", last_name: "Z" };
 /** A reaction's args: the formula's request parameter `card.number`, a string, from a fixture token. */
 const args = { card: { number: "{{ <tokenId> | json: '$.number' }}" } };
 
-const examples: Record<string, unknown> = {
+export const examples: Record<string, unknown> = {
   advanceTestClock: { advance_seconds: 1 },
   setSelfTenantKmsKey: { key_arn: "<kmsKeyArn>" },
   createTenant: { name: "fuzz tenant", owner: { email: "owner@example.com", ...person } },
@@ -57,11 +57,9 @@ const examples: Record<string, unknown> = {
   react: { args, callback_url: "<destinationUrl>" },
   reactAsync: { args },
 };
-
 /** The body of a proxied request: detokenization expressions, one of another tenant's token. */
 const proxiedOwn = { number: "{{ <tokenId> }}", last4: "{{ token: <tokenId> | json }}" };
 const proxied = { ...proxiedOwn, other: "{{ <otherTokenId> }}" };
-
 /** The example of a route: by operation id, the proxied body for every /proxy route. */
 export function exampleFor(route: { operationId: string; group: string }): unknown {
   return route.group === "proxy" ? proxied : examples[route.operationId];

@@ -10,11 +10,10 @@ import { luhnSum } from "#shared/domain/tokens/checksums.ts";
 import { call } from "../api-call.ts";
 import { applyMutations, type FuzzCase, type WriteRoute } from "./cases.ts";
 import type { Answer, CheckContext } from "./check.ts";
-import { card, exampleFor } from "./examples.ts";
+import { card, exampleFor, examples } from "./examples.ts";
 
 /** A Luhn-valid 16-digit number from 15 digits, so that each fixture token holds a number of its own. */
 export const luhnNumber = (first15: string) => `${first15}${(10 - (luhnSum(first15, true) % 10)) % 10}`;
-
 type Json = Record<"id" | "key" | "management_key" | "management_appid" | "nonce" | "session_key", string>;
 export type Run = { url: string; rootKey: string; dataDir: string; destinationUrl: string };
 /** The master key's file in the data directory; the local customer keys sit beside it (shared/config.ts). */
@@ -45,39 +44,27 @@ export async function buildTenant(run: Run, label: string) {
   // Card tokens with numbers no other token of the run holds: the first three are what a caller without reveal
   // must never see in full; the fourth is what the revealing key PATCHes (the mask it sets may show it).
   const numbers = [0, 1, 2, 3].map((i) => luhnNumber(`4${String(serial * 10 + i).padStart(14, "0")}`));
-  const tokens: string[] = [];
-  for (const [i, number] of numbers.entries()) {
-    const body = { type: "card", data: card(number), containers: ["/fuzz/"], metadata: { n: `${i}` } };
-    tokens.push((await post("/tokens", pvt.key, body)).id);
-  }
+  const token = (number: string) => ({ type: "card", data: card(number), containers: ["/fuzz/"] });
+  const tokens = (await Promise.all(numbers.map((n) => post("/tokens", pvt.key, token(n))))).map((t) => t.id);
   const app = { application: { id: pvt.id } };
   const proxy = await post("/proxies", owner, { name: "p", destination_url: run.destinationUrl, ...app });
-  const formula = await post("/reactor-formulas", owner, {
-    name: "fuzz formula",
-    code: "module.exports = async function (req) { return { raw: { args: req.args } }; };",
-    configuration: [{ name: "region", type: "string" }],
-    request_parameters: [{ name: "card.number", type: "string" }],
-  });
+  const formula = await post("/reactor-formulas", owner, examples.createFormula); // the example, valid as it is
   const reactorBody = { name: "r", formula: { id: formula.id }, configuration: { region: "eu" } };
   const reactor = await post("/reactors", owner, { ...reactorBody, ...app });
+  const customerKeys = join(run.dataDir, `${MASTER_KEY}.customer-keys`); // the local default (shared/config.ts)
   // Data-key versions are numbered by period, not from 1: the current one, the one before, the next.
   const keys = await call<{ current: number }>(run.url, "GET", "/tenants/self/keys", owner, undefined, 200);
   const emails = ["a", "b", "c", "d", "e", "f"].map((name) => `${name}${serial}@example.com`);
-  const invitations: Json[] = [];
-  for (const email of emails) invitations.push(await post("/tenants/self/invitations", owner, { email }));
+  const invite = (email: string) => post("/tenants/self/invitations", owner, { email });
+  const invitations = await Promise.all(emails.map(invite));
   // Codes for POST /invitations/accept of the last four, read from the local outbox as an invitee would (each is
   // good once); the first two stay pending for the routes that resend or delete an invitation.
-  const inbox = (email: string) =>
-    invitationCodeIn(newestMessageTo(join(run.dataDir, "outbox"), email) ?? "") ?? [];
+  const outbox = join(run.dataDir, "outbox");
+  const roles = { owner, management: management.key, public: pub.key, private: pvt.key };
+  const inbox = (email: string) => invitationCodeIn(newestMessageTo(outbox, email) ?? "") ?? [];
   return {
     secretNumbers: numbers.slice(0, 3),
-    keys: {
-      owner,
-      management: management.key,
-      public: pub.key,
-      private: pvt.key,
-      session: session.session_key,
-    },
+    keys: { ...roles, session: session.session_key },
     /** Ids by the name of the path parameter (`keyId`), else of the collection segment that precedes it. */
     ids: {
       applications: [victim.id, pvt.id, pub.id, management.id, tenant.management_appid],
@@ -99,17 +86,13 @@ export async function buildTenant(run: Run, label: string) {
       applicationId: pvt.id,
       formulaId: formula.id,
       nonce: (await post("/sessions", pub.key, {})).nonce, // not yet authorized
-      kmsKeyArn: createLocalCustomerKey(
-        join(run.dataDir, `${MASTER_KEY}.customer-keys`),
-        `fuzz-${label}-${serial}`,
-      ),
+      kmsKeyArn: createLocalCustomerKey(customerKeys, `fuzz-${label}-${serial}`),
     } as Record<string, string | undefined>,
   };
 }
 
 /** A request ready to send, with what the oracle needs to judge its answer. */
 export type PreparedRequest = ReturnType<typeof prepare>;
-
 export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures) {
   const [first, kind] = c.key.split(".") as ["A" | "B", keyof TenantWorld["keys"] | undefined];
   const others: Record<string, string> = { root: f.rootKey, garbage: "key_fuzz_garbage_0000000" };
@@ -150,20 +133,15 @@ export function prepare(c: FuzzCase, route: WriteRoute, f: Fixtures) {
   for (const tenant of ["A", "B"] as const)
     if (c.key !== `${tenant}.private`)
       for (const value of f[tenant].secretNumbers) secrets.push({ value, whose: `tenant ${tenant}'s` });
-  const context: CheckContext = {
-    requestText: `${path}\n${Object.values(headers).join("\n")}\n${bodyText}`,
-    secrets,
-    crossTenant,
-    proxy: route.group === "proxy",
-  };
+  const requestText = `${path}\n${Object.values(headers).join("\n")}\n${bodyText}`;
+  const context: CheckContext = { requestText, secrets, crossTenant, proxy: route.group === "proxy" };
   return { keyRole: c.key, method: route.method, path, headers, body, context };
 }
 
 let uniqueCount = 0;
 function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, other: TenantWorld) {
-  const { body } = c;
-  if (body.kind === "none") return undefined;
-  if (body.kind === "raw") return Buffer.from(body.text, "latin1");
+  if (c.body.kind === "none") return undefined;
+  if (c.body.kind === "raw") return Buffer.from(c.body.text, "latin1");
   const fixture: Record<string, string | undefined> = {
     ...own.fill,
     otherTokenId: other.fill.tokenId,
@@ -173,7 +151,7 @@ function bodyOf(c: FuzzCase, route: WriteRoute, f: Fixtures, own: TenantWorld, o
   };
   const fill = (_: string, name: string) => String(fixture[name]);
   const example: unknown = JSON.parse(JSON.stringify(exampleFor(route) ?? {}).replace(/<(\w+)>/g, fill));
-  return Buffer.from(JSON.stringify(applyMutations(example, body.mutations)));
+  return Buffer.from(JSON.stringify(applyMutations(example, c.body.mutations)));
 }
 
 /** Sends it; a connection failure or a timeout is an answer too (status 0). */
