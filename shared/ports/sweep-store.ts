@@ -13,8 +13,15 @@ export interface DueItem {
   attempts?: number;
 }
 
-/** What became of an expired token: deleted (its type and fingerprint), held by a transaction, or neither. */
-export type Expiry = { type: string; fingerprint: string } | { heldUntil: Date } | undefined;
+/**
+ * What became of an expired token: deleted (its type and fingerprint), held by a transaction, or neither. Held
+ * with `transactionId`: by a transaction past its expiry that has not yet finished with the token (committed
+ * past its commit point and not rolled forward, or open and not rolled back), to finish before the token goes.
+ */
+export type Expiry =
+  | { type: string; fingerprint: string }
+  | { heldUntil: Date; transactionId?: string }
+  | undefined;
 
 /** Where a page of due items ended (the store's own key of the last item read). */
 export type DueCursor = Record<string, string>;

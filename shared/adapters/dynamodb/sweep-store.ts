@@ -136,7 +136,40 @@ export class DynamoSweepStore implements SweepStore {
       return { heldUntil: new Date(now.getTime() + PENDING_CREATE_RECHECK_SECONDS * 1000) };
     const expired = Number(current.Item.expires_epoch) <= epochSeconds(now);
     if (!expired) return undefined; // a PATCH moved its expiry since the entry was written
+    // A lapsed lock whose transaction still has this token's operation item has not finished with it: committed
+    // past its commit point (its staged version, perhaps a later expiry or none, is still to be rolled forward),
+    // or expired open (to roll back). The transaction decides first: deleting the old version here lost a token
+    // whose commit had passed its commit point (its roll-forward then skipped the missing token). Checked again
+    // in the delete itself (the op item must still be absent).
+    const txnId = typeof current.Item.txn_id === "string" ? current.Item.txn_id : undefined;
+    const operation = txnId && transactionKeys.operation(item.tenantId, txnId, item.tokenId);
+    if (operation) {
+      const pending = await this.client.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: operation,
+          ConsistentRead: true,
+          ProjectionExpression: "PK",
+        }),
+      );
+      if (pending.Item)
+        return {
+          heldUntil: new Date(now.getTime() + PENDING_CREATE_RECHECK_SECONDS * 1000),
+          transactionId: txnId,
+        };
+    }
     const written = await transactOrFalse(this.client, [
+      ...(operation
+        ? [
+            {
+              ConditionCheck: {
+                TableName: this.tableName,
+                Key: operation,
+                ConditionExpression: "attribute_not_exists(PK)",
+              },
+            },
+          ]
+        : []),
       {
         // Only if it is still expired, and only the version read, so the key counters lose what this very
         // version needed.

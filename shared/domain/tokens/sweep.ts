@@ -155,7 +155,14 @@ async function sweepItem(deps: SweepDeps, item: DueItem, now: Date, result: Swee
     result.cvcsRemoved += 1;
     return;
   }
-  const deleted = await deps.sweep.expireToken(item, now, expiryAudit(deps, item));
+  let deleted = await deps.sweep.expireToken(item, now, expiryAudit(deps, item));
+  // Its lock lapsed with its transaction unfinished (a staged commit whose request died past its commit point,
+  // its X entry not yet run or put off): finished first, as its X entry would (a commit's version may extend
+  // or clear the expiry), then looked at again. A failure here puts this entry off, the token kept.
+  if (deleted && "heldUntil" in deleted && deleted.transactionId !== undefined) {
+    await rollbackExpired(deps, item.tenantId, deleted.transactionId);
+    deleted = await deps.sweep.expireToken(item, now, expiryAudit(deps, item));
+  }
   // Held by an open transaction: looked at again a second after the hold ends (after its rollback, due then).
   if (deleted && "heldUntil" in deleted)
     await deps.sweep.defer(item, new Date(deleted.heldUntil.getTime() + 1000));

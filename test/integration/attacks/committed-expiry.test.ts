@@ -1,0 +1,180 @@
+/**
+ * Attack (review of the sweep): a staged commit (past its commit point) whose roll-forward did not finish leaves
+ * each token as its old version, with the committed transaction's (soon lapsed) lock. The old version's T entry
+ * must not delete a token whose committed staged version extended (or removed) its expiry.
+ */
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { describe, expect, it } from "vitest";
+import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
+import { advanceTestClock, useService } from "#test/support/service.ts";
+import { appKey, revealEverything, type TokenBody, tenantWithOwner } from "#test/support/tokens.ts";
+
+const svc = useService();
+const mergePatch = { "content-type": "application/merge-patch+json" };
+const FILLERS = 59; // with the target: 60 staged versions of 60 KB, past one write's 4 MB: a staged commit
+
+type Store = Record<string, unknown>;
+
+/**
+ * A transaction that PATCHes 59 fillers and the target (data, and expires_at moved to `newExpiry` or cleared),
+ * the target created with expires_at at `oldExpiry(txnExpiresAt)`; committed, the request dying right after the
+ * commit point (before any roll-forward).
+ */
+async function committedButUnapplied(oldExpiry: (txnExpiresMs: number) => number, clear = false) {
+  const { api, tenant, owner: writer } = await tenantWithOwner(svc);
+  const reader = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+  const txn = (await api.post<{ id: string; expires_at: string }>("/transactions", { key: writer })).body;
+  const txnExpires = Date.parse(txn.expires_at);
+  const fillers: string[] = [];
+  for (let i = 0; i < FILLERS; i++)
+    fillers.push(
+      (await api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data: `f${i}` } })).body.id,
+    );
+  const target = await api.post<TokenBody>("/tokens", {
+    key: writer,
+    body: { type: "token", data: "old", expires_at: new Date(oldExpiry(txnExpires)).toISOString() },
+  });
+  expect(target.status).toBe(201);
+  const id = target.body.id;
+  const headers = { ...mergePatch, "svc-transaction-id": txn.id };
+  for (const f of fillers)
+    expect(
+      (await api.patch(`/tokens/${f}`, { key: writer, body: { data: "z".repeat(60_000) }, headers })).status,
+    ).toBe(200);
+  const newExpiry = clear ? null : new Date(txnExpires + 30 * 86_400_000).toISOString();
+  const staged = await api.patch(`/tokens/${id}`, {
+    key: writer,
+    body: { data: "z".repeat(60_000), expires_at: newExpiry },
+    headers,
+  });
+  expect(staged.status).toBe(200);
+
+  const store = svc.service.deps.transactions as unknown as Store;
+  const rollForward = store.rollForward;
+  store.rollForward = () => Promise.reject(new Error("simulated crash")); // past the commit point
+  const commit = await api.post(`/transactions/${txn.id}/commit`, { key: writer }).finally(() => {
+    store.rollForward = rollForward;
+  });
+  expect(commit.status).toBe(500);
+  const record = await svc.service.deps.transactions.get(tenant.tenantId, txn.id);
+  expect(record).toMatchObject({ state: "committed", rolling_forward: true }); // committed: never undone
+
+  const raw = async () =>
+    (
+      await svc.service.deps.dynamo.send(
+        new GetCommand({
+          TableName: svc.service.deps.config.tableName,
+          Key: tokenKeys.token(tenant.tenantId, id),
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
+  const read = () => api.get<TokenBody>(`/tokens/${id}`, { key: reader });
+  return { api, id, txnExpires, raw, read, store, now: Date.parse(target.body.created_at) };
+}
+
+/** Makes the transaction store's finishCommit (the X entry's roll-forward) fail until restored. */
+function failFinishCommit(store: Store) {
+  const finishCommit = store.finishCommit;
+  store.finishCommit = () => Promise.reject(new Error("simulated store fault"));
+  return () => {
+    store.finishCommit = finishCommit;
+  };
+}
+
+describe("control", () => {
+  it("rolls the committed version forward when only the X entry is due (old expiry later than the sweep)", async () => {
+    const { read, txnExpires } = await committedButUnapplied((txnExpires) => txnExpires + 7200_000);
+    await advanceTestClock(svc, 3700); // X only: finishes the commit
+
+    const after = await read();
+    expect(after.status).toBe(200);
+    expect(Date.parse(String(after.body.expires_at))).toBeGreaterThan(txnExpires + 86_400_000);
+  }, 240_000);
+});
+
+describe("attack: a committed staged version's expiry against the old version's T entry", () => {
+  it("keeps the token when the sweep reaches the old T entry before the X entry (no failure, one run)", async () => {
+    // Old expiry two minutes before the transaction's: the sweep (every 15 min in AWS) runs once past both.
+    const { id, read, txnExpires, raw } = await committedButUnapplied((txnExpires) => txnExpires - 120_000);
+    await advanceTestClock(svc, 3700); // one sweep: T (old expiry) due first, then X
+
+    const after = await read();
+    expect(await raw(), `token ${id}: its item is gone`).toBeDefined(); // the T entry deleted it
+    expect(after.status).toBe(200);
+    expect((after.body.data as string).length).toBe(60_000);
+    expect(Date.parse(String(after.body.expires_at))).toBeGreaterThan(txnExpires + 86_400_000); // the committed one
+  }, 240_000);
+
+  it("keeps the token whose committed version clears expires_at (same ordering)", async () => {
+    const { read } = await committedButUnapplied((txnExpires) => txnExpires - 120_000, true);
+    await advanceTestClock(svc, 3700);
+
+    const after = await read();
+    expect(after.status).toBe(200);
+    expect(after.body.expires_at).toBeUndefined();
+  }, 240_000);
+
+  it("keeps the token when the X entry fails and is put off, and T (deferred past the hold) comes back", async () => {
+    // The T entry falls due while the lock holds: put off to a second after the transaction's expiry.
+    const { read, store } = await committedButUnapplied((txnExpires) => txnExpires - 600_000);
+    await advanceTestClock(svc, 3100); // T due and held: deferred to the expiry + 1 s
+    const restore = failFinishCommit(store);
+    try {
+      await advanceTestClock(svc, 600); // X fails (put off 15 min); T, a second after, finds the lock lapsed
+    } finally {
+      restore();
+    }
+    await advanceTestClock(svc, 1000); // X again: rolls forward
+
+    const after = await read();
+    expect(after.status).toBe(200);
+    expect((after.body.data as string).length).toBe(60_000);
+  }, 240_000);
+
+  it("keeps the token when the X entry fails and the old expiry falls after the transaction's", async () => {
+    const { read, store } = await committedButUnapplied((txnExpires) => txnExpires + 300_000);
+    const restore = failFinishCommit(store);
+    try {
+      await advanceTestClock(svc, 3700); // X fails, put off 15 min
+      await advanceTestClock(svc, 300); // T (old expiry) due before X's retry
+    } finally {
+      restore();
+    }
+    await advanceTestClock(svc, 1000); // X again
+
+    const after = await read();
+    expect(after.status).toBe(200);
+    expect((after.body.data as string).length).toBe(60_000);
+  }, 240_000);
+});
+
+describe("no regression", () => {
+  it("still deletes an expired token whose (never committed) transaction lapsed, in the same run", async () => {
+    const { api, tenant, owner: writer } = await tenantWithOwner(svc);
+    const reader = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+    const txn = (await api.post<{ id: string; expires_at: string }>("/transactions", { key: writer })).body;
+    const txnExpires = Date.parse(txn.expires_at);
+    const token = await api.post<TokenBody>("/tokens", {
+      key: writer,
+      body: { type: "token", data: "old", expires_at: new Date(txnExpires - 120_000).toISOString() },
+    });
+    const headers = { ...mergePatch, "svc-transaction-id": txn.id };
+    const later = new Date(txnExpires + 86_400_000).toISOString();
+    expect(
+      (await api.patch(`/tokens/${token.body.id}`, { key: writer, body: { expires_at: later }, headers }))
+        .status,
+    ).toBe(200);
+    await advanceTestClock(svc, 3700); // T (old expiry) first: the transaction is rolled back, then the token goes
+
+    expect((await api.get(`/tokens/${token.body.id}`, { key: reader })).status).toBe(404);
+    const stored = await svc.service.deps.dynamo.send(
+      new GetCommand({
+        TableName: svc.service.deps.config.tableName,
+        Key: tokenKeys.token(tenant.tenantId, token.body.id),
+        ConsistentRead: true,
+      }),
+    );
+    expect(stored.Item).toBeUndefined(); // deleted in that run, not left for a later one
+  });
+});
