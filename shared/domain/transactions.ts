@@ -188,6 +188,7 @@ export async function rollbackExpired(
   deps: TransactionDeps & { metrics: Metrics },
   tenantId: string,
   id: string,
+  again = true,
 ): Promise<boolean> {
   const transaction = await deps.transactions.get(tenantId, id);
   // Committed past its commit point by a request that died before applying it all: finished, never undone. The
@@ -220,7 +221,11 @@ export async function rollbackExpired(
     "update",
     "Transaction rolled back at its expiry",
   );
-  return deps.transactions.rollback(transaction, audit, { expired: true });
+  if (await deps.transactions.rollback(transaction, audit, { expired: true })) return true;
+  // Closed since it was read: a commit whose request read its clock just before the expiry landed after this
+  // read. What that request leaves unfinished (it may die midway) is finished now, from the record as it is:
+  // this is the transaction's last due item.
+  return again ? rollbackExpired(deps, tenantId, id, false) : false;
 }
 
 /**

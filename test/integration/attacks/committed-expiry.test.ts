@@ -70,7 +70,7 @@ async function committedButUnapplied(oldExpiry: (txnExpiresMs: number) => number
       )
     ).Item;
   const read = () => api.get<TokenBody>(`/tokens/${id}`, { key: reader });
-  return { api, id, txnExpires, raw, read, store, now: Date.parse(target.body.created_at) };
+  return { api, id, txnExpires, raw, read, store, record, now: Date.parse(target.body.created_at) };
 }
 
 /** Makes the transaction store's finishCommit (the X entry's roll-forward) fail until restored. */
@@ -146,6 +146,31 @@ describe("attack: a committed staged version's expiry against the old version's 
     const after = await read();
     expect(after.status).toBe(200);
     expect((after.body.data as string).length).toBe(60_000);
+  }, 240_000);
+});
+
+describe("a commit that lands after the X entry read the transaction open", () => {
+  it("is rolled forward by that X entry, not left unapplied with no due item left", async () => {
+    // The commit's request read its clock just before the expiry; its write landed after the sweep's X entry had
+    // read the record (open). The entry's rollback is refused (the record is committed); the request dies midway.
+    const { read, store, record } = await committedButUnapplied((txnExpires) => txnExpires + 2 * 86_400_000);
+    const get = store.get as (...args: unknown[]) => Promise<unknown>;
+    let stale = true;
+    store.get = async (...args: unknown[]) => {
+      const found = await get.apply(store, args);
+      if (!stale) return found;
+      stale = false;
+      return { ...(found as object), state: "open", rolling_forward: undefined }; // as read before the commit
+    };
+    try {
+      await advanceTestClock(svc, 3700); // X due: its rollback is refused
+    } finally {
+      store.get = get;
+    }
+    expect(record).toBeDefined();
+    const after = await read();
+    expect(after.status).toBe(200);
+    expect((after.body.data as string).length).toBe(60_000); // the committed version, applied
   }, 240_000);
 });
 
