@@ -7,7 +7,8 @@ import type { ApplicationStore, PageRequest, StoredKey, StorePage } from "#share
 import { DynamoApplicationReader } from "./application-reader.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
-import { MAX_TRANSACTION_ITEMS, revokeBeyond } from "./key-revocation.ts";
+import { revokeBeyond } from "./key-revocation.ts";
+import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
 import { keys } from "./schema.ts";
 
@@ -155,12 +156,7 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
       listing: keys.applicationKey(tenantId, applicationId, key.id),
       hash: key.key_hash,
     }));
-    const keyDeletes = await revokeBeyond(
-      this.client,
-      this.tableName,
-      revoked,
-      (MAX_TRANSACTION_ITEMS - 3) / 2,
-    );
+    const keyDeletes = await revokeBeyond(this.client, this.tableName, revoked, (OWN_TRANSACT_ITEMS - 3) / 2);
     return transactOrFalse(this.client, [
       {
         Delete: {

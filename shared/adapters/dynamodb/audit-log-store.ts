@@ -4,6 +4,7 @@ import type { LogEntry, LogQuery } from "#shared/domain/audit.ts";
 import { validationError } from "#shared/domain/errors.ts";
 import type { AuditLogStore, PageRequest, StorePage } from "#shared/ports/stores.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
+import { BATCH_WRITE_ITEMS } from "./limits.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
 import { keys, LOG_SHARDS, TABLE_KEYS } from "./schema.ts";
 
@@ -24,8 +25,8 @@ export class DynamoAuditLogStore implements AuditLogStore {
       await this.client.send(new PutCommand({ TableName: this.tableName, Item: this.audit.item(only) }));
       return;
     }
-    // BatchWriteItem takes at most 25 items per call.
-    for (let i = 0; i < entries.length; i += 25) await this.appendBatch(entries.slice(i, i + 25));
+    for (let i = 0; i < entries.length; i += BATCH_WRITE_ITEMS)
+      await this.appendBatch(entries.slice(i, i + BATCH_WRITE_ITEMS));
   }
 
   private async appendBatch(entries: LogEntry[]): Promise<void> {

@@ -1,9 +1,6 @@
 import { type DynamoDBDocumentClient, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
-import { EFFECT_RECORD_ITEMS } from "./idempotent-effects.ts";
+import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { keys } from "./schema.ts";
-
-/** DynamoDB's limit on the items of one TransactWriteItems, less the idempotent effect's record (client.ts). */
-export const MAX_TRANSACTION_ITEMS = 100 - EFFECT_RECORD_ITEMS;
 
 /** An application key as stored: its listing under the tenant (`PK`/`SK`) and the hash its lookup is kept by. */
 export type RevokedKey = { listing: { PK: string; SK: string }; hash: string };
@@ -24,7 +21,7 @@ export async function revokeBeyond(
     { Delete: { TableName: tableName, Key: key.listing } },
     { Delete: { TableName: tableName, Key: keys.apiKey(key.hash) } },
   ];
-  const perWrite = Math.floor(MAX_TRANSACTION_ITEMS / 2);
+  const perWrite = Math.floor(OWN_TRANSACT_ITEMS / 2);
   const early = revoked.slice(Math.max(0, room));
   for (let i = 0; i < early.length; i += perWrite)
     await client.send(

@@ -8,7 +8,8 @@ import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts"
 import type { DynamoApplicationStore } from "./application-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
-import { MAX_TRANSACTION_ITEMS, revokeBeyond } from "./key-revocation.ts";
+import { revokeBeyond } from "./key-revocation.ts";
+import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { decodeCursor, encodeCursor, queryAll } from "./paging.ts";
 import { epochSeconds, keys } from "./schema.ts";
 
@@ -81,7 +82,7 @@ export class DynamoMemberStore implements MemberStore {
       listing: { PK: String(k.PK), SK: String(k.SK) },
       hash: String(k.key_hash),
     }));
-    const room = Math.floor((MAX_TRANSACTION_ITEMS - 2 - 2 * bound.length) / 2);
+    const room = Math.floor((OWN_TRANSACT_ITEMS - 2 - 2 * bound.length) / 2);
     const keyDeletes = await revokeBeyond(this.client, this.tableName, revoked, room);
     const written = await transactOrFalse(this.client, [
       {

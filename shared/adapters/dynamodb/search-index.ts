@@ -2,6 +2,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchWriteCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { hashVersionOf } from "#shared/domain/keys/key-refs.ts";
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
+import { BATCH_WRITE_ITEMS } from "./limits.ts";
 
 /**
  * Blind-index lookup items: one per search hash of a token, keyed by the hash (an HMAC under the tenant's
@@ -43,8 +44,8 @@ export async function removeSearchEntries(
   hashes: readonly string[],
 ): Promise<void> {
   const unique = [...new Set(hashes)];
-  for (let i = 0; i < unique.length; i += 25) {
-    const chunk = unique.slice(i, i + 25);
+  for (let i = 0; i < unique.length; i += BATCH_WRITE_ITEMS) {
+    const chunk = unique.slice(i, i + BATCH_WRITE_ITEMS);
     await client.send(
       new BatchWriteCommand({
         RequestItems: {

@@ -5,6 +5,7 @@ import { logger } from "#shared/logger.ts";
 import type { TenantDeletionStore, TenantTombstone } from "#shared/ports/tenant-deletion.ts";
 import type { AuditItems } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
+import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { queryAll } from "./paging.ts";
 
 /**
@@ -28,9 +29,6 @@ export const deletionKeys = {
   }),
   pending: (tenantId: string) => ({ PK: `${DELETION_PREFIX}#PENDING`, SK: tenantId }),
 } as const;
-
-/** One write holds at most 100 items. */
-const MAX_WRITE_ITEMS = 100;
 
 /** A deletion's audit entry at the deployment level: no TTL, no GSI keys; it outlives the tenant's own log. */
 export const deploymentLogPut = (tableName: string, entry: LogEntry) => ({
@@ -119,13 +117,13 @@ export class DynamoTenantDeletionStore implements TenantDeletionStore {
     // The tombstone decides (no key is served once it exists); the audit entries and key items go with it, as
     // many as fit, the audit entries first (the record of what was destroyed).
     const rest = [...input.keyAudit.map((entry) => deploymentLogPut(this.tableName, entry)), ...deletes];
-    const first = rest.splice(0, MAX_WRITE_ITEMS - head.length);
+    const first = rest.splice(0, OWN_TRANSACT_ITEMS - head.length);
     if (!(await transactOrFalse(this.client, [...head, ...first]))) return false;
     // From here the tenant is deleted, and the owner's only copy of the receipt is the answer to this request: a
     // failure must not lose it. Key items left over open nothing (the tombstone refuses them) and the purge removes
     // them within the hour; the receipt, kept in the tombstone, names every destroyed version.
-    for (let i = 0; i < rest.length; i += MAX_WRITE_ITEMS) {
-      const chunk = rest.slice(i, i + MAX_WRITE_ITEMS);
+    for (let i = 0; i < rest.length; i += OWN_TRANSACT_ITEMS) {
+      const chunk = rest.slice(i, i + OWN_TRANSACT_ITEMS);
       try {
         await this.client.send(new TransactWriteCommand({ TransactItems: chunk }));
       } catch (error) {

@@ -7,6 +7,7 @@ import type { CreateManyOutcome, StagedCreate, StageOutcome } from "#shared/port
 import type { AuditItems } from "./audit-items.ts";
 import { fingerprintClaimItem } from "./fingerprint-claims.ts";
 import { keyCountUpdates } from "./key-counters.ts";
+import { OWN_TRANSACT_ITEMS, PACK_BYTES, utf8Bytes } from "./limits.ts";
 import { epochSeconds } from "./schema.ts";
 import { tokenSearchPuts } from "./search-index.ts";
 import { tokenSweepPuts } from "./sweep-index.ts";
@@ -14,12 +15,6 @@ import { tokenItem } from "./token-items.ts";
 import { tokenKeys } from "./token-keys.ts";
 import { transactionWrites } from "./token-transaction-writes.ts";
 import { transactionKeys } from "./transaction-keys.ts";
-
-/**
- * Items one staging write may hold: DynamoDB's 100 per TransactWriteItems, less one left for the idempotency
- * effect record a write of an idempotent request carries.
- */
-export const STAGE_WRITE_ITEMS = 99;
 
 type Item = Record<string, unknown>;
 /** What an item of a staging write is, so a cancellation reason names the entry it refused. */
@@ -105,9 +100,6 @@ function recordUpdate(
   };
 }
 
-/** Bytes of one staging write's items, under DynamoDB's 4 MB with room for the counters and the record. */
-const STAGE_WRITE_BYTES = 3_500_000;
-
 interface Packed {
   items: Item[];
   roles: Role[];
@@ -140,11 +132,11 @@ function pack(
     if (duplicates[end] !== undefined) continue;
     const own = entryItems(tableName, entry, transaction, now);
     const withEntry = sumDeltas([keys, keyRefDelta(undefined, entry.token)]);
-    // DynamoDB's 4 MB a write, in UTF-8 bytes: the body limit bounds a batch today, a larger one must not break.
-    const ownBytes = Buffer.byteLength(JSON.stringify([own, entry.audit]), "utf8");
+    // DynamoDB's 4 MB a write: the body limit bounds a batch today, a larger one must not break.
+    const ownBytes = utf8Bytes([own, entry.audit]);
     // +1 for the entry's audit entry.
-    if (items.length + own.length + 1 + reserved + withEntry.size > STAGE_WRITE_ITEMS) break;
-    if (count > 0 && bytes + ownBytes > STAGE_WRITE_BYTES) break;
+    if (items.length + own.length + 1 + reserved + withEntry.size > OWN_TRANSACT_ITEMS) break;
+    if (count > 0 && bytes + ownBytes > PACK_BYTES) break;
     bytes += ownBytes;
     keys = withEntry;
     for (const { item, role } of own) {

@@ -26,6 +26,7 @@ import type {
 import type { AuditItems } from "./audit-items.ts";
 import { claimIfUnclaimed, fingerprintClaimItem, releaseFingerprint } from "./fingerprint-claims.ts";
 import { keyCountUpdates } from "./key-counters.ts";
+import { BATCH_GET_KEYS } from "./limits.ts";
 import { epochSeconds } from "./schema.ts";
 import { removeSearchEntries, searchEntries, tokenSearchPuts } from "./search-index.ts";
 import { tokenSweepPuts } from "./sweep-index.ts";
@@ -246,9 +247,9 @@ export class DynamoTokenStore implements TokenStore {
   async getMany(tenantId: string, ids: string[]): Promise<StoredToken[]> {
     const unique = [...new Set(ids)];
     const found: StoredToken[] = [];
-    for (let i = 0; i < unique.length; i += 100) {
+    for (let i = 0; i < unique.length; i += BATCH_GET_KEYS) {
       let keys: Record<string, unknown>[] = unique
-        .slice(i, i + 100)
+        .slice(i, i + BATCH_GET_KEYS)
         .map((id) => tokenKeys.token(tenantId, id));
       for (let attempt = 0; keys.length > 0 && attempt < 6; attempt++) {
         const out = await this.client.send(

@@ -7,6 +7,7 @@ import type { StoredTransaction, TransactionStore } from "#shared/ports/stores.t
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { isConditionalCheckFailed } from "./client.ts";
 import { keyCountUpdates } from "./key-counters.ts";
+import { OWN_TRANSACT_ITEMS, PACK_BYTES, utf8Bytes } from "./limits.ts";
 import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";
 import { sweepEntryPut } from "./sweep-index.ts";
@@ -30,21 +31,10 @@ interface Operation {
   key_refs_after?: string[];
 }
 
-/**
- * Bytes of one TransactWriteItems' items, under DynamoDB's 4 MB with room for the audit entry and the record:
- * an update's write carries its whole token item (up to 400 KB).
- */
-const WRITE_BYTES = 3_500_000;
-const bytesOf = (operations: Operation[]) =>
-  operations.reduce((sum, op) => sum + Buffer.byteLength(JSON.stringify(op), "utf8"), 0); // DynamoDB counts UTF-8
+const bytesOf = (operations: Operation[]) => operations.reduce((sum, op) => sum + utf8Bytes(op), 0);
 
 const UNLOCK = "REMOVE txn_id, txn_op, txn_expires_epoch, txn_batch";
 
-/**
- * Writes of a commit or rollback in one TransactWriteItems: DynamoDB's 100, less one for the idempotency effect
- * record that a write of an idempotent request carries.
- */
-const SINGLE_WRITE_ITEMS = 99;
 /** Single writes sent at once when a rollback or roll-forward goes item by item. */
 const WRITES_IN_FLIGHT = 10;
 
@@ -246,7 +236,7 @@ export class DynamoTransactionStore implements TransactionStore {
     const operations = await this.operations(tenantId, id);
     const counters = this.counters(tenantId, operations, "commit");
     const staged =
-      operations.length + counters.length + 2 > SINGLE_WRITE_ITEMS || bytesOf(operations) > WRITE_BYTES;
+      operations.length + counters.length + 2 > OWN_TRANSACT_ITEMS || bytesOf(operations) > PACK_BYTES;
     const writes = staged ? [] : operations.map((op) => this.applyWrite(tenantId, id, op, now));
     try {
       await this.client.send(
@@ -339,7 +329,7 @@ export class DynamoTransactionStore implements TransactionStore {
 
   /**
    * Operations in runs whose writes (the token's and the op item's removal, each) and key counters fit one
-   * TransactWriteItems: at most SINGLE_WRITE_ITEMS items and WRITE_BYTES (a tenant a year old has a dozen key
+   * TransactWriteItems: at most OWN_TRANSACT_ITEMS items and PACK_BYTES (a tenant a year old has a dozen key
    * sets: a fixed room for counters overflowed, and the commit failed past its commit point at every retry).
    */
   private chunks(tenantId: string, operations: Operation[]): Operation[][] {
@@ -348,7 +338,7 @@ export class DynamoTransactionStore implements TransactionStore {
     for (const op of operations) {
       const next = [...run, op];
       const items = next.length * 2 + this.counters(tenantId, next, "commit").length;
-      if (run.length > 0 && (items > SINGLE_WRITE_ITEMS || bytesOf(next) > WRITE_BYTES)) {
+      if (run.length > 0 && (items > OWN_TRANSACT_ITEMS || bytesOf(next) > PACK_BYTES)) {
         runs.push(run);
         run = [op];
       } else run = next;
@@ -407,7 +397,7 @@ export class DynamoTransactionStore implements TransactionStore {
     // when the undo does not fit one write (a batch tokenize): closed first (with `rolling_back`, so the sweep
     // finishes a request that dies meanwhile), nothing it held can commit after.
     const counters = this.counters(tenantId, operations, "rollback");
-    if (options.expired || operations.length + counters.length + 2 > SINGLE_WRITE_ITEMS) {
+    if (options.expired || operations.length + counters.length + 2 > OWN_TRANSACT_ITEMS) {
       try {
         await this.client.send(new UpdateCommand(close(true)));
       } catch (error) {
