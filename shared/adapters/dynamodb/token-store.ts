@@ -4,6 +4,7 @@ import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { conflict } from "#shared/domain/errors.ts";
 import { keyRefDelta, keySetRefs, partOf } from "#shared/domain/keys/key-refs.ts";
+import { pendingClaim } from "#shared/domain/tokens/pending-claims.ts";
 import {
   carriedCvcEnd,
   type StoredToken,
@@ -11,7 +12,6 @@ import {
   type TokenListFilter,
   type TransactionContext,
 } from "#shared/domain/tokens/token.ts";
-import { BATCH_CLAIM_GRACE_SECONDS } from "#shared/domain/transactions.ts";
 import type {
   CreateManyOutcome,
   PageRequest,
@@ -149,39 +149,23 @@ export class DynamoTokenStore implements TokenStore {
       if (!ownerId) return undefined;
       const existing = await this.get(token.tenant_id, ownerId);
       // A claim is honoured only for a live token whose current fingerprint is this one: a token whose data or
-      // expression changed since it claimed (a stale claim) must never be handed back for this value. A token
-      // another transaction is still creating does not exist for this caller (until that commits), so its claim
-      // is taken over too: an open transaction, even a public key's, must not hold a value against every
-      // deduplicating create of the tenant for its hour. A batch's pending create is waited for instead, while its
-      // request can still be running (it commits or rolls back within it; past that the request died and the
-      // claim is taken over as any): taking its claim over let two overlapping batches both
-      // keep the value (two tokens for one deduplicated value: an import sends several batches at once). Of two
-      // batches only the older waits, the younger gives up at once (409, retried): no two wait for each other.
-      const lock = existing?.lock;
-      const pendingElsewhere = lock?.operation === "create" && lock.transactionId !== transaction?.id;
-      const heldUntil =
-        lock?.batchAnswerBy === undefined ? 0 : lock.batchAnswerBy + BATCH_CLAIM_GRACE_SECONDS;
-      if (pendingElsewhere && heldUntil > now.getTime() / 1000) {
-        const mine = transaction?.batchAnswerBy ? transaction : undefined;
-        const younger =
-          mine &&
-          (mine.expiresEpoch > lock.expiresEpoch ||
-            (mine.expiresEpoch === lock.expiresEpoch && mine.id > lock.transactionId));
-        if (younger || look >= BATCH_WAIT_LOOKS) throw conflict(BATCH_BUSY, { retryAfterSeconds: 1 });
+      // expression changed since it claimed (a stale claim) must never be handed back for this value. One another
+      // transaction is still creating: as pending-claims.ts decides.
+      const pending = pendingClaim(existing?.lock, transaction, now.getTime() / 1000);
+      if (pending === "give-up" || (pending === "wait" && look >= BATCH_WAIT_LOOKS))
+        throw conflict(BATCH_BUSY, { retryAfterSeconds: 1 });
+      if (pending === "wait") {
         await new Promise((resolve) => setTimeout(resolve, BATCH_WAIT_MS));
         continue;
       }
       // A batch whose request died past its commit point: the sweep makes its creates live (at its expiry), so
       // its claims stand; taken over, the value would get a second token.
-      if (
-        pendingElsewhere &&
-        lock.batchAnswerBy !== undefined &&
-        (await this.committed(token, lock.transactionId))
-      )
+      const batch = existing?.lock?.transactionId;
+      if (pending === "lapsed-batch" && batch && (await this.committed(token, batch)))
         throw conflict(BATCH_BUSY, { retryAfterSeconds: 60 });
       const live =
         existing &&
-        !pendingElsewhere &&
+        pending === "not-pending" &&
         existing.type === token.type &&
         existing.fingerprint === token.fingerprint &&
         (!existing.expires_at || Date.parse(existing.expires_at) > now.getTime());
