@@ -208,9 +208,20 @@ export async function rollbackExpired(
     );
     return false;
   }
-  if (transaction?.state !== "open") {
+  if (!transaction) {
+    // Its record gone (its TTL ran before its operation items'): nothing can commit what they staged; undone as
+    // a rollback, each reservation given back, so no token stays held by an item nothing would ever remove.
+    const message = "Operations of a transaction whose record is gone rolled back";
+    const orphan = { tenant_id: tenantId, id } as StoredTransaction;
+    await deps.transactions.finishRollback(
+      orphan,
+      auditEvent(deps, system, "transaction", id, "update", message),
+    );
+    return false;
+  }
+  if (transaction.state !== "open") {
     // Closed by a request that died before removing its operations: their sealed copies go now.
-    if (transaction) await deps.transactions.forgetOperations(tenantId, id);
+    await deps.transactions.forgetOperations(tenantId, id);
     return false;
   }
   const audit = auditEvent(

@@ -210,43 +210,58 @@ export class DynamoSweepStore implements SweepStore {
     const ignoreChanged = (error: unknown) => {
       if (!isConditionalCheckFailed(error)) throw error;
     };
-    // A transaction holding the token staged a copy of it in its operation item, cvc included: that copy's cvc
-    // goes first (a crash between the two leaves the token's, and so this entry, for the next run).
-    const held = await this.client.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: tokenKeys.token(item.tenantId, item.tokenId),
-        ConsistentRead: true,
-        ProjectionExpression: "txn_id",
-      }),
-    );
-    const txnId = held.Item?.txn_id;
-    if (typeof txnId === "string")
-      await this.client
-        .send(
+    const key = tokenKeys.token(item.tenantId, item.tokenId);
+    // The token's removal requires the hold it read (none, or that transaction's): a transaction that staged the
+    // token in between (its op item a copy with this cvc) fails it, and the next try cleans that op item too.
+    for (let attempt = 0; attempt < EXPIRE_ATTEMPTS; attempt++) {
+      // A transaction holding the token staged a copy of it in its operation item, cvc included: that copy's cvc
+      // goes first (a crash between the two leaves the token's, and so this entry, for the next run).
+      const held = await this.client.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: key,
+          ConsistentRead: true,
+          ProjectionExpression: "txn_id, cvc_expires_at",
+        }),
+      );
+      if (!held.Item) return;
+      const txnId = held.Item.txn_id;
+      const holder = typeof txnId === "string" ? txnId : undefined;
+      if (holder)
+        await this.client
+          .send(
+            new UpdateCommand({
+              TableName: this.tableName,
+              Key: transactionKeys.operation(item.tenantId, holder, item.tokenId),
+              UpdateExpression: "REMOVE #next.sealed_cvc, #next.cvc_expires_at",
+              ConditionExpression: "attribute_exists(PK) AND #next.cvc_expires_at <= :now",
+              ExpressionAttributeNames: { "#next": "next" },
+              ExpressionAttributeValues: { ":now": now.toISOString() },
+            }),
+          )
+          .catch(ignoreChanged);
+      const end = held.Item.cvc_expires_at;
+      if (typeof end !== "string" || end > now.toISOString()) return; // gone, or a new cvc's later hour
+      try {
+        await this.client.send(
           new UpdateCommand({
             TableName: this.tableName,
-            Key: transactionKeys.operation(item.tenantId, txnId, item.tokenId),
-            UpdateExpression: "REMOVE #next.sealed_cvc, #next.cvc_expires_at",
-            ConditionExpression: "attribute_exists(PK) AND #next.cvc_expires_at <= :now",
-            ExpressionAttributeNames: { "#next": "next" },
-            ExpressionAttributeValues: { ":now": now.toISOString() },
+            Key: key,
+            // The version stays: an idempotent replay of the token's creation still answers it, without the cvc
+            // (docs/security.md); a PATCH or reseal that read the cvc just before cannot write it back (replaceGuard).
+            UpdateExpression: "REMOVE sealed_cvc, cvc_expires_at",
+            ConditionExpression: `attribute_exists(PK) AND cvc_expires_at <= :now AND ${
+              holder ? "txn_id = :txn" : "attribute_not_exists(txn_id)"
+            }`,
+            ExpressionAttributeValues: { ":now": now.toISOString(), ...(holder ? { ":txn": holder } : {}) },
           }),
-        )
-        .catch(ignoreChanged);
-    await this.client
-      .send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: tokenKeys.token(item.tenantId, item.tokenId),
-          // The version stays: an idempotent replay of the token's creation still answers it, without the cvc
-          // (docs/security.md); a PATCH or reseal that read the cvc just before cannot write it back (replaceGuard).
-          UpdateExpression: "REMOVE sealed_cvc, cvc_expires_at",
-          ConditionExpression: "attribute_exists(PK) AND cvc_expires_at <= :now",
-          ExpressionAttributeValues: { ":now": now.toISOString() },
-        }),
-      )
-      .catch(ignoreChanged);
+        );
+        return;
+      } catch (error) {
+        ignoreChanged(error); // held by another transaction since the read (or the cvc changed): again
+      }
+    }
+    throw new Error("the token's hold kept changing"); // put off: retried later, the entry kept
   }
 
   releaseFingerprint(tenantId: string, type: string, fingerprint: string, tokenId: string): Promise<void> {
