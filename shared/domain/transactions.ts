@@ -211,10 +211,11 @@ export async function rollbackExpired(
   if (!transaction) {
     // Its record gone (its TTL ran before its operation items'): nothing can commit what they staged; undone as
     // a rollback, each reservation given back, so no token stays held by an item nothing would ever remove.
+    // It may have committed (its request dying before forgetting its items): only what it still holds is undone.
     const message = "Operations of a transaction whose record is gone rolled back";
-    const orphan = { tenant_id: tenantId, id } as StoredTransaction;
-    await deps.transactions.finishRollback(
-      orphan,
+    await deps.transactions.undoOrphan(
+      tenantId,
+      id,
       auditEvent(deps, system, "transaction", id, "update", message),
     );
     return false;

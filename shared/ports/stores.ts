@@ -303,6 +303,11 @@ export interface TransactionStore {
   finishCommit(transaction: StoredTransaction, now: Date): Promise<{ created: number }>;
   /** Undoes what a staged rollback left undone (a request that died after closing the transaction). */
   finishRollback(transaction: StoredTransaction, audit: LogEntry): Promise<void>;
+  /**
+   * Ends the operation items of a transaction whose record is gone (TTL, in any order): it may have committed, so
+   * only an operation whose token it still holds is undone (its reservation and claim given back with it).
+   */
+  undoOrphan(tenantId: string, id: string, audit: LogEntry): Promise<void>;
   /** Discards every pending operation; false when the transaction is no longer open. */
   rollback(transaction: StoredTransaction, audit: LogEntry, options?: { expired: boolean }): Promise<boolean>;
   /**

@@ -2,7 +2,7 @@ import { keySetRefs } from "#shared/domain/keys/key-refs.ts";
 import type { StoredToken, TransactionContext } from "#shared/domain/tokens/token.ts";
 import { epochSeconds } from "./schema.ts";
 import { tokenItem, withoutLock } from "./token-items.ts";
-import { MAX_TRANSACTION_OPERATIONS, transactionKeys } from "./transaction-keys.ts";
+import { MAX_TRANSACTION_OPERATIONS, OPERATION_TTL_SECONDS, transactionKeys } from "./transaction-keys.ts";
 
 /** A write may proceed when no transaction holds the token, or the one that did has expired. */
 export const LOCK_FREE = "(attribute_not_exists(txn_id) OR txn_expires_epoch <= :now)";
@@ -52,7 +52,7 @@ export function transactionWrites(
           ...(next ? { next: tokenItem(withoutLock(next)) } : {}),
           key_refs_before: refs.before,
           key_refs_after: refs.after,
-          ttl: transaction.expiresEpoch + 7 * 86_400,
+          ttl: transaction.expiresEpoch + OPERATION_TTL_SECONDS,
         },
         // One operation per token per transaction.
         ConditionExpression: "attribute_not_exists(PK)",

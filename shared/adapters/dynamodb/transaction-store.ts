@@ -1,5 +1,11 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { commitDelta, rollbackDelta, sumDeltas } from "#shared/domain/keys/key-refs.ts";
@@ -13,7 +19,7 @@ import { epochSeconds } from "./schema.ts";
 import { sweepEntryPut } from "./sweep-index.ts";
 import { tokenKeys } from "./token-keys.ts";
 import type { DynamoTokenStore } from "./token-store.ts";
-import { transactionKeys } from "./transaction-keys.ts";
+import { RECORD_TTL_SECONDS, transactionKeys } from "./transaction-keys.ts";
 
 /** A staged cvc with less than this left of its hour is not written back by a commit (applyWrite). */
 export const CVC_WRITE_MARGIN_MS = 60_000;
@@ -81,7 +87,7 @@ export class DynamoTransactionStore implements TransactionStore {
                 entity: "transaction",
                 ...transaction,
                 expires_epoch: expiresEpoch,
-                ttl: expiresEpoch + 7 * 86_400,
+                ttl: expiresEpoch + RECORD_TTL_SECONDS,
               },
               ConditionExpression: "attribute_not_exists(PK)",
             },
@@ -429,6 +435,35 @@ export class DynamoTransactionStore implements TransactionStore {
     const operations = await this.operations(transaction.tenant_id, transaction.id);
     await this.undoEach(transaction.tenant_id, transaction.id, operations, audit);
     await this.afterRollback(transaction.tenant_id, transaction.id, operations);
+  }
+
+  /**
+   * The operation items of a transaction whose record is gone (DynamoDB's TTL removes it and them in any order).
+   * Nothing says whether it committed: a one-write commit whose request died before forgetting its items leaves
+   * them as an open transaction's would. So an operation is undone, its reservation given back and its claim
+   * released, only in the write that finds its token still held by it; one already applied (its token unlocked
+   * or deleted by the commit) only loses its op item: a committed token's count and claim stand (they were given
+   * back a second time: the key version destroyable under a live token, its value deduplicated no more). A token
+   * taken over since the expiry keeps its reservation (over-counted: the safe side). Audited on its own: there is
+   * no record to write the entry with.
+   */
+  async undoOrphan(tenantId: string, id: string, audit: LogEntry): Promise<void> {
+    const operations = await this.operations(tenantId, id);
+    if (operations.length === 0) return;
+    const undone: Operation[] = [];
+    await inGroups(operations, async (op) => {
+      const forget = this.forgetWrite(tenantId, id, op);
+      const counted = [
+        this.undoWrite(tenantId, id, op),
+        forget,
+        ...this.counters(tenantId, [op], "rollback"),
+      ];
+      if (await this.sendIgnoringApplied(counted)) undone.push(op);
+      else await this.sendIgnoringApplied([forget]);
+    });
+    await this.client.send(new PutCommand(this.audit.put(audit).Put));
+    for (const op of undone.filter((o) => o.operation === "create"))
+      await this.tokens.releaseFingerprint(tenantId, op.token_type, op.fingerprint, op.token_id);
   }
 
   /** Undoes one operation, if the transaction still holds its token: a pending create goes, a hold is released. */
