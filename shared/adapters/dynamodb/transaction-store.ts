@@ -307,13 +307,19 @@ export class DynamoTransactionStore implements TransactionStore {
         });
       }
     }
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: transactionKeys.record(tenantId, id),
-        UpdateExpression: "REMOVE rolling_forward",
-      }),
-    );
+    // Conditioned: a record TTL removed meanwhile is not recreated as a bare item.
+    await this.client
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: transactionKeys.record(tenantId, id),
+          UpdateExpression: "REMOVE rolling_forward",
+          ConditionExpression: "attribute_exists(PK)",
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!isConditionalCheckFailed(error)) throw error;
+      });
   }
 
   /** One operation's write with its counter updates; false when its first item's condition refused it. */
