@@ -49,6 +49,8 @@ declare global {
 }
 
 let port: MessagePort | undefined;
+/** The embedding page's origin (the handshake's): sent with every API call, which the API checks as it checks `Origin`. */
+let parentOrigin: string | undefined;
 
 function emit(event: FrameEvent): void {
   port?.postMessage(event);
@@ -62,6 +64,7 @@ window.addEventListener("message", (event: MessageEvent) => {
   const channel = event.ports[0];
   if (hello?.svc !== "elements-hello" || typeof hello.id !== "string" || !channel) return;
   port = channel;
+  parentOrigin = event.origin;
   const role = hello.role as FrameRole;
   const behaviour = role === "controller" ? controller() : element(role, hello.id, hello.options ?? {});
   port.onmessage = (message: MessageEvent) => {
@@ -166,7 +169,12 @@ function controller(): (request: Request) => Promise<unknown> {
   const api = async (method: string, path: string, key: string, body?: unknown) => {
     const res = await fetch(new URL(path, apiBase), {
       method,
-      headers: { "svc-api-key": key, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        "svc-api-key": key,
+        // The API sees this call as same-origin: it checks the page's origin against the key's instead.
+        "svc-elements-origin": parentOrigin ?? "null",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       credentials: "omit",
       cache: "no-store",
@@ -403,7 +411,8 @@ function element(
       check: () => {
         const value = base.input.value;
         if (value.length === 0) return { empty: true, complete: false, valid: false };
-        if (pattern && !pattern.test(value))
+        // A revealed value (setValue) is never tested: the verdict would reach the page, a bit per pattern.
+        if (pattern && !base.input.readOnly && !pattern.test(value))
           return { empty: false, complete: true, valid: false, error: "The value is invalid." };
         return { empty: false, complete: true, valid: true };
       },

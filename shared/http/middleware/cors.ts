@@ -18,11 +18,17 @@ import { withSecurityHeaders } from "../security-headers.ts";
  */
 function crossOrigin(request: Parameters<NonNullable<SvcMiddleware["before"]>>[0]): string | undefined {
   const origin = header(request.event, "origin");
-  if (origin === undefined || origin === "null") return origin;
+  // Browsers send no Origin on a same-origin GET: the Elements frame's own header says whose page it serves.
+  if (origin === undefined) return header(request.event, "svc-elements-origin");
+  if (origin === "null") return origin;
   if (originError(origin) !== undefined) return origin;
   const host = header(request.event, "host") ?? request.event.requestContext?.domainName;
   const scheme = header(request.event, "x-forwarded-proto") ?? "http";
-  return host && origin === `${scheme}://${host.toLowerCase()}` ? undefined : origin;
+  if (!host || origin !== `${scheme}://${host.toLowerCase()}`) return origin;
+  // The API's own origin: the Elements controller frame, calling for the page that embeds it (the handshake's
+  // origin, which frame.js sends). That page's origin is what the key's allowed_origins must list, as if it had
+  // called itself: else any page could use any session key through a frame made for its own key.
+  return header(request.event, "svc-elements-origin");
 }
 
 /**
