@@ -458,18 +458,47 @@ export class DynamoTransactionStore implements TransactionStore {
     if (operations.length === 0) return;
     const undone: Operation[] = [];
     await inGroups(operations, async (op) => {
-      const forget = this.forgetWrite(tenantId, id, op);
-      const counted = [
-        this.undoWrite(tenantId, id, op),
-        forget,
-        ...this.counters(tenantId, [op], "rollback"),
-      ];
-      if (await this.sendIgnoringApplied(counted)) undone.push(op);
-      else await this.sendIgnoringApplied([forget]);
+      if (await this.undoOne(tenantId, id, op, "forget")) undone.push(op);
     });
-    await this.client.send(new PutCommand(this.audit.put(audit).Put));
+    // Audited only for what this run undid: a committed transaction's items (only forgotten) are no rollback, and
+    // two runs at once (two sweeps, a T and an X entry) each record the operations they undid, never one twice.
+    if (undone.length > 0) {
+      const entry = {
+        ...audit,
+        message: `${audit.message} (${undone.length} of ${operations.length} undone)`,
+      };
+      await this.client.send(new PutCommand(this.audit.put(entry).Put));
+    }
     for (const op of undone.filter((o) => o.operation === "create"))
       await this.tokens.releaseFingerprint(tenantId, op.token_type, op.fingerprint, op.token_id);
+  }
+
+  /**
+   * Undoes one operation in one write with its op item's removal and its reservation, while the transaction still
+   * holds the token: true when it did. Apart (the undo, then the item), an undoOrphan meeting the item in between saw
+   * the token released and only forgot it, and the reservation was never given back (review round 25). When the
+   * token is no longer held (taken over, or applied by a commit), the item goes, with its reservation for a known
+   * rollback ("give back") or alone for an orphan that may have committed ("forget"); when the item is already gone
+   * (another finisher counted it), a hold still left is released alone.
+   */
+  private async undoOne(
+    tenantId: string,
+    id: string,
+    op: Operation,
+    notHeld: "give back" | "forget",
+  ): Promise<boolean> {
+    const undo = this.undoWrite(tenantId, id, op);
+    const forget = this.forgetWrite(tenantId, id, op);
+    const counters = this.counters(tenantId, [op], "rollback");
+    try {
+      if (await this.sendIgnoringApplied([undo, forget, ...counters])) return true;
+    } catch (error) {
+      if (cancellationCodes(error)?.[1] !== "ConditionalCheckFailed") throw error;
+      await this.sendIgnoringApplied([undo]);
+      return false;
+    }
+    await this.sendIgnoringApplied(notHeld === "give back" ? [forget, ...counters] : [forget]);
+    return false;
   }
 
   /** Undoes one operation, if the transaction still holds its token: a pending create goes, a hold is released. */
@@ -497,12 +526,7 @@ export class DynamoTransactionStore implements TransactionStore {
     audit: LogEntry,
   ): Promise<void> {
     await inGroups(operations, async (op) => {
-      await this.sendIgnoringApplied([this.undoWrite(tenantId, id, op)]);
-      const Key = transactionKeys.operation(tenantId, id, op.token_id);
-      await this.sendIgnoringApplied([
-        { Delete: { TableName: this.tableName, Key, ConditionExpression: "attribute_exists(PK)" } },
-        ...this.counters(tenantId, [op], "rollback"),
-      ]);
+      await this.undoOne(tenantId, id, op, "give back");
     });
     const finished = {
       TableName: this.tableName,
