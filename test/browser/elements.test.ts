@@ -32,6 +32,37 @@ async function tenant() {
   return { api, publicKey: pub.body.key, backendKey: backend.body.key };
 }
 
+/** A merchant's card token and a session of its public key, authorized by its back end to reveal. */
+async function revealingSession() {
+  const { api, publicKey, backendKey } = await tenant();
+  const token = await api.post<{ id: string }>("/tokens", {
+    key: backendKey,
+    body: { type: "card", data: { number: VISA, expiration_month: 1, expiration_year: 2040 } },
+  });
+  const session = await api.post<{ session_key: string; nonce: string }>("/sessions", { key: publicKey });
+  const authorized = await api.post("/sessions/authorize", {
+    key: backendKey,
+    body: {
+      nonce: session.body.nonce,
+      rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:read"] }],
+    },
+  });
+  expect(authorized.status).toBe(200);
+  return { publicKey, token: token.body.id, session: session.body.session_key };
+}
+
+/** Another tenant's public key, listing the attacker's own site (so the vault's frame may be embedded there). */
+async function attackerKey(): Promise<string> {
+  const api = client(svc.url);
+  const attacker = await createTenant(api, svc.rootKey);
+  const own = await api.post<{ key: string }>("/applications", {
+    key: attacker.managementKey,
+    body: { name: "mine", type: "public", permissions: ["token:create"], allowed_origins: [evil.origin] },
+  });
+  expect(own.status).toBe(201);
+  return own.body.key;
+}
+
 async function openShop(path: string, body = ""): Promise<Page> {
   shop.pages.set(path, merchantPage(svc.url, body));
   const page = await chrome.browser.newPage();
@@ -230,27 +261,13 @@ describe("Elements in a browser", () => {
   });
 
   it("reveals with a session inside a text frame only: the page gets opaque references", async () => {
-    const { api, publicKey, backendKey } = await tenant();
-    const token = await api.post<{ id: string }>("/tokens", {
-      key: backendKey,
-      body: { type: "card", data: { number: VISA, expiration_month: 1, expiration_year: 2040 } },
-    });
-    // The merchant's back end: a session (public key), authorized by the private application to reveal.
-    const session = await api.post<{ session_key: string; nonce: string }>("/sessions", { key: publicKey });
-    const authorized = await api.post("/sessions/authorize", {
-      key: backendKey,
-      body: {
-        nonce: session.body.nonce,
-        rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:read"] }],
-      },
-    });
-    expect(authorized.status).toBe(200);
+    const { publicKey, token, session } = await revealingSession();
     const page = await openShop("/reveal", '<div id="shown"></div>');
     const ref = await page.evaluate(`(async () => {
       window.svc = await SvcElements.init({ apiKey: ${JSON.stringify(publicKey)}, baseUrl: ${JSON.stringify(svc.url)} });
       window.shown = svc.createElement("text", { label: "Card number" });
       await shown.mount("#shown");
-      const seen = keep(await svc.tokens.retrieve(${JSON.stringify(token.body.id)}, { apiKey: ${JSON.stringify(session.body.session_key)} }));
+      const seen = keep(await svc.tokens.retrieve(${JSON.stringify(token)}, { apiKey: ${JSON.stringify(session)} }));
       await shown.setValue(seen.data.number);
       return seen.data.number;
     })()`);
@@ -272,14 +289,9 @@ describe("Elements in a browser", () => {
     // The victim merchant's public key allows only the shop; the attacker's own key allows its own site, so the
     // vault's frame page for the attacker's key may be embedded there.
     const victim = await tenant();
-    const api = client(svc.url);
-    const attacker = await createTenant(api, svc.rootKey);
-    const own = await api.post<{ key: string }>("/applications", {
-      key: attacker.managementKey,
-      body: { name: "mine", type: "public", permissions: ["token:create"], allowed_origins: [evil.origin] },
-    });
-    expect(own.status).toBe(201);
-    const ownHash = createHash("sha256").update(own.body.key).digest("hex");
+    const ownHash = createHash("sha256")
+      .update(await attackerKey())
+      .digest("hex");
     const frameUrl = `${svc.url}/elements/v1/frame.html?k=${ownHash}`;
     evil.pages.set("/steal", `<!doctype html><iframe id="f" src="${frameUrl}"></iframe>`);
     const page = await chrome.browser.newPage();
@@ -309,6 +321,47 @@ describe("Elements in a browser", () => {
       key: victim.backendKey,
     });
     expect(JSON.stringify(planted.body)).not.toContain("planted");
+  });
+
+  it("a frame made for one key refuses a session whose creator does not list the page, and shows no pattern's verdict on a revealed value", async () => {
+    // A stolen revealing session key, on the attacker's site, through a frame made for the attacker's own key (review
+    // of 27 Nov 2026: the frame's calls are same-origin to the API, which took them for the vault's own and let them
+    // through; the page then read the number bit by bit from its own text elements' `valid`).
+    const victim = await revealingSession();
+    const own = await attackerKey();
+    evil.pages.set("/borrow", merchantPage(svc.url, '<div id="slots"></div>'));
+    const page = await chrome.browser.newPage();
+    await page.goto(`${evil.origin}/borrow`);
+    const outcome = (await page.evaluate(`(async () => {
+      const svc = await SvcElements.init({ apiKey: ${JSON.stringify(own)}, baseUrl: ${JSON.stringify(svc.url)} });
+      const seen = await svc.tokens.retrieve(${JSON.stringify(victim.token)}, { apiKey: ${JSON.stringify(victim.session)} })
+        .catch((e) => ({ refused: e.message }));
+      if (seen.refused) return seen;
+      const el = svc.createElement("text", { pattern: "^4.*" }); // the first digit, were the verdict shown
+      let valid;
+      el.on("change", (e) => { valid = e.valid; });
+      await el.mount("#slots");
+      await el.setValue(seen.data.number);
+      await new Promise((r) => setTimeout(r, 50));
+      return { valid };
+    })()`)) as { refused?: string; valid?: boolean };
+    expect(outcome.refused).toBeDefined();
+    await page.close();
+    // And a merchant's own page showing a revealed value: no pattern is tested on it.
+    const shop = await openShop("/shown", '<div id="shown"></div>');
+    const valid = await shop.evaluate(`(async () => {
+      const svc = await SvcElements.init({ apiKey: ${JSON.stringify(victim.publicKey)}, baseUrl: ${JSON.stringify(svc.url)} });
+      const el = svc.createElement("text", { pattern: "^5.*" });
+      let valid;
+      el.on("change", (e) => { valid = e.valid; });
+      await el.mount("#shown");
+      const seen = await svc.tokens.retrieve(${JSON.stringify(victim.token)}, { apiKey: ${JSON.stringify(victim.session)} });
+      await el.setValue(seen.data.number);
+      await new Promise((r) => setTimeout(r, 50));
+      return valid;
+    })()`);
+    expect(valid, "a pattern that does not match the number would say false").toBe(true);
+    await shop.close();
   });
 
   it("refuses pages on unlisted origins: no CORS answer, and the frame will not be embedded", async () => {

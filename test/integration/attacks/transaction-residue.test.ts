@@ -2,8 +2,8 @@
  * Attack (review round 5): what a transaction leaves at rest. Each operation item held a sealed copy of the token
  * as staged (data and cvc) for 7 days after its commit or rollback, the cvc's hour and the token's deletion; and
  * a commit put back a cvc the sweep had already removed, with no sweep entry left to remove it again. Later (27 Nov
- * 2026): a staged version wrote no sweep entries, and a commit that read its clock just before a cvc's end put
- * it back.
+ * 2026): a staged version wrote no sweep entries, a commit that read its clock just before a cvc's end put
+ * it back, and a copy staged while the sweep removed the token's cvc kept it.
  */
 import { describe, expect, it } from "vitest";
 import { auditEvent } from "#shared/domain/audit-entry.ts";
@@ -81,6 +81,36 @@ describe("attack: a transaction's residue", () => {
     expect((await token())?.sealed_cvc).toBeUndefined();
     expect((await token())?.metadata).toEqual({ a: "b" });
   });
+
+  it("leaves no sealed cvc in a copy staged while the sweep removed the token's (review round 23)", async () => {
+    const { tenant, id, stage, itemsNaming } = await cardInTransaction();
+    // Between the cvc removal's read of the token's hold (none) and its update of the token, a PATCH joins a
+    // transaction: its op item copies the token, expired cvc included.
+    let txnId: string | undefined;
+    const sweep = svc.service.deps.sweep as unknown as { client: { send: (c: unknown) => Promise<unknown> } };
+    const client = sweep.client;
+    sweep.client = {
+      send: async (command: unknown) => {
+        const out = await client.send(command as never);
+        const input = (command as { input?: { ProjectionExpression?: string; Key?: { PK?: string } } }).input;
+        const readsHold = String(input?.ProjectionExpression ?? "").startsWith("txn_id");
+        if (!txnId && readsHold && input?.Key?.PK === `TOKEN#${tenant.tenantId}#${id}`) txnId = await stage();
+        return out;
+      },
+    } as never;
+    try {
+      await advance(3700); // the cvc's hour is over: its entry runs
+    } finally {
+      sweep.client = client;
+    }
+    expect(txnId).toBeDefined();
+    const token = async () => (await itemsNaming()).find((i) => i.PK === `TOKEN#${tenant.tenantId}#${id}`);
+    expect((await token())?.sealed_cvc).toBeUndefined();
+    await advance(1800); // half an hour more, the transaction still open
+    const staged = (await itemsNaming()).find((i) => i.entity === "transaction_operation");
+    expect(staged?.next).toMatchObject({ metadata: { a: "b" } });
+    expect(staged?.next, "the staged copy, past the cvc's hour").not.toHaveProperty("sealed_cvc");
+  }, 120_000);
 
   it("keeps a value PATCHed inside a transaction searchable when a search met it before the commit", async () => {
     const { api, tenant } = await tenantWithOwner(svc);
