@@ -298,7 +298,12 @@ export class DynamoTransactionStore implements TransactionStore {
         // token was written by another after the locks lapsed is not applied, and the reservation its staging
         // counted goes back with its op item instead (it used to stay, the key version never destroyable).
         await inGroups(chunk, async (op) => {
-          const counted = [this.forgetWrite(tenantId, id, op), ...this.counters(tenantId, [op], "commit")];
+          // While held, the hold alone guards the count (as in undoOne): an op item already gone (DynamoDB's TTL)
+          // made this write fail at every try, the committed version never applied (review round 26).
+          const itemGone = {
+            Delete: { TableName: this.tableName, Key: this.forgetWrite(tenantId, id, op).Delete.Key },
+          };
+          const counted = [itemGone, ...this.counters(tenantId, [op], "commit")];
           if (await this.sendIgnoringApplied([this.applyWrite(tenantId, id, op, now), ...counted])) return;
           await this.sendIgnoringApplied([
             this.forgetWrite(tenantId, id, op),
@@ -478,8 +483,7 @@ export class DynamoTransactionStore implements TransactionStore {
    * holds the token: true when it did. Apart (the undo, then the item), an undoOrphan meeting the item in between saw
    * the token released and only forgot it, and the reservation was never given back (review round 25). When the
    * token is no longer held (taken over, or applied by a commit), the item goes, with its reservation for a known
-   * rollback ("give back") or alone for an orphan that may have committed ("forget"); when the item is already gone
-   * (another finisher counted it), a hold still left is released alone.
+   * rollback ("give back") or alone for an orphan that may have committed ("forget").
    */
   private async undoOne(
     tenantId: string,
@@ -487,16 +491,15 @@ export class DynamoTransactionStore implements TransactionStore {
     op: Operation,
     notHeld: "give back" | "forget",
   ): Promise<boolean> {
-    const undo = this.undoWrite(tenantId, id, op);
     const forget = this.forgetWrite(tenantId, id, op);
     const counters = this.counters(tenantId, [op], "rollback");
-    try {
-      if (await this.sendIgnoringApplied([undo, forget, ...counters])) return true;
-    } catch (error) {
-      if (cancellationCodes(error)?.[1] !== "ConditionalCheckFailed") throw error;
-      await this.sendIgnoringApplied([undo]);
-      return false;
-    }
+    // While the token is held, nothing has settled its reservation yet (every write that settles one releases
+    // the hold in the same write, or finds it released), so the hold alone guards the count: the op item goes
+    // with it unconditionally. An item already gone (DynamoDB's TTL, which counts nothing) used to release the
+    // hold alone and keep the reservation counted for good (review round 26).
+    const itemGone = { Delete: { TableName: this.tableName, Key: forget.Delete.Key } };
+    if (await this.sendIgnoringApplied([this.undoWrite(tenantId, id, op), itemGone, ...counters]))
+      return true;
     await this.sendIgnoringApplied(notHeld === "give back" ? [forget, ...counters] : [forget]);
     return false;
   }

@@ -5,9 +5,10 @@
  * token's key count a second time (its key version destroyable under it), released its deduplication claim, and
  * was audited as rolled back. Two undo runs at once audited twice; a staged rollback meeting an orphan undo between
  * its undo and its count left the reservation counted for good. A token such a transaction held was put off at
- * every run, past its expiry.
+ * every run, past its expiry. A token still held whose op item TTL had removed kept its reservation counted for
+ * good when rolled back, and made its roll-forward fail at every try.
  */
-import { DeleteCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { transactionKeys } from "#shared/adapters/dynamodb/transaction-keys.ts";
 import { auditEvent } from "#shared/domain/audit-entry.ts";
@@ -211,6 +212,80 @@ describe("a token held by a transaction whose record is gone (review round 23)",
     for (let i = 0; i < 8; i++) await advanceTestClock(svc, 1800); // 4 hours of runs, past both expiries
     const items = await scanTable(svc);
     expect(items.find((i) => i.PK === `TOKEN#${tenant.tenantId}#${token.body.id}`)).toBeUndefined();
+  }, 120_000);
+});
+
+describe("a token still held whose op item is gone (DynamoDB's TTL, which counts nothing; review round 26)", () => {
+  /** A staged create, or an update needing a key set the stored version does not (a rotation first). */
+  async function heldWithItemGone(kind: "create" | "update") {
+    const { api, tenant, owner, baseline, txn, id, existing } = await staged({
+      type: "token",
+      data: "pending",
+    });
+    const headers = { "svc-transaction-id": txn.id, "content-type": "application/merge-patch+json" };
+    if (kind === "update") {
+      expect((await api.post("/tenants/self/keys/rotate", { key: tenant.managementKey })).status).toBe(200);
+      const patched = await api.patch(`/tokens/${existing}`, { key: owner, body: { data: "new" }, headers });
+      expect(patched.status).toBe(200);
+    }
+    const tokenId = kind === "create" ? id : existing;
+    // The finisher has read its operations when the op item goes.
+    const store = svc.service.deps.transactions as unknown as Store;
+    const operations = (store.operations as (...a: unknown[]) => Promise<unknown>).bind(store);
+    store.operations = async (...args: unknown[]) => {
+      const ops = await operations(...args);
+      const { dynamo, config } = svc.service.deps;
+      const Key = transactionKeys.operation(tenant.tenantId, txn.id, tokenId);
+      await dynamo.send(new DeleteCommand({ TableName: config.tableName, Key }));
+      return ops;
+    };
+    const record = await svc.service.deps.transactions.get(tenant.tenantId, txn.id);
+    if (!record) throw new Error("no record");
+    const token = async () =>
+      (await scanTable(svc)).find((i) => i.PK === `TOKEN#${tenant.tenantId}#${tokenId}`) as
+        | Record<string, unknown>
+        | undefined;
+    const restore = () => {
+      delete store.operations;
+    };
+    return { tenant, record, baseline, token, restore };
+  }
+
+  for (const kind of ["create", "update"] as const)
+    it(`gives a rolled-back ${kind}'s reservation back with the undo`, async () => {
+      const { tenant, record, baseline, token, restore } = await heldWithItemGone(kind);
+      const { deps } = svc.service;
+      const system = { tenantId: tenant.tenantId, actor: { type: "system" as const } };
+      const audit = auditEvent(deps, system, "transaction", record.id, "update", "test rollback");
+      try {
+        expect(await deps.transactions.rollback(record, audit, { expired: true })).toBe(true);
+      } finally {
+        restore();
+      }
+      expect((await token())?.txn_id).toBeUndefined(); // released, or the pending create deleted
+      expect(keyUse(await scanTable(svc), tenant.tenantId), "the reservation given back").toEqual(baseline);
+    }, 120_000);
+
+  it("applies a committed update (its roll-forward no longer fails at every try)", async () => {
+    const { tenant, record, token, restore } = await heldWithItemGone("update");
+    // Committed past its commit point, its roll-forward left to the sweep.
+    const { dynamo, config } = svc.service.deps;
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: config.tableName,
+        Key: transactionKeys.record(tenant.tenantId, record.id),
+        UpdateExpression: "SET #state = :committed, rolling_forward = :yes",
+        ExpressionAttributeNames: { "#state": "state" },
+        ExpressionAttributeValues: { ":committed": "committed", ":yes": true },
+      }),
+    );
+    const committed = await svc.service.deps.transactions.get(tenant.tenantId, record.id);
+    try {
+      await svc.service.deps.transactions.finishCommit(committed as typeof record, new Date());
+    } finally {
+      restore();
+    }
+    expect((await token())?.txn_id).toBeUndefined();
   }, 120_000);
 });
 
