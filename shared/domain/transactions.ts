@@ -8,6 +8,7 @@ import type { ApplicationReader, StoredTransaction, TransactionStore } from "#sh
 import { evaluateAccess, type TokenRef } from "./access-rules.ts";
 import { auditEvent } from "./audit-entry.ts";
 import type { TenantPrincipal } from "./entities.ts";
+import { outsideAnyRequest } from "./idempotency-scope.ts";
 import { requireAccess, type TokenAccess } from "./tokens/access.ts";
 import type { StoredToken, TokenHold, TransactionContext } from "./tokens/token.ts";
 
@@ -118,7 +119,9 @@ export async function releaseStaleHold(deps: HoldDeps, token: StoredToken): Prom
     "update",
     "Transaction rolled back: its key can no longer delete a token it held",
   );
-  return deps.transactions.rollback(transaction, audit);
+  // Not an effect of the write that met the hold: an idempotent PATCH or DELETE that then fails must run again on
+  // its retry, not answer that it took effect (review round 26).
+  return outsideAnyRequest(() => deps.transactions.rollback(transaction, audit));
 }
 
 /** Whether the key that opened `transaction` still exists and its application may still delete `token`. */

@@ -140,6 +140,24 @@ describe("attack: holding a token in a transaction without the right to delete i
     );
   });
 
+  it("a stale hold's rollback is no effect of the idempotent write that met it: that write, failing, runs again", async () => {
+    const { api, managementKey, owner, token, lockWith } = await setup();
+    const holder = await holderApplication(api, managementKey);
+    expect((await lockWith(holder.key)).res.status).toBe(200);
+    const revoked = await api.delete(`/applications/${holder.id}/keys/${holder.keyId}`, {
+      key: managementKey,
+    });
+    expect(revoked.status).toBe(204);
+    // The owner's PATCH rolls the stale transaction back, then fails on its own data (400).
+    const headers = { ...mergePatch, "svc-idempotency-key": "patch-once" };
+    const patch = () =>
+      api.patch(`/tokens/${token.id}`, { key: owner, body: { data: { number: "1234" } }, headers });
+    expect((await patch()).status).toBe(400);
+    // Before (review round 26): the rollback's audit entry was recorded as the PATCH's effect, so the failed PATCH
+    // counted as having taken effect and its retry answered 409.
+    expect((await patch()).status).toBe(400);
+  });
+
   it("a transaction whose application lost token:delete no longer holds: rolled back, its change never lands", async () => {
     const { api, managementKey, owner, token, lockWith } = await setup();
     const holder = await holderApplication(api, managementKey);
