@@ -46,7 +46,8 @@ export function corsAnswers(routes: readonly MatchedRoute[]): SvcMiddleware {
     if (!state?.route?.cors || !request.response) return;
     request.response.headers = {
       ...request.response.headers,
-      vary: "Origin",
+      // The origin checked may come from the Elements frame's header (crossOrigin): answers vary with both.
+      vary: "Origin, SVC-Elements-Origin",
       ...(state.corsOrigin
         ? {
             "access-control-allow-origin": state.corsOrigin,
@@ -66,7 +67,7 @@ export function corsAnswers(routes: readonly MatchedRoute[]): SvcMiddleware {
         statusCode: 204,
         headers: {
           ...withSecurityHeaders({
-            vary: "Origin",
+            vary: "Origin, SVC-Elements-Origin",
             ...(allowed
               ? {
                   "access-control-allow-origin": origin,
