@@ -1,8 +1,11 @@
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { AuditItems } from "#shared/adapters/dynamodb/audit-items.ts";
 import { DynamoAuditLogStore } from "#shared/adapters/dynamodb/audit-log-store.ts";
 import { DynamoDataKeyStore } from "#shared/adapters/dynamodb/data-key-store.ts";
 import { DynamoSweepStore } from "#shared/adapters/dynamodb/sweep-store.ts";
+import { tokenItem } from "#shared/adapters/dynamodb/token-items.ts";
+import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
 import { DynamoTokenStore } from "#shared/adapters/dynamodb/token-store.ts";
 import { auditLogStoreContract, dataKeyStoreContract } from "#test/contract/audit-log-store.ts";
 import { auditEntry, storedToken, tokenStoreContract } from "#test/contract/token-store.ts";
@@ -38,5 +41,18 @@ describe("DynamoTokenStore batch writes", () => {
     });
     const outcome = await tokens.createAtOnce(entries, {}, new Date());
     expect(outcome).toEqual({ outcome: "too-large" });
+  });
+});
+
+describe("DynamoTokenStore reads", () => {
+  it("answer a token only if its item names the tenant asked for (not on the strength of the key alone)", async () => {
+    const client = await testDynamo();
+    const tokens = new DynamoTokenStore(client, TEST_TABLE, audit);
+    const token = storedToken("tenant-of-the-item");
+    // An item under tenant A's key that names tenant B (a store bug, a migration, a future id format).
+    const Item = { ...tokenItem(token), ...tokenKeys.token("tenant-asking", token.id) };
+    await client.send(new PutCommand({ TableName: TEST_TABLE, Item }));
+    expect(await tokens.get("tenant-asking", token.id)).toBeUndefined();
+    expect(await tokens.getMany("tenant-asking", [token.id])).toEqual([]);
   });
 });

@@ -221,11 +221,15 @@ export class DynamoTokenStore implements TokenStore {
       );
   }
 
+  /**
+   * The token `id` of `tenantId`: found by a key built from the tenant, and answered only if the item itself names
+   * that tenant (every read of a token passes here or getMany: the tenant boundary does not rest on the key alone).
+   */
   async get(tenantId: string, id: string): Promise<StoredToken | undefined> {
     const out = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: tokenKeys.token(tenantId, id), ConsistentRead: true }),
     );
-    return out.Item ? tokenFromItem(out.Item) : undefined;
+    return out.Item && out.Item.tenant_id === tenantId ? tokenFromItem(out.Item) : undefined;
   }
 
   async getMany(tenantId: string, ids: string[]): Promise<StoredToken[]> {
@@ -239,7 +243,8 @@ export class DynamoTokenStore implements TokenStore {
         const out = await this.client.send(
           new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
         );
-        found.push(...(out.Responses?.[this.tableName] ?? []).map((item) => tokenFromItem(item)));
+        for (const item of out.Responses?.[this.tableName] ?? [])
+          if (item.tenant_id === tenantId) found.push(tokenFromItem(item));
         keys = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
       }
     }
