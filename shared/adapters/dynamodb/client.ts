@@ -116,6 +116,11 @@ export function isConditionalCheckFailed(error: unknown): boolean {
   return error instanceof Error && error.name === "ConditionalCheckFailedException";
 }
 
+/** For `.catch` of a conditional write whose refusal means "nothing to do": swallows that refusal, rethrows the rest. */
+export function ignoreConditionFailed(error: unknown): void {
+  if (!isConditionalCheckFailed(error)) throw error;
+}
+
 /** A TransactWriteItems cancelled because one of its conditions failed (not a throttle or conflict). */
 export function cancelledByCondition(error: unknown): boolean {
   if (!(error instanceof Error) || error.name !== "TransactionCanceledException") return false;

@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DeleteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { isConditionalCheckFailed } from "./client.ts";
+import { ignoreConditionFailed } from "./client.ts";
 import { tokenKeys } from "./token-keys.ts";
 
 /** The item that says which token holds a value's fingerprint (what deduplicating creates look up). */
@@ -23,9 +23,7 @@ export async function releaseFingerprint(
         ExpressionAttributeValues: { ":id": claim.tokenId },
       }),
     )
-    .catch((error: unknown) => {
-      if (!isConditionalCheckFailed(error)) throw error;
-    });
+    .catch(ignoreConditionFailed);
 }
 
 /** Claims a fingerprint for this token only if nobody holds it (best effort, never fails on a taken claim). */
@@ -43,7 +41,5 @@ export async function claimIfUnclaimed(
         ConditionExpression: "attribute_not_exists(PK)",
       }),
     )
-    .catch((error: unknown) => {
-      if (!isConditionalCheckFailed(error)) throw error;
-    });
+    .catch(ignoreConditionFailed);
 }

@@ -9,7 +9,7 @@ import {
   type RecordedEffect,
   type StoredResponse,
 } from "#shared/ports/stores.ts";
-import { isConditionalCheckFailed } from "./client.ts";
+import { ignoreConditionFailed, isConditionalCheckFailed } from "./client.ts";
 import { epochSeconds, keys } from "./schema.ts";
 
 export { IDEMPOTENCY_RETENTION_SECONDS };
@@ -117,9 +117,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
           ConditionExpression: "attribute_not_exists(PK)",
         }),
       )
-      .catch((error: unknown) => {
-        if (!isConditionalCheckFailed(error)) throw error;
-      });
+      .catch(ignoreConditionFailed);
     return Number((await read()) ?? now);
   }
 
@@ -136,15 +134,10 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
           ExpressionAttributeValues: { ":completed": "completed", ":response": response, ":claim": claimId },
         }),
       )
-      .catch((error: unknown) => {
-        if (!isConditionalCheckFailed(error)) throw error;
-      });
+      .catch(ignoreConditionFailed);
   }
 
   async release(scope: string, key: string, claimId: string, effectsStand: boolean): Promise<void> {
-    const ignoreLost = (error: unknown) => {
-      if (!isConditionalCheckFailed(error)) throw error;
-    };
     const Key = keys.idempotency(scope, key);
     if (!effectsStand) {
       await this.client
@@ -157,7 +150,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
             ExpressionAttributeValues: { ":completed": "completed", ":claim": claimId },
           }),
         )
-        .catch(ignoreLost);
+        .catch(ignoreConditionFailed);
       return;
     }
     // Took effect, then failed: the effect stays recorded and a retry replays it at once.
@@ -176,6 +169,6 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
           },
         }),
       )
-      .catch(ignoreLost);
+      .catch(ignoreConditionFailed);
   }
 }

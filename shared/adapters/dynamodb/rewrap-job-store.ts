@@ -3,7 +3,7 @@ import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { RewrapJob, RewrapJobStore } from "#shared/ports/key-versions.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { isConditionalCheckFailed, transactOrFalse } from "./client.ts";
+import { ignoreConditionFailed, isConditionalCheckFailed, transactOrFalse } from "./client.ts";
 
 const jobKey = (tenantId: string, id: string) => ({ PK: `TENANT#${tenantId}`, SK: `REWRAP#${id}` });
 /** The tenant's latest job, by id: the one item every start conditions on, so a tenant runs one job at a time. */
@@ -124,9 +124,7 @@ export class DynamoRewrapJobStore implements RewrapJobStore {
           ExpressionAttributeValues: { ":page": page },
         }),
       )
-      .catch((error: unknown) => {
-        if (!isConditionalCheckFailed(error)) throw error;
-      });
+      .catch(ignoreConditionFailed);
   }
 
   async finish(tenantId: string, id: string, status: "succeeded" | "failed", audit: LogEntry, now: Date) {

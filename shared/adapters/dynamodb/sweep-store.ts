@@ -11,7 +11,7 @@ import type { LogEntry } from "#shared/domain/audit.ts";
 import { type KeyedToken, keyRefDelta } from "#shared/domain/keys/key-refs.ts";
 import type { DueCursor, DueItem, Expiry, SweepStore } from "#shared/ports/sweep-store.ts";
 import type { AuditItems } from "./audit-items.ts";
-import { isConditionalCheckFailed, transactOrFalse } from "./client.ts";
+import { ignoreConditionFailed, transactOrFalse } from "./client.ts";
 import { releaseFingerprint } from "./fingerprint-claims.ts";
 import { keyCountUpdates } from "./key-counters.ts";
 import { epochSeconds } from "./schema.ts";
@@ -60,9 +60,7 @@ export class DynamoSweepStore implements SweepStore {
           ExpressionAttributeValues: { ":hour": hour },
         }),
       )
-      .catch((error: unknown) => {
-        if (!isConditionalCheckFailed(error)) throw error;
-      });
+      .catch(ignoreConditionFailed);
   }
 
   async due(hour: Date, shard: number, after?: DueCursor): Promise<{ items: DueItem[]; next?: DueCursor }> {
@@ -207,9 +205,6 @@ export class DynamoSweepStore implements SweepStore {
   }
 
   async removeCvc(item: DueItem, now: Date): Promise<void> {
-    const ignoreChanged = (error: unknown) => {
-      if (!isConditionalCheckFailed(error)) throw error;
-    };
     const key = tokenKeys.token(item.tenantId, item.tokenId);
     // The token's removal requires the hold it read (none, or that transaction's): a transaction that staged the
     // token in between (its op item a copy with this cvc) fails it, and the next try cleans that op item too.
@@ -239,7 +234,7 @@ export class DynamoSweepStore implements SweepStore {
               ExpressionAttributeValues: { ":now": now.toISOString() },
             }),
           )
-          .catch(ignoreChanged);
+          .catch(ignoreConditionFailed);
       const end = held.Item.cvc_expires_at;
       if (typeof end !== "string" || end > now.toISOString()) return; // gone, or a new cvc's later hour
       try {
@@ -258,7 +253,7 @@ export class DynamoSweepStore implements SweepStore {
         );
         return;
       } catch (error) {
-        ignoreChanged(error); // held by another transaction since the read (or the cvc changed): again
+        ignoreConditionFailed(error); // held by another transaction since the read (or the cvc changed): again
       }
     }
     throw new Error("the token's hold kept changing"); // put off: retried later, the entry kept

@@ -11,7 +11,7 @@ import type { LogEntry } from "#shared/domain/audit.ts";
 import { commitDelta, rollbackDelta, sumDeltas } from "#shared/domain/keys/key-refs.ts";
 import type { StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { isConditionalCheckFailed } from "./client.ts";
+import { ignoreConditionFailed, isConditionalCheckFailed } from "./client.ts";
 import { keyCountUpdates } from "./key-counters.ts";
 import { OWN_TRANSACT_ITEMS, PACK_BYTES, utf8Bytes } from "./limits.ts";
 import { queryAll } from "./paging.ts";
@@ -298,12 +298,12 @@ export class DynamoTransactionStore implements TransactionStore {
         // token was written by another after the locks lapsed is not applied, and the reservation its staging
         // counted goes back with its op item instead (it used to stay, the key version never destroyable).
         await inGroups(chunk, async (op) => {
-          // While held, the hold alone guards the count (as in undoOne): an op item already gone (DynamoDB's TTL)
-          // made this write fail at every try, the committed version never applied (review round 26).
-          const itemGone = {
-            Delete: { TableName: this.tableName, Key: this.forgetWrite(tenantId, id, op).Delete.Key },
-          };
-          const counted = [itemGone, ...this.counters(tenantId, [op], "commit")];
+          // While held, the hold alone guards the count (review round 26: an op item TTL had removed made this
+          // write fail at every try, the committed version never applied).
+          const counted = [
+            this.forgetWrite(tenantId, id, op, true),
+            ...this.counters(tenantId, [op], "commit"),
+          ];
           if (await this.sendIgnoringApplied([this.applyWrite(tenantId, id, op, now), ...counted])) return;
           await this.sendIgnoringApplied([
             this.forgetWrite(tenantId, id, op),
@@ -322,9 +322,7 @@ export class DynamoTransactionStore implements TransactionStore {
           ConditionExpression: "attribute_exists(PK)",
         }),
       )
-      .catch((error: unknown) => {
-        if (!isConditionalCheckFailed(error)) throw error;
-      });
+      .catch(ignoreConditionFailed);
   }
 
   /** One operation's write with its counter updates; false when its first item's condition refused it. */
@@ -338,9 +336,14 @@ export class DynamoTransactionStore implements TransactionStore {
     }
   }
 
-  /** The op item's removal, once: what is counted with it is counted exactly once. */
-  private forgetWrite(tenantId: string, id: string, op: Operation) {
+  /**
+   * The op item's removal, once: what is counted with it is counted exactly once. Beside a write that requires the
+   * token still held (`whileHeld`), unconditional: the hold alone guards the count, and an item DynamoDB's TTL
+   * removed (which counts nothing) must not refuse it.
+   */
+  private forgetWrite(tenantId: string, id: string, op: Operation, whileHeld = false) {
     const Key = transactionKeys.operation(tenantId, id, op.token_id);
+    if (whileHeld) return { Delete: { TableName: this.tableName, Key } };
     return { Delete: { TableName: this.tableName, Key, ConditionExpression: "attribute_exists(PK)" } };
   }
 
@@ -497,9 +500,8 @@ export class DynamoTransactionStore implements TransactionStore {
     // the hold in the same write, or finds it released), so the hold alone guards the count: the op item goes
     // with it unconditionally. An item already gone (DynamoDB's TTL, which counts nothing) used to release the
     // hold alone and keep the reservation counted for good (review round 26).
-    const itemGone = { Delete: { TableName: this.tableName, Key: forget.Delete.Key } };
-    if (await this.sendIgnoringApplied([this.undoWrite(tenantId, id, op), itemGone, ...counters]))
-      return true;
+    const held = [this.undoWrite(tenantId, id, op), this.forgetWrite(tenantId, id, op, true), ...counters];
+    if (await this.sendIgnoringApplied(held)) return true;
     await this.sendIgnoringApplied(notHeld === "give back" ? [forget, ...counters] : [forget]);
     return false;
   }
