@@ -189,6 +189,11 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
           );
         // A new token is created now; a deduplicated one was created before (5 s of clock skew allowed).
         const served = Date.parse(answer.headers.get("date") ?? "") || sentAt;
+        // Each answer must be a token: anything else (an answer of another shape) would be mapped as "undefined".
+        if (!answers.every((t) => typeof t?.id === "string" && t.id !== ""))
+          throw new CliError(
+            `batch ${batch}: the service answered something other than a token for a request`,
+          );
         for (const [i, record] of pending.entries()) {
           const token = answers[i] as TokenAnswer;
           const id = String(token.id);

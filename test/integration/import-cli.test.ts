@@ -150,6 +150,37 @@ describe("svc-vault import", () => {
     expect([...mapping(summary.mapping_file).keys()].sort((a, b) => a - b)).toEqual([1, 2, 4, 5, 7, 8]);
   });
 
+  it("reports a line that is not a token request (no `type`) as failed, never as generic tokens of its values", async () => {
+    // POST /tokenize reads an object without a string `type` and a `data` as a container of requests and
+    // tokenizes each value as a generic token in /general/: a misspelt `Type` moved a card number there, was
+    // counted created and mapped to "undefined" (import review, 27 Nov).
+    const { owner, all } = await setup();
+    const jsonl = join(dir(), "typo.jsonl");
+    writeFileSync(
+      jsonl,
+      [JSON.stringify(card(0)), JSON.stringify({ ...card(1), type: undefined, Type: "card" })].join("\n"),
+    );
+    const csv = join(dir(), "typo.csv");
+    writeFileSync(
+      csv,
+      [
+        "type,data.number,data.expiration_month,data.expiration_year",
+        `card,${VISA},1,2030`,
+        `,${VISA},2,2030`,
+      ].join("\n"),
+    );
+    for (const [file, bad] of [
+      [jsonl, 2],
+      [csv, 3],
+    ] as const) {
+      const summary = await runImport({ file, url: svc.url, key: owner, progress: quiet });
+      expect(summary.created + summary.deduplicated).toBe(1);
+      expect(summary.failed.map((f) => f.line)).toEqual([bad]);
+      expect(readFileSync(summary.mapping_file, "utf8")).not.toContain("undefined");
+    }
+    expect((await all()).filter((t) => t.type !== "card")).toEqual([]);
+  });
+
   it("resumes after an interruption: no duplicates, every line mapped once", async () => {
     const { owner, all } = await setup();
     const file = join(dir(), "big.jsonl");
