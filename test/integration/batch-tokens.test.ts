@@ -187,6 +187,7 @@ describe("POST /tokenize", () => {
     expect(res.status).toBe(201);
     expect(res.body[0]?.id).toBe(stored.body.id);
     expect(res.body[2]?.id).toBe(res.body[1]?.id);
+    expect(res.body[2]).toEqual(res.body[1]);
     expect(res.body[3]?.id).not.toBe(res.body[1]?.id);
     expect(await count()).toBe(3);
     // A later request of the same value answers what the earlier one got, also a stored token.
@@ -197,6 +198,34 @@ describe("POST /tokenize", () => {
     expect(twice.status).toBe(201);
     expect(twice.body.map((t) => t.id)).toEqual([stored.body.id, stored.body.id]);
     expect(await count()).toBe(3);
+  });
+
+  it("answers a deduplicated request before its commit: a duplicate whose answer fails stores nothing of the batch", async () => {
+    // The answer of a request deduplicated to a stored token was built after the commit: a mask that reads the
+    // cvc, gone an hour later, answered 400 for a batch that was stored, and each retry stored it again
+    // (import review, 27 Nov).
+    const { api, managementKey, count } = await setup();
+    const masker = await appKey(api, managementKey, {
+      type: "private",
+      rules: [
+        { priority: 1, container: "/", transform: "mask", permissions: ["token:create", "token:read"] },
+      ],
+    });
+    const card = { number: VISA, expiration_month: 12, expiration_year: 2030 };
+    const mask = { number: "{{ data.number | reveal_last: data.cvc }}" };
+    const existing = await api.post<TokenBody>("/tokens", {
+      key: masker,
+      body: { type: "card", data: { ...card, cvc: "737" }, mask, deduplicate_token: true },
+    });
+    expect(existing.status).toBe(201);
+    await advanceTestClock(svc, 3601);
+    const batch = [text("new value"), { type: "card", data: card, deduplicate_token: true }];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const res = await api.post<{ detail: string }>("/tokenize", { key: masker, body: batch });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toContain("the token request at 1");
+    }
+    expect(await count()).toBe(1);
   });
 
   it("keeps one token for a deduplicated value two overlapping staged batches hold (one waits or retries)", async () => {

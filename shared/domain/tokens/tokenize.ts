@@ -1,4 +1,5 @@
-import { tokenEvent } from "#shared/domain/audit-entry.ts";
+import type { Transform } from "#shared/domain/access-rules.ts";
+import { recordTokenReads, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, DomainError, type FieldErrors, validationError } from "#shared/domain/errors.ts";
 import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
@@ -154,11 +155,31 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
     if (deduplicate && first !== undefined) sameAs.set(index, first);
     else if (!claims.has(key)) claims.set(key, index);
   }
+  // How each such request's caller reads the earlier request's token.
+  const readAs = new Map<number, Transform>();
   for (const [index, first] of sameAs) {
     const original = prepared[first] as PreparedCreate;
-    if (!(prepared[index] as PreparedCreate).access.evaluate(original.token, "token:read"))
-      throw atPath(conflict(DUPLICATE_NOT_READABLE), pathOf(index));
+    const transform = (prepared[index] as PreparedCreate).access.evaluate(original.token, "token:read");
+    if (!transform) throw atPath(conflict(DUPLICATE_NOT_READABLE), pathOf(index));
+    readAs.set(index, transform);
   }
+
+  // The answers of requests deduplicated to a stored token, built before the commit: past it nothing may fail
+  // the call (a mask that no longer renders on the stored data, a duplicate deleted or locked meanwhile), or a
+  // batch answered 400/409 was stored all the same and each retry stored it again (import review, 27 Nov).
+  const answered = new Map<number, TokenView>();
+  /** Answers `index` and the later requests of the batch that answer its token with `tokenId` (or throws). */
+  const answerDuplicate = async (index: number, tokenId: string) => {
+    for (const j of [index, ...[...sameAs].flatMap(([later, first]) => (first === index ? [later] : []))])
+      try {
+        answered.set(
+          j,
+          await presentDuplicate(deps, principal, (prepared[j] as PreparedCreate).access, tokenId),
+        );
+      } catch (error) {
+        throw atPath(error, pathOf(j));
+      }
+  };
 
   // Values a rewrap has not re-fingerprinted yet: found under an earlier HMAC version, checked before any write.
   const earlier = new Map<number, string>();
@@ -166,9 +187,7 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
     if (sameAs.has(index)) continue;
     const found = await earlierDuplicate(deps, principal.tenantId, p.token.type, p.earlierFingerprints);
     if (found === undefined) continue;
-    const existing = await deps.tokens.get(principal.tenantId, found);
-    if (existing && !p.access.evaluate(existing, "token:read"))
-      throw atPath(conflict(DUPLICATE_NOT_READABLE), pathOf(index));
+    await answerDuplicate(index, found);
     earlier.set(index, found);
   }
   const staged = prepared.flatMap((_, index) => (sameAs.has(index) || earlier.has(index) ? [] : [index]));
@@ -178,16 +197,9 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
         const { token, deduplicate } = prepared[index] as PreparedCreate;
         return { token, deduplicate, audit: tokenEvent(deps, principal, token, "create", message) };
       }),
-    // A deduplicated token the caller may not read fails the whole batch (409): checked for the request and
-    // for those of the batch that answer its token.
-    checkDuplicate: async (entry, tokenId) => {
-      const index = staged[entry] as number;
-      const existing = await deps.tokens.get(principal.tenantId, tokenId);
-      const answering = [index, ...[...sameAs].flatMap(([j, first]) => (first === index ? [j] : []))];
-      for (const j of answering)
-        if (existing && !(prepared[j] as PreparedCreate).access.evaluate(existing, "token:read"))
-          throw atPath(conflict(DUPLICATE_NOT_READABLE), pathOf(j));
-    },
+    // A deduplicated token the caller may not read (or whose answer fails) fails the whole batch: checked, and
+    // answered, for the request and for those of the batch that answer its token.
+    checkDuplicate: (entry, tokenId) => answerDuplicate(staged[entry] as number, tokenId),
     idTaken: (entry) =>
       atPath(conflict("A token with this id already exists."), pathOf(staged[entry] as number)),
   };
@@ -208,22 +220,22 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
     deps.clock.now(),
   );
 
+  // Past the commit: answers that cannot fail (the data is the request's own, its mask rendered before the write).
   const answers: TokenView[] = [];
   for (const [index, p] of prepared.entries()) {
     const first = sameAs.get(index);
-    const existing = duplicates[index];
-    if (existing !== undefined) answers.push(await presentDuplicate(deps, principal, p.access, existing));
-    else if (first !== undefined)
-      // The earlier request's token: the one it created, or the stored one it was deduplicated to.
-      answers.push(
-        await presentDuplicate(
-          deps,
-          principal,
-          p.access,
-          duplicates[first] ?? (prepared[first] as PreparedCreate).token.id,
-        ),
-      );
-    else answers.push(await presentNew(deps, p));
+    const known = answered.get(index);
+    if (
+      known &&
+      (duplicates[index] !== undefined || (first !== undefined && duplicates[first] !== undefined))
+    )
+      answers.push(known);
+    else if (first !== undefined) {
+      // The token the earlier request of the batch created, as this request's caller may read it.
+      const original = prepared[first] as PreparedCreate;
+      await recordTokenReads(deps, principal, [original.token], "Existing token returned by deduplication");
+      answers.push(await presentNew(deps, { ...original, transform: readAs.get(index) as Transform }));
+    } else answers.push(await presentNew(deps, p));
   }
   return rebuild(shape, answers);
 }
