@@ -6,7 +6,14 @@ import { type AccessRule, ruleSetErrors } from "./access-rules.ts";
 import { auditEvent, recordEvents } from "./audit-entry.ts";
 import type { Authenticator } from "./authentication.ts";
 import type { Application, ApplicationKey, TenantPrincipal } from "./entities.ts";
-import { assertMayActAs, ceilingOf, isMemberBound, mintingMemberOf, widerThan } from "./grant-ceiling.ts";
+import {
+  assertMayActAs,
+  ceilingOf,
+  isMemberBound,
+  mintingApplicationOf,
+  mintingMemberOf,
+  widerThan,
+} from "./grant-ceiling.ts";
 import { type ApplicationType, disallowedPermissions, type Permission } from "./permissions.ts";
 
 export interface ApplicationDeps {
@@ -70,6 +77,7 @@ function newKey(
 ): { stored: StoredKey; key: string } {
   const key = newApiKey(KEY_KIND[application.type]);
   const mintedBy = mintingMemberOf(principal);
+  const mintedThrough = mintingApplicationOf(principal);
   const stored: StoredKey = {
     id: uuidv7(deps.clock.now()),
     tenant_id: application.tenant_id,
@@ -77,6 +85,7 @@ function newKey(
     created_at: deps.clock.now().toISOString(),
     key_hash: hashKey(key),
     ...(mintedBy ? { minted_by: mintedBy } : {}),
+    ...(mintedThrough ? { minted_through: mintedThrough } : {}),
   };
   return { stored, key };
 }
@@ -96,6 +105,7 @@ export async function createApplication(
   assertWithinCeiling(principal, input);
   const now = deps.clock.now();
   const mintedBy = mintingMemberOf(principal);
+  const createdThrough = mintingApplicationOf(principal);
   const application: Application = {
     id: uuidv7(now),
     tenant_id: principal.tenantId,
@@ -105,6 +115,7 @@ export async function createApplication(
     rules: input.rules,
     allowed_origins: [...new Set(input.allowed_origins ?? [])],
     ...(mintedBy ? { minted_by: mintedBy } : {}),
+    ...(createdThrough ? { created_through: createdThrough } : {}),
     created_by: principal.application.id,
     created_at: now.toISOString(),
   };
@@ -199,7 +210,7 @@ export async function deleteApplication(deps: ApplicationDeps, principal: Tenant
     auditEvent(deps, principal, "application", id, "delete", "Application deleted and its keys revoked"),
   );
   if (!deleted) throw notFound("The application");
-  deps.authenticator.evict({ applicationId: id });
+  deps.authenticator.evict({ applicationId: id, tenantId: principal.tenantId });
 }
 
 export async function createApplicationKey(deps: ApplicationDeps, principal: TenantPrincipal, id: string) {

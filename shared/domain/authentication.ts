@@ -7,6 +7,9 @@ import { Cache } from "./cache.ts";
 import type { DeletedTenants } from "./deleted-tenants.ts";
 import type { Application, Principal } from "./entities.ts";
 
+/** How many applications deep a key's minting chain is followed (created_through, minted_through). */
+const MAX_MINTING_CHAIN = 16;
+
 /**
  * Resolves SVC-API-KEY to a principal. Positive results are cached per process for `cacheSeconds`
  * (default 5 s, cache.ts): a key revoked elsewhere stops working on every warm function within that time, and at
@@ -113,7 +116,25 @@ export class Authenticator {
     const key = await this.applications.getKey(tenantId, applicationId, keyId);
     if (!key || (key.minted_by && !(await this.applications.memberExists(tenantId, key.minted_by))))
       return undefined;
+    if (key.minted_through && !(await this.mintingChainExists(tenantId, key.minted_through)))
+      return undefined;
     return key;
+  }
+
+  /**
+   * Whether the non-member application a key was minted through still exists, and the one that application was
+   * created through, and so on: deleting a leaked key's application revokes everything minted with it, however
+   * many applications deep. A chain longer than any a tenant builds by hand is refused rather than walked.
+   */
+  private async mintingChainExists(tenantId: string, applicationId: string): Promise<boolean> {
+    let next: string | undefined = applicationId;
+    for (let depth = 0; next !== undefined; depth++) {
+      if (depth >= MAX_MINTING_CHAIN) return false;
+      const application: Application | undefined = await this.applications.get(tenantId, next);
+      if (!application) return false;
+      next = application.created_through;
+    }
+    return true;
   }
 
   /** A session key: refused from expires_at on, and only as strong as the application behind it. */
@@ -154,10 +175,15 @@ export class Authenticator {
   }
 
   /**
-   * Drops cached principals of a key (by hash), of the sessions a key authorized (by key id), or of every key
-   * of an application.
+   * Drops cached principals of a key (by hash), of the sessions a key authorized (by key id), of every key
+   * of an application, or of every key of a tenant (an application's deletion: the keys minted through it, at any
+   * depth, are not known from their principals).
    */
-  evict(match: { keyHash?: string; keyId?: string; applicationId?: string }): void {
+  evict(match: { keyHash?: string; keyId?: string; applicationId?: string; tenantId?: string }): void {
+    if (match.tenantId)
+      this.cache.evictWhere(
+        (principal) => principal.kind !== "root" && principal.tenantId === match.tenantId,
+      );
     if (match.keyHash) this.cache.evict(match.keyHash);
     if (match.keyId)
       this.cache.evictWhere(

@@ -38,6 +38,11 @@ export interface Application {
   member_id?: string;
   /** The member through whose keys this application was created (directly or transitively): see grant-ceiling.ts. */
   minted_by?: string;
+  /**
+   * The non-member application whose key created this application (grant-ceiling.ts mintingApplicationOf): its
+   * keys answer only while that application (and the one it was created through, and so on) exists.
+   */
+  created_through?: string;
   created_by?: string;
   created_at: string;
   modified_by?: string;
@@ -51,6 +56,8 @@ export interface ApplicationKey {
   created_at: string;
   /** The member through whose credentials the key was minted (never answered: answers name their fields). */
   minted_by?: string;
+  /** The non-member application whose key minted this key: it answers only while that application exists. */
+  minted_through?: string;
 }
 
 /** What a session may do once a private application authorized it (never more than that application). */

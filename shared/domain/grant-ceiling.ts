@@ -70,6 +70,18 @@ export function mintingMemberOf(principal: TenantPrincipal): string | undefined 
 }
 
 /**
+ * The non-member application whose key acts through `principal` (undefined for a member's own key, whose mints
+ * follow the member: mintingMemberOf). What such a key mints (keys, applications) lasts only as long as that
+ * application: deleting a leaked key's application revokes what was minted with it, as a session ends with the
+ * key that authorized it.
+ */
+export function mintingApplicationOf(principal: TenantPrincipal): string | undefined {
+  return principal.kind === "application" && !isMemberBound(principal.application)
+    ? principal.application.id
+    : undefined;
+}
+
+/**
  * 403 unless the caller's ceiling covers everything `application` holds. Binding a proxy or reactor to an
  * application, or changing what runs with its rights (destination, transforms, `require_auth`, configuration,
  * formula code), is acting as that application, so it needs the same coverage as minting a key for it. The

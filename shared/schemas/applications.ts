@@ -99,6 +99,12 @@ export const applicationSchema = z
       .string()
       .optional()
       .describe("The member through whose keys the application was created; deleting it revokes their keys."),
+    created_through: z
+      .string()
+      .optional()
+      .describe(
+        "The non-member application whose key created this one; deleting it revokes the keys it minted here.",
+      ),
     created_by: z.string().optional(),
     created_at: z.string(),
     modified_by: z.string().optional(),

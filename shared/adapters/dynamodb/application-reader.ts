@@ -27,8 +27,14 @@ export class DynamoApplicationReader implements ApplicationReader {
       new GetCommand({ TableName: this.tableName, Key: keys.applicationKey(tenantId, applicationId, keyId) }),
     );
     if (!out.Item) return undefined;
-    const { id, application_id, created_at, minted_by } = out.Item as ApplicationKey;
-    return { id, application_id, created_at, ...(minted_by ? { minted_by } : {}) };
+    const { id, application_id, created_at, minted_by, minted_through } = out.Item as ApplicationKey;
+    return {
+      id,
+      application_id,
+      created_at,
+      ...(minted_by ? { minted_by } : {}),
+      ...(minted_through ? { minted_through } : {}),
+    };
   }
 
   async findKey(keyHash: string): Promise<KeyRecord | undefined> {

@@ -38,6 +38,7 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
       created_at: key.created_at,
       key_hash: key.key_hash,
       ...(key.minted_by ? { minted_by: key.minted_by } : {}),
+      ...(key.minted_through ? { minted_through: key.minted_through } : {}),
     };
     const lookup = {
       ...keys.apiKey(key.key_hash),

@@ -239,6 +239,44 @@ describe("attack: a key granting more than it holds", () => {
     expect(sessionsBefore.map((r) => r.status)).toEqual([200, 200]);
     expect(sessionsAfter.map((r) => r.status)).toEqual([401, 200]);
   });
+  it("revokes what a deleted non-member application's keys minted: keys, and keys of applications created through it (401)", async () => {
+    // A leaked CI key the OWNER made (its mints carry minted_by: OWNER, never revoked with a member) planted a
+    // management application of its own and a second key for another application; deleting the CI application
+    // left both working for good (members review, 27 Nov).
+    const { api, managementKey } = await setup();
+    const permissions = ["application:create", "application:read", "application:update", "log:read"];
+    const ci = await createApp(api, managementKey, { name: "ci", type: "management", permissions });
+    const reporting = await createApp(api, managementKey, {
+      name: "reporting",
+      type: "management",
+      permissions: ["log:read"],
+    });
+    const backdoor = await createApp(api, ci.body.key, { name: "backdoor", type: "management", permissions });
+    const grandchild = await createApp(api, backdoor.body.key, {
+      name: "grandchild",
+      type: "management",
+      permissions: ["log:read"],
+    });
+    const extra = await api.post<{ key: string }>(`/applications/${reporting.body.id}/keys`, {
+      key: ci.body.key,
+    });
+    const rotated = await api.post<{ key: string }>(`/applications/${ci.body.id}/keys`, { key: ci.body.key });
+    const minted = [backdoor.body.key, grandchild.body.key, extra.body.key, rotated.body.key];
+    const before = await Promise.all(minted.map((key) => api.get("/logs", { key })));
+
+    expect((await api.delete(`/applications/${ci.body.id}`, { key: managementKey })).status).toBe(204);
+    const after = await Promise.all([ci.body.key, ...minted].map((key) => api.get("/logs", { key })));
+    // The applications stay (as a deleted member's do): a member's new key for one of them works.
+    const rekeyed = await api.post<{ key: string }>(`/applications/${backdoor.body.id}/keys`, {
+      key: managementKey,
+    });
+
+    expect(before.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(after.map((r) => r.status)).toEqual([401, 401, 401, 401, 401]);
+    expect((await api.get("/logs", { key: reporting.body.key })).status).toBe(200);
+    expect((await api.get("/logs", { key: rekeyed.body.key })).status).toBe(200);
+  });
+
   it("refuses a narrow non-member key deleting a member or resending or withdrawing an invitation (403)", async () => {
     const { api, managementKey } = await setup();
     const admin = await joinMember(api, managementKey);
