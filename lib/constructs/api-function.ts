@@ -212,16 +212,34 @@ export class ApiFunction extends Construct {
   bindDataKey(key: IKey, options: { probeOnly?: boolean } = {}): this {
     this.function.addEnvironment("SVC_KMS_KEY_ID", key.keyArn);
     if (!options.probeOnly) this.handlesTenantDataKeys = true;
-    this.function.addToRolePolicy(
-      new PolicyStatement({
-        actions: ["kms:GenerateDataKey", "kms:Decrypt"],
-        resources: [key.keyArn],
-        ...(options.probeOnly
-          ? { conditions: { StringEquals: { "kms:EncryptionContext:purpose": KEY_PROBE_CONTEXT.purpose } } }
-          : {}),
-      }),
+    this.useKey(
+      key,
+      ["kms:GenerateDataKey", "kms:Decrypt"],
+      options.probeOnly
+        ? { StringEquals: { "kms:EncryptionContext:purpose": KEY_PROBE_CONTEXT.purpose } }
+        : undefined,
     );
     return this;
+  }
+
+  /**
+   * The one way a function gets to use one of the vault's keys: the actions in its role's policy, and the same
+   * actions for its role in the key's own policy. The vault's keys give the account (IAM) key administration
+   * only (lib/constructs/vault-data.ts), so no other principal of the account can decrypt or sign with them,
+   * whatever its identity policy says. An imported key (no policy here) gets the identity statement only.
+   */
+  private useKey(key: IKey, actions: string[], conditions?: Record<string, Record<string, string>>): void {
+    this.function.addToRolePolicy(
+      new PolicyStatement({ actions, resources: [key.keyArn], ...(conditions ? { conditions } : {}) }),
+    );
+    key.addToResourcePolicy(
+      new PolicyStatement({
+        principals: [this.role],
+        actions,
+        resources: ["*"],
+        ...(conditions ? { conditions } : {}),
+      }),
+    );
   }
 
   /**
@@ -244,14 +262,7 @@ export class ApiFunction extends Construct {
         conditions: tenantContext,
       }),
     );
-    if (rewrapFrom)
-      this.function.addToRolePolicy(
-        new PolicyStatement({
-          actions: ["kms:ReEncryptFrom"],
-          resources: [rewrapFrom.keyArn],
-          conditions: tenantContext,
-        }),
-      );
+    if (rewrapFrom) this.useKey(rewrapFrom, ["kms:ReEncryptFrom"], tenantContext);
     return this;
   }
 
@@ -261,12 +272,7 @@ export class ApiFunction extends Construct {
    */
   bindReceiptKey(key: IKey, use: "sign" | "publicKey"): this {
     this.function.addEnvironment("SVC_RECEIPT_KEY_ID", key.keyArn);
-    this.function.addToRolePolicy(
-      new PolicyStatement({
-        actions: use === "sign" ? ["kms:GetPublicKey", "kms:Sign"] : ["kms:GetPublicKey"],
-        resources: [key.keyArn],
-      }),
-    );
+    this.useKey(key, use === "sign" ? ["kms:GetPublicKey", "kms:Sign"] : ["kms:GetPublicKey"]);
     return this;
   }
 

@@ -1,5 +1,6 @@
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import { AttributeType, BillingMode, ProjectionType, Table } from "aws-cdk-lib/aws-dynamodb";
+import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Key, KeySpec, KeyUsage } from "aws-cdk-lib/aws-kms";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
@@ -60,6 +61,7 @@ export class VaultData extends Construct {
       description: "svc-vault: wraps per-tenant data keys for token data",
       enableKeyRotation: true,
       alias: props.keyAlias,
+      policy: keyAdministrationPolicy(),
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
@@ -69,6 +71,7 @@ export class VaultData extends Construct {
       description: "svc-vault: signs tenant deletion receipts",
       keySpec: KeySpec.ECC_NIST_P256,
       keyUsage: KeyUsage.SIGN_VERIFY,
+      policy: keyAdministrationPolicy(),
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
@@ -87,4 +90,42 @@ export class VaultData extends Construct {
       deadLetterQueue: { queue: this.callbackDeadLetterQueue, maxReceiveCount: CALLBACK_MAX_RECEIVE_COUNT },
     });
   }
+}
+
+/**
+ * Key administration actions (no Encrypt, Decrypt, GenerateDataKey*, ReEncrypt*, Sign): what the account, through
+ * IAM, may do with the vault's keys. Cryptographic use is granted in the key policy to the vault's function roles
+ * only (ApiFunction's bind helpers), not delegated to IAM, where any principal with `kms:Decrypt` on `*`
+ * (administrators, power users, the deploy role) could otherwise unwrap every tenant's data key.
+ * An administrator can still change the key policy (kms:PutKeyPolicy): that is a visible, audited change.
+ */
+export const KEY_ADMIN_ACTIONS = [
+  // Not kms:Create*: kms:CreateGrant would let an identity policy grant any principal the key's use.
+  "kms:CreateAlias",
+  "kms:Describe*",
+  "kms:Enable*",
+  "kms:List*",
+  "kms:Put*",
+  "kms:Update*",
+  "kms:Revoke*",
+  "kms:Disable*",
+  "kms:Get*",
+  "kms:Delete*",
+  "kms:TagResource",
+  "kms:UntagResource",
+  "kms:ScheduleKeyDeletion",
+  "kms:CancelKeyDeletion",
+  "kms:RotateKeyOnDemand",
+];
+
+function keyAdministrationPolicy(): PolicyDocument {
+  return new PolicyDocument({
+    statements: [
+      new PolicyStatement({
+        principals: [new AccountRootPrincipal()],
+        actions: KEY_ADMIN_ACTIONS,
+        resources: ["*"],
+      }),
+    ],
+  });
 }

@@ -624,6 +624,47 @@ describe("stateful resources", () => {
     });
   });
 
+  // Review of 27 Nov: the keys' default policy (the account root: kms:*) handed every use to IAM, so any
+  // principal allowed kms:Decrypt or kms:Sign on "*" (administrators, power users, the deploy role) could unwrap
+  // every tenant's data key or sign deletion receipts.
+  const keyStatementsOf = (key: IConstruct) =>
+    ((template.toJSON().Resources[idOf(key)] as Resource).Properties.KeyPolicy as { Statement: Statement[] })
+      .Statement;
+  const byAccount = (s: Statement) => JSON.stringify(s.Principal).includes(":root");
+  const CRYPTO = [
+    "Decrypt",
+    "Encrypt",
+    "GenerateDataKey",
+    "ReEncryptFrom",
+    "ReEncryptTo",
+    "Sign",
+    "CreateGrant",
+  ];
+  const allows = (pattern: string, action: string) =>
+    new RegExp(`^${pattern.replace(/\*/g, ".*")}$`, "i").test(`kms:${action}`);
+
+  it.each(["dataKey", "receiptKey"] as const)(
+    "the %s's policy gives the account (IAM) no cryptographic use",
+    (name) => {
+      const granted = keyStatementsOf(stack.data[name])
+        .filter((s) => s.Effect === "Allow" && byAccount(s))
+        .flatMap((s) => asArray(s.Action))
+        .filter((pattern) => CRYPTO.some((action) => allows(pattern, action)));
+      expect(granted).toEqual([]);
+    },
+  );
+
+  it("the data key's policy lets exactly the roles that handle data keys (and the readiness probe's) use it", () => {
+    const roles = keyStatementsOf(stack.data.dataKey)
+      .filter((s) => s.Effect === "Allow" && !byAccount(s))
+      .flatMap((s) => asArray((s.Principal as { AWS: unknown }).AWS))
+      .map((principal) => JSON.stringify(principal));
+    const expected = stack.vault.functions
+      .filter((f) => f.handlesTenantDataKeys || f === stack.http.functions.system)
+      .map((f) => JSON.stringify({ "Fn::GetAtt": [idOf(f.role), "Arn"] }));
+    expect(new Set(roles)).toEqual(new Set(expected));
+  });
+
   it("the callback queue redrives to its DLQ after 5 receives; both are encrypted and TLS-only", () => {
     const dlqId = idOf(stack.data.callbackDeadLetterQueue);
     const queueId = idOf(stack.data.callbackQueue);

@@ -52,6 +52,8 @@ export interface Statement {
   Action: string | string[];
   Resource: unknown;
   Condition?: Record<string, unknown>;
+  /** Key policies' statements name their principals. */
+  Principal?: unknown;
 }
 
 export const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
