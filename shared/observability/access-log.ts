@@ -1,5 +1,5 @@
 import type { Context } from "aws-lambda";
-import { logger, SERVICE_NAME } from "#shared/logger.ts";
+import { logLevel, SERVICE_NAME } from "#shared/logger.ts";
 
 /** What a request's access line says beyond the invocation: identifiers and outcome, never data. */
 export interface AccessEntry {
@@ -25,7 +25,7 @@ let coldStart = true;
 export function writeAccessLine(context: Context, entry: AccessEntry): void {
   const cold = coldStart;
   coldStart = false;
-  if (logger.level > INFO) return;
+  if (logLevel() > INFO) return;
   const traceId = /Root=([^;]+)/.exec(process.env._X_AMZN_TRACE_ID ?? "")?.[1];
   const line = {
     level: "INFO",
