@@ -1,3 +1,4 @@
+import type { TokenRef } from "#shared/domain/access-rules.ts";
 import type { LogEntry, LogQuery } from "#shared/domain/audit.ts";
 import type { Application, ApplicationKey, Tenant, TenantMember, User } from "#shared/domain/entities.ts";
 import type { EffectRef } from "#shared/domain/idempotency-scope.ts";
@@ -115,6 +116,12 @@ export type IdempotencyClaim =
 
 /** Results are kept 24 hours (spec); TTL deletes them later, so reads also compare with the clock. */
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600;
+
+/**
+ * Blind-index lookup items one `searchEntries` call examines at most, answered or passed over: with the 10 calls
+ * a search request makes at most (list-cursor.ts), hidden matches change an answer only beyond 10,000 of them.
+ */
+export const SEARCH_SCAN_ITEMS = 1000;
 /**
  * The longest sealed answer a store keeps in one record (a request's answer for its replays, a queued reaction's
  * outcome): DynamoDB's items are at most 400 KB, and the record has its keys and state beside the answer. What
@@ -239,13 +246,15 @@ export interface TokenStore {
   /**
    * Blind-index lookup (search-index.ts): ids of tokens whose lookup items sit under `hashes` (one per token
    * type), at most `size`, after the opaque position `after`. An entry may be stale: the caller checks the
-   * token's current search hashes.
+   * token's current search hashes. Entries of tokens `visible` refuses (by id and container) are passed over
+   * without counting toward `size`, up to SEARCH_SCAN_ITEMS examined per call.
    */
   searchEntries(
     tenantId: string,
     hashes: string[],
     size: number,
     after: string | undefined,
+    visible?: (token: TokenRef) => boolean,
   ): Promise<{ entries: { hash: string; tokenId: string }[]; next?: string }>;
   /**
    * The live token holding this fingerprint's claim, if any (a stale claim is released): how a deduplicating

@@ -413,6 +413,20 @@ export function tokenStoreContract(name: string, stores: () => Promise<TokenStor
           entries: [],
         });
       });
+
+      it("passes over entries of tokens the caller may not see, by container, without counting them", async () => {
+        const s = await setup();
+        const token = (id: string, container: string) =>
+          storedToken(s.tenant, { id: `${id}-${randomUUID()}`, container, search_hashes: ["h1"] });
+        const hidden = ["a", "b", "c"].map((id) => token(id, "/pii/"));
+        const shown = token("z", "/general/");
+        for (const t of [...hidden, shown]) await create(s, t);
+        const visible = (ref: { container: string }) => ref.container.startsWith("/general/");
+        // One entry asked for: the three hidden ones before it are passed over, not answered or counted.
+        const page = await s.tokens.searchEntries(s.tenant, ["h1"], 1, undefined, visible);
+        expect(page.entries).toEqual([{ hash: "h1", tokenId: shown.id }]);
+        expect(page.next).toBeUndefined();
+      });
     });
   });
 }

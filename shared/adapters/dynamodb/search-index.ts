@@ -1,7 +1,9 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchWriteCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import type { TokenRef } from "#shared/domain/access-rules.ts";
 import { hashVersionOf } from "#shared/domain/keys/key-refs.ts";
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
+import { SEARCH_SCAN_ITEMS } from "#shared/ports/stores.ts";
 import { BATCH_WRITE_ITEMS } from "./limits.ts";
 
 /**
@@ -30,6 +32,8 @@ export function tokenSearchPuts(tableName: string, token: StoredToken) {
         entity: "search_entry",
         tenant_id: token.tenant_id,
         token_id: token.id,
+        // Every write of the token writes its lookup items again: a move rewrites the container too.
+        container: token.container,
         key_version: hashVersionOf(hash),
       },
     },
@@ -56,11 +60,16 @@ export async function removeSearchEntries(
   }
 }
 
+/** Lookup items one Query asks for (small items: one request, well under DynamoDB's 1 MB page). */
+const QUERY_ITEMS = 250;
+
 /**
  * Token ids under the lookup partitions of `hashes` (one per token type), in order: partition by partition,
- * token id ascending. `after` is `<partition index>:<token id>`. Each partition left is queried at once, each
- * reading at most `size` items: one round trip instead of one per token type (docs/scale.md), and a page of at
- * most `size` entries is cut from them in order.
+ * token id ascending. `after` is `<partition index>:<token id>`. An item whose container `visible` refuses is
+ * passed over, never answered and never counted toward `size` (written since 27 Nov 2026, items carry the
+ * container; older ones are answered and checked by the caller): so hidden matches use up no page of the caller's,
+ * up to SEARCH_SCAN_ITEMS examined per call, after which the call answers what it has with a `next` past them.
+ * Each partition's first Query is sent at once: one round trip for the common case (docs/scale.md).
  */
 export async function searchEntries(
   client: DynamoDBDocumentClient,
@@ -69,6 +78,7 @@ export async function searchEntries(
   hashes: readonly string[],
   size: number,
   after: string | undefined,
+  visible: (token: TokenRef) => boolean = () => true,
 ): Promise<{ entries: { hash: string; tokenId: string }[]; next?: string }> {
   let first = 0;
   let afterId: string | undefined;
@@ -78,34 +88,42 @@ export async function searchEntries(
     afterId = after.slice(at + 1);
   }
   const left = hashes.slice(first);
-  const answers = await Promise.all(
-    left.map((hash, k) => {
-      const resume = k === 0 ? afterId : undefined;
-      return client.send(
-        new QueryCommand({
-          TableName: tableName,
-          KeyConditionExpression: resume === undefined ? "PK = :pk" : "PK = :pk AND SK > :after",
-          ExpressionAttributeValues: {
-            ":pk": searchKeys.entry(tenantId, hashVersionOf(hash), hash),
-            ...(resume === undefined ? {} : { ":after": `TOKEN#${resume}` }),
-          },
-          Limit: size,
-        }),
-      );
-    }),
-  );
+  const limit = Math.min(Math.max(size, QUERY_ITEMS), SEARCH_SCAN_ITEMS);
+  const query = (hash: string, resume: string | undefined) =>
+    client.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: resume === undefined ? "PK = :pk" : "PK = :pk AND SK > :after",
+        ExpressionAttributeValues: {
+          ":pk": searchKeys.entry(tenantId, hashVersionOf(hash), hash),
+          ...(resume === undefined ? {} : { ":after": `TOKEN#${resume}` }),
+        },
+        Limit: limit,
+      }),
+    );
+  const firstPages = await Promise.all(left.map((hash, k) => query(hash, k === 0 ? afterId : undefined)));
   const entries: { hash: string; tokenId: string }[] = [];
-  for (const [k, answer] of answers.entries()) {
-    const hash = left[k] as string;
-    const items = answer.Items ?? [];
-    const taken = items.slice(0, size - entries.length);
-    for (const item of taken) entries.push({ hash, tokenId: String(item.token_id) });
-    if (entries.length >= size) {
-      const last = entries[entries.length - 1] as { tokenId: string };
-      // A full page: go on after its last item (an empty next page is possible, and harmless).
-      const more =
-        taken.length < items.length || answer.LastEvaluatedKey !== undefined || k + 1 < left.length;
-      return more ? { entries, next: `${first + k}:${last.tokenId}` } : { entries };
+  let examined = 0;
+  for (const [k, hash] of left.entries()) {
+    let page = firstPages[k];
+    let last = k === 0 ? afterId : undefined;
+    while (page) {
+      const items = page.Items ?? [];
+      for (const [i, item] of items.entries()) {
+        const tokenId = String(item.token_id);
+        last = tokenId;
+        examined += 1;
+        const container = item.container;
+        if (typeof container !== "string" || visible({ id: tokenId, container }))
+          entries.push({ hash, tokenId });
+        const full = entries.length >= size;
+        if (full || examined >= SEARCH_SCAN_ITEMS) {
+          // Go on after this item, unless nothing can follow (an empty next page is possible, and harmless).
+          const more = i + 1 < items.length || page.LastEvaluatedKey !== undefined || k + 1 < left.length;
+          return more ? { entries, next: `${first + k}:${last}` } : { entries };
+        }
+      }
+      page = page.LastEvaluatedKey === undefined ? undefined : await query(hash, last);
     }
   }
   return { entries };

@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchGetCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { cancellationCodes } from "#shared/aws-errors.ts";
+import type { TokenRef } from "#shared/domain/access-rules.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { conflict } from "#shared/domain/errors.ts";
 import { keyRefDelta, keySetRefs, partOf } from "#shared/domain/keys/key-refs.ts";
@@ -470,8 +471,14 @@ export class DynamoTokenStore implements TokenStore {
     if (dropped.length) await removeSearchEntries(this.client, this.tableName, owner, dropped);
   }
 
-  async searchEntries(tenantId: string, hashes: string[], size: number, after: string | undefined) {
-    return searchEntries(this.client, this.tableName, tenantId, hashes, size, after);
+  async searchEntries(
+    tenantId: string,
+    hashes: string[],
+    size: number,
+    after: string | undefined,
+    visible?: (token: TokenRef) => boolean,
+  ) {
+    return searchEntries(this.client, this.tableName, tenantId, hashes, size, after, visible);
   }
 
   async removeSearchEntries(token: Pick<StoredToken, "tenant_id" | "id">, hashes: string[]): Promise<void> {

@@ -1,3 +1,4 @@
+import type { TokenRef } from "#shared/domain/access-rules.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { validationError } from "#shared/domain/errors.ts";
 import { hashVersionOf } from "#shared/domain/keys/key-refs.ts";
@@ -9,16 +10,17 @@ import {
   type TransactionContext,
 } from "#shared/domain/tokens/token.ts";
 import { isEmpty, isVisible } from "#shared/domain/tokens/visibility.ts";
-import type {
-  CreateManyOutcome,
-  PageRequest,
-  StagedCreate,
-  StageOutcome,
-  StorePage,
-  TokenAsRead,
-  TokenCreateOutcome,
-  TokenStore,
-  WriteOutcome,
+import {
+  type CreateManyOutcome,
+  type PageRequest,
+  SEARCH_SCAN_ITEMS,
+  type StagedCreate,
+  type StageOutcome,
+  type StorePage,
+  type TokenAsRead,
+  type TokenCreateOutcome,
+  type TokenStore,
+  type WriteOutcome,
 } from "#shared/ports/stores.ts";
 import type { MemoryAuditLogStore } from "./audit-log-store.ts";
 import { decodePosition, encodePosition } from "./positions.ts";
@@ -155,9 +157,16 @@ export class MemoryTokenStore implements TokenStore {
     return "ok";
   }
 
-  async searchEntries(tenantId: string, hashes: string[], size: number, after: string | undefined) {
+  async searchEntries(
+    tenantId: string,
+    hashes: string[],
+    size: number,
+    after: string | undefined,
+    visible: (token: TokenRef) => boolean = () => true,
+  ) {
     // Partition by partition (one per hash), token id ascending within each: the DynamoDB store's order. The
-    // position is this store's own (opaque to callers): the index of the hash and the last token id answered.
+    // position is this store's own (opaque to callers): the index of the hash and the last token id examined.
+    // An entry's container is its token's (the DynamoDB store's lookup items are rewritten with every write).
     const all = hashes.flatMap((hash, index) =>
       [...(this.search.get(searchKey(tenantId, hash)) ?? [])]
         .sort()
@@ -165,12 +174,17 @@ export class MemoryTokenStore implements TokenStore {
     );
     const [afterIndex, afterId] = after === undefined ? [-1, ""] : (JSON.parse(after) as [number, string]);
     const rest = all.filter((e) => e.index > afterIndex || (e.index === afterIndex && e.tokenId > afterId));
-    const page = rest.slice(0, size);
-    const last = page.at(-1);
-    return {
-      entries: page.map(({ hash, tokenId }) => ({ hash, tokenId })),
-      ...(rest.length > size && last ? { next: JSON.stringify([last.index, last.tokenId]) } : {}),
-    };
+    const entries: { hash: string; tokenId: string }[] = [];
+    for (const [examined, entry] of rest.entries()) {
+      const container = this.tokens.get(keyOf({ tenant_id: tenantId, id: entry.tokenId }))?.container;
+      if (container === undefined || visible({ id: entry.tokenId, container }))
+        entries.push({ hash: entry.hash, tokenId: entry.tokenId });
+      if (entries.length >= size || examined + 1 >= SEARCH_SCAN_ITEMS)
+        return examined + 1 < rest.length
+          ? { entries, next: JSON.stringify([entry.index, entry.tokenId]) }
+          : { entries };
+    }
+    return { entries };
   }
 
   async removeSearchEntries(token: { tenant_id: string; id: string }, hashes: string[]): Promise<void> {

@@ -96,7 +96,17 @@ async function searchData(
     body.size,
     after,
     async (wanted, at) => {
-      const found = await deps.tokens.searchEntries(tenantId, hashes, wanted, at);
+      // Matches the caller may not see are passed over by the store by their container (never fetched, never
+      // counted against the pages read): a caller planting its own match could otherwise count them (review, 27 Nov).
+      const found = await deps.tokens.searchEntries(
+        tenantId,
+        hashes,
+        wanted,
+        at,
+        (ref) =>
+          (!containerPrefix || ref.container.startsWith(containerPrefix)) &&
+          searchTransform(grant, ref) !== undefined,
+      );
       const tokens = await deps.tokens.getMany(
         tenantId,
         found.entries.map((entry) => entry.tokenId),

@@ -162,6 +162,32 @@ describe("POST /v2/tokens/search", () => {
     expect(wrong.body).toEqual({ pagination: { page_size: 1 }, data: [] });
   });
 
+  it("answers the caller's own match whatever the number of hidden tokens sharing its value", async () => {
+    // Hidden matches used up the pages one request reads (10 store pages of `size`): a caller planting its own
+    // match under an id that sorts last saw it vanish at 10 × size hidden matches, and counted them by varying
+    // `size` (import review, 27 Nov). The store now passes over what the caller may not see.
+    const t = await tenant();
+    for (let i = 0; i < 12; i++) await t.create(ssn("123-45-6789", ["/pii/hidden/"]));
+    const planter = await t.keyWith([
+      {
+        priority: 1,
+        container: "/general/",
+        transform: "reveal",
+        permissions: ["token:create", "token:read", "token:search"],
+      },
+    ]);
+    const plant = async (value: string) => {
+      const body = { ...ssn(value, ["/general/"]), id: `zzzz-${value}` };
+      expect((await t.api.post("/tokens", { key: planter, body })).status).toBe(201);
+    };
+    await plant("123-45-6789"); // shared by 12 hidden tokens
+    await plant("987-65-4321"); // by none
+    for (const size of [1, 2]) {
+      expect(ids(await t.search("data:987-65-4321", planter, { size }))).toEqual(["zzzz-987-65-4321"]);
+      expect(ids(await t.search("data:123-45-6789", planter, { size }))).toEqual(["zzzz-123-45-6789"]);
+    }
+  });
+
   it("finds only where a rule grants token:search, not only token:read", async () => {
     const t = await tenant();
     const general = await t.create(ssn("123-45-8888", ["/general/"]));
