@@ -372,6 +372,37 @@ describe("POST /tokenize", () => {
     expect(await count()).toBe(3 + 1 + 119);
   });
 
+  it("records a staged batch's effect with its commit only: its roll-forward writes leave the idempotency record alone", async () => {
+    // Each roll-forward write carried an update of the request's idempotency record: in the one-by-one fallback, 10
+    // transactions at once on one item (conflicts in DynamoDB), and a lapsed claim failed writes of a commit made.
+    const { api, owner, count } = await setup();
+    const touching: string[] = [];
+    const { dynamo } = svc.service.deps;
+    dynamo.middlewareStack.add(
+      (next, context) => (args) => {
+        const input = args.input as { TransactItems?: { Update?: { Key?: { PK?: string } } }[] };
+        if (context.commandName === "TransactWriteItemsCommand")
+          for (const item of input.TransactItems ?? [])
+            if (String(item.Update?.Key?.PK ?? "").startsWith("IDEMP#")) touching.push(context.commandName);
+        return next(args);
+      },
+      { step: "initialize", name: "watchIdempotencyRecord" },
+    );
+    try {
+      const body = Array.from({ length: 120 }, (_, i) => text(`rolled-${i}`));
+      const res = await api.post("/tokenize", {
+        key: owner,
+        body,
+        headers: { "svc-idempotency-key": "rolled" },
+      });
+      expect(res.status).toBe(201);
+    } finally {
+      dynamo.middlewareStack.remove("watchIdempotencyRecord");
+    }
+    expect(touching).toHaveLength(1);
+    expect(await count()).toBe(120);
+  });
+
   it("refuses more than 250 token requests, and SVC-TRANSACTION-ID", async () => {
     const { api, owner, count } = await setup();
     const tooMany = await api.post("/tokenize", {

@@ -8,6 +8,7 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
+import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
 import { commitDelta, rollbackDelta, sumDeltas } from "#shared/domain/keys/key-refs.ts";
 import type { StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
@@ -260,7 +261,11 @@ export class DynamoTransactionStore implements TransactionStore {
         return (await this.joinedSince(tenantId, id, operations.length)) ? "joined meanwhile" : false;
       throw error;
     }
-    if (staged) await this.rollForward(tenantId, id, operations, now);
+    // The commit was the request's effect (recorded with it); applying it is its continuation, which the sweep
+    // finishes too: outside the request's claim, so its writes do not each update the idempotency record (up to
+    // 10 at once in the one-by-one fallback: conflicting transactions on one item in DynamoDB) nor fail on a lapsed
+    // claim with the commit already made.
+    if (staged) await outsideAnyRequest(() => this.rollForward(tenantId, id, operations, now));
     await this.afterApply(tenantId, operations);
     await this.forgetOperations(tenantId, id, operations);
     return { created: createdBy(operations) };
