@@ -524,6 +524,8 @@ export interface components {
       member_id?: string;
       /** @description The member through whose keys the application was created; deleting it revokes their keys. */
       minted_by?: string;
+      /** @description The non-member application whose key created this one; deleting it revokes the keys it minted here. */
+      created_through?: string;
       created_by?: string;
       created_at: string;
       modified_by?: string;
