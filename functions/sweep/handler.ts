@@ -35,5 +35,6 @@ export const handler = middy()
     logger.info("sweep finished", { ...result });
     deps.metrics.count(METRIC.sweepRuns);
     deps.metrics.count(METRIC.sweepTokensDeleted, result.tokensDeleted);
+    deps.metrics.count(METRIC.sweepItemsPutOff, result.itemsPutOff);
     return result;
   });

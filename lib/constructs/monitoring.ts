@@ -18,7 +18,7 @@ import type { ITopic } from "aws-cdk-lib/aws-sns";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { TABLE_KEYS } from "#shared/adapters/dynamodb/schema.ts";
-import { METRIC } from "#shared/observability/metric-names.ts";
+import { METRIC, METRIC_SERVICE } from "#shared/observability/metric-names.ts";
 import type { ApiFunction } from "./api-function.ts";
 
 /** When an alarm fires. Each is checked per 5-minute period. */
@@ -39,6 +39,11 @@ export interface AlarmThresholds {
   readonly deadLetterMessages: number;
   /** Failed runs of the tenants' runner functions (crash, timeout) in a period (default 1). */
   readonly sandboxRunnerErrors: number;
+  /**
+   * Due items (expiries, cvc removals, unfinished transactions) the sweep put off, per hour, in 2 hours of 3
+   * (default 1): an item that keeps failing is retried ever more rarely and would otherwise go unnoticed.
+   */
+  readonly sweepItemsPutOff: number;
 }
 
 export const DEFAULT_ALARM_THRESHOLDS: AlarmThresholds = {
@@ -50,6 +55,7 @@ export const DEFAULT_ALARM_THRESHOLDS: AlarmThresholds = {
   dynamoSystemErrors: 1,
   deadLetterMessages: 1,
   sandboxRunnerErrors: 1,
+  sweepItemsPutOff: 1,
 };
 
 /** Counted from the runners' shared log group (their functions are not in the template, so no AWS/Lambda alarm). */
@@ -213,6 +219,23 @@ export class VaultMonitoring extends Construct {
       statistic: "Sum",
     });
     this.alarm("SandboxRunnerErrors", runnerErrors, t.sandboxRunnerErrors, "Sandbox runner failures", 1, 1);
+
+    // Hourly: the sweep runs every 15 minutes, and one transient failure is retried within the hour.
+    const putOff = new Metric({
+      namespace: props.namespace,
+      metricName: METRIC.sweepItemsPutOff,
+      dimensionsMap: { service: METRIC_SERVICE },
+      period: Duration.hours(1),
+      statistic: "Sum",
+    });
+    this.alarm(
+      "SweepItemsPutOff",
+      putOff,
+      t.sweepItemsPutOff,
+      "Due items the expiry sweep could not process and put off (per hour; its logs name their error kinds)",
+      3,
+      2,
+    );
 
     if (props.topic) {
       const action = new SnsAction(props.topic);
@@ -385,6 +408,7 @@ export class VaultMonitoring extends Construct {
         this.own(METRIC.callbackRecords, "Sum", "Callback records"),
         this.own(METRIC.sweepRuns, "Sum", "Sweep runs"),
         this.own(METRIC.sweepTokensDeleted, "Sum", "Tokens expired"),
+        this.own(METRIC.sweepItemsPutOff, "Sum", "Items put off"),
       ]),
     );
     return dashboard;

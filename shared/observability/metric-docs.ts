@@ -19,6 +19,7 @@ export const METRIC_DESCRIPTIONS: Record<MetricName, string> = {
   CallbackRecords: "callback queue records: `delivered`, `retry` (back to the queue), `dead_letter`",
   SweepRuns: "sweep runs (each 15 minutes in AWS)",
   SweepTokensDeleted: "tokens a sweep deleted at their expiry",
+  SweepItemsPutOff: "due items a sweep could not process and put off (retried later; alarmed)",
 };
 
 const BEGIN =

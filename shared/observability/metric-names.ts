@@ -27,6 +27,8 @@ export const METRIC = {
   /** Sweep runs, and the tokens each deleted at expiry. */
   sweepRuns: "SweepRuns",
   sweepTokensDeleted: "SweepTokensDeleted",
+  /** Due items a sweep run could not process and put off (each is retried later, backing off to 12 hours). */
+  sweepItemsPutOff: "SweepItemsPutOff",
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
@@ -67,4 +69,5 @@ export const METRIC_SPEC: Record<
   CallbackRecords: { unit: "Count", dimensions: ["outcome"] },
   SweepRuns: { unit: "Count", dimensions: [] },
   SweepTokensDeleted: { unit: "Count", dimensions: [] },
+  SweepItemsPutOff: { unit: "Count", dimensions: [] },
 };

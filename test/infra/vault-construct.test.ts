@@ -78,7 +78,7 @@ function alarms(template: Template): { id: string; props: Record<string, unknown
 }
 
 describe("alarms", () => {
-  it("watch the API's 5xx rate and p99 latency, each function's errors and throttles, the table, the DLQ and the runners", () => {
+  it("watch the API's 5xx rate and p99 latency, each function's errors and throttles, the table, the DLQs, the runners and the sweep", () => {
     const all = alarms(plain.template);
     const invoked = [
       ...Object.values(plain.vault.http.functions),
@@ -131,7 +131,17 @@ describe("alarms", () => {
       Namespace: plain.vault.metricsNamespace,
       Threshold: 1,
     });
-    expect(all).toHaveLength(2 + 2 * invoked.length + 2 + 2 + 1);
+    // Due items the sweep put off (retried ever more rarely), in 2 hours of 3: the service's own EMF metric.
+    expect(byMetric("SweepItemsPutOff")[0]?.props).toMatchObject({
+      Namespace: plain.vault.metricsNamespace,
+      Dimensions: [{ Name: "service", Value: "svc-vault" }],
+      Period: 3600,
+      Statistic: "Sum",
+      Threshold: 1,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+    });
+    expect(all).toHaveLength(2 + 2 * invoked.length + 2 + 2 + 1 + 1);
     // No topic given: alarms only, no actions, no topic.
     for (const alarm of all) expect(alarm.props.AlarmActions).toBeUndefined();
     plain.template.resourceCountIs("AWS::SNS::Topic", 0);
