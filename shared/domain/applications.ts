@@ -11,6 +11,7 @@ import {
   ceilingOf,
   isMemberBound,
   mintingApplicationOf,
+  mintingChainOf,
   mintingMemberOf,
   widerThan,
 } from "./grant-ceiling.ts";
@@ -78,6 +79,7 @@ function newKey(
   const key = newApiKey(KEY_KIND[application.type]);
   const mintedBy = mintingMemberOf(principal);
   const mintedThrough = mintingApplicationOf(principal);
+  const chain = mintingChainOf(principal);
   const stored: StoredKey = {
     id: uuidv7(deps.clock.now()),
     tenant_id: application.tenant_id,
@@ -86,6 +88,7 @@ function newKey(
     key_hash: hashKey(key),
     ...(mintedBy ? { minted_by: mintedBy } : {}),
     ...(mintedThrough ? { minted_through: mintedThrough } : {}),
+    ...(mintedThrough && chain.length ? { minted_chain: chain } : {}),
   };
   return { stored, key };
 }

@@ -105,7 +105,14 @@ export class Authenticator {
       this.liveKey(tenantId, applicationId, keyId),
     ]);
     if (!application || !key) return undefined;
-    return { kind: "application", tenantId, keyId, application };
+    const mintedThrough = key.minted_through ? [key.minted_through, ...(key.minted_chain ?? [])] : [];
+    return {
+      kind: "application",
+      tenantId,
+      keyId,
+      application,
+      ...(mintedThrough.length ? { mintedThrough: mintedThrough.slice(0, MAX_MINTING_CHAIN) } : {}),
+    };
   }
 
   /**
@@ -116,8 +123,10 @@ export class Authenticator {
     const key = await this.applications.getKey(tenantId, applicationId, keyId);
     if (!key || (key.minted_by && !(await this.applications.memberExists(tenantId, key.minted_by))))
       return undefined;
-    if (key.minted_through && !(await this.mintingChainExists(tenantId, key.minted_through)))
-      return undefined;
+    const through = key.minted_through ? [key.minted_through, ...(key.minted_chain ?? [])] : [];
+    if (through.length > MAX_MINTING_CHAIN) return undefined;
+    for (const applicationId of new Set(through))
+      if (!(await this.mintingChainExists(tenantId, applicationId))) return undefined;
     return key;
   }
 

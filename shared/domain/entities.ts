@@ -58,6 +58,11 @@ export interface ApplicationKey {
   minted_by?: string;
   /** The non-member application whose key minted this key: it answers only while that application exists. */
   minted_through?: string;
+  /**
+   * The applications the minting key itself answered through (its own minted_through and minted_chain): a key
+   * minted by a key the leaked one minted on another application dies with the leaked key's application too.
+   */
+  minted_chain?: string[];
 }
 
 /** What a session may do once a private application authorized it (never more than that application). */
@@ -77,6 +82,8 @@ export type Principal =
       tenantId: string;
       keyId: string;
       application: Application;
+      /** The non-member applications this key was minted through (its minted_through, then its minted_chain). */
+      mintedThrough?: string[];
     }
   | {
       kind: "session";

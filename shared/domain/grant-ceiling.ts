@@ -82,6 +82,14 @@ export function mintingApplicationOf(principal: TenantPrincipal): string | undef
 }
 
 /**
+ * The applications the acting key was itself minted through (its whole chain): what it mints carries them too,
+ * so a hop through a key minted on another application never leaves the leaked key's chain.
+ */
+export function mintingChainOf(principal: TenantPrincipal): string[] {
+  return principal.kind === "application" ? (principal.mintedThrough ?? []) : [];
+}
+
+/**
  * 403 unless the caller's ceiling covers everything `application` holds. Binding a proxy or reactor to an
  * application, or changing what runs with its rights (destination, transforms, `require_auth`, configuration,
  * formula code), is acting as that application, so it needs the same coverage as minting a key for it. The

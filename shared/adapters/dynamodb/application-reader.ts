@@ -27,13 +27,15 @@ export class DynamoApplicationReader implements ApplicationReader {
       new GetCommand({ TableName: this.tableName, Key: keys.applicationKey(tenantId, applicationId, keyId) }),
     );
     if (!out.Item) return undefined;
-    const { id, application_id, created_at, minted_by, minted_through } = out.Item as ApplicationKey;
+    const { id, application_id, created_at, minted_by, minted_through, minted_chain } =
+      out.Item as ApplicationKey;
     return {
       id,
       application_id,
       created_at,
       ...(minted_by ? { minted_by } : {}),
       ...(minted_through ? { minted_through } : {}),
+      ...(minted_chain?.length ? { minted_chain } : {}),
     };
   }
 

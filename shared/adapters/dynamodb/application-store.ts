@@ -39,6 +39,7 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
       key_hash: key.key_hash,
       ...(key.minted_by ? { minted_by: key.minted_by } : {}),
       ...(key.minted_through ? { minted_through: key.minted_through } : {}),
+      ...(key.minted_chain?.length ? { minted_chain: key.minted_chain } : {}),
     };
     const lookup = {
       ...keys.apiKey(key.key_hash),

@@ -261,7 +261,22 @@ describe("attack: a key granting more than it holds", () => {
       key: ci.body.key,
     });
     const rotated = await api.post<{ key: string }>(`/applications/${ci.body.id}/keys`, { key: ci.body.key });
-    const minted = [backdoor.body.key, grandchild.body.key, extra.body.key, rotated.body.key];
+    // Round 28: one hop through a key minted on another application (itself made by the OWNER) escaped the chain.
+    const deploy = await createApp(api, managementKey, { name: "deploy", type: "management", permissions });
+    const hop = await api.post<{ key: string }>(`/applications/${deploy.body.id}/keys`, { key: ci.body.key });
+    const hopped = await api.post<{ key: string }>(`/applications/${deploy.body.id}/keys`, {
+      key: hop.body.key,
+    });
+    const hoppedApp = await createApp(api, hop.body.key, { name: "hopped", type: "management", permissions });
+    const minted = [
+      backdoor.body.key,
+      grandchild.body.key,
+      extra.body.key,
+      rotated.body.key,
+      hop.body.key,
+      hopped.body.key,
+      hoppedApp.body.key,
+    ];
     const before = await Promise.all(minted.map((key) => api.get("/logs", { key })));
 
     expect((await api.delete(`/applications/${ci.body.id}`, { key: managementKey })).status).toBe(204);
@@ -271,9 +286,10 @@ describe("attack: a key granting more than it holds", () => {
       key: managementKey,
     });
 
-    expect(before.map((r) => r.status)).toEqual([200, 200, 200, 200]);
-    expect(after.map((r) => r.status)).toEqual([401, 401, 401, 401, 401]);
+    expect(before.map((r) => r.status)).toEqual(minted.map(() => 200));
+    expect(after.map((r) => r.status)).toEqual([401, ...minted.map(() => 401)]);
     expect((await api.get("/logs", { key: reporting.body.key })).status).toBe(200);
+    expect((await api.get("/logs", { key: deploy.body.key })).status).toBe(200);
     expect((await api.get("/logs", { key: rekeyed.body.key })).status).toBe(200);
   });
 
