@@ -1,10 +1,48 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { BatchWriteCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { BatchGetCommand, BatchWriteCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { TokenRef } from "#shared/domain/access-rules.ts";
 import { hashVersionOf } from "#shared/domain/keys/key-refs.ts";
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
 import { SEARCH_SCAN_ITEMS } from "#shared/ports/stores.ts";
 import { BATCH_WRITE_ITEMS } from "./limits.ts";
+import { tokenKeys } from "./token-keys.ts";
+
+/**
+ * The containers of tokens whose lookup items name none (written before items carried it): read from the token
+ * items, so such an entry is passed over like any other the caller may not see (else hidden matches stored
+ * before the upgrade still used up the caller's pages, and counted). A token gone answers no container.
+ */
+async function containersOf(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  tenantId: string,
+  ids: string[],
+): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += 100) {
+    let keys: Record<string, unknown>[] = unique.slice(i, i + 100).map((id) => tokenKeys.token(tenantId, id));
+    for (let attempt = 0; keys.length > 0 && attempt < 6; attempt++) {
+      const out = await client.send(
+        new BatchGetCommand({
+          RequestItems: {
+            [tableName]: {
+              Keys: keys,
+              ProjectionExpression: "id, tenant_id, #c",
+              ExpressionAttributeNames: { "#c": "container" },
+            },
+          },
+        }),
+      );
+      for (const item of out.Responses?.[tableName] ?? [])
+        if (item.tenant_id === tenantId && typeof item.container === "string")
+          found.set(String(item.id), item.container);
+      keys = (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
+    }
+    if (keys.length > 0) throw new Error("Token containers could not be read");
+  }
+  return found;
+}
 
 /**
  * Blind-index lookup items: one per search hash of a token, keyed by the hash (an HMAC under the tenant's
@@ -22,8 +60,17 @@ function entryKey(token: Pick<StoredToken, "tenant_id" | "id">, hash: string) {
   return { PK: searchKeys.entry(token.tenant_id, hashVersionOf(hash), hash), SK: `TOKEN#${token.id}` };
 }
 
-/** The lookup items of a token's search hashes: written in the same transaction as the token item. */
-export function tokenSearchPuts(tableName: string, token: StoredToken) {
+/**
+ * The lookup items of a token's search hashes: written in the same transaction as the token item. `container:
+ * false` for a version staged in a transaction that moves the token: the live token keeps its container until the
+ * commit, and a rollback writes nothing back, so an item naming either container could be stale for good; one
+ * naming none is answered and checked against the token item by the caller.
+ */
+export function tokenSearchPuts(
+  tableName: string,
+  token: StoredToken,
+  options: { container?: boolean } = {},
+) {
   return [...new Set(token.search_hashes ?? [])].map((hash) => ({
     Put: {
       TableName: tableName,
@@ -33,7 +80,7 @@ export function tokenSearchPuts(tableName: string, token: StoredToken) {
         tenant_id: token.tenant_id,
         token_id: token.id,
         // Every write of the token writes its lookup items again: a move rewrites the container too.
-        container: token.container,
+        ...(options.container === false ? {} : { container: token.container }),
         key_version: hashVersionOf(hash),
       },
     },
@@ -109,11 +156,16 @@ export async function searchEntries(
     let last = k === 0 ? afterId : undefined;
     while (page) {
       const items = page.Items ?? [];
+      const legacy = items
+        .filter((item) => typeof item.container !== "string")
+        .map((item) => String(item.token_id));
+      const resolved = legacy.length ? await containersOf(client, tableName, tenantId, legacy) : new Map();
       for (const [i, item] of items.entries()) {
         const tokenId = String(item.token_id);
         last = tokenId;
         examined += 1;
-        const container = item.container;
+        const container = typeof item.container === "string" ? item.container : resolved.get(tokenId);
+        // A token gone (no container) is answered: the caller removes its stale entry.
         if (typeof container !== "string" || visible({ id: tokenId, container }))
           entries.push({ hash, tokenId });
         const full = entries.length >= size;
