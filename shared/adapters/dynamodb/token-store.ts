@@ -325,7 +325,9 @@ export class DynamoTokenStore implements TokenStore {
           // Written now: a search checks the token's current hashes, so they answer only once it commits; the
           // sweep checks the token itself, so the staged version's expiry and cvc are due only once it commits.
           ...tokenSearchPuts(this.tableName, token, {
-            container: (options.previous as { container?: string }).container === token.container,
+            // Unknown (a caller passing less than the stored token): no container, judged by the token item.
+            container:
+              (options.previous as Partial<Pick<StoredToken, "container">>).container === token.container,
           }),
           ...tokenSweepPuts(this.tableName, token),
         ]
