@@ -79,7 +79,9 @@ function newKey(
   const key = newApiKey(KEY_KIND[application.type]);
   const mintedBy = mintingMemberOf(principal);
   const mintedThrough = mintingApplicationOf(principal);
-  const chain = mintingChainOf(principal);
+  // Each application once, and never the one it was minted through itself: a key rotating itself (or two
+  // applications' keys minting each other's) would otherwise add an entry per rotation until liveKey refuses it.
+  const chain = [...new Set(mintingChainOf(principal))].filter((id) => id !== mintedThrough);
   const stored: StoredKey = {
     id: uuidv7(deps.clock.now()),
     tenant_id: application.tenant_id,

@@ -105,7 +105,9 @@ export class Authenticator {
       this.liveKey(tenantId, applicationId, keyId),
     ]);
     if (!application || !key) return undefined;
-    const mintedThrough = key.minted_through ? [key.minted_through, ...(key.minted_chain ?? [])] : [];
+    const mintedThrough = key.minted_through
+      ? [...new Set([key.minted_through, ...(key.minted_chain ?? [])])]
+      : [];
     return {
       kind: "application",
       tenantId,
@@ -123,10 +125,12 @@ export class Authenticator {
     const key = await this.applications.getKey(tenantId, applicationId, keyId);
     if (!key || (key.minted_by && !(await this.applications.memberExists(tenantId, key.minted_by))))
       return undefined;
-    const through = key.minted_through ? [key.minted_through, ...(key.minted_chain ?? [])] : [];
-    if (through.length > MAX_MINTING_CHAIN) return undefined;
-    for (const applicationId of new Set(through))
-      if (!(await this.mintingChainExists(tenantId, applicationId))) return undefined;
+    const through = new Set(key.minted_through ? [key.minted_through, ...(key.minted_chain ?? [])] : []);
+    if (through.size > MAX_MINTING_CHAIN) return undefined;
+    // Applications met once are not read again: the chains share their ancestors (16 × 16 reads at worst before).
+    const checked = new Set<string>();
+    for (const applicationId of through)
+      if (!(await this.mintingChainExists(tenantId, applicationId, checked))) return undefined;
     return key;
   }
 
@@ -135,12 +139,17 @@ export class Authenticator {
    * created through, and so on: deleting a leaked key's application revokes everything minted with it, however
    * many applications deep. A chain longer than any a tenant builds by hand is refused rather than walked.
    */
-  private async mintingChainExists(tenantId: string, applicationId: string): Promise<boolean> {
+  private async mintingChainExists(
+    tenantId: string,
+    applicationId: string,
+    checked: Set<string>,
+  ): Promise<boolean> {
     let next: string | undefined = applicationId;
-    for (let depth = 0; next !== undefined; depth++) {
+    for (let depth = 0; next !== undefined && !checked.has(next); depth++) {
       if (depth >= MAX_MINTING_CHAIN) return false;
       const application: Application | undefined = await this.applications.get(tenantId, next);
       if (!application) return false;
+      checked.add(next);
       next = application.created_through;
     }
     return true;

@@ -293,6 +293,30 @@ describe("attack: a key granting more than it holds", () => {
     expect((await api.get("/logs", { key: rekeyed.body.key })).status).toBe(200);
   });
 
+  it("keeps a non-member key working through any number of self-rotations (each mint by the key before)", async () => {
+    // Round 29: each rotation added another copy of its own application to minted_chain; past 16 the key
+    // answered 401 although nothing in its chain was deleted.
+    const { api, managementKey } = await setup();
+    const ci = await createApp(api, managementKey, {
+      name: "ci",
+      type: "management",
+      permissions: ["application:create", "application:read", "application:update", "log:read"],
+    });
+    let current = { key: ci.body.key, id: ci.body.keys[0]?.id as string };
+    for (let rotation = 1; rotation <= 18; rotation++) {
+      const next = await api.post<{ id: string; key: string }>(`/applications/${ci.body.id}/keys`, {
+        key: current.key,
+      });
+      expect(next.status).toBe(201);
+      const revoked = await api.delete(`/applications/${ci.body.id}/keys/${current.id}`, {
+        key: next.body.key,
+      });
+      expect(revoked.status, `rotation ${rotation}`).toBe(204);
+      current = next.body;
+    }
+    expect((await api.get("/logs", { key: current.key })).status).toBe(200);
+  });
+
   it("refuses a narrow non-member key deleting a member or resending or withdrawing an invitation (403)", async () => {
     const { api, managementKey } = await setup();
     const admin = await joinMember(api, managementKey);
