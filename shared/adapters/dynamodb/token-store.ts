@@ -485,6 +485,38 @@ export class DynamoTokenStore implements TokenStore {
     return searchEntries(this.client, this.tableName, tenantId, hashes, size, after, visible);
   }
 
+  /**
+   * After a committed update: its lookup items again name the token's container. A move staged in a transaction
+   * wrote them without one, and the commit writes only the token item, so they stayed without one for good (every
+   * search of the value, by any caller, read the token items to judge them). Only while the token is unheld and
+   * still this version in this container: a move staged meanwhile writes its own items after, in the write that
+   * holds the token. Best effort (a search still judges an item without a container by its token item).
+   */
+  async settleSearchContainer(token: StoredToken): Promise<void> {
+    const puts = tokenSearchPuts(this.tableName, token);
+    if (puts.length === 0) return;
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              ConditionCheck: {
+                TableName: this.tableName,
+                Key: tokenKeys.token(token.tenant_id, token.id),
+                ConditionExpression: "attribute_not_exists(txn_id) AND #v = :v AND #c = :c",
+                ExpressionAttributeNames: { "#v": "version", "#c": "container" },
+                ExpressionAttributeValues: { ":v": token.version, ":c": token.container },
+              },
+            },
+            ...puts,
+          ] as never,
+        }),
+      );
+    } catch (error) {
+      if (!cancellationCodes(error)) throw error;
+    }
+  }
+
   async removeSearchEntries(token: Pick<StoredToken, "tenant_id" | "id">, hashes: string[]): Promise<void> {
     await removeSearchEntries(this.client, this.tableName, token, hashes);
   }

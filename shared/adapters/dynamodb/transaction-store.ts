@@ -10,6 +10,7 @@ import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
 import { commitDelta, rollbackDelta, sumDeltas } from "#shared/domain/keys/key-refs.ts";
+import type { StoredToken } from "#shared/domain/tokens/token.ts";
 import type { StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { ignoreConditionFailed, isConditionalCheckFailed } from "./client.ts";
@@ -374,6 +375,11 @@ export class DynamoTransactionStore implements TransactionStore {
 
   /** Claims after the tokens changed: a deleted token's released, an update's moved (best effort). */
   private async afterApply(tenantId: string, operations: Operation[]): Promise<void> {
+    // Outside the request's claim, as the roll-forward: continuations of the committed effect.
+    const indexed = operations.filter((op) => op.operation === "update" && op.next?.search_hashes);
+    await outsideAnyRequest(() =>
+      inGroups(indexed, (op) => this.tokens.settleSearchContainer(op.next as unknown as StoredToken)),
+    );
     for (const op of operations.filter((o) => o.operation === "delete"))
       await this.tokens.releaseFingerprint(tenantId, op.token_type, op.fingerprint, op.token_id);
     // An update that changed the fingerprint moves its claim (best effort: a claim left behind is stale, and a

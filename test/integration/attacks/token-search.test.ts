@@ -229,6 +229,22 @@ describe("POST /v2/tokens/search", () => {
       (await t.api.post(`/transactions/${txn.body.id}/rollback`, { key: t.searcher })).status,
     ).toBeLessThan(300);
     expect(ids(await t.search("data:222-33-4444", general, { size: 1 }))).toEqual(["zzzz-planted"]);
+
+    // Round 29: a committed move's items named no container for good (every search read the token items).
+    const commit = await t.api.post<{ id: string }>("/transactions", { key: t.searcher });
+    const headers = { "content-type": "application/merge-patch+json", "svc-transaction-id": commit.body.id };
+    const move = { containers: ["/pii/hidden/"] };
+    expect((await t.api.patch("/tokens/zzzz-planted", { key: t.searcher, body: move, headers })).status).toBe(
+      200,
+    );
+    expect((await t.api.post(`/transactions/${commit.body.id}/commit`, { key: t.searcher })).status).toBe(
+      200,
+    );
+    const items = (await scanTable(svc)).filter(
+      (i) => i.entity === "search_entry" && i.token_id === "zzzz-planted",
+    );
+    expect(items.map((i) => i.container)).toEqual(items.map(() => "/pii/hidden/"));
+    expect(ids(await t.search("data:222-33-4444", general, { size: 1 }))).toEqual([]);
   });
 
   it("finds only where a rule grants token:search, not only token:read", async () => {
