@@ -245,6 +245,35 @@ describe("POST /v2/tokens/search", () => {
     );
     expect(items.map((i) => i.container)).toEqual(items.map(() => "/pii/hidden/"));
     expect(ids(await t.search("data:222-33-4444", general, { size: 1 }))).toEqual([]);
+
+    // Round 30: that rewrite is best effort: its failure (throttling here) fails no commit already made.
+    dynamo.middlewareStack.add(
+      (next, context) => (args) => {
+        const sent = (args.input as { TransactItems?: Record<string, unknown>[] }).TransactItems ?? [];
+        const settling = sent[0]?.ConditionCheck && sent.length > 1 && sent.every((i, k) => k === 0 || i.Put);
+        if (context.commandName === "TransactWriteItemsCommand" && settling)
+          throw Object.assign(new Error("throttled"), { name: "ThrottlingException" });
+        return next(args);
+      },
+      { step: "initialize", name: "throttleSettling" },
+    );
+    try {
+      const back = await t.api.post<{ id: string }>("/transactions", { key: t.searcher });
+      const again = { "content-type": "application/merge-patch+json", "svc-transaction-id": back.body.id };
+      const home = { containers: ["/general/"] };
+      const patched = await t.api.patch("/tokens/zzzz-planted", {
+        key: t.searcher,
+        body: home,
+        headers: again,
+      });
+      expect(patched.status).toBe(200);
+      expect((await t.api.post(`/transactions/${back.body.id}/commit`, { key: t.searcher })).status).toBe(
+        200,
+      );
+    } finally {
+      dynamo.middlewareStack.remove("throttleSettling");
+    }
+    expect(ids(await t.search("data:222-33-4444", general, { size: 1 }))).toEqual(["zzzz-planted"]);
   });
 
   it("finds only where a rule grants token:search, not only token:read", async () => {
