@@ -266,8 +266,12 @@ export interface TokenStore {
     fingerprint: string,
     now: Date,
   ): Promise<string | undefined>;
-  /** Removes a token's lookup items of these hashes (stale ones a search met). */
-  removeSearchEntries(token: { tenant_id: string; id: string }, hashes: string[]): Promise<void>;
+  /**
+   * Removes a stale lookup item a search met: only while the token (if any) does not hold the hash and no
+   * transaction holds it, checked in the removal's own write, so a write that gave the token the hash after the
+   * search read it keeps its item.
+   */
+  removeStaleSearchEntry(token: { tenant_id: string; id: string }, hash: string): Promise<void>;
   /** Deletes the token (or, in a transaction, marks it for deletion at commit); false when gone or locked. */
   delete(
     token: StoredToken,

@@ -414,6 +414,26 @@ export function tokenStoreContract(name: string, stores: () => Promise<TokenStor
         });
       });
 
+      it("removes a stale lookup item only while its token does not hold the hash (checked at the removal)", async () => {
+        const s = await setup();
+        const v1 = storedToken(s.tenant, { id: `t-${randomUUID()}`, search_hashes: ["h2"] });
+        await create(s, v1);
+        const v2 = { ...v1, search_hashes: ["h1", "h2"], version: 2 };
+        await s.tokens.replace(v2, 1, auditEntry(v1), { now: NOW, previous: v1 });
+        // A search that read v1 (no h1) meets h1's item, written since: the removal finds the token holds it.
+        await s.tokens.removeStaleSearchEntry(v1, "h1");
+        const kept = await s.tokens.searchEntries(s.tenant, ["h1"], 10, undefined);
+        expect(kept.entries).toEqual([{ hash: "h1", tokenId: v1.id }]);
+        // v3 drops h2 without naming it (its item left behind): stale, so it goes.
+        await s.tokens.replace({ ...v2, search_hashes: ["h1"], version: 3 }, 2, auditEntry(v1), {
+          now: NOW,
+          previous: v2,
+        });
+        await s.tokens.removeStaleSearchEntry(v1, "h2");
+        const found = await s.tokens.searchEntries(s.tenant, ["h1", "h2"], 10, undefined);
+        expect(found.entries).toEqual([{ hash: "h1", tokenId: v1.id }]);
+      });
+
       it("passes over entries of tokens the caller may not see, by container, without counting them", async () => {
         const s = await setup();
         const token = (id: string, container: string) =>

@@ -56,7 +56,7 @@ export const searchKeys = {
 } as const;
 
 /** Under the HMAC version the hash names (key-refs.ts), so each version's lookups are their own partitions. */
-function entryKey(token: Pick<StoredToken, "tenant_id" | "id">, hash: string) {
+export function searchEntryKey(token: Pick<StoredToken, "tenant_id" | "id">, hash: string) {
   return { PK: searchKeys.entry(token.tenant_id, hashVersionOf(hash), hash), SK: `TOKEN#${token.id}` };
 }
 
@@ -75,7 +75,7 @@ export function tokenSearchPuts(
     Put: {
       TableName: tableName,
       Item: {
-        ...entryKey(token, hash),
+        ...searchEntryKey(token, hash),
         entity: "search_entry",
         tenant_id: token.tenant_id,
         token_id: token.id,
@@ -100,7 +100,7 @@ export async function removeSearchEntries(
     await client.send(
       new BatchWriteCommand({
         RequestItems: {
-          [tableName]: chunk.map((hash) => ({ DeleteRequest: { Key: entryKey(token, hash) } })),
+          [tableName]: chunk.map((hash) => ({ DeleteRequest: { Key: searchEntryKey(token, hash) } })),
         },
       }),
     );

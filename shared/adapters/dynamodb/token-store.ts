@@ -29,7 +29,7 @@ import { claimIfUnclaimed, fingerprintClaimItem, releaseFingerprint } from "./fi
 import { keyCountUpdates } from "./key-counters.ts";
 import { BATCH_GET_KEYS } from "./limits.ts";
 import { epochSeconds } from "./schema.ts";
-import { removeSearchEntries, searchEntries, tokenSearchPuts } from "./search-index.ts";
+import { removeSearchEntries, searchEntries, searchEntryKey, tokenSearchPuts } from "./search-index.ts";
 import { tokenSweepPuts } from "./sweep-index.ts";
 import { tokenFromItem, tokenItem, withoutLock } from "./token-items.ts";
 import { tokenKeys } from "./token-keys.ts";
@@ -519,8 +519,29 @@ export class DynamoTokenStore implements TokenStore {
     }
   }
 
-  async removeSearchEntries(token: Pick<StoredToken, "tenant_id" | "id">, hashes: string[]): Promise<void> {
-    await removeSearchEntries(this.client, this.tableName, token, hashes);
+  async removeStaleSearchEntry(token: Pick<StoredToken, "tenant_id" | "id">, hash: string): Promise<void> {
+    // Before, an unconditional delete on a token read the search made earlier: a write giving the token this hash
+    // in between lost its lookup item, the token not found by that value until its next write (review round 30).
+    await this.client
+      .send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              ConditionCheck: {
+                TableName: this.tableName,
+                Key: tokenKeys.token(token.tenant_id, token.id),
+                ConditionExpression:
+                  "attribute_not_exists(PK) OR (attribute_not_exists(txn_id) AND NOT contains(search_hashes, :h))",
+                ExpressionAttributeValues: { ":h": hash },
+              },
+            },
+            { Delete: { TableName: this.tableName, Key: searchEntryKey(token, hash) } },
+          ],
+        }),
+      )
+      .catch((error: unknown) => {
+        if (!cancellationCodes(error)) throw error;
+      });
   }
 
   /** Runs a write transaction and names why it was refused: the token changed or is held, or the transaction closed. */

@@ -187,8 +187,10 @@ export class MemoryTokenStore implements TokenStore {
     return { entries };
   }
 
-  async removeSearchEntries(token: { tenant_id: string; id: string }, hashes: string[]): Promise<void> {
-    for (const hash of hashes) this.search.get(searchKey(token.tenant_id, hash))?.delete(token.id);
+  async removeStaleSearchEntry(token: { tenant_id: string; id: string }, hash: string): Promise<void> {
+    const current = this.tokens.get(keyOf(token));
+    if (current && (current.lock || current.search_hashes?.includes(hash))) return;
+    this.search.get(searchKey(token.tenant_id, hash))?.delete(token.id);
   }
 
   /** What the sweep does at the end of a cvc's hour (SweepStore.removeCvc): the cvc goes, the version stays. */

@@ -120,7 +120,7 @@ async function searchData(
         // which the token item takes only at the commit (and the commit does not write them again).
         if (!token?.search_hashes?.includes(entry.hash)) {
           if (!token?.lock)
-            await deps.tokens.removeSearchEntries({ tenant_id: tenantId, id: entry.tokenId }, [entry.hash]);
+            await deps.tokens.removeStaleSearchEntry({ tenant_id: tenantId, id: entry.tokenId }, entry.hash);
           continue;
         }
         if (!isLive(token, now)) continue;
