@@ -495,53 +495,35 @@ export class DynamoTokenStore implements TokenStore {
   async settleSearchContainer(token: StoredToken): Promise<void> {
     const puts = tokenSearchPuts(this.tableName, token);
     if (puts.length === 0) return;
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              ConditionCheck: {
-                TableName: this.tableName,
-                Key: tokenKeys.token(token.tenant_id, token.id),
-                ConditionExpression: "attribute_not_exists(txn_id) AND #v = :v AND #c = :c",
-                ExpressionAttributeNames: { "#v": "version", "#c": "container" },
-                ExpressionAttributeValues: { ":v": token.version, ":c": token.container },
-              },
-            },
-            ...puts,
-          ] as never,
-        }),
-      );
-    } catch {
-      // Best effort, whatever failed (a refused condition, throttling, the network): it runs after a commit, and
-      // its failure must not skip the claims' moves and the op items' removal after it, nor fail a commit made
-      // (review round 30). A search judges an item without a container by its token item.
-    }
+    const unchanged = {
+      ConditionCheck: {
+        TableName: this.tableName,
+        Key: tokenKeys.token(token.tenant_id, token.id),
+        ConditionExpression: "attribute_not_exists(txn_id) AND #v = :v AND #c = :c",
+        ExpressionAttributeNames: { "#v": "version", "#c": "container" },
+        ExpressionAttributeValues: { ":v": token.version, ":c": token.container },
+      },
+    };
+    // Best effort, whatever failed (a refused condition, throttling, the network): it runs after a commit, and its
+    // failure must not skip the claims' moves and the op items' removal after it, nor fail a commit made (review
+    // round 30). A search judges an item without a container by its token item.
+    await this.write([unchanged, ...puts]).catch(() => undefined);
   }
 
   async removeStaleSearchEntry(token: Pick<StoredToken, "tenant_id" | "id">, hash: string): Promise<void> {
-    // Before, an unconditional delete on a token read the search made earlier: a write giving the token this hash
-    // in between lost its lookup item, the token not found by that value until its next write (review round 30).
-    await this.client
-      .send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              ConditionCheck: {
-                TableName: this.tableName,
-                Key: tokenKeys.token(token.tenant_id, token.id),
-                ConditionExpression:
-                  "attribute_not_exists(PK) OR (attribute_not_exists(txn_id) AND NOT contains(search_hashes, :h))",
-                ExpressionAttributeValues: { ":h": hash },
-              },
-            },
-            { Delete: { TableName: this.tableName, Key: searchEntryKey(token, hash) } },
-          ],
-        }),
-      )
-      .catch((error: unknown) => {
-        if (!cancellationCodes(error)) throw error;
-      });
+    // Before, an unconditional delete on a token the search read earlier: a write giving the token this hash in
+    // between lost its lookup item, the token not found by that value until its next write (review round 30).
+    // A refusal (the token holds the hash, or is held) is the answer: the item stays.
+    const stale = {
+      ConditionCheck: {
+        TableName: this.tableName,
+        Key: tokenKeys.token(token.tenant_id, token.id),
+        ConditionExpression:
+          "attribute_not_exists(PK) OR (attribute_not_exists(txn_id) AND NOT contains(search_hashes, :h))",
+        ExpressionAttributeValues: { ":h": hash },
+      },
+    };
+    await this.write([stale, { Delete: { TableName: this.tableName, Key: searchEntryKey(token, hash) } }]);
   }
 
   /** Runs a write transaction and names why it was refused: the token changed or is held, or the transaction closed. */
