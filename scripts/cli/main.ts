@@ -84,7 +84,7 @@ export async function main(argv: string[]): Promise<number> {
           `imported ${summary.file}: ${summary.records} records, ${summary.created} created, ${summary.deduplicated} deduplicated, ${summary.failed.length} failed${summary.resumed_batches ? ` (resumed after ${summary.resumed_batches} batches)` : ""}`,
           ...shown.map(
             (f) =>
-              `  line ${f.line}: ${f.status ?? "invalid"} ${f.detail}${f.errors ? ` ${JSON.stringify(f.errors)}` : ""}`,
+              `  line ${f.line}: ${f.status === undefined ? "" : `${f.status} `}${f.detail}${f.errors ? ` ${JSON.stringify(f.errors)}` : ""}`,
           ),
           ...(summary.failed.length > shown.length
             ? [`  … ${summary.failed.length - shown.length} more`]
