@@ -1,11 +1,11 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { BatchGetCommand, BatchWriteCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { BatchWriteCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { TokenRef } from "#shared/domain/access-rules.ts";
 import { hashVersionOf } from "#shared/domain/keys/key-refs.ts";
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
 import { SEARCH_SCAN_ITEMS } from "#shared/ports/stores.ts";
 import { BATCH_WRITE_ITEMS } from "./limits.ts";
-import { tokenKeys } from "./token-keys.ts";
+import { batchGetTokenItems } from "./token-batch-get.ts";
 
 /**
  * The containers of tokens whose lookup items name none (written before items carried it): read from the token
@@ -18,29 +18,13 @@ async function containersOf(
   tenantId: string,
   ids: string[],
 ): Promise<Map<string, string>> {
+  const { items, unread } = await batchGetTokenItems(client, tableName, tenantId, ids, {
+    attributes: ["id", "tenant_id", "container"],
+  });
+  if (unread > 0) throw new Error("Token containers could not be read");
   const found = new Map<string, string>();
-  const unique = [...new Set(ids)];
-  for (let i = 0; i < unique.length; i += 100) {
-    let keys: Record<string, unknown>[] = unique.slice(i, i + 100).map((id) => tokenKeys.token(tenantId, id));
-    for (let attempt = 0; keys.length > 0 && attempt < 6; attempt++) {
-      const out = await client.send(
-        new BatchGetCommand({
-          RequestItems: {
-            [tableName]: {
-              Keys: keys,
-              ProjectionExpression: "id, tenant_id, #c",
-              ExpressionAttributeNames: { "#c": "container" },
-            },
-          },
-        }),
-      );
-      for (const item of out.Responses?.[tableName] ?? [])
-        if (item.tenant_id === tenantId && typeof item.container === "string")
-          found.set(String(item.id), item.container);
-      keys = (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
-    }
-    if (keys.length > 0) throw new Error("Token containers could not be read");
-  }
+  for (const item of items)
+    if (typeof item.container === "string") found.set(String(item.id), item.container);
   return found;
 }
 

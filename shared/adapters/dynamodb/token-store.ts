@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { BatchGetCommand, GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { TokenRef } from "#shared/domain/access-rules.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
@@ -27,10 +27,10 @@ import type {
 import type { AuditItems } from "./audit-items.ts";
 import { claimIfUnclaimed, fingerprintClaimItem, releaseFingerprint } from "./fingerprint-claims.ts";
 import { keyCountUpdates } from "./key-counters.ts";
-import { BATCH_GET_KEYS } from "./limits.ts";
 import { epochSeconds } from "./schema.ts";
 import { removeSearchEntries, searchEntries, searchEntryKey, tokenSearchPuts } from "./search-index.ts";
 import { tokenSweepPuts } from "./sweep-index.ts";
+import { batchGetTokenItems } from "./token-batch-get.ts";
 import { tokenFromItem, tokenItem, withoutLock } from "./token-items.ts";
 import { tokenKeys } from "./token-keys.ts";
 import { listTokenPage, listTokens } from "./token-listing.ts";
@@ -235,20 +235,10 @@ export class DynamoTokenStore implements TokenStore {
 
   async getMany(tenantId: string, ids: string[]): Promise<StoredToken[]> {
     const unique = [...new Set(ids)];
-    const found: StoredToken[] = [];
-    for (let i = 0; i < unique.length; i += BATCH_GET_KEYS) {
-      let keys: Record<string, unknown>[] = unique
-        .slice(i, i + BATCH_GET_KEYS)
-        .map((id) => tokenKeys.token(tenantId, id));
-      for (let attempt = 0; keys.length > 0 && attempt < 6; attempt++) {
-        const out = await this.client.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
-        );
-        for (const item of out.Responses?.[this.tableName] ?? [])
-          if (item.tenant_id === tenantId) found.push(tokenFromItem(item));
-        keys = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
-      }
-    }
+    const { items } = await batchGetTokenItems(this.client, this.tableName, tenantId, unique, {
+      consistent: true,
+    });
+    const found = items.map(tokenFromItem);
     const order = new Map(unique.map((id, index) => [id, index]));
     return found.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   }
