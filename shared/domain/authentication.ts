@@ -5,10 +5,14 @@ import type { SessionStore } from "#shared/ports/session-store.ts";
 import type { ApplicationReader } from "#shared/ports/stores.ts";
 import { Cache } from "./cache.ts";
 import type { DeletedTenants } from "./deleted-tenants.ts";
-import type { Application, Principal } from "./entities.ts";
+import type { Application, ApplicationKey, Principal } from "./entities.ts";
 
 /** How many applications deep a key's minting chain is followed (created_through, minted_through). */
 const MAX_MINTING_CHAIN = 16;
+
+/** The non-member applications a key was minted through, each once: its minted_through, then its minted_chain. */
+const mintingChainOfKey = (key: Pick<ApplicationKey, "minted_through" | "minted_chain">): string[] =>
+  key.minted_through ? [...new Set([key.minted_through, ...(key.minted_chain ?? [])])] : [];
 
 /**
  * Resolves SVC-API-KEY to a principal. Positive results are cached per process for `cacheSeconds`
@@ -105,15 +109,13 @@ export class Authenticator {
       this.liveKey(tenantId, applicationId, keyId),
     ]);
     if (!application || !key) return undefined;
-    const mintedThrough = key.minted_through
-      ? [...new Set([key.minted_through, ...(key.minted_chain ?? [])])]
-      : [];
+    const mintedThrough = mintingChainOfKey(key);
     return {
       kind: "application",
       tenantId,
       keyId,
       application,
-      ...(mintedThrough.length ? { mintedThrough: mintedThrough.slice(0, MAX_MINTING_CHAIN) } : {}),
+      ...(mintedThrough.length ? { mintedThrough } : {}),
     };
   }
 
@@ -125,8 +127,8 @@ export class Authenticator {
     const key = await this.applications.getKey(tenantId, applicationId, keyId);
     if (!key || (key.minted_by && !(await this.applications.memberExists(tenantId, key.minted_by))))
       return undefined;
-    const through = new Set(key.minted_through ? [key.minted_through, ...(key.minted_chain ?? [])] : []);
-    if (through.size > MAX_MINTING_CHAIN) return undefined;
+    const through = mintingChainOfKey(key);
+    if (through.length > MAX_MINTING_CHAIN) return undefined;
     // Applications met once are not read again: the chains share their ancestors (16 × 16 reads at worst before).
     const checked = new Set<string>();
     for (const applicationId of through)
