@@ -7,13 +7,6 @@ export interface GroupAccess {
   /** ssm:GetParameter on the root key hash parameter (root routes: POST /tenants, POST /_test/clock). */
   rootKeyParameter: boolean;
   /**
-   * kms:GenerateDataKey and kms:Decrypt on the data key, for sealing and opening token data, and for storing
-   * idempotent answers sealed (every group with an idempotent route: test/infra/stack.test.ts checks it).
-   * `probe`: the same two actions only under the readiness probe's encryption context (GET /healthz checks
-   * the key works), so no tenant's data key can be generated or unwrapped with it.
-   */
-  dataKey: boolean | "probe";
-  /**
    * The deployment's receipt-signing key (SVC_RECEIPT_KEY_ID): `sign` for DELETE /tenants/self's receipt,
    * `publicKey` for the route that publishes the key to verify receipts with.
    */
@@ -37,7 +30,6 @@ export const FUNCTION_ACCESS = {
   system: {
     table: "nameOnly",
     rootKeyParameter: true,
-    dataKey: "probe",
     receiptKey: "publicKey",
     reason:
       "Health and OpenAPI read no data (the table name is set only because shared/config.ts requires it); " +
@@ -47,56 +39,48 @@ export const FUNCTION_ACCESS = {
   tenants: {
     table: "readWrite",
     rootKeyParameter: true,
-    dataKey: true,
     receiptKey: "sign",
     reason:
-      "POST /tenants (root key) writes the tenant, its owner, app, key and audit entries in one transaction. Idempotent answers are stored sealed under the data key. DELETE /tenants/self signs the deletion receipt.",
+      "POST /tenants (root key) writes the tenant, its owner, app, key and audit entries in one transaction. Idempotent answers are sealed under answer keys (no data key: GROUP_DATA_KEYS). DELETE /tenants/self signs the deletion receipt; PUT /tenants/self/keys/kms re-wraps every stored key (ReEncrypt, never in plaintext).",
   },
   applications: {
     table: "readWrite",
     rootKeyParameter: false,
-    dataKey: true,
     reason:
-      "Application and key CRUD with their audit entries; no root routes. Idempotent answers are stored sealed under the data key.",
+      "Application and key CRUD with their audit entries; no root routes. Idempotent answers are sealed under answer keys (no data key).",
   },
   logs: {
     table: "read",
     rootKeyParameter: false,
-    dataKey: false,
     reason: "GET /logs and /logs/entity-types only query the audit log (and look up the caller's key).",
   },
   tokens: {
     table: "readWrite",
     rootKeyParameter: false,
-    dataKey: true,
     reason: "Token CRUD seals and opens data under per-tenant data keys from KMS, with audit entries.",
   },
   transactions: {
     table: "readWrite",
     rootKeyParameter: false,
-    dataKey: true,
     reason:
-      "Opens, commits and rolls back token transactions; commits move sealed items and never open data. Idempotent answers are stored sealed under the data key.",
+      "Opens, commits and rolls back token transactions; commits move sealed items and never open data. Idempotent answers are sealed under answer keys (no data key).",
   },
   sessions: {
     table: "readWrite",
     rootKeyParameter: false,
-    dataKey: true,
     reason:
-      "Creates sessions (key, nonce, audit entry) and authorizes them. Idempotent answers are stored sealed under the data key.",
+      "Creates sessions (key, nonce, audit entry) and authorizes them. Idempotent answers are sealed under answer keys (no data key).",
   },
   members: {
     table: "readWrite",
     rootKeyParameter: false,
-    dataKey: true,
     email: true,
     reason:
-      "Members and invitations; accepting one creates a member, its application and key; invitations send e-mail. Idempotent answers are stored sealed under the data key.",
+      "Members and invitations; accepting one creates a member, its application and key; invitations send e-mail. Idempotent answers are sealed under answer keys (no data key).",
   },
   proxies: {
     table: "readWrite",
     rootKeyParameter: false,
-    dataKey: true,
     sandbox: "prepare",
     reason:
       "Proxy CRUD; each proxy's key is sealed under the tenant's data key so managers can read it back; " +
@@ -105,7 +89,6 @@ export const FUNCTION_ACCESS = {
   proxy: {
     table: "readWrite",
     rootKeyParameter: false,
-    dataKey: true,
     sandbox: "run",
     reason:
       "Proxy invocation opens detokenized tokens (KMS Decrypt), logs each use, and answers transforms' svc calls; " +
@@ -114,7 +97,6 @@ export const FUNCTION_ACCESS = {
   reactors: {
     table: "readWrite",
     rootKeyParameter: false,
-    dataKey: true,
     sandbox: "run",
     reason:
       "Formula and reactor CRUD; react and react-async detokenize (KMS), runs code in the tenant's runner function (created when " +

@@ -140,7 +140,7 @@ export class TokenizationVault extends Construct {
     this.functions = this.node.findAll().filter((c): c is ApiFunction => c instanceof ApiFunction);
     const customerKeyAccounts = props.customerKeyAccounts ?? [];
     if (customerKeyAccounts.length > 0)
-      for (const fn of this.functions.filter((f) => f.handlesTenantDataKeys))
+      for (const fn of this.functions.filter((f) => f.dataKeyUse === "data" || f.dataKeyUse === "answers"))
         fn.grantCustomerKeys(
           customerKeyAccounts,
           fn === this.http.functions.tenants ? this.data.dataKey : undefined,

@@ -12,8 +12,15 @@ import { BUNDLE_POLICY, REPO_ROOT } from "#lib/bundling.ts";
 import { RATE_KEY_PREFIX } from "#shared/adapters/dynamodb/request-budget.ts";
 import { TABLE_KEYS } from "#shared/adapters/dynamodb/schema.ts";
 import { KEY_PROBE_CONTEXT } from "#shared/domain/crypto/key-health.ts";
+import { ANSWER_KEY_PREFIX, CUSTOMER_KEY_CHECK_ID } from "#shared/domain/keys/key-refs.ts";
+import type { DataKeyUse } from "#shared/http/route.ts";
 import { API_FUNCTION_TIMEOUT_SECONDS, API_GATEWAY_TIMEOUT_SECONDS } from "#shared/http/time-limits.ts";
 import { LAMBDA_NODE_OPTIONS } from "#shared/node-options.ts";
+
+/** Only under an encryption context naming an answer key (and `also`): see ApiFunction.bindDataKey. */
+const answerKeysOnly = (also: readonly string[] = []) => ({
+  StringLike: { "kms:EncryptionContext:key_id": [`${ANSWER_KEY_PREFIX}*`, ...also] },
+});
 
 /** lib/bundling.ts's policy in CDK's terms. */
 const cdkBundling = () => ({
@@ -98,8 +105,8 @@ export interface ApiFunctionProps {
  */
 export class ApiFunction extends Construct {
   readonly function: NodejsFunction;
-  /** Set by bindDataKey (not probe-only): the function generates and unwraps tenants' data keys. */
-  handlesTenantDataKeys = false;
+  /** Set by bindDataKey: which keys the function generates and unwraps (shared/http/route.ts GROUP_DATA_KEYS). */
+  dataKeyUse: DataKeyUse = "none";
   readonly role: Role;
   readonly logGroup: LogGroup;
 
@@ -200,8 +207,10 @@ export class ApiFunction extends Construct {
   /**
    * Sets SVC_KMS_KEY_ID and grants exactly what envelope encryption needs on that key: GenerateDataKey
    * (new per-tenant data keys) and Decrypt (unwrapping them). No Encrypt, no key administration.
-   * `probeOnly`: both only under the readiness probe's encryption context (shared/domain/crypto/key-health.ts),
-   * which no tenant's data key has.
+   * `use` (GROUP_DATA_KEYS): `data`, every tenant key; `answers`, only under an encryption context whose key_id
+   * names an answer key (shared/domain/keys/key-refs.ts), so the function can unwrap no data or HMAC key;
+   * `probe`, only under the readiness probe's encryption context (shared/domain/crypto/key-health.ts), which no
+   * tenant's key has.
    *
    * Bring your own key (PUT /tenants/self/keys/kms): a tenant's own key, usually in its own account, must let
    * this function's role call kms:GenerateDataKey, kms:Decrypt and kms:ReEncryptTo (the tenants function also
@@ -209,15 +218,17 @@ export class ApiFunction extends Construct {
    * policy or grant; across accounts the role needs the same actions in its own policy. The key policy and
    * grant the customer gives: docs/security.md, "Bring your own key".
    */
-  bindDataKey(key: IKey, options: { probeOnly?: boolean } = {}): this {
+  bindDataKey(key: IKey, use: Exclude<DataKeyUse, "none"> = "data"): this {
     this.function.addEnvironment("SVC_KMS_KEY_ID", key.keyArn);
-    if (!options.probeOnly) this.handlesTenantDataKeys = true;
+    this.dataKeyUse = use;
     this.useKey(
       key,
       ["kms:GenerateDataKey", "kms:Decrypt"],
-      options.probeOnly
+      use === "probe"
         ? { StringEquals: { "kms:EncryptionContext:purpose": KEY_PROBE_CONTEXT.purpose } }
-        : undefined,
+        : use === "answers"
+          ? answerKeysOnly()
+          : undefined,
     );
     return this;
   }
@@ -228,7 +239,11 @@ export class ApiFunction extends Construct {
    * only (lib/constructs/vault-data.ts), so no other principal of the account can decrypt or sign with them,
    * whatever its identity policy says. An imported key (no policy here) gets the identity statement only.
    */
-  private useKey(key: IKey, actions: string[], conditions?: Record<string, Record<string, string>>): void {
+  private useKey(
+    key: IKey,
+    actions: string[],
+    conditions?: Record<string, Record<string, string | string[]>>,
+  ): void {
     this.function.addToRolePolicy(
       new PolicyStatement({ actions, resources: [key.keyArn], ...(conditions ? { conditions } : {}) }),
     );
@@ -251,18 +266,27 @@ export class ApiFunction extends Construct {
   grantCustomerKeys(accounts: readonly string[], rewrapFrom?: IKey): this {
     const tenantContext = { Null: { "kms:EncryptionContext:tenant_id": "false" } };
     const customerKeys = accounts.map((account) => `arn:${Stack.of(this).partition}:kms:*:${account}:key/*`);
+    // The same key ids as on the deployment's key; the tenants function also tries a customer key first.
+    const keyIds =
+      this.dataKeyUse === "answers" ? answerKeysOnly(rewrapFrom ? [CUSTOMER_KEY_CHECK_ID] : []) : {};
     this.function.addToRolePolicy(
       new PolicyStatement({
-        actions: [
-          "kms:GenerateDataKey",
-          "kms:Decrypt",
-          ...(rewrapFrom ? ["kms:ReEncryptTo", "kms:ReEncryptFrom"] : []),
-        ],
+        actions: ["kms:GenerateDataKey", "kms:Decrypt"],
         resources: customerKeys,
-        conditions: tenantContext,
+        conditions: { ...tenantContext, ...keyIds },
       }),
     );
-    if (rewrapFrom) this.useKey(rewrapFrom, ["kms:ReEncryptFrom"], tenantContext);
+    if (rewrapFrom) {
+      // Re-wrapping moves every stored key under the customer's without ever returning one in plaintext.
+      this.function.addToRolePolicy(
+        new PolicyStatement({
+          actions: ["kms:ReEncryptTo", "kms:ReEncryptFrom"],
+          resources: customerKeys,
+          conditions: tenantContext,
+        }),
+      );
+      this.useKey(rewrapFrom, ["kms:ReEncryptFrom"], tenantContext);
+    }
     return this;
   }
 

@@ -19,7 +19,13 @@ import type { IKey } from "aws-cdk-lib/aws-kms";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { preflightRoutes } from "#shared/http/cors.ts";
-import { type ApiRoute, type AuthMode, FUNCTION_GROUPS, type FunctionGroup } from "#shared/http/route.ts";
+import {
+  type ApiRoute,
+  type AuthMode,
+  FUNCTION_GROUPS,
+  type FunctionGroup,
+  GROUP_DATA_KEYS,
+} from "#shared/http/route.ts";
 import { GROUP_AFTER_BUNDLING } from "../bundling.ts";
 import { FUNCTION_ACCESS } from "../function-groups.ts";
 import { ApiFunction } from "./api-function.ts";
@@ -116,7 +122,8 @@ export class VaultHttpApi extends Construct {
       });
       fn.bindTable(props.table, access.table);
       if (access.rootKeyParameter) fn.bindRootKeyParameter(props.rootKeyParameterName);
-      if (access.dataKey) fn.bindDataKey(props.dataKey, { probeOnly: access.dataKey === "probe" });
+      const keys = GROUP_DATA_KEYS[group];
+      if (keys !== "none") fn.bindDataKey(props.dataKey, keys);
       if ("receiptKey" in access && access.receiptKey) fn.bindReceiptKey(props.receiptKey, access.receiptKey);
       if ("email" in access && access.email) emailFunctions.push(fn);
       if ("sandbox" in access && access.sandbox) sandboxFunctions.push([fn, access.sandbox]);

@@ -13,6 +13,7 @@ import { MasterKeyWrapper, readMasterKey } from "#shared/adapters/local/master-k
 import { StaticRootKeyVerifier } from "#shared/adapters/local/root-key.ts";
 import type { Config } from "#shared/config.ts";
 import { Authenticator } from "#shared/domain/authentication.ts";
+import { AnswerSealer } from "#shared/domain/crypto/answer-sealer.ts";
 import { KeyHealth } from "#shared/domain/crypto/key-health.ts";
 import { DEFAULT_KEYRING_OPTIONS, Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
@@ -133,6 +134,8 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
   return {
     ...table,
     sealer: new Sealer(keyring),
+    // Idempotent answers of the groups that never open token data (shared/http/route.ts GROUP_DATA_KEYS).
+    answerSealer: new AnswerSealer(keyring),
     custody,
     customerKeys: tenantKeys,
     tenantDeletion,

@@ -11,6 +11,7 @@ import type { AuditLogStore } from "#shared/ports/stores.ts";
 import { auditEvent, recordEvents } from "./audit-entry.ts";
 import { frameCustomerWrapped, keyUnavailable, unframe } from "./crypto/tenant-key-wrapper.ts";
 import type { TenantPrincipal } from "./entities.ts";
+import { CUSTOMER_KEY_CHECK_ID } from "./keys/key-refs.ts";
 import { assertOwnerKey } from "./owner-key.ts";
 
 export interface KeyCustodyDeps {
@@ -26,7 +27,7 @@ const PASSES = 3;
 
 /** The test a key passes before anything is wrapped under it: a data key made and opened for this tenant. */
 async function checkKey(customerKeys: CustomerKeys, keyArn: string, tenantId: string): Promise<void> {
-  const context = { tenant_id: tenantId, key_id: "byok-check" };
+  const context = { tenant_id: tenantId, key_id: CUSTOMER_KEY_CHECK_ID };
   try {
     const wrapper = customerKeys.wrapper(keyArn);
     const generated = await wrapper.generateDataKey(context);

@@ -28,6 +28,7 @@ import { type HttpResult, header, jsonResult, type RequestState, type SvcContext
 import {
   type BodyOf,
   type FunctionGroup,
+  GROUP_DATA_KEYS,
   listRoutes,
   type ParamsOf,
   type QueryOf,
@@ -243,7 +244,7 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       // Before anything the route does (rate budget, idempotent replays): an unlisted Origin is refused.
       .use(corsOriginCheck())
       .use(rateLimit(deps))
-      .use(idempotency(deps, idempotencyReplays))
+      .use(idempotency(deps, idempotencyReplays, GROUP_DATA_KEYS[group] === "answers" ? "answers" : "data"))
       .handler(dispatch) as unknown as (
       event: APIGatewayProxyEventV2,
       context: Context,

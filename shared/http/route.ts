@@ -17,6 +17,28 @@ export const FUNCTION_GROUPS = [
 ] as const;
 export type FunctionGroup = (typeof FUNCTION_GROUPS)[number];
 
+/**
+ * Which of the keys KMS wraps a group's function may use (lib/constructs/api-function.ts grants exactly this):
+ * `data`, a tenant's every key (token data, its HMACs, what is sealed beside them); `answers`, only a tenant's
+ * answer keys (idempotent answers: shared/domain/keys/key-refs.ts), for groups that never open token data;
+ * `probe`, only the readiness probe's key; `none`, no key.
+ */
+export type DataKeyUse = "data" | "answers" | "probe" | "none";
+
+export const GROUP_DATA_KEYS = {
+  system: "probe",
+  tenants: "answers",
+  applications: "answers",
+  logs: "none",
+  tokens: "data",
+  transactions: "answers",
+  sessions: "answers",
+  members: "answers",
+  proxies: "data",
+  proxy: "data",
+  reactors: "data",
+} as const satisfies Record<FunctionGroup, DataKeyUse>;
+
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /** Who may call: a tenant key, the deployment's root key, or anyone. */

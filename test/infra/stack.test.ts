@@ -28,7 +28,7 @@ import { CONFIG_VARIABLES, loadConfig } from "#shared/config.ts";
 import { LIBRARY_VARIABLES } from "#shared/config-docs.ts";
 import { DEFAULT_TIMEOUT_MS as PROXY_TIMEOUT_MS } from "#shared/egress/forward.ts";
 import { preflightRoutes } from "#shared/http/cors.ts";
-import { FUNCTION_GROUPS, type FunctionGroup, routeKeyOf } from "#shared/http/route.ts";
+import { FUNCTION_GROUPS, type FunctionGroup, GROUP_DATA_KEYS, routeKeyOf } from "#shared/http/route.ts";
 import { CHILD_FILES } from "#shared/sandbox/spawn.ts";
 import {
   actionsOf,
@@ -314,8 +314,9 @@ describe("least privilege", () => {
       const kmsStatements = statements.filter(
         (s) => actionsOf([s]).some((a) => a.startsWith("kms:")) && !onKey(receiptKeyId).includes(s),
       );
+      const keys = GROUP_DATA_KEYS[group];
       expect(actionsOf(kmsStatements).sort()).toEqual(
-        FUNCTION_ACCESS[group].dataKey ? ["kms:Decrypt", "kms:GenerateDataKey"] : [],
+        keys !== "none" ? ["kms:Decrypt", "kms:GenerateDataKey"] : [],
       );
       // The receipt key: Sign only where receipts are signed, its public key where it is published.
       const receiptUse: GroupAccess["receiptKey"] = (FUNCTION_ACCESS[group] as GroupAccess).receiptKey;
@@ -324,11 +325,14 @@ describe("least privilege", () => {
       );
       for (const s of kmsStatements) {
         expect(asArray(s.Resource)).toEqual([{ "Fn::GetAtt": [keyId, "Arn"] }]);
-        // The system function (GET /healthz) only ever handles the readiness probe's own data key.
-        expect(s.Condition).toEqual(
-          FUNCTION_ACCESS[group].dataKey === "probe"
+        // The system function (GET /healthz) only ever handles the readiness probe's own data key; the
+        // functions that never open token data only the tenants' answer keys (no data or HMAC key).
+        expect(s.Condition, group).toEqual(
+          keys === "probe"
             ? { StringEquals: { "kms:EncryptionContext:purpose": "readiness-probe" } }
-            : undefined,
+            : keys === "answers"
+              ? { StringLike: { "kms:EncryptionContext:key_id": ["answers-*"] } }
+              : undefined,
         );
       }
       // Reactors queue callbacks; tenants start key rewrap jobs (their first page).
@@ -660,7 +664,7 @@ describe("stateful resources", () => {
       .flatMap((s) => asArray((s.Principal as { AWS: unknown }).AWS))
       .map((principal) => JSON.stringify(principal));
     const expected = stack.vault.functions
-      .filter((f) => f.handlesTenantDataKeys || f === stack.http.functions.system)
+      .filter((f) => f.dataKeyUse !== "none")
       .map((f) => JSON.stringify({ "Fn::GetAtt": [idOf(f.role), "Arn"] }));
     expect(new Set(roles)).toEqual(new Set(expected));
   });

@@ -11,6 +11,7 @@ import { Topic } from "aws-cdk-lib/aws-sns";
 import type { IConstruct } from "constructs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "#lib/app.ts";
+import type { ApiFunction } from "#lib/constructs/api-function.ts";
 import { DEFAULT_ALARM_THRESHOLDS, SANDBOX_RUNNER_ERRORS } from "#lib/constructs/monitoring.ts";
 import { TokenizationVault, type TokenizationVaultProps } from "#lib/tokenization-vault.ts";
 import { FUNCTION_GROUPS } from "#shared/http/route.ts";
@@ -476,22 +477,37 @@ describe("key custody", () => {
 
   it("lets tenants bring keys only from the accounts named, only under a tenant_id context, and by default from none", () => {
     for (const fn of plain.vault.functions) expect(customerKeyStatements(plain, fn.role)).toEqual([]);
-    const withKeys = hardened.vault.functions.filter((fn) => fn.handlesTenantDataKeys);
+    const handlesTenantKeys = (fn: ApiFunction) => fn.dataKeyUse === "data" || fn.dataKeyUse === "answers";
+    const withKeys = hardened.vault.functions.filter(handlesTenantKeys);
     expect(withKeys.length).toBeGreaterThan(3);
+    const tenantContext = { Null: { "kms:EncryptionContext:tenant_id": "false" } };
     for (const fn of withKeys) {
       const statements = customerKeyStatements(hardened, fn.role);
-      expect(statements.length, fn.node.path).toBe(1);
-      expect(JSON.stringify(statements[0]?.Resource)).toContain(":kms:*:222222222222:key/*");
-      expect(statements[0]?.Condition).toEqual({ Null: { "kms:EncryptionContext:tenant_id": "false" } });
-      const actions = [statements[0]?.Action].flat().sort();
+      const tenants = fn === hardened.vault.http.functions.tenants;
       // Only the tenants function (PUT /tenants/self/keys/kms) re-encrypts a tenant's data keys to its key.
-      expect(actions).toEqual(
-        fn === hardened.vault.http.functions.tenants
-          ? ["kms:Decrypt", "kms:GenerateDataKey", "kms:ReEncryptFrom", "kms:ReEncryptTo"]
-          : ["kms:Decrypt", "kms:GenerateDataKey"],
+      expect(statements.length, fn.node.path).toBe(tenants ? 2 : 1);
+      for (const statement of statements)
+        expect(JSON.stringify(statement.Resource)).toContain(":kms:*:222222222222:key/*");
+      const [use, rewrap] = statements;
+      expect([use?.Action].flat().sort()).toEqual(["kms:Decrypt", "kms:GenerateDataKey"]);
+      // The functions that never open token data: the answer keys only (and the tenants function the key's
+      // trial key), as on the deployment's key.
+      expect(use?.Condition, fn.node.path).toEqual(
+        fn.dataKeyUse === "answers"
+          ? {
+              ...tenantContext,
+              StringLike: {
+                "kms:EncryptionContext:key_id": ["answers-*", ...(tenants ? ["byok-check"] : [])],
+              },
+            }
+          : tenantContext,
       );
+      if (tenants) {
+        expect([rewrap?.Action].flat().sort()).toEqual(["kms:ReEncryptFrom", "kms:ReEncryptTo"]);
+        expect(rewrap?.Condition).toEqual(tenantContext);
+      }
     }
-    for (const fn of hardened.vault.functions.filter((f) => !f.handlesTenantDataKeys))
+    for (const fn of hardened.vault.functions.filter((f) => !handlesTenantKeys(f)))
       expect(customerKeyStatements(hardened, fn.role)).toEqual([]);
   });
 });

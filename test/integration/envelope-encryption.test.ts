@@ -6,7 +6,8 @@ import { TestClock } from "#shared/adapters/clock.ts";
 import { DynamoDataKeyStore } from "#shared/adapters/dynamodb/data-key-store.ts";
 import { KmsKeyWrapper } from "#shared/adapters/kms/kms-key-wrapper.ts";
 import { MasterKeyWrapper } from "#shared/adapters/local/master-key-wrapper.ts";
-import { Keyring } from "#shared/domain/crypto/keyring.ts";
+import { AnswerSealer } from "#shared/domain/crypto/answer-sealer.ts";
+import { DEFAULT_KEYRING_OPTIONS, Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
 import { TEST_TABLE, testDynamo } from "#test/support/dynamo.ts";
@@ -39,6 +40,41 @@ function setup(options = { rotationDays: 30, cacheSeconds: 300, cacheMaxUses: 10
   const keyring = new Keyring(wrapper, store, clock, options);
   return { clock, wrapper, keyring, sealer: new Sealer(keyring) };
 }
+
+/** As the IAM condition of the functions that hold answer keys only: every other key id is refused. */
+const answerKeysOnly = (inner: KeyWrapper): KeyWrapper => {
+  const check = (context: Record<string, string>) => {
+    if (!context.key_id?.startsWith("answers-")) throw new Error(`AccessDenied: ${context.key_id}`);
+  };
+  return {
+    generateDataKey: async (context) => (check(context), inner.generateDataKey(context)),
+    unwrap: async (wrapped, context) => (check(context), inner.unwrap(wrapped, context)),
+  };
+};
+
+describe("answer keys", () => {
+  it("seal, open and key signatures under answer keys alone, and open nothing sealed under a data key", async () => {
+    const tenantId = randomUUID();
+    const binding = { tenantId, tokenId: "idempotency:x", field: "response_body" };
+    const clock = new TestClock();
+    const keyring = new Keyring(answerKeysOnly(master), store, clock, DEFAULT_KEYRING_OPTIONS);
+    const answers = new AnswerSealer(keyring);
+
+    const sealed = await answers.seal(binding, '{"id":"app"}');
+    expect(sealed.split(".")[1]).toBe(`answers-k${keyring.periodVersion()}`);
+    expect(await answers.open(binding, sealed)).toBe('{"id":"app"}');
+    const signature = await answers.fingerprint(tenantId, "svc-idempotency-key", "k-1");
+    // The data sealer of the same keyring is refused every key (what KMS does to such a function)…
+    const data = new Sealer(keyring);
+    await expect(data.seal(binding, "x")).rejects.toThrow("AccessDenied");
+    await expect(data.fingerprint(tenantId, "svc-idempotency-key", "k-1")).rejects.toThrow("AccessDenied");
+    // …and a value sealed under a data key (by a token function) is never opened by the answer sealer.
+    const tokenFunction = new Sealer(new Keyring(master, store, clock, DEFAULT_KEYRING_OPTIONS));
+    const underData = await tokenFunction.seal(binding, '{"id":"app"}');
+    await expect(answers.open(binding, underData)).rejects.toThrow("Not sealed under an answer key");
+    expect(await tokenFunction.fingerprint(tenantId, "svc-idempotency-key", "k-1")).not.toBe(signature);
+  });
+});
 
 describe("envelope encryption", () => {
   it("seals and opens, and a ciphertext moved to another tenant, token or field fails to open", async () => {

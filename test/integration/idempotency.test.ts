@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import { scanTable } from "#test/support/table-scan.ts";
+import { appKey, revealEverything } from "#test/support/tokens.ts";
 
 const svc = useService();
 
@@ -31,6 +32,77 @@ describe("idempotency (SVC-IDEMPOTENCY-KEY)", () => {
     expect(list.body.pagination.total_items).toBe(2);
   });
 
+  it("seals the answers of groups that never open token data under the tenant's answer keys, making no data or HMAC key", async () => {
+    const { api, managementKey, tenantId } = await setup();
+    const keyIds = async () =>
+      (await scanTable(svc))
+        .filter((item) => item.PK === `TENANT#${tenantId}` && String(item.SK).startsWith("DATAKEY#"))
+        .map((item) => String(item.SK).slice("DATAKEY#".length))
+        .sort();
+    const headers = (key: string) => ({ "svc-idempotency-key": key });
+    const writer = await appKey(api, managementKey, { type: "private", rules: revealEverything });
+    const requests = [
+      () =>
+        api.post("/applications", {
+          key: managementKey,
+          body: { name: "web", type: "public", permissions: ["token:create"] },
+          headers: headers("app-1"),
+        }),
+      () =>
+        api.post("/tenants/self/invitations", {
+          key: managementKey,
+          body: { email: `answers${Date.now()}@example.com` },
+          headers: headers("invite-1"),
+        }),
+      () => api.post("/transactions", { key: writer, headers: headers("txn-1") }),
+    ];
+    for (const request of requests) {
+      const first = await request();
+      const again = await request();
+      expect(first.status).toBe(201);
+      expect(again.headers.get("svc-idempotent-replayed")).toBe("true");
+      expect(again.body).toEqual(first.body);
+    }
+    // Answer keys only: the functions of these routes are granted no other (GROUP_DATA_KEYS).
+    const answerKeys = await keyIds();
+    expect(answerKeys).toContain("answers-fingerprint");
+    expect(answerKeys.some((id) => /^answers-k\d+$/.test(id))).toBe(true);
+    expect(answerKeys.every((id) => id.startsWith("answers-"))).toBe(true);
+
+    // A token route's answer: under the tenant's data keys, as its token data.
+    const tokenized = () =>
+      api.post("/tokens", { key: writer, body: { type: "token", data: "x" }, headers: headers("tok-1") });
+    expect((await tokenized()).status).toBe(201);
+    expect((await tokenized()).headers.get("svc-idempotent-replayed")).toBe("true");
+    const after = await keyIds();
+    expect(after).toContain("fingerprint");
+    expect(after.some((id) => /^k\d+$/.test(id))).toBe(true);
+  });
+
+  it("answers 409, running nothing again, a retry whose stored answer was sealed under a data key (before answer keys)", async () => {
+    const { api, managementKey } = await setup();
+    const headers = { "svc-idempotency-key": "create-web-before-answer-keys" };
+    const body = { name: "web", type: "public", permissions: ["token:create"] };
+    const deps = svc.service.deps;
+    // The first run as the previous version stored it: its answer sealed under the tenant's data key.
+    const answerSealer = deps.answerSealer;
+    deps.answerSealer = Object.assign(Object.create(answerSealer) as typeof answerSealer, {
+      seal: (binding: Parameters<typeof answerSealer.seal>[0], plaintext: string) =>
+        deps.sealer.seal(binding, plaintext),
+    });
+    const first = await api.post("/applications", { key: managementKey, body, headers }).finally(() => {
+      deps.answerSealer = answerSealer;
+    });
+
+    const retry = await api.post<{ detail: string }>("/applications", { key: managementKey, body, headers });
+    const list = await api.get<Page>("/applications", { key: managementKey });
+
+    expect(first.status).toBe(201);
+    expect(retry.status).toBe(409);
+    expect(retry.body.detail).toMatch(/took effect before an upgrade/);
+    expect(list.body.pagination.total_items).toBe(2);
+  });
+
   it("keeps the key as a keyed digest, never as sent (a key may be built from a card number)", async () => {
     const { api, managementKey } = await setup();
     const sent = "order-4111111111111111-attempt";
@@ -52,7 +124,7 @@ describe("idempotency (SVC-IDEMPOTENCY-KEY)", () => {
     const headers = { "svc-idempotency-key": "create-web-legacy" };
     const body = { name: "web", type: "public", permissions: ["token:create"] };
     // The first run as the previous version made it: the record and its sealed answer under the key as sent.
-    const sealer = svc.service.deps.sealer;
+    const sealer = svc.service.deps.answerSealer;
     const fingerprint = sealer.fingerprint;
     sealer.fingerprint = (owner, scope, value) =>
       scope === "svc-idempotency-key"

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { FUNCTION_ACCESS } from "#lib/function-groups.ts";
-import { FUNCTION_GROUPS } from "#shared/http/route.ts";
+import { FUNCTION_GROUPS, GROUP_DATA_KEYS } from "#shared/http/route.ts";
 
 const doc = readFileSync(new URL("../../docs/architecture.md", import.meta.url), "utf8");
 const section = doc.slice(
@@ -27,6 +27,7 @@ const rows = new Map(
 );
 
 const TABLE = { nameOnly: "none", read: "read", readWrite: "read/write" } as const;
+const DATA_KEY_CELL = { data: "yes", answers: "answer keys only", probe: "probe only", none: "no" } as const;
 
 describe("docs/architecture.md function groups", () => {
   it("lists every group once, and no other", () => {
@@ -40,7 +41,7 @@ describe("docs/architecture.md function groups", () => {
       const [, , table, rootKey, dataKey, also] = rows.get(group) ?? [];
       expect(table).toBe(TABLE[access.table]);
       expect(rootKey).toBe(access.rootKeyParameter ? "read" : "none");
-      expect(dataKey).toBe(access.dataKey === "probe" ? "probe only" : access.dataKey ? "yes" : "no");
+      expect(dataKey).toBe(DATA_KEY_CELL[GROUP_DATA_KEYS[group]]);
       expect(also?.includes("e-mail")).toBe("email" in access && access.email === true);
       expect(also?.match(/sandbox runners: (\w+)/)?.[1]).toBe(
         "sandbox" in access ? access.sandbox : undefined,

@@ -4,7 +4,7 @@ import type { Clock } from "#shared/ports/clock.ts";
 import { CustodyChanged, type DataKeyStore } from "#shared/ports/data-key-store.ts";
 import type { KeyState } from "#shared/ports/key-versions.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
-import { dataKeyId, hmacKeyId } from "../keys/key-refs.ts";
+import { answerKeyId, dataKeyId, hmacKeyId, isAnswerKeyId } from "../keys/key-refs.ts";
 
 /** Where the keyring learns the tenant's key versions (key-state.ts: a short cache over the store). */
 export interface KeyVersionSource {
@@ -128,6 +128,20 @@ export class Keyring {
     return this.key(tenantId, FINGERPRINT_KEY_ID, true);
   }
 
+  /**
+   * The tenant's current answer key (idempotent answers: key-refs.ts, answer keys): beside its current data
+   * version, so a rotation rotates it too; never counted (no token needs it).
+   */
+  async currentAnswerKey(tenantId: string): Promise<{ keyId: string; key: Buffer }> {
+    const keyId = answerKeyId(dataKeyId(await this.currentVersion(tenantId)));
+    return { keyId, key: await this.key(tenantId, keyId, true) };
+  }
+
+  /** The answer keys' HMAC key (request signatures of idempotent requests): never rotates, as fingerprintKey. */
+  async answerFingerprintKey(tenantId: string): Promise<Buffer> {
+    return this.key(tenantId, answerKeyId(FINGERPRINT_KEY_ID), true);
+  }
+
   private async key(tenantId: string, keyId: string, createIfMissing: boolean): Promise<Buffer> {
     // Before the cache too: a key cached before its tenant was deleted is never served after (bounded by the
     // guard's own cache, SVC_AUTH_CACHE_SECONDS, in processes that did not delete it).
@@ -154,7 +168,8 @@ export class Keyring {
     const stored = await this.store.get(tenantId, keyId);
     if (stored) return this.wrapper.unwrap(stored, context);
     if (!createIfMissing) throw new MissingKeyError();
-    await this.versions?.track(tenantId, keyId);
+    // Answer keys are not counted: no token needs them (they are destroyed with the tenant).
+    if (!isAnswerKeyId(keyId)) await this.versions?.track(tenantId, keyId);
     for (let attempt = 1; ; attempt++) {
       const generated = await this.wrapper.generateDataKey(context);
       try {

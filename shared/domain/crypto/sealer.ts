@@ -15,6 +15,32 @@ export interface SealBinding {
 const aad = (b: SealBinding) =>
   Buffer.from(`svc-vault|${VERSION}|${b.tenantId}|${b.tokenId}|${b.field}`, "utf8");
 
+/** AES-256-GCM under `key`, bound to `binding`: `v1.<keyId>.<iv>.<tag>.<ciphertext>` (base64url parts). */
+export function sealWithKey(binding: SealBinding, plaintext: string, keyId: string, key: Buffer): string {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv("aes-256-gcm", key, iv);
+  cipher.setAAD(aad(binding));
+  const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
+  return [VERSION, keyId, iv, cipher.getAuthTag(), body]
+    .map((part) => (typeof part === "string" ? part : part.toString("base64url")))
+    .join(".");
+}
+
+/** Opens what sealWithKey sealed, with the key the sealed form names (`keyFor` may refuse it). */
+export async function openSealed(
+  binding: SealBinding,
+  sealed: string,
+  keyFor: (keyId: string) => Promise<Buffer>,
+): Promise<string> {
+  const [version, keyId, iv, tag, body] = sealed.split(".");
+  if (version !== VERSION || !keyId || !iv || !tag || body === undefined)
+    throw new Error("Unreadable ciphertext");
+  const decipher = createDecipheriv("aes-256-gcm", await keyFor(keyId), Buffer.from(iv, "base64url"));
+  decipher.setAAD(aad(binding));
+  decipher.setAuthTag(Buffer.from(tag, "base64url"));
+  return Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString("utf8");
+}
+
 /**
  * AES-256-GCM under the tenant's current data key. The sealed form names its key id so rotated keys
  * still open old data: `v1.<keyId>.<iv>.<tag>.<ciphertext>` (base64url parts).
@@ -27,34 +53,15 @@ export class Sealer {
     const { keyId: id, key } = keyId
       ? { keyId, key: await this.keyring.keyFor(binding.tenantId, keyId) }
       : await this.keyring.currentKey(binding.tenantId);
-    return this.sealWith(binding, plaintext, id, key);
-  }
-
-  private sealWith(binding: SealBinding, plaintext: string, keyId: string, key: Buffer): string {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv("aes-256-gcm", key, iv);
-    cipher.setAAD(aad(binding));
-    const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-    return [VERSION, keyId, iv, cipher.getAuthTag(), body]
-      .map((part) => (typeof part === "string" ? part : part.toString("base64url")))
-      .join(".");
+    return sealWithKey(binding, plaintext, id, key);
   }
 
   hmacVersions(tenantId: string): Promise<{ current: number; live: number[] }> {
     return this.keyring.hmacVersions(tenantId);
   }
 
-  async open(binding: SealBinding, sealed: string): Promise<string> {
-    const [version, keyId, iv, tag, body] = sealed.split(".");
-    if (version !== VERSION || !keyId || !iv || !tag || body === undefined)
-      throw new Error("Unreadable ciphertext");
-    const key = await this.keyring.keyFor(binding.tenantId, keyId);
-    const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(iv, "base64url"));
-    decipher.setAAD(aad(binding));
-    decipher.setAuthTag(Buffer.from(tag, "base64url"));
-    return Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString(
-      "utf8",
-    );
+  open(binding: SealBinding, sealed: string): Promise<string> {
+    return openSealed(binding, sealed, (keyId) => this.keyring.keyFor(binding.tenantId, keyId));
   }
 
   /**

@@ -14,6 +14,19 @@ export function dataVersionOf(keyId: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
+/**
+ * Answer keys: a tenant's keys for idempotent answers and their request signatures only, never for token data
+ * (`answers-k<N>` beside data version N, `answers-fingerprint`). The functions that never open token data
+ * may use these and no others: their grants name the key id's prefix (lib/constructs/api-function.ts), so a
+ * flaw in one of them cannot unwrap a data or HMAC key.
+ */
+export const ANSWER_KEY_PREFIX = "answers-";
+export const answerKeyId = (keyId: string) => `${ANSWER_KEY_PREFIX}${keyId}`;
+export const isAnswerKeyId = (keyId: string) => keyId.startsWith(ANSWER_KEY_PREFIX);
+
+/** The key id of the throwaway data key a tenant's own KMS key is tried with before it is taken (key-custody.ts). */
+export const CUSTOMER_KEY_CHECK_ID = "byok-check";
+
 /** HMAC version 1 is the tenant's first fingerprint key (its id predates versions); later ones are `hmac<N>`. */
 export const hmacKeyId = (version: number) => (version === 1 ? "fingerprint" : `hmac${version}`);
 

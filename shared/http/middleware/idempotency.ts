@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
-import type { Sealer } from "#shared/domain/crypto/sealer.ts";
+import type { AnswerSealing } from "#shared/domain/crypto/answer-sealer.ts";
 import type { Principal } from "#shared/domain/entities.ts";
 import { conflict, validationError } from "#shared/domain/errors.ts";
 import { grantVersionOf } from "#shared/domain/grant-version.ts";
 import { type DataRead, effectsStand, type PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
+import { isAnswerKeyId, sealedKeyIdOf } from "#shared/domain/keys/key-refs.ts";
 import { logger } from "#shared/logger.ts";
 import { type IdempotencyStore, MAX_KEPT_ANSWER_CHARS, type RecordedEffect } from "#shared/ports/stores.ts";
 import { HttpError } from "../errors.ts";
@@ -43,11 +44,7 @@ interface Signature {
  * (their scope). Keyed hashes (HMAC under the seal owner's fingerprint key): a plain SHA-256 of a body holding a
  * card number would let anyone with the table (or a backup) test guesses offline.
  */
-async function signatureOf(
-  sealer: IdempotencyPorts["sealer"],
-  request: SvcRequest,
-  owner: string,
-): Promise<Signature> {
+async function signatureOf(sealer: AnswerSealing, request: SvcRequest, owner: string): Promise<Signature> {
   const { event } = request;
   const query = event.rawQueryString ? `?${event.rawQueryString}` : "";
   const signed = SIGNED_HEADERS.map((name) => {
@@ -124,8 +121,10 @@ function parseStoredSignature(stored: string): { request?: string; headers?: str
 
 export interface IdempotencyPorts {
   idempotency: IdempotencyStore;
-  /** Keys the request signatures and seals the stored answers. */
-  sealer: Pick<Sealer, "fingerprint" | "seal" | "open">;
+  /** Keys the request signatures and seals the stored answers, under the tenant's data keys… */
+  sealer: AnswerSealing;
+  /** …or under its answer keys, in a group that never opens token data (GROUP_DATA_KEYS `answers`). */
+  answerSealer: AnswerSealing;
 }
 
 /**
@@ -143,6 +142,9 @@ export interface IdempotencyReplays {
 const ANSWER_NOT_KEPT =
   "This request took effect, and its answer was too large to keep for a retry; it is not run again.";
 
+const ANSWER_SEALED_BEFORE =
+  "This request took effect before an upgrade, and its answer cannot be replayed; it is not run again.";
+
 const replayed = (result: HttpResult, requestId: string): HttpResult => ({
   ...result,
   headers: { ...result.headers, [REPLAYED_HEADER]: "true", "svc-request-id": requestId },
@@ -153,11 +155,16 @@ const replayed = (result: HttpResult, requestId: string): HttpResult => ({
  * write takes an in-flight marker (a racing duplicate gets 409); each write transaction of the request records
  * its effect on that marker in the same transaction (domain/idempotency-scope.ts), so a retry after any crash
  * replays the effect instead of running again; a 2xx result is stored for 24 h, its body sealed with the caller's
- * tenant data key, every token it presented kept as a reference and presented again on replay (nothing stored
+ * tenant data key (the answer key in groups that never open token data: `keys`), every token it presented kept as a reference and presented again on replay (nothing stored
  * outlives the data); replays go with SVC-IDEMPOTENT-REPLAYED: true to the same credential and grant for the same
  * method and path, whatever the body; a failure without effect releases the key so a retry runs as new.
  */
-export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyReplays): SvcMiddleware {
+export function idempotency(
+  ports: () => IdempotencyPorts,
+  replays: IdempotencyReplays,
+  keys: "data" | "answers",
+): SvcMiddleware {
+  const sealerOf = (p: IdempotencyPorts) => (keys === "answers" ? p.answerSealer : p.sealer);
   const release = async (request: SvcRequest) => {
     const claim = request.context.svc?.idempotency;
     if (!claim) return;
@@ -183,7 +190,8 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
       // A new credential (a session key) is never kept for replay to a shared key: the request runs afresh.
       if (route.answersCredential && state.principal && sharedByDesign(state.principal)) return;
       const owner = sealOwnerOf(state.principal);
-      const { sealer, idempotency: store } = ports();
+      const { idempotency: store } = ports();
+      const sealer = sealerOf(ports());
       const signature = await signatureOf(sealer, request, owner);
       // Kept as a keyed digest, never as sent: a caller may build its keys from what it sends (an order or a
       // card number); the fingerprint key never rotates, so a retry after a rotation finds its record.
@@ -219,6 +227,9 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
         return replayed(await replays.replayEffect(request, claim.effects), state.requestId);
       const { sealed_body: sealed, form } = claim.response;
       if (form === "unkept") throw conflict(ANSWER_NOT_KEPT);
+      // Sealed under a data key before this group held answer keys only (28 Nov 2026): it cannot be opened here.
+      if (keys === "answers" && sealed !== undefined && !isAnswerKeyId(sealedKeyIdOf(sealed) ?? ""))
+        throw conflict(ANSWER_SEALED_BEFORE);
       const opened =
         sealed === undefined ? undefined : await sealer.open(bindingOf(owner, scope, key), sealed);
       const body =
@@ -249,7 +260,8 @@ export function idempotency(ports: () => IdempotencyPorts, replays: IdempotencyR
       if (status < 200 || status >= 300) return release(request);
       const contentType = response.headers?.["content-type"];
       const owner = sealOwnerOf(state.principal);
-      const { sealer, idempotency: store } = ports();
+      const { idempotency: store } = ports();
+      const sealer = sealerOf(ports());
       // An answer that presented tokens is stored without them (references only): see replay-body.ts.
       const kept = state.replayBody ?? response.body;
       const sealed =
