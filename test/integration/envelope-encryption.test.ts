@@ -47,8 +47,14 @@ const answerKeysOnly = (inner: KeyWrapper): KeyWrapper => {
     if (!context.key_id?.startsWith("answers-")) throw new Error(`AccessDenied: ${context.key_id}`);
   };
   return {
-    generateDataKey: async (context) => (check(context), inner.generateDataKey(context)),
-    unwrap: async (wrapped, context) => (check(context), inner.unwrap(wrapped, context)),
+    generateDataKey: async (context) => {
+      check(context);
+      return inner.generateDataKey(context);
+    },
+    unwrap: async (wrapped, context) => {
+      check(context);
+      return inner.unwrap(wrapped, context);
+    },
   };
 };
 
