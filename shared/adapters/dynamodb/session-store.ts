@@ -120,10 +120,31 @@ export class DynamoSessionStore implements SessionStore {
 
   async authorize(session: StoredSession, now: Date, audit: LogEntry) {
     const expiresEpoch = epochSeconds(new Date(session.expires_at));
+    // The key lookup (what every authentication reads first) carries the session's TTL too: authorizing may move
+    // expires_at up to 24 h on, and a lookup left at the 3-minute default would be deleted by DynamoDB TTL first.
+    const stored = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: sessionKeys.session(session.tenant_id, session.id),
+        ConsistentRead: true,
+        ProjectionExpression: "key_hash",
+      }),
+    );
+    if (typeof stored.Item?.key_hash !== "string") return "expired" as const;
     try {
       await this.client.send(
         new TransactWriteCommand({
           TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: keys.apiKey(stored.Item.key_hash),
+                UpdateExpression: "SET #ttl = :expiresEpoch",
+                ConditionExpression: "attribute_exists(PK) AND session_id = :sessionId",
+                ExpressionAttributeNames: { "#ttl": "ttl" },
+                ExpressionAttributeValues: { ":expiresEpoch": expiresEpoch, ":sessionId": session.id },
+              },
+            },
             {
               Update: {
                 TableName: this.tableName,
