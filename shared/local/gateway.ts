@@ -190,6 +190,25 @@ const gatewayProblem = (status: number, title: string, detail: string) => ({
   body: JSON.stringify({ type: "about:blank", title, status, detail }),
 });
 
+/** Loopback addresses a connection may arrive on (IPv4, IPv6, IPv4-mapped IPv6). */
+const LOOPBACK_ADDRESS = /^(?:127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
+/** Host names only this machine answers to: localhost (and its subdomains) and IP literals. */
+const LOCAL_HOST_NAME = /^(?:localhost|[a-z0-9.-]*\.localhost|\d+\.\d+\.\d+\.\d+|\[[0-9a-f:.]+\])$/i;
+
+/**
+ * Whether a request may be served, as API Gateway serves only its own domain names. A connection to a loopback
+ * address comes from this machine, so its Host must be a name only this machine answers to: a page on another
+ * site whose DNS name was re-pointed at 127.0.0.1 (DNS rebinding) is then same-origin with the API in the
+ * browser, and the API's own-origin test (Origin equal to the Host) would skip the allowed_origins check.
+ */
+export function hostAllowed(req: IncomingMessage): boolean {
+  if (!LOOPBACK_ADDRESS.test(req.socket.localAddress ?? "")) return true;
+  const host = req.headers.host;
+  if (host === undefined) return true;
+  const name = host.replace(/:\d+$/, "");
+  return LOCAL_HOST_NAME.test(name);
+}
+
 /** The local stand-in for API Gateway: routes by the route table it is given and calls the group's handler. */
 export function createGateway(
   routes: readonly ApiRoute[],
@@ -212,6 +231,10 @@ export function createGateway(
             `The request body exceeds ${GATEWAY_MAX_BODY_BYTES} bytes.`,
           ),
         );
+        return;
+      }
+      if (!hostAllowed(req)) {
+        send(res, gatewayProblem(421, "Misdirected Request", "This server does not answer to that Host."));
         return;
       }
       const { event, group } = toEvent(matcher, req, body, preflights);
