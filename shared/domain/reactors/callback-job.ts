@@ -41,8 +41,13 @@ export interface ReactionOutcome {
   problem?: boolean;
   /** Stored with a react-async result only (CallbackJob.argsRead); never answered. */
   argsRead?: { id: string; type: TokenType }[];
-  /** Stored with a react-async result only: the data it was computed from, checked before it is answered. */
+  /**
+   * Stored with a react-async result only: the data it was computed from or shows (its `tokens` with data),
+   * checked before it is answered.
+   */
   reads?: DataRead[];
+  /** Stored with a react-async result only: the tokens its `tokens` answer shows data of; logged again when read. */
+  shown?: { id: string; type: TokenType }[];
 }
 
 /**

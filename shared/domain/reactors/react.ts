@@ -107,6 +107,15 @@ interface Caller {
   who: Who;
 }
 
+/**
+ * What a kept answer (a react-async result, read again for 24 hours) shows of token data: the tokens whose data
+ * it holds as they were when shown, answered only while they still are (reactionResult), and logged again.
+ */
+interface KeptShowing {
+  reads: DataRead[];
+  shown: LoggedToken[];
+}
+
 /** `tokenize` from the code (an object or array of POST /tokens bodies) turned into real tokens. */
 async function tokenize(
   deps: ReactDeps,
@@ -114,6 +123,7 @@ async function tokenize(
   principal: TenantPrincipal | undefined,
   block: unknown,
   caller: Caller,
+  kept?: KeptShowing,
 ): Promise<unknown> {
   if (block === undefined || block === null) return undefined;
   if (!principal)
@@ -126,13 +136,22 @@ async function tokenize(
     // Created as the reactor's application, answered to the caller: no more than the caller may read.
     const view = await createToken(deps, principal, parsed.data, undefined, caller.access);
     // Data the caller did not give, shown to them: a read by the caller, logged before it leaves.
-    if (view.data !== undefined)
+    if (view.data !== undefined) {
       await recordTokenReads(
         deps,
         caller.who,
         [{ id: view.id, type: parsed.data.type }],
         `Token read in the answer of reactor ${reactor.id}`,
       );
+      // A kept answer holds this data (a card's cvc included): it is answered again only while the token still
+      // holds it, as an idempotent replay presents a token again only from the token as it is then.
+      if (kept) {
+        const shownCvc = isPlainObject(view.data) && Object.hasOwn(view.data, "cvc");
+        for (const read of await dataReadsOf(deps, reactor.tenant_id, [view.id]))
+          kept.reads.push({ ...read, cvc: read.cvc && shownCvc });
+        kept.shown.push({ id: view.id, type: parsed.data.type });
+      }
+    }
     return view;
   };
   if (Array.isArray(block)) return Promise.all(block.map(create));
@@ -209,6 +228,7 @@ async function run(
   timeoutMs: number,
   caller: Caller,
   reads?: DataRead[],
+  shown?: LoggedToken[],
 ) {
   const principal = await configuredApplication(
     deps.authenticator,
@@ -233,7 +253,8 @@ async function run(
   if (principal) await noteDataHandedToCode(deps, principal, result.dataFrom ?? [], reads);
   if (!result.ok) throw reactorFailure(result.error, timeoutMs);
   const value = isPlainObject(result.value) ? result.value : {};
-  const tokens = await tokenize(deps, reactor, principal, value.tokenize, caller);
+  const kept = reads && shown ? { reads, shown } : undefined;
+  const tokens = await tokenize(deps, reactor, principal, value.tokenize, caller, kept);
   return {
     ...(tokens !== undefined ? { tokens } : {}),
     ...(value.raw !== undefined ? { raw: value.raw } : {}),
@@ -363,11 +384,11 @@ export async function reactionResult(
   await recordTokenReads(
     deps,
     principal,
-    outcome.argsRead ?? [],
+    [...(outcome.argsRead ?? []), ...(outcome.shown ?? [])],
     `Token data handed out again in a react-async result (request ${requestId})`,
     [auditEvent(deps, principal, "reactor", reactorId, "read", `Reactor result read (request ${requestId})`)],
   );
-  const { argsRead: _read, reads: _reads, ...answered } = outcome;
+  const { argsRead: _read, reads: _reads, shown: _shown, ...answered } = outcome;
   return answered;
 }
 
@@ -450,6 +471,7 @@ export function reactionRunner(base: ReactDeps, failures: ReactionFailures): Rea
         ) as ReactionOutcome;
       let outcome: ReactionOutcome;
       const reads: DataRead[] = [];
+      const shown: LoggedToken[] = [];
       try {
         const { reactor, formula } = await reactorAndCode(deps, job.tenantId, job.reactorId);
         const { args, viewer } = JSON.parse(
@@ -460,7 +482,7 @@ export function reactionRunner(base: ReactDeps, failures: ReactionFailures): Rea
         const caller = { access, who: { tenantId: job.tenantId, actor: job.actor } };
         outcome = {
           status: 200,
-          body: await run(deps, reactor, formula, args, job.timeoutMs, caller, reads),
+          body: await run(deps, reactor, formula, args, job.timeoutMs, caller, reads, shown),
         };
       } catch (error) {
         outcome = outcomeOfError(failures, error, job.requestId);
@@ -478,7 +500,7 @@ export function reactionRunner(base: ReactDeps, failures: ReactionFailures): Rea
       const seal = (kept: ReactionOutcome) =>
         deps.sealer.seal(
           outcomeBinding(job.tenantId, job.requestId),
-          JSON.stringify(job.argsRead ? { ...kept, argsRead: job.argsRead, reads } : kept),
+          JSON.stringify(job.argsRead ? { ...kept, argsRead: job.argsRead, reads, shown } : kept),
         );
       let sealed = await seal(outcome);
       // An answer too long to keep is a failure that can be kept: the code ran, and is never run again for it.
