@@ -1,8 +1,8 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { GetCommand, PutCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { cancellationCodes } from "#shared/aws-errors.ts";
-import { CustodyChanged, type DataKeyStore } from "#shared/ports/data-key-store.ts";
-import { isConditionalCheckFailed } from "./client.ts";
+import { CustodyChanged, type DataKeyStore, TenantDeleted } from "#shared/ports/data-key-store.ts";
+import { deletionKeys } from "./tenant-deletion-store.ts";
 
 const key = (tenantId: string, keyId: string) => ({ PK: `TENANT#${tenantId}`, SK: `DATAKEY#${keyId}` });
 
@@ -37,34 +37,44 @@ export class DynamoDataKeyStore implements DataKeyStore {
       },
       ConditionExpression: "attribute_not_exists(PK)",
     };
-    try {
-      if (custody === undefined) await this.client.send(new PutCommand(put));
-      else
-        await this.client.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              { Put: put },
-              {
-                // The custody record (key-custody-store.ts) still names the key this one was wrapped under.
-                ConditionCheck: {
-                  TableName: this.tableName,
-                  Key: { PK: `TENANT#${tenantId}`, SK: "KEYCUSTODY" },
-                  ...(custody === null
-                    ? { ConditionExpression: "attribute_not_exists(key_arn)" }
-                    : {
-                        ConditionExpression: "key_arn = :arn",
-                        ExpressionAttributeValues: { ":arn": custody },
-                      }),
-                },
+    // Only while the tenant is not deleted, checked in the key's own write: a request that passed the keyring's live
+    // check just before the crypto-shred must not store a new key of the tenant after it (nothing would destroy it
+    // but the purge, and the receipt does not name it).
+    const live = {
+      ConditionCheck: {
+        TableName: this.tableName,
+        Key: deletionKeys.tombstone(tenantId),
+        ConditionExpression: "attribute_not_exists(PK)",
+      },
+    };
+    const custodyCheck =
+      custody === undefined
+        ? []
+        : [
+            {
+              // The custody record (key-custody-store.ts) still names the key this one was wrapped under.
+              ConditionCheck: {
+                TableName: this.tableName,
+                Key: { PK: `TENANT#${tenantId}`, SK: "KEYCUSTODY" },
+                ...(custody === null
+                  ? { ConditionExpression: "attribute_not_exists(key_arn)" }
+                  : {
+                      ConditionExpression: "key_arn = :arn",
+                      ExpressionAttributeValues: { ":arn": custody },
+                    }),
               },
-            ],
-          }),
-        );
+            },
+          ];
+    try {
+      await this.client.send(
+        new TransactWriteCommand({ TransactItems: [{ Put: put }, live, ...custodyCheck] }),
+      );
       return wrapped;
     } catch (error) {
       const codes = cancellationCodes(error);
-      if (codes?.[1] === "ConditionalCheckFailed") throw new CustodyChanged();
-      if (!isConditionalCheckFailed(error) && codes?.[0] !== "ConditionalCheckFailed") throw error;
+      if (codes?.[1] === "ConditionalCheckFailed") throw new TenantDeleted();
+      if (codes?.[2] === "ConditionalCheckFailed") throw new CustodyChanged();
+      if (codes?.[0] !== "ConditionalCheckFailed") throw error;
       const existing = await this.get(tenantId, keyId);
       if (!existing) throw error;
       return existing;

@@ -2,7 +2,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { cancellationCodes } from "#shared/aws-errors.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
-import { keySetKeys } from "#shared/domain/keys/key-refs.ts";
+import { answerKeyId, dataVersionOf, keySetKeys } from "#shared/domain/keys/key-refs.ts";
 import {
   type DestroyOutcome,
   INITIAL_KEY_STATE,
@@ -222,6 +222,11 @@ export class DynamoKeyVersionStore implements KeyVersionStore {
               },
               ...(state ? [this.statePut(tenantId, state.from, state.to)] : []),
               { Delete: { TableName: this.tableName, Key: dataKeyKey(tenantId, keyId) } },
+              // A data-key version's answer key (idempotent answers sealed beside it, outlived by the destroy
+              // window) goes with it: else it stayed for good, opening every copy of those answers.
+              ...(dataVersionOf(keyId) === undefined
+                ? []
+                : [{ Delete: { TableName: this.tableName, Key: dataKeyKey(tenantId, answerKeyId(keyId)) } }]),
               ...shardWrites,
               this.audit.put(audit),
             ] as never,

@@ -1,7 +1,8 @@
 import { Cache } from "#shared/domain/cache.ts";
+import { unauthorized } from "#shared/domain/errors.ts";
 import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
 import type { Clock } from "#shared/ports/clock.ts";
-import { CustodyChanged, type DataKeyStore } from "#shared/ports/data-key-store.ts";
+import { CustodyChanged, type DataKeyStore, TenantDeleted } from "#shared/ports/data-key-store.ts";
 import type { KeyState } from "#shared/ports/key-versions.ts";
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
 import { answerKeyId, dataKeyId, hmacKeyId, isAnswerKeyId } from "../keys/key-refs.ts";
@@ -180,6 +181,8 @@ export class Keyring {
         // Another process stored its key first: use that one (costs one more unwrap, once).
         return winner.equals(generated.wrapped) ? generated.plaintext : this.wrapper.unwrap(winner, context);
       } catch (error) {
+        // The tenant was deleted since the live check (the shred destroyed its keys): nothing stored, as a 401.
+        if (error instanceof TenantDeleted) throw unauthorized();
         // The tenant brought (or changed) its own key meanwhile: made again under the key it has now.
         if (!(error instanceof CustodyChanged) || attempt >= 3) throw error;
       }

@@ -1,6 +1,6 @@
 import { auditEvent, recordEvents, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
-import { conflict, notFound } from "#shared/domain/errors.ts";
+import { conflict, DomainError, notFound } from "#shared/domain/errors.ts";
 import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
 import { renderField } from "#shared/domain/tokens/expression-checks.ts";
 import { fingerprintOf, openData, sealData, splitCvc } from "#shared/domain/tokens/sealing.ts";
@@ -160,7 +160,7 @@ export async function processRewrapPage(deps: RewrapDeps, message: RewrapPageMes
     const outcomes = await Promise.all(
       items.slice(i, i + RESEALS_IN_FLIGHT).map((token) => reseal(deps, job, token, target, dataVersion)),
     );
-    skipped += outcomes.filter((outcome) => outcome === "held").length;
+    skipped += outcomes.filter((outcome) => outcome === "held" || outcome === "unrenderable").length;
   }
   const progress = { done: job.done + items.length, skipped: job.skipped + skipped };
   const advanced = await deps.rewrapJobs.advance(job.tenant_id, job.id, job.page, {
@@ -197,7 +197,7 @@ async function goOn(deps: RewrapDeps, job: RewrapJob): Promise<void> {
         "tenant_key",
         `rewrap:${job.id}`,
         "update",
-        `Rewrap finished: ${job.done} tokens checked, ${job.skipped} left held by open transactions`,
+        `Rewrap finished: ${job.done} tokens checked, ${job.skipped} left (held by open transactions, or no longer rendering their expressions)`,
       ),
       deps.clock.now(),
     );
@@ -207,7 +207,7 @@ async function goOn(deps: RewrapDeps, job: RewrapJob): Promise<void> {
   await deps.rewrapJobs.markSent(job.tenant_id, job.id, job.page);
 }
 
-type ResealOutcome = "resealed" | "current" | "held" | "gone";
+type ResealOutcome = "resealed" | "current" | "held" | "unrenderable" | "gone";
 
 async function reseal(
   deps: RewrapDeps,
@@ -221,7 +221,16 @@ async function reseal(
     if (!token) return "gone";
     if (keyRefsOf(token).every((ref) => target.has(ref))) return "current";
     if (token.lock && token.lock.expiresEpoch > deps.clock.now().getTime() / 1000) return "held";
-    const next = await resealed(deps, token);
+    let next: StoredToken;
+    try {
+      next = await resealed(deps, token);
+    } catch (error) {
+      // Its fingerprint or a search index no longer renders on its data as it opens now (its cvc's hour is over,
+      // say): left as it is, under the keys it needs and is counted under (so none of them is destroyed), for the
+      // tenant to fix. One such token must not fail its page, and so every rewrap, for good.
+      if (error instanceof DomainError && error.kind === "invalid") return "unrenderable";
+      throw error;
+    }
     const outcome = await deps.tokens.replace(
       next,
       token.version,
