@@ -4,7 +4,7 @@ import { conflict, DomainError, notFound } from "#shared/domain/errors.ts";
 import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
 import { renderField } from "#shared/domain/tokens/expression-checks.ts";
 import { fingerprintOf, openData, sealData, splitCvc } from "#shared/domain/tokens/sealing.ts";
-import { searchHash } from "#shared/domain/tokens/search-hash.ts";
+import { searchHashesOf } from "#shared/domain/tokens/search-hash.ts";
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
 import { uuidv7 } from "#shared/ids.ts";
 import type { JobQueue } from "#shared/ports/job-queue.ts";
@@ -282,13 +282,11 @@ async function resealed(deps: TokenDeps, token: StoredToken): Promise<StoredToke
     token.fingerprint_expression,
     rendered,
   );
-  if (token.search_indexes?.length) {
-    const hashes: string[] = [];
-    for (const [i, expression] of token.search_indexes.entries()) {
-      const value = await renderField(deps, `search_indexes.${i}`, expression, data, { dataDependent: true });
-      if (value !== "") hashes.push(await searchHash(deps, token.tenant_id, token.type, value));
-    }
-    next.search_hashes = hashes;
-  }
+  if (token.search_indexes?.length)
+    next.search_hashes = await searchHashesOf(
+      deps,
+      { tenantId: token.tenant_id, type: token.type, indexes: token.search_indexes, data },
+      (field, expression, value) => renderField(deps, field, expression, value, { dataDependent: true }),
+    );
   return next;
 }

@@ -18,7 +18,7 @@ import {
 } from "./expression-checks.ts";
 import { hasMask, present } from "./presenting.ts";
 import { fingerprintOf, openData, sealData, splitCvc } from "./sealing.ts";
-import { searchHash } from "./search-hash.ts";
+import { searchHashesOf } from "./search-hash.ts";
 import { isLive, type StoredToken, type TransactionContext } from "./token.ts";
 import { dataErrors, type TokenType, typeSpec } from "./types.ts";
 
@@ -81,22 +81,6 @@ async function tokenIdOf(deps: TokenDeps, requested: string | undefined, data: u
   const problem = idError(id);
   if (problem) throw validationError("The token id is invalid.", { id: [problem] });
   return id;
-}
-
-/** Keyed hashes of the search index values: searchable by equality, never stored in the clear. */
-async function searchHashes(
-  deps: TokenDeps,
-  tenantId: string,
-  type: string,
-  indexes: string[],
-  data: unknown,
-) {
-  const hashes: string[] = [];
-  for (const [i, expression] of indexes.entries()) {
-    const value = await renderField(deps, `search_indexes.${i}`, expression, data);
-    if (value !== "") hashes.push(await searchHash(deps, tenantId, type, value));
-  }
-  return hashes;
 }
 
 /** A create checked and built, not yet written: the token, who may see what of it, and its deduplication. */
@@ -170,12 +154,16 @@ export async function prepareCreate(
     ...(input.search_indexes?.length
       ? {
           search_indexes: input.search_indexes,
-          search_hashes: await searchHashes(
+          // Keyed hashes of the search index values: searchable by equality, never stored in the clear.
+          search_hashes: await searchHashesOf(
             deps,
-            principal.tenantId,
-            input.type,
-            input.search_indexes,
-            input.data,
+            {
+              tenantId: principal.tenantId,
+              type: input.type,
+              indexes: input.search_indexes,
+              data: input.data,
+            },
+            (field, expression, data) => renderField(deps, field, expression, data),
           ),
         }
       : {}),

@@ -18,7 +18,7 @@ import {
 } from "./expression-checks.ts";
 import { hasMask, present } from "./presenting.ts";
 import { fingerprintOf, openData, sealData, splitCvc } from "./sealing.ts";
-import { searchHash } from "./search-hash.ts";
+import { searchHashesOf } from "./search-hash.ts";
 import { isLive, type StoredToken, type TransactionContext } from "./token.ts";
 import { dataErrors } from "./types.ts";
 
@@ -209,14 +209,14 @@ export async function patchToken(
       delete next.search_indexes;
       delete next.search_hashes;
     } else {
-      const hashes: string[] = [];
-      for (const [i, expression] of indexes.entries()) {
+      for (const [i, expression] of indexes.entries())
         await checkExpression(deps, `search_indexes.${i}`, expression);
-        const value = await render(`search_indexes.${i}`, expression, data);
-        if (value !== "") hashes.push(await searchHash(deps, current.tenant_id, current.type, value));
-      }
       next.search_indexes = indexes;
-      next.search_hashes = hashes;
+      next.search_hashes = await searchHashesOf(
+        deps,
+        { tenantId: current.tenant_id, type: current.type, indexes, data },
+        render,
+      );
     }
   }
   if (patch.deduplicate_token !== undefined) {

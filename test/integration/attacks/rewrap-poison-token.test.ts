@@ -1,37 +1,62 @@
+import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
+import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import { ALL_TOKEN_PERMISSIONS, appKey, revealEverything, VISA } from "#test/support/tokens.ts";
 
 /**
- * Review (key custody): a rewrap re-renders each token's search indexes on its data as it opens now. A card's cvc
- * is readable for one hour only, so an index whose render needs the cvc (here as an hmac secret) rendered at the
- * create and fails at the rewrap. One such token, planted with a public key, failed its whole page every time:
- * the job never finished, no token after it was re-sealed, no HMAC version was ever retired (rotations then 409),
- * and no old data-key version could be destroyed.
+ * Review (key custody, 28 Nov 2026): search indexes were rendered on a card's data with its cvc, which is readable
+ * for one hour only. An index of the cvc kept it searchable, so guessable in 1,000 searches, for the token's life;
+ * and an index whose render needs the cvc (an hmac secret) rendered at the create and failed at every rewrap: one
+ * such token, planted with a public key, failed its whole page every time, so the job never finished, no HMAC
+ * version was retired (rotations then 409) and no old data-key version could be destroyed.
  */
 const svc = useService();
 
 interface Job {
   id: string;
   status: string;
-  total: number;
   done: number;
   skipped: number;
 }
 
-describe("attack: a token that no longer renders poisons every rewrap", () => {
-  it("the rewrap finishes, leaves that token (skipped, under its keys) and re-seals the others", async () => {
-    const api = client(svc.url);
-    const tenant = await createTenant(api, svc.rootKey);
-    const mgt = tenant.managementKey;
-    const owner = await appKey(api, mgt, {
-      type: "private",
-      permissions: ALL_TOKEN_PERMISSIONS,
-      rules: revealEverything,
-    });
-    const pub = await appKey(api, mgt, { type: "public", permissions: ["token:create"] });
+const card = { number: VISA, expiration_month: 12, expiration_year: 2031, cvc: "123" };
 
+async function setup() {
+  const api = client(svc.url);
+  const tenant = await createTenant(api, svc.rootKey);
+  const owner = await appKey(api, tenant.managementKey, {
+    type: "private",
+    permissions: ALL_TOKEN_PERMISSIONS,
+    rules: revealEverything,
+  });
+  const pub = await appKey(api, tenant.managementKey, { type: "public", permissions: ["token:create"] });
+  return { api, ...tenant, owner, pub };
+}
+
+describe("attack: search indexes of a card's cvc", () => {
+  it("renders indexes without the cvc: it is never indexed, and an index that needs it is refused (400)", async () => {
+    const { api, owner, pub } = await setup();
+    const indexed = await api.post<{ id: string }>("/tokens", {
+      key: pub,
+      body: { type: "card", data: card, search_indexes: ["{{ data.cvc }}", "{{ data.number }}"] },
+    });
+    expect(indexed.status).toBe(201);
+    const search = (query: string) =>
+      api.post<{ data: { id: string }[] }>("/v2/tokens/search", { key: owner, body: { query } });
+    expect((await search(`data:${VISA}`)).body.data.map((t) => t.id)).toEqual([indexed.body.id]);
+    expect((await search("data:123")).body.data).toEqual([]);
+
+    const needsCvc = await api.post("/tokens", {
+      key: pub,
+      body: { type: "card", data: card, search_indexes: ["{{ data.number | hmac: data.cvc }}"] },
+    });
+    expect(needsCvc.status).toBe(400);
+  });
+
+  it("a rewrap leaves a token whose index no longer renders (skipped, under its keys) and re-seals the others", async () => {
+    const { api, owner, managementKey: mgt, tenantId } = await setup();
     for (let i = 0; i < 3; i++) {
       const plain = await api.post("/tokens", {
         key: owner,
@@ -39,24 +64,25 @@ describe("attack: a token that no longer renders poisons every rewrap", () => {
       });
       expect(plain.status).toBe(201);
     }
-    // The poison: a public key may create tokens with search indexes.
     const poison = await api.post<{ id: string }>("/tokens", {
-      key: pub,
-      body: {
-        type: "card",
-        data: { number: VISA, expiration_month: 12, expiration_year: 2031, cvc: "123" },
-        search_indexes: ["{{ data.number | hmac: data.cvc }}"],
-      },
+      key: owner,
+      body: { type: "card", data: card, search_indexes: ["{{ data.number }}"] },
     });
-    expect(poison.status, JSON.stringify(poison.body)).toBe(201);
+    expect(poison.status).toBe(201);
+    // As a version before 28 Nov 2026 stored it: an index rendered with the cvc, which no longer renders.
+    const { dynamo, config } = svc.service.deps;
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: config.tableName,
+        Key: tokenKeys.token(tenantId, poison.body.id),
+        UpdateExpression: "SET search_indexes = :indexes",
+        ExpressionAttributeValues: { ":indexes": ["{{ data.number | hmac: data.cvc }}"] },
+      }),
+    );
 
-    // The cvc's hour passes; the tenant rotates its keys and re-seals everything.
-    const moved = await api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: 3700 } });
-    expect(moved.status).toBe(200);
     expect((await api.post("/tenants/self/keys/rotate", { key: mgt })).status).toBe(200);
     const started = await api.post<Job>("/tenants/self/keys/rewrap", { key: mgt });
     expect(started.status).toBe(202);
-
     let job: Job = started.body;
     for (let i = 0; i < 100 && job.status === "running"; i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -69,8 +95,7 @@ describe("attack: a token that no longer renders poisons every rewrap", () => {
       "/tenants/self/keys",
       { key: mgt },
     );
-    const current = keys.body.versions.find((v) => v.version === keys.body.current);
-    expect(current?.tokens).toBe(3);
+    expect(keys.body.versions.find((v) => v.version === keys.body.current)?.tokens).toBe(3);
     const read = await api.get<{ data: { number: string } }>(`/tokens/${poison.body.id}`, { key: owner });
     expect(read.status).toBe(200);
     expect(read.body.data.number).toBe(VISA);
