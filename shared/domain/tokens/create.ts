@@ -75,9 +75,17 @@ export function expiryOf(deps: TokenDeps, expiresAt: string | undefined): string
   return at.toISOString();
 }
 
-async function tokenIdOf(deps: TokenDeps, requested: string | undefined, data: unknown): Promise<string> {
+async function tokenIdOf(
+  deps: TokenDeps,
+  requested: string | undefined,
+  type: TokenType,
+  data: unknown,
+): Promise<string> {
   if (requested === undefined) return randomUUID();
-  const id = requested.includes("{{") ? await renderField(deps, "id", requested, data) : requested;
+  // Rendered without a card's cvc, as its fingerprint and search indexes are: an id outlives the cvc's hour.
+  const id = requested.includes("{{")
+    ? await renderField(deps, "id", requested, splitCvc(type, data).rest)
+    : requested;
   const problem = idError(id);
   if (problem) throw validationError("The token id is invalid.", { id: [problem] });
   return id;
@@ -124,7 +132,7 @@ export async function prepareCreate(
   for (const [i, expression] of (input.search_indexes ?? []).entries())
     await checkExpression(deps, `search_indexes.${i}`, expression);
 
-  const id = await tokenIdOf(deps, input.id, input.data);
+  const id = await tokenIdOf(deps, input.id, input.type, input.data);
   const own = accessOf(principal);
   // The answer shows what the rule that granted token:create allows (docs/tokens.md, "Access"), and the viewer's.
   const created = requireAccess(own, { id, container }, "token:create");

@@ -35,8 +35,8 @@ async function setup() {
   return { api, ...tenant, owner, pub };
 }
 
-describe("attack: search indexes of a card's cvc", () => {
-  it("renders indexes without the cvc: it is never indexed, and an index that needs it is refused (400)", async () => {
+describe("attack: search indexes (and ids) of a card's cvc", () => {
+  it("renders indexes and ids without the cvc: it is never indexed, and an index that needs it is refused (400)", async () => {
     const { api, owner, pub } = await setup();
     const indexed = await api.post<{ id: string }>("/tokens", {
       key: pub,
@@ -47,6 +47,14 @@ describe("attack: search indexes of a card's cvc", () => {
       api.post<{ data: { id: string }[] }>("/v2/tokens/search", { key: owner, body: { query } });
     expect((await search(`data:${VISA}`)).body.data.map((t) => t.id)).toEqual([indexed.body.id]);
     expect((await search("data:123")).body.data).toEqual([]);
+
+    // Nor does an id rendered from the data hold it (an id outlives the cvc's hour too).
+    const byId = await api.post<{ id: string }>("/tokens", {
+      key: pub,
+      body: { type: "card", data: card, id: "card-{{ data.number | slice: -4, 4 }}{{ data.cvc }}" },
+    });
+    expect(byId.status).toBe(201);
+    expect(byId.body.id).toBe(`card-${VISA.slice(-4)}`);
 
     const needsCvc = await api.post("/tokens", {
       key: pub,
