@@ -79,6 +79,12 @@ describe("answer keys", () => {
     const underData = await tokenFunction.seal(binding, '{"id":"app"}');
     await expect(answers.open(binding, underData)).rejects.toThrow("Not sealed under an answer key");
     expect(await tokenFunction.fingerprint(tenantId, "svc-idempotency-key", "k-1")).not.toBe(signature);
+    // Nor does a data sealer open what an answer key sealed: a function holding answer keys only cannot forge
+    // token data (or a proxy key) that a token function would open.
+    const forged = await answers.seal({ tenantId, tokenId: "tok-1", field: "data" }, '{"number":"4000"}');
+    await expect(tokenFunction.open({ tenantId, tokenId: "tok-1", field: "data" }, forged)).rejects.toThrow(
+      "Sealed under an answer key",
+    );
   });
 });
 

@@ -79,16 +79,21 @@ describe("idempotency (SVC-IDEMPOTENCY-KEY)", () => {
     expect(after.some((id) => /^k\d+$/.test(id))).toBe(true);
   });
 
-  it("answers 409, running nothing again, a retry whose stored answer was sealed under a data key (before answer keys)", async () => {
+  it("answers 409, running nothing again, a retry of a record kept under the key as sent whose answer was sealed under a data key", async () => {
     const { api, managementKey } = await setup();
     const headers = { "svc-idempotency-key": "create-web-before-answer-keys" };
     const body = { name: "web", type: "public", permissions: ["token:create"] };
     const deps = svc.service.deps;
-    // The first run as the previous version stored it: its answer sealed under the tenant's data key.
+    // The first run as a version before 27 Nov 2026 stored it: under the key as sent, its answer sealed under the
+    // tenant's data key (which the applications function no longer holds).
     const answerSealer = deps.answerSealer;
     deps.answerSealer = Object.assign(Object.create(answerSealer) as typeof answerSealer, {
       seal: (binding: Parameters<typeof answerSealer.seal>[0], plaintext: string) =>
         deps.sealer.seal(binding, plaintext),
+      fingerprint: (owner: string, scope: string, value: string) =>
+        scope === "svc-idempotency-key"
+          ? Promise.resolve(value)
+          : answerSealer.fingerprint(owner, scope, value),
     });
     const first = await api.post("/applications", { key: managementKey, body, headers }).finally(() => {
       deps.answerSealer = answerSealer;

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
-import { versionedHash } from "../keys/key-refs.ts";
+import { isAnswerKeyId, versionedHash } from "../keys/key-refs.ts";
 import type { Keyring } from "./keyring.ts";
 
 const VERSION = "v1";
@@ -51,7 +51,7 @@ export class Sealer {
   /** `keyId`: seal under that (existing) key instead of the current one (a cvc beside its data's ciphertext). */
   async seal(binding: SealBinding, plaintext: string, keyId?: string): Promise<string> {
     const { keyId: id, key } = keyId
-      ? { keyId, key: await this.keyring.keyFor(binding.tenantId, keyId) }
+      ? { keyId, key: await this.dataKey(binding.tenantId, keyId) }
       : await this.keyring.currentKey(binding.tenantId);
     return sealWithKey(binding, plaintext, id, key);
   }
@@ -61,7 +61,17 @@ export class Sealer {
   }
 
   open(binding: SealBinding, sealed: string): Promise<string> {
-    return openSealed(binding, sealed, (keyId) => this.keyring.keyFor(binding.tenantId, keyId));
+    return openSealed(binding, sealed, (keyId) => this.dataKey(binding.tenantId, keyId));
+  }
+
+  /**
+   * An existing key a ciphertext names, never an answer key: those seal idempotent answers only (answer-sealer.ts),
+   * and the functions that hold them must not be able to forge token data, proxy keys or configurations that a
+   * data function would open.
+   */
+  private async dataKey(tenantId: string, keyId: string): Promise<Buffer> {
+    if (isAnswerKeyId(keyId)) throw new Error("Sealed under an answer key");
+    return this.keyring.keyFor(tenantId, keyId);
   }
 
   /**

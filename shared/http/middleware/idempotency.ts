@@ -227,7 +227,9 @@ export function idempotency(
         return replayed(await replays.replayEffect(request, claim.effects), state.requestId);
       const { sealed_body: sealed, form } = claim.response;
       if (form === "unkept") throw conflict(ANSWER_NOT_KEPT);
-      // Sealed under a data key before this group held answer keys only (28 Nov 2026): it cannot be opened here.
+      // A record kept under the key as sent (before 27 Nov 2026), its answer sealed under a data key, which this group
+      // no longer holds (answer keys only since 28 Nov 2026): it cannot be opened here. (A record under the data
+      // keys' digest is not found at all: the retry runs again, docs/security.md, answer keys.)
       if (keys === "answers" && sealed !== undefined && !isAnswerKeyId(sealedKeyIdOf(sealed) ?? ""))
         throw conflict(ANSWER_SEALED_BEFORE);
       const opened =
