@@ -22,7 +22,7 @@ import { type RateLimitPorts, rateLimit } from "./middleware/rate-limit.ts";
 import { requestContext } from "./middleware/request-context.ts";
 import { type RequestMetricsPorts, requestMetrics } from "./middleware/request-metrics.ts";
 import "./safe-headers.ts"; // a `__proto__` header line never crashes the process (see there)
-import { routeAndValidate } from "./middleware/route-and-validate.ts";
+import { matchRoute, validateRequest } from "./middleware/route-and-validate.ts";
 import { toReplayBody } from "./replay-body.ts";
 import { type HttpResult, header, jsonResult, type RequestState, type SvcContext } from "./request-state.ts";
 import {
@@ -239,10 +239,12 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       // Preflights, and CORS headers on the answers of routes browsers may call (errors included).
       .use(corsAnswers(listRoutes(routes)))
       .use(errorHandler())
-      .use(routeAndValidate(listRoutes(routes), group))
+      .use(matchRoute(listRoutes(routes), group))
       .use(authenticateAndAuthorize(() => deps().authenticator))
       // Before anything the route does (rate budget, idempotent replays): an unlisted Origin is refused.
       .use(corsOriginCheck())
+      // After both: a caller without a valid key, or from an unlisted origin, learns nothing of what the route accepts.
+      .use(validateRequest())
       .use(rateLimit(deps))
       .use(idempotency(deps, idempotencyReplays, GROUP_DATA_KEYS[group] === "answers" ? "answers" : "data"))
       .handler(dispatch) as unknown as (

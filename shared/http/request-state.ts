@@ -11,6 +11,8 @@ export interface RequestState {
   requestId: string;
   startedAt: number;
   route?: MatchedRoute;
+  /** The route's path parameters as matched, validated into `params` after authentication. */
+  pathParameters?: Record<string, string | undefined>;
   params: Record<string, unknown>;
   query: Record<string, unknown>;
   body: unknown;

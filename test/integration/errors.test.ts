@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { config } from "#shared/config.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
+import { appKey } from "#test/support/tokens.ts";
 import { type ApiDocument, renderApiReference } from "../../scripts/api-reference.ts";
 
 const svc = useService();
@@ -38,6 +39,26 @@ describe("errors are RFC 9457 problem+json", () => {
       expect(res.status).toBe(401);
       expect(res.body).toMatchObject({ ...problemShape, status: 401 });
     }
+  });
+
+  it("authenticates before it validates: without a valid key a bad request is a 401 that tells nothing of the route's schema", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+    const bad = { name: 42, type: "galactic" };
+    const readOnly = await appKey(api, managementKey, { type: "private", permissions: ["token:read"] });
+
+    const missing = await api.post("/applications", { body: bad });
+    const unknown = await api.post("/applications", { key: "key_mgt_doesnotexist", rawBody: "{not json" });
+    const badQuery = await api.get("/applications?size=lots", { key: "key_mgt_doesnotexist" });
+    const lacking = await api.post("/applications", { key: readOnly, body: bad });
+
+    for (const res of [missing, unknown, badQuery]) {
+      expect(res.status).toBe(401);
+      expect(JSON.stringify(res.body)).not.toMatch(/galactic|errors|JSON/);
+    }
+    expect(lacking.status).toBe(403);
+    // With a key that may call the route, the same request is the 400 that names each field.
+    expect((await api.post("/applications", { key: managementKey, body: bad })).status).toBe(400);
   });
 
   it("answers 400 for malformed JSON, a missing body and wrong types, with errors per field", async () => {

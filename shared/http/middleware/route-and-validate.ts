@@ -68,10 +68,10 @@ export function parseJsonBody(raw: string): unknown {
 }
 
 /**
- * Finds the route among `routes` (by API Gateway's routeKey, or by path for the $default route), enforces
- * the body size and content type, and validates params, query and body with the route's zod schemas.
+ * Finds the route among `routes` (by API Gateway's routeKey, or by path for the $default route) and enforces the
+ * body size: what authentication needs (the route's auth mode and permissions), and nothing that reads the body.
  */
-export function routeAndValidate(routes: readonly MatchedRoute[], group: string): SvcMiddleware {
+export function matchRoute(routes: readonly MatchedRoute[], group: string): SvcMiddleware {
   const byRouteKey = new Map<string, MatchedRoute>(routes.map((r) => [routeKeyOf(r), r]));
   const matcher = new RouteMatcher(routes);
   return {
@@ -91,19 +91,35 @@ export function routeAndValidate(routes: readonly MatchedRoute[], group: string)
       // A route of another group reaching this function is a wiring error, never served here.
       if (route.group !== group) throw notFound(`The route ${route.method} ${route.path}`);
       state.route = route;
+      state.pathParameters = pathParameters;
 
       const limit = route.maxBodyBytes ?? config().maxBodyBytes;
-      const raw = event.body ?? "";
-      const size = Buffer.byteLength(raw, event.isBase64Encoded ? "base64" : "utf8");
+      const size = Buffer.byteLength(event.body ?? "", event.isBase64Encoded ? "base64" : "utf8");
       if (size > limit) throw payloadTooLarge(limit);
+    },
+  };
+}
 
-      state.params = route.params ? check(route.params, pathParameters, "path", undefined) : {};
+/**
+ * Validates the matched route's params, query, content type and body with its zod schemas: after authentication,
+ * so a caller without a valid key learns 401 and nothing of what the route accepts, and no body of an
+ * unauthenticated caller is parsed.
+ */
+export function validateRequest(): SvcMiddleware {
+  return {
+    before: (request) => {
+      const { event } = request;
+      const state = request.context.svc;
+      const route = state.route;
+      if (!route) return;
+      state.params = route.params ? check(route.params, state.pathParameters ?? {}, "path", undefined) : {};
       state.query = route.query ? check(route.query, parseQuery(event.rawQueryString), "query string") : {};
       if (route.body) {
         if (route.contentType) {
           const contentType = header(event, "content-type")?.split(";")[0]?.trim().toLowerCase();
           if (contentType !== route.contentType) throw unsupportedMediaType(route.contentType);
         }
+        const raw = event.body ?? "";
         const text = event.isBase64Encoded ? Buffer.from(raw, "base64").toString("utf8") : raw;
         if (text.trim() === "") throw validationError("A JSON request body is required.");
         state.body = check(route.body, parseJsonBody(text), "request body");
