@@ -76,13 +76,17 @@ export const revealEverything = [
   },
 ];
 
-/** A new tenant with a private application holding every token permission: the usual owner of test tokens. */
-export async function tenantWithOwner(svc: { url: string; rootKey: string }) {
+/**
+ * A new tenant with a private application holding every token permission: the usual owner of test tokens.
+ * `rules`: its access rules too (revealEverything: it reads every token's data).
+ */
+export async function tenantWithOwner(svc: { url: string; rootKey: string }, rules?: unknown[]) {
   const api = client(svc.url);
   const tenant = await createTenant(api, svc.rootKey);
   const owner = await appKey(api, tenant.managementKey, {
     type: "private",
     permissions: ALL_TOKEN_PERMISSIONS,
+    ...(rules ? { rules } : {}),
   });
   return { api, tenant, owner };
 }

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
 import { scanTable } from "#test/support/table-scan.ts";
-import { ALL_TOKEN_PERMISSIONS, appKey, revealEverything } from "#test/support/tokens.ts";
+import { revealEverything, tenantWithOwner } from "#test/support/tokens.ts";
 
 /**
  * Review (key custody): the crypto-shred deletes every wrapped data key of the tenant, and the keyring checks the
@@ -15,13 +14,7 @@ const svc = useService();
 
 describe("attack: a data key made for a tenant deleted meanwhile", () => {
   it("no wrapped data key of the tenant is stored after its tombstone", async () => {
-    const api = client(svc.url);
-    const tenant = await createTenant(api, svc.rootKey);
-    const owner = await appKey(api, tenant.managementKey, {
-      type: "private",
-      permissions: ALL_TOKEN_PERMISSIONS,
-      rules: revealEverything,
-    });
+    const { api, tenant, owner } = await tenantWithOwner(svc, revealEverything);
 
     // The first seal of the tenant looks its key up after the keyring's live check: the deletion lands there.
     const store = (

@@ -2,15 +2,9 @@ import { describe, expect, it } from "vitest";
 import { SHORT_LIVED_SEALED_SECONDS } from "#shared/domain/keys/destroy-window.ts";
 import { processRewrapPage, REWRAP_STALL_MS } from "#shared/domain/keys/rewrap.ts";
 import type { TokenStore } from "#shared/ports/stores.ts";
-import { type Client, client, createTenant } from "#test/support/http.ts";
+import type { Client } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
-import {
-  ALL_TOKEN_PERMISSIONS,
-  appKey,
-  revealEverything,
-  type TokenBody,
-  VISA,
-} from "#test/support/tokens.ts";
+import { revealEverything, type TokenBody, tenantWithOwner, VISA } from "#test/support/tokens.ts";
 
 /**
  * Key custody (issue 22): a tenant rotates its keys, re-seals every token under the new versions with a rewrap
@@ -40,13 +34,7 @@ interface Job {
 }
 
 async function setup() {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const owner = await appKey(api, tenant.managementKey, {
-    type: "private",
-    permissions: ALL_TOKEN_PERMISSIONS,
-    rules: revealEverything,
-  });
+  const { api, tenant, owner } = await tenantWithOwner(svc, revealEverything);
   const mgt = tenant.managementKey;
   const keys = async () => {
     const res = await api.get<Keys>("/tenants/self/keys", { key: mgt });

@@ -1,9 +1,8 @@
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
-import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
-import { ALL_TOKEN_PERMISSIONS, appKey, revealEverything, VISA } from "#test/support/tokens.ts";
+import { appKey, revealEverything, tenantWithOwner, VISA } from "#test/support/tokens.ts";
 
 /**
  * Review (key custody, 28 Nov 2026): search indexes were rendered on a card's data with its cvc, which is readable
@@ -24,13 +23,7 @@ interface Job {
 const card = { number: VISA, expiration_month: 12, expiration_year: 2031, cvc: "123" };
 
 async function setup() {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const owner = await appKey(api, tenant.managementKey, {
-    type: "private",
-    permissions: ALL_TOKEN_PERMISSIONS,
-    rules: revealEverything,
-  });
+  const { api, tenant, owner } = await tenantWithOwner(svc, revealEverything);
   const pub = await appKey(api, tenant.managementKey, { type: "public", permissions: ["token:create"] });
   return { api, ...tenant, owner, pub };
 }
