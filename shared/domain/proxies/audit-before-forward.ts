@@ -14,8 +14,8 @@ export interface AuditedInvocation {
   tenantId: string;
   proxyId: string;
   actor: Actor;
+  /** The request's method; never its path, which the caller chooses and may carry data (as access lines). */
   method: string;
-  pathSuffix: string;
   /** The ids in the request's detokenization expressions, known before any token is read. */
   tokenIds: readonly string[];
 }
@@ -43,7 +43,7 @@ function proxyEntries(
 function entriesFor(deps: Deps, call: AuditedInvocation, tokens: readonly LoggedToken[]): LogEntry[] {
   return proxyEntries(deps, call, tokens, {
     read: `Token detokenized by proxy ${call.proxyId}`,
-    invoke: `Proxy invoked: ${call.method} ${call.pathSuffix || "/"}`,
+    invoke: `Proxy invoked: ${call.method}`,
   });
 }
 
@@ -51,7 +51,7 @@ function entriesFor(deps: Deps, call: AuditedInvocation, tokens: readonly Logged
 function refusalEntries(deps: Deps, call: AuditedInvocation, tokens: readonly LoggedToken[]): LogEntry[] {
   return proxyEntries(deps, call, tokens, {
     read: `Detokenization by proxy ${call.proxyId} refused: nothing was read or forwarded`,
-    invoke: `Proxy invocation refused before forwarding: ${call.method} ${call.pathSuffix || "/"}`,
+    invoke: `Proxy invocation refused before forwarding: ${call.method}`,
   });
 }
 

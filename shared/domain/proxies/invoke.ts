@@ -210,7 +210,6 @@ async function detokenizeAndAudit(
     proxyId: proxy.id,
     actor: principal ? actorOf(principal) : { type: "proxy_key" as const },
     method: request.method,
-    pathSuffix: request.pathSuffix,
     tokenIds: content.kind === "raw" ? [] : findReferences(content.value).map((ref) => ref.id),
   };
   return detokenizeAudited(deps, call, async (audit: UseAudit): Promise<Detokenized> => {

@@ -35,7 +35,15 @@ export function errorHandler(): SvcMiddleware {
         request_id: requestId,
         error_name: error instanceof Error ? error.name : typeof error,
         ...(codes ? { cancellation_codes: codes } : {}),
-        stack: error instanceof Error ? error.stack?.split("\n").slice(1, 8).join("\n") : undefined,
+        // Frames only: a message over several lines (it may echo a value) continues past the stack's first line.
+        stack:
+          error instanceof Error
+            ? error.stack
+                ?.split("\n")
+                .filter((line) => /^\s+at /.test(line))
+                .slice(0, 7)
+                .join("\n")
+            : undefined,
       });
       request.response = {
         statusCode: 500,
