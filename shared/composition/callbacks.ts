@@ -3,12 +3,14 @@ import type { CallbackDeps } from "#shared/domain/reactors/callbacks.ts";
 import { type ReactDeps, reactionRunner, webhookSecrets } from "#shared/domain/reactors/react.ts";
 import { reactionFailures } from "#shared/http/problem.ts";
 import type { Egress } from "#shared/ports/egress.ts";
-import type { AuditLogStore } from "#shared/ports/stores.ts";
+import type { AuditLogStore, IdempotencyStore } from "#shared/ports/stores.ts";
 
 /** What the callback path is built from: the reactors group's deps plus the audit log and this service's hosts. */
 export type CallbackSources = ReactDeps & {
   egress: Egress;
   auditLog: Pick<AuditLogStore, "append">;
+  /** A queued run's writes record their effect on a claim of its own (never run twice: reactionRunner). */
+  idempotency: Pick<IdempotencyStore, "claim" | "release">;
   config: Pick<Config, "proxyAllowPrivate">;
   selfHosts: readonly string[];
 };
@@ -20,7 +22,7 @@ export type CallbackSources = ReactDeps & {
  */
 export function callbackDeps(sources: CallbackSources): CallbackDeps {
   return {
-    runner: reactionRunner(sources, reactionFailures),
+    runner: reactionRunner(sources, reactionFailures, sources.idempotency),
     failures: reactionFailures,
     webhookSecrets: webhookSecrets(sources),
     auditLog: sources.auditLog,

@@ -141,8 +141,16 @@ export interface IdempotencyStore {
   /**
    * After a failure: frees the key if the request's effects do not stand (none, or undone by the request
    * itself), so a retry runs as new; if they do, ends the lease, so a retry replays the effect at once.
+   * `knownEffects` is how many effects the request saw committed: a record holding more took one whose commit
+   * answered an error (a lost answer, a timeout after DynamoDB applied it), so it is kept for a replay.
    */
-  release(scope: string, key: string, claimId: string, effectsStand: boolean): Promise<void>;
+  release(
+    scope: string,
+    key: string,
+    claimId: string,
+    effectsStand: boolean,
+    knownEffects: number,
+  ): Promise<void>;
   /**
    * Whether a live record is kept under `sentKey`, the key as the caller sent it: versions before 27 Nov 2026 kept
    * records so, and a retry across the upgrade must find its first run's. False without a read once none can be

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { useService } from "#test/support/service.ts";
-import { appKey, revealEverything, tenantWithOwner } from "#test/support/tokens.ts";
+import { appKey, revealEverything, type TokenPage, tenantWithOwner } from "#test/support/tokens.ts";
 
 const svc = useService();
 
@@ -68,5 +68,44 @@ describe("a batch whose request dies", () => {
     });
     expect(again.status).toBe(201);
     expect(await status(ids[119] as string)).toBe(200);
+  });
+});
+
+/**
+ * POST /tokenize past its commit: the batch is stored, so nothing after it may fail the call (c6b6c95). The
+ * fingerprint claims written after the commit are best effort: a throttled claim must not answer 5xx for a stored
+ * batch (a client then sends it again, and stores it twice).
+ */
+describe("POST /tokenize after its commit", () => {
+  it("answers 201 for a stored batch when a fingerprint claim after the commit is throttled", async () => {
+    const { api, owner } = await tenantWithOwner(svc);
+    const body = [
+      { type: "token", data: "first value" },
+      { type: "token", data: "second value" },
+    ];
+    const { dynamo } = svc.service.deps;
+    let throttled = 0;
+    dynamo.middlewareStack.add(
+      (next, context) => (args) => {
+        const item = (args.input as { Item?: { entity?: string } }).Item;
+        if (context.commandName === "PutItemCommand" && item?.entity === "fingerprint") {
+          throttled += 1;
+          throw Object.assign(new Error("throttled"), { name: "ThrottlingException" });
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "throttleClaims" },
+    );
+    let res: Awaited<ReturnType<typeof api.post>>;
+    try {
+      res = await api.post("/tokenize", { key: owner, body });
+    } finally {
+      dynamo.middlewareStack.remove("throttleClaims");
+    }
+    const list = await api.get<TokenPage>("/tokens", { key: owner });
+
+    expect(throttled).toBeGreaterThan(0);
+    expect(list.body.pagination.total_items).toBe(2);
+    expect(res.status).toBe(201);
   });
 });

@@ -1,7 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { bodyText, type Client, client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
-import { appKey, revealEverything, type TokenBody, type TokenPage, VISA } from "#test/support/tokens.ts";
+import {
+  appKey,
+  revealEverything,
+  type TokenBody,
+  type TokenPage,
+  tenantWithOwner,
+  VISA,
+} from "#test/support/tokens.ts";
 
 /**
  * A request that dies between its effect and the completion of its idempotency record (a Lambda timing out, a
@@ -217,5 +224,55 @@ describe("idempotency across a crash between effect and completion", () => {
     expect(retry.headers.get("svc-idempotent-replayed")).toBeNull();
     expect(late.status).toBe(409);
     expect(list.body.pagination.total_items).toBe(1);
+  });
+});
+
+/**
+ * A write transaction that commits while its caller sees an error (the answer lost on the wire: a request timeout
+ * after DynamoDB applied it, a connection reset). The request fails; its effect was recorded on the idempotency
+ * record in the same transaction, so a retry with the same key must replay it, never run it again.
+ */
+/** Until removed: the first write transaction that records an idempotent effect commits, then answers an error. */
+function loseFirstEffectAnswer() {
+  const { dynamo } = svc.service.deps;
+  let lost = false;
+  dynamo.middlewareStack.add(
+    (next, context) => async (args) => {
+      const out = await next(args);
+      const items = (args.input as { TransactItems?: { Update?: { Key?: { PK?: string } } }[] })
+        .TransactItems;
+      const effect = items?.some((i) => String(i.Update?.Key?.PK ?? "").startsWith("IDEMP#"));
+      if (context.commandName === "TransactWriteItemsCommand" && effect && !lost) {
+        lost = true;
+        throw Object.assign(new Error("connection reset after the commit"), { name: "TimeoutError" });
+      }
+      return out;
+    },
+    { step: "initialize", name: "loseCommitAnswer" },
+  );
+  return () => dynamo.middlewareStack.remove("loseCommitAnswer");
+}
+
+describe("a write whose commit answer is lost", () => {
+  it("a token create retried with its idempotency key stores one token", async () => {
+    const { api, owner } = await tenantWithOwner(svc);
+    const headers = { "svc-idempotency-key": "lost-answer-1" };
+    const body = { type: "token", data: "once" };
+
+    const restore = loseFirstEffectAnswer();
+    let first: Awaited<ReturnType<typeof api.post>>;
+    try {
+      first = await api.post("/tokens", { key: owner, body, headers });
+    } finally {
+      restore();
+    }
+    const retry = await api.post<TokenBody>("/tokens", { key: owner, body, headers });
+    const list = await api.get<TokenPage>("/tokens", { key: owner });
+
+    expect(first.status).toBe(503);
+    expect(list.body.pagination.total_items).toBe(1);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("svc-idempotent-replayed")).toBe("true");
+    expect(retry.body.id).toBe(list.body.data[0]?.id);
   });
 });

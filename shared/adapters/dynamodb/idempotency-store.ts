@@ -137,21 +137,42 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
       .catch(ignoreConditionFailed);
   }
 
-  async release(scope: string, key: string, claimId: string, effectsStand: boolean): Promise<void> {
+  async release(
+    scope: string,
+    key: string,
+    claimId: string,
+    effectsStand: boolean,
+    knownEffects: number,
+  ): Promise<void> {
     const Key = keys.idempotency(scope, key);
     if (!effectsStand) {
-      await this.client
+      // Only a record holding no effect but those the request saw commit: a write transaction whose commit
+      // answered an error (a timeout or reset after DynamoDB applied it) appended its effect all the same, and
+      // freeing the key would run it again on the retry the 503 asks for.
+      const freed = await this.client
         .send(
           new DeleteCommand({
             TableName: this.tableName,
             Key,
-            ConditionExpression: "claim_id = :claim AND #state <> :completed",
+            ConditionExpression:
+              "claim_id = :claim AND (#state = :inFlight OR (#state = :effected AND size(effects) = :known))",
             ExpressionAttributeNames: { "#state": "state" },
-            ExpressionAttributeValues: { ":completed": "completed", ":claim": claimId },
+            ExpressionAttributeValues: {
+              ":inFlight": "in_flight",
+              ":effected": "effected",
+              ":claim": claimId,
+              ":known": knownEffects,
+            },
           }),
         )
-        .catch(ignoreConditionFailed);
-      return;
+        .then(
+          () => true,
+          (error: unknown) => {
+            ignoreConditionFailed(error);
+            return false;
+          },
+        );
+      if (freed) return;
     }
     // Took effect, then failed: the effect stays recorded and a retry replays it at once.
     await this.client

@@ -12,7 +12,14 @@ import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, DomainError, type FieldErrors, notFound, validationError } from "#shared/domain/errors.ts";
 import { grantVersionOf } from "#shared/domain/grant-version.ts";
-import { currentIdempotencyClaim, type DataRead, noteDataRead } from "#shared/domain/idempotency-scope.ts";
+import {
+  currentIdempotencyClaim,
+  type DataRead,
+  effectsStand,
+  type IdempotencyClaimRef,
+  noteDataRead,
+  runWithIdempotencyClaim,
+} from "#shared/domain/idempotency-scope.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { tenantBucket } from "#shared/domain/rate-limit.ts";
 import {
@@ -32,7 +39,11 @@ import type { JobQueue } from "#shared/ports/job-queue.ts";
 import { REACTION_RETENTION_SECONDS, type ReactorStore } from "#shared/ports/reactor-store.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
 import type { SessionStore } from "#shared/ports/session-store.ts";
-import { type ApplicationReader, MAX_KEPT_ANSWER_CHARS } from "#shared/ports/stores.ts";
+import {
+  type ApplicationReader,
+  type IdempotencyStore,
+  MAX_KEPT_ANSWER_CHARS,
+} from "#shared/ports/stores.ts";
 import { createTokenBody } from "#shared/schemas/tokens.ts";
 import { validateArgs } from "./args.ts";
 import type {
@@ -458,8 +469,35 @@ function outcomeOfError(failures: ReactionFailures, error: unknown, requestId: s
   return failures.ofError(error, requestId);
 }
 
-/** Runs queued reactions once per request id; the outcome is stored sealed, so redeliveries reuse it. */
-export function reactionRunner(base: ReactDeps, failures: ReactionFailures): ReactionRunner {
+const RUN_TOOK_EFFECT =
+  "This reaction's code ran and wrote to the vault (its tokenize block), and its outcome could not be kept; it is not run again.";
+
+/**
+ * A queued run's own idempotency claim, keyed by its request id: the tokens its code's `tokenize` creates record
+ * their effect on it in the same transaction (idempotent-effects.ts), so a redelivery after they committed (the
+ * outcome's write failed, the consumer died) finds them and never runs the code again. "effected" then.
+ */
+async function claimRun(
+  store: Pick<IdempotencyStore, "claim">,
+  job: { tenantId: string; requestId: string },
+): Promise<IdempotencyClaimRef | "effected"> {
+  const scope = `reaction:${job.tenantId}`;
+  const claim = await store.claim(scope, job.requestId, "reaction");
+  if (claim.outcome === "claimed") return { scope, key: job.requestId, claimId: claim.claimId, effects: [] };
+  // A run of this job still in progress (or one that died, until its lease lapses): redelivered later.
+  if (claim.outcome === "in-flight") throw new Error("This reaction is still running.");
+  return "effected";
+}
+
+/**
+ * Runs queued reactions once per request id; the outcome is stored sealed, so redeliveries reuse it. With
+ * `idempotency`, a run whose writes committed is never run again, even when its outcome could not be stored.
+ */
+export function reactionRunner(
+  base: ReactDeps,
+  failures: ReactionFailures,
+  idempotency?: Pick<IdempotencyStore, "claim" | "release">,
+): ReactionRunner {
   return {
     async run(job) {
       // A queued run is a request of its own: one render budget, drawn from its tenant's share.
@@ -469,56 +507,81 @@ export function reactionRunner(base: ReactDeps, failures: ReactionFailures): Rea
         return JSON.parse(
           await deps.sealer.open(outcomeBinding(job.tenantId, job.requestId), stored),
         ) as ReactionOutcome;
-      let outcome: ReactionOutcome;
       const reads: DataRead[] = [];
       const shown: LoggedToken[] = [];
+      const claim = idempotency ? await claimRun(idempotency, job) : undefined;
       try {
-        const { reactor, formula } = await reactorAndCode(deps, job.tenantId, job.reactorId);
-        const { args, viewer } = JSON.parse(
-          await deps.sealer.open(argsBinding(job.tenantId, job.requestId), job.sealedArgs),
-        ) as { args: Record<string, unknown>; viewer?: Grants };
-        // The caller's grants at react time (a job queued before they were recorded shows nothing).
-        const access = accessOfGrants(viewer ?? { application: { permissions: [], rules: [] } });
-        const caller = { access, who: { tenantId: job.tenantId, actor: job.actor } };
-        outcome = {
-          status: 200,
-          body: await run(deps, reactor, formula, args, job.timeoutMs, caller, reads, shown),
-        };
+        return await finish();
       } catch (error) {
-        outcome = outcomeOfError(failures, error, job.requestId);
+        // Nothing kept: a run that wrote nothing frees its claim (the redelivery runs it again); one that wrote
+        // keeps its effect recorded, so the redelivery stores RUN_TOOK_EFFECT instead of writing a second time.
+        if (idempotency && claim && claim !== "effected")
+          await idempotency
+            .release(claim.scope, claim.key, claim.claimId, effectsStand(claim.effects), claim.effects.length)
+            .catch(() => undefined);
+        throw error;
       }
-      // A react-async result keeps which tokens its args read, so reading it logs them again, and the data its
-      // args and its code's svc calls read, as they were: it is answered only while that data is (reactionResult).
-      if (job.argsRead) {
-        const argsReads = await dataReadsOf(
-          deps,
+
+      async function finish(): Promise<ReactionOutcome> {
+        let outcome: ReactionOutcome;
+        if (claim === "effected")
+          outcome = outcomeOfError(failures, conflict(RUN_TOOK_EFFECT), job.requestId);
+        else
+          try {
+            const { reactor, formula } = await reactorAndCode(deps, job.tenantId, job.reactorId);
+            const { args, viewer } = JSON.parse(
+              await deps.sealer.open(argsBinding(job.tenantId, job.requestId), job.sealedArgs),
+            ) as { args: Record<string, unknown>; viewer?: Grants };
+            // The caller's grants at react time (a job queued before they were recorded shows nothing).
+            const access = accessOfGrants(viewer ?? { application: { permissions: [], rules: [] } });
+            const caller = { access, who: { tenantId: job.tenantId, actor: job.actor } };
+            const running = () => run(deps, reactor, formula, args, job.timeoutMs, caller, reads, shown);
+            outcome = {
+              status: 200,
+              body: await (claim ? runWithIdempotencyClaim(claim, running) : running()),
+            };
+          } catch (error) {
+            outcome = outcomeOfError(failures, error, job.requestId);
+          }
+        // A react-async result keeps which tokens its args read, so reading it logs them again, and the data its
+        // args and its code's svc calls read, as they were: it is answered only while that data is (reactionResult).
+        if (job.argsRead) {
+          const argsReads = await dataReadsOf(
+            deps,
+            job.tenantId,
+            job.argsRead.map((t) => t.id),
+          );
+          reads.unshift(...argsReads);
+        }
+        const seal = (kept: ReactionOutcome) =>
+          deps.sealer.seal(
+            outcomeBinding(job.tenantId, job.requestId),
+            JSON.stringify(job.argsRead ? { ...kept, argsRead: job.argsRead, reads, shown } : kept),
+          );
+        let sealed = await seal(outcome);
+        // An answer too long to keep is a failure that can be kept: the code ran, and is never run again for it.
+        if (sealed.length > MAX_KEPT_ANSWER_CHARS)
+          sealed = await seal(
+            outcomeOfError(
+              failures,
+              new ReactorError(500, "Reactor Runtime Error", `The reactor's answer is too large to keep.`),
+              job.requestId,
+            ),
+          );
+        const kept = await deps.reactors.storeReaction(
           job.tenantId,
-          job.argsRead.map((t) => t.id),
+          job.requestId,
+          sealed,
+          deps.clock.now(),
+          {
+            reactorId: job.reactorId,
+            ...(job.resultOwner !== undefined ? { owner: job.resultOwner } : {}),
+          },
         );
-        reads.unshift(...argsReads);
+        return JSON.parse(
+          await deps.sealer.open(outcomeBinding(job.tenantId, job.requestId), kept),
+        ) as ReactionOutcome;
       }
-      const seal = (kept: ReactionOutcome) =>
-        deps.sealer.seal(
-          outcomeBinding(job.tenantId, job.requestId),
-          JSON.stringify(job.argsRead ? { ...kept, argsRead: job.argsRead, reads, shown } : kept),
-        );
-      let sealed = await seal(outcome);
-      // An answer too long to keep is a failure that can be kept: the code ran, and is never run again for it.
-      if (sealed.length > MAX_KEPT_ANSWER_CHARS)
-        sealed = await seal(
-          outcomeOfError(
-            failures,
-            new ReactorError(500, "Reactor Runtime Error", `The reactor's answer is too large to keep.`),
-            job.requestId,
-          ),
-        );
-      const kept = await deps.reactors.storeReaction(job.tenantId, job.requestId, sealed, deps.clock.now(), {
-        reactorId: job.reactorId,
-        ...(job.resultOwner !== undefined ? { owner: job.resultOwner } : {}),
-      });
-      return JSON.parse(
-        await deps.sealer.open(outcomeBinding(job.tenantId, job.requestId), kept),
-      ) as ReactionOutcome;
     },
   };
 }

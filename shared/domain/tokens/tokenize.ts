@@ -6,6 +6,7 @@ import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
 import { earlierDuplicate } from "#shared/domain/keys/dual-lookup.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { commitBatch, openBatch, rollbackBatch, type TransactionDeps } from "#shared/domain/transactions.ts";
+import { logger } from "#shared/logger.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
 import type { StagedCreate } from "#shared/ports/stores.ts";
@@ -212,13 +213,22 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
   };
   const created = staged.filter((index) => duplicates[index] === undefined);
   countTokens(deps, METRIC.tokensCreated, principal.tenantId, created.length);
-  await deps.tokens.claimFingerprints(
-    created.flatMap((index) => {
-      const p = prepared[index] as PreparedCreate;
-      return p.deduplicate ? [] : [p.token];
-    }),
-    deps.clock.now(),
-  );
+  // Past the commit, and best effort: a throttled or dropped claim must not answer 5xx for a stored batch (its
+  // client sends the batch again and stores it twice); a token left unclaimed is found by no later deduplication.
+  await deps.tokens
+    .claimFingerprints(
+      created.flatMap((index) => {
+        const p = prepared[index] as PreparedCreate;
+        return p.deduplicate ? [] : [p.token];
+      }),
+      deps.clock.now(),
+    )
+    .catch((error: unknown) =>
+      logger.warn("Fingerprint claims after a tokenize commit failed", {
+        tenant_id: principal.tenantId,
+        error_name: error instanceof Error ? error.name : "unknown",
+      }),
+    );
 
   // Past the commit: answers that cannot fail (the data is the request's own, its mask rendered before the write).
   const answers: TokenView[] = [];

@@ -170,7 +170,13 @@ export function idempotency(
     if (!claim) return;
     request.context.svc.idempotency = undefined;
     await ports()
-      .idempotency.release(claim.scope, claim.key, claim.claimId, effectsStand(claim.effects))
+      .idempotency.release(
+        claim.scope,
+        claim.key,
+        claim.claimId,
+        effectsStand(claim.effects),
+        claim.effects.length,
+      )
       .catch((error: unknown) =>
         logger.warn("Idempotency key release failed", {
           request_id: request.context.svc.requestId,
@@ -203,9 +209,9 @@ export function idempotency(
       // under the key as sent: a legacy key that turns out free (its record just lapsed) is let go at once.
       if (claim.outcome === "claimed" && key !== sent && (await store.hasLegacyRecord(scope, sent))) {
         const legacy = await store.claim(scope, sent, `${signature.request}.${signature.headers}`);
-        if (legacy.outcome === "claimed") await store.release(scope, sent, legacy.claimId, false);
+        if (legacy.outcome === "claimed") await store.release(scope, sent, legacy.claimId, false, 0);
         else {
-          await store.release(scope, key, claim.claimId, false);
+          await store.release(scope, key, claim.claimId, false, 0);
           key = sent;
           claim = legacy;
         }
