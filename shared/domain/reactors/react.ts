@@ -481,7 +481,8 @@ async function claimRun(
   store: Pick<IdempotencyStore, "claim">,
   job: { tenantId: string; requestId: string },
 ): Promise<IdempotencyClaimRef | "effected"> {
-  const scope = `reaction:${job.tenantId}`;
+  // Under the tenant's own idempotency prefix (`tenant:<id>:`), as every caller's scope: its deletion purges it.
+  const scope = `tenant:${job.tenantId}:reaction`;
   const claim = await store.claim(scope, job.requestId, "reaction");
   if (claim.outcome === "claimed") return { scope, key: job.requestId, claimId: claim.claimId, effects: [] };
   // A run of this job still in progress (or one that died, until its lease lapses): redelivered later.
