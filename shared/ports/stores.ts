@@ -134,8 +134,15 @@ export interface IdempotencyStore {
    * Takes the in-flight marker for a key with a conditional write, or reports what holds it. `scope` names the
    * credential (no `#`); `requestSignature` is opaque to the store and handed back with a completed result.
    * A marker whose request took effect is never taken again: once its lease lapses it is reported "effected".
+   * `leaseSeconds`: how long the marker holds the key against a retry (default the HTTP lease, longer than API
+   * Gateway's timeout); work that may run longer (a queued reaction, up to its timeout_ms) passes its own.
    */
-  claim(scope: string, key: string, requestSignature: string): Promise<IdempotencyClaim>;
+  claim(
+    scope: string,
+    key: string,
+    requestSignature: string,
+    leaseSeconds?: number,
+  ): Promise<IdempotencyClaim>;
   /** Stores the answer, if `claimId` still holds the key. */
   complete(scope: string, key: string, claimId: string, response: StoredResponse): Promise<void>;
   /**

@@ -29,7 +29,12 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     private readonly clock: Clock,
   ) {}
 
-  async claim(scope: string, key: string, requestSignature: string): Promise<IdempotencyClaim> {
+  async claim(
+    scope: string,
+    key: string,
+    requestSignature: string,
+    leaseSeconds = IN_FLIGHT_LEASE_SECONDS,
+  ): Promise<IdempotencyClaim> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = epochSeconds(this.clock.now());
       const claimId = randomUUID();
@@ -43,7 +48,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
               state: "in_flight",
               claim_id: claimId,
               signature: requestSignature,
-              lease_until: now + IN_FLIGHT_LEASE_SECONDS,
+              lease_until: now + leaseSeconds,
               expires_at: now + IDEMPOTENCY_RETENTION_SECONDS,
               ttl: now + IDEMPOTENCY_RETENTION_SECONDS,
             },

@@ -469,6 +469,9 @@ function outcomeOfError(failures: ReactionFailures, error: unknown, requestId: s
   return failures.ofError(error, requestId);
 }
 
+/** A queued run's claim outlasts its code's timeout by this: the run's reads, sealing and outcome write. */
+const RUN_LEASE_MARGIN_SECONDS = 60;
+
 const RUN_TOOK_EFFECT =
   "This reaction's code ran and wrote to the vault (its tokenize block), and its outcome could not be kept; it is not run again.";
 
@@ -479,11 +482,14 @@ const RUN_TOOK_EFFECT =
  */
 async function claimRun(
   store: Pick<IdempotencyStore, "claim">,
-  job: { tenantId: string; requestId: string },
+  job: { tenantId: string; requestId: string; timeoutMs: number },
 ): Promise<IdempotencyClaimRef | "effected"> {
   // Under the tenant's own idempotency prefix (`tenant:<id>:`), as every caller's scope: its deletion purges it.
   const scope = `tenant:${job.tenantId}:reaction`;
-  const claim = await store.claim(scope, job.requestId, "reaction");
+  // Held for as long as the run may last (its code's timeout, and the reads and writes around it): a second
+  // delivery of the job while the first run still runs is refused, never a second run of the code.
+  const lease = Math.ceil(job.timeoutMs / 1000) + RUN_LEASE_MARGIN_SECONDS;
+  const claim = await store.claim(scope, job.requestId, "reaction", lease);
   if (claim.outcome === "claimed") return { scope, key: job.requestId, claimId: claim.claimId, effects: [] };
   // A run of this job still in progress (or one that died, until its lease lapses): redelivered later.
   if (claim.outcome === "in-flight") throw new Error("This reaction is still running.");
