@@ -979,7 +979,8 @@ export interface operations {
           "application/json": {
             key_arn: string;
             set_at: string;
-            data_keys_rewrapped: number;
+            /** @enum {string} */
+            data_keys: "rewrapping";
           };
         };
       };
