@@ -24,7 +24,7 @@ import {
 import { type TokenDomainOptions, tokenDomain } from "#shared/composition/token-domain.ts";
 import type { UsageMeter } from "#shared/composition/usage-meter.ts";
 import { type Config, config, resetConfig } from "#shared/config.ts";
-import { processKeyJob } from "#shared/domain/keys/key-jobs.ts";
+import { processRewrapPage } from "#shared/domain/keys/rewrap.ts";
 import { processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
 import type { RenderMeter } from "#shared/domain/tokens/render-budget.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
@@ -36,7 +36,7 @@ import { type DynamoDbLocal, startDynamoDbLocal } from "#shared/local/dynamodb-l
 import { createGateway, type HttpLambda } from "#shared/local/gateway.ts";
 import { logger } from "#shared/logger.ts";
 import { gatherPerTurn } from "#shared/observability/log-lines.ts";
-import type { KeyJobMessage } from "#shared/ports/key-versions.ts";
+import type { RewrapPageMessage } from "#shared/ports/key-versions.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 import * as applications from "./applications/handler.ts";
@@ -75,18 +75,15 @@ export function composeLocal(
     retryBaseSeconds: cfg.callbackRetryBaseSeconds,
   });
   // Key rewrap pages: a queue of their own (as in AWS), retried after a second rather than a callback's minute.
-  const rewrapQueue = new LocalJobQueue<KeyJobMessage>({
+  const rewrapQueue = new LocalJobQueue<RewrapPageMessage>({
     dataDir: cfg.dataDir,
     clock: core.clock,
     retryBaseSeconds: Math.min(1, cfg.callbackRetryBaseSeconds),
     jobName: "rewrap page",
-    letterOf: (message) => ({
-      request_id:
-        message.kind === "custody"
-          ? `custody-${message.tenantId}`
-          : `rewrap-${message.jobId}-${message.page}`,
+    letterOf: (page) => ({
+      request_id: `rewrap-${page.jobId}-${page.page}`,
       reactor_id: "",
-      tenant_id: message.tenantId,
+      tenant_id: page.tenantId,
     }),
   });
   return {
@@ -309,7 +306,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const { port } = server.address() as AddressInfo;
   // Queued reactions (react with callback_url) are run and delivered in this process.
   deps.localJobQueue.start((job, attempt) => processCallbackJob(callbackDeps(deps), job, attempt));
-  deps.rewrapQueue.start((message) => processKeyJob(deps, message));
+  deps.rewrapQueue.start((page) => processRewrapPage(deps, page));
   deps.selfHosts.push(`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`);
   // Whatever name or address of this machine a destination uses, the API's port is refused at connect time.
   const unprotect = protectEndpoint(`http://127.0.0.1:${port}`);

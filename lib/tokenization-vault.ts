@@ -141,11 +141,10 @@ export class TokenizationVault extends Construct {
     const customerKeyAccounts = props.customerKeyAccounts ?? [];
     if (customerKeyAccounts.length > 0)
       for (const fn of this.functions.filter((f) => f.dataKeyUse === "data" || f.dataKeyUse === "answers"))
-        fn.grantCustomerKeys(customerKeyAccounts, {
-          // Only the rewrap worker re-encrypts (it holds the data keys anyway); the tenants function tries a key.
-          ...(fn === this.rewrap.fn ? { rewrapFrom: this.data.dataKey } : {}),
-          ...(fn === this.http.functions.tenants ? { tryKeys: true } : {}),
-        });
+        fn.grantCustomerKeys(
+          customerKeyAccounts,
+          fn === this.http.functions.tenants ? this.data.dataKey : undefined,
+        );
     // Every function: the metrics' namespace, and the service settings given as props (unset: config defaults).
     const environment = { POWERTOOLS_METRICS_NAMESPACE: this.metricsNamespace, ...serviceEnvironment(props) };
     for (const fn of this.functions)

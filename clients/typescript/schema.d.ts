@@ -979,8 +979,7 @@ export interface operations {
           "application/json": {
             key_arn: string;
             set_at: string;
-            /** @enum {string} */
-            data_keys: "rewrapping";
+            data_keys_rewrapped: number;
           };
         };
       };

@@ -7,9 +7,9 @@ import { keyCustody } from "#shared/composition/keys.ts";
 import { proxyStore, reactorStore } from "#shared/composition/stores.ts";
 import { tokenDomain } from "#shared/composition/token-domain.ts";
 import { type Config, config } from "#shared/config.ts";
-import { type KeyJobDeps, processKeyJob } from "#shared/domain/keys/key-jobs.ts";
+import { processRewrapPage, type RewrapDeps } from "#shared/domain/keys/rewrap.ts";
 import { logger } from "#shared/logger.ts";
-import type { KeyJobMessage } from "#shared/ports/key-versions.ts";
+import type { RewrapPageMessage } from "#shared/ports/key-versions.ts";
 import { handlerTracing } from "#shared/tracer.ts";
 
 /**
@@ -17,25 +17,20 @@ import { handlerTracing } from "#shared/tracer.ts";
  * proxies and reactor stores (proxy keys, proxies' and reactors' configurations and the webhook secret are re-sealed
  * too).
  */
-export function compose(cfg: Config): KeyJobDeps {
+export function compose(cfg: Config): RewrapDeps {
   const core = composeCore(cfg);
   return { ...core, ...tokenDomain(core), ...keyCustody(core), ...proxyStore(core), ...reactorStore(core) };
 }
 
-function parseMessage(body: string): KeyJobMessage {
-  const message = JSON.parse(body) as Partial<KeyJobMessage> & Record<string, unknown>;
-  if (typeof message.tenantId !== "string") throw new Error("Not a key job");
-  if (message.kind === "custody") {
-    if (typeof message.keyArn !== "string") throw new Error("Not a key job");
-    return { kind: "custody", tenantId: message.tenantId, keyArn: message.keyArn };
-  }
-  if (message.kind !== "rewrap" || typeof message.jobId !== "string") throw new Error("Not a rewrap page");
-  if (typeof message.page !== "number" || !Number.isInteger(message.page))
+function parsePage(body: string): RewrapPageMessage {
+  const page = JSON.parse(body) as Partial<RewrapPageMessage>;
+  if (page.kind !== "rewrap" || typeof page.tenantId !== "string" || typeof page.jobId !== "string")
     throw new Error("Not a rewrap page");
-  return { kind: "rewrap", tenantId: message.tenantId, jobId: message.jobId, page: message.page };
+  if (typeof page.page !== "number" || !Number.isInteger(page.page)) throw new Error("Not a rewrap page");
+  return page as RewrapPageMessage;
 }
 
-let deps: KeyJobDeps | undefined;
+let deps: RewrapDeps | undefined;
 const processor = new BatchProcessor(EventType.SQS);
 
 /**
@@ -52,7 +47,7 @@ export const handler = middy<SQSEvent, SQSBatchResponse>()
       event,
       async (record: SQSRecord) => {
         deps ??= compose(config());
-        await processKeyJob(deps, parseMessage(record.body));
+        await processRewrapPage(deps, parsePage(record.body));
       },
       processor,
       { context, throwOnFullBatchFailure: false },

@@ -260,20 +260,15 @@ export class ApiFunction extends Construct {
   /**
    * Bring your own key: the data-key actions on tenants' own KMS keys in `accounts`, only for requests that
    * carry a tenant_id encryption context (every tenant data key does; the customer's key policy or grant then
-   * pins it to its own tenant id, docs/security.md). `rewrapFrom` (the rewrap worker only): the deployment key a
-   * tenant's data keys are re-encrypted from when it brings its key (PUT /tenants/self/keys/kms queues one
-   * ReEncrypt per data key). `tryKeys` (the tenants function): the throwaway key a customer key is tried with.
+   * pins it to its own tenant id, docs/security.md). `rewrapFrom`: the deployment key a tenant's data keys are
+   * re-encrypted from when it brings its key (PUT /tenants/self/keys/kms, one ReEncrypt per data key).
    */
-  grantCustomerKeys(
-    accounts: readonly string[],
-    options: { rewrapFrom?: IKey; tryKeys?: boolean } = {},
-  ): this {
-    const { rewrapFrom, tryKeys } = options;
+  grantCustomerKeys(accounts: readonly string[], rewrapFrom?: IKey): this {
     const tenantContext = { Null: { "kms:EncryptionContext:tenant_id": "false" } };
     const customerKeys = accounts.map((account) => `arn:${Stack.of(this).partition}:kms:*:${account}:key/*`);
     // The same key ids as on the deployment's key; the tenants function also tries a customer key first.
     const keyIds =
-      this.dataKeyUse === "answers" ? answerKeysOnly(tryKeys ? [CUSTOMER_KEY_CHECK_ID] : []) : {};
+      this.dataKeyUse === "answers" ? answerKeysOnly(rewrapFrom ? [CUSTOMER_KEY_CHECK_ID] : []) : {};
     this.function.addToRolePolicy(
       new PolicyStatement({
         actions: ["kms:GenerateDataKey", "kms:Decrypt"],

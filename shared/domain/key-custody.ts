@@ -1,4 +1,4 @@
-import { validationError } from "#shared/domain/errors.ts";
+import { conflict, validationError } from "#shared/domain/errors.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import {
   type CustomerKeys,
@@ -6,12 +6,10 @@ import {
   type KeyCustodyStore,
 } from "#shared/ports/customer-keys.ts";
 import { CustodyChanged } from "#shared/ports/data-key-store.ts";
-import type { JobQueue } from "#shared/ports/job-queue.ts";
-import type { KeyJobMessage } from "#shared/ports/key-versions.ts";
 import type { MemberStore } from "#shared/ports/member-store.ts";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
 import { auditEvent, recordEvents } from "./audit-entry.ts";
-import { frameCustomerWrapped, unframe } from "./crypto/tenant-key-wrapper.ts";
+import { frameCustomerWrapped, keyUnavailable, unframe } from "./crypto/tenant-key-wrapper.ts";
 import type { TenantPrincipal } from "./entities.ts";
 import { CUSTOMER_KEY_CHECK_ID } from "./keys/key-refs.ts";
 import { assertOwnerKey } from "./owner-key.ts";
@@ -22,8 +20,6 @@ export interface KeyCustodyDeps {
   members: Pick<MemberStore, "getMember">;
   auditLog: Pick<AuditLogStore, "append">;
   clock: Clock;
-  /** Where the re-wrap goes (the rewrap worker: moveKeysUnderCustomerKey). */
-  rewrapQueue: Pick<JobQueue<KeyJobMessage>, "enqueue">;
 }
 
 /** A key changed by another writer while being re-wrapped is read again, this many times at most. */
@@ -53,8 +49,8 @@ async function checkKey(customerKeys: CustomerKeys, keyArn: string, tenantId: st
  * 2. The key is tried first (GenerateDataKey, then Decrypt, with this tenant's context): nothing changes
  *    unless it works.
  * 3. From now on new data keys are generated under it (TenantKeyWrapper reads this at each generation).
- * 4. Every stored data key is re-wrapped by the rewrap worker (moveKeysUnderCustomerKey), queued here: the
- *    answer says `data_keys: "rewrapping"`; until it is done, keys still under the deployment's key keep opening.
+ * 4. Every stored data key is re-wrapped: one ReEncrypt per data key, never per token; a key rewritten
+ *    meanwhile is read again. Cached plaintext keys stay valid (the same keys, wrapped differently).
  */
 export async function setTenantKmsKey(deps: KeyCustodyDeps, principal: TenantPrincipal, keyArn: string) {
   await assertOwnerKey(deps.members, principal, "set the tenant's KMS key");
@@ -72,23 +68,6 @@ export async function setTenantKmsKey(deps: KeyCustodyDeps, principal: TenantPri
     ),
   ]);
   await deps.custody.setCustomerKey(tenantId, keyArn, setAt);
-  // Re-wrapped by the rewrap worker, which holds the data keys: a function that may re-encrypt them to a key of
-  // another account could move them under a key its attacker holds, so the tenants function may not.
-  await deps.rewrapQueue.enqueue({ kind: "custody", tenantId, keyArn });
-  return { key_arn: keyArn, set_at: setAt, data_keys: "rewrapping" as const };
-}
-
-/**
- * The rewrap worker's half of PUT /tenants/self/keys/kms: every stored key of the tenant moved under `keyArn`,
- * one ReEncrypt per key (never per token), a key rewritten meanwhile read again. Ends quietly when the tenant set
- * another key since (that key's own message moves them); a key the customer refuses fails the message (retried).
- * Cached plaintext keys stay valid (the same keys, wrapped differently).
- */
-export async function moveKeysUnderCustomerKey(
-  deps: Pick<KeyCustodyDeps, "custody" | "customerKeys">,
-  tenantId: string,
-  keyArn: string,
-): Promise<number> {
   let rewrapped = 0;
   for (let pass = 0; pass < PASSES; pass++) {
     let left = false;
@@ -96,7 +75,13 @@ export async function moveKeysUnderCustomerKey(
       const { keyArn: current, wrapped } = unframe(stored.wrapped);
       if (current === keyArn) continue;
       const context = { tenant_id: tenantId, key_id: stored.keyId };
-      const moved = await deps.customerKeys.reEncrypt(wrapped, context, current, keyArn);
+      let moved: Buffer;
+      try {
+        moved = await deps.customerKeys.reEncrypt(wrapped, context, current, keyArn);
+      } catch (error) {
+        if (error instanceof CustomerKeyUnavailable) throw keyUnavailable(error.reason);
+        throw error;
+      }
       let replaced: boolean;
       try {
         replaced = await deps.custody.replaceWrapped(
@@ -107,7 +92,11 @@ export async function moveKeysUnderCustomerKey(
           keyArn,
         );
       } catch (error) {
-        if (error instanceof CustodyChanged) return rewrapped;
+        // Another PUT set another key since: that one moves the data keys, under its key.
+        if (error instanceof CustodyChanged)
+          throw conflict(
+            "Another KMS key was set for this tenant meanwhile; the data keys go under that one.",
+          );
         throw error;
       }
       if (replaced) rewrapped += 1;
@@ -115,5 +104,5 @@ export async function moveKeysUnderCustomerKey(
     }
     if (!left) break;
   }
-  return rewrapped;
+  return { key_arn: keyArn, set_at: setAt, data_keys_rewrapped: rewrapped };
 }

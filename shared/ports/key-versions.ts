@@ -119,16 +119,3 @@ export interface RewrapPageMessage {
   jobId: string;
   page: number;
 }
-
-/**
- * The tenant's stored keys to move under its own KMS key (PUT /tenants/self/keys/kms), by the rewrap worker: the
- * one function that holds the data keys and may re-encrypt them, so the tenants function needs no ReEncrypt.
- */
-export interface CustodyRewrapMessage {
-  kind: "custody";
-  tenantId: string;
-  keyArn: string;
-}
-
-/** What the rewrap queue carries. */
-export type KeyJobMessage = RewrapPageMessage | CustodyRewrapMessage;

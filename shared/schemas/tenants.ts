@@ -63,6 +63,5 @@ export const setKmsKeyBody = z.object({
 export const kmsKeySchema = z.object({
   key_arn: z.string(),
   set_at: z.string(),
-  /** The stored data keys are being moved under the key by the rewrap worker (one ReEncrypt each, queued). */
-  data_keys: z.literal("rewrapping"),
+  data_keys_rewrapped: z.number().int(),
 });

@@ -8,12 +8,7 @@ import { searchHashesOf } from "#shared/domain/tokens/search-hash.ts";
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
 import { uuidv7 } from "#shared/ids.ts";
 import type { JobQueue } from "#shared/ports/job-queue.ts";
-import type {
-  KeyJobMessage,
-  RewrapJob,
-  RewrapJobStore,
-  RewrapPageMessage,
-} from "#shared/ports/key-versions.ts";
+import type { RewrapJob, RewrapJobStore, RewrapPageMessage } from "#shared/ports/key-versions.ts";
 import { dataKeyId, hmacKeyId, keyRefsOf } from "./key-refs.ts";
 import { currentKeys, type KeyDeps } from "./key-versions.ts";
 import { type LongLivedDeps, resealLongLived } from "./long-lived.ts";
@@ -21,7 +16,7 @@ import { retireHmacVersions } from "./retire.ts";
 
 export interface RewrapJobDeps extends KeyDeps, Pick<LongLivedDeps, "proxies" | "reactors"> {
   rewrapJobs: RewrapJobStore;
-  rewrapQueue: JobQueue<KeyJobMessage>;
+  rewrapQueue: JobQueue<RewrapPageMessage>;
 }
 
 /** The worker's: the token domain too (it opens, seals and hashes). */

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SHORT_LIVED_SEALED_SECONDS } from "#shared/domain/keys/destroy-window.ts";
-import { processKeyJob } from "#shared/domain/keys/key-jobs.ts";
-import { REWRAP_STALL_MS } from "#shared/domain/keys/rewrap.ts";
+import { processRewrapPage, REWRAP_STALL_MS } from "#shared/domain/keys/rewrap.ts";
 import type { TokenStore } from "#shared/ports/stores.ts";
 import type { Client } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
@@ -175,7 +174,7 @@ describe("attack: key rotation and rewrap", () => {
     await rewraps.stop(); // its pages wait: the job stays running, as a large tenant's would
     let restarted = false;
     const restart = () => {
-      if (!restarted) rewraps.start((message) => processKeyJob(svc.service.deps, message));
+      if (!restarted) rewraps.start((page) => processRewrapPage(svc.service.deps, page));
       restarted = true;
     };
     try {
