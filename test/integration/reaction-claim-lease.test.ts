@@ -15,22 +15,31 @@ import { appKey } from "#test/support/tokens.ts";
 const svc = useService({ allowPrivateDestinations: true });
 
 let charges = 0;
+let charged: () => void = () => {};
+let holdRelease: () => void = () => {};
+let held = false;
 const partner = useLocalServer((req, res) => {
-  if ((req.url ?? "").startsWith("/charge")) charges += 1;
   res.setHeader("content-type", "application/json");
+  if ((req.url ?? "").startsWith("/charge")) {
+    charges += 1;
+    charged();
+    res.end("{}");
+    return;
+  }
+  // The first run's second call waits for the test: it is still running, whatever the machine's speed.
+  if ((req.url ?? "").startsWith("/hold") && !held) {
+    held = true;
+    holdRelease = () => res.end("{}");
+    return;
+  }
   res.end("{}");
 });
-
-const waitFor = async (done: () => boolean) => {
-  for (let i = 0; i < 400 && !done(); i += 1) await new Promise((r) => setTimeout(r, 25));
-  if (!done()) throw new Error("timed out");
-};
 
 describe("a queued reaction delivered again while its first run is still running", () => {
   it("does not run the code a second time once the run has lasted more than 60 s", async () => {
     const code = `module.exports = async function () {
       await fetch("${partner.url}/charge");
-      await new Promise((resolve) => setTimeout(resolve, 4000));
+      await fetch("${partner.url}/hold");
       return { raw: { charged: true } };
     };`;
     const { api, tenant, reactorId } = await createReactor(svc, {
@@ -43,6 +52,9 @@ describe("a queued reaction delivered again while its first run is still running
     const queue = svc.service.deps.localJobQueue;
     const enqueue = queue.enqueue.bind(queue);
     let job: CallbackJob | undefined;
+    const chargeSeen = new Promise<void>((resolve) => {
+      charged = resolve;
+    });
     queue.enqueue = async (queued: CallbackJob) => {
       job = JSON.parse(JSON.stringify(queued)) as CallbackJob;
       return enqueue(queued);
@@ -57,7 +69,7 @@ describe("a queued reaction delivered again while its first run is still running
       queue.enqueue = enqueue;
     }
     // The first delivery's run has called out and is still running: 61 s pass (the run may last 120 s).
-    await waitFor(() => charges === 1);
+    await chargeSeen;
     await advanceTestClock(svc, 61);
 
     const runner = callbackDeps(svc.service.deps).runner;
@@ -65,6 +77,7 @@ describe("a queued reaction delivered again while its first run is still running
       () => "ran",
       () => "refused",
     );
+    holdRelease();
     await queue.idle();
 
     expect(charges).toBe(1);
