@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { client, createTenant } from "#test/support/http.ts";
-import { reactionResult } from "#test/support/reactors.ts";
+import { reactionResult, revealingReactorApp } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 import { appKey, type TokenPage } from "#test/support/tokens.ts";
 
@@ -16,16 +16,7 @@ describe("react-async redelivered after its tokens were created", () => {
   it("creates the code's token once when storing the outcome failed the first time", async () => {
     const api = client(svc.url);
     const { managementKey } = await createTenant(api, svc.rootKey);
-    const acting = await api.post<{ id: string }>("/applications", {
-      key: managementKey,
-      body: {
-        name: "reactor app",
-        type: "private",
-        rules: [
-          { priority: 1, container: "/", transform: "reveal", permissions: ["token:create", "token:read"] },
-        ],
-      },
-    });
+    const acting = await revealingReactorApp(api, managementKey);
     const caller = await appKey(api, managementKey, {
       type: "private",
       rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:use", "token:read"] }],
@@ -33,7 +24,7 @@ describe("react-async redelivered after its tokens were created", () => {
     const code = `module.exports = async () => ({ tokenize: { made: { type: "token", data: "from the code" } } });`;
     const reactor = await api.post<{ id: string }>("/reactors", {
       key: managementKey,
-      body: { name: "maker", code, application: { id: acting.body.id } },
+      body: { name: "maker", code, application: { id: acting.id } },
     });
     expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
 

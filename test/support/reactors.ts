@@ -1,5 +1,6 @@
 import { expect } from "vitest";
 import { type Client, client, createTenant } from "./http.ts";
+import { application } from "./tokens.ts";
 
 export interface NewReactor {
   api: Client;
@@ -56,3 +57,13 @@ export async function reactionResult(api: Client, key: string, reactorId: string
   }
   throw new Error("no result");
 }
+
+/** An application that may create and reveal every token of its tenant: what a reactor creating cards acts as. */
+export const revealingReactorApp = (api: Client, managementKey: string) =>
+  application(api, managementKey, {
+    name: "reactor app",
+    type: "private",
+    rules: [
+      { priority: 1, container: "/", transform: "reveal", permissions: ["token:create", "token:read"] },
+    ],
+  });

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { bodyText, client, createTenant } from "#test/support/http.ts";
-import { reactionResult } from "#test/support/reactors.ts";
+import { reactionResult, revealingReactorApp } from "#test/support/reactors.ts";
 import { advanceTestClock, useService } from "#test/support/service.ts";
 import { appKey, VISA } from "#test/support/tokens.ts";
 
@@ -16,16 +16,7 @@ const CVC = "731";
 async function setup() {
   const api = client(svc.url);
   const { managementKey } = await createTenant(api, svc.rootKey);
-  const acting = await api.post<{ id: string }>("/applications", {
-    key: managementKey,
-    body: {
-      name: "reactor app",
-      type: "private",
-      rules: [
-        { priority: 1, container: "/", transform: "reveal", permissions: ["token:create", "token:read"] },
-      ],
-    },
-  });
+  const acting = await revealingReactorApp(api, managementKey);
   // The caller may read (reveal) and delete what it gets: a back end that reacts, keeps the card a moment, then
   // deletes it.
   const caller = await appKey(api, managementKey, {
@@ -42,7 +33,7 @@ async function setup() {
   const code = `module.exports = async () => ({ tokenize: { card: { type: "card", data: { number: "${VISA}", expiration_month: 12, expiration_year: 2030, cvc: "${CVC}" } } } });`;
   const reactor = await api.post<{ id: string }>("/reactors", {
     key: managementKey,
-    body: { name: "issuer", code, application: { id: acting.body.id } },
+    body: { name: "issuer", code, application: { id: acting.id } },
   });
   expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
   const accepted = await api.post<{ asyncReactorRequestId: string }>(
