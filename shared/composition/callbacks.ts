@@ -1,6 +1,7 @@
 import type { Config } from "#shared/config.ts";
 import type { CallbackDeps } from "#shared/domain/reactors/callbacks.ts";
-import { type ReactDeps, reactionRunner, webhookSecrets } from "#shared/domain/reactors/react.ts";
+import { reactionRunner } from "#shared/domain/reactors/queued-run.ts";
+import { type ReactDeps, webhookSecrets } from "#shared/domain/reactors/react.ts";
 import { reactionFailures } from "#shared/http/problem.ts";
 import type { Egress } from "#shared/ports/egress.ts";
 import type { AuditLogStore, IdempotencyStore } from "#shared/ports/stores.ts";
