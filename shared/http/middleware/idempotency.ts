@@ -155,9 +155,10 @@ const replayed = (result: HttpResult, requestId: string): HttpResult => ({
  * write takes an in-flight marker (a racing duplicate gets 409); each write transaction of the request records
  * its effect on that marker in the same transaction (domain/idempotency-scope.ts), so a retry after any crash
  * replays the effect instead of running again; a 2xx result is stored for 24 h, its body sealed with the caller's
- * tenant data key (the answer key in groups that never open token data: `keys`), every token it presented kept as a reference and presented again on replay (nothing stored
- * outlives the data); replays go with SVC-IDEMPOTENT-REPLAYED: true to the same credential and grant for the same
- * method and path, whatever the body; a failure without effect releases the key so a retry runs as new.
+ * tenant data key (its answer key in groups that never open token data: `keys`), every token it presented kept
+ * as a reference and presented again on replay (nothing stored outlives the data); replays go with
+ * SVC-IDEMPOTENT-REPLAYED: true to the same credential and grant for the same method and path, whatever the body;
+ * a failure without effect releases the key so a retry runs as new.
  */
 export function idempotency(
   ports: () => IdempotencyPorts,
