@@ -234,7 +234,14 @@ export function createGateway(
         return;
       }
       if (!hostAllowed(req)) {
-        send(res, gatewayProblem(421, "Misdirected Request", "This server does not answer to that Host."));
+        send(
+          res,
+          gatewayProblem(
+            421,
+            "Misdirected Request",
+            "On a loopback address this server answers only Host localhost, *.localhost or an IP literal (a guard against DNS rebinding; behind a proxy on this machine, send Host: localhost).",
+          ),
+        );
         return;
       }
       const { event, group } = toEvent(matcher, req, body, preflights);

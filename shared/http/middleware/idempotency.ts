@@ -197,8 +197,9 @@ export function idempotency(
       // A new credential (a session key) is never kept for replay to a shared key: the request runs afresh.
       if (route.answersCredential && state.principal && sharedByDesign(state.principal)) return;
       const owner = sealOwnerOf(state.principal);
-      const { idempotency: store } = ports();
-      const sealer = sealerOf(ports());
+      const composed = ports();
+      const store = composed.idempotency;
+      const sealer = sealerOf(composed);
       const signature = await signatureOf(sealer, request, owner);
       // Kept as a keyed digest, never as sent: a caller may build its keys from what it sends (an order or a
       // card number); the fingerprint key never rotates, so a retry after a rotation finds its record.
@@ -269,8 +270,9 @@ export function idempotency(
       if (status < 200 || status >= 300) return release(request);
       const contentType = response.headers?.["content-type"];
       const owner = sealOwnerOf(state.principal);
-      const { idempotency: store } = ports();
-      const sealer = sealerOf(ports());
+      const composed = ports();
+      const store = composed.idempotency;
+      const sealer = sealerOf(composed);
       // An answer that presented tokens is stored without them (references only): see replay-body.ts.
       const kept = state.replayBody ?? response.body;
       const sealed =
