@@ -3,7 +3,11 @@ import { type CustomerKeys, CustomerKeyUnavailable } from "#shared/ports/custome
 import type { KeyWrapper } from "#shared/ports/key-wrapper.ts";
 import { KmsKeyWrapper } from "./kms-key-wrapper.ts";
 
-/** What KMS answers when the customer disabled, scheduled for deletion or stopped sharing the key. */
+/**
+ * What KMS answers when the customer disabled, scheduled for deletion or stopped sharing the key, or when the ARN
+ * names a key this deployment cannot use for data keys at all (asymmetric or HMAC: InvalidKeyUsageException; a
+ * malformed ARN; another key than the one a data key was wrapped under): the caller's key, not a fault here.
+ */
 const UNAVAILABLE = new Set([
   "AccessDeniedException",
   "DisabledException",
@@ -11,6 +15,9 @@ const UNAVAILABLE = new Set([
   "KeyUnavailableException",
   "NotFoundException",
   "InvalidGrantTokenException",
+  "InvalidKeyUsageException",
+  "InvalidArnException",
+  "IncorrectKeyException",
 ]);
 
 async function refusalsNamed<T>(call: () => Promise<T>): Promise<T> {
