@@ -21,6 +21,8 @@ let receiver: Server;
 let baseUrl: string;
 const deliveries = new Map<string, Delivery[]>();
 const failuresLeft = new Map<string, number>();
+/** A path whose first request is answered (500) only once its gate opens. */
+const gates = new Map<string, { reached: () => void; open: Promise<void> }>();
 
 beforeAll(async () => {
   receiver = createServer((req, res) => {
@@ -28,8 +30,17 @@ beforeAll(async () => {
     req.on("data", (c: Buffer) => {
       body += c.toString();
     });
-    req.on("end", () => {
+    req.on("end", async () => {
       const path = String(req.url);
+      const gate = gates.get(path);
+      if (gate) {
+        gates.delete(path);
+        gate.reached();
+        await gate.open;
+        res.writeHead(500);
+        res.end("not yet");
+        return;
+      }
       const left = failuresLeft.get(path) ?? 0;
       if (path.startsWith("/always-fails") || left > 0) {
         failuresLeft.set(path, left - 1);
@@ -66,7 +77,8 @@ async function setup() {
       name: "Last4",
       code: "module.exports = async (req) => ({ raw: { last4: req.args.card.number.slice(-4) } });",
     },
-    permissions: ["token:create", "token:use"],
+    // token:delete: two tests delete the card while its reaction waits.
+    permissions: ["token:create", "token:use", "token:delete"],
     reactorName: "last4",
   });
   const card = await api.post<TokenBody>("/tokens", {
@@ -81,7 +93,7 @@ async function setup() {
       key: app.key,
       body: { args: { card: `{{ ${card.body.id} }}` }, callback_url: `${baseUrl}${path}`, ...extra },
     });
-  return { api, ...tenant, reactorId, secret: secret.body.secret, react };
+  return { api, ...tenant, app, cardId: card.body.id, reactorId, secret: secret.body.secret, react };
 }
 
 describe("react with callback_url", () => {
@@ -161,6 +173,60 @@ describe("react with callback_url", () => {
     expect(deliveries.get("/flaky-1")).toHaveLength(1);
     expect(attempts.length).toBe(3);
     expect(JSON.stringify(logs.body)).not.toContain(VISA);
+  });
+
+  it("delivers a retry after the card was deleted as a failed 404 event, never the outcome computed from it", async () => {
+    const { react, api, app, cardId } = await setup();
+    let reached = () => {};
+    let open = () => {};
+    const firstAttempt = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    gates.set("/deleted-between", { reached, open: new Promise<void>((resolve) => (open = resolve)) });
+
+    const accepted = await react("/deleted-between");
+    await firstAttempt; // the outcome (last4 of the card) is kept; the receiver has not answered yet
+    expect((await api.delete(`/tokens/${cardId}`, { key: app.key })).status).toBe(204);
+    open(); // the first attempt fails (500): the queue delivers again
+    const [delivery] = await waitFor(() => deliveries.get("/deleted-between"));
+    const payload = JSON.parse(String(delivery?.body)) as {
+      type: string;
+      data: { request_id: string; status: number; body: unknown };
+    };
+
+    expect(payload.type).toBe("reactor.reaction.failed");
+    expect(payload.data).toMatchObject({ request_id: accepted.body.request_id, status: 404 });
+    expect(JSON.stringify(payload)).not.toContain("4242");
+  });
+
+  it("does not run the code on args whose card was deleted while the job waited", async () => {
+    const { react, api, app, cardId } = await setup();
+    const { dynamo } = svc.service.deps;
+    let deleted: Promise<unknown> | undefined;
+    dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        const key = (args.input as { Key?: { PK?: string } }).Key;
+        if (context.commandName === "GetItemCommand" && key?.PK?.startsWith("REACTION#") && !deleted) {
+          // The job starts: the card goes before its run reads it.
+          deleted = api.delete(`/tokens/${cardId}`, { key: app.key });
+          await deleted;
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "deleteCardBeforeRun" },
+    );
+    try {
+      await react("/deleted-before-run");
+      const [delivery] = await waitFor(() => deliveries.get("/deleted-before-run"));
+      const payload = JSON.parse(String(delivery?.body)) as { type: string; data: { status: number } };
+
+      expect(deleted).toBeDefined();
+      expect(payload.type).toBe("reactor.reaction.failed");
+      expect(payload.data.status).toBe(404);
+      expect(JSON.stringify(payload)).not.toContain("4242");
+    } finally {
+      dynamo.middlewareStack.remove("deleteCardBeforeRun");
+    }
   });
 
   it("dead-letters a callback whose receiver always fails, visible to operators without args or results", async () => {

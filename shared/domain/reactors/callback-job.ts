@@ -8,6 +8,11 @@ import type { TokenType } from "#shared/domain/tokens/types.ts";
  */
 export const MAX_ATTEMPTS = 5;
 
+/** A token a queued reaction's args detokenized: which, and the version, creation and cvc its data was read at. */
+export type ArgsRead = { id: string; type: TokenType } & Partial<
+  Pick<DataRead, "version" | "created" | "cvc">
+>;
+
 /**
  * An asynchronous reaction (react with callback_url, or react-async): enqueued after the arguments were detokenized and
  * validated. The arguments travel sealed under the tenant's data key; queues never see plaintext.
@@ -21,8 +26,12 @@ export interface CallbackJob {
   callbackUrl?: string;
   /** react-async: who may read the stored result (resultOwnerOf: the credential and its grant). */
   resultOwner?: string;
-  /** react-async: the tokens (id, type; never data) its args read, logged again when the result is read. */
-  argsRead?: { id: string; type: TokenType }[];
+  /**
+   * The tokens its args detokenized, as they were then (never data): checked before the run and before each
+   * delivery of a kept outcome, and logged again when a react-async result is read. Jobs queued before versions
+   * were recorded carry id and type only.
+   */
+  argsRead?: ArgsRead[];
   /** 10000–210000 (spec); the run's limit. */
   timeoutMs: number;
   /** Sealer output of JSON `{args, viewer}` (the caller's grants) bound to (tenantId, requestId, "reaction_args"). */
@@ -39,14 +48,14 @@ export interface ReactionOutcome {
   body: unknown;
   /** The body is a problem document (application/problem+json), not a custom error's own body. */
   problem?: boolean;
-  /** Stored with a react-async result only (CallbackJob.argsRead); never answered. */
+  /** Kept with the outcome (CallbackJob.argsRead, id and type); never answered. */
   argsRead?: { id: string; type: TokenType }[];
   /**
-   * Stored with a react-async result only: the data it was computed from or shows (its `tokens` with data),
-   * checked before it is answered.
+   * Kept with the outcome: the data it was computed from or shows (its `tokens` with data), checked before a
+   * react-async result is answered and before a kept outcome is delivered again; never answered.
    */
   reads?: DataRead[];
-  /** Stored with a react-async result only: the tokens its `tokens` answer shows data of; logged again when read. */
+  /** Kept with the outcome: the tokens its `tokens` answer shows data of; logged again when a result is read. */
   shown?: { id: string; type: TokenType }[];
 }
 

@@ -285,7 +285,15 @@ const callbackJobSchema = z.object({
   callbackUrl: z.string().min(1).max(MAX_CALLBACK_URL_LENGTH).optional(),
   resultOwner: z.string().min(1).max(500).optional(),
   argsRead: z
-    .array(z.object({ id: z.string().min(1).max(1000), type: z.enum(TOKEN_TYPE_NAMES) }))
+    .array(
+      z.object({
+        id: z.string().min(1).max(1000),
+        type: z.enum(TOKEN_TYPE_NAMES),
+        version: z.number().int().optional(),
+        created: z.string().min(1).max(100).optional(),
+        cvc: z.boolean().optional(),
+      }),
+    )
     .max(1000)
     .optional(),
   timeoutMs: z.number().int().min(MIN_REACTION_TIMEOUT_MS).max(MAX_REACTION_TIMEOUT_MS),

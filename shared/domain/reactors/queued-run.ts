@@ -1,5 +1,5 @@
 import type { LoggedToken } from "#shared/domain/audit-entry.ts";
-import { conflict } from "#shared/domain/errors.ts";
+import { conflict, DomainError, notFound } from "#shared/domain/errors.ts";
 import {
   type DataRead,
   effectsStand,
@@ -9,8 +9,16 @@ import {
 import { tenantBucket } from "#shared/domain/rate-limit.ts";
 import { accessOfGrants, type Grants } from "#shared/domain/tokens/access.ts";
 import { type IdempotencyStore, MAX_KEPT_ANSWER_CHARS } from "#shared/ports/stores.ts";
-import type { ReactionFailures, ReactionOutcome, ReactionRunner } from "./callback-job.ts";
-import { argsBinding, dataReadsOf, outcomeBinding, type ReactDeps, reactorAndCode, run } from "./react.ts";
+import type { CallbackJob, ReactionFailures, ReactionOutcome, ReactionRunner } from "./callback-job.ts";
+import {
+  argsBinding,
+  dataReadsOf,
+  outcomeBinding,
+  type ReactDeps,
+  reactionReadStands,
+  reactorAndCode,
+  run,
+} from "./react.ts";
 import { ReactorError } from "./run-error.ts";
 
 /** The outcome a failed run answers: a custom error's own status and body, else `failures` renders it. */
@@ -18,6 +26,29 @@ function outcomeOfError(failures: ReactionFailures, error: unknown, requestId: s
   if (error instanceof ReactorError && error.customBody !== undefined)
     return { status: error.status, body: error.customBody };
   return failures.ofError(error, requestId);
+}
+
+/** The args' tokens as the job recorded them when their data was opened (jobs queued before that: none). */
+const argsReadsOf = (job: CallbackJob): DataRead[] =>
+  (job.argsRead ?? []).flatMap(({ id, version, created, cvc }) =>
+    version === undefined ? [] : [{ id, version, cvc: cvc ?? true, ...(created ? { created } : {}) }],
+  );
+
+/**
+ * Throws unless every token `reads` names still stands as it was read (alive, the same token and version, its cvc
+ * held): the data a queued run is handed, or a kept outcome was computed from, is used only while it is. A job
+ * waits in its queue up to its retries' quarter of an hour, and an operator may redrive it from the dead-letter
+ * queue days later: a card deleted meanwhile is not run on, nor is an outcome made of it delivered.
+ */
+async function readsStand(deps: ReactDeps, tenantId: string, reads: readonly DataRead[]): Promise<void> {
+  try {
+    for (const read of reads) await reactionReadStands(deps, tenantId, read);
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    if (error.kind === "not-found")
+      throw notFound("A token this reaction read (deleted or expired since, or its cvc past its hour)");
+    throw conflict(`A token this reaction read has changed since. ${error.message}`);
+  }
 }
 
 /** A queued run's claim outlasts its code's timeout by this: the run's reads, sealing and outcome write. */
@@ -61,10 +92,22 @@ export function reactionRunner(
       // A queued run is a request of its own: one render budget, drawn from its tenant's share.
       const deps = { ...base, expressions: base.expressions.forRequest(tenantBucket(job.tenantId)) };
       const stored = await deps.reactors.reaction(job.tenantId, job.requestId);
-      if (stored)
-        return JSON.parse(
+      if (stored) {
+        const kept = JSON.parse(
           await deps.sealer.open(outcomeBinding(job.tenantId, job.requestId), stored),
         ) as ReactionOutcome;
+        // A callback's kept outcome is delivered again (a retry, a redrive) only while its data stands; a react-async
+        // result is checked each time it is read (reactionResult).
+        if (job.callbackUrl === undefined) return kept;
+        try {
+          await readsStand(deps, job.tenantId, kept.reads ?? []);
+          return kept;
+        } catch (error) {
+          if (!(error instanceof DomainError)) throw error;
+          return outcomeOfError(failures, error, job.requestId);
+        }
+      }
+      const argsReads = argsReadsOf(job);
       const reads: DataRead[] = [];
       const shown: LoggedToken[] = [];
       const claim = idempotency ? await claimRun(idempotency, job) : undefined;
@@ -86,6 +129,7 @@ export function reactionRunner(
           outcome = outcomeOfError(failures, conflict(RUN_TOOK_EFFECT), job.requestId);
         else
           try {
+            await readsStand(deps, job.tenantId, argsReads);
             const { reactor, formula } = await reactorAndCode(deps, job.tenantId, job.reactorId);
             const { args, viewer } = JSON.parse(
               await deps.sealer.open(argsBinding(job.tenantId, job.requestId), job.sealedArgs),
@@ -101,20 +145,19 @@ export function reactionRunner(
           } catch (error) {
             outcome = outcomeOfError(failures, error, job.requestId);
           }
-        // A react-async result keeps which tokens its args read, so reading it logs them again, and the data its
-        // args and its code's svc calls read, as they were: it is answered only while that data is (reactionResult).
-        if (job.argsRead) {
-          const argsReads = await dataReadsOf(
-            deps,
-            job.tenantId,
-            job.argsRead.map((t) => t.id),
-          );
-          reads.unshift(...argsReads);
-        }
+        // The outcome keeps which tokens its args read (a react-async result's read logs them again), and the data
+        // its args and its code's svc calls read, as they were: it is answered (reactionResult) or delivered again
+        // only while that data is. The args as they were opened; a job queued before that was recorded, as now.
+        const unversioned = (job.argsRead ?? []).filter((t) => t.version === undefined).map((t) => t.id);
+        reads.unshift(
+          ...argsReads,
+          ...(unversioned.length > 0 ? await dataReadsOf(deps, job.tenantId, unversioned) : []),
+        );
+        const argsRead = (job.argsRead ?? []).map(({ id, type }) => ({ id, type }));
         const seal = (kept: ReactionOutcome) =>
           deps.sealer.seal(
             outcomeBinding(job.tenantId, job.requestId),
-            JSON.stringify(job.argsRead ? { ...kept, argsRead: job.argsRead, reads, shown } : kept),
+            JSON.stringify({ ...kept, argsRead, reads, shown }),
           );
         let sealed = await seal(outcome);
         // An answer too long to keep is a failure that can be kept: the code ran, and is never run again for it.

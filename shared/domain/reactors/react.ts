@@ -18,7 +18,7 @@ import { accessOf, grantsOf, type TokenAccess } from "#shared/domain/tokens/acce
 import { createToken } from "#shared/domain/tokens/create.ts";
 import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
-import { checkStillReadable } from "#shared/domain/tokens/replay.ts";
+import { checkStillReadable, standingToken } from "#shared/domain/tokens/replay.ts";
 import { callerVersion } from "#shared/domain/tokens/token.ts";
 import type { Egress } from "#shared/ports/egress.ts";
 import type { JobQueue } from "#shared/ports/job-queue.ts";
@@ -28,7 +28,7 @@ import type { SessionStore } from "#shared/ports/session-store.ts";
 import type { ApplicationReader } from "#shared/ports/stores.ts";
 import { createTokenBody } from "#shared/schemas/tokens.ts";
 import { validateArgs } from "./args.ts";
-import type { CallbackJob, ReactionOutcome, WebhookSecretSource } from "./callback-job.ts";
+import type { ArgsRead, CallbackJob, ReactionOutcome, WebhookSecretSource } from "./callback-job.ts";
 import { callbackUrlProblem } from "./callback-url.ts";
 import {
   type OpenedReactor,
@@ -201,14 +201,22 @@ export async function checkReactionRead(
   read: DataRead,
   audit = true,
 ) {
-  if (read.actingGrant) {
-    const { tenantId } = principal;
-    const application = await deps.authenticator.application(tenantId, read.actingGrant.applicationId);
-    const now = application && grantVersionOf({ kind: "application", tenantId, keyId: "", application });
-    if (now !== read.actingGrant.version)
-      throw conflict("The access of the application this reactor acts as has changed.");
-  }
+  await actingGrantStands(deps, principal.tenantId, read);
   await checkStillReadable(deps, principal, read, audit);
+}
+
+/** checkReactionRead without a caller: a queued run's own check of its args and of a kept outcome (nothing logged). */
+export async function reactionReadStands(deps: ReactDeps, tenantId: string, read: DataRead) {
+  await actingGrantStands(deps, tenantId, read);
+  await standingToken(deps, tenantId, read);
+}
+
+async function actingGrantStands(deps: ReactDeps, tenantId: string, read: DataRead) {
+  if (!read.actingGrant) return;
+  const application = await deps.authenticator.application(tenantId, read.actingGrant.applicationId);
+  const now = application && grantVersionOf({ kind: "application", tenantId, keyId: "", application });
+  if (now !== read.actingGrant.version)
+    throw conflict("The access of the application this reactor acts as has changed.");
 }
 
 /** Runs the formula's code on validated args; answers `{tokens?, raw?}` or throws the error the caller gets. */
@@ -265,10 +273,19 @@ async function prepareArgs(
   formula: RunnableCode,
   args: unknown,
   invoked: LogEntry,
-  read: LoggedToken[] = [],
+  read: ArgsRead[] = [],
 ) {
   const detokenized = await createDetokenizer(deps, principal.tenantId, accessOf(principal), (tokens) => {
-    read.push(...tokens.map(({ id, type }) => ({ id, type })));
+    // As they are when their data is opened: a queued run, and each delivery of its outcome, checks they still are.
+    read.push(
+      ...tokens.map((t) => ({
+        id: t.id,
+        type: t.type,
+        version: callerVersion(t),
+        created: t.created_at,
+        cvc: t.sealed_cvc !== undefined,
+      })),
+    );
     return recordTokenReads(deps, principal, tokens, `Token detokenized for reactor ${reactor.id}`, [
       invoked,
     ]);
@@ -415,7 +432,7 @@ async function reactAs(
     queued ? `Reactor invoked asynchronously (request ${requestId})` : "Reactor invoked",
   );
   // The invocation is logged with the args' tokens, before their data is opened (one write).
-  const read: LoggedToken[] = [];
+  const read: ArgsRead[] = [];
   const args = await prepareArgs(deps, principal, reactor, formula, input.args, invoked, read);
 
   if (queued && deps.jobQueue) {
@@ -424,7 +441,8 @@ async function reactAs(
       tenantId: principal.tenantId,
       reactorId: reactor.id,
       ...(input.callback_url !== undefined ? { callbackUrl: input.callback_url } : {}),
-      ...(resultOwner !== undefined ? { resultOwner, argsRead: read } : {}),
+      ...(resultOwner !== undefined ? { resultOwner } : {}),
+      argsRead: read,
       timeoutMs: input.timeout_ms ?? ASYNC_TIMEOUT_DEFAULT_MS,
       sealedArgs: await deps.sealer.seal(
         argsBinding(principal.tenantId, requestId),

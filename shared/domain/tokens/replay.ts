@@ -55,7 +55,21 @@ export async function checkStillReadable(
   read: DataRead,
   audit = true,
 ) {
-  const token = await deps.tokens.get(principal.tenantId, read.id);
+  const token = await standingToken(deps, principal.tenantId, read);
+  if (audit)
+    await recordTokenReads(deps, principal, [token], "Token data handed out again by an idempotent replay");
+}
+
+/**
+ * The token `read` was of, if it still stands as read (alive, the same token, at that version, its cvc still held
+ * when it was read): else 404 (gone) or 409 (changed). Nothing is logged: a caller that hands data out logs it.
+ */
+export async function standingToken(
+  deps: Pick<TokenDeps, "tokens" | "clock">,
+  tenantId: string,
+  read: DataRead,
+) {
+  const token = await deps.tokens.get(tenantId, read.id);
   const now = deps.clock.now();
   const cvcLives =
     !read.cvc ||
@@ -67,8 +81,7 @@ export async function checkStillReadable(
     throw notFound("Data this idempotent request's answer was computed from");
   if (callerVersion(token) !== read.version)
     throw conflict("Data this idempotent request's answer was computed from has changed since.");
-  if (audit)
-    await recordTokenReads(deps, principal, [token], "Token data handed out again by an idempotent replay");
+  return token;
 }
 
 /**
