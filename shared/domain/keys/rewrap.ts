@@ -1,6 +1,7 @@
 import { auditEvent, recordEvents, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, DomainError, notFound } from "#shared/domain/errors.ts";
+import { tenantBucket } from "#shared/domain/rate-limit.ts";
 import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
 import { renderField } from "#shared/domain/tokens/expression-checks.ts";
 import { fingerprintOf, openData, sealData, splitCvc } from "#shared/domain/tokens/sealing.ts";
@@ -155,10 +156,18 @@ export async function processRewrapPage(deps: RewrapDeps, message: RewrapPageMes
     REWRAP_PAGE_SIZE,
     job.cursor,
   );
+  // Each token's renders (its fingerprint and search indexes again) as a request's: one budget, drawn from the
+  // tenant's share, in turn with other tenants (render-budget.ts). Unscoped, they had a budget per call and no
+  // share, so a tenant whose share was spent had all its tokens' expressions rendered again at every rewrap. A
+  // spent share fails the page (rate-limited), which comes back later, as a failed page does.
+  const scoped = (): RewrapDeps => ({
+    ...deps,
+    expressions: deps.expressions.forRequest(tenantBucket(job.tenant_id)),
+  });
   let skipped = 0;
   for (let i = 0; i < items.length; i += RESEALS_IN_FLIGHT) {
     const outcomes = await Promise.all(
-      items.slice(i, i + RESEALS_IN_FLIGHT).map((token) => reseal(deps, job, token, target, dataVersion)),
+      items.slice(i, i + RESEALS_IN_FLIGHT).map((token) => reseal(scoped(), job, token, target, dataVersion)),
     );
     skipped += outcomes.filter((outcome) => outcome === "held" || outcome === "unrenderable").length;
   }
