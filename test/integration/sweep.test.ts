@@ -1,6 +1,6 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it, vi } from "vitest";
-import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
+import { dueShardOf, tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
 import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
@@ -67,6 +67,44 @@ describe("expiry sweep", () => {
     for (const id of soonest) expect(await rawToken(other.tenantId, id)).toBeUndefined();
     const [busyId] = await tokenize(busy.key, 1, at(3600));
     expect(await rawToken(busy.tenantId, busyId as string)).toBeDefined(); // ids are read right
+    await sweepExpired(svc.service.deps);
+  });
+
+  it("serves another tenant's due items in a limited run, although a flood of one tenant's fell due a second sooner", async () => {
+    // Before: earliest due first across every shard, so the flood held the bystander's items out of every
+    // time-limited run until all of it was gone (DoS review of 28 Nov 2026). Tenants sharing a due shard still
+    // wait on each other: the bystander is one whose shard differs (31 tenants in 32).
+    const api = client(svc.url);
+    const tenant = async () => {
+      const { managementKey, tenantId } = await createTenant(api, svc.rootKey);
+      const key = await appKey(api, managementKey, { type: "private", permissions: ["token:create"] });
+      return { key, tenantId };
+    };
+    const flooder = await tenant();
+    let bystander = await tenant();
+    while (dueShardOf(bystander.tenantId) === dueShardOf(flooder.tenantId)) bystander = await tenant();
+    const at = (seconds: number) =>
+      new Date(svc.service.deps.clock.now().getTime() + seconds * 1000).toISOString();
+    const tokenize = async (key: string, count: number, expires_at: string) => {
+      const entries = Array.from({ length: count }, (_, i) => [
+        `t${i}`,
+        { type: "token", data: `${i}`, expires_at },
+      ]);
+      const res = await api.post<Record<string, { id: string }>>("/tokenize", {
+        key,
+        body: Object.fromEntries(entries),
+      });
+      expect(res.status).toBe(201);
+      return Object.values(res.body).map((token) => token.id);
+    };
+    for (const _ of [0, 1]) await tokenize(flooder.key, 100, at(60));
+    const bystanders = await tokenize(bystander.key, 5, at(61));
+    svc.service.deps.testClock?.advance(600);
+
+    const limited = await sweepWithin(1_000);
+
+    expect(limited.tokensDeleted).toBeLessThan(205); // the run's limit came first
+    for (const id of bystanders) expect(await rawToken(bystander.tenantId, id)).toBeUndefined();
     await sweepExpired(svc.service.deps);
   });
 

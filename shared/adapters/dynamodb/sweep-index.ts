@@ -1,6 +1,6 @@
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
 import { epochSeconds } from "./schema.ts";
-import { SWEEP_SHARDS, shardOf, tokenKeys } from "./token-keys.ts";
+import { dueShardOf, tokenKeys } from "./token-keys.ts";
 
 /**
  * One entry of the sweep index: something of a tenant that falls due at `dueAt` — a token's expiry (T), a cvc's
@@ -14,7 +14,6 @@ export function sweepEntryPut(
     entityId: string;
     tokenType?: string;
     dueAt: string;
-    shard?: number;
     /** Failures so far (sweep.ts puts a failing item off longer each time). */
     attempts?: number | undefined;
   },
@@ -23,7 +22,7 @@ export function sweepEntryPut(
     Put: {
       TableName: tableName,
       Item: {
-        PK: tokenKeys.sweepBucket(new Date(entry.dueAt), entry.shard ?? 0),
+        PK: tokenKeys.sweepBucket(new Date(entry.dueAt), dueShardOf(entry.tenantId)),
         // Due time first: a shard is read in the order its items fall due, whichever tenant's (sweep.ts).
         SK: `${entry.dueAt}#${entry.kind}#${entry.tenantId}#${entry.entityId}`,
         entity: "sweep",
@@ -51,7 +50,6 @@ export function tokenSweepPuts(tableName: string, token: StoredToken) {
       entityId: token.id,
       tokenType: token.type,
       dueAt,
-      shard: shardOf(token.id, SWEEP_SHARDS),
     }),
   );
 }

@@ -17,7 +17,7 @@ import { keyCountUpdates } from "./key-counters.ts";
 import { epochSeconds } from "./schema.ts";
 import { removeSearchEntries } from "./search-index.ts";
 import { sweepEntryPut } from "./sweep-index.ts";
-import { SWEEP_SHARDS, shardOf, tokenKeys } from "./token-keys.ts";
+import { SWEEP_DUE_SHARDS, tokenKeys } from "./token-keys.ts";
 import { LOCK_FREE } from "./token-transaction-writes.ts";
 import { transactionKeys } from "./transaction-keys.ts";
 
@@ -34,7 +34,7 @@ const NOT_PENDING = "(attribute_not_exists(txn_op) OR txn_op <> :create)";
 const PENDING_CREATE_RECHECK_SECONDS = 300;
 
 export class DynamoSweepStore implements SweepStore {
-  readonly shards = SWEEP_SHARDS;
+  readonly shards = SWEEP_DUE_SHARDS;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -96,7 +96,7 @@ export class DynamoSweepStore implements SweepStore {
     await this.client.send(
       new TransactWriteCommand({
         TransactItems: [
-          sweepEntryPut(this.tableName, { ...entry, shard: shardOf(entityId, SWEEP_SHARDS) }),
+          sweepEntryPut(this.tableName, entry),
           { Delete: { TableName: this.tableName, Key: item.key } },
         ],
       }),

@@ -84,14 +84,13 @@ async function sweepDue(deps: SweepDeps, now: Date, result: SweepResult, stopBy?
   }
 }
 
-/** Due items ordered by when they fell due, then by their key (a tenant's items are no longer all first). */
-const earlier = (a: DueItem, b: DueItem) => a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.key.SK < b.key.SK);
-
 /**
- * An hour's due items, earliest due first across its shards (a page of each at a time, merged), until `stopped`;
- * whether the hour was finished. Before, shard by shard and, in each, by kind then tenant id: one tenant's
- * backlog went before every other tenant's items of the hour, and every cvc before any token (review of 27 Nov
- * 2026). Each shard's items come ordered by due time (sweep-index.ts).
+ * An hour's due items, one of each shard in turn (a page of each at a time), each shard's in the order they fell
+ * due (sweep-index.ts), until `stopped`; whether the hour was finished. A tenant's items are all in one shard, so
+ * tenants are served in turn: one tenant's backlog holds up only those sharing its shard. Before 28 Nov 2026,
+ * earliest due first across all shards: a tenant's flood of items falling due a second sooner held every other
+ * tenant's out of each time-limited run until it was gone (DoS review); before 27 Nov, shard by shard, by kind
+ * then tenant id.
  */
 async function sweepHour(
   deps: SweepDeps,
@@ -107,19 +106,23 @@ async function sweepHour(
       ...(await deps.sweep.due(hour, shard)),
     })),
   );
+  let turn = 0;
   for (;;) {
-    let first: (typeof shards)[number] | undefined;
-    for (const shard of shards) {
+    let next: DueItem | undefined;
+    for (let i = 0; i < shards.length && !next; i++) {
+      const shard = shards[(turn + i) % shards.length] as (typeof shards)[number];
       while (shard.at >= shard.items.length && shard.next) {
         Object.assign(shard, { at: 0, next: undefined }, await deps.sweep.due(hour, shard.shard, shard.next));
       }
-      const item = shard.items[shard.at];
-      const best = first?.items[first.at];
-      if (item && (!best || earlier(item, best))) first = shard;
+      next = shard.items[shard.at];
+      if (next) {
+        shard.at += 1;
+        turn = (turn + i + 1) % shards.length;
+      }
     }
-    if (!first) return true;
+    if (!next) return true;
     if (stopped()) return false;
-    const item = first.items[first.at++] as DueItem;
+    const item = next;
     try {
       await sweepItem(deps, item, now, result);
     } catch (error) {
