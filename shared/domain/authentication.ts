@@ -116,6 +116,7 @@ export class Authenticator {
       keyId,
       application,
       ...(mintedThrough.length ? { mintedThrough } : {}),
+      ...(key.minted_by ? { mintedBy: key.minted_by } : {}),
     };
   }
 

@@ -84,6 +84,8 @@ export type Principal =
       application: Application;
       /** The non-member applications this key was minted through (its minted_through, then its minted_chain). */
       mintedThrough?: string[];
+      /** The member whose credentials minted this key (its minted_by): what it mints is that member's too. */
+      mintedBy?: string;
     }
   | {
       kind: "session";

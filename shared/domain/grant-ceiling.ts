@@ -61,12 +61,18 @@ export function widerThan(ceiling: AccessGrant, requested: AccessGrant): string[
 export const isMemberBound = (application: Application) => application.member_id !== undefined;
 
 /**
- * The member whose credentials act through `principal`: the member an application is bound to, or the member
- * through whose keys it was created (directly or transitively). Keys minted by that principal are revoked when
- * that member is deleted.
+ * The member whose credentials act through `principal`: the member an application is bound to, else the member
+ * whose credentials minted the acting key (its own minted_by: a key a member minted for an application someone
+ * else made acts for that member, not for the application's maker), else (keys minted before keys recorded it)
+ * the member through whose keys the application was created. Keys minted by that principal are revoked when that
+ * member is deleted.
  */
 export function mintingMemberOf(principal: TenantPrincipal): string | undefined {
-  return principal.application.member_id ?? principal.application.minted_by;
+  return (
+    principal.application.member_id ??
+    (principal.kind === "application" ? principal.mintedBy : undefined) ??
+    principal.application.minted_by
+  );
 }
 
 /**

@@ -2,16 +2,14 @@ import { describe, expect, it } from "vitest";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import { acceptInvitation } from "#shared/domain/members.ts";
 import { type Client, client, createTenant } from "#test/support/http.ts";
-import { invitationFromOutbox } from "#test/support/outbox.ts";
+import { invitationFromOutbox, joinMember as joinTenant } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
 import { itemsNaming, scanTable } from "#test/support/table-scan.ts";
 
 const svc = useService();
 
 type Created = { id: string; key: string };
-type Accepted = { id: string; management_key: string };
-
-let counter = 0;
+const joinMember = (api: Client, ownerKey: string) => joinTenant(svc, api, ownerKey);
 async function setup() {
   const api = client(svc.url);
   const tenant = await createTenant(api, svc.rootKey);
@@ -20,16 +18,6 @@ async function setup() {
     body: { name: "reader", type: "private", permissions: ["token:read"] },
   });
   return { api, ...tenant, readerId: reader.body.id };
-}
-
-/** An ADMIN member joined by invitation. */
-async function joinMember(api: Client, ownerKey: string): Promise<Accepted> {
-  const email = `races${Date.now()}${counter++}@example.com`;
-  await api.post("/tenants/self/invitations", { key: ownerKey, body: { email } });
-  const code = invitationFromOutbox(svc, email).code;
-  const accepted = await api.post<Accepted>("/invitations/accept", { body: { code } });
-  expect(accepted.status).toBe(201);
-  return accepted.body;
 }
 
 describe("attack: keys added at the same moment", () => {

@@ -2,25 +2,17 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type Client, client, createTenant } from "#test/support/http.ts";
-import { invitationFromOutbox } from "#test/support/outbox.ts";
+import { invitationFromOutbox, joinMember as joinTenant } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
 
 const svc = useService();
 const codeFromOutbox = (email: string) => invitationFromOutbox(svc, email).code;
 
 type Created = { id: string; key: string; keys: { id: string }[] };
+const joinMember = (api: Client, ownerKey: string) => joinTenant(svc, api, ownerKey);
 type Accepted = { id: string; management_key: string; management_application_id: string };
 
 let counter = 0;
-
-/** An ADMIN member joined by invitation: a second person of the tenant with a management key of their own. */
-async function joinMember(api: Client, ownerKey: string): Promise<Accepted> {
-  const email = `admin${Date.now()}${counter++}@example.com`;
-  await api.post("/tenants/self/invitations", { key: ownerKey, body: { email } });
-  const accepted = await api.post<Accepted>("/invitations/accept", { body: { code: codeFromOutbox(email) } });
-  expect(accepted.status).toBe(201);
-  return accepted.body;
-}
 
 async function createApp(api: Client, key: string, body: Record<string, unknown>) {
   return api.post<Created>("/applications", { key, body });
@@ -365,5 +357,70 @@ describe("attack: a key granting more than it holds", () => {
       key: admin.management_key,
     });
     expect(byMember.status).toBe(200);
+  });
+});
+
+describe("attack: a removed member keeps access through a key it minted for someone else's application", () => {
+  it("revokes what the member's key for an OWNER-made application minted (401 after the member is deleted)", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey, "Minted");
+    const permissions = ["application:create", "application:read", "application:update", "log:read"];
+    // A CI application the OWNER made (its minted_by is the OWNER's member id).
+    const ci = await api.post<Created>("/applications", {
+      key: managementKey,
+      body: { name: "ci", type: "management", permissions },
+    });
+    expect(ci.status).toBe(201);
+    const admin = await joinMember(api, managementKey);
+    // The ADMIN mints a key of its own for the CI application: minted_by is the ADMIN, revoked with it.
+    const adminsKey = await api.post<{ id: string; key: string }>(`/applications/${ci.body.id}/keys`, {
+      key: admin.management_key,
+    });
+    expect(adminsKey.status).toBe(201);
+    // With that key (its own credential) the ADMIN mints another key for the same application and a new
+    // application with a key: both recorded as minted by the OWNER (the application's minted_by), not the ADMIN.
+    const second = await api.post<{ key: string }>(`/applications/${ci.body.id}/keys`, {
+      key: adminsKey.body.key,
+    });
+    expect(second.status).toBe(201);
+    const planted = await api.post<Created>("/applications", {
+      key: adminsKey.body.key,
+      body: { name: "planted", type: "management", permissions },
+    });
+    expect(planted.status).toBe(201);
+
+    expect((await api.delete(`/tenants/self/members/${admin.id}`, { key: managementKey })).status).toBe(204);
+
+    const after = await Promise.all(
+      [adminsKey.body.key, second.body.key, planted.body.key].map((key) => api.get("/logs", { key })),
+    );
+    // Before the fix: [401, 200, 200]: the removed ADMIN keeps the CI application's access for good.
+    expect(after.map((r) => r.status)).toEqual([401, 401, 401]);
+    // The OWNER's own CI key is untouched.
+    expect((await api.get("/logs", { key: ci.body.key })).status).toBe(200);
+  });
+
+  it("lets a key another member mints for a deleted member's application act as that member's (docs: 'which are then that member's')", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey, "Rekeyed");
+    const permissions = ["application:create", "application:read", "application:update", "log:read"];
+    const admin = await joinMember(api, managementKey);
+    const delegate = await api.post<Created>("/applications", {
+      key: admin.management_key,
+      body: { name: "delegate", type: "management", permissions },
+    });
+    expect(delegate.status).toBe(201);
+    expect((await api.delete(`/tenants/self/members/${admin.id}`, { key: managementKey })).status).toBe(204);
+    const ownersKey = await api.post<{ key: string }>(`/applications/${delegate.body.id}/keys`, {
+      key: managementKey,
+    });
+    expect(ownersKey.status).toBe(201);
+    // Before the fix: 403 "The member whose credentials act here was removed." (the application's minted_by).
+    const made = await api.post<Created>("/applications", {
+      key: ownersKey.body.key,
+      body: { name: "after", type: "management", permissions: ["log:read"] },
+    });
+    expect(made.status).toBe(201);
+    expect((await api.get("/logs", { key: made.body.key })).status).toBe(200);
   });
 });
