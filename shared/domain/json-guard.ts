@@ -35,12 +35,14 @@ export function jsonTextDepth(text: string, limit = Number.POSITIVE_INFINITY): n
 }
 
 /** What is wrong with a parsed body, at which path (`args.__proto__`, `data.amount`). */
-export type BodyProblem = { path: string; kind: "reserved-key" | "non-finite-number" };
+export type BodyProblem = { path: string; kind: "reserved-key" | "non-finite-number" | "inexact-number" };
 
 /**
  * The first object key in `value` that is `__proto__`, `prototype` or `constructor`, or number too large for a
  * double (`1e400` parses as Infinity, which JSON.stringify would store as null: another value than was sent), or
- * undefined when there is none. Depth-first over an explicit stack.
+ * one of 2^53 or more in magnitude (I-JSON's interoperable range, RFC 7493: JSON.parse rounds a 19-digit account
+ * number to another integer, which would be sealed as the token's data: refused since 28 Nov 2026), or undefined
+ * when there is none. Depth-first over an explicit stack.
  */
 export function bodyProblem(value: unknown): BodyProblem | undefined {
   const stack: { node: unknown; path: string[] }[] = [{ node: value, path: [] }];
@@ -48,6 +50,8 @@ export function bodyProblem(value: unknown): BodyProblem | undefined {
     const { node, path } = next;
     if (typeof node === "number" && !Number.isFinite(node))
       return { path: path.join(".") || "body", kind: "non-finite-number" };
+    if (typeof node === "number" && Math.abs(node) > Number.MAX_SAFE_INTEGER)
+      return { path: path.join(".") || "body", kind: "inexact-number" };
     if (typeof node !== "object" || node === null) continue;
     if (Array.isArray(node)) {
       node.forEach((item, index) => {

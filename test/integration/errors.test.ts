@@ -176,6 +176,26 @@ describe("odd values the edge refuses", () => {
     expect(withControl.status).toBe(400);
   });
 
+  it("refuses an integer JSON numbers cannot keep exactly, in a create and a PATCH, instead of storing another", async () => {
+    const { api, key } = await keyWith(["token:create", "token:update"]);
+    const headers = { "content-type": "application/json" };
+    const created = await api.post("/tokens", {
+      key,
+      headers,
+      rawBody: '{"type":"token","data":{"account":12345678901234567891}}',
+    });
+    // Before: 201, and the token held {"account": 12345678901234567000}.
+    expect(created.status).toBe(400);
+    expect(created.body).toMatchObject({ status: 400, errors: { "data.account": [expect.any(String)] } });
+    const kept = await api.post<{ id: string }>("/tokens", { key, body: { type: "token", data: { a: 1 } } });
+    const patched = await api.patch(`/tokens/${kept.body.id}`, {
+      key,
+      headers: { "content-type": "application/merge-patch+json" },
+      rawBody: '{"data":{"account":12345678901234567891}}',
+    });
+    expect(patched.status).toBe(400);
+  });
+
   it("answers headers or a URL over Node's limit with problem+json (431), not a bare status line", async () => {
     const answer = await fetch(`${svc.url}/tokens?x=${"a".repeat(20_000)}`);
     expect(answer.status).toBe(431);

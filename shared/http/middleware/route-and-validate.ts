@@ -60,6 +60,12 @@ export function parseJsonBody(raw: string): unknown {
     throw validationError("The request body uses a reserved key.", {
       [problem.path.slice(0, 300)]: [FORBIDDEN_KEY_MESSAGE],
     });
+  if (problem?.kind === "inexact-number")
+    throw validationError("The request body holds a number too large to keep exactly.", {
+      [problem.path.slice(0, 300)]: [
+        "must be at most 2^53 − 1 (9007199254740991) in magnitude: send larger numbers and long digit strings as strings",
+      ],
+    });
   if (problem)
     throw validationError("The request body holds a number too large to store.", {
       [problem.path.slice(0, 300)]: ["must be a finite number (at most about 1.8e308)"],
