@@ -4,6 +4,13 @@ import { guardedAgents } from "./address-guard.ts";
 
 /** An idle connection is closed after this long: below the 5 s keep-alive timeout of Node servers (and most others'), so a reused connection is rarely one the destination is closing. */
 export const IDLE_CONNECTION_MS = 4_000;
+/**
+ * Connections one tenant's pool holds at once, per scheme (its proxies, callbacks and code's fetches together);
+ * further requests wait in the agent's queue within their own timeouts. The host's descriptor table is shared by
+ * every tenant's requests and the store: 20 reactions of one tenant, each with the 50 fetches a run may have in
+ * flight to a destination that never answers, held 1,000 sockets for 10 s (sandbox review of 28 Nov 2026).
+ */
+export const MAX_TENANT_SOCKETS = 100;
 /** Tenants whose connection pools are kept; beyond this the least recently used one is dropped. */
 const MAX_POOLS = 256;
 
@@ -30,7 +37,12 @@ export function poolOf(tenantId: string, allowPrivate: boolean): Pool {
   // and a POST must not be sent on one (it would fail, and is not retried). Such a pool is replaced.
   if (pool && now - pool.lastActive > IDLE_CONNECTION_MS) pool = undefined;
   if (!pool) {
-    const options = { keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: "lifo" as const };
+    const options = {
+      keepAlive: true,
+      timeout: IDLE_CONNECTION_MS,
+      scheduling: "lifo" as const,
+      maxTotalSockets: MAX_TENANT_SOCKETS,
+    };
     // The address rule applies in both modes; allowPrivate only lifts the private-address part of it.
     pool = { ...guardedAgents(options, allowPrivate), lastActive: now };
   }
