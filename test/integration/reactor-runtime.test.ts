@@ -8,9 +8,16 @@ import { useService } from "#test/support/service.ts";
 process.env.SVC_CALLBACK_RETRY_BASE_SECONDS = "0.05";
 const svc = useService({ allowPrivateDestinations: true });
 
+/** Requests to /gate wait here until the test answers them (a partner the code waits on). */
+const gated: (() => void)[] = [];
+
 /** Callback deliveries by path (a receiver on 127.0.0.1). */
 const deliveries = new Map<string, string>();
 const receiver = useLocalServer((req, res, body) => {
+  if (req.url === "/gate") {
+    gated.push(() => res.end("go"));
+    return;
+  }
   deliveries.set(String(req.url), body.toString());
   res.writeHead(204);
   res.end();
@@ -243,5 +250,76 @@ describe("packages", () => {
         error: [expect.stringMatching(/^Cannot require 'stripe': the code may require only .*axios.*uuid/)],
       },
     });
+  });
+});
+
+describe("svc calls of a running reaction", () => {
+  it("answer a token id no token can have with 400, never asking the store for a key of megabytes", async () => {
+    // Before: retrieve, update and delete handed a 2 MiB id to the store as a key (serialised, signed and sent:
+    // about 60 ms of the shared event loop and hundreds of MB per call), where the HTTP API answers 400.
+    const code = `module.exports = async (req) => {
+      const outcome = (p) => p.then(() => 200, (e) => e.status);
+      const long = "a".repeat(2 * 1024 * 1024);
+      return { raw: {
+        retrieve: await outcome(req.svc.tokens.retrieve(long)),
+        update: await outcome(req.svc.tokens.update(long, { metadata: { a: "b" } })),
+        delete: await outcome(req.svc.tokens.delete(long)),
+        over: await outcome(req.svc.tokens.retrieve("b".repeat(2000))),
+      } };
+    };`;
+    const { api, app, reactorId } = await createReactor(svc, {
+      formula: { name: "long ids", code },
+      permissions: ["token:read", "token:use", "token:update", "token:delete"],
+    });
+    const tokens = svc.service.deps.tokens as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const longestKey: number[] = [0];
+    const get = tokens.get;
+    tokens.get = (...args: unknown[]) => {
+      longestKey.push(...args.filter((a): a is string => typeof a === "string").map((a) => a.length));
+      return get?.apply(svc.service.deps.tokens, args);
+    };
+    try {
+      const res = await api.post(`/reactors/${reactorId}/react`, { key: app.key, body: { args: {} } });
+
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).toEqual({ raw: { retrieve: 400, update: 400, delete: 400, over: 400 } });
+      expect(Math.max(...longestKey)).toBeLessThanOrEqual(900);
+    } finally {
+      tokens.get = get as (...args: unknown[]) => unknown;
+    }
+  });
+
+  it("are refused (403) once the application the code acts as is deleted, as its keys are", async () => {
+    // Before: the run kept the application's access it started with, up to 20 s (react) or 210 s (react-async,
+    // callbacks), its svc reads answered while the application's keys got 401.
+    const code = `module.exports = async (req) => {
+      const read = () => req.svc.tokens.retrieve(req.args.id).then(() => 200, (e) => e.status);
+      const before = await read();
+      await fetch(req.configuration.GATE);
+      return { raw: { before, after: await read() } };
+    };`;
+    const { api, app, tenant, reactorId } = await createReactor(svc, {
+      formula: { name: "reader", code, configuration: [{ name: "GATE", type: "string" }] },
+      permissions: ["token:create", "token:read", "token:use"],
+      configuration: { GATE: `${receiver.url}/gate` },
+    });
+    const token = await api.post<{ id: string }>("/tokens", {
+      key: app.key,
+      body: { type: "token", data: "x" },
+    });
+    expect(token.status).toBe(201);
+
+    const running = api.post(`/reactors/${reactorId}/react`, {
+      key: app.key,
+      body: { args: { id: token.body.id } },
+    });
+    for (let i = 0; i < 1000 && gated.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect((await api.delete(`/applications/${app.id}`, { key: tenant.managementKey })).status).toBe(204);
+    expect((await api.get(`/tokens/${token.body.id}`, { key: app.key })).status).toBe(401);
+    for (const go of gated.splice(0)) go();
+    const res = await running;
+
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({ raw: { before: 200, after: 403 } });
   });
 });
