@@ -4,7 +4,7 @@
  * table), the receipt verifies with the public key and node:crypto as docs/security.md shows, another tenant
  * is untouched, and a record of the deletion stays at the deployment level.
  */
-import { createPublicKey, verify } from "node:crypto";
+import { createPublicKey, randomUUID, verify } from "node:crypto";
 import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { purgeDeletedTenants } from "#shared/domain/tenant-purge.ts";
@@ -42,10 +42,22 @@ async function receiptVerifies(receipt: Receipt): Promise<boolean> {
   );
 }
 
-/** A tenant with some of everything: tokens (a card with its cvc, an expiring one), a session, a member, a proxy. */
+/**
+ * A tenant with some of everything: tokens (a card with its cvc, an expiring one), a session, a member, a proxy;
+ * created and joined with idempotency keys, whose records (outside the tenant's partitions) go with the purge too.
+ */
 async function populatedTenant(name: string) {
   const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey, name);
+  const created = await api.post<{ id: string; management_key: string; management_application_id: string }>(
+    "/tenants",
+    { key: svc.rootKey, body: { name }, headers: { "svc-idempotency-key": `create-${randomUUID()}` } },
+  );
+  expect(created.status).toBe(201);
+  const tenant = {
+    tenantId: created.body.id,
+    managementKey: created.body.management_key,
+    managementAppId: created.body.management_application_id,
+  };
   const reader = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
   const card = await api.post<TokenBody>("/tokens", {
     key: reader,
@@ -74,6 +86,7 @@ async function populatedTenant(name: string) {
   ).toBe(201);
   const member = await api.post<{ management_key: string; user: { id: string } }>("/invitations/accept", {
     body: { code: invitationFromOutbox(svc, email).code },
+    headers: { "svc-idempotency-key": `join-${randomUUID()}` },
   });
   expect(member.status).toBe(201);
   const proxyApp = await api.post<{ id: string }>("/applications", {
@@ -109,7 +122,16 @@ async function populatedTenant(name: string) {
 
 describe("DELETE /tenants/self", () => {
   it("shreds the keys at once, revokes every key, answers a receipt that verifies, and the sweep purges every item within the hour; another tenant is untouched", async () => {
+    // The idempotency records outside every tenant's partitions (root's create, the anonymous accept) each made.
+    const outsideRecords = async () =>
+      new Set(
+        (await scanTable(svc))
+          .filter((i) => /^IDEMP#(?!tenant:)/.test(String(i.PK)))
+          .map((i) => `${i.PK} ${i.SK}`),
+      );
+    const earlier = await outsideRecords();
     const doomed = await populatedTenant("Doomed");
+    const doomedRecords = [...(await outsideRecords())].filter((k) => !earlier.has(k));
     const other = await populatedTenant("Other");
     const api = doomed.api;
     const keyItems = (items: Record<string, unknown>[], tenantId: string) =>
@@ -175,6 +197,11 @@ describe("DELETE /tenants/self", () => {
     );
     expect(left).toEqual([]);
     for (const userId of doomed.userIds) expect(itemsNaming(after, userId)).toEqual([]);
+    // Its create's and its member's join's answers (sealed, naming the tenant and the member's e-mail) went too:
+    // until 28 Nov 2026 they stayed up to 24 h past the purge.
+    expect(doomedRecords).toHaveLength(2);
+    const outsideAfter = await outsideRecords();
+    expect(doomedRecords.filter((k) => outsideAfter.has(k))).toEqual([]);
 
     // What outlives the tenant: the deployment-level record with the receipt, and its audit entries.
     const record = after.filter((i) => i.PK === `TENANTDELETION#${doomed.tenantId}`);

@@ -24,6 +24,19 @@ function effectsOf(items: TransactItem[]): EffectRef[] {
   });
 }
 
+/** The one tenant the transaction's audit entries name, if they name exactly one. */
+function tenantOf(items: TransactItem[]): string | undefined {
+  const named = new Set(
+    items.flatMap((item) => {
+      const entry = item.Put?.Item;
+      return entry && entry.entity === undefined && typeof entry.tenant_id === "string"
+        ? [entry.tenant_id]
+        : [];
+    }),
+  );
+  return named.size === 1 ? [...named][0] : undefined;
+}
+
 function tableOf(items: TransactItem[]): string | undefined {
   const first = items[0];
   return (
@@ -44,13 +57,19 @@ export function effectRecordItem(
   table: string,
   claim: IdempotencyClaimRef,
   effects: EffectRef[],
+  tenantId?: string,
 ): TransactItem {
+  // A record outside every tenant's partitions (root's POST /tenants, an anonymous invitation accept: its answer
+  // names the tenant and its members) carries the tenant it acted on, so that tenant's purge removes it with the
+  // rest (tenant-purge-store.ts matches tenant_id): it stayed, sealed, up to 24 h past the purge before 28 Nov 2026.
+  const tag = tenantId !== undefined && !claim.scope.startsWith("tenant:");
   return {
     Update: {
       TableName: table,
       Key: keys.idempotency(claim.scope, claim.key),
-      UpdateExpression:
-        "SET #state = :effected, effects = list_append(if_not_exists(effects, :none), :effects)",
+      UpdateExpression: `SET #state = :effected, effects = list_append(if_not_exists(effects, :none), :effects)${
+        tag ? ", tenant_id = :tenant" : ""
+      }`,
       ConditionExpression: "claim_id = :claim AND #state IN (:inFlight, :effected)",
       ExpressionAttributeNames: { "#state": "state" },
       ExpressionAttributeValues: {
@@ -59,6 +78,7 @@ export function effectRecordItem(
         ":claim": claim.claimId,
         ":none": [],
         ":effects": effects,
+        ...(tag ? { ":tenant": tenantId } : {}),
       },
     },
   };
@@ -77,7 +97,7 @@ export async function withEffectRecord<T>(input: TransactWriteCommandInput, send
   const table = tableOf(items);
   if (!claim || !table) return send(input);
   const effects = effectsOf(items);
-  const recorded = [...items, effectRecordItem(table, claim, effects)];
+  const recorded = [...items, effectRecordItem(table, claim, effects, tenantOf(items))];
   try {
     const sent = await send({ ...input, TransactItems: recorded });
     claim.effects.push(...effects);
