@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { useService } from "#test/support/service.ts";
-import { appKey, revealEverything, type TokenPage, tenantWithOwner } from "#test/support/tokens.ts";
+import {
+  appKey,
+  revealEverything,
+  type TokenBody,
+  type TokenPage,
+  tenantWithOwner,
+} from "#test/support/tokens.ts";
 
 const svc = useService();
 
@@ -107,5 +113,56 @@ describe("POST /tokenize after its commit", () => {
     expect(throttled).toBeGreaterThan(0);
     expect(list.body.pagination.total_items).toBe(2);
     expect(res.status).toBe(201);
+  });
+});
+
+describe("POST /tokenize: the read entry of a duplicate within the batch", () => {
+  it("never fails a stored batch: written before the commit, or the batch is not stored", async () => {
+    const { api, owner } = await tenantWithOwner(svc);
+    const body = [
+      { type: "token", data: "same value" },
+      { type: "token", data: "same value", deduplicate_token: true },
+    ];
+    const { dynamo } = svc.service.deps;
+    let throttled = 0;
+    dynamo.middlewareStack.add(
+      (next, context) => (args) => {
+        const item = (args.input as { Item?: { message?: string } }).Item;
+        if (
+          context.commandName === "PutItemCommand" &&
+          String(item?.message ?? "").startsWith("Existing token returned by deduplication")
+        ) {
+          throttled += 1;
+          throw Object.assign(new Error("throttled"), { name: "ThrottlingException" });
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "throttleReadEntry" },
+    );
+    let res: Awaited<ReturnType<typeof api.post<TokenBody[]>>>;
+    try {
+      res = await api.post<TokenBody[]>("/tokenize", { key: owner, body });
+    } finally {
+      dynamo.middlewareStack.remove("throttleReadEntry");
+    }
+    const list = await api.get<TokenPage>("/tokens", { key: owner });
+
+    expect(throttled).toBeGreaterThan(0);
+    // Either the batch failed and stored nothing, or it was stored and answered: never a 5xx for a stored batch.
+    const stored = list.body.pagination.total_items;
+    expect({ status: res.status, stored }).toEqual(
+      res.status === 201 ? { status: 201, stored: 1 } : { status: res.status, stored: 0 },
+    );
+
+    // Without the fault: one token, answered twice, its read logged.
+    const ok = await api.post<TokenBody[]>("/tokenize", {
+      key: owner,
+      body: [
+        { type: "token", data: "other value" },
+        { type: "token", data: "other value", deduplicate_token: true },
+      ],
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.body[0]?.id).toBe(ok.body[1]?.id);
   });
 });

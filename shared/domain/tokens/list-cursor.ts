@@ -74,8 +74,9 @@ export type Shown = { token: StoredToken; transform: Transform };
  * the matches end, at most PAGES_READ. So `next` (the position after the last page read, while more may follow)
  * never says, after an empty page, that matches the caller may not see exist. Where `read` drops matches the
  * store answered (a search of the blind index, which holds every token's entries), those use up the pages too:
- * with `hiddenMatches`, a page that shows nothing has no `next` even at the bound, so its answer is the same
- * whether such matches exist or not.
+ * with `hiddenMatches`, a page that shows nothing has no `next` even at the bound, and a full page has one only
+ * when a match shown follows it (looked ahead for, within the bound), so its answer is the same whether such
+ * matches exist or not.
  */
 export async function fillPage(
   size: number,
@@ -85,13 +86,26 @@ export async function fillPage(
 ): Promise<{ shown: Shown[]; next?: string }> {
   const shown: Shown[] = [];
   let position = after;
-  for (let pages = 0; pages < PAGES_READ && shown.length < size; pages++) {
+  let pages = 0;
+  for (; pages < PAGES_READ && shown.length < size; pages++) {
     const page = await read(size - shown.length, position);
     shown.push(...page.shown);
     position = page.next;
     if (position === undefined) return { shown };
   }
-  return options.hiddenMatches && shown.length === 0 ? { shown } : { shown, next: position };
+  if (!options.hiddenMatches) return { shown, next: position };
+  if (shown.length === 0) return { shown };
+  // A full page's `next` says only that a match the caller may see follows: the store's position says that
+  // something follows (a hidden match too), so a caller planting its own match under an id that sorts first learnt
+  // from `next` whether a token it may not see shares the value (search review). Look ahead, within the same
+  // bound of pages read, for one more match shown; `next` still points just past the page, so it is shown next.
+  for (let peek: string | undefined = position; pages < PAGES_READ; pages++) {
+    const page = await read(1, peek);
+    if (page.shown.length > 0) return { shown, next: position };
+    peek = page.next;
+    if (peek === undefined) return { shown };
+  }
+  return { shown, next: position };
 }
 
 export interface CursorListOptions {

@@ -192,6 +192,10 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
     earlier.set(index, found);
   }
   const staged = prepared.flatMap((_, index) => (sameAs.has(index) || earlier.has(index) ? [] : [index]));
+  // Tokens of the batch that later requests of it answer (deduplicated to them): their read entries are written
+  // before the commit, once the tokens to be created are known. Written after it (until the search and bulk
+  // review), a throttled entry answered 503 for a stored batch, which its client sent again and stored twice.
+  const readBeforeCommit = new Set<number>();
   const write: WriteSet = {
     entries: (message) =>
       staged.map((index) => {
@@ -203,6 +207,20 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
     checkDuplicate: (entry, tokenId) => answerDuplicate(staged[entry] as number, tokenId),
     idTaken: (entry) =>
       atPath(conflict("A token with this id already exists."), pathOf(staged[entry] as number)),
+    beforeCommit: async (duplicateEntries) => {
+      const originals = [...new Set(sameAs.values())].filter((first) => {
+        const entry = staged.indexOf(first);
+        return entry >= 0 && duplicateEntries[entry] === undefined && !readBeforeCommit.has(first);
+      });
+      if (originals.length === 0) return;
+      await recordTokenReads(
+        deps,
+        principal,
+        originals.map((first) => (prepared[first] as PreparedCreate).token),
+        "Existing token returned by deduplication",
+      );
+      for (const first of originals) readBeforeCommit.add(first);
+    },
   };
   const found = staged.length > 0 ? await writeAll(deps, principal, write) : {};
   const duplicates: Record<number, string> = {
@@ -241,9 +259,9 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
     )
       answers.push(known);
     else if (first !== undefined) {
-      // The token the earlier request of the batch created, as this request's caller may read it.
+      // The token the earlier request of the batch created, as this request's caller may read it (its read
+      // entry written before the commit: beforeCommit).
       const original = prepared[first] as PreparedCreate;
-      await recordTokenReads(deps, principal, [original.token], "Existing token returned by deduplication");
       answers.push(await presentNew(deps, { ...original, transform: readAs.get(index) as Transform }));
     } else answers.push(await presentNew(deps, p));
   }
@@ -256,6 +274,11 @@ interface WriteSet {
   /** Throws (409) when the caller may not be handed the token a deduplicating entry found. */
   checkDuplicate(entry: number, tokenId: string): Promise<void>;
   idTaken(entry: number): unknown;
+  /**
+   * Runs before the write that commits, given the entries it will not create (duplicates found); what it writes
+   * (read entries) is written whether or not the commit then succeeds, and its failure stores nothing.
+   */
+  beforeCommit(duplicates: Record<number, string>): Promise<void>;
 }
 
 const LIFETIME_PASSED = "The batch ran past its lifetime and was rolled back; nothing was stored.";
@@ -274,6 +297,8 @@ async function writeAll(
   const direct = write.entries("Token created");
   // A few rounds: each finds the duplicates of claimed fingerprints (and checks them) before anything is written.
   for (let round = 0; round < 4; round++) {
+    // The batch fits one write: nothing is written unless it commits, so this is before the commit.
+    await write.beforeCommit(known);
     const outcome = await deps.tokens.createAtOnce(direct, known, deps.clock.now());
     if (outcome.outcome === "too-large") break;
     if (outcome.outcome === "id-taken") throw write.idTaken(outcome.index);
@@ -300,6 +325,7 @@ async function writeAll(
     // Checked before the commit, while nothing of the batch is visible.
     for (const [entry, tokenId] of Object.entries(outcome.duplicates))
       await write.checkDuplicate(Number(entry), tokenId);
+    await write.beforeCommit(outcome.duplicates);
     if (!(await commitBatch(deps, principal, record))) throw conflict(LIFETIME_PASSED);
     return outcome.duplicates;
   } catch (error) {

@@ -336,3 +336,72 @@ describe("POST /v2/tokens/search", () => {
     ).toBe(true);
   });
 });
+
+describe("attack: a search's next page as an oracle of hidden matches", () => {
+  it("answers the same page (no next) whether a hidden token shares the planted value or not", async () => {
+    const { api, tenant, owner } = await tenantWithOwner(svc);
+    const victim = await api.post<TokenBody>("/tokens", {
+      key: owner,
+      body: { type: "employer_id_number", data: "12-3456789", search_indexes: ["{{ data }}"] },
+    });
+    expect(victim.status).toBe(201);
+    expect(victim.body.containers).toEqual(["/pii/high/"]);
+    const general = await appKey(api, tenant.managementKey, {
+      type: "private",
+      rules: [
+        {
+          description: "general",
+          priority: 1,
+          container: "/general/",
+          transform: "reveal",
+          permissions: ["token:create", "token:read", "token:search"],
+        },
+      ],
+    });
+    const search = (query: string, start?: string) =>
+      api.post<CursorPage>("/v2/tokens/search", {
+        key: general,
+        body: { query, size: 1, ...(start ? { start } : {}) },
+      });
+    const plant = async (value: string, id: string) => {
+      const res = await api.post("/tokens", {
+        key: general,
+        body: {
+          type: "employer_id_number",
+          id,
+          data: value,
+          containers: ["/general/"],
+          search_indexes: ["{{ data }}"],
+        },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+    };
+    await plant("12-3456789", "000-right"); // the hidden token's value
+    await plant("98-7654321", "000-wrong"); // nobody else's
+
+    const right = await search("data:12-3456789");
+    const wrong = await search("data:98-7654321");
+    expect(right.status).toBe(200);
+    expect(right.body.data.map((t) => t.id)).toEqual(["000-right"]);
+    expect(wrong.body.data.map((t) => t.id)).toEqual(["000-wrong"]);
+    // The caller's own match is all it may see, in both cases: the pages must look alike.
+    expect(right.body.pagination.next === undefined).toBe(wrong.body.pagination.next === undefined);
+    expect(right.body.pagination.next).toBeUndefined();
+
+    // Still paged where the caller sees more than one match.
+    await plant("12-3456789", "zzz-right");
+    const first = await search("data:12-3456789");
+    expect(first.body.data.map((t) => t.id)).toEqual(["000-right"]);
+    expect(first.body.pagination.next).toBeDefined();
+    const second = await search("data:12-3456789", first.body.pagination.next);
+    expect(second.body.data.map((t) => t.id)).toEqual(["zzz-right"]);
+    expect(second.body.pagination.next).toBeUndefined();
+    // And a page size larger than what the caller sees answers all, without next.
+    const all = await api.post<CursorPage>("/v2/tokens/search", {
+      key: general,
+      body: { query: "data:12-3456789", size: 5 },
+    });
+    expect(all.body.data.map((t) => t.id).sort()).toEqual(["000-right", "zzz-right"]);
+    expect(all.body.pagination.next).toBeUndefined();
+  });
+});
