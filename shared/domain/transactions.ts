@@ -1,15 +1,20 @@
 import { randomUUID } from "node:crypto";
-import { notFound } from "#shared/domain/errors.ts";
+import { forbidden, notFound } from "#shared/domain/errors.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { Metrics } from "#shared/ports/metrics.ts";
-import type { ApplicationReader, StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
+import type {
+  ApplicationReader,
+  StoredTransaction,
+  TransactionOperationRef,
+  TransactionStore,
+} from "#shared/ports/stores.ts";
 import { evaluateAccess, type TokenRef } from "./access-rules.ts";
 import { auditEvent } from "./audit-entry.ts";
 import type { TenantPrincipal } from "./entities.ts";
 import { outsideAnyRequest } from "./idempotency-scope.ts";
-import { requireAccess, type TokenAccess } from "./tokens/access.ts";
+import { accessOf, requireAccess, type TokenAccess } from "./tokens/access.ts";
 import type { StoredToken, TokenHold, TransactionContext } from "./tokens/token.ts";
 
 /** An uncommitted transaction rolls back this long after it was opened. */
@@ -163,6 +168,7 @@ export async function commitTransaction(
   id: string,
 ): Promise<void> {
   const transaction = await liveTransaction(deps, principal, id);
+  await requireStillAllowed(deps, principal, transaction);
   const committed = await deps.transactions.commit(
     transaction,
     deps.clock.now(),
@@ -171,6 +177,41 @@ export async function commitTransaction(
   if (!committed) throw notFound("The transaction");
   // Tokens created in a transaction count when it commits (a rolled-back one created none).
   countTokens(deps, METRIC.tokensCreated, principal.tenantId, committed.created);
+}
+
+/** What an operation takes of its key's grant: as it took when it joined (tokens/create.ts, manage.ts, holdTokens). */
+function mayStill(access: TokenAccess, op: TransactionOperationRef): boolean {
+  if (op.operation === "create") return access.evaluate(op.token, "token:create") !== undefined;
+  const tokens = op.next ? [op.token, op.next] : [op.token];
+  const permissions =
+    op.operation === "update" ? (["token:update", "token:delete"] as const) : (["token:delete"] as const);
+  return tokens.every((token) => permissions.every((p) => access.evaluate(token, p) !== undefined));
+}
+
+/**
+ * A commit applies only what its key could still write now: the grant may have narrowed since each operation
+ * joined (an owner reining in an application it no longer trusts). Else the whole transaction rolls back (as a
+ * hold whose holder can no longer delete the token does, releaseStaleHold) and the commit is a 403. The rollback is
+ * no effect of the commit request: a retry finds the transaction closed (404), never a replayed success.
+ */
+async function requireStillAllowed(
+  deps: TransactionDeps,
+  principal: TenantPrincipal,
+  transaction: StoredTransaction,
+): Promise<void> {
+  const access = accessOf(principal);
+  const refs = await deps.transactions.operationRefs(transaction.tenant_id, transaction.id);
+  if (refs.every((op) => mayStill(access, op))) return;
+  const message = "Transaction rolled back: its key may no longer make one of its writes";
+  await outsideAnyRequest(() =>
+    deps.transactions.rollback(
+      transaction,
+      auditEvent(deps, principal, "transaction", transaction.id, "update", message),
+    ),
+  );
+  throw forbidden(
+    "The key may no longer make every write of this transaction (its permissions changed since): rolled back.",
+  );
 }
 
 export async function rollbackTransaction(
@@ -224,8 +265,11 @@ export async function rollbackExpired(
     return false;
   }
   if (transaction.state !== "open") {
-    // Closed by a request that died before removing its operations: their sealed copies go now.
-    await deps.transactions.forgetOperations(tenantId, id);
+    // Closed by a request that died before removing its operations: their sealed copies go now. A committed one's
+    // request may have died before moving their claims (a value changed by an update deduplicated to a second
+    // token for good): moved first.
+    if (transaction.state === "committed") await deps.transactions.settleCommitted(tenantId, id);
+    else await deps.transactions.forgetOperations(tenantId, id);
     return false;
   }
   const audit = auditEvent(

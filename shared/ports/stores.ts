@@ -316,9 +316,22 @@ export interface StoredTransaction {
   answer_by?: number;
 }
 
+/** A pending operation of a transaction: which token, where, and how (transaction-store.ts operationRefs). */
+export interface TransactionOperationRef {
+  operation: "create" | "update" | "delete";
+  token: TokenRef;
+  /** An update's staged version: its container may differ (a move). */
+  next?: TokenRef;
+}
+
 export interface TransactionStore {
   create(transaction: StoredTransaction, audit: LogEntry): Promise<void>;
   get(tenantId: string, id: string): Promise<StoredTransaction | undefined>;
+  /**
+   * What each pending operation writes, as access rules judge it: the token it creates, updates or deletes as it is
+   * stored now, and for an update the container of its staged version (the same one unless it moves the token).
+   */
+  operationRefs(tenantId: string, id: string): Promise<TransactionOperationRef[]>;
   /**
    * Applies every pending operation at once, answering how many tokens it created (they exist from now on); false
    * when the transaction is no longer open (or expired).
@@ -343,4 +356,9 @@ export interface TransactionStore {
    * rollback do so once applied; the sweep again at the transaction's expiry, for a request that died first.
    */
   forgetOperations(tenantId: string, id: string): Promise<void>;
+  /**
+   * What follows the applying of a committed transaction's operations (claims moved or released, search items
+   * settled), then their items removed: the sweep's, at the expiry, for a request that died after applying them.
+   */
+  settleCommitted(tenantId: string, id: string): Promise<void>;
 }

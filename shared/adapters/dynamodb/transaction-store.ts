@@ -11,9 +11,9 @@ import type { LogEntry } from "#shared/domain/audit.ts";
 import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
 import { commitDelta, rollbackDelta, sumDeltas } from "#shared/domain/keys/key-refs.ts";
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
-import type { StoredTransaction, TransactionStore } from "#shared/ports/stores.ts";
+import type { StoredTransaction, TransactionOperationRef, TransactionStore } from "#shared/ports/stores.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { ignoreConditionFailed, isConditionalCheckFailed } from "./client.ts";
+import { cancelledByCondition, ignoreConditionFailed, isConditionalCheckFailed } from "./client.ts";
 import { keyCountUpdates } from "./key-counters.ts";
 import { OWN_TRANSACT_ITEMS, PACK_BYTES, utf8Bytes } from "./limits.ts";
 import { queryAll } from "./paging.ts";
@@ -129,6 +129,30 @@ export class DynamoTransactionStore implements TransactionStore {
     return items as unknown as Operation[];
   }
 
+  async operationRefs(tenantId: string, id: string): Promise<TransactionOperationRef[]> {
+    const operations = await this.operations(tenantId, id);
+    // Every operation's token is held (or pending) by the open transaction: read as stored now.
+    const tokens = new Map(
+      (
+        await this.tokens.getMany(
+          tenantId,
+          operations.map((op) => op.token_id),
+        )
+      ).map((t) => [t.id, t]),
+    );
+    return operations.flatMap((op): TransactionOperationRef[] => {
+      const token = tokens.get(op.token_id);
+      // Gone: nothing of it can be applied (the commit's write requires the token still held).
+      if (!token) return [];
+      const ref = { id: token.id, container: token.container };
+      const next =
+        op.operation === "update" && typeof op.next?.container === "string"
+          ? { id: token.id, container: op.next.container }
+          : undefined;
+      return [{ operation: op.operation, token: ref, ...(next ? { next } : {}) }];
+    });
+  }
+
   private heldBy(id: string) {
     return { ConditionExpression: "txn_id = :txn", ExpressionAttributeValues: { ":txn": id } };
   }
@@ -173,6 +197,14 @@ export class DynamoTransactionStore implements TransactionStore {
         }),
       );
     });
+  }
+
+  async settleCommitted(tenantId: string, id: string): Promise<void> {
+    // Each step is safe to run again (claims move or go only while they name the token): the request may have made
+    // some of them. Items forgotten were settled before (afterApply runs before forgetOperations).
+    const operations = await this.operations(tenantId, id);
+    await this.afterApply(tenantId, operations);
+    await this.forgetOperations(tenantId, id, operations);
   }
 
   /** The key counter updates of applying (commit) or discarding (rollback) these operations, in one write. */
@@ -258,7 +290,10 @@ export class DynamoTransactionStore implements TransactionStore {
         }),
       );
     } catch (error) {
-      if (error instanceof Error && error.name === "TransactionCanceledException")
+      // Refused by a condition: closed, expired, or joined since the read. Any other cancellation (throttled, or
+      // conflicts past the client's retries) leaves the transaction open: an outage the caller retries (503), never
+      // the 404 of a finished one.
+      if (cancelledByCondition(error))
         return (await this.joinedSince(tenantId, id, operations.length)) ? "joined meanwhile" : false;
       throw error;
     }
@@ -446,7 +481,8 @@ export class DynamoTransactionStore implements TransactionStore {
           }),
         );
       } catch (error) {
-        if (error instanceof Error && error.name === "TransactionCanceledException")
+        // As the commit's: only a refused condition means closed (or joined); a throttle leaves it open (503).
+        if (cancelledByCondition(error))
           return (await this.joinedSince(tenantId, id, operations.length)) ? "joined meanwhile" : false;
         throw error;
       }

@@ -223,3 +223,97 @@ async function ownerUpdate(api: Api, owner: string, id: string) {
   });
   return res.status;
 }
+
+/** A holder application with every token permission, which the owner then narrows (`narrow`). */
+async function holderSetup() {
+  const { api, tenant } = await tenantWithOwner(svc);
+  const owner = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+  const holder = await api.post<{ id: string; key: string }>("/applications", {
+    key: tenant.managementKey,
+    body: { name: "holder", type: "private", permissions: ALL_TOKEN_PERMISSIONS },
+  });
+  expect(holder.status).toBe(201);
+  const create = async (data: string) =>
+    (await api.post<TokenBody>("/tokens", { key: owner, body: { type: "token", data } })).body.id;
+  const narrow = async (permissions: string[]) =>
+    expect(
+      (
+        await api.put(`/applications/${holder.body.id}`, {
+          key: tenant.managementKey,
+          body: { name: "holder", permissions },
+        })
+      ).status,
+    ).toBe(200);
+  return { api, owner, holder: holder.body, create, narrow, managementKey: tenant.managementKey };
+}
+
+describe("attack: committing after the application lost the permission its staged writes need", () => {
+  it("a staged delete does not land once the holder's application lost token:delete", async () => {
+    const { api, owner, holder, create, narrow } = await holderSetup();
+    const id = await create("keep me");
+    const txn = await api.post<{ id: string }>("/transactions", { key: holder.key });
+    const headers = { "svc-transaction-id": txn.body.id };
+    expect((await api.delete(`/tokens/${id}`, { key: holder.key, headers })).status).toBe(204);
+
+    await narrow(["token:create", "token:read", "token:update"]);
+    // Narrowed: the holder can no longer delete it directly...
+    const headers2 = { "svc-idempotency-key": "commit-once" };
+    const commit = await api.post(`/transactions/${txn.body.id}/commit`, {
+      key: holder.key,
+      headers: headers2,
+    });
+    const retry = await api.post(`/transactions/${txn.body.id}/commit`, {
+      key: holder.key,
+      headers: headers2,
+    });
+
+    // ...nor through the delete it had staged (it was a 200, the token deleted); the retry finds it rolled back.
+    expect([commit.status, retry.status]).toEqual([403, 404]);
+    expect((await api.get(`/tokens/${id}`, { key: owner })).status).toBe(200);
+    // The hold is gone with it: the owner writes the token again.
+    expect(
+      (await api.patch(`/tokens/${id}`, { key: owner, body: { metadata: { a: "b" } }, headers: mergePatch }))
+        .status,
+    ).toBe(200);
+  });
+
+  it("a staged update does not land once the holder's application lost token:delete and token:update", async () => {
+    const { api, owner, holder, create, narrow } = await holderSetup();
+    const id = await create("v1");
+    const txn = await api.post<{ id: string }>("/transactions", { key: holder.key });
+    const headers = { "svc-transaction-id": txn.body.id, ...mergePatch };
+    expect(
+      (await api.patch(`/tokens/${id}`, { key: holder.key, body: { data: "evil" }, headers })).status,
+    ).toBe(200);
+
+    await narrow(["token:read"]);
+    const commit = await api.post(`/transactions/${txn.body.id}/commit`, { key: holder.key });
+
+    expect(commit.status).toBe(403); // it was a 200
+    expect((await api.get<TokenBody>(`/tokens/${id}`, { key: owner })).body.data).toBe("v1");
+  });
+
+  it("a pending create does not land once the application lost token:create", async () => {
+    const { api, owner, holder, narrow } = await holderSetup();
+    const txn = await api.post<{ id: string }>("/transactions", { key: holder.key });
+    const headers = { "svc-transaction-id": txn.body.id };
+    const body = { type: "token", data: "planted", id: "planted-1" };
+    expect((await api.post("/tokens", { key: holder.key, body, headers })).status).toBe(201);
+
+    await narrow(["token:read"]);
+    const commit = await api.post(`/transactions/${txn.body.id}/commit`, { key: holder.key });
+
+    expect(commit.status).toBe(403); // it was a 200
+    expect((await api.get(`/tokens/planted-1`, { key: owner })).status).toBe(404);
+  });
+
+  it("control: an unchanged application commits", async () => {
+    const { api, owner, holder, create } = await holderSetup();
+    const id = await create("gone");
+    const txn = await api.post<{ id: string }>("/transactions", { key: holder.key });
+    const headers = { "svc-transaction-id": txn.body.id };
+    expect((await api.delete(`/tokens/${id}`, { key: holder.key, headers })).status).toBe(204);
+    expect((await api.post(`/transactions/${txn.body.id}/commit`, { key: holder.key })).status).toBe(200);
+    expect((await api.get(`/tokens/${id}`, { key: owner })).status).toBe(404);
+  });
+});
