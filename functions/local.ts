@@ -27,7 +27,7 @@ import { type Config, config, resetConfig } from "#shared/config.ts";
 import { processRewrapPage } from "#shared/domain/keys/rewrap.ts";
 import { processCallbackJob } from "#shared/domain/reactors/callbacks.ts";
 import type { RenderMeter } from "#shared/domain/tokens/render-budget.ts";
-import { sweepExpired } from "#shared/domain/tokens/sweep.ts";
+import { startSweepsAt, sweepExpired } from "#shared/domain/tokens/sweep.ts";
 import { protectEndpoint } from "#shared/egress/address-guard.ts";
 import { createHttpHandler } from "#shared/http/lambda.ts";
 import type { FunctionGroup } from "#shared/http/route.ts";
@@ -225,6 +225,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 
   const notices: string[] = [];
   let masterKeyFile: string;
+  let tableCreated = false;
   try {
     const location = locateMasterKeyFile(
       options.dataDir,
@@ -237,7 +238,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     // refuses to start here, naming the file, rather than answering 500 to every read later.
     const bootstrap = createDocumentClient({ region: process.env.AWS_REGION ?? "us-east-1", endpoint });
     try {
-      await ensureTable(bootstrap, tableName);
+      tableCreated = await ensureTable(bootstrap, tableName);
       await openMasterKey({ file: masterKeyFile, dynamo: bootstrap, tableName });
     } finally {
       bootstrap.destroy();
@@ -270,6 +271,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     options.meter,
   );
 
+  if (tableCreated) await startSweepsAt(deps, deps.clock.now());
   // The AWS stack runs the sweep every 15 minutes; locally a timer does, on the same (possibly test) clock.
   // One run at a time: a run longer than the interval is not joined by another doing the same work.
   let sweeping = false;

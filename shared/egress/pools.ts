@@ -35,7 +35,13 @@ export function poolOf(tenantId: string, allowPrivate: boolean): Pool {
   // Idle sockets close on a timer, but a frozen process (a Lambda between invocations) runs no timers: a
   // pool unused for longer than the idle limit may hold connections the destination has closed meanwhile,
   // and a POST must not be sent on one (it would fail, and is not retried). Such a pool is replaced.
-  if (pool && now - pool.lastActive > IDLE_CONNECTION_MS) pool = undefined;
+  // A pool still holding connections in use (or requests queued for one) is kept, its idle connections closed:
+  // replacing it gave the tenant a fresh MAX_TENANT_SOCKETS while the old pool's were still held by requests in
+  // flight, so pausing past the idle limit between bursts multiplied the cap (review of 28 Nov 2026).
+  if (pool && now - pool.lastActive > IDLE_CONNECTION_MS) {
+    if (inUse(pool)) closeIdle(pool);
+    else pool = undefined;
+  }
   if (!pool) {
     const options = {
       keepAlive: true,
@@ -51,4 +57,25 @@ export function poolOf(tenantId: string, allowPrivate: boolean): Pool {
   // A dropped pool is not destroyed: requests in flight finish, then its idle sockets time out.
   if (pools.size > MAX_POOLS) pools.delete(pools.keys().next().value as string);
   return pool;
+}
+
+type Agent = http.Agent | https.Agent;
+const agentsOf = (pool: Pool): Agent[] => [pool["http:"], pool["https:"]];
+const busy = (agent: Agent) =>
+  Object.values(agent.sockets).some((list) => (list?.length ?? 0) > 0) ||
+  Object.values(agent.requests).some((list) => (list?.length ?? 0) > 0);
+
+/** Whether any of the pool's connections carries a request, or a request waits for one. */
+function inUse(pool: Pool): boolean {
+  return agentsOf(pool).some(busy);
+}
+
+/**
+ * Closes the pool's idle connections (they may be ones the destination closed meanwhile). Destroyed, they leave
+ * the agent as any closed socket does (its count with them); the agent skips a destroyed one until then.
+ */
+function closeIdle(pool: Pool): void {
+  for (const agent of agentsOf(pool))
+    for (const list of Object.values(agent.freeSockets))
+      for (const socket of [...(list ?? [])]) socket.destroy();
 }

@@ -7,6 +7,7 @@ import { useService } from "#test/support/service.ts";
 import { appKey, revealEverything, type TokenBody, VISA } from "#test/support/tokens.ts";
 
 const svc = useService();
+const HOUR = 3_600_000;
 const mergePatch = { "content-type": "application/merge-patch+json" };
 
 async function rawToken(tenantId: string, id: string) {
@@ -32,31 +33,41 @@ function sweepWithin(ms: number) {
   return sweepExpired({ ...svc.service.deps, clock }, { stopBy });
 }
 
+/** A tenant and a private key of it that may create tokens. */
+async function tenant() {
+  const api = client(svc.url);
+  const { managementKey, tenantId } = await createTenant(api, svc.rootKey);
+  const key = await appKey(api, managementKey, { type: "private", permissions: ["token:create"] });
+  return { key, tenantId };
+}
+
+/** `count` tokens in one POST /tokenize, all expiring at `expires_at`: their ids. */
+async function tokenize(key: string, count: number, expires_at: string) {
+  const entries = Array.from({ length: count }, (_, i) => [
+    `t${i}`,
+    { type: "token", data: `${i}`, expires_at },
+  ]);
+  const res = await client(svc.url).post<Record<string, { id: string }>>("/tokenize", {
+    key,
+    body: Object.fromEntries(entries),
+  });
+  expect(res.status).toBe(201);
+  return Object.values(res.body).map((token) => token.id);
+}
+
 describe("expiry sweep", () => {
+  it("starts at the hour its table was created: the first run reads this hour, not two days back", async () => {
+    // Before: a new table's first run looked back 48 hours, 49 hours × 32 shards of reads for nothing.
+    const hourBefore = Math.floor(svc.service.deps.clock.now().getTime() / HOUR) * HOUR - HOUR;
+    expect(await svc.service.deps.sweep.lastCompletedHour()).toBe(new Date(hourBefore).toISOString());
+  });
+
   it("sweeps an hour's items in the order they fell due, whichever tenant's and shard", async () => {
     // Before: shard by shard, and in each by kind then tenant id: a tenant created earlier (a lower id) with 200
     // tokens due went before another's 5 due a minute sooner (review of 27 Nov 2026).
-    const api = client(svc.url);
-    const tenant = async () => {
-      const { managementKey, tenantId } = await createTenant(api, svc.rootKey);
-      const key = await appKey(api, managementKey, { type: "private", permissions: ["token:create"] });
-      return { key, tenantId };
-    };
     const [busy, other] = [await tenant(), await tenant()];
     const at = (seconds: number) =>
       new Date(svc.service.deps.clock.now().getTime() + seconds * 1000).toISOString();
-    const tokenize = async (key: string, count: number, expires_at: string) => {
-      const entries = Array.from({ length: count }, (_, i) => [
-        `t${i}`,
-        { type: "token", data: `${i}`, expires_at },
-      ]);
-      const res = await api.post<Record<string, { id: string }>>("/tokenize", {
-        key,
-        body: Object.fromEntries(entries),
-      });
-      expect(res.status).toBe(201);
-      return Object.values(res.body).map((token) => token.id);
-    };
     for (const _ of [0, 1]) await tokenize(busy.key, 100, at(120));
     const soonest = await tokenize(other.key, 5, at(60));
     svc.service.deps.testClock?.advance(600);
@@ -74,29 +85,11 @@ describe("expiry sweep", () => {
     // Before: earliest due first across every shard, so the flood held the bystander's items out of every
     // time-limited run until all of it was gone (DoS review of 28 Nov 2026). Tenants sharing a due shard still
     // wait on each other: the bystander is one whose shard differs (31 tenants in 32).
-    const api = client(svc.url);
-    const tenant = async () => {
-      const { managementKey, tenantId } = await createTenant(api, svc.rootKey);
-      const key = await appKey(api, managementKey, { type: "private", permissions: ["token:create"] });
-      return { key, tenantId };
-    };
     const flooder = await tenant();
     let bystander = await tenant();
     while (dueShardOf(bystander.tenantId) === dueShardOf(flooder.tenantId)) bystander = await tenant();
     const at = (seconds: number) =>
       new Date(svc.service.deps.clock.now().getTime() + seconds * 1000).toISOString();
-    const tokenize = async (key: string, count: number, expires_at: string) => {
-      const entries = Array.from({ length: count }, (_, i) => [
-        `t${i}`,
-        { type: "token", data: `${i}`, expires_at },
-      ]);
-      const res = await api.post<Record<string, { id: string }>>("/tokenize", {
-        key,
-        body: Object.fromEntries(entries),
-      });
-      expect(res.status).toBe(201);
-      return Object.values(res.body).map((token) => token.id);
-    };
     for (const _ of [0, 1]) await tokenize(flooder.key, 100, at(60));
     const bystanders = await tokenize(bystander.key, 5, at(61));
     svc.service.deps.testClock?.advance(600);
@@ -107,6 +100,30 @@ describe("expiry sweep", () => {
     for (const id of bystanders) expect(await rawToken(bystander.tenantId, id)).toBeUndefined();
     await sweepExpired(svc.service.deps);
   });
+
+  it("serves another tenant's items due in the next hour while one tenant's backlog of an earlier hour lasts", async () => {
+    // Each shard walks the hours on its own: when the due index was walked hour by hour, each hour to its end, a tenant
+    // whose flood of items falls due just before an hour ends held (before 28 Nov 2026) every other tenant's items of every later
+    // hour out of each time-limited run until all of it is gone, whatever their shards.
+    const flooder = await tenant();
+    let bystander = await tenant();
+    while (dueShardOf(bystander.tenantId) === dueShardOf(flooder.tenantId)) bystander = await tenant();
+    // Ten minutes into an hour, everything before swept.
+    const clock = svc.service.deps.testClock;
+    const now0 = svc.service.deps.clock.now().getTime();
+    clock?.advance((HOUR - (now0 % HOUR) + 600_000) / 1000); // seconds
+    await sweepExpired(svc.service.deps);
+    const nextHour = Math.ceil(svc.service.deps.clock.now().getTime() / HOUR) * HOUR;
+    for (const _ of [0, 1]) await tokenize(flooder.key, 100, new Date(nextHour - 30_000).toISOString());
+    const bystanders = await tokenize(bystander.key, 5, new Date(nextHour + 30_000).toISOString());
+    clock?.advance(HOUR / 1000);
+    let deleted = 0;
+    for (const _ of [0, 1]) deleted += (await sweepWithin(1_000)).tokensDeleted;
+
+    expect(deleted).toBeLessThan(205); // the runs' limit came first
+    for (const id of bystanders) expect(await rawToken(bystander.tenantId, id)).toBeUndefined();
+    await sweepExpired(svc.service.deps);
+  }, 180_000);
 
   it("deletes an expired token written to between its read and its delete (a rewrap's reseal), not drops it", async () => {
     // Before: the delete's version condition failed, the due entry was dropped all the same, and the token stayed

@@ -1,11 +1,14 @@
 import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { TABLE_KEYS } from "./schema.ts";
 
-/** Creates the table when absent (local mode and tests; in AWS the CDK stack owns it). */
-export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+/**
+ * Creates the table when absent (local mode and tests; in AWS the CDK stack owns it); whether this call created it
+ * (another process starting at once may have).
+ */
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<boolean> {
   try {
     await client.send(new DescribeTableCommand({ TableName: tableName }));
-    return;
+    return false;
   } catch (error) {
     if (!(error instanceof Error) || error.name !== "ResourceNotFoundException") throw error;
   }
@@ -40,5 +43,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
   } catch (error) {
     // Two processes starting at once: the other one created it.
     if (!(error instanceof Error) || error.name !== "ResourceInUseException") throw error;
+    return false;
   }
+  return true;
 }

@@ -42,6 +42,14 @@ const FAILED_ITEM_RETRY_MAX_SECONDS = 12 * 3600;
 const hourOf = (date: Date) => new Date(Math.floor(date.getTime() / HOUR) * HOUR);
 
 /**
+ * A table created at `now` holds nothing that fell due before: its first sweep starts at `now`'s hour instead of
+ * looking back SWEEP_LOOKBACK_HOURS (49 hours × every due shard of reads, for nothing).
+ */
+export async function startSweepsAt(deps: Pick<SweepDeps, "sweep">, now: Date): Promise<void> {
+  await deps.sweep.setLastCompletedHour(new Date(hourOf(now).getTime() - HOUR).toISOString());
+}
+
+/**
  * Deletes expired tokens and removes cvcs past their hour, and purges deleted tenants. Walks hour buckets from
  * the last completed one up to the current hour, so each run reads only what fell due since the previous run.
  * Run every 15 minutes (AWS) or every minute and whenever the test clock moves (local), tokens are gone well
@@ -70,58 +78,83 @@ export async function sweepExpired(deps: SweepDeps, options: { stopBy?: Date } =
   return result;
 }
 
-/** The due items of every hour since the last completed one, until `stopBy`. */
+/**
+ * The due items of every hour since the last completed one, until `stopBy`. Each shard is walked through those
+ * hours on its own, the shards served in turn (sweepHours): an hour is completed once every shard is past it.
+ * Before, hour by hour, each to its end: one tenant's backlog of an earlier hour held every other tenant's items of
+ * every later hour out of each time-limited run, whatever their shards (review of 28 Nov 2026).
+ */
 async function sweepDue(deps: SweepDeps, now: Date, result: SweepResult, stopBy?: Date): Promise<void> {
   const current = hourOf(now);
   const last = await deps.sweep.lastCompletedHour();
   const lookback = new Date(current.getTime() - SWEEP_LOOKBACK_HOURS * HOUR);
+  const hours: Date[] = [];
   let hour = last ? new Date(Math.max(Date.parse(last) + HOUR, lookback.getTime())) : lookback;
+  for (; hour.getTime() <= current.getTime(); hour = new Date(hour.getTime() + HOUR)) hours.push(hour);
   const stopped = () => stopBy !== undefined && deps.clock.now().getTime() >= stopBy.getTime();
-  for (; hour.getTime() <= current.getTime(); hour = new Date(hour.getTime() + HOUR)) {
-    if (!(await sweepHour(deps, hour, now, result, stopped))) return;
-    result.hoursScanned += 1;
-    if (hour.getTime() < current.getTime()) await deps.sweep.setLastCompletedHour(hour.toISOString());
-  }
+  const finished = await sweepHours(deps, hours, now, result, stopped);
+  result.hoursScanned += finished;
+  const completed = hours.slice(0, finished).filter((h) => h.getTime() < current.getTime());
+  const latest = completed.at(-1);
+  if (latest) await deps.sweep.setLastCompletedHour(latest.toISOString());
 }
 
 /**
- * An hour's due items, one of each shard in turn (a page of each at a time), each shard's in the order they fell
- * due (sweep-index.ts), until `stopped`; whether the hour was finished. A tenant's items are all in one shard, so
- * tenants are served in turn: one tenant's backlog holds up only those sharing its shard. Before 28 Nov 2026,
- * earliest due first across all shards: a tenant's flood of items falling due a second sooner held every other
- * tenant's out of each time-limited run until it was gone (DoS review); before 27 Nov, shard by shard, by kind
- * then tenant id.
+ * `hours`' due items, one of each shard in turn (a page of each at a time), each shard's hour by hour and, in an
+ * hour, in the order they fell due (sweep-index.ts), until `stopped`; how many of the hours every shard finished. A
+ * tenant's items are all in one shard, so tenants are served in turn: one tenant's backlog holds up only those
+ * sharing its shard, in its hour and the later ones alike. Before 28 Nov 2026, earliest due first across all
+ * shards: a tenant's flood of items falling due a second sooner held every other tenant's out of each time-limited
+ * run until it was gone (DoS review); before 27 Nov, shard by shard, by kind then tenant id.
  */
-async function sweepHour(
+async function sweepHours(
   deps: SweepDeps,
-  hour: Date,
+  hours: Date[],
   now: Date,
   result: SweepResult,
   stopped: () => boolean,
-): Promise<boolean> {
+): Promise<number> {
+  if (hours.length === 0) return 0;
+  const first = hours[0] as Date;
   const shards = await Promise.all(
     Array.from({ length: deps.sweep.shards }, async (_, shard) => ({
       shard,
+      /** Index in `hours` of the hour being read (hours.length: past every one). */
+      hour: 0,
       at: 0,
-      ...(await deps.sweep.due(hour, shard)),
+      ...(await deps.sweep.due(first, shard)),
     })),
   );
+  type Shard = (typeof shards)[number];
+  /** One read on for a shard that has run out of items: its next page, else its next hour's first. */
+  const readOn = async (shard: Shard) => {
+    const next = shard.next;
+    if (!next) shard.hour += 1;
+    if (shard.hour >= hours.length) return;
+    Object.assign(
+      shard,
+      { at: 0, next: undefined },
+      await deps.sweep.due(hours[shard.hour] as Date, shard.shard, next),
+    );
+  };
+  const runOut = (shard: Shard) => shard.at >= shard.items.length && shard.hour < hours.length;
+  const finished = () => Math.min(...shards.map((shard) => shard.hour));
   let turn = 0;
   for (;;) {
+    // Every shard that ran out reads on, together (an empty shard's hours one read each, as before 28 Nov).
+    for (let waiting = shards.filter(runOut); waiting.length > 0; waiting = shards.filter(runOut))
+      await Promise.all(waiting.map(readOn));
     let next: DueItem | undefined;
     for (let i = 0; i < shards.length && !next; i++) {
-      const shard = shards[(turn + i) % shards.length] as (typeof shards)[number];
-      while (shard.at >= shard.items.length && shard.next) {
-        Object.assign(shard, { at: 0, next: undefined }, await deps.sweep.due(hour, shard.shard, shard.next));
-      }
+      const shard = shards[(turn + i) % shards.length] as Shard;
       next = shard.items[shard.at];
       if (next) {
         shard.at += 1;
         turn = (turn + i + 1) % shards.length;
       }
     }
-    if (!next) return true;
-    if (stopped()) return false;
+    if (!next) return hours.length;
+    if (stopped()) return finished();
     const item = next;
     try {
       await sweepItem(deps, item, now, result);
