@@ -1,11 +1,14 @@
 /**
  * Attack (review of the sweep): a staged commit (past its commit point) whose roll-forward did not finish leaves
  * each token as its old version, with the committed transaction's (soon lapsed) lock. The old version's T entry
- * must not delete a token whose committed staged version extended (or removed) its expiry.
+ * must not delete a token whose committed staged version extended (or removed) its expiry, and a rewrap meeting the
+ * lapsed lock must not re-seal the old version over the committed one (the roll-forward then skipped the token as
+ * written since: the committed data lost, lost-tokens review of 28 Nov 2026).
  */
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
+import { rewrapToEnd } from "#test/support/keys.ts";
 import { advanceTestClock, useService } from "#test/support/service.ts";
 import { appKey, revealEverything, type TokenBody, tenantWithOwner } from "#test/support/tokens.ts";
 
@@ -70,7 +73,7 @@ async function committedButUnapplied(oldExpiry: (txnExpiresMs: number) => number
       )
     ).Item;
   const read = () => api.get<TokenBody>(`/tokens/${id}`, { key: reader });
-  return { api, id, txnExpires, raw, read, store, record, now: Date.parse(target.body.created_at) };
+  return { api, tenant, id, txnExpires, raw, read, store, record, now: Date.parse(target.body.created_at) };
 }
 
 /** Makes the transaction store's finishCommit (the X entry's roll-forward) fail until restored. */
@@ -202,4 +205,27 @@ describe("no regression", () => {
     );
     expect(stored.Item).toBeUndefined(); // deleted in that run, not left for a later one
   });
+});
+
+describe("a committed staged update whose lock lapsed before the sweep rolled it forward", () => {
+  it("is not undone by a rewrap that re-seals the old version meanwhile", async () => {
+    const { api, tenant, read, store } = await committedButUnapplied((txnExpires) => txnExpires + 7200_000);
+    const restore = failFinishCommit(store);
+    try {
+      await advanceTestClock(svc, 3700); // the lock lapses; X fails and is put off 15 minutes
+    } finally {
+      restore();
+    }
+    const mgt = tenant.managementKey;
+    expect((await api.post("/tenants/self/keys/rotate", { key: mgt })).status).toBe(200);
+    const job = await rewrapToEnd(api, mgt);
+    expect(job.status).toBe("succeeded");
+    await advanceTestClock(svc, 1000); // X again: rolls the commit forward
+
+    const after = await read();
+    expect(after.status).toBe(200);
+    expect(after.body.data === "z".repeat(60_000), `data: ${String(after.body.data).slice(0, 20)}`).toBe(
+      true,
+    );
+  }, 300_000);
 });

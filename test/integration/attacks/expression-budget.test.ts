@@ -1,8 +1,16 @@
 import { describe, expect, it } from "vitest";
+import { processRewrapPage } from "#shared/domain/keys/rewrap.ts";
 import { type Client, client, createTenant } from "#test/support/http.ts";
+import type { RewrapJob } from "#test/support/keys.ts";
 import { createReactor } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
-import { appKey, type TokenBody, type TokenPage } from "#test/support/tokens.ts";
+import {
+  appKey,
+  revealEverything,
+  type TokenBody,
+  type TokenPage,
+  tenantWithOwner,
+} from "#test/support/tokens.ts";
 
 /**
  * Attack: one public key stalls every tenant of a local service. Each expression of a create (mask strings,
@@ -175,5 +183,59 @@ describe("attack: one tenant's expressions stall the service", () => {
     const later = await api.get<TokenBody>(`/tokens/${flooderToken}`, { key: flooder.reader });
     expect(later.status).toBe(200);
     expect(later.body.data).toBe("XX42");
+  });
+});
+
+describe("attack: a rewrap renders a tenant's expressions outside its render share", () => {
+  // A rewrap renders each token's fingerprint and search indexes again: before 28 Nov 2026 outside any request,
+  // a budget per call and no tenant share, so a tenant whose share was spent had all of them rendered again for
+  // free at every rotate + rewrap, on the process every tenant shares.
+  it("charges a rewrap's renders to the tenant's share: none run while it is spent", async () => {
+    const { api, tenant, owner } = await tenantWithOwner(svc, revealEverything);
+    const mgt = tenant.managementKey;
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await api.post<TokenBody>("/tokens", {
+        key: owner,
+        body: { type: "token", data: `v${i}`, search_indexes: [`${HEAVY}{{ data }}`] },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      ids.push(res.body.id);
+    }
+    // Spend the rest of the share: its requests' renders are now refused (429).
+    let status = 0;
+    for (let i = 0; i < 10 && status !== 429; i++)
+      status = (await api.post("/tokens", { key: owner, body: { type: "token", data: "x", mask: THIRTEEN } }))
+        .status;
+    expect(status).toBe(429);
+    const read = await api.get(`/tokens/${ids[0]}`, { key: owner, headers: {} });
+    expect(read.status).toBe(200); // a revealed read renders nothing
+
+    const rewraps = svc.service.deps.rewrapQueue;
+    await rewraps.stop(); // the test runs the page itself
+    let restarted = false;
+    const restart = () => {
+      if (!restarted) rewraps.start((page) => processRewrapPage(svc.service.deps, page));
+      restarted = true;
+    };
+    try {
+      expect((await api.post("/tenants/self/keys/rotate", { key: mgt })).status).toBe(200);
+      const started = await api.post<RewrapJob>("/tenants/self/keys/rewrap", { key: mgt });
+      expect(started.status).toBe(202);
+      const page = { kind: "rewrap" as const, tenantId: tenant.tenantId, jobId: started.body.id, page: 0 };
+
+      const before = readings;
+      await processRewrapPage(svc.service.deps, page).catch(() => undefined);
+      // Four tokens' fingerprints and heavy search indexes: none of them may run on a spent share.
+      expect(readings - before).toBe(0);
+
+      // Refilled, the rewrap goes on and finishes.
+      svc.service.deps.testClock?.advance(3600);
+      await processRewrapPage(svc.service.deps, page);
+      const job = await api.get<RewrapJob>(`/tenants/self/keys/rewrap/${started.body.id}`, { key: mgt });
+      expect(job.body.done).toBeGreaterThanOrEqual(4);
+    } finally {
+      restart();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SHORT_LIVED_SEALED_SECONDS } from "#shared/domain/keys/destroy-window.ts";
 import { type Client, client, createTenant } from "#test/support/http.ts";
+import { rewrapToEnd } from "#test/support/keys.ts";
 import { useService } from "#test/support/service.ts";
 import { ALL_TOKEN_PERMISSIONS, appKey, revealEverything, type TokenBody } from "#test/support/tokens.ts";
 
@@ -10,22 +11,6 @@ import { ALL_TOKEN_PERMISSIONS, appKey, revealEverything, type TokenBody } from 
  * idempotent answers (short-lived: the version is destroyed only once they have outlived it).
  */
 const svc = useService();
-
-interface Job {
-  id: string;
-  status: string;
-}
-
-async function rewrapToEnd(api: Client, mgt: string): Promise<Job> {
-  const started = await api.post<Job>("/tenants/self/keys/rewrap", { key: mgt });
-  expect(started.status).toBe(202);
-  for (let i = 0; i < 600; i++) {
-    const job = await api.get<Job>(`/tenants/self/keys/rewrap/${started.body.id}`, { key: mgt });
-    if (job.body.status !== "running") return job.body;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error("the rewrap did not finish");
-}
 
 const advance = (api: Client, seconds: number) =>
   api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: seconds } });

@@ -3,6 +3,7 @@ import { SHORT_LIVED_SEALED_SECONDS } from "#shared/domain/keys/destroy-window.t
 import { processRewrapPage, REWRAP_STALL_MS } from "#shared/domain/keys/rewrap.ts";
 import type { TokenStore } from "#shared/ports/stores.ts";
 import type { Client } from "#test/support/http.ts";
+import { type RewrapJob, rewrapToEnd } from "#test/support/keys.ts";
 import { useService } from "#test/support/service.ts";
 import { revealEverything, type TokenBody, tenantWithOwner, VISA } from "#test/support/tokens.ts";
 
@@ -25,14 +26,6 @@ interface Keys {
   versions: KeyVersion[];
   hmac: { current: number; versions: KeyVersion[] };
 }
-interface Job {
-  id: string;
-  status: string;
-  total: number;
-  done: number;
-  skipped: number;
-}
-
 async function setup() {
   const { api, tenant, owner } = await tenantWithOwner(svc, revealEverything);
   const mgt = tenant.managementKey;
@@ -62,19 +55,6 @@ async function setup() {
 
 const count = (versions: KeyVersion[], version: number) =>
   versions.find((v) => v.version === version)?.tokens;
-
-async function rewrapToEnd(api: Client, mgt: string): Promise<Job> {
-  const started = await api.post<Job>("/tenants/self/keys/rewrap", { key: mgt });
-  expect(started.status).toBe(202);
-  expect(started.body.status).toBe("running");
-  for (let i = 0; i < 600; i++) {
-    const job = await api.get<Job>(`/tenants/self/keys/rewrap/${started.body.id}`, { key: mgt });
-    expect(job.status).toBe(200);
-    if (job.body.status !== "running") return job.body;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error("the rewrap did not finish");
-}
 
 /** Moves the service clock past the time a version must have stopped being current before it is destroyed. */
 async function outliveShortLived(api: Client) {
@@ -178,7 +158,7 @@ describe("attack: key rotation and rewrap", () => {
       restarted = true;
     };
     try {
-      const first = await api.post<Job>("/tenants/self/keys/rewrap", { key: mgt });
+      const first = await api.post<RewrapJob>("/tenants/self/keys/rewrap", { key: mgt });
       expect(first.status, JSON.stringify(first.body)).toBe(202);
 
       const again = await api.post<{ detail: string }>("/tenants/self/keys/rewrap", { key: mgt });
@@ -195,20 +175,20 @@ describe("attack: key rotation and rewrap", () => {
         body: { advance_seconds: REWRAP_STALL_MS / 1000 },
       });
       expect(moved.status).toBe(200);
-      const takeover = await api.post<Job>("/tenants/self/keys/rewrap", { key: mgt });
+      const takeover = await api.post<RewrapJob>("/tenants/self/keys/rewrap", { key: mgt });
       expect(takeover.status, JSON.stringify(takeover.body)).toBe(202);
-      const stalled = await api.get<Job>(`/tenants/self/keys/rewrap/${first.body.id}`, { key: mgt });
+      const stalled = await api.get<RewrapJob>(`/tenants/self/keys/rewrap/${first.body.id}`, { key: mgt });
       expect(stalled.body).toMatchObject({ status: "failed", done: 0 });
 
       restart();
       let job = takeover.body;
       for (let i = 0; i < 600 && job.status === "running"; i++) {
         await new Promise((resolve) => setTimeout(resolve, 100));
-        job = (await api.get<Job>(`/tenants/self/keys/rewrap/${takeover.body.id}`, { key: mgt })).body;
+        job = (await api.get<RewrapJob>(`/tenants/self/keys/rewrap/${takeover.body.id}`, { key: mgt })).body;
       }
       expect(job).toMatchObject({ status: "succeeded", total: 30, done: 30 });
       // The stalled job's own page, delivered late, did nothing.
-      const after = await api.get<Job>(`/tenants/self/keys/rewrap/${first.body.id}`, { key: mgt });
+      const after = await api.get<RewrapJob>(`/tenants/self/keys/rewrap/${first.body.id}`, { key: mgt });
       expect(after.body).toMatchObject({ status: "failed", done: 0 });
     } finally {
       restart();
@@ -238,9 +218,9 @@ describe("attack: key rotation and rewrap", () => {
     const again = await api.post<{ detail: string }>("/tenants/self/keys/rewrap", { key: mgt });
     expect(again.status).toBe(409);
     const id = /\(([^)]+)\)/.exec(again.body.detail)?.[1] ?? "";
-    let job: Job | undefined;
+    let job: RewrapJob | undefined;
     for (let i = 0; i < 600 && job?.status !== "succeeded"; i++) {
-      job = (await api.get<Job>(`/tenants/self/keys/rewrap/${id}`, { key: mgt })).body;
+      job = (await api.get<RewrapJob>(`/tenants/self/keys/rewrap/${id}`, { key: mgt })).body;
       if (job.status !== "succeeded") await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(job).toMatchObject({ status: "succeeded", total: 5, done: 5 });

@@ -9,6 +9,7 @@ import { SHORT_LIVED_SEALED_SECONDS } from "#shared/domain/keys/destroy-window.t
 import type { StoredProxy } from "#shared/domain/proxies/proxy.ts";
 import type { StoredReactor } from "#shared/domain/reactors/model.ts";
 import { type Client, client, createTenant } from "#test/support/http.ts";
+import { rewrapToEnd } from "#test/support/keys.ts";
 import { useLocalServer } from "#test/support/local-server.ts";
 import { useService } from "#test/support/service.ts";
 import { itemsNaming, scanTable } from "#test/support/table-scan.ts";
@@ -149,19 +150,6 @@ async function makeLegacy(
     }),
   );
   expect((await rawItem(tenantId, kind, id)).configuration).toEqual(configuration);
-}
-
-async function rewrapToEnd(api: Client, mgt: string) {
-  const started = await api.post<{ id: string }>("/tenants/self/keys/rewrap", { key: mgt });
-  expect(started.status, JSON.stringify(started.body)).toBe(202);
-  for (let i = 0; i < 600; i++) {
-    const job = await api.get<{ status: string }>(`/tenants/self/keys/rewrap/${started.body.id}`, {
-      key: mgt,
-    });
-    if (job.body.status !== "running") return job.body.status;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error("the rewrap did not finish");
 }
 
 async function rotate(api: Client, mgt: string) {
@@ -329,7 +317,7 @@ describe("attack: a proxy's or reactor's configuration in plaintext at rest", ()
 
     // A rotation and a rewrap: everything sealed under the new version, nothing plain left.
     const current = await rotate(w.api, w.member);
-    expect(await rewrapToEnd(w.api, w.member)).toBe("succeeded");
+    expect((await rewrapToEnd(w.api, w.member)).status).toBe("succeeded");
     await expectSealed(w.tenantId, "PROXY", p1.id, [values.p1], `k${current}`);
     await expectSealed(w.tenantId, "PROXY", p2.id, [values.p2], `k${current}`);
     await expectSealed(w.tenantId, "REACTOR", r1.id, [values.r1], `k${current}`);
@@ -375,7 +363,7 @@ describe("attack: a proxy's or reactor's configuration in plaintext at rest", ()
     const refused = await w.api.delete<{ detail: string }>(`/tenants/self/keys/${old}`, { key: w.member });
     expect(refused.status).toBe(409);
     expect(refused.body.detail).toContain("rewrap");
-    expect(await rewrapToEnd(w.api, w.member)).toBe("succeeded");
+    expect((await rewrapToEnd(w.api, w.member)).status).toBe("succeeded");
     expect((await w.api.delete(`/tenants/self/keys/${old}`, { key: w.member })).status).toBe(204);
     const read = await w.api.get<{ configuration: unknown }>(`/reactors/${reactor.id}`, { key: w.member });
     expect(read.status).toBe(200);
@@ -471,7 +459,7 @@ describe("attack: a proxy's or reactor's configuration in plaintext at rest", ()
     const large = { a: "a".repeat(60_000), b: "b".repeat(60_000) };
     await makeLegacy(w.tenantId, "REACTOR", res.body.id, large);
     await rotate(w.api, w.member);
-    expect(await rewrapToEnd(w.api, w.member)).toBe("succeeded");
+    expect((await rewrapToEnd(w.api, w.member)).status).toBe("succeeded");
     expect((await rawItem(w.tenantId, "REACTOR", res.body.id)).configuration).toEqual(large);
   });
 
@@ -491,7 +479,7 @@ describe("attack: a proxy's or reactor's configuration in plaintext at rest", ()
     expect(created.status).toBe(201);
     await makeLegacy(w.tenantId, "REACTOR", created.body.id, configuration); // fit as a map
     await rotate(w.api, w.member);
-    expect(await rewrapToEnd(w.api, w.member)).toBe("succeeded"); // it stopped there for good
+    expect((await rewrapToEnd(w.api, w.member)).status).toBe("succeeded"); // it stopped there for good
     expect((await rawItem(w.tenantId, "REACTOR", created.body.id)).configuration).toEqual(configuration);
   });
 });
