@@ -168,24 +168,36 @@ export async function commitTransaction(
   id: string,
 ): Promise<void> {
   const transaction = await liveTransaction(deps, principal, id);
-  await requireStillAllowed(deps, principal, transaction);
+  const access = accessOf(principal);
+  // Judged by the commit on the operations it applies (transaction-store.ts commitOnce): judged on a read of its
+  // own before the commit, a write joining in between landed unchecked (round-3 review).
   const committed = await deps.transactions.commit(
     transaction,
     deps.clock.now(),
     auditEvent(deps, principal, "transaction", id, "update", "Transaction committed"),
+    (operations) => operations.every((op) => mayStill(access, op)),
   );
-  if (!committed) throw notFound("The transaction");
+  if (committed === "refused") await refuseCommit(deps, principal, transaction);
+  if (!committed || committed === "refused") throw notFound("The transaction");
   // Tokens created in a transaction count when it commits (a rolled-back one created none).
   countTokens(deps, METRIC.tokensCreated, principal.tenantId, committed.created);
 }
 
-/** What an operation takes of its key's grant: as it took when it joined (tokens/create.ts, manage.ts, holdTokens). */
+/**
+ * What an operation takes of its key's grant: as it took when it joined (tokens/create.ts, manage.ts, holdTokens),
+ * reveal-level token:update included for an update that moves the token or changes a field evaluated on its data
+ * (manage.ts revealChanges: it was left out, and a key narrowed to mask still committed its staged move).
+ */
 function mayStill(access: TokenAccess, op: TransactionOperationRef): boolean {
   if (op.operation === "create") return access.evaluate(op.token, "token:create") !== undefined;
   const tokens = op.next ? [op.token, op.next] : [op.token];
   const permissions =
     op.operation === "update" ? (["token:update", "token:delete"] as const) : (["token:delete"] as const);
-  return tokens.every((token) => permissions.every((p) => access.evaluate(token, p) !== undefined));
+  return tokens.every(
+    (token) =>
+      permissions.every((p) => access.evaluate(token, p) !== undefined) &&
+      (!op.reveal || access.evaluate(token, "token:update") === "reveal"),
+  );
 }
 
 /**
@@ -194,14 +206,11 @@ function mayStill(access: TokenAccess, op: TransactionOperationRef): boolean {
  * hold whose holder can no longer delete the token does, releaseStaleHold) and the commit is a 403. The rollback is
  * no effect of the commit request: a retry finds the transaction closed (404), never a replayed success.
  */
-async function requireStillAllowed(
+async function refuseCommit(
   deps: TransactionDeps,
   principal: TenantPrincipal,
   transaction: StoredTransaction,
-): Promise<void> {
-  const access = accessOf(principal);
-  const refs = await deps.transactions.operationRefs(transaction.tenant_id, transaction.id);
-  if (refs.every((op) => mayStill(access, op))) return;
+): Promise<never> {
   const message = "Transaction rolled back: its key may no longer make one of its writes";
   await outsideAnyRequest(() =>
     deps.transactions.rollback(
@@ -348,7 +357,7 @@ export async function commitBatch(
     deps.clock.now(),
     auditEvent(deps, principal, "transaction", record.id, "update", "Batch committed"),
   );
-  return committed !== false;
+  return committed !== false && committed !== "refused";
 }
 
 /** Rolls a batch back after one of its requests failed: nothing of it was ever visible, nothing stays. */

@@ -322,6 +322,11 @@ export interface TransactionOperationRef {
   token: TokenRef;
   /** An update's staged version: its container may differ (a move). */
   next?: TokenRef;
+  /**
+   * An update that takes reveal-level token:update (manage.ts revealChanges): it moves the token, or changes a
+   * field evaluated on the stored data (mask, fingerprint_expression, search_indexes).
+   */
+  reveal?: boolean;
 }
 
 export interface TransactionStore {
@@ -334,9 +339,16 @@ export interface TransactionStore {
   operationRefs(tenantId: string, id: string): Promise<TransactionOperationRef[]>;
   /**
    * Applies every pending operation at once, answering how many tokens it created (they exist from now on); false
-   * when the transaction is no longer open (or expired).
+   * when the transaction is no longer open (or expired). With `allowed`, the operations the commit applies (read
+   * by the commit itself, again whenever one joined since: its write requires no other joined) are judged first,
+   * and "refused" answered, nothing applied, when it refuses them.
    */
-  commit(transaction: StoredTransaction, now: Date, audit: LogEntry): Promise<{ created: number } | false>;
+  commit(
+    transaction: StoredTransaction,
+    now: Date,
+    audit: LogEntry,
+    allowed?: (operations: TransactionOperationRef[]) => boolean,
+  ): Promise<{ created: number } | false | "refused">;
   /**
    * Applies what a staged commit left unapplied (a request that died after its commit point), answering how many
    * tokens the transaction created: the request that died counted none of them.

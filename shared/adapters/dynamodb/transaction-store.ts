@@ -19,6 +19,8 @@ import { OWN_TRANSACT_ITEMS, PACK_BYTES, utf8Bytes } from "./limits.ts";
 import { queryAll } from "./paging.ts";
 import { epochSeconds } from "./schema.ts";
 import { sweepEntryPut } from "./sweep-index.ts";
+import { batchGetTokenItems } from "./token-batch-get.ts";
+import { tokenFromItem } from "./token-items.ts";
 import { tokenKeys } from "./token-keys.ts";
 import type { DynamoTokenStore } from "./token-store.ts";
 import { RECORD_TTL_SECONDS, transactionKeys } from "./transaction-keys.ts";
@@ -37,6 +39,18 @@ interface Operation {
   /** The keys the token needed before and needs after (key-refs.ts); absent on operations older than counting. */
   key_refs_before?: string[];
   key_refs_after?: string[];
+}
+
+/** Fields evaluated on the stored data: changing one takes reveal-level token:update (manage.ts). */
+const EVALUATED_FIELDS = ["mask", "fingerprint_expression", "search_indexes"] as const;
+
+/** A value as JSON with object keys sorted (a map read back from the table may list its keys in another order). */
+function canonical(value: unknown): string {
+  return JSON.stringify(value ?? null, (_, v) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : v,
+  );
 }
 
 const bytesOf = (operations: Operation[]) => operations.reduce((sum, op) => sum + utf8Bytes(op), 0);
@@ -130,26 +144,39 @@ export class DynamoTransactionStore implements TransactionStore {
   }
 
   async operationRefs(tenantId: string, id: string): Promise<TransactionOperationRef[]> {
-    const operations = await this.operations(tenantId, id);
-    // Every operation's token is held (or pending) by the open transaction: read as stored now.
-    const tokens = new Map(
-      (
-        await this.tokens.getMany(
-          tenantId,
-          operations.map((op) => op.token_id),
-        )
-      ).map((t) => [t.id, t]),
+    return this.refsOf(tenantId, await this.operations(tenantId, id));
+  }
+
+  /**
+   * `operations` as access rules judge them, their tokens read as stored now (every one is held, or pending, by
+   * the open transaction). A token the read left unread (throttled) fails the whole: skipped, as a gone one is,
+   * its operation escaped the commit's check (round-3 review).
+   */
+  private async refsOf(tenantId: string, operations: Operation[]): Promise<TransactionOperationRef[]> {
+    if (operations.length === 0) return [];
+    const { items, unread } = await batchGetTokenItems(
+      this.client,
+      this.tableName,
+      tenantId,
+      operations.map((op) => op.token_id),
+      { consistent: true },
     );
+    if (unread > 0) throw new Error("The tokens of a transaction could not be read");
+    const tokens = new Map(items.map(tokenFromItem).map((t) => [t.id, t]));
     return operations.flatMap((op): TransactionOperationRef[] => {
       const token = tokens.get(op.token_id);
       // Gone: nothing of it can be applied (the commit's write requires the token still held).
       if (!token) return [];
       const ref = { id: token.id, container: token.container };
-      const next =
-        op.operation === "update" && typeof op.next?.container === "string"
-          ? { id: token.id, container: op.next.container }
-          : undefined;
-      return [{ operation: op.operation, token: ref, ...(next ? { next } : {}) }];
+      if (op.operation !== "update") return [{ operation: op.operation, token: ref }];
+      const staged = (op.next ?? {}) as Record<string, unknown>;
+      const container = typeof staged.container === "string" ? staged.container : token.container;
+      const stored = token as unknown as Record<string, unknown>;
+      // As manage.ts revealChanges: a move, or a field evaluated on the stored data, takes reveal.
+      const reveal =
+        container !== token.container ||
+        EVALUATED_FIELDS.some((field) => canonical(staged[field]) !== canonical(stored[field]));
+      return [{ operation: "update", token: ref, next: { id: token.id, container }, reveal }];
     });
   }
 
@@ -263,17 +290,22 @@ export class DynamoTransactionStore implements TransactionStore {
     transaction: StoredTransaction,
     now: Date,
     audit: LogEntry,
-  ): Promise<{ created: number } | false> {
-    return closeAgainWhileJoined(() => this.commitOnce(transaction, now, audit));
+    allowed?: (operations: TransactionOperationRef[]) => boolean,
+  ): Promise<{ created: number } | false | "refused"> {
+    return closeAgainWhileJoined(() => this.commitOnce(transaction, now, audit, allowed));
   }
 
   private async commitOnce(
     transaction: StoredTransaction,
     now: Date,
     audit: LogEntry,
-  ): Promise<{ created: number } | false | "joined meanwhile"> {
+    allowed?: (operations: TransactionOperationRef[]) => boolean,
+  ): Promise<{ created: number } | false | "refused" | "joined meanwhile"> {
     const { tenant_id: tenantId, id } = transaction;
     const operations = await this.operations(tenantId, id);
+    // Judged on exactly what this write applies: one joining after this read fails the write (SAME_OPERATIONS) and
+    // is judged on the next read. Judged before (a read of its own), a write joining in between landed unchecked.
+    if (allowed && !allowed(await this.refsOf(tenantId, operations))) return "refused";
     const counters = this.counters(tenantId, operations, "commit");
     const staged =
       operations.length + counters.length + 2 > OWN_TRANSACT_ITEMS || bytesOf(operations) > PACK_BYTES;

@@ -317,3 +317,127 @@ describe("attack: committing after the application lost the permission its stage
     expect((await api.get(`/tokens/${id}`, { key: owner })).status).toBe(404);
   });
 });
+
+const rulesOf = (transform: "reveal" | "mask") => [
+  { description: "all", priority: 1, container: "/", transform, permissions: ALL_TOKEN_PERMISSIONS },
+];
+
+describe("attack: commit after the holder's grant narrowed", () => {
+  // The re-check ran on operations read before the commit and judged no reveal-level token:update: a key narrowed
+  // to mask committed its staged move, and a write joining between that read and the commit's landed unchecked
+  // (round-3 review of 28 Nov 2026). Now the commit judges exactly the operations it applies.
+  it("a staged move does not land once the holder's token:update is no longer reveal-level", async () => {
+    const { api, tenant } = await tenantWithOwner(svc);
+    const owner = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+    const holder = await api.post<{ id: string; key: string }>("/applications", {
+      key: tenant.managementKey,
+      body: { name: "holder", type: "private", rules: rulesOf("reveal") },
+    });
+    expect(holder.status).toBe(201);
+    const created = await api.post<TokenBody>("/tokens", {
+      key: owner,
+      body: { type: "token", data: "s3cret", containers: ["/vault/"] },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+
+    const txn = await api.post<{ id: string }>("/transactions", { key: holder.body.key });
+    const staged = await api.patch(`/tokens/${id}`, {
+      key: holder.body.key,
+      body: { containers: ["/outside/"] },
+      headers: { ...mergePatch, "svc-transaction-id": txn.body.id },
+    });
+    expect(staged.status).toBe(200);
+
+    // The owner narrows the holder: still token:update and token:delete everywhere, but masked (no moves).
+    const narrowed = await api.put(`/applications/${holder.body.id}`, {
+      key: tenant.managementKey,
+      body: { name: "holder", rules: rulesOf("mask") },
+    });
+    expect(narrowed.status).toBe(200);
+
+    const commit = await api.post(`/transactions/${txn.body.id}/commit`, { key: holder.body.key });
+    expect(commit.status).toBe(403); // was 200: the move the key may no longer make landed
+    const after = await api.get<TokenBody>(`/tokens/${id}`, { key: owner });
+    expect(after.body.containers).toEqual(["/vault/"]);
+    // Control: directly, the narrowed key may not make that move.
+    const direct = await api.patch(`/tokens/${id}`, {
+      key: holder.body.key,
+      body: { containers: ["/outside/"] },
+      headers: mergePatch,
+    });
+    expect(direct.status).toBe(403);
+  });
+
+  it("a write that joins just before the commit is judged with the rest: it does not land unchecked", async () => {
+    const { api, tenant } = await tenantWithOwner(svc);
+    const owner = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+    const holder = await api.post<{ id: string; key: string }>("/applications", {
+      key: tenant.managementKey,
+      body: { name: "holder", type: "private", permissions: ALL_TOKEN_PERMISSIONS },
+    });
+    const id = (
+      await api.post<TokenBody>("/tokens", { key: owner, body: { type: "token", data: "keep me" } })
+    ).body.id;
+    const txn = (await api.post<{ id: string }>("/transactions", { key: holder.body.key })).body.id;
+
+    const { dynamo } = svc.service.deps;
+    // The holder's DELETE (checked while it still had token:delete) is slow to write: held until the commit runs.
+    let releaseDelete: () => void = () => undefined;
+    const deleteMayGo = new Promise<void>((resolve) => {
+      releaseDelete = resolve;
+    });
+    let deleteHeld: () => void = () => undefined;
+    const deleteReached = new Promise<void>((resolve) => {
+      deleteHeld = resolve;
+    });
+    let deleteWritten: () => void = () => undefined;
+    const written = new Promise<void>((resolve) => {
+      deleteWritten = resolve;
+    });
+    dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = JSON.stringify(args.input);
+        if (
+          context.commandName === "TransactWriteItemsCommand" &&
+          input.includes(`Token deletion pending in transaction ${txn}`)
+        ) {
+          deleteHeld();
+          await deleteMayGo;
+          try {
+            return await next(args);
+          } finally {
+            deleteWritten();
+          }
+        }
+        if (context.commandName === "TransactWriteItemsCommand" && input.includes(":committed")) {
+          releaseDelete();
+          await written;
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "r3-slow-join", priority: "high" },
+    );
+    try {
+      const pendingDelete = api.delete(`/tokens/${id}`, {
+        key: holder.body.key,
+        headers: { "svc-transaction-id": txn },
+      });
+      await deleteReached;
+      // Narrowed while the delete is on its way: no token:delete any more.
+      const narrowed = await api.put(`/applications/${holder.body.id}`, {
+        key: tenant.managementKey,
+        body: { name: "holder", permissions: ["token:create", "token:read", "token:update"] },
+      });
+      expect(narrowed.status).toBe(200);
+
+      const commit = await api.post(`/transactions/${txn}/commit`, { key: holder.body.key });
+      expect((await pendingDelete).status).toBe(204);
+      expect(commit.status).toBe(403); // was 200: the delete the key may no longer make landed
+      expect((await api.get(`/tokens/${id}`, { key: owner })).status).toBe(200);
+    } finally {
+      releaseDelete();
+      dynamo.middlewareStack.remove("r3-slow-join");
+    }
+  });
+});
