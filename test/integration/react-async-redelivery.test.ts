@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { client, createTenant } from "#test/support/http.ts";
 import { reactionResult, revealingReactorApp } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
-import { appKey, type TokenPage } from "#test/support/tokens.ts";
+import { appKey, type TokenBody, type TokenPage, VISA } from "#test/support/tokens.ts";
 
 process.env.SVC_CALLBACK_RETRY_BASE_SECONDS = "0.05";
 
@@ -58,5 +58,72 @@ describe("react-async redelivered after its tokens were created", () => {
     expect(list.body.pagination.total_items).toBe(1);
     if (result.status === 200) expect(list.body.data.map((t) => t.id)).toEqual([shown]);
     else expect(result.status).toBe(409);
+  });
+});
+
+describe("a queued run whose args check meets a store outage", () => {
+  it("is run again once the store answers, its outcome the code's, not a kept 503", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+    const acting = await revealingReactorApp(api, managementKey);
+    const caller = await appKey(api, managementKey, {
+      type: "private",
+      rules: [
+        {
+          priority: 1,
+          container: "/",
+          transform: "reveal",
+          permissions: ["token:use", "token:read", "token:create"],
+        },
+      ],
+    });
+    const card = await api.post<TokenBody>("/tokens", {
+      key: caller,
+      body: { type: "card", data: { number: VISA, expiration_month: 12, expiration_year: 2031 } },
+    });
+    expect(card.status).toBe(201);
+    const code = "module.exports = async (req) => ({ raw: { last4: req.args.card.number.slice(-4) } });";
+    const reactor = await api.post<{ id: string }>("/reactors", {
+      key: managementKey,
+      body: { name: "last4", code, application: { id: acting.id } },
+    });
+    expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+
+    const { dynamo } = svc.service.deps;
+    let started = false;
+    let thrown = 0;
+    dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        const key = (args.input as { Key?: { PK?: unknown } }).Key;
+        const pk = JSON.stringify(key?.PK ?? "");
+        if (context.commandName === "GetItemCommand" && pk.includes("REACTION#")) started = true;
+        if (
+          started &&
+          thrown === 0 &&
+          context.commandName === "GetItemCommand" &&
+          pk.includes(card.body.id)
+        ) {
+          thrown += 1;
+          throw Object.assign(new Error("throttled"), { name: "ThrottlingException" });
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "r4-throttle-args-check", priority: "high" },
+    );
+    let result: Awaited<ReturnType<typeof reactionResult>>;
+    try {
+      const accepted = await api.post<{ asyncReactorRequestId: string }>(
+        `/reactors/${reactor.body.id}/react-async`,
+        { key: caller, body: { args: { card: `{{ ${card.body.id} }}` } } },
+      );
+      expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+      result = await reactionResult(api, caller, reactor.body.id, accepted.body.asyncReactorRequestId);
+    } finally {
+      dynamo.middlewareStack.remove("r4-throttle-args-check");
+    }
+    expect(thrown).toBe(1);
+    // Was 503 for good: the throttled check read was kept as the reaction's outcome, the code never run.
+    expect(result.status, JSON.stringify(result.body)).toBe(200);
+    expect(JSON.stringify(result.body)).toContain("4242");
   });
 });

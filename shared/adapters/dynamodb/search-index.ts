@@ -18,10 +18,10 @@ async function containersOf(
   tenantId: string,
   ids: string[],
 ): Promise<Map<string, string>> {
-  const { items, unread } = await batchGetTokenItems(client, tableName, tenantId, ids, {
+  const { items } = await batchGetTokenItems(client, tableName, tenantId, ids, {
     attributes: ["id", "tenant_id", "container"],
+    what: "Token containers",
   });
-  if (unread > 0) throw new Error("Token containers could not be read");
   const found = new Map<string, string>();
   for (const item of items)
     if (typeof item.container === "string") found.set(String(item.id), item.container);

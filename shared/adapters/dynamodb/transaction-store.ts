@@ -154,14 +154,13 @@ export class DynamoTransactionStore implements TransactionStore {
    */
   private async refsOf(tenantId: string, operations: Operation[]): Promise<TransactionOperationRef[]> {
     if (operations.length === 0) return [];
-    const { items, unread } = await batchGetTokenItems(
+    const { items } = await batchGetTokenItems(
       this.client,
       this.tableName,
       tenantId,
       operations.map((op) => op.token_id),
-      { consistent: true },
+      { consistent: true, what: "The tokens of a transaction" },
     );
-    if (unread > 0) throw new Error("The tokens of a transaction could not be read");
     const tokens = new Map(items.map(tokenFromItem).map((t) => [t.id, t]));
     return operations.flatMap((op): TransactionOperationRef[] => {
       const token = tokens.get(op.token_id);

@@ -127,7 +127,9 @@ export function reactionRunner(
         let outcome: ReactionOutcome;
         if (claim === "effected")
           outcome = outcomeOfError(failures, conflict(RUN_TOOK_EFFECT), job.requestId);
-        else
+        else {
+          // Set once the code is about to run: what fails before is no outcome of the reaction.
+          let running = false;
           try {
             await readsStand(deps, job.tenantId, argsReads);
             const { reactor, formula } = await reactorAndCode(deps, job.tenantId, job.reactorId);
@@ -137,14 +139,21 @@ export function reactionRunner(
             // The caller's grants at react time (a job queued before they were recorded shows nothing).
             const access = accessOfGrants(viewer ?? { application: { permissions: [], rules: [] } });
             const caller = { access, who: { tenantId: job.tenantId, actor: job.actor } };
-            const running = () => run(deps, reactor, formula, args, job.timeoutMs, caller, reads, shown);
+            const runCode = () => run(deps, reactor, formula, args, job.timeoutMs, caller, reads, shown);
+            running = true;
             outcome = {
               status: 200,
-              body: await (claim ? runWithIdempotencyClaim(claim, running) : running()),
+              body: await (claim ? runWithIdempotencyClaim(claim, runCode) : runCode()),
             };
           } catch (error) {
+            // Before the code ran, only the domain's answer (a token gone or changed, the reactor deleted) is the
+            // reaction's outcome: the store or KMS away (a throttled check read) fails this attempt, which the queue
+            // retries, as a runner that throws does (callbacks.ts). Kept, its 503 was the reaction's outcome for
+            // good, the code never run (round-4 review of df9eb1b).
+            if (!running && !(error instanceof DomainError)) throw error;
             outcome = outcomeOfError(failures, error, job.requestId);
           }
+        }
         // The outcome keeps which tokens its args read (a react-async result's read logs them again), and the data
         // its args and its code's svc calls read, as they were: it is answered (reactionResult) or delivered again
         // only while that data is. The args as they were opened; a job queued before that was recorded, as now.
