@@ -1,45 +1,30 @@
-import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
-import { cancellationCodes } from "#shared/aws-errors.ts";
+import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
-import { commitDelta, rollbackDelta, sumDeltas } from "#shared/domain/keys/key-refs.ts";
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
 import type { StoredTransaction, TransactionOperationRef, TransactionStore } from "#shared/ports/stores.ts";
-import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { cancelledByCondition, ignoreConditionFailed, isConditionalCheckFailed } from "./client.ts";
-import { keyCountUpdates } from "./key-counters.ts";
-import { OWN_TRANSACT_ITEMS, PACK_BYTES, utf8Bytes } from "./limits.ts";
-import { queryAll } from "./paging.ts";
+import { stripKeys } from "./audit-items.ts";
+import { cancelledByCondition, ignoreConditionFailed } from "./client.ts";
+import { OWN_TRANSACT_ITEMS, PACK_BYTES } from "./limits.ts";
 import { epochSeconds } from "./schema.ts";
 import { sweepEntryPut } from "./sweep-index.ts";
 import { batchGetTokenItems } from "./token-batch-get.ts";
 import { tokenFromItem } from "./token-items.ts";
 import { tokenKeys } from "./token-keys.ts";
-import type { DynamoTokenStore } from "./token-store.ts";
+import {
+  bytesOf,
+  closeAgainWhileJoined,
+  createdBy,
+  inGroups,
+  type Operation,
+  SAME_OPERATIONS,
+  UNLOCK,
+} from "./transaction-items.ts";
 import { RECORD_TTL_SECONDS, transactionKeys } from "./transaction-keys.ts";
+import { TransactionUndo } from "./transaction-undo.ts";
 
 /** A staged cvc with less than this left of its hour is not written back by a commit (applyWrite). */
 export const CVC_WRITE_MARGIN_MS = 60_000;
-
-interface Operation {
-  operation: "create" | "update" | "delete";
-  token_id: string;
-  token_type: string;
-  fingerprint: string;
-  /** An update's fingerprint before it, when the update changes it. */
-  previous_fingerprint?: string;
-  next?: Record<string, unknown>;
-  /** The keys the token needed before and needs after (key-refs.ts); absent on operations older than counting. */
-  key_refs_before?: string[];
-  key_refs_after?: string[];
-}
 
 /** Fields evaluated on the stored data: changing one takes reveal-level token:update (manage.ts). */
 const EVALUATED_FIELDS = ["mask", "fingerprint_expression", "search_indexes"] as const;
@@ -53,43 +38,11 @@ function canonical(value: unknown): string {
   );
 }
 
-const bytesOf = (operations: Operation[]) => operations.reduce((sum, op) => sum + utf8Bytes(op), 0);
-
-const UNLOCK = "REMOVE txn_id, txn_op, txn_expires_epoch, txn_batch";
-
-/** Single writes sent at once when a rollback or roll-forward goes item by item. */
-const WRITES_IN_FLIGHT = 10;
-
-async function inGroups<T>(items: T[], run: (item: T) => Promise<void>): Promise<void> {
-  for (let i = 0; i < items.length; i += WRITES_IN_FLIGHT)
-    await Promise.all(items.slice(i, i + WRITES_IN_FLIGHT).map(run));
-}
-
 /**
- * A close (commit or rollback) applies exactly the operations it read: one joining between that read and the close
- * would be answered as staged yet never applied (its token locked until the expiry, its key count kept for good).
- * The record counts its operations (`op_count`); a close that meets another count reads them again.
+ * Transactions in the table: the record, its op items (one per token it holds), the holds on the tokens and the
+ * key counters; commits here, rollbacks in TransactionUndo, what both share in TransactionItems.
  */
-const SAME_OPERATIONS = "(op_count = :ops OR (attribute_not_exists(op_count) AND :ops = :zeroOps))";
-const CLOSE_ATTEMPTS = 4;
-
-/** Runs a close again (reading the operations again) while writes joined since its read; false after the last. */
-async function closeAgainWhileJoined<T>(close: () => Promise<T | "joined meanwhile">): Promise<T | false> {
-  for (let attempt = 0; attempt < CLOSE_ATTEMPTS; attempt++) {
-    const outcome = await close();
-    if (outcome !== "joined meanwhile") return outcome;
-  }
-  return false;
-}
-
-export class DynamoTransactionStore implements TransactionStore {
-  constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
-    private readonly audit: AuditItems,
-    private readonly tokens: DynamoTokenStore,
-  ) {}
-
+export class DynamoTransactionStore extends TransactionUndo implements TransactionStore {
   async create(transaction: StoredTransaction, audit: LogEntry): Promise<void> {
     const expiresEpoch = epochSeconds(new Date(transaction.expires_at));
     await this.client.send(
@@ -133,16 +86,6 @@ export class DynamoTransactionStore implements TransactionStore {
     return stripKeys<StoredTransaction>(out.Item, ["expires_epoch", "op_count"]);
   }
 
-  private async operations(tenantId: string, id: string): Promise<Operation[]> {
-    const items = await queryAll(this.client, {
-      TableName: this.tableName,
-      KeyConditionExpression: "PK = :pk AND begins_with(SK, :op)",
-      ExpressionAttributeValues: { ":pk": transactionKeys.record(tenantId, id).PK, ":op": "OP#" },
-      ConsistentRead: true,
-    });
-    return items as unknown as Operation[];
-  }
-
   async operationRefs(tenantId: string, id: string): Promise<TransactionOperationRef[]> {
     return this.refsOf(tenantId, await this.operations(tenantId, id));
   }
@@ -179,10 +122,6 @@ export class DynamoTransactionStore implements TransactionStore {
     });
   }
 
-  private heldBy(id: string) {
-    return { ConditionExpression: "txn_id = :txn", ExpressionAttributeValues: { ":txn": id } };
-  }
-
   /**
    * The write that applies one operation, if the transaction still holds its token. An update puts the token as
    * staged, less a cvc with less than CVC_WRITE_MARGIN_MS of its hour left at `now`: the sweep may have removed
@@ -203,44 +142,12 @@ export class DynamoTransactionStore implements TransactionStore {
     return { Delete: { TableName: this.tableName, Key, ...this.heldBy(id) } };
   }
 
-  async forgetOperations(tenantId: string, id: string, known?: Operation[]): Promise<void> {
-    // Commit and rollback have just read them; only the sweep, cleaning after a request that died, looks them up.
-    const tokenIds = known
-      ? known.map((op) => op.token_id)
-      : (
-          await queryAll(this.client, {
-            TableName: this.tableName,
-            KeyConditionExpression: "PK = :pk AND begins_with(SK, :op)",
-            ExpressionAttributeValues: { ":pk": transactionKeys.record(tenantId, id).PK, ":op": "OP#" },
-            ProjectionExpression: "token_id",
-          })
-        ).map((item) => String(item.token_id));
-    await inGroups(tokenIds, async (tokenId) => {
-      await this.client.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: transactionKeys.operation(tenantId, id, tokenId),
-        }),
-      );
-    });
-  }
-
   async settleCommitted(tenantId: string, id: string): Promise<void> {
     // Each step is safe to run again (claims move or go only while they name the token): the request may have made
     // some of them. Items forgotten were settled before (afterApply runs before forgetOperations).
     const operations = await this.operations(tenantId, id);
     await this.afterApply(tenantId, operations);
     await this.forgetOperations(tenantId, id, operations);
-  }
-
-  /** The key counter updates of applying (commit) or discarding (rollback) these operations, in one write. */
-  private counters(tenantId: string, ops: Operation[], phase: "commit" | "rollback") {
-    const delta = sumDeltas(
-      ops.map((op) =>
-        (phase === "commit" ? commitDelta : rollbackDelta)(op.key_refs_before ?? [], op.key_refs_after ?? []),
-      ),
-    );
-    return keyCountUpdates(this.tableName, tenantId, delta, ops[0]?.token_id ?? tenantId);
   }
 
   private closeWrite(tenantId: string, id: string, now: Date, staged: boolean, read: number) {
@@ -264,18 +171,6 @@ export class DynamoTransactionStore implements TransactionStore {
         },
       },
     };
-  }
-
-  /** Whether an operation joined the still open transaction since `read` of them were read (its close refused). */
-  private async joinedSince(tenantId: string, id: string, read: number): Promise<boolean> {
-    const out = await this.client.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: transactionKeys.record(tenantId, id),
-        ConsistentRead: true,
-      }),
-    );
-    return out.Item?.state === "open" && Number(out.Item.op_count ?? 0) !== read;
   }
 
   /**
@@ -397,28 +292,6 @@ export class DynamoTransactionStore implements TransactionStore {
       .catch(ignoreConditionFailed);
   }
 
-  /** One operation's write with its counter updates; false when its first item's condition refused it. */
-  private async sendIgnoringApplied(items: Record<string, unknown>[]): Promise<boolean> {
-    try {
-      await this.client.send(new TransactWriteCommand({ TransactItems: items as never }));
-      return true;
-    } catch (error) {
-      if (cancellationCodes(error)?.[0] !== "ConditionalCheckFailed") throw error;
-      return false;
-    }
-  }
-
-  /**
-   * The op item's removal, once: what is counted with it is counted exactly once. Beside a write that requires the
-   * token still held (`whileHeld`), unconditional: the hold alone guards the count, and an item DynamoDB's TTL
-   * removed (which counts nothing) must not refuse it.
-   */
-  private forgetWrite(tenantId: string, id: string, op: Operation, whileHeld = false) {
-    const Key = transactionKeys.operation(tenantId, id, op.token_id);
-    if (whileHeld) return { Delete: { TableName: this.tableName, Key } };
-    return { Delete: { TableName: this.tableName, Key, ConditionExpression: "attribute_exists(PK)" } };
-  }
-
   /**
    * Operations in runs whose writes (the token's and the op item's removal, each) and key counters fit one
    * TransactWriteItems: at most OWN_TRANSACT_ITEMS items and PACK_BYTES (a tenant a year old has a dozen key
@@ -460,175 +333,4 @@ export class DynamoTransactionStore implements TransactionStore {
           op.token_id,
         );
   }
-
-  async rollback(
-    transaction: StoredTransaction,
-    audit: LogEntry,
-    options: { expired: boolean } = { expired: false },
-  ): Promise<boolean> {
-    return closeAgainWhileJoined(() => this.rollbackOnce(transaction, audit, options));
-  }
-
-  private async rollbackOnce(
-    transaction: StoredTransaction,
-    audit: LogEntry,
-    options: { expired: boolean },
-  ): Promise<boolean | "joined meanwhile"> {
-    const { tenant_id: tenantId, id } = transaction;
-    const operations = await this.operations(tenantId, id);
-    const close = (staged: boolean) => ({
-      TableName: this.tableName,
-      Key: transactionKeys.record(tenantId, id),
-      UpdateExpression: staged ? "SET #state = :rolledBack, rolling_back = :yes" : "SET #state = :rolledBack",
-      ConditionExpression: `#state = :open AND ${SAME_OPERATIONS}`,
-      ExpressionAttributeNames: { "#state": "state" },
-      ExpressionAttributeValues: {
-        ":rolledBack": "rolled_back",
-        ":open": "open",
-        ":ops": operations.length,
-        ":zeroOps": 0,
-        ...(staged ? { ":yes": true } : {}),
-      },
-    });
-    // After expiry other writers may already have taken over tokens it held: undo each one still its own. So too
-    // when the undo does not fit one write (a batch tokenize): closed first (with `rolling_back`, so the sweep
-    // finishes a request that dies meanwhile), nothing it held can commit after.
-    const counters = this.counters(tenantId, operations, "rollback");
-    if (options.expired || operations.length + counters.length + 2 > OWN_TRANSACT_ITEMS) {
-      try {
-        await this.client.send(new UpdateCommand(close(true)));
-      } catch (error) {
-        if (isConditionalCheckFailed(error))
-          return (await this.joinedSince(tenantId, id, operations.length)) ? "joined meanwhile" : false;
-        throw error;
-      }
-      await this.undoEach(tenantId, id, operations, audit);
-    } else {
-      const undo = operations.map((op) => this.undoWrite(tenantId, id, op));
-      try {
-        await this.client.send(
-          new TransactWriteCommand({
-            TransactItems: [...undo, ...counters, { Update: close(false) }, this.audit.put(audit)],
-          }),
-        );
-      } catch (error) {
-        // As the commit's: only a refused condition means closed (or joined); a throttle leaves it open (503).
-        if (cancelledByCondition(error))
-          return (await this.joinedSince(tenantId, id, operations.length)) ? "joined meanwhile" : false;
-        throw error;
-      }
-    }
-    await this.afterRollback(tenantId, id, operations);
-    return true;
-  }
-
-  /** Finishes a staged rollback a request left unfinished (the sweep, at the transaction's expiry). */
-  async finishRollback(transaction: StoredTransaction, audit: LogEntry): Promise<void> {
-    const operations = await this.operations(transaction.tenant_id, transaction.id);
-    await this.undoEach(transaction.tenant_id, transaction.id, operations, audit);
-    await this.afterRollback(transaction.tenant_id, transaction.id, operations);
-  }
-
-  /**
-   * The operation items of a transaction whose record is gone (DynamoDB's TTL removes it and them in any order).
-   * Nothing says whether it committed: a one-write commit whose request died before forgetting its items leaves
-   * them as an open transaction's would. So an operation is undone, its reservation given back and its claim
-   * released, only in the write that finds its token still held by it; one already applied (its token unlocked
-   * or deleted by the commit) only loses its op item: a committed token's count and claim stand (they were given
-   * back a second time: the key version destroyable under a live token, its value deduplicated no more). A token
-   * taken over since the expiry keeps its reservation (over-counted: the safe side). Audited on its own: there is
-   * no record to write the entry with.
-   */
-  async undoOrphan(tenantId: string, id: string, audit: LogEntry): Promise<void> {
-    const operations = await this.operations(tenantId, id);
-    if (operations.length === 0) return;
-    const undone: Operation[] = [];
-    await inGroups(operations, async (op) => {
-      if (await this.undoOne(tenantId, id, op, "forget")) undone.push(op);
-    });
-    // Audited only for what this run undid: a committed transaction's items (only forgotten) are no rollback, and
-    // two runs at once (two sweeps, a T and an X entry) each record the operations they undid, never one twice.
-    if (undone.length > 0) {
-      const entry = {
-        ...audit,
-        message: `${audit.message} (${undone.length} of ${operations.length} undone)`,
-      };
-      await this.client.send(new PutCommand(this.audit.put(entry).Put));
-    }
-    for (const op of undone.filter((o) => o.operation === "create"))
-      await this.tokens.releaseFingerprint(tenantId, op.token_type, op.fingerprint, op.token_id);
-  }
-
-  /**
-   * Undoes one operation in one write with its op item's removal and its reservation, while the transaction still
-   * holds the token: true when it did. Apart (the undo, then the item), an undoOrphan meeting the item in between saw
-   * the token released and only forgot it, and the reservation was never given back (review round 25). When the
-   * token is no longer held (taken over, or applied by a commit), the item goes, with its reservation for a known
-   * rollback ("give back") or alone for an orphan that may have committed ("forget").
-   */
-  private async undoOne(
-    tenantId: string,
-    id: string,
-    op: Operation,
-    notHeld: "give back" | "forget",
-  ): Promise<boolean> {
-    const forget = this.forgetWrite(tenantId, id, op);
-    const counters = this.counters(tenantId, [op], "rollback");
-    // While the token is held, nothing has settled its reservation yet (every write that settles one releases
-    // the hold in the same write, or finds it released), so the hold alone guards the count: the op item goes
-    // with it unconditionally. An item already gone (DynamoDB's TTL, which counts nothing) used to release the
-    // hold alone and keep the reservation counted for good (review round 26).
-    const held = [this.undoWrite(tenantId, id, op), this.forgetWrite(tenantId, id, op, true), ...counters];
-    if (await this.sendIgnoringApplied(held)) return true;
-    await this.sendIgnoringApplied(notHeld === "give back" ? [forget, ...counters] : [forget]);
-    return false;
-  }
-
-  /** Undoes one operation, if the transaction still holds its token: a pending create goes, a hold is released. */
-  private undoWrite(tenantId: string, id: string, op: Operation) {
-    const target = {
-      TableName: this.tableName,
-      Key: tokenKeys.token(tenantId, op.token_id),
-      ...this.heldBy(id),
-    };
-    return op.operation === "create"
-      ? { Delete: target }
-      : { Update: { ...target, UpdateExpression: UNLOCK } };
-  }
-
-  /**
-   * A staged rollback's writes, each safe to run again: every undo applies only while the transaction still holds
-   * its token, and the reservation its staging counted goes exactly once whatever became of the token (deleted or
-   * taken over since the expiry), with the op item. Then the record's `rolling_back` goes, with the audit entry
-   * (in one write: the rollback is recorded exactly when it is finished).
-   */
-  private async undoEach(
-    tenantId: string,
-    id: string,
-    operations: Operation[],
-    audit: LogEntry,
-  ): Promise<void> {
-    await inGroups(operations, async (op) => {
-      await this.undoOne(tenantId, id, op, "give back");
-    });
-    const finished = {
-      TableName: this.tableName,
-      Key: transactionKeys.record(tenantId, id),
-      UpdateExpression: "REMOVE rolling_back",
-      ConditionExpression: "rolling_back = :yes",
-      ExpressionAttributeValues: { ":yes": true },
-    };
-    // Finished already (a request and the sweep both finishing it): recorded once.
-    await this.sendIgnoringApplied([{ Update: finished }, this.audit.put(audit)]);
-  }
-
-  private async afterRollback(tenantId: string, id: string, operations: Operation[]): Promise<void> {
-    for (const op of operations.filter((o) => o.operation === "create"))
-      await this.tokens.releaseFingerprint(tenantId, op.token_type, op.fingerprint, op.token_id);
-    await this.forgetOperations(tenantId, id, operations);
-  }
 }
-
-/** The tokens a transaction's operations create. */
-const createdBy = (operations: Operation[]): number =>
-  operations.filter((op) => op.operation === "create").length;
