@@ -47,7 +47,9 @@ async function readsStand(deps: ReactDeps, tenantId: string, reads: readonly Dat
     if (!(error instanceof DomainError)) throw error;
     if (error.kind === "not-found")
       throw notFound("A token this reaction read (deleted or expired since, or its cvc past its hour)");
-    throw conflict(`A token this reaction read has changed since. ${error.message}`);
+    throw conflict(
+      "A token this reaction read, or the access of the application its code acts as, has changed since.",
+    );
   }
 }
 
