@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MAX_ATTEMPTS } from "#shared/domain/reactors/callback-job.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { reactionResult, revealingReactorApp } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
@@ -125,5 +126,128 @@ describe("a queued run whose args check meets a store outage", () => {
     // Was 503 for good: the throttled check read was kept as the reaction's outcome, the code never run.
     expect(result.status, JSON.stringify(result.body)).toBe(200);
     expect(JSON.stringify(result.body)).toContain("4242");
+  });
+});
+
+describe("a react-async job the queue gives up on", () => {
+  it("leaves an outcome for its caller, not a 404 for good", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+    const acting = await revealingReactorApp(api, managementKey);
+    const caller = await appKey(api, managementKey, {
+      type: "private",
+      rules: [
+        {
+          priority: 1,
+          container: "/",
+          transform: "reveal",
+          permissions: ["token:use", "token:read", "token:create"],
+        },
+      ],
+    });
+    const card = await api.post<TokenBody>("/tokens", {
+      key: caller,
+      body: { type: "card", data: { number: VISA, expiration_month: 12, expiration_year: 2031 } },
+    });
+    expect(card.status).toBe(201);
+    const code = "module.exports = async (req) => ({ raw: { last4: req.args.card.number.slice(-4) } });";
+    const reactor = await api.post<{ id: string }>("/reactors", {
+      key: managementKey,
+      body: { name: "last4", code, application: { id: acting.id } },
+    });
+    expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+
+    const { dynamo, localJobQueue } = svc.service.deps;
+    let started = false;
+    let thrown = 0;
+    // The queued run's check read of its args' token fails every time (the queue's run only: after the job is
+    // looked up), as a permanent pre-run failure with no domain answer would.
+    dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        const key = (args.input as { Key?: { PK?: unknown } }).Key;
+        const pk = JSON.stringify(key?.PK ?? "");
+        if (context.commandName === "GetItemCommand" && pk.includes("REACTION#")) started = true;
+        if (started && context.commandName === "GetItemCommand" && pk.includes(card.body.id)) {
+          thrown += 1;
+          throw Object.assign(new Error("throttled"), { name: "ThrottlingException" });
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "r5-always-throttle-args-check", priority: "high" },
+    );
+    let requestId: string;
+    try {
+      const accepted = await api.post<{ asyncReactorRequestId: string }>(
+        `/reactors/${reactor.body.id}/react-async`,
+        { key: caller, body: { args: { card: `{{ ${card.body.id} }}` } } },
+      );
+      expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+      requestId = accepted.body.asyncReactorRequestId;
+      await localJobQueue.idle();
+    } finally {
+      dynamo.middlewareStack.remove("r5-always-throttle-args-check");
+    }
+    // Every attempt failed before the code ran (on main the job is then dead-lettered, nothing kept).
+    expect(thrown).toBeGreaterThanOrEqual(MAX_ATTEMPTS);
+
+    // The store answers again: nothing will run the job again (it is a dead letter), so its caller must learn now.
+    const result = await api.get(`/reactors/${reactor.body.id}/results/${requestId}`, { key: caller });
+    expect(result.status, JSON.stringify(result.body)).not.toBe(404);
+    expect(result.status).toBeGreaterThanOrEqual(500);
+  });
+});
+
+describe("a react-async run throttled after its code's tokens were created", () => {
+  it("keeps no 503 (retry) as the outcome of a run that took effect", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+    const acting = await revealingReactorApp(api, managementKey);
+    const caller = await appKey(api, managementKey, {
+      type: "private",
+      rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:use", "token:read"] }],
+    });
+    const code = `module.exports = async () => ({ tokenize: { made: { type: "token", data: "from the code" } } });`;
+    const reactor = await api.post<{ id: string }>("/reactors", {
+      key: managementKey,
+      body: { name: "maker", code, application: { id: acting.id } },
+    });
+    expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+
+    const { dynamo } = svc.service.deps;
+    let started = false;
+    let thrown = 0;
+    dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        const key = (args.input as { Key?: { PK?: unknown } }).Key;
+        if (context.commandName === "GetItemCommand" && JSON.stringify(key?.PK ?? "").includes("REACTION#"))
+          started = true;
+        // One BatchGet's tries (6) all leave every key unprocessed: throttling, as DynamoDB answers it.
+        if (started && context.commandName === "BatchGetItemCommand" && thrown < 6) {
+          thrown += 1;
+          const requestItems = (args.input as { RequestItems: Record<string, unknown> }).RequestItems;
+          return { output: { Responses: {}, UnprocessedKeys: requestItems, $metadata: {} } } as never;
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "r5-unprocessed-after-tokenize", priority: "high" },
+    );
+    let result: Awaited<ReturnType<typeof reactionResult>>;
+    try {
+      const accepted = await api.post<{ asyncReactorRequestId: string }>(
+        `/reactors/${reactor.body.id}/react-async`,
+        { key: caller, body: { args: {} } },
+      );
+      expect(accepted.status).toBe(202);
+      result = await reactionResult(api, caller, reactor.body.id, accepted.body.asyncReactorRequestId);
+    } finally {
+      dynamo.middlewareStack.remove("r5-unprocessed-after-tokenize");
+    }
+    expect(thrown).toBeGreaterThan(0);
+    const list = await api.get<TokenPage>("/tokens", { key: caller });
+    // The code's token exists: the run took effect.
+    expect(list.body.pagination.total_items).toBe(1);
+    expect(result.status, JSON.stringify(result.body)).not.toBe(503);
+    // Its answer, or the redelivery's: the run took effect and is not run again (never a second token).
+    expect([200, 409]).toContain(result.status);
   });
 });

@@ -76,6 +76,11 @@ export interface ReactionFailures {
 
 export interface ReactionRunner {
   run(job: CallbackJob): Promise<ReactionOutcome>;
+  /**
+   * Keeps `outcome` as a react-async job's result when the queue gives up on it (its last attempt failed with no
+   * outcome): its caller reads that, never a 404 ("not yet run") for good. The first outcome kept stays.
+   */
+  giveUp?(job: CallbackJob, outcome: ReactionOutcome): Promise<void>;
 }
 
 /** The tenant's Standard Webhooks secret (`whsec_…`), used to sign callbacks. */

@@ -184,12 +184,21 @@ export async function processCallbackJob(
   try {
     outcome = await deps.runner.run(job);
   } catch (error) {
-    // Without a callback there is no one to tell: the queue retries, then dead-letters the job.
-    if (attempt < MAX_ATTEMPTS || job.callbackUrl === undefined) {
+    if (attempt < MAX_ATTEMPTS || (job.callbackUrl === undefined && !deps.runner.giveUp)) {
       await audit("the reaction could not be run");
       throw new DeliveryError("The reaction could not be run.", true, { cause: error });
     }
     outcome = deps.failures.unrunnable(job.requestId);
+    // react-async: its caller is told through its result, kept now (round-5 review of c08cc82: a pre-run failure
+    // is retried, no longer kept as the outcome, and a dead-lettered job left its result a 404 for good).
+    if (job.callbackUrl === undefined && deps.runner.giveUp) {
+      try {
+        await deps.runner.giveUp(job, outcome);
+      } catch (cause) {
+        await audit("the reaction could not be run");
+        throw new DeliveryError("The reaction could not be run.", true, { cause });
+      }
+    }
   }
 
   const callbackUrl = job.callbackUrl;

@@ -90,6 +90,16 @@ export function reactionRunner(
   idempotency?: Pick<IdempotencyStore, "claim" | "release">,
 ): ReactionRunner {
   return {
+    async giveUp(job, outcome) {
+      const sealed = await base.sealer.seal(
+        outcomeBinding(job.tenantId, job.requestId),
+        JSON.stringify(outcome),
+      );
+      await base.reactors.storeReaction(job.tenantId, job.requestId, sealed, base.clock.now(), {
+        reactorId: job.reactorId,
+        ...(job.resultOwner !== undefined ? { owner: job.resultOwner } : {}),
+      });
+    },
     async run(job) {
       // A queued run is a request of its own: one render budget, drawn from its tenant's share.
       const deps = { ...base, expressions: base.expressions.forRequest(tenantBucket(job.tenantId)) };
@@ -152,7 +162,12 @@ export function reactionRunner(
             // reaction's outcome: the store or KMS away (a throttled check read) fails this attempt, which the queue
             // retries, as a runner that throws does (callbacks.ts). Kept, its 503 was the reaction's outcome for
             // good, the code never run (round-4 review of df9eb1b).
-            if (!running && !(error instanceof DomainError)) throw error;
+            // Nor, once it wrote (its tokenize committed), is the store failing after that (the read of a token it
+            // created, throttled): kept, a 503 told its caller to retry a run that took effect, so a retried
+            // react-async created its tokens again. The attempt fails: the redelivery finds the effect recorded on
+            // the claim and keeps RUN_TOOK_EFFECT (round-5 review of c08cc82).
+            const wrote = claim !== undefined && claim.effects.length > 0;
+            if ((!running || wrote) && !(error instanceof DomainError)) throw error;
             outcome = outcomeOfError(failures, error, job.requestId);
           }
         }
