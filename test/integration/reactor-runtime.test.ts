@@ -10,12 +10,14 @@ const svc = useService({ allowPrivateDestinations: true });
 
 /** Requests to /gate wait here until the test answers them (a partner the code waits on). */
 const gated: (() => void)[] = [];
+let gateReached: () => void = () => {};
 
 /** Callback deliveries by path (a receiver on 127.0.0.1). */
 const deliveries = new Map<string, string>();
 const receiver = useLocalServer((req, res, body) => {
   if (req.url === "/gate") {
     gated.push(() => res.end("go"));
+    gateReached();
     return;
   }
   deliveries.set(String(req.url), body.toString());
@@ -309,11 +311,14 @@ describe("svc calls of a running reaction", () => {
     });
     expect(token.status).toBe(201);
 
+    const atGate = new Promise<void>((resolve) => {
+      gateReached = resolve;
+    });
     const running = api.post(`/reactors/${reactorId}/react`, {
       key: app.key,
       body: { args: { id: token.body.id } },
     });
-    for (let i = 0; i < 1000 && gated.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await atGate; // the run has read once and waits on its partner, however long that took
     expect((await api.delete(`/applications/${app.id}`, { key: tenant.managementKey })).status).toBe(204);
     expect((await api.get(`/tokens/${token.body.id}`, { key: app.key })).status).toBe(401);
     for (const go of gated.splice(0)) go();
