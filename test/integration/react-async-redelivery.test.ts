@@ -13,21 +13,80 @@ process.env.SVC_CALLBACK_RETRY_BASE_SECONDS = "0.05";
  */
 const svc = useService();
 
+/** A tenant, a private caller that reveals, and a reactor whose code creates one token (its `tokenize`). */
+async function makerReactor() {
+  const api = client(svc.url);
+  const { managementKey } = await createTenant(api, svc.rootKey);
+  const acting = await revealingReactorApp(api, managementKey);
+  const caller = await appKey(api, managementKey, {
+    type: "private",
+    rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:use", "token:read"] }],
+  });
+  const code = `module.exports = async () => ({ tokenize: { made: { type: "token", data: "from the code" } } });`;
+  const reactor = await api.post<{ id: string }>("/reactors", {
+    key: managementKey,
+    body: { name: "maker", code, application: { id: acting.id } },
+  });
+  expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+  return { api, caller, reactor };
+}
+
+/** A tenant, a private caller that reveals, its card and a reactor answering the card's last 4 (react-async). */
+async function last4Reactor() {
+  const api = client(svc.url);
+  const { managementKey } = await createTenant(api, svc.rootKey);
+  const acting = await revealingReactorApp(api, managementKey);
+  const caller = await appKey(api, managementKey, {
+    type: "private",
+    rules: [
+      {
+        priority: 1,
+        container: "/",
+        transform: "reveal",
+        permissions: ["token:use", "token:read", "token:create"],
+      },
+    ],
+  });
+  const card = await api.post<TokenBody>("/tokens", {
+    key: caller,
+    body: { type: "card", data: { number: VISA, expiration_month: 12, expiration_year: 2031 } },
+  });
+  expect(card.status).toBe(201);
+  const code = "module.exports = async (req) => ({ raw: { last4: req.args.card.number.slice(-4) } });";
+  const reactor = await api.post<{ id: string }>("/reactors", {
+    key: managementKey,
+    body: { name: "last4", code, application: { id: acting.id } },
+  });
+  expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+  return { api, caller, card, reactor };
+}
+
+/**
+ * The queued run's read of its args' token `tokenId` is throttled, `times` times: only once a job has started (its
+ * outcome looked up), so the react request's own read of the card goes through.
+ */
+function throttleArgsCheck(tokenId: string, times: number) {
+  const { dynamo } = svc.service.deps;
+  let started = false;
+  let thrown = 0;
+  dynamo.middlewareStack.add(
+    (next, context) => async (args) => {
+      const pk = JSON.stringify((args.input as { Key?: { PK?: unknown } }).Key?.PK ?? "");
+      if (context.commandName === "GetItemCommand" && pk.includes("REACTION#")) started = true;
+      if (started && thrown < times && context.commandName === "GetItemCommand" && pk.includes(tokenId)) {
+        thrown += 1;
+        throw Object.assign(new Error("throttled"), { name: "ThrottlingException" });
+      }
+      return next(args);
+    },
+    { step: "initialize", name: "throttleArgsCheck", priority: "high" },
+  );
+  return { thrown: () => thrown, remove: () => dynamo.middlewareStack.remove("throttleArgsCheck") };
+}
+
 describe("react-async redelivered after its tokens were created", () => {
   it("creates the code's token once when storing the outcome failed the first time", async () => {
-    const api = client(svc.url);
-    const { managementKey } = await createTenant(api, svc.rootKey);
-    const acting = await revealingReactorApp(api, managementKey);
-    const caller = await appKey(api, managementKey, {
-      type: "private",
-      rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:use", "token:read"] }],
-    });
-    const code = `module.exports = async () => ({ tokenize: { made: { type: "token", data: "from the code" } } });`;
-    const reactor = await api.post<{ id: string }>("/reactors", {
-      key: managementKey,
-      body: { name: "maker", code, application: { id: acting.id } },
-    });
-    expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+    const { api, caller, reactor } = await makerReactor();
 
     const { dynamo } = svc.service.deps;
     let failed = 0;
@@ -64,53 +123,9 @@ describe("react-async redelivered after its tokens were created", () => {
 
 describe("a queued run whose args check meets a store outage", () => {
   it("is run again once the store answers, its outcome the code's, not a kept 503", async () => {
-    const api = client(svc.url);
-    const { managementKey } = await createTenant(api, svc.rootKey);
-    const acting = await revealingReactorApp(api, managementKey);
-    const caller = await appKey(api, managementKey, {
-      type: "private",
-      rules: [
-        {
-          priority: 1,
-          container: "/",
-          transform: "reveal",
-          permissions: ["token:use", "token:read", "token:create"],
-        },
-      ],
-    });
-    const card = await api.post<TokenBody>("/tokens", {
-      key: caller,
-      body: { type: "card", data: { number: VISA, expiration_month: 12, expiration_year: 2031 } },
-    });
-    expect(card.status).toBe(201);
-    const code = "module.exports = async (req) => ({ raw: { last4: req.args.card.number.slice(-4) } });";
-    const reactor = await api.post<{ id: string }>("/reactors", {
-      key: managementKey,
-      body: { name: "last4", code, application: { id: acting.id } },
-    });
-    expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+    const { api, caller, card, reactor } = await last4Reactor();
 
-    const { dynamo } = svc.service.deps;
-    let started = false;
-    let thrown = 0;
-    dynamo.middlewareStack.add(
-      (next, context) => async (args) => {
-        const key = (args.input as { Key?: { PK?: unknown } }).Key;
-        const pk = JSON.stringify(key?.PK ?? "");
-        if (context.commandName === "GetItemCommand" && pk.includes("REACTION#")) started = true;
-        if (
-          started &&
-          thrown === 0 &&
-          context.commandName === "GetItemCommand" &&
-          pk.includes(card.body.id)
-        ) {
-          thrown += 1;
-          throw Object.assign(new Error("throttled"), { name: "ThrottlingException" });
-        }
-        return next(args);
-      },
-      { step: "initialize", name: "r4-throttle-args-check", priority: "high" },
-    );
+    const fault = throttleArgsCheck(card.body.id, 1);
     let result: Awaited<ReturnType<typeof reactionResult>>;
     try {
       const accepted = await api.post<{ asyncReactorRequestId: string }>(
@@ -120,9 +135,9 @@ describe("a queued run whose args check meets a store outage", () => {
       expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
       result = await reactionResult(api, caller, reactor.body.id, accepted.body.asyncReactorRequestId);
     } finally {
-      dynamo.middlewareStack.remove("r4-throttle-args-check");
+      fault.remove();
     }
-    expect(thrown).toBe(1);
+    expect(fault.thrown()).toBe(1);
     // Was 503 for good: the throttled check read was kept as the reaction's outcome, the code never run.
     expect(result.status, JSON.stringify(result.body)).toBe(200);
     expect(JSON.stringify(result.body)).toContain("4242");
@@ -131,50 +146,10 @@ describe("a queued run whose args check meets a store outage", () => {
 
 describe("a react-async job the queue gives up on", () => {
   it("leaves an outcome for its caller, not a 404 for good", async () => {
-    const api = client(svc.url);
-    const { managementKey } = await createTenant(api, svc.rootKey);
-    const acting = await revealingReactorApp(api, managementKey);
-    const caller = await appKey(api, managementKey, {
-      type: "private",
-      rules: [
-        {
-          priority: 1,
-          container: "/",
-          transform: "reveal",
-          permissions: ["token:use", "token:read", "token:create"],
-        },
-      ],
-    });
-    const card = await api.post<TokenBody>("/tokens", {
-      key: caller,
-      body: { type: "card", data: { number: VISA, expiration_month: 12, expiration_year: 2031 } },
-    });
-    expect(card.status).toBe(201);
-    const code = "module.exports = async (req) => ({ raw: { last4: req.args.card.number.slice(-4) } });";
-    const reactor = await api.post<{ id: string }>("/reactors", {
-      key: managementKey,
-      body: { name: "last4", code, application: { id: acting.id } },
-    });
-    expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+    const { api, caller, card, reactor } = await last4Reactor();
 
-    const { dynamo, localJobQueue } = svc.service.deps;
-    let started = false;
-    let thrown = 0;
-    // The queued run's check read of its args' token fails every time (the queue's run only: after the job is
-    // looked up), as a permanent pre-run failure with no domain answer would.
-    dynamo.middlewareStack.add(
-      (next, context) => async (args) => {
-        const key = (args.input as { Key?: { PK?: unknown } }).Key;
-        const pk = JSON.stringify(key?.PK ?? "");
-        if (context.commandName === "GetItemCommand" && pk.includes("REACTION#")) started = true;
-        if (started && context.commandName === "GetItemCommand" && pk.includes(card.body.id)) {
-          thrown += 1;
-          throw Object.assign(new Error("throttled"), { name: "ThrottlingException" });
-        }
-        return next(args);
-      },
-      { step: "initialize", name: "r5-always-throttle-args-check", priority: "high" },
-    );
+    // Every time: a permanent pre-run failure with no domain answer.
+    const fault = throttleArgsCheck(card.body.id, Number.POSITIVE_INFINITY);
     let requestId: string;
     try {
       const accepted = await api.post<{ asyncReactorRequestId: string }>(
@@ -183,12 +158,12 @@ describe("a react-async job the queue gives up on", () => {
       );
       expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
       requestId = accepted.body.asyncReactorRequestId;
-      await localJobQueue.idle();
+      await svc.service.deps.localJobQueue.idle();
     } finally {
-      dynamo.middlewareStack.remove("r5-always-throttle-args-check");
+      fault.remove();
     }
-    // Every attempt failed before the code ran (on main the job is then dead-lettered, nothing kept).
-    expect(thrown).toBeGreaterThanOrEqual(MAX_ATTEMPTS);
+    // Every attempt failed before the code ran (before the fix the job was then dead-lettered, nothing kept).
+    expect(fault.thrown()).toBeGreaterThanOrEqual(MAX_ATTEMPTS);
 
     // The store answers again: nothing will run the job again (it is a dead letter), so its caller must learn now.
     const result = await api.get(`/reactors/${reactor.body.id}/results/${requestId}`, { key: caller });
@@ -199,19 +174,7 @@ describe("a react-async job the queue gives up on", () => {
 
 describe("a react-async run throttled after its code's tokens were created", () => {
   it("keeps no 503 (retry) as the outcome of a run that took effect", async () => {
-    const api = client(svc.url);
-    const { managementKey } = await createTenant(api, svc.rootKey);
-    const acting = await revealingReactorApp(api, managementKey);
-    const caller = await appKey(api, managementKey, {
-      type: "private",
-      rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:use", "token:read"] }],
-    });
-    const code = `module.exports = async () => ({ tokenize: { made: { type: "token", data: "from the code" } } });`;
-    const reactor = await api.post<{ id: string }>("/reactors", {
-      key: managementKey,
-      body: { name: "maker", code, application: { id: acting.id } },
-    });
-    expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+    const { api, caller, reactor } = await makerReactor();
 
     const { dynamo } = svc.service.deps;
     let started = false;
