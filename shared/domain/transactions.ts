@@ -98,9 +98,32 @@ export function holdTokens(
 }
 
 export interface HoldDeps {
-  transactions: Pick<TransactionStore, "get" | "rollback">;
+  transactions: Pick<TransactionStore, "get" | "rollback" | "finishCommit">;
   applications: Pick<ApplicationReader, "get" | "getKey">;
   clock: Clock;
+  metrics: Metrics;
+}
+
+/**
+ * A token still held by a transaction committed past its commit point whose request died before applying it
+ * (a staged commit, `rolling_forward`): the committed versions are applied now, before a write starts from the
+ * token as it is. Left to the sweep, the lock kept every writer out (409) until it lapsed, and once it had lapsed
+ * a write replaced the old version and the roll-forward then skipped the token as written since: the committed
+ * data lost (lost-tokens review, 28 Nov 2026). Applying is repeatable (each write is conditioned on the hold),
+ * so the sweep or another write doing the same meanwhile changes nothing. True when it applied: the caller reads
+ * the token again.
+ */
+export async function finishCommittedHold(deps: HoldDeps, token: StoredToken): Promise<boolean> {
+  const { lock } = token;
+  if (!lock || lock.operation === "create") return false;
+  const transaction = await deps.transactions.get(token.tenant_id, lock.transactionId);
+  if (transaction?.state !== "committed" || !transaction.rolling_forward) return false;
+  // A continuation of that commit (as the sweep's), not an effect of the write that met it.
+  const { created } = await outsideAnyRequest(() =>
+    deps.transactions.finishCommit(transaction, deps.clock.now()),
+  );
+  countTokens(deps, METRIC.tokensCreated, token.tenant_id, created);
+  return true;
 }
 
 /**

@@ -38,7 +38,11 @@ export function fakeTokenDomain() {
     // What the use cases counted (tokens created, read, detokenized), for a test that asks.
     metrics: new RecordingMetrics(),
     // No transactions here: no token is ever held, so a write never asks about a holder.
-    transactions: { get: async () => undefined, rollback: async () => false },
+    transactions: {
+      get: async () => undefined,
+      rollback: async () => false,
+      finishCommit: async () => ({ created: 0 }),
+    },
     applications: { get: async () => undefined, getKey: async () => undefined },
   };
   const tenantId = `tenant-${randomUUID()}`;

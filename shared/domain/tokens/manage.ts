@@ -2,7 +2,7 @@ import { recordTokenReads, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
-import { holdTokens, releaseStaleHold } from "#shared/domain/transactions.ts";
+import { finishCommittedHold, holdTokens, releaseStaleHold } from "#shared/domain/transactions.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
 import type { PageRequest, WriteOutcome } from "#shared/ports/stores.ts";
@@ -27,6 +27,12 @@ async function liveToken(deps: TokenDeps, principal: TenantPrincipal, id: string
   const token = await deps.tokens.get(principal.tenantId, id);
   if (!token || !isLive(token, deps.clock.now())) throw notFound("The token");
   return token;
+}
+
+/** The token a write starts from: a committed transaction's unapplied version of it applied first. */
+async function tokenToWrite(deps: TokenDeps, principal: TenantPrincipal, id: string): Promise<StoredToken> {
+  const token = await liveToken(deps, principal, id);
+  return (await finishCommittedHold(deps, token)) ? liveToken(deps, principal, id) : token;
 }
 
 export async function getToken(deps: TokenDeps, principal: TenantPrincipal, id: string) {
@@ -119,7 +125,7 @@ export async function patchToken(
   transaction?: TransactionContext,
 ) {
   const grant = accessOf(principal);
-  const current = await liveToken(deps, principal, id);
+  const current = await tokenToWrite(deps, principal, id);
   const container = patch.containers ? containerOf(current.type, patch.containers) : current.container;
   const moves = container !== current.container;
   const containers = moves ? [current, { id, container }] : [current];
@@ -301,7 +307,7 @@ export async function deleteToken(
   id: string,
   transaction?: TransactionContext,
 ): Promise<void> {
-  const token = await liveToken(deps, principal, id);
+  const token = await tokenToWrite(deps, principal, id);
   const grant = accessOf(principal);
   requireAccess(grant, token, "token:delete");
   const hold = holdTokens(grant, [token], transaction);

@@ -73,7 +73,18 @@ async function committedButUnapplied(oldExpiry: (txnExpiresMs: number) => number
       )
     ).Item;
   const read = () => api.get<TokenBody>(`/tokens/${id}`, { key: reader });
-  return { api, tenant, id, txnExpires, raw, read, store, record, now: Date.parse(target.body.created_at) };
+  return {
+    api,
+    tenant,
+    writer,
+    id,
+    txnExpires,
+    raw,
+    read,
+    store,
+    record,
+    now: Date.parse(target.body.created_at),
+  };
 }
 
 /** Makes the transaction store's finishCommit (the X entry's roll-forward) fail until restored. */
@@ -227,5 +238,52 @@ describe("a committed staged update whose lock lapsed before the sweep rolled it
     expect(after.body.data === "z".repeat(60_000), `data: ${String(after.body.data).slice(0, 20)}`).toBe(
       true,
     );
+  }, 300_000);
+});
+
+describe("a write meeting the lock of a committed staged transaction the sweep has not finished", () => {
+  // The lost-tokens review (28 Nov 2026): past the lock's lapse a PATCH replaced the old version and the
+  // roll-forward then skipped the token as written since: the committed data lost for good.
+  it("applies the committed version first: a merge-patch of metadata after the lock lapsed keeps the committed data", async () => {
+    const { api, writer, read, store, txnExpires, id } = await committedButUnapplied(
+      (txnExpires) => txnExpires + 7200_000,
+    );
+    const restore = failFinishCommit(store);
+    try {
+      await advanceTestClock(svc, 3700); // the lock lapses; the sweep's roll-forward fails and is put off
+    } finally {
+      restore();
+    }
+    const patched = await api.patch<TokenBody>(`/tokens/${id}`, {
+      key: writer,
+      body: { metadata: { note: "after" } },
+      headers: mergePatch,
+    });
+    expect(patched.status).toBe(200);
+    await advanceTestClock(svc, 1000); // the sweep comes back
+
+    const after = await read();
+    expect(after.status).toBe(200);
+    expect(after.body.data === "z".repeat(60_000), `data: ${String(after.body.data).slice(0, 20)}`).toBe(
+      true,
+    );
+    expect(after.body.metadata).toEqual({ note: "after" });
+    expect(Date.parse(String(after.body.expires_at))).toBeGreaterThan(txnExpires + 86_400_000);
+  }, 300_000);
+
+  it("lets a write through while the committed transaction's lock still holds, on the committed version", async () => {
+    const { api, writer, read, id } = await committedButUnapplied((txnExpires) => txnExpires + 7200_000);
+    const patched = await api.patch<TokenBody>(`/tokens/${id}`, {
+      key: writer,
+      body: { metadata: { note: "during" } },
+      headers: mergePatch,
+    });
+    expect(patched.status).toBe(200); // was 409 for up to an hour: held by a transaction already committed
+
+    const after = await read();
+    expect(after.body.data === "z".repeat(60_000), `data: ${String(after.body.data).slice(0, 20)}`).toBe(
+      true,
+    );
+    expect(after.body.metadata).toEqual({ note: "during" });
   }, 300_000);
 });
