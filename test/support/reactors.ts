@@ -19,6 +19,8 @@ export async function createReactor(
   options: {
     formula: Record<string, unknown> & { name: string; code: string };
     permissions: string[];
+    /** Access rules instead of plain permissions (which read masked). */
+    rules?: unknown[];
     configuration?: Record<string, string>;
     reactorName?: string;
   },
@@ -27,7 +29,11 @@ export async function createReactor(
   const tenant = await createTenant(api, svc.rootKey);
   const app = await api.post<{ id: string; key: string }>("/applications", {
     key: tenant.managementKey,
-    body: { name: "reactor app", type: "private", permissions: options.permissions },
+    body: {
+      name: "reactor app",
+      type: "private",
+      ...(options.rules ? { rules: options.rules } : { permissions: options.permissions }),
+    },
   });
   expect(app.status, JSON.stringify(app.body)).toBe(201);
   const formula = await api.post<{ id: string }>("/reactor-formulas", {

@@ -89,6 +89,46 @@ interface Reference {
   filters: string;
 }
 
+/**
+ * The filters that only format a value: what they give follows from the value's length and shape, never from a
+ * choice the caller makes about its characters. A caller who may use a token but not read what it uses (a proxy
+ * key, a key with token:use alone) applies only these to its data, each with literal arguments. With Liquid's
+ * others (replace, slice, remove, times, default…) its expression decided, character by character, whether the
+ * output outgrew the request's limit (400, nothing sent) or went to the destination, and any destination's answer
+ * could carry the same bit: a card number read back in 80 requests (proxies review, 28 Nov 2026).
+ */
+export const FORMATTING_FILTERS: ReadonlySet<string> = new Set([
+  "reveal",
+  "reveal_last",
+  "last4",
+  "pad_left",
+  "pad_right",
+  "json",
+  "stringify",
+  "json_stringify",
+  "card_bin",
+  "card_exp",
+  "card_mask",
+  "hmac",
+  "to_base64",
+  "to_base16",
+  "to_string",
+  "alias_preserve_format",
+  "alias_preserve_length",
+  "alias_card",
+  "url_encode",
+  "escape",
+  "append",
+  "prepend",
+]);
+
+const filterNeedsRead = (id: string) =>
+  new DetokenizeError(
+    "forbidden",
+    `The key may use the token ${JSON.stringify(id)} but not read it: on its data it may apply only formatting filters (${[...FORMATTING_FILTERS].join(", ")}), with literal arguments. Others need token:read that reveals the token.`,
+    { code: "filter-needs-read" },
+  );
+
 const filterTemplate = (ref: Reference) => `{{ data ${ref.filters} }}`;
 
 function referencesIn(text: string): Reference[] {
@@ -203,6 +243,24 @@ export function createDetokenizer(
     return pending;
   };
 
+  /**
+   * A caller who cannot read what it uses (its token:read shows the token otherwise than its use) formats it
+   * only (FORMATTING_FILTERS). Decided by its access and the expression alone, before any data is opened.
+   */
+  const checked = new Set<string>();
+  const checkFilters = async (ref: Reference) => {
+    const key = `${ref.id}\u0000${ref.filters}`;
+    if (!ref.filters || permission === "token:read" || checked.has(key)) return;
+    const { token, transform } = await load(ref.id);
+    const read = access.evaluate(token, "token:read");
+    if (read !== "reveal" && read !== transform) {
+      const filters = await deps.expressions.outputFilters(filterTemplate(ref));
+      if (!filters?.every((filter) => FORMATTING_FILTERS.has(filter.name) && filter.literalArguments))
+        throw filterNeedsRead(ref.id);
+    }
+    checked.add(key);
+  };
+
   let expressionCount = 0;
   let outputBytes = 0;
   /** Counts a request's expressions and checks their filters' syntax. */
@@ -277,6 +335,7 @@ export function createDetokenizer(
     const outcomes = await Promise.allSettled(fresh.map(load));
     const failed = outcomes.find((outcome) => outcome.status === "rejected");
     if (failed) throw failed.reason;
+    for (const ref of refs) await checkFilters(ref);
     // Every token this call uses is recorded before any of their data is opened.
     const unrecorded = usedTokens.filter((token) => !audited.has(token.id));
     await audit(unrecorded);

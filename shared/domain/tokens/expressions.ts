@@ -19,6 +19,7 @@ import {
   LiquidError,
   Output,
   type Template,
+  TokenKind,
   toValue,
   toValueSync,
 } from "liquidjs";
@@ -81,6 +82,11 @@ export interface ExpressionEngine {
   validate(template: string): Promise<void>;
   /** The global variables a valid template reads (`data` for `{{ data.number }}`); charged as validate is. */
   variablesRead(template: string): Promise<readonly string[]>;
+  /**
+   * The filters of a template that is one output tag (`{{ data | last4 }}`), in order; undefined for any other
+   * template. Charged as validate is.
+   */
+  outputFilters(template: string): Promise<readonly FilterUse[] | undefined>;
   /** Renders to a string; objects and arrays print as canonical JSON, null and undefined as "". */
   render(template: string, scope: Record<string, unknown>): Promise<string>;
   /** The typed value when the template is a single `{{ ... }}` (undefined → null), else the same as render. */
@@ -93,6 +99,18 @@ export interface ExpressionEngine {
    */
   forRequest(bucket: string): ExpressionEngine;
 }
+
+/** A filter an output tag applies: its name, and whether every argument is a literal (no variable, range or group). */
+export interface FilterUse {
+  name: string;
+  literalArguments: boolean;
+}
+
+const LITERAL_KINDS = new Set([TokenKind.Number, TokenKind.Literal, TokenKind.Quoted]);
+
+type FilterArgument = Output["value"]["filters"][number]["args"][number];
+const isLiteral = (argument: FilterArgument): boolean =>
+  LITERAL_KINDS.has((Array.isArray(argument) ? argument[1] : argument)?.kind ?? TokenKind.Word);
 
 const DEFAULTS = {
   renderLimitMs: 100,
@@ -509,6 +527,14 @@ export function createExpressionEngine(
       const parsed = await parseIn(budget, template);
       parsed.variables ??= await budget.run(async () => variablesRead(template));
       return parsed.variables;
+    }
+    async outputFilters(template: string): Promise<readonly FilterUse[] | undefined> {
+      const output = (await parseIn(this.budget(), template)).single?.[0];
+      if (!(output instanceof Output)) return undefined;
+      return output.value.filters.map((filter) => ({
+        name: filter.name,
+        literalArguments: filter.args.every(isLiteral),
+      }));
     }
     async render(template: string, scope: Record<string, unknown>): Promise<string> {
       const budget = this.budget();

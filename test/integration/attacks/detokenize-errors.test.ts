@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bodyText, client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
-import { type TokenBody, VISA } from "#test/support/tokens.ts";
+import { revealEverything, type TokenBody, VISA } from "#test/support/tokens.ts";
 
 /**
  * Attack: a caller who may use a token but never sees its value (it goes to a destination or a formula) reads
@@ -111,7 +111,27 @@ async function setup(requestTransform?: string) {
       headers: { "svc-proxy-key": proxy.body.key },
       body,
     });
-  return { api, react, reactNumbers, invoke, badMonth, badYear, pan, digits, letters };
+  // The same tenant's reader: token:read that reveals (and token:use).
+  const reader = await api.post<{ id: string; key: string }>("/applications", {
+    key: tenant.managementKey,
+    body: { name: "reader", type: "private", rules: revealEverything },
+  });
+  return {
+    api,
+    react,
+    reactNumbers,
+    invoke,
+    badMonth,
+    badYear,
+    pan,
+    digits,
+    letters,
+    reactAsReader: (args: unknown) =>
+      api.post<Record<string, unknown>>(`/reactors/${reactor.body.id}/react`, {
+        key: reader.body.key,
+        body: { args },
+      }),
+  };
 }
 
 const withoutRequestId = (body: unknown) => {
@@ -194,6 +214,50 @@ describe("attack: reading token data from detokenization errors", () => {
     expect(bodyText(res.body)).not.toContain("4242");
     expect(JSON.stringify(res.body)).not.toContain("BigInt");
     expect(forwarded).toBe(before);
+  });
+});
+
+describe("attack: reading token data through filters the caller chooses", () => {
+  // Proxies review (28 Nov 2026): `slice: i, 1 | replace: "<d>", "<1,100 x>"` repeated 1,000 times outgrew the
+  // request's 1 MiB exactly when digit i was d (400, nothing sent; else forwarded): a card number read back by
+  // anyone holding a proxy key, 80 requests, with a destination that echoes nothing.
+  const probe = (id: string, i: number, d: number) =>
+    `{{ token: ${id} | slice: ${i}, 1 | replace: "${d}", "${"x".repeat(1100)}" }}`.repeat(1000);
+
+  it("refuses a filter that branches on the data to a caller who may use the token but not read it", async () => {
+    const { invoke, react, pan } = await setup();
+    const before = forwarded;
+
+    const answers = await Promise.all([4, 5].map((d) => invoke({ v: probe(pan, 0, d) })));
+    const reacted = await react({ v: `{{ token: ${pan} | slice: 0, 1 }}` });
+    const variable = await invoke({ v: `{{ token: ${pan} | pad_left: data, "0" }}` });
+
+    for (const res of answers) {
+      expect(res.status).toBe(403);
+      expect(res.body.proxy_error).toMatchObject({ type: expect.stringContaining("filter-needs-read") });
+    }
+    expect(withoutRequestId(answers[0]?.body.proxy_error)).toEqual(
+      withoutRequestId(answers[1]?.body.proxy_error),
+    );
+    expect(reacted.status).toBe(403);
+    expect(variable.status).toBe(403); // an argument read from the data decides the size as well
+    expect(forwarded).toBe(before);
+  });
+
+  it("still applies formatting filters for that caller, and any filter for one whose token:read reveals", async () => {
+    const { invoke, react, reactAsReader, pan } = await setup();
+    const before = forwarded;
+
+    const formatted = await invoke({ v: `{{ token: ${pan} | card_mask: true, true, "*" }}` });
+    const reacted = await react({ v: `{{ token: ${pan} | last4 | prepend: "x-" }}` });
+    const shaped = await reactAsReader({ v: `{{ token: ${pan} | slice: 0, 1 | replace: "4", "four" }}` });
+
+    expect(formatted.status).toBe(200);
+    expect(forwarded).toBe(before + 1);
+    expect(reacted.status).toBe(200);
+    expect(reacted.body).toMatchObject({ raw: { args: { v: "x-4242" } } });
+    expect(shaped.status).toBe(200);
+    expect(shaped.body).toMatchObject({ raw: { args: { v: "four" } } });
   });
 });
 
