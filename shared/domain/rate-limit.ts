@@ -179,6 +179,13 @@ export class RateLimiter {
 /** The bucket of a tenant's requests (every key, session and proxy of the tenant); its renders' share too. */
 export const tenantBucket = (tenantId: string): string => `tenant#${tenantId}`;
 
+/**
+ * The bucket of a tenant's browser-held keys (public applications' keys and sessions): those keys are in every
+ * visitor's page, so anyone can spend what they draw on. Apart from tenantBucket, a flood with a key copied from a
+ * checkout page spends only this budget, never the back end's (private and management keys, proxies, reactors).
+ */
+export const browserBucket = (tenantId: string): string => `tenant#${tenantId}#browser`;
+
 /** The tenant of a bucket tenantBucket named (metrics' metadata), else undefined (an address bucket). */
 export const tenantOfBucket = (bucket: string | undefined): string | undefined =>
   bucket?.startsWith("tenant#") ? bucket.slice("tenant#".length).split("#")[0] : undefined;

@@ -141,4 +141,46 @@ describe("attack: a skimmer's own Elements frame on the merchant's page", () => 
     expect(JSON.stringify(stolen.body)).not.toContain(revealed);
     await page.close();
   });
+
+  it("cannot get a short typed value (a cvc, a PIN) back whole by creating it as a type masked to its last 4", async () => {
+    // Front-end review (28 Nov 2026): the page chooses a create's type; a mask of `reveal_last: 4` must not show a
+    // value of 4 characters or fewer whole.
+    const { publicKey } = await tenantOnShop(client(svc.url), "Merchant");
+    shop.pages.set(
+      "/split",
+      merchantPage(svc.url, '<div id="n"></div><div id="e"></div><div id="c"></div><div id="t"></div>'),
+    );
+    const page = await chrome.browser.newPage();
+    await page.goto(`${shop.origin}/split`);
+    await page.evaluate(`(async () => {
+      window.svc = await SvcElements.init({ apiKey: ${JSON.stringify(publicKey)}, baseUrl: ${JSON.stringify(svc.url)} });
+      window.n = svc.createElement("cardNumber");
+      window.e = svc.createElement("cardExpirationDate");
+      window.c = svc.createElement("cardVerificationCode");
+      window.t = svc.createElement("text", { label: "PIN" });
+      await Promise.all([n.mount("#n"), e.mount("#e"), c.mount("#c"), t.mount("#t")]);
+    })()`);
+    await (await frameWith(page, "#svc-number")).locator("#svc-number").pressSequentially("4000056655665556");
+    await (await frameWith(page, "#svc-expiry")).locator("#svc-expiry").pressSequentially("0731");
+    await (await frameWith(page, "#svc-cvc")).locator("#svc-cvc").pressSequentially("737");
+    await (await frameWith(page, "#svc-text")).locator("#svc-text").fill("4821");
+
+    // The skimmer: the cvc element created as an account number (mask: reveal_last 4).
+    const viaAccount = (await page.evaluate(
+      `svc.tokens.create({ type: "us_bank_account_number", data: c }).then((t) => t, (e) => e.message)`,
+    )) as { data?: unknown };
+    // ...or as a bank token's account number beside a literal routing number.
+    const viaBank = (await page.evaluate(
+      `svc.tokens.create({ type: "bank", data: { routing_number: "021000021", account_number: c } }).then((t) => t, (e) => e.message)`,
+    )) as { data?: { account_number?: unknown } };
+    // A short value typed into a text element (a PIN) the same way.
+    const pin = (await page.evaluate(
+      `svc.tokens.create({ type: "us_bank_account_number", data: t }).then((t) => t, (e) => e.message)`,
+    )) as { data?: unknown };
+    // The page never holds a typed value.
+    expect(viaAccount.data).not.toBe("737");
+    expect(viaBank.data?.account_number).not.toBe("737");
+    expect(pin.data).not.toBe("4821");
+    await page.close();
+  });
 });

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
 import { tooManyRequests } from "#shared/domain/errors.ts";
 import type { StoredProxy } from "#shared/domain/proxies/proxy.ts";
-import { addressBucket, type RateLimiter, tenantBucket } from "#shared/domain/rate-limit.ts";
+import { addressBucket, browserBucket, type RateLimiter, tenantBucket } from "#shared/domain/rate-limit.ts";
 import { hashKey } from "#shared/ids.ts";
 import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
 
@@ -44,7 +44,11 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
 
 async function bucketOf(request: SvcRequest, proxies: RateLimitPorts["proxies"]): Promise<string> {
   const { principal, route } = request.context.svc;
-  if (principal && principal.kind !== "root") return tenantBucket(principal.tenantId);
+  if (principal && principal.kind !== "root")
+    // A key every visitor's browser holds draws on its own budget: copied from a page, it cannot starve the back end.
+    return principal.kind === "session" || principal.application.type === "public"
+      ? browserBucket(principal.tenantId)
+      : tenantBucket(principal.tenantId);
   if (route?.group === "proxy" && proxies) {
     const proxyKey = proxyKeyOf(request.event);
     // Through the proxy store's cache: the invocation's own lookup of the same key is then a cache hit.
