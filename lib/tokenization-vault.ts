@@ -1,4 +1,4 @@
-import { type RemovalPolicy, Token } from "aws-cdk-lib";
+import { type RemovalPolicy, Stack, Token } from "aws-cdk-lib";
 import type { CfnFunction } from "aws-cdk-lib/aws-lambda";
 import type { RetentionDays } from "aws-cdk-lib/aws-logs";
 import { type ITopic, Topic } from "aws-cdk-lib/aws-sns";
@@ -11,7 +11,7 @@ import { ApiFunction } from "./constructs/api-function.ts";
 import { VaultBackup, type VaultBackupOptions } from "./constructs/backup.ts";
 import { CallbackConsumer } from "./constructs/callback-consumer.ts";
 import { EdgeFirewall, type EdgeFirewallOptions } from "./constructs/edge-firewall.ts";
-import { type VaultDomain, VaultHttpApi } from "./constructs/http-api.ts";
+import { DEFAULT_THROTTLE, type VaultDomain, VaultHttpApi } from "./constructs/http-api.ts";
 import { type AlarmThresholds, VaultMonitoring } from "./constructs/monitoring.ts";
 import { RewrapWorker } from "./constructs/rewrap-worker.ts";
 import { Sweeper } from "./constructs/sweeper.ts";
@@ -39,7 +39,8 @@ export interface TokenizationVaultProps {
   readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
   /**
    * The service's own rate limit per tenant (per source address on routes without a key): requests per
-   * second (0 turns it off) and burst (default 10 s of the rate). Default 1000 per second.
+   * second (0 turns it off) and burst (default 10 s of the rate). Default half the stage throttle (rate and
+   * burst); more than the stage throttle is refused.
    */
   readonly rateLimit?: { readonly perSecond: number; readonly burst?: number };
   /** How long a warm function may keep a resolved API or proxy key: the longest revocation delay (0–60, default 5). */
@@ -105,7 +106,7 @@ export class TokenizationVault extends Construct {
     this.name = deploymentName(this);
     this.rootKeyParameterName = props.rootKeyParameterName ?? `/${this.name}/root-key-hash`;
     this.metricsNamespace = props.metricsNamespace ?? `svc-vault/${this.name}`;
-    checkProps(props, this.rootKeyParameterName, this.metricsNamespace);
+    checkProps(props, this.rootKeyParameterName, this.metricsNamespace, Stack.of(this).account);
 
     this.data = new VaultData(this, "Data", {
       keyAlias: `alias/${this.name}-data`,
@@ -199,13 +200,24 @@ export class TokenizationVault extends Construct {
   }
 }
 
+/**
+ * Each tenant's budget: the props', else half the stage throttle. API Gateway's throttle is one ceiling for every
+ * caller of a route, counted before any function runs; under the service's own default (1000 per second against
+ * the stage's 100) one tenant's keys could take the whole API and have every other tenant answered 429
+ * (deployment review, 28 Nov 2026). Half of it leaves the other half to the others.
+ */
+function tenantRateLimit(props: TokenizationVaultProps): { perSecond: number; burst?: number } {
+  if (props.rateLimit) return props.rateLimit;
+  const stage = props.throttle ?? DEFAULT_THROTTLE;
+  return { perSecond: stage.rateLimit / 2, burst: Math.max(1, Math.floor(stage.burstLimit / 2)) };
+}
+
 /** The service settings given as props, as the functions' variables (shared/config.ts reads them). */
 function serviceEnvironment(props: TokenizationVaultProps): Record<string, string> {
   const env: Record<string, string> = {};
-  if (props.rateLimit) {
-    env.SVC_RATE_LIMIT_PER_SECOND = String(props.rateLimit.perSecond);
-    if (props.rateLimit.burst !== undefined) env.SVC_RATE_LIMIT_BURST = String(props.rateLimit.burst);
-  }
+  const rate = tenantRateLimit(props);
+  env.SVC_RATE_LIMIT_PER_SECOND = String(rate.perSecond);
+  if (rate.burst !== undefined) env.SVC_RATE_LIMIT_BURST = String(rate.burst);
   if (props.authCacheSeconds !== undefined) env.SVC_AUTH_CACHE_SECONDS = String(props.authCacheSeconds);
   if (props.auditLogRetentionDays !== undefined)
     env.SVC_LOG_RETENTION_DAYS = String(props.auditLogRetentionDays);
@@ -213,7 +225,12 @@ function serviceEnvironment(props: TokenizationVaultProps): Record<string, strin
 }
 
 /** Fails synthesis on a prop the functions would refuse at their first cold start, or AWS at deploy. */
-function checkProps(props: TokenizationVaultProps, parameterName: string, namespace: string): void {
+function checkProps(
+  props: TokenizationVaultProps,
+  parameterName: string,
+  namespace: string,
+  account: string,
+): void {
   if (!PARAMETER_NAME.test(parameterName) || parameterName.length > 1011)
     throw new Error(`rootKeyParameterName is not a valid SSM parameter name: ${parameterName}`);
   if (!Token.isUnresolved(props.emailSender) && !EMAIL.test(props.emailSender))
@@ -224,6 +241,11 @@ function checkProps(props: TokenizationVaultProps, parameterName: string, namesp
     throw new Error(`metricsNamespace is not a valid CloudWatch namespace: ${namespace}`);
   // The functions' own rules (shared/config.ts), checked here rather than at their first cold start.
   loadConfig({ SVC_MODE: "local", ...serviceEnvironment(props) });
+  const stage = props.throttle ?? DEFAULT_THROTTLE;
+  if (props.rateLimit && props.rateLimit.perSecond > stage.rateLimit)
+    throw new Error(
+      `rateLimit.perSecond (${props.rateLimit.perSecond}) is above the stage throttle (${stage.rateLimit} per second, for every caller): one tenant could take the whole API; lower it, or raise throttle.rateLimit`,
+    );
   for (const [group, count] of Object.entries(props.reservedConcurrency ?? {})) {
     if (!(FUNCTION_GROUPS as readonly string[]).includes(group))
       throw new Error(`reservedConcurrency: no function group ${group} (${FUNCTION_GROUPS.join(", ")})`);
@@ -231,7 +253,15 @@ function checkProps(props: TokenizationVaultProps, parameterName: string, namesp
       throw new Error(`reservedConcurrency.${group} must be a whole number of at least 1: ${count}`);
   }
   // A wildcard would let every account's keys in: only named accounts.
-  for (const account of props.customerKeyAccounts ?? [])
-    if (!/^\d{12}$/.test(account))
-      throw new Error(`customerKeyAccounts: an AWS account id is 12 digits: ${account}`);
+  for (const customer of props.customerKeyAccounts ?? []) {
+    if (!/^\d{12}$/.test(customer))
+      throw new Error(`customerKeyAccounts: an AWS account id is 12 digits: ${customer}`);
+    // Naming the vault's own account would let its data roles use every key there whose policy delegates to IAM
+    // (other applications' keys), for any tenant: a same-account customer key needs no identity statement, its
+    // own key policy naming the vault's roles suffices.
+    if (!Token.isUnresolved(account) && customer === account)
+      throw new Error(
+        `customerKeyAccounts: ${customer} is the vault's own account; a key there needs only its key policy to name the vault's roles (docs/security.md, "Bring your own key")`,
+      );
+  }
 }

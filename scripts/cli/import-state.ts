@@ -6,9 +6,8 @@
  * no half-recorded batch: that batch is sent again with the same idempotency key and answers the same tokens.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
 import { CliError } from "./api.ts";
-import { appendOutput, writeOutput } from "./output-files.ts";
+import { appendOutput, readOwnFile, writeOutput } from "./output-files.ts";
 
 export interface StateHeader {
   version: 1;
@@ -57,12 +56,14 @@ export interface LoadedState {
 
 export function loadState(path: string, header: StateHeader): LoadedState {
   const done = new Map<number, BatchRecord>();
-  if (!existsSync(path)) {
+  // Read under the rule the writes follow (output-files.ts): a planted state file is refused, never trusted.
+  const text = readOwnFile(path);
+  if (text === undefined) {
     const keySecret = randomBytes(32).toString("hex");
     writeOutput(path, `${JSON.stringify({ ...header, key_secret: keySecret })}\n`);
     return { done, firstSent: new Map(), mappingBytes: 0, keySecret };
   }
-  const lines = readFileSync(path, "utf8").split("\n");
+  const lines = text.split("\n");
   const first = lines.shift();
   let stored: StateHeader | undefined;
   try {

@@ -5,7 +5,7 @@
  * a summary that names failed lines by number and the service's problem detail, never their data.
  */
 import { createHash, createHmac } from "node:crypto";
-import { createReadStream, existsSync, readFileSync, statSync } from "node:fs";
+import { createReadStream, existsSync, statSync } from "node:fs";
 import { type ApiOptions, CliError, problemOf, request, stopOn } from "./api.ts";
 import {
   type BatchRecord,
@@ -15,7 +15,7 @@ import {
   recordSend,
   type StateHeader,
 } from "./import-state.ts";
-import { appendOutput, truncateOutput, writeOutput } from "./output-files.ts";
+import { appendOutput, readOwnFile, truncateOutput, writeOutput } from "./output-files.ts";
 import { Progress, type ProgressStream } from "./progress.ts";
 import { formatOf, type InputRecord, readRecords } from "./records.ts";
 
@@ -64,7 +64,14 @@ async function fingerprint(file: string): Promise<{ sha256: string; lines: numbe
   return { sha256: hash.digest("hex"), lines };
 }
 
-const csvCell = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+/**
+ * A mapping cell. A value a spreadsheet would read as a formula (=, +, -, @, tab or CR first: OWASP's CSV
+ * injection rule) gets a leading `'`; external ids come from the input file, custom token ids from it too.
+ */
+const csvCell = (raw: string) => {
+  const value = /^[=+\-@\t\r]/.test(raw) ? `'${raw}` : raw;
+  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+};
 
 interface TokenAnswer {
   id?: unknown;
@@ -123,14 +130,22 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
   };
   const state = loadState(stateFile, header);
   const resumedBatches = state.done.size;
-  // Cut back to what the state vouches for: lines of a batch not recorded are written again on its resend.
-  if (existsSync(mappingFile) && state.mappingBytes > 0) truncateOutput(mappingFile, state.mappingBytes);
-  else writeOutput(mappingFile, "line,external_id,token_id\n");
+  // Cut back to what the state vouches for: lines of a batch not recorded are written again on its resend. A
+  // mapping shorter than that (removed, another --mapping) would lose the finished batches' token ids for good
+  // (and ftruncate would pad it with NUL bytes): refused, never started afresh.
+  if (state.mappingBytes > 0) {
+    const size = existsSync(mappingFile) ? statSync(mappingFile).size : -1;
+    if (size < state.mappingBytes)
+      throw new CliError(
+        `${mappingFile} ${size < 0 ? "is missing" : "is shorter than the state file records"}: it holds the token ids of the ${state.done.size} finished batches; pass the mapping file of the first run (--mapping), or remove ${stateFile} to start over (tokens already created would be created again)`,
+      );
+    truncateOutput(mappingFile, state.mappingBytes);
+  } else writeOutput(mappingFile, "line,external_id,token_id\n");
   let mappingBytes = statSync(mappingFile).size;
   // Token ids this import has counted (those of resumed batches included): a token another line or batch of the
   // import already counted, answered again, is a deduplication, not a second creation.
   const counted = new Set(
-    readFileSync(mappingFile, "utf8")
+    (readOwnFile(mappingFile) ?? "")
       .split("\n")
       .slice(1)
       .flatMap((line) => line.split(",").at(-1) || []),

