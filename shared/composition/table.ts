@@ -22,8 +22,11 @@ export function composeTable(
   // The document client shares its DynamoDBClient's middleware stack: capturing it traces every table call.
   const dynamo = traced(createDocumentClient({ region: cfg.region, endpoint: cfg.dynamodbEndpoint }));
   options.meter?.capacity.install(dynamo);
-  // A tenant's proxy or callback never reaches the table's endpoint (DynamoDB Local checks no credentials).
+  // A tenant's proxy or callback never reaches the table's endpoint (DynamoDB Local checks no credentials), nor
+  // an AWS endpoint set by AWS_ENDPOINT_URL* (LocalStack's KMS or SQS in a SAM set-up: docs/operations.md).
   if (cfg.dynamodbEndpoint) protectEndpoint(cfg.dynamodbEndpoint);
+  for (const [name, value] of Object.entries(process.env))
+    if (name.startsWith("AWS_ENDPOINT_URL") && value) protectEndpoint(value);
   return {
     config: cfg,
     clock,

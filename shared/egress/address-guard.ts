@@ -7,8 +7,9 @@
  *   169.254.170.2, fe80::/10, fd00:ec2::/32 with fd00:ec2::254, 100.100.100.200, 168.63.129.16,
  *   192.0.0.192) or "this network" (0.0.0.0/8, ::, which reach this machine), also written as
  *   an IPv4-mapped, IPv4-compatible or NAT64 IPv6 address; or
- * - is one of this service's internal endpoints (DynamoDB Local, the local API itself: protectEndpoint):
- *   its port on any address of this machine, or its own host.
+ * - is one of this service's internal endpoints (DynamoDB Local, the local API itself, AWS endpoints set by
+ *   AWS_ENDPOINT_URL*: protectEndpoint): its port on any address of this machine, or on its own host and the
+ *   addresses that host resolves to.
  * Without SVC_PROXY_ALLOW_PRIVATE, request-filtering-agent refuses every non-unicast address on top
  * (private, loopback, unspecified, reserved...).
  *
@@ -49,7 +50,16 @@ interface Endpoint {
   hostname: string;
   port: number;
   local: boolean;
+  /**
+   * The addresses an endpoint given by name (`http://dynamodb:8000`, a container) resolves to, refused on its port
+   * as the name is: protected by its name alone, it was reached through its address or any other name for it
+   * (proxies review, 28 Nov 2026). One of them local makes the endpoint local. Kept once seen (the safe side).
+   */
+  addresses: Set<string>;
 }
+
+/** How often a protected endpoint's name is resolved again (a container restarted on another address). */
+const RESOLVE_EVERY_MS = 60_000;
 
 /** host:port → endpoint; a Map so that protecting the same endpoint twice is one entry. */
 const internalEndpoints = new Map<string, Endpoint>();
@@ -70,9 +80,24 @@ export function protectEndpoint(endpoint: string): () => void {
   const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
   const key = `${hostname}|${port}`;
   if (internalEndpoints.has(key)) return () => {};
-  internalEndpoints.set(key, { hostname, port, local: isLocalName(hostname) });
+  const entry: Endpoint = { hostname, port, local: isLocalName(hostname), addresses: new Set() };
+  internalEndpoints.set(key, entry);
+  let again: NodeJS.Timeout | undefined;
+  if (!entry.local && net.isIP(hostname) === 0) {
+    const resolve = () =>
+      systemLookup(hostname, { all: true }, (error, found) => {
+        if (error || !Array.isArray(found)) return;
+        for (const { address } of found) {
+          entry.addresses.add(bare(address));
+          if (isLocalAddress(address)) entry.local = true;
+        }
+      });
+    resolve();
+    again = setInterval(resolve, RESOLVE_EVERY_MS).unref();
+  }
   return () => {
     internalEndpoints.delete(key);
+    clearInterval(again);
   };
 }
 
@@ -89,6 +114,8 @@ export function refusal(address: string, port: number, hostname?: string): strin
     if (endpoint.port !== port) continue;
     if (endpoint.local && isLocalAddress(lowered)) return "internal endpoint";
     if (endpoint.hostname === lowered || endpoint.hostname === v4 || endpoint.hostname === name)
+      return "internal endpoint";
+    if (endpoint.addresses.has(lowered) || (v4 !== undefined && endpoint.addresses.has(v4)))
       return "internal endpoint";
   }
   return undefined;

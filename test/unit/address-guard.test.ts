@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import dns from "node:dns";
+import { describe, expect, it, vi } from "vitest";
 import { embeddedV4, isLocalAddress, protectEndpoint, refusal } from "#shared/egress/address-guard.ts";
 
 describe("address guard", () => {
@@ -48,6 +49,43 @@ describe("address guard", () => {
     liftRemote();
     expect(refusal("127.0.0.1", 45123)).toBeUndefined();
     expect(refusal("10.1.2.3", 8000, "dynamodb.internal")).toBeUndefined();
+  });
+
+  it("refuses the addresses a protected endpoint's name resolves to, and every local one when one is local", async () => {
+    // A DynamoDB in a container (`http://dynamodb:8000`): protected by its name alone, a proxy reached it through
+    // its address or another name for it (proxies review, 28 Nov 2026).
+    const answers: Record<string, string[]> = {
+      "dynamo.container.test": ["10.9.8.7"],
+      "host.container.test": ["127.0.0.1"],
+    };
+    const lookup = vi.spyOn(dns, "lookup").mockImplementation(((
+      hostname: string,
+      _options: unknown,
+      callback: (error: Error | null, found: dns.LookupAddress[]) => void,
+    ) => {
+      const found = answers[hostname];
+      if (!found) return callback(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }), []);
+      callback(
+        null,
+        found.map((address) => ({ address, family: 4 })),
+      );
+    }) as unknown as typeof dns.lookup);
+    try {
+      const lift = protectEndpoint("http://dynamo.container.test:8000");
+      const liftHost = protectEndpoint("http://host.container.test:8001");
+
+      expect(refusal("10.9.8.7", 8000, "alias.attacker.test")).toBeDefined();
+      expect(refusal("10.9.8.7", 8000)).toBeDefined();
+      expect(refusal("::ffff:10.9.8.7", 8000)).toBeDefined();
+      expect(refusal("10.9.8.7", 8002)).toBeUndefined();
+      expect(refusal("127.0.0.1", 8001)).toBeDefined();
+      expect(refusal("::1", 8001)).toBeDefined();
+      lift();
+      liftHost();
+      expect(refusal("10.9.8.7", 8000)).toBeUndefined();
+    } finally {
+      lookup.mockRestore();
+    }
   });
 
   it("knows this machine's addresses", () => {
