@@ -41,6 +41,26 @@ const options = (file: string) => ({
   progress: quiet,
 });
 
+/** An import of 20 cards stopped after its second batch (of 5): its state records two finished batches. */
+async function interruptedImport() {
+  const folder = dir();
+  const file = join(folder, "cards.jsonl");
+  writeFileSync(file, `${Array.from({ length: 20 }, (_, i) => JSON.stringify(card(i))).join("\n")}\n`);
+  const abort = new AbortController();
+  let batches = 0;
+  await expect(
+    runImport({
+      ...options(file),
+      signal: abort.signal,
+      onBatch: () => {
+        if (++batches === 2) abort.abort();
+      },
+    }),
+  ).rejects.toThrow();
+  expect(sent).toBeGreaterThanOrEqual(10);
+  return { folder, file };
+}
+
 describe("import CLI: import state and mapping on resume", () => {
   it("refuses a state file planted as a symbolic link (it was: read and trusted, nothing imported, success reported)", async () => {
     const folder = dir();
@@ -62,7 +82,7 @@ describe("import CLI: import state and mapping on resume", () => {
     symlinkSync(planted, `${file}.import-state`);
     expect(readlinkSync(`${file}.import-state`)).toBe(planted);
 
-    // On main: sent 0, summary { records: 10, created: 10, failed: [] }, a mapping with no row, exit 0.
+    // It was: sent 0, summary { records: 10, created: 10, failed: [] }, a mapping with no row, exit 0.
     await expect(runImport(options(file))).rejects.toThrow(/symbolic link/);
     expect(sent).toBe(0);
   });
@@ -91,31 +111,16 @@ describe("import CLI: import state and mapping on resume", () => {
     );
     chownSync(`${file}.import-state`, 65534, 65534);
 
-    // On main: sent 0, summary.failed = the planted failure, printed to the terminal.
+    // It was: sent 0, summary.failed = the planted failure, printed to the terminal.
     await expect(runImport(options(file))).rejects.toThrow(/not a regular file of yours/);
     expect(sent).toBe(0);
   });
 
   it("refuses to resume without the mapping of the finished batches (it was: their token ids lost for good, success reported)", async () => {
-    const folder = dir();
-    const file = join(folder, "cards.jsonl");
-    writeFileSync(file, `${Array.from({ length: 20 }, (_, i) => JSON.stringify(card(i))).join("\n")}\n`);
-    const abort = new AbortController();
-    let batches = 0;
-    await expect(
-      runImport({
-        ...options(file),
-        signal: abort.signal,
-        onBatch: () => {
-          if (++batches === 2) abort.abort();
-        },
-      }),
-    ).rejects.toThrow();
-    const firstRun = sent;
-    expect(firstRun).toBeGreaterThanOrEqual(10);
+    const { folder, file } = await interruptedImport();
 
     // The operator resumes with the mapping written elsewhere (or the first one deleted).
-    // On main: { records: 20, created: 20, failed: [] } with 10 mapping rows: 10 token ids gone for good.
+    // It was: { records: 20, created: 20, failed: [] } with 10 mapping rows: 10 token ids gone for good.
     await expect(runImport({ ...options(file), mappingFile: join(folder, "other.csv") })).rejects.toThrow(
       /is missing/,
     );
@@ -125,20 +130,7 @@ describe("import CLI: import state and mapping on resume", () => {
   });
 
   it("refuses a mapping file shorter than the state records (it was: ftruncate pads it with NUL bytes)", async () => {
-    const folder = dir();
-    const file = join(folder, "cards.jsonl");
-    writeFileSync(file, `${Array.from({ length: 20 }, (_, i) => JSON.stringify(card(i))).join("\n")}\n`);
-    const abort = new AbortController();
-    let batches = 0;
-    await expect(
-      runImport({
-        ...options(file),
-        signal: abort.signal,
-        onBatch: () => {
-          if (++batches === 2) abort.abort();
-        },
-      }),
-    ).rejects.toThrow();
+    const { folder, file } = await interruptedImport();
     const other = join(folder, "other.csv");
     writeFileSync(other, "x\n");
     await expect(runImport({ ...options(file), mappingFile: other })).rejects.toThrow(/shorter/);
@@ -156,7 +148,7 @@ describe("import CLI: mapping file content", () => {
     );
     const summary = await runImport({ ...options(file), idColumn: "customer_id" });
     const row = readFileSync(summary.mapping_file, "utf8").trim().split("\n")[1] ?? "";
-    // On main the cell starts with `"=`: a spreadsheet strips the quotes and evaluates the formula.
+    // It was written starting `"=`: a spreadsheet strips the quotes and evaluates the formula.
     expect(row).toMatch(/^2,"'=HYPERLINK\(/);
   });
 });
@@ -177,7 +169,7 @@ describe("import CLI: the input's lines", () => {
     );
     writeFileSync(file, `${JSON.stringify(card(2))}\n`, { flag: "a" });
     const summary = await runImport(options(file));
-    // On main: a 20 MiB body was sent (largest > 20 MiB) and line 1 failed with the service's 413.
+    // It was: a 20 MiB body was sent (largest > 20 MiB) and line 1 failed with the service's 413.
     expect(largest).toBeLessThan(1024 * 1024);
     expect(summary.failed[0]).toMatchObject({ line: 1, detail: expect.stringMatching(/longer than/) });
     expect(summary.failed[0]).not.toHaveProperty("status"); // never sent
@@ -203,7 +195,7 @@ describe("import CLI: the vault's URL", () => {
     try {
       process.env.SVC_API_KEY = "key_secret";
       const code = await main(["import", file, "--url", "http://vault.example.com"]);
-      // On main: exit 0, and fetch got http://vault.example.com/tokenize with the key and the card number.
+      // It was: exit 0, and fetch got http://vault.example.com/tokenize with the key and the card number.
       expect(code).toBe(2);
       expect(await main(["import", file, "--url", "http://127.0.0.1:3000@vault.example.com"])).toBe(2);
     } finally {
