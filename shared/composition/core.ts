@@ -20,7 +20,7 @@ import { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { TenantKeyWrapper } from "#shared/domain/crypto/tenant-key-wrapper.ts";
 import { DeletedTenants } from "#shared/domain/deleted-tenants.ts";
 import { KeyStateCache } from "#shared/domain/keys/key-state.ts";
-import { RateLimiter, type RateLimitPolicy, searchPolicy } from "#shared/domain/rate-limit.ts";
+import { browserPolicy, RateLimiter, type RateLimitPolicy, searchPolicy } from "#shared/domain/rate-limit.ts";
 import { StoreHealth } from "#shared/domain/store-health.ts";
 import { hashKey } from "#shared/ids.ts";
 import { logger } from "#shared/logger.ts";
@@ -162,6 +162,9 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
     rateLimiter: cfg.rateLimit.ratePerSecond > 0 ? rateLimiter(cfg.rateLimit) : undefined,
     // Search has its own budget, a tenth of the request budget (each query is an equality oracle).
     searchRateLimiter: cfg.rateLimit.ratePerSecond > 0 ? rateLimiter(searchPolicy(cfg.rateLimit)) : undefined,
+    // Browser-held keys (public applications', sessions) spend at most half of their tenant's budget.
+    browserRateLimiter:
+      cfg.rateLimit.ratePerSecond > 0 ? rateLimiter(browserPolicy(cfg.rateLimit)) : undefined,
   };
 }
 

@@ -180,11 +180,18 @@ export class RateLimiter {
 export const tenantBucket = (tenantId: string): string => `tenant#${tenantId}`;
 
 /**
- * The bucket of a tenant's browser-held keys (public applications' keys and sessions): those keys are in every
- * visitor's page, so anyone can spend what they draw on. Apart from tenantBucket, a flood with a key copied from a
- * checkout page spends only this budget, never the back end's (private and management keys, proxies, reactors).
+ * The sub-budget of a tenant's browser-held keys (public applications' keys and sessions), within the tenant's
+ * own (browserPolicy): those keys are in every visitor's page, so anyone can spend what they draw on. A flood with
+ * one copied from a checkout page answered the tenant's back end (private keys, proxies) 429 for the rest of every
+ * window (front-end review, 28 Nov 2026); it now spends at most half the tenant's budget. A budget of its own
+ * beside the tenant's would have doubled what one tenant may take of the API every tenant shares.
  */
 export const browserBucket = (tenantId: string): string => `tenant#${tenantId}#browser`;
+
+/** The browser sub-budget's size: half the tenant's budget. */
+export function browserPolicy(policy: RateLimitPolicy): RateLimitPolicy {
+  return { ratePerSecond: policy.ratePerSecond / 2, burst: Math.max(1, Math.floor(policy.burst / 2)) };
+}
 
 /** The tenant of a bucket tenantBucket named (metrics' metadata), else undefined (an address bucket). */
 export const tenantOfBucket = (bucket: string | undefined): string | undefined =>

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
+import type { Principal } from "#shared/domain/entities.ts";
 import { tooManyRequests } from "#shared/domain/errors.ts";
 import type { StoredProxy } from "#shared/domain/proxies/proxy.ts";
 import { addressBucket, browserBucket, type RateLimiter, tenantBucket } from "#shared/domain/rate-limit.ts";
@@ -10,6 +11,8 @@ export interface RateLimitPorts {
   rateLimiter: Pick<RateLimiter, "admit"> | undefined;
   /** The budget of routes with a `rateBucket` (search), per tenant; absent when rate limiting is off. */
   searchRateLimiter?: Pick<RateLimiter, "admit"> | undefined;
+  /** The browser-held keys' sub-budget of each tenant (browserBucket); absent when rate limiting is off. */
+  browserRateLimiter?: Pick<RateLimiter, "admit"> | undefined;
   /** The proxy group's proxies (cached by key): an invocation counts against its proxy's tenant. */
   proxies?: { findByKey(keyHash: string): Promise<Pick<StoredProxy, "tenant_id"> | undefined> };
 }
@@ -32,6 +35,15 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
       request.context.svc.bucket = bucket;
       const limiter = ports().rateLimiter;
       if (!limiter) return;
+      // A key every visitor's browser holds spends its tenant's budget within a sub-budget of half of it: one
+      // copied from a checkout page cannot leave the tenant's back end nothing. Checked first, so a request the
+      // sub-budget refuses spends none of the tenant's.
+      const browser = browserTenantOf(request.context.svc.principal);
+      const sub = browser === undefined ? undefined : ports().browserRateLimiter;
+      if (browser !== undefined && sub) {
+        const admitted = await sub.admit(browserBucket(browser));
+        if (!admitted.allowed) throw tooManyRequests(admitted.retryAfterSeconds);
+      }
       const admission = await limiter.admit(bucket);
       if (!admission.allowed) throw tooManyRequests(admission.retryAfterSeconds);
       const own = route.rateBucket ? ports().searchRateLimiter : undefined;
@@ -44,11 +56,7 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
 
 async function bucketOf(request: SvcRequest, proxies: RateLimitPorts["proxies"]): Promise<string> {
   const { principal, route } = request.context.svc;
-  if (principal && principal.kind !== "root")
-    // A key every visitor's browser holds draws on its own budget: copied from a page, it cannot starve the back end.
-    return principal.kind === "session" || principal.application.type === "public"
-      ? browserBucket(principal.tenantId)
-      : tenantBucket(principal.tenantId);
+  if (principal && principal.kind !== "root") return tenantBucket(principal.tenantId);
   if (route?.group === "proxy" && proxies) {
     const proxyKey = proxyKeyOf(request.event);
     // Through the proxy store's cache: the invocation's own lookup of the same key is then a cache hit.
@@ -72,4 +80,12 @@ function proxyKeyOf(event: APIGatewayProxyEventV2): string | undefined {
     // A malformed query: the invocation refuses it; here it counts against the source address.
   }
   return undefined;
+}
+
+/** The tenant of a key browsers hold (a session's, a public application's): anyone who opens the page has it. */
+function browserTenantOf(principal: Principal | undefined): string | undefined {
+  if (!principal || principal.kind === "root") return undefined;
+  return principal.kind === "session" || principal.application.type === "public"
+    ? principal.tenantId
+    : undefined;
 }
