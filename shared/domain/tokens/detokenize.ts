@@ -6,7 +6,8 @@ import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
 import type { TokenAccess } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
-import { ExpressionError } from "./expressions.ts";
+import { ExpressionError, type FilterUse } from "./expressions.ts";
+import { parseJsonPath } from "./json-path.ts";
 import { openData } from "./sealing.ts";
 import { callerVersion, isExpired, type StoredToken } from "./token.ts";
 
@@ -122,10 +123,55 @@ export const FORMATTING_FILTERS: ReadonlySet<string> = new Set([
   "prepend",
 ]);
 
+/** Filters that read the value before them (the token's data, or what `json` took from it). */
+const DATA_FILTERS: ReadonlySet<string> = new Set(
+  [...FORMATTING_FILTERS].filter(
+    (name) => !["json", "append", "prepend", "url_encode", "escape"].includes(name),
+  ),
+);
+/** What may follow: text joined to the value or escaped, read by no filter after it. */
+const DECORATIONS: ReadonlySet<string> = new Set(["append", "prepend", "url_encode", "escape"]);
+/** The mask character's place among a filter's arguments. */
+const MASK_ARGUMENT: Readonly<Record<string, number>> = { reveal: 2, reveal_last: 1, card_mask: 2 };
+/** Characters a destination may read as part of a number, or drop from one (digits, spaces, dashes). */
+const NUMBER_LIKE = /[\p{N}\p{Z}\p{Pd}\s]/u;
+
+/** A JSONPath that names members only: an index (`[3]`, `.3`, `['3']`) picks a character out of a string. */
+function membersOnly(path: unknown): boolean {
+  const parsed = typeof path === "string" ? parseJsonPath(path.trim()) : undefined;
+  return !!parsed && parsed.steps.every((step) => step.kind === "all" || !/^[0-9]+$/.test(step.name));
+}
+
+/**
+ * Whether a use-only caller's filters only format the token's data: at most `json` (member names only) first, then
+ * at most one other formatting filter, then only decorations (append, prepend, url_encode, escape); every argument
+ * a positional literal, a mask character neither a digit, a space nor a dash. A filter run on another's output
+ * computes on the data: `prepend: '["' | append: '"]' | json: '$[0][i]' | prepend: '1e' | json: '$'` wrote
+ * character i as 10^i (its value as a length, against the 1 MiB limit), `reveal: i+1 | hmac: '<key>' | reveal:
+ * 0, 1, '0' | card_mask` failed on a bit of a keyed hash of the first i+1 characters, and `reveal: n, 0, '0'` with
+ * a check digit of the caller's made a Luhn-checking destination answer the first n digits' sum (review of 28
+ * Nov 2026).
+ */
+export function formatsOnly(filters: readonly FilterUse[]): boolean {
+  let at = 0;
+  if (filters[0]?.name === "json") {
+    if (!membersOnly(filters[0].arguments[0])) return false;
+    at = 1;
+  }
+  if (at < filters.length && DATA_FILTERS.has(filters[at]?.name ?? "")) at++;
+  for (; at < filters.length; at++) if (!DECORATIONS.has(filters[at]?.name ?? "")) return false;
+  return filters.every((filter) => {
+    if (!filter.literalArguments) return false;
+    const place = MASK_ARGUMENT[filter.name];
+    const mask = place === undefined ? undefined : filter.arguments[place];
+    return typeof mask !== "string" || !NUMBER_LIKE.test(mask);
+  });
+}
+
 const filterNeedsRead = (id: string) =>
   new DetokenizeError(
     "forbidden",
-    `The key may use the token ${JSON.stringify(id)} but not read it: on its data it may apply only formatting filters (${[...FORMATTING_FILTERS].join(", ")}), with literal arguments. Others need token:read that reveals the token.`,
+    `The key may use the token ${JSON.stringify(id)} but not read it: on its data it may apply only formatting filters (${[...FORMATTING_FILTERS].join(", ")}), with literal arguments: at most json (member names only) first, then one other, then append, prepend, url_encode or escape; a mask character that is not a digit, space or dash. Others need token:read that reveals the token.`,
     { code: "filter-needs-read" },
   );
 
@@ -255,7 +301,7 @@ export function createDetokenizer(
     const read = access.evaluate(token, "token:read");
     if (read !== "reveal" && read !== transform) {
       const filters = await deps.expressions.outputFilters(filterTemplate(ref));
-      if (!filters?.every((filter) => FORMATTING_FILTERS.has(filter.name) && filter.literalArguments))
+      if (!filters?.every((filter) => FORMATTING_FILTERS.has(filter.name)) || !formatsOnly(filters))
         throw filterNeedsRead(ref.id);
     }
     checked.add(key);

@@ -100,17 +100,25 @@ export interface ExpressionEngine {
   forRequest(bucket: string): ExpressionEngine;
 }
 
-/** A filter an output tag applies: its name, and whether every argument is a literal (no variable, range or group). */
+/**
+ * A filter an output tag applies: its name, whether every argument is a positional literal (no variable, range,
+ * group or `key: value`), and then the arguments' values.
+ */
 export interface FilterUse {
   name: string;
   literalArguments: boolean;
+  /** The arguments' values, in order (undefined for one that is not a literal). */
+  arguments: readonly unknown[];
 }
 
 const LITERAL_KINDS = new Set([TokenKind.Number, TokenKind.Literal, TokenKind.Quoted]);
 
 type FilterArgument = Output["value"]["filters"][number]["args"][number];
 const isLiteral = (argument: FilterArgument): boolean =>
-  LITERAL_KINDS.has((Array.isArray(argument) ? argument[1] : argument)?.kind ?? TokenKind.Word);
+  !Array.isArray(argument) && LITERAL_KINDS.has(argument?.kind ?? TokenKind.Word);
+/** A literal argument's value (QuotedToken, NumberToken and LiteralToken all hold it as `content`). */
+const literalValue = (argument: FilterArgument): unknown =>
+  isLiteral(argument) ? (argument as unknown as { content: unknown }).content : undefined;
 
 const DEFAULTS = {
   renderLimitMs: 100,
@@ -534,6 +542,7 @@ export function createExpressionEngine(
       return output.value.filters.map((filter) => ({
         name: filter.name,
         literalArguments: filter.args.every(isLiteral),
+        arguments: filter.args.map(literalValue),
       }));
     }
     async render(template: string, scope: Record<string, unknown>): Promise<string> {

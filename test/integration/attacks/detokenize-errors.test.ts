@@ -261,6 +261,64 @@ describe("attack: reading token data through filters the caller chooses", () => 
   });
 });
 
+describe("attack: formatting filters composed into a computation on the data", () => {
+  // Review of 28 Nov 2026, after FORMATTING_FILTERS: each of these read a whole card number back, with formatting
+  // filters and literal arguments only (repro: formatting-filter-oracle.test.ts, destination-luhn-oracle.test.ts).
+  const attacks = (id: string) => [
+    // Character i as 10^d (its value as a length), against the 1 MiB limit.
+    `{{ token: ${id} | prepend: '["' | append: '"]' | json: '$[0][3]' | prepend: '1e' | json: '$' }}`,
+    // A JSONPath index into a string picks one character, for any destination to check.
+    `{{ token: ${id} | json: '$[3]' }}`,
+    `{{ token: ${id} | json: "$['3']" }}`,
+    `{{ token: ${id} | json: '$..3' }}`,
+    // A keyed hash of the first i+1 digits, one bit of it as a failure.
+    `{{ token: ${id} | reveal: 4, 0, 'X' | hmac: 'k' | reveal: 0, 1, '0' | card_mask }}`,
+    `{{ token: ${id} | hmac: 'k' | card_bin }}`,
+    // The first n digits padded with digits of the caller's: a Luhn-checking destination answers their sum.
+    `{{ token: ${id} | reveal: 7, 0, '0' }}`,
+    `{{ token: ${id} | reveal_last: 3, ' ' }}`,
+    `{{ token: ${id} | card_mask: false, false, '-' }}`,
+    // Keyword arguments are not positional literals.
+    `{{ token: ${id} | hmac: secret: 'k' }}`,
+  ];
+
+  it("refuses them to a caller who may use the token but not read it, through proxies and reactors", async () => {
+    const { invoke, react, pan } = await setup();
+    const before = forwarded;
+
+    for (const expression of attacks(pan)) {
+      const proxied = await invoke({ v: expression });
+      const reacted = await react({ v: expression });
+      expect(proxied.status, expression).toBe(403);
+      expect(proxied.body.proxy_error).toMatchObject({ type: expect.stringContaining("filter-needs-read") });
+      expect(reacted.status, expression).toBe(403);
+    }
+    expect(forwarded).toBe(before);
+  });
+
+  it("still formats: json by member name first, one formatting filter, then append, prepend and escapes", async () => {
+    const { react, reactAsReader, pan } = await setup();
+    const fine = [
+      [`{{ token: ${pan} | reveal: 6, 4 | url_encode }}`, "424242XXXXXX4242"],
+      [`{{ token: ${pan} | reveal: 6, 4, '*' | prepend: 'card ' | append: '.' }}`, "card 424242******4242."],
+      [`{{ token: ${pan} | pad_left: 18, '0' }}`, "004242424242424242"],
+      [`{{ token: ${pan} | json: '$' | last4 }}`, "4242"],
+      [`{{ token: ${pan} | json: '$.length' }}`, null],
+      [`{{ token: ${pan} | hmac: 'k' | prepend: 'h:' | escape }}`, expect.stringMatching(/^h:[0-9a-f]{64}$/)],
+    ] as const;
+    for (const [expression, expected] of fine) {
+      const res = await react({ v: expression });
+      expect(res.status, `${expression}: ${JSON.stringify(res.body)}`).toBe(200);
+      if (expected !== null) expect(res.body).toMatchObject({ raw: { args: { v: expected } } });
+    }
+    // A caller whose token:read reveals is not restricted.
+    const indexed = await reactAsReader({
+      v: `{{ token: ${pan} | prepend: '["' | append: '"]' | json: '$[0][3]' }}`,
+    });
+    expect(indexed.body).toMatchObject({ raw: { args: { v: "2" } } });
+  });
+});
+
 describe("attack: unbounded detokenization in one request", () => {
   it("refuses more than 1,000 expressions per request with a 400 problem", async () => {
     const { react, invoke, pan } = await setup();
