@@ -69,7 +69,9 @@ async function fingerprint(file: string): Promise<{ sha256: string; lines: numbe
  * injection rule) gets a leading `'`; external ids come from the input file, custom token ids from it too.
  */
 const csvCell = (raw: string) => {
-  const value = /^[=+\-@\t\r]/.test(raw) ? `'${raw}` : raw;
+  // A value that itself starts with ' gets one too (review r2b): a reader strips exactly one leading ' from a
+  // cell that has one, and "=1" and "'=1" (two customers) no longer both come out as '=1.
+  const value = /^[=+\-@\t\r']/.test(raw) ? `'${raw}` : raw;
   return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 };
 
@@ -148,7 +150,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     (readOwnFile(mappingFile) ?? "")
       .split("\n")
       .slice(1)
-      .flatMap((line) => line.split(",").at(-1) || []),
+      .flatMap((line) => line.split(",").at(-1)?.replace(/^'/, "") || []),
   );
 
   const total = format === "csv" ? Math.max(0, lines - 1) : lines;

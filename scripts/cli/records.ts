@@ -4,7 +4,7 @@
  * request becomes a problem for the summary, never an exception, and its content is never repeated.
  */
 import { createReadStream } from "node:fs";
-import { parse } from "csv-parse";
+import { parse as parseCsv } from "csv-parse/sync";
 import { CliError } from "./api.ts";
 
 export interface InputRecord {
@@ -66,48 +66,67 @@ function recordOf(line: number, request: Record<string, unknown>, idColumn: stri
  */
 export const MAX_LINE_BYTES = 1024 * 1024;
 
-/** The file's lines (split on LF, a CR before it dropped), each as text or as `undefined` when too long. */
-async function* boundedLines(file: string): AsyncIterable<string | undefined> {
+/**
+ * The file's lines (split on LF, a CR before it dropped), each as text or as `undefined` when too long, with the
+ * number of its last line. `csv`: a LF inside a quoted field (an odd count of `"` so far in the record) does not
+ * end it, so a CSV record is one piece however many lines it spans, and bounded as a line is (review r2b: csv-parse
+ * threw CSV_MAX_RECORD_SIZE on a long record and the whole import stopped there, at every resume).
+ */
+async function* boundedLines(
+  file: string,
+  csv = false,
+): AsyncIterable<{ text: string | undefined; line: number }> {
   let parts: Buffer[] = [];
   let size = 0;
   let tooLong = false;
+  let line = 0;
+  let quotes = 0;
+  const add = (piece: Buffer) => {
+    if (!tooLong && size + piece.length > MAX_LINE_BYTES) {
+      tooLong = true;
+      parts = [];
+      size = 0;
+    }
+    if (!tooLong && piece.length > 0) {
+      parts.push(Buffer.from(piece));
+      size += piece.length;
+    }
+  };
+  const countQuotes = (piece: Buffer) => {
+    if (!csv) return;
+    for (let i = piece.indexOf(34); i !== -1; i = piece.indexOf(34, i + 1)) quotes++;
+  };
   const take = (): string | undefined => {
     const text = tooLong ? undefined : Buffer.concat(parts, size).toString("utf8").replace(/\r$/, "");
     parts = [];
     size = 0;
     tooLong = false;
+    quotes = 0;
     return text;
   };
   for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
     let from = 0;
     for (let at = chunk.indexOf(10, from); at !== -1; at = chunk.indexOf(10, from)) {
       const piece = chunk.subarray(from, at);
-      if (!tooLong && size + piece.length > MAX_LINE_BYTES) tooLong = true;
-      if (!tooLong) {
-        parts.push(piece);
-        size += piece.length;
-      }
-      yield take();
+      countQuotes(piece);
+      line++;
       from = at + 1;
+      if (quotes % 2 === 1) {
+        add(chunk.subarray(at - piece.length, at + 1)); // inside a quoted field: the LF is the field's
+        continue;
+      }
+      add(piece);
+      yield { text: take(), line };
     }
     const rest = chunk.subarray(from);
-    if (!tooLong && size + rest.length > MAX_LINE_BYTES) {
-      tooLong = true;
-      parts = [];
-      size = 0;
-    }
-    if (!tooLong && rest.length > 0) {
-      parts.push(Buffer.from(rest));
-      size += rest.length;
-    }
+    countQuotes(rest);
+    add(rest);
   }
-  if (size > 0 || tooLong) yield take();
+  if (size > 0 || tooLong) yield { text: take(), line: line + 1 };
 }
 
 async function* readJsonl(file: string, idColumn?: string): AsyncIterable<InputRecord> {
-  let line = 0;
-  for await (const text of boundedLines(file)) {
-    line++;
+  for await (const { text, line } of boundedLines(file)) {
     if (text === undefined) {
       yield {
         line,
@@ -170,28 +189,36 @@ export function requestOfRow(header: string[], row: string[]): Record<string, un
 }
 
 async function* readCsv(file: string, idColumn?: string): AsyncIterable<InputRecord> {
-  // Rows as arrays with relaxed counts: a row of the wrong width is a bad line, not the end of the file.
-  const parser = createReadStream(file).pipe(
-    parse({
-      info: true,
-      relax_column_count: true,
-      skip_empty_lines: true,
-      bom: true,
-      // An unclosed quote would otherwise gather the rest of the file into one field.
-      max_record_size: MAX_LINE_BYTES,
-    }),
-  );
+  // Record by record, each bounded as it streams (boundedLines): a record over MAX_LINE_BYTES is a failed line,
+  // the rest of the file read on. Rows as arrays with relaxed counts: a row of the wrong width is a bad line.
   let header: string[] | undefined;
-  for await (const { record, info } of parser as AsyncIterable<{
-    record: string[];
-    info: { lines: number };
-  }>) {
+  let first = true;
+  for await (const { text, line } of boundedLines(file, true)) {
+    const raw = first && text !== undefined ? text.replace(/^\uFEFF/, "") : text;
+    first = false;
+    if (raw === undefined) {
+      if (!header) throw new CliError(`${file}: the CSV header is longer than ${MAX_LINE_BYTES} bytes`);
+      yield {
+        line,
+        problem: `longer than ${MAX_LINE_BYTES} bytes (the service's request limit): never sent`,
+      };
+      continue;
+    }
+    if (raw.trim() === "") continue;
+    let record: string[];
+    try {
+      record = (parseCsv(raw, { relax_column_count: true }) as string[][])[0] ?? [];
+    } catch (error) {
+      if (!header) throw error;
+      const code = (error as { code?: unknown }).code;
+      yield { line, problem: `not valid CSV${typeof code === "string" ? ` (${code})` : ""}` };
+      continue;
+    }
     if (!header) {
       header = record.map((column) => column.trim());
       if (!header.includes("type")) throw new CliError(`${file}: the CSV header has no \`type\` column`);
       continue;
     }
-    const line = info.lines;
     if (record.length !== header.length) {
       yield { line, problem: `has ${record.length} columns, the header ${header.length}` };
       continue;

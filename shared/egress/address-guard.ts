@@ -38,6 +38,16 @@ ALWAYS_REFUSED.addAddress("192.0.0.192", "ipv4"); // Oracle Cloud metadata
 ALWAYS_REFUSED.addSubnet("0.0.0.0", 8, "ipv4"); // "this network": 0.0.0.0 connects to this machine
 ALWAYS_REFUSED.addAddress("::", "ipv6");
 
+/** Private and loopback ranges: where an internal endpoint whose name has not resolved yet may be. */
+const NOT_PUBLIC = new net.BlockList();
+NOT_PUBLIC.addSubnet("10.0.0.0", 8, "ipv4");
+NOT_PUBLIC.addSubnet("172.16.0.0", 12, "ipv4");
+NOT_PUBLIC.addSubnet("192.168.0.0", 16, "ipv4");
+NOT_PUBLIC.addSubnet("100.64.0.0", 10, "ipv4");
+NOT_PUBLIC.addSubnet("127.0.0.0", 8, "ipv4");
+NOT_PUBLIC.addSubnet("fc00::", 7, "ipv6");
+NOT_PUBLIC.addAddress("::1", "ipv6");
+
 /** A connection refused by this rule. Its message names no address (callers may see the classification). */
 export class AddressRefusedError extends Error {
   constructor() {
@@ -56,7 +66,16 @@ interface Endpoint {
    * (proxies review, 28 Nov 2026). One of them local makes the endpoint local. Kept once seen (the safe side).
    */
   addresses: Set<string>;
+  /**
+   * A name not resolved yet (the first lookup on its way, or failed: a container not up yet): every private or
+   * loopback address on its port is refused meanwhile (the safe side), and the name is asked again every RETRY_MS until it answers. It was
+   * allowed until the next minute's lookup (review r2b).
+   */
+  unresolved: boolean;
 }
+
+/** How soon a protected endpoint's name is asked again while it has never answered. */
+const RETRY_MS = 1_000;
 
 /** How often a protected endpoint's name is resolved again (a container restarted on another address). */
 const RESOLVE_EVERY_MS = 60_000;
@@ -80,24 +99,40 @@ export function protectEndpoint(endpoint: string): () => void {
   const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
   const key = `${hostname}|${port}`;
   if (internalEndpoints.has(key)) return () => {};
-  const entry: Endpoint = { hostname, port, local: isLocalName(hostname), addresses: new Set() };
+  const byName = !isLocalName(hostname) && net.isIP(hostname) === 0;
+  const entry: Endpoint = {
+    hostname,
+    port,
+    local: isLocalName(hostname),
+    addresses: new Set(),
+    unresolved: byName,
+  };
   internalEndpoints.set(key, entry);
   let again: NodeJS.Timeout | undefined;
-  if (!entry.local && net.isIP(hostname) === 0) {
+  let retry: NodeJS.Timeout | undefined;
+  let lifted = false;
+  if (byName) {
     const resolve = () =>
       systemLookup(hostname, { all: true }, (error, found) => {
-        if (error || !Array.isArray(found)) return;
+        if (lifted) return;
+        if (error || !Array.isArray(found) || found.length === 0) {
+          if (entry.unresolved) retry = setTimeout(resolve, RETRY_MS).unref();
+          return;
+        }
         for (const { address } of found) {
           entry.addresses.add(bare(address));
           if (isLocalAddress(address)) entry.local = true;
         }
+        entry.unresolved = false;
       });
     resolve();
     again = setInterval(resolve, RESOLVE_EVERY_MS).unref();
   }
   return () => {
+    lifted = true;
     internalEndpoints.delete(key);
     clearInterval(again);
+    clearTimeout(retry);
   };
 }
 
@@ -112,6 +147,14 @@ export function refusal(address: string, port: number, hostname?: string): strin
   const name = hostname === undefined ? undefined : bare(hostname);
   for (const endpoint of internalEndpoints.values()) {
     if (endpoint.port !== port) continue;
+    // Its name not resolved yet: every private or loopback address on its port, the safe side (never a public one:
+    // a name that never resolves must not close a port to the internet).
+    if (
+      endpoint.unresolved &&
+      (NOT_PUBLIC.check(lowered, family === 4 ? "ipv4" : "ipv6") ||
+        (v4 !== undefined && NOT_PUBLIC.check(v4, "ipv4")))
+    )
+      return "internal endpoint";
     if (endpoint.local && isLocalAddress(lowered)) return "internal endpoint";
     if (endpoint.hostname === lowered || endpoint.hostname === v4 || endpoint.hostname === name)
       return "internal endpoint";

@@ -88,6 +88,34 @@ describe("address guard", () => {
     }
   });
 
+  it("refuses its address from the moment it is protected, even when the first lookup fails (container not up yet)", async () => {
+    let up = false;
+    const lookup = vi.spyOn(dns, "lookup").mockImplementation(((
+      hostname: string,
+      _options: unknown,
+      callback: (error: Error | null, found: dns.LookupAddress[]) => void,
+    ) => {
+      // As a real resolver: the answer comes later; before the container is up, ENOTFOUND.
+      setTimeout(() => {
+        if (hostname !== "dynamo.r2b.test" || !up)
+          return callback(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }), []);
+        callback(null, [{ address: "10.9.8.6", family: 4 }]);
+      }, 5);
+    }) as unknown as typeof dns.lookup);
+    try {
+      const lift = protectEndpoint("http://dynamo.r2b.test:8000");
+      await new Promise((resolve) => setTimeout(resolve, 20)); // the first lookup failed
+      up = true; // the DynamoDB container is up: proxies can reach 10.9.8.6:8000
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      // It was allowed until the next resolution, a minute later (review round 2, 28 Nov 2026).
+      const refused = refusal("10.9.8.6", 8000);
+      lift();
+      expect(refused).toBeDefined();
+    } finally {
+      lookup.mockRestore();
+    }
+  });
+
   it("knows this machine's addresses", () => {
     expect(isLocalAddress("127.0.0.1")).toBe(true);
     expect(isLocalAddress("::1")).toBe(true);

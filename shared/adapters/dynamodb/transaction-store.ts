@@ -227,19 +227,26 @@ export class DynamoTransactionStore extends TransactionUndo implements Transacti
     // finishes too: outside the request's claim, so its writes do not each update the idempotency record (up to
     // 10 at once in the one-by-one fallback: conflicting transactions on one item in DynamoDB) nor fail on a lapsed
     // claim with the commit already made.
-    if (staged) await outsideAnyRequest(() => this.rollForward(tenantId, id, operations, now));
+    // Staged: counted by what this roll-forward applied itself (a write meeting one of its holds may finish it
+    // meanwhile, finishCommittedHold, and counts what it applied).
+    const created = staged
+      ? await outsideAnyRequest(() => this.rollForward(tenantId, id, operations, now))
+      : createdBy(operations);
     await this.afterApply(tenantId, operations);
     await this.forgetOperations(tenantId, id, operations);
-    return { created: createdBy(operations) };
+    return { created };
   }
 
   /** Finishes a staged commit a request left unfinished (the sweep, at the transaction's expiry). */
   async finishCommit(transaction: StoredTransaction, now: Date): Promise<{ created: number }> {
     const operations = await this.operations(transaction.tenant_id, transaction.id);
-    await this.rollForward(transaction.tenant_id, transaction.id, operations, now);
+    // Only what this call applied: the sweep, writes meeting the holds (finishCommittedHold) and the commit's own
+    // request may finish the same transaction at once, each having read every operation (review r2b: each
+    // counted all its creations, TokensCreated counted once per finisher).
+    const created = await this.rollForward(transaction.tenant_id, transaction.id, operations, now);
     await this.afterApply(transaction.tenant_id, operations);
     await this.forgetOperations(transaction.tenant_id, transaction.id, operations);
-    return { created: createdBy(operations) };
+    return { created };
   }
 
   /**
@@ -247,7 +254,13 @@ export class DynamoTransactionStore extends TransactionUndo implements Transacti
    * still holding the token, so running it again (a retry, the sweep) changes nothing already applied. Then the
    * record's `rolling_forward` goes.
    */
-  private async rollForward(tenantId: string, id: string, operations: Operation[], now: Date): Promise<void> {
+  private async rollForward(
+    tenantId: string,
+    id: string,
+    operations: Operation[],
+    now: Date,
+  ): Promise<number> {
+    let created = 0;
     for (const chunk of this.chunks(tenantId, operations)) {
       try {
         await this.client.send(
@@ -259,6 +272,7 @@ export class DynamoTransactionStore extends TransactionUndo implements Transacti
             ] as never,
           }),
         );
+        created += createdBy(chunk);
       } catch (error) {
         if (!(error instanceof Error && error.name === "TransactionCanceledException")) throw error;
         // One by one: an operation applied by an earlier attempt has no op item left (skipped whole); one whose
@@ -271,7 +285,10 @@ export class DynamoTransactionStore extends TransactionUndo implements Transacti
             this.forgetWrite(tenantId, id, op, true),
             ...this.counters(tenantId, [op], "commit"),
           ];
-          if (await this.sendIgnoringApplied([this.applyWrite(tenantId, id, op, now), ...counted])) return;
+          if (await this.sendIgnoringApplied([this.applyWrite(tenantId, id, op, now), ...counted])) {
+            if (op.operation === "create") created++;
+            return;
+          }
           await this.sendIgnoringApplied([
             this.forgetWrite(tenantId, id, op),
             ...this.counters(tenantId, [op], "rollback"),
@@ -290,6 +307,7 @@ export class DynamoTransactionStore extends TransactionUndo implements Transacti
         }),
       )
       .catch(ignoreConditionFailed);
+    return created;
   }
 
   /**

@@ -8,13 +8,18 @@
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
+import { RecordingMetrics } from "#shared/adapters/metrics/recording-metrics.ts";
+import { METRIC } from "#shared/observability/metric-names.ts";
 import { rewrapToEnd } from "#test/support/keys.ts";
 import { advanceTestClock, useService } from "#test/support/service.ts";
 import { appKey, revealEverything, type TokenBody, tenantWithOwner } from "#test/support/tokens.ts";
 
-const svc = useService();
+const metrics = new RecordingMetrics();
+const svc = useService({ metrics });
 const mergePatch = { "content-type": "application/merge-patch+json" };
 const FILLERS = 59; // with the target: 60 staged versions of 60 KB, past one write's 4 MB: a staged commit
+const FILLERS_60 = 60; // a staged commit of updates only, to which creates are added
+const CREATED_IN_TXN = 5;
 
 type Store = Record<string, unknown>;
 
@@ -285,5 +290,66 @@ describe("a write meeting the lock of a committed staged transaction the sweep h
       true,
     );
     expect(after.body.metadata).toEqual({ note: "during" });
+  }, 300_000);
+});
+
+describe("writes meeting a committed staged transaction's holds at once", () => {
+  it("counts a committed transaction's creations once when two PATCHes finish it at once", async () => {
+    const { api, tenant, owner: writer } = await tenantWithOwner(svc);
+    const txn = (await api.post<{ id: string }>("/transactions", { key: writer })).body;
+    const fillers: string[] = [];
+    for (let i = 0; i < FILLERS_60; i++)
+      fillers.push(
+        (await api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data: `f${i}` } })).body
+          .id,
+      );
+    const headers = { ...mergePatch, "svc-transaction-id": txn.id };
+    for (const f of fillers)
+      expect(
+        (await api.patch(`/tokens/${f}`, { key: writer, body: { data: "z".repeat(60_000) }, headers }))
+          .status,
+      ).toBe(200);
+    for (let i = 0; i < CREATED_IN_TXN; i++)
+      expect(
+        (
+          await api.post("/tokens", {
+            key: writer,
+            body: { type: "token", data: `new${i}` },
+            headers: { "svc-transaction-id": txn.id },
+          })
+        ).status,
+      ).toBe(201);
+
+    const store = svc.service.deps.transactions as unknown as Store;
+    const rollForward = store.rollForward;
+    store.rollForward = () => Promise.reject(new Error("simulated crash")); // past the commit point
+    const commit = await api.post(`/transactions/${txn.id}/commit`, { key: writer }).finally(() => {
+      store.rollForward = rollForward;
+    });
+    expect(commit.status).toBe(500);
+    expect(await svc.service.deps.transactions.get(tenant.tenantId, txn.id)).toMatchObject({
+      state: "committed",
+      rolling_forward: true,
+    });
+
+    const createdBefore = metrics
+      .named(METRIC.tokensCreated)
+      .filter((p) => p.metadata?.tenant_id === tenant.tenantId)
+      .reduce((s, p) => s + p.value, 0);
+    // Three writes of three of the transaction's tokens at once, each finishing it (review round 2, 28 Nov 2026:
+    // each counted all of its creations).
+    const patches = await Promise.all(
+      [fillers[0], fillers[1], fillers[2]].map((id) =>
+        api.patch(`/tokens/${id}`, { key: writer, body: { metadata: { n: "1" } }, headers: mergePatch }),
+      ),
+    );
+    expect(patches.map((p) => p.status)).toEqual([200, 200, 200]);
+    const created =
+      metrics
+        .named(METRIC.tokensCreated)
+        .filter((p) => p.metadata?.tenant_id === tenant.tenantId)
+        .reduce((s, p) => s + p.value, 0) - createdBefore;
+    // The transaction created CREATED_IN_TXN tokens: counted once.
+    expect(created).toBe(CREATED_IN_TXN);
   }, 300_000);
 });
