@@ -75,11 +75,14 @@ export const MAX_LINE_BYTES = 1024 * 1024;
 async function* boundedLines(
   file: string,
   csv = false,
-): AsyncIterable<{ text: string | undefined; line: number }> {
+): AsyncIterable<{ text: string | undefined; line: number; first: number }> {
   let parts: Buffer[] = [];
   let size = 0;
   let tooLong = false;
   let line = 0;
+  /** The line the record being read began on. */
+  let first = 1;
+  let unended = false;
   let quotes = 0;
   const add = (piece: Buffer) => {
     if (!tooLong && size + piece.length > MAX_LINE_BYTES) {
@@ -116,13 +119,16 @@ async function* boundedLines(
         continue;
       }
       add(piece);
-      yield { text: take(), line };
+      yield { text: take(), line, first };
+      first = line + 1;
     }
     const rest = chunk.subarray(from);
     countQuotes(rest);
     add(rest);
+    // A last line without a newline (the rest of the final chunk) counts as a line of its own.
+    unended = rest.length > 0;
   }
-  if (size > 0 || tooLong) yield { text: take(), line: line + 1 };
+  if (size > 0 || tooLong) yield { text: take(), line: unended ? line + 1 : line, first };
 }
 
 async function* readJsonl(file: string, idColumn?: string): AsyncIterable<InputRecord> {
@@ -193,7 +199,7 @@ async function* readCsv(file: string, idColumn?: string): AsyncIterable<InputRec
   // the rest of the file read on. Rows as arrays with relaxed counts: a row of the wrong width is a bad line.
   let header: string[] | undefined;
   let first = true;
-  for await (const { text, line } of boundedLines(file, true)) {
+  for await (const { text, line, first: begins } of boundedLines(file, true)) {
     const raw = first && text !== undefined ? text.replace(/^\uFEFF/, "") : text;
     first = false;
     if (raw === undefined) {
@@ -209,10 +215,12 @@ async function* readCsv(file: string, idColumn?: string): AsyncIterable<InputRec
     try {
       record = (parseCsv(raw, { relax_column_count: true }) as string[][])[0] ?? [];
     } catch (error) {
-      if (!header) throw error;
-      const code = (error as { code?: unknown }).code;
-      yield { line, problem: `not valid CSV${typeof code === "string" ? ` (${code})` : ""}` };
-      continue;
+      // No CSV (a stray quote): where records begin and end is not known past it, so the import stops there, said
+      // by the record's first line and the parser's code (import.ts unreadable), never its content.
+      throw Object.assign(new Error("not valid CSV"), {
+        code: (error as { code?: unknown }).code,
+        lines: begins,
+      });
     }
     if (!header) {
       header = record.map((column) => column.trim());

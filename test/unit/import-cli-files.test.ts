@@ -247,6 +247,20 @@ describe("import CLI: a CSV record over 1 MiB", () => {
   });
 });
 
+describe("import CLI: CSV records over several lines", () => {
+  it("reads a quoted field's line breaks as the field's, and numbers lines as the file does", async () => {
+    const file = join(dir(), "notes.csv");
+    writeFileSync(file, 'type,data,note\ntoken,a,"two\nlines"\ntoken,b,x,extra\ntoken,c,"last\nunended');
+    await expect(runImport(options(file))).rejects.toThrow(/line 5: not valid CSV \(CSV_QUOTE_NOT_CLOSED\)/);
+
+    const fixed = join(dir(), "notes.csv");
+    writeFileSync(fixed, 'type,data,note\ntoken,a,"two\nlines"\ntoken,b,x,extra\ntoken,c,"ok"');
+    const summary = await runImport(options(fixed));
+    expect(summary.failed).toEqual([expect.objectContaining({ line: 4 })]); // the row of 4 columns
+    expect(sent).toBe(2);
+  });
+});
+
 describe("import CLI: the mapping's formula quoting", () => {
   it("keeps an external id distinguishable from another (a leading ' is added, never escaped)", async () => {
     const folder = dir();
