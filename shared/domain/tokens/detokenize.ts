@@ -142,6 +142,40 @@ function membersOnly(path: unknown): boolean {
   return !!parsed && parsed.steps.every((step) => step.kind === "all" || !/^[0-9]+$/.test(step.name));
 }
 
+/** The token types whose data is always an object (types.ts): `json` reads their fields without parsing text. */
+const OBJECT_TYPES: ReadonlySet<string> = new Set(["card", "bank"]);
+
+/** Number of a count argument as the filters read it (an integer or a string of digits), else undefined. */
+const countOf = (value: unknown): number | undefined =>
+  typeof value === "number"
+    ? value
+    : typeof value === "string" && /^[0-9]+$/.test(value.trim())
+      ? Number(value.trim())
+      : undefined;
+
+/**
+ * Which characters of the data a use-only caller may send apart from the rest: fixed places, never places of its
+ * choosing. `reveal: k, 0, <mask>` for k = 1…15 with a digit of the caller's in front put the first k digits alone in
+ * a number for a Luhn-checking destination to sum, one digit a step, whatever the mask character: one a format ends
+ * a field at (`&` in a form body: `number=0c{{ … | reveal: k, 0, '&' }}`) or a destination's normalizer drops
+ * (U+001C–U+001F are whitespace to Python and Java, U+0085 to Python and .NET, every non-digit to a `\D` strip):
+ * a card read back in ~80 requests (review of 28 Nov 2026, round 3). With places fixed (the last four, card_mask's
+ * BIN and last four), such a destination answers sums of those digits only, and no mask character matters.
+ * card_exp's `M` is one or two characters (its length tells month ≥ 10): only fixed-width parts.
+ */
+function fixedPlaces(filter: FilterUse): boolean {
+  const [first, second] = filter.arguments;
+  if (filter.name === "reveal")
+    return countOf(first) === 0 && (second === undefined || [0, 4].includes(countOf(second) ?? -1));
+  if (filter.name === "reveal_last") return [0, 4].includes(countOf(first) ?? -1);
+  if (filter.name === "card_exp")
+    return (
+      first === undefined ||
+      (typeof first === "string" && ![...first.matchAll(/YYYY|YY|MM|M/g)].some((m) => m[0] === "M"))
+    );
+  return true;
+}
+
 /**
  * Whether a use-only caller's filters only format the token's data: at most `json` (member names only) first, then
  * at most one other formatting filter, then only decorations (append, prepend, url_encode, escape); every argument
@@ -161,7 +195,7 @@ export function formatsOnly(filters: readonly FilterUse[]): boolean {
   if (at < filters.length && DATA_FILTERS.has(filters[at]?.name ?? "")) at++;
   for (; at < filters.length; at++) if (!DECORATIONS.has(filters[at]?.name ?? "")) return false;
   return filters.every((filter) => {
-    if (!filter.literalArguments) return false;
+    if (!filter.literalArguments || !fixedPlaces(filter)) return false;
     const place = MASK_ARGUMENT[filter.name];
     const mask = place === undefined ? undefined : filter.arguments[place];
     return typeof mask !== "string" || !NUMBER_LIKE.test(mask);
@@ -171,7 +205,7 @@ export function formatsOnly(filters: readonly FilterUse[]): boolean {
 const filterNeedsRead = (id: string) =>
   new DetokenizeError(
     "forbidden",
-    `The key may use the token ${JSON.stringify(id)} but not read it: on its data it may apply only formatting filters (${[...FORMATTING_FILTERS].join(", ")}), with literal arguments: at most json (member names only) first, then one other, then append, prepend, url_encode or escape; a mask character that is not a digit, space or dash. Others need token:read that reveals the token.`,
+    `The key may use the token ${JSON.stringify(id)} but not read it: on its data it may apply only formatting filters (${[...FORMATTING_FILTERS].join(", ")}), with literal arguments: at most json (member names only) first, then one other, then append, prepend, url_encode or escape; a mask character that is not a digit, space or dash; reveal and reveal_last showing at most the last four characters (card_mask for the BIN); card_exp without a bare M. Others need token:read that reveals the token.`,
     { code: "filter-needs-read" },
   );
 
@@ -303,6 +337,9 @@ export function createDetokenizer(
       const filters = await deps.expressions.outputFilters(filterTemplate(ref));
       if (!filters?.every((filter) => FORMATTING_FILTERS.has(filter.name)) || !formatsOnly(filters))
         throw filterNeedsRead(ref.id);
+      // `json` parses a string as JSON, which fails or not by its characters ("0123" fails, "1123" parses: a bit of
+      // the data, round 3): only on the types whose data is an object (its fields picked by name).
+      if (filters[0]?.name === "json" && !OBJECT_TYPES.has(token.type)) throw filterNeedsRead(ref.id);
     }
     checked.add(key);
   };

@@ -263,7 +263,7 @@ describe("attack: reading token data through filters the caller chooses", () => 
 
 describe("attack: formatting filters composed into a computation on the data", () => {
   // Review of 28 Nov 2026, after FORMATTING_FILTERS: each of these read a whole card number back, with formatting
-  // filters and literal arguments only (repro: formatting-filter-oracle.test.ts, destination-luhn-oracle.test.ts).
+  // filters and literal arguments only (a Luhn-checking destination: detokenize-luhn-oracle.test.ts).
   const attacks = (id: string) => [
     // Character i as 10^d (its value as a length), against the 1 MiB limit.
     `{{ token: ${id} | prepend: '["' | append: '"]' | json: '$[0][3]' | prepend: '1e' | json: '$' }}`,
@@ -278,6 +278,11 @@ describe("attack: formatting filters composed into a computation on the data", (
     `{{ token: ${id} | reveal: 7, 0, '0' }}`,
     `{{ token: ${id} | reveal_last: 3, ' ' }}`,
     `{{ token: ${id} | card_mask: false, false, '-' }}`,
+    // Round 3: places of the caller's choosing, whatever the mask character: '&' ends a form field, U+001C is
+    // whitespace to Python and Java (detokenize-luhn-oracle.test.ts).
+    `{{ token: ${id} | reveal: 7, 0, '&' }}`,
+    `{{ token: ${id} | reveal: 7, 0, '\u001c' }}`,
+    `{{ token: ${id} | reveal_last: 3, '*' }}`,
     // Keyword arguments are not positional literals.
     `{{ token: ${id} | hmac: secret: 'k' }}`,
   ];
@@ -299,11 +304,10 @@ describe("attack: formatting filters composed into a computation on the data", (
   it("still formats: json by member name first, one formatting filter, then append, prepend and escapes", async () => {
     const { react, reactAsReader, pan } = await setup();
     const fine = [
-      [`{{ token: ${pan} | reveal: 6, 4 | url_encode }}`, "424242XXXXXX4242"],
-      [`{{ token: ${pan} | reveal: 6, 4, '*' | prepend: 'card ' | append: '.' }}`, "card 424242******4242."],
+      [`{{ token: ${pan} | card_mask: true, true | url_encode }}`, "42424242XXXX4242"],
+      [`{{ token: ${pan} | reveal: 0, 4, '*' | prepend: 'card ' | append: '.' }}`, "card ************4242."],
       [`{{ token: ${pan} | pad_left: 18, '0' }}`, "004242424242424242"],
-      [`{{ token: ${pan} | json: '$' | last4 }}`, "4242"],
-      [`{{ token: ${pan} | json: '$.length' }}`, null],
+      [`{{ token: ${pan} | last4 }}`, "4242"],
       [`{{ token: ${pan} | hmac: 'k' | prepend: 'h:' | escape }}`, expect.stringMatching(/^h:[0-9a-f]{64}$/)],
     ] as const;
     for (const [expression, expected] of fine) {
