@@ -67,15 +67,28 @@ function recordOf(line: number, request: Record<string, unknown>, idColumn: stri
 export const MAX_LINE_BYTES = 1024 * 1024;
 
 /**
+ * Where a CSV record stands after some of its bytes, as csv-parse reads them: at a field's start, in an unquoted
+ * field, in a quoted one, just after a quote inside a quoted one (its end, or the first of `""`), after a quoted
+ * field's closing quote.
+ */
+const Csv = { FieldStart: 0, Unquoted: 1, Quoted: 2, QuoteInQuoted: 3, Closed: 4 } as const;
+type CsvState = (typeof Csv)[keyof typeof Csv];
+
+/**
  * The file's lines (split on LF, a CR before it dropped), each as text or as `undefined` when too long, with the
- * number of its last line. `csv`: a LF inside a quoted field (an odd count of `"` so far in the record) does not
- * end it, so a CSV record is one piece however many lines it spans, and bounded as a line is (review r2b: csv-parse
- * threw CSV_MAX_RECORD_SIZE on a long record and the whole import stopped there, at every resume).
+ * number of its last line. `csv`: a LF inside a quoted field does not end it, so a CSV record is one piece however
+ * many lines it spans, and bounded as a line is (review r2b: csv-parse threw CSV_MAX_RECORD_SIZE on a long record
+ * and the whole import stopped there, at every resume). Quotes are followed as csv-parse follows them (a quote
+ * opens a field only at its start; `""` inside one is a quote), not counted: a stray quote in an unquoted field
+ * (`5" screen`) and a CR that ends no line (a file saved with CR line endings, a lone CR between two records) make
+ * the record `invalid`, whatever its length (review r3b: counted, a stray quote swallowed the rest of the file
+ * into one record over 1 MiB, reported as one failed line and the import went on without those records; a CR
+ * record separator left every record after it out of the parse, in silence).
  */
 async function* boundedLines(
   file: string,
   csv = false,
-): AsyncIterable<{ text: string | undefined; line: number; first: number }> {
+): AsyncIterable<{ text: string | undefined; line: number; first: number; invalid?: string }> {
   let parts: Buffer[] = [];
   let size = 0;
   let tooLong = false;
@@ -83,7 +96,9 @@ async function* boundedLines(
   /** The line the record being read began on. */
   let first = 1;
   let unended = false;
-  let quotes = 0;
+  let state: CsvState = Csv.FieldStart as CsvState;
+  let afterCr = false;
+  let invalid: string | undefined;
   const add = (piece: Buffer) => {
     if (!tooLong && size + piece.length > MAX_LINE_BYTES) {
       tooLong = true;
@@ -95,40 +110,90 @@ async function* boundedLines(
       size += piece.length;
     }
   };
-  const countQuotes = (piece: Buffer) => {
-    if (!csv) return;
-    for (let i = piece.indexOf(34); i !== -1; i = piece.indexOf(34, i + 1)) quotes++;
+  /** Follows the record's quoting through `piece` (no LF in it, but inside a quoted field). */
+  let atStart = true;
+  const follow = (piece: Buffer) => {
+    if (!csv || invalid) return;
+    // A byte order mark before the header is no field's (readCsv drops it).
+    const bom = atStart && piece[0] === 0xef && piece[1] === 0xbb && piece[2] === 0xbf ? 3 : 0;
+    atStart = false;
+    for (const byte of piece.subarray(bom)) {
+      if (afterCr && state !== Csv.Quoted) {
+        invalid = "CSV_CR_NOT_LINE_END";
+        return;
+      }
+      afterCr = false;
+      switch (state) {
+        case Csv.FieldStart:
+        case Csv.Unquoted:
+          if (byte === 34) {
+            if (state === Csv.Unquoted) invalid = "CSV_INVALID_OPENING_QUOTE";
+            state = Csv.Quoted;
+          } else if (byte === 44) state = Csv.FieldStart;
+          else if (byte === 13) afterCr = true;
+          else state = Csv.Unquoted;
+          break;
+        case Csv.Quoted:
+          if (byte === 34) state = Csv.QuoteInQuoted;
+          break;
+        case Csv.QuoteInQuoted:
+          if (byte === 34) state = Csv.Quoted;
+          else if (byte === 44) state = Csv.FieldStart;
+          else if (byte === 13) {
+            state = Csv.Closed;
+            afterCr = true;
+          } else invalid = "CSV_INVALID_CLOSING_QUOTE";
+          break;
+        case Csv.Closed:
+          if (byte === 44) state = Csv.FieldStart;
+          else if (byte === 13) afterCr = true;
+          else invalid = "CSV_INVALID_CLOSING_QUOTE";
+          break;
+      }
+      if (invalid) return;
+    }
   };
   const take = (): string | undefined => {
     const text = tooLong ? undefined : Buffer.concat(parts, size).toString("utf8").replace(/\r$/, "");
     parts = [];
     size = 0;
     tooLong = false;
-    quotes = 0;
+    state = Csv.FieldStart;
+    afterCr = false;
     return text;
+  };
+  const ended = () => {
+    const found = invalid;
+    invalid = undefined;
+    return found === undefined ? {} : { invalid: found };
   };
   for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
     let from = 0;
     for (let at = chunk.indexOf(10, from); at !== -1; at = chunk.indexOf(10, from)) {
       const piece = chunk.subarray(from, at);
-      countQuotes(piece);
+      follow(piece);
       line++;
       from = at + 1;
-      if (quotes % 2 === 1) {
+      if (csv && !invalid && (state as CsvState) === Csv.Quoted) {
         add(chunk.subarray(at - piece.length, at + 1)); // inside a quoted field: the LF is the field's
         continue;
       }
       add(piece);
-      yield { text: take(), line, first };
+      const text = take();
+      yield { text, line, first, ...ended() };
       first = line + 1;
     }
     const rest = chunk.subarray(from);
-    countQuotes(rest);
+    follow(rest);
     add(rest);
     // A last line without a newline (the rest of the final chunk) counts as a line of its own.
     unended = rest.length > 0;
   }
-  if (size > 0 || tooLong) yield { text: take(), line: unended ? line + 1 : line, first };
+  if (csv && !invalid && (state as CsvState) === Csv.Quoted) invalid = "CSV_QUOTE_NOT_CLOSED";
+  if (size > 0 || tooLong) {
+    const text = take();
+    yield { text, line: unended ? line + 1 : line, first, ...ended() };
+  }
 }
 
 async function* readJsonl(file: string, idColumn?: string): AsyncIterable<InputRecord> {
@@ -199,9 +264,12 @@ async function* readCsv(file: string, idColumn?: string): AsyncIterable<InputRec
   // the rest of the file read on. Rows as arrays with relaxed counts: a row of the wrong width is a bad line.
   let header: string[] | undefined;
   let first = true;
-  for await (const { text, line, first: begins } of boundedLines(file, true)) {
+  for await (const { text, line, first: begins, invalid } of boundedLines(file, true)) {
     const raw = first && text !== undefined ? text.replace(/^\uFEFF/, "") : text;
     first = false;
+    // No CSV, however long: where the records after it begin and end is not known (a stray quote read on swallowed
+    // the rest of the file into one record), so the import stops there.
+    if (invalid) throw Object.assign(new Error("not valid CSV"), { code: invalid, lines: begins });
     if (raw === undefined) {
       if (!header) throw new CliError(`${file}: the CSV header is longer than ${MAX_LINE_BYTES} bytes`);
       yield {
@@ -213,7 +281,11 @@ async function* readCsv(file: string, idColumn?: string): AsyncIterable<InputRec
     if (raw.trim() === "") continue;
     let record: string[];
     try {
-      record = (parseCsv(raw, { relax_column_count: true }) as string[][])[0] ?? [];
+      const records = parseCsv(raw, { relax_column_count: true }) as string[][];
+      // One record per piece: a second is one boundedLines did not see end (the rest would be left out in silence).
+      if (records.length > 1)
+        throw Object.assign(new Error("more than one record"), { code: "CSV_RECORD_SPLIT" });
+      record = records[0] ?? [];
     } catch (error) {
       // No CSV (a stray quote): where records begin and end is not known past it, so the import stops there, said
       // by the record's first line and the parser's code (import.ts unreadable), never its content.

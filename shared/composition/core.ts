@@ -20,7 +20,14 @@ import { Sealer } from "#shared/domain/crypto/sealer.ts";
 import { TenantKeyWrapper } from "#shared/domain/crypto/tenant-key-wrapper.ts";
 import { DeletedTenants } from "#shared/domain/deleted-tenants.ts";
 import { KeyStateCache } from "#shared/domain/keys/key-state.ts";
-import { browserPolicy, RateLimiter, type RateLimitPolicy, searchPolicy } from "#shared/domain/rate-limit.ts";
+import {
+  browserPolicy,
+  RateLimiter,
+  type RateLimiterOptions,
+  type RateLimitPolicy,
+  searchPolicy,
+  tenantOfSubBucket,
+} from "#shared/domain/rate-limit.ts";
 import { StoreHealth } from "#shared/domain/store-health.ts";
 import { hashKey } from "#shared/ids.ts";
 import { logger } from "#shared/logger.ts";
@@ -118,13 +125,14 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
     deletedTenants,
     keyState,
   );
-  const rateLimiter = (policy: RateLimitPolicy) =>
+  const rateLimiter = (policy: RateLimitPolicy, parent?: RateLimiterOptions["parent"]) =>
     new RateLimiter(
       new DynamoRequestBudget(dynamo, cfg.tableName, { deleteSpentWindows: cfg.mode === "local" }),
       clock,
       policy,
       {
         metrics: table.metrics,
+        ...(parent ? { parent } : {}),
         onLeaseError: (error) =>
           logger.warn("Rate-limit lease failed; request let through", {
             error_name: error instanceof Error ? error.name : "unknown",
@@ -164,7 +172,9 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
     searchRateLimiter: cfg.rateLimit.ratePerSecond > 0 ? rateLimiter(searchPolicy(cfg.rateLimit)) : undefined,
     // Browser-held keys (public applications', sessions) spend at most half of their tenant's budget.
     browserRateLimiter:
-      cfg.rateLimit.ratePerSecond > 0 ? rateLimiter(browserPolicy(cfg.rateLimit)) : undefined,
+      cfg.rateLimit.ratePerSecond > 0
+        ? rateLimiter(browserPolicy(cfg.rateLimit), { policy: cfg.rateLimit, bucketOf: tenantOfSubBucket })
+        : undefined,
   };
 }
 

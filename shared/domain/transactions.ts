@@ -119,10 +119,11 @@ export async function finishCommittedHold(deps: HoldDeps, token: StoredToken): P
   const transaction = await deps.transactions.get(token.tenant_id, lock.transactionId);
   if (transaction?.state !== "committed" || !transaction.rolling_forward) return false;
   // A continuation of that commit (as the sweep's), not an effect of the write that met it.
-  const { created } = await outsideAnyRequest(() =>
-    deps.transactions.finishCommit(transaction, deps.clock.now()),
+  await outsideAnyRequest(() =>
+    deps.transactions.finishCommit(transaction, deps.clock.now(), (created) =>
+      countTokens(deps, METRIC.tokensCreated, token.tenant_id, created),
+    ),
   );
-  countTokens(deps, METRIC.tokensCreated, token.tenant_id, created);
   return true;
 }
 
@@ -199,11 +200,11 @@ export async function commitTransaction(
     deps.clock.now(),
     auditEvent(deps, principal, "transaction", id, "update", "Transaction committed"),
     (operations) => operations.every((op) => mayStill(access, op)),
+    // Tokens created in a transaction count as its commit applies them (a rolled-back one created none).
+    (created) => countTokens(deps, METRIC.tokensCreated, principal.tenantId, created),
   );
   if (committed === "refused") await refuseCommit(deps, principal, transaction);
   if (!committed || committed === "refused") throw notFound("The transaction");
-  // Tokens created in a transaction count when it commits (a rolled-back one created none).
-  countTokens(deps, METRIC.tokensCreated, principal.tenantId, committed.created);
 }
 
 /**
@@ -270,8 +271,9 @@ export async function rollbackExpired(
   // Committed past its commit point by a request that died before applying it all: finished, never undone. The
   // request counted none of its tokens (it counts after applying them all), so they count here.
   if (transaction?.state === "committed" && transaction.rolling_forward) {
-    const { created } = await deps.transactions.finishCommit(transaction, deps.clock.now());
-    countTokens(deps, METRIC.tokensCreated, tenantId, created);
+    await deps.transactions.finishCommit(transaction, deps.clock.now(), (created) =>
+      countTokens(deps, METRIC.tokensCreated, tenantId, created),
+    );
     return false;
   }
   // Rolled back in stages by a request that died before undoing it all: undone now, each reservation given back.

@@ -116,7 +116,13 @@ export function protectEndpoint(endpoint: string): () => void {
       systemLookup(hostname, { all: true }, (error, found) => {
         if (lifted) return;
         if (error || !Array.isArray(found) || found.length === 0) {
-          if (entry.unresolved) retry = setTimeout(resolve, RETRY_MS).unref();
+          // One retry pending at a time: the minute's lookup failing too started a second chain of retries, and
+          // a name that never resolves was asked once more a second for every minute it had waited (review r3b).
+          if (entry.unresolved && retry === undefined)
+            retry = setTimeout(() => {
+              retry = undefined;
+              resolve();
+            }, RETRY_MS).unref();
           return;
         }
         for (const { address } of found) {

@@ -348,12 +348,19 @@ export interface TransactionStore {
     now: Date,
     audit: LogEntry,
     allowed?: (operations: TransactionOperationRef[]) => boolean,
+    onCreated?: (created: number) => void,
   ): Promise<{ created: number } | false | "refused">;
   /**
    * Applies what a staged commit left unapplied (a request that died after its commit point), answering how many
-   * tokens the transaction created: the request that died counted none of them.
+   * tokens the transaction created: the request that died counted none of them. `onCreated` (both) is told each
+   * write's creations as it lands, so a run that fails or dies midway has counted what it applied (review r3b:
+   * counted at the end, the creations of the chunks a failed request applied were never counted by anyone).
    */
-  finishCommit(transaction: StoredTransaction, now: Date): Promise<{ created: number }>;
+  finishCommit(
+    transaction: StoredTransaction,
+    now: Date,
+    onCreated?: (created: number) => void,
+  ): Promise<{ created: number }>;
   /** Undoes what a staged rollback left undone (a request that died after closing the transaction). */
   finishRollback(transaction: StoredTransaction, audit: LogEntry): Promise<void>;
   /**

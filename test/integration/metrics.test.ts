@@ -112,7 +112,8 @@ describe("metrics through HTTP", () => {
 
     expect(died.status).toBe(500);
     expect(countedByTheRequest).toBe(0);
-    expect(metrics.named("TokensCreated").map((p) => p.value)).toEqual([120]);
+    // Counted as each of the roll-forward's writes lands (review r3b), once in all.
+    expect(metrics.named("TokensCreated").reduce((sum, p) => sum + p.value, 0)).toBe(120);
   });
 
   it("records a proxy destination's round trip by status class, and the invocation's answer by route", async () => {

@@ -116,6 +116,34 @@ describe("address guard", () => {
     }
   });
 
+  it("asks the resolver once a second, not once more a second for every minute it has waited", async () => {
+    vi.useFakeTimers();
+    let lookups = 0;
+    vi.spyOn(dns, "lookup").mockImplementation(((
+      _hostname: string,
+      _options: unknown,
+      callback: (error: Error | null, found: dns.LookupAddress[]) => void,
+    ) => {
+      lookups++;
+      // host.docker.internal on a Linux host without extra_hosts: never resolves.
+      setTimeout(() => callback(Object.assign(new Error("ENOTFOUND"), { code: "ENOTFOUND" }), []), 10);
+    }) as unknown as typeof dns.lookup);
+    const lift = protectEndpoint("http://never.r3b.test:8001");
+    try {
+      await vi.advanceTimersByTimeAsync(60 * 60_000); // one hour of a local server's life
+      const before = lookups;
+      await vi.advanceTimersByTimeAsync(10_000);
+      const perSecond = (lookups - before) / 10;
+      // Meanwhile it refuses private addresses on its port (the safe side), as documented.
+      expect(refusal("10.1.2.3", 8001)).toBeDefined();
+      expect(perSecond).toBeLessThanOrEqual(1.1);
+    } finally {
+      lift();
+      vi.useRealTimers();
+      vi.restoreAllMocks();
+    }
+  });
+
   it("knows this machine's addresses", () => {
     expect(isLocalAddress("127.0.0.1")).toBe(true);
     expect(isLocalAddress("::1")).toBe(true);

@@ -15,13 +15,17 @@ const card = (i: number, extra: Record<string, unknown> = {}) => ({
 
 /** A vault that tokenizes anything: every request of a batch answered with a fresh token id. */
 let sent: number;
+/** The requests it received, in order. */
+let received: unknown[];
 beforeEach(() => {
   sent = 0;
+  received = [];
   vi.stubGlobal(
     "fetch",
     vi.fn(async (_url: string, init: { body?: string }) => {
       const batch = JSON.parse(init.body ?? "[]") as unknown[];
       sent += batch.length;
+      received.push(...batch);
       const now = new Date().toISOString();
       return new Response(JSON.stringify(batch.map(() => ({ id: randomUUID(), created_at: now }))), {
         status: 201,
@@ -275,5 +279,59 @@ describe("import CLI: the mapping's formula quoting", () => {
       .map((row) => row.split(",")[1]);
     // It was: both written as '=1: which token is whose can no longer be told from the mapping.
     expect(new Set(external).size).toBe(2);
+  });
+});
+
+/** Either every row reached the vault, or the import stopped: never a success with rows silently left out. */
+async function importedOrStopped(file: string, rows: number) {
+  let summary: Awaited<ReturnType<typeof runImport>>;
+  try {
+    summary = await runImport(options(file));
+  } catch (error) {
+    expect((error as Error).message).toMatch(/not valid CSV/);
+    return;
+  }
+  expect(sent + summary.failed.length).toBe(rows);
+}
+
+describe("import CLI: CSV it once lost rows of without stopping (review round 3, 28 Nov 2026)", () => {
+  it("a CSV with CR line endings (Excel for Mac's 'CSV (Macintosh)')", async () => {
+    const file = join(dir(), "mac.csv");
+    writeFileSync(file, "type,data\rtoken,a\rtoken,b\rtoken,c\r");
+    await importedOrStopped(file, 3);
+  });
+
+  it("a lone CR between two records of a LF file (mixed line endings)", async () => {
+    const file = join(dir(), "mixed.csv");
+    writeFileSync(file, "type,data\ntoken,a\ntoken,b\rtoken,c\ntoken,d\n");
+    await importedOrStopped(file, 4);
+  });
+
+  it("a stray quote with more than 1 MiB of valid rows after it", async () => {
+    const file = join(dir(), "stray.csv");
+    const rows = ["type,data,metadata.note", "token,a,ok", 'token,b,5" screen'];
+    for (let i = 0; i < 20_000; i++) rows.push(`token,v${i},${"n".repeat(50)}`);
+    writeFileSync(file, `${rows.join("\n")}\n`);
+    await importedOrStopped(file, 20_002);
+  });
+});
+
+describe("import CLI: CSV it reads", () => {
+  it('a BOM before a quoted header, quoted fields with "", CRLF inside and around them, a long valid field skipped', async () => {
+    const file = join(dir(), "ok.csv");
+    const rows = [
+      '\uFEFF"type","data",note',
+      'token,"a ""quoted"" one","x"',
+      'token,"two\r\nlines",',
+      `token,"${"y".repeat(1024 * 1024 + 5)}\nmore",n`,
+      'token,"e",""',
+      "token,last,z",
+    ];
+    writeFileSync(file, `${rows.join("\r\n")}`);
+    const summary = await runImport(options(file));
+    expect(summary.failed).toEqual([expect.objectContaining({ line: 6 })]); // the long record's last line
+    expect(received).toHaveLength(4);
+    expect(received[0]).toMatchObject({ type: "token", data: 'a "quoted" one', note: "x" });
+    expect(received[1]).toMatchObject({ data: "two\r\nlines" });
   });
 });

@@ -1,13 +1,17 @@
 import { describe, expect, it } from "vitest";
 import {
   addressBucket,
+  browserPolicy,
   leaseSize,
   RateLimiter,
   type RateLimitPolicy,
   retryAfterSeconds,
+  tenantOfSubBucket,
   windowAt,
   windowLengthMs,
 } from "#shared/domain/rate-limit.ts";
+import { rateLimit } from "#shared/http/middleware/rate-limit.ts";
+import type { SvcRequest } from "#shared/http/request-state.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { BudgetLease, RequestBudget } from "#shared/ports/request-budget.ts";
 
@@ -208,5 +212,73 @@ describe("addressBucket", () => {
     expect(addressBucket("2001:0DB8:0000:0001:ffff:ffff:ffff:fffe")).toBe(bucket);
     expect(addressBucket("2001:db8::1")).toBe("ip#2001:db8:0:0::/64");
     expect(addressBucket("::1")).toBe("ip#0:0:0:0::/64");
+  });
+});
+
+const sharedClock = { ms: 0, now: () => new Date(sharedClock.ms) };
+
+/** One warm Lambda instance: its own limiters in memory (composeCore), the shared counters. */
+function instance(budget: RequestBudget, policy: RateLimitPolicy) {
+  const ports = {
+    rateLimiter: new RateLimiter(budget, sharedClock, policy),
+    // As composeCore builds it (shared/composition/core.ts).
+    browserRateLimiter: new RateLimiter(budget, sharedClock, browserPolicy(policy), {
+      parent: { policy, bucketOf: tenantOfSubBucket },
+    }),
+  };
+  const middleware = rateLimit(() => ports);
+  return async (kind: "public" | "private"): Promise<number> => {
+    const request = {
+      event: { headers: {}, requestContext: { http: { sourceIp: "203.0.113.9" } } },
+      context: {
+        svc: {
+          route: { group: "tokens", auth: "key" },
+          principal: { kind: "application", tenantId: "t1", application: { type: kind } },
+        },
+      },
+    } as unknown as SvcRequest;
+    try {
+      await middleware.before?.(request);
+      return 200;
+    } catch (error) {
+      if ((error as { kind?: string }).kind === "rate-limited") return 429;
+      throw error;
+    }
+  };
+}
+
+describe("the browser sub-budget (public keys, sessions) keeps the back end at least half", () => {
+  it("holds when a public key is used once on each of 100 warm instances (each leased a tenant block of its own)", async () => {
+    const policy = { ratePerSecond: 1000, burst: 10_000 }; // the defaults
+    const budget = new MemoryBudget();
+    sharedClock.ms = 1_000_000_000_000;
+    // The attacker: one request with the public key copied from the checkout page, on each of 100 instances
+    // of the tokens function (concurrent requests: API Gateway spreads them).
+    const flood = await Promise.all(Array.from({ length: 100 }, () => instance(budget, policy)("public")));
+    expect(flood.every((s) => s === 200)).toBe(true);
+    // The merchant's back end, on an instance of another function (its proxy, applications, a fresh one).
+    const backend = instance(budget, policy);
+    const answers: number[] = [];
+    for (let i = 0; i < 10; i++) answers.push(await backend("private"));
+    // 100 browser requests admitted of the 5,000 the sub-budget allows; the back end should keep its 5,000.
+    expect(answers).toEqual(Array(10).fill(200));
+  });
+
+  it("keeps the tenant's windows with an odd burst (shorter ones let a flood straddling two take nearly all)", async () => {
+    const policy = { ratePerSecond: 1000, burst: 10_001 };
+    expect(windowLengthMs(policy)).toBe(10_001);
+    expect(windowLengthMs(browserPolicy(policy))).toBe(10_001); // it was 10,000
+    const budget = new MemoryBudget();
+    // Tenant window 100 starts at 1,000,100 ms; browser window 100 starts at 1,000,000 and 101 at 1,010,000.
+    const one = instance(budget, policy);
+    let _admitted = 0;
+    sharedClock.ms = 1_000_100 + 10; // in tenant window 100, browser window 100 (its last 9.9 s)
+    for (let i = 0; i < 6000; i++) if ((await one("public")) === 200) _admitted++;
+    sharedClock.ms = 1_010_000 + 10; // still tenant window 100, browser window 101
+    for (let i = 0; i < 6000; i++) if ((await one("public")) === 200) _admitted++;
+    let backend = 0;
+    for (let i = 0; i < 5000; i++) if ((await one("private")) === 200) backend++;
+    // Half of 10,001 is 5,000: the back end should keep at least that in the window.
+    expect(backend).toBeGreaterThanOrEqual(5000);
   });
 });

@@ -185,15 +185,17 @@ export class DynamoTransactionStore extends TransactionUndo implements Transacti
     now: Date,
     audit: LogEntry,
     allowed?: (operations: TransactionOperationRef[]) => boolean,
+    onCreated: (created: number) => void = () => {},
   ): Promise<{ created: number } | false | "refused"> {
-    return closeAgainWhileJoined(() => this.commitOnce(transaction, now, audit, allowed));
+    return closeAgainWhileJoined(() => this.commitOnce(transaction, now, audit, allowed, onCreated));
   }
 
   private async commitOnce(
     transaction: StoredTransaction,
     now: Date,
     audit: LogEntry,
-    allowed?: (operations: TransactionOperationRef[]) => boolean,
+    allowed: ((operations: TransactionOperationRef[]) => boolean) | undefined,
+    onCreated: (created: number) => void,
   ): Promise<{ created: number } | false | "refused" | "joined meanwhile"> {
     const { tenant_id: tenantId, id } = transaction;
     const operations = await this.operations(tenantId, id);
@@ -229,21 +231,29 @@ export class DynamoTransactionStore extends TransactionUndo implements Transacti
     // claim with the commit already made.
     // Staged: counted by what this roll-forward applied itself (a write meeting one of its holds may finish it
     // meanwhile, finishCommittedHold, and counts what it applied).
-    const created = staged
-      ? await outsideAnyRequest(() => this.rollForward(tenantId, id, operations, now))
-      : createdBy(operations);
+    let created: number;
+    if (staged)
+      created = await outsideAnyRequest(() => this.rollForward(tenantId, id, operations, now, onCreated));
+    else {
+      created = createdBy(operations);
+      if (created > 0) onCreated(created);
+    }
     await this.afterApply(tenantId, operations);
     await this.forgetOperations(tenantId, id, operations);
     return { created };
   }
 
   /** Finishes a staged commit a request left unfinished (the sweep, at the transaction's expiry). */
-  async finishCommit(transaction: StoredTransaction, now: Date): Promise<{ created: number }> {
+  async finishCommit(
+    transaction: StoredTransaction,
+    now: Date,
+    onCreated: (created: number) => void = () => {},
+  ): Promise<{ created: number }> {
     const operations = await this.operations(transaction.tenant_id, transaction.id);
     // Only what this call applied: the sweep, writes meeting the holds (finishCommittedHold) and the commit's own
     // request may finish the same transaction at once, each having read every operation (review r2b: each
     // counted all its creations, TokensCreated counted once per finisher).
-    const created = await this.rollForward(transaction.tenant_id, transaction.id, operations, now);
+    const created = await this.rollForward(transaction.tenant_id, transaction.id, operations, now, onCreated);
     await this.afterApply(transaction.tenant_id, operations);
     await this.forgetOperations(transaction.tenant_id, transaction.id, operations);
     return { created };
@@ -259,8 +269,15 @@ export class DynamoTransactionStore extends TransactionUndo implements Transacti
     id: string,
     operations: Operation[],
     now: Date,
+    onCreated: (created: number) => void,
   ): Promise<number> {
     let created = 0;
+    // Told as each write lands: a later chunk failing (throttled past the SDK's retries) or the process dying
+    // must not leave this run's earlier creations uncounted, no later finisher applies (nor counts) them again.
+    const applied = (n: number) => {
+      created += n;
+      if (n > 0) onCreated(n);
+    };
     for (const chunk of this.chunks(tenantId, operations)) {
       try {
         await this.client.send(
@@ -272,7 +289,7 @@ export class DynamoTransactionStore extends TransactionUndo implements Transacti
             ] as never,
           }),
         );
-        created += createdBy(chunk);
+        applied(createdBy(chunk));
       } catch (error) {
         if (!(error instanceof Error && error.name === "TransactionCanceledException")) throw error;
         // One by one: an operation applied by an earlier attempt has no op item left (skipped whole); one whose
@@ -286,7 +303,7 @@ export class DynamoTransactionStore extends TransactionUndo implements Transacti
             ...this.counters(tenantId, [op], "commit"),
           ];
           if (await this.sendIgnoringApplied([this.applyWrite(tenantId, id, op, now), ...counted])) {
-            if (op.operation === "create") created++;
+            if (op.operation === "create") applied(1);
             return;
           }
           await this.sendIgnoringApplied([

@@ -36,15 +36,13 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
       const limiter = ports().rateLimiter;
       if (!limiter) return;
       // A key every visitor's browser holds spends its tenant's budget within a sub-budget of half of it: one
-      // copied from a checkout page cannot leave the tenant's back end nothing. Checked first, so a request the
-      // sub-budget refuses spends none of the tenant's.
+      // copied from a checkout page cannot leave the tenant's back end nothing. The sub-budget leases its blocks
+      // from the tenant's counter too (RateLimiterOptions.parent), so such a request is admitted by it alone: what
+      // its processes lease of the tenant's budget is at most what the sub-budget holds.
       const browser = browserTenantOf(request.context.svc.principal);
       const sub = browser === undefined ? undefined : ports().browserRateLimiter;
-      if (browser !== undefined && sub) {
-        const admitted = await sub.admit(browserBucket(browser));
-        if (!admitted.allowed) throw tooManyRequests(admitted.retryAfterSeconds);
-      }
-      const admission = await limiter.admit(bucket);
+      const admission =
+        browser !== undefined && sub ? await sub.admit(browserBucket(browser)) : await limiter.admit(bucket);
       if (!admission.allowed) throw tooManyRequests(admission.retryAfterSeconds);
       const own = route.rateBucket ? ports().searchRateLimiter : undefined;
       if (!own) return;

@@ -353,3 +353,79 @@ describe("writes meeting a committed staged transaction's holds at once", () => 
     expect(created).toBe(CREATED_IN_TXN);
   }, 300_000);
 });
+
+describe("r3b: a staged commit whose request fails midway", () => {
+  it("counts every creation once, also those of the chunks the failed request applied", async () => {
+    const CREATES = 24;
+    const { api, tenant, owner: writer } = await tenantWithOwner(svc);
+    const txn = (await api.post<{ id: string }>("/transactions", { key: writer })).body;
+    const fillers: string[] = [];
+    for (let i = 0; i < FILLERS_60; i++)
+      fillers.push(
+        (await api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data: `f${i}` } })).body
+          .id,
+      );
+    const headers = { ...mergePatch, "svc-transaction-id": txn.id };
+    for (const f of fillers)
+      expect(
+        (await api.patch(`/tokens/${f}`, { key: writer, body: { data: "z".repeat(60_000) }, headers }))
+          .status,
+      ).toBe(200);
+    for (let i = 0; i < CREATES; i++)
+      expect(
+        (
+          await api.post("/tokens", {
+            key: writer,
+            body: { type: "token", data: `new${i}` },
+            headers: { "svc-transaction-id": txn.id },
+          })
+        ).status,
+      ).toBe(201);
+    const sum = () =>
+      metrics
+        .named(METRIC.tokensCreated)
+        .filter((p) => p.metadata?.tenant_id === tenant.tenantId)
+        .reduce((s, p) => s + p.value, 0);
+    const before = sum();
+
+    // DynamoDB throttles the roll-forward's second chunk past the SDK's retries (the first chunk applied).
+    const store = svc.service.deps.transactions as unknown as {
+      client: { send: (c: unknown) => Promise<unknown> };
+    };
+    const client = store.client;
+    const send = client.send.bind(client);
+    let transactWrites = 0;
+    client.send = (command: unknown) => {
+      if ((command as object).constructor.name === "TransactWriteCommand" && ++transactWrites === 3)
+        return Promise.reject(Object.assign(new Error("throttled"), { name: "ThrottlingException" }));
+      return send(command);
+    };
+    const commit = await api.post(`/transactions/${txn.id}/commit`, { key: writer }).finally(() => {
+      client.send = send;
+    });
+    expect(transactWrites).toBeGreaterThanOrEqual(3);
+    expect(commit.status).toBeGreaterThanOrEqual(500);
+    expect(await svc.service.deps.transactions.get(tenant.tenantId, txn.id)).toMatchObject({
+      rolling_forward: true,
+    });
+    // A later write meeting one of its holds finishes it (as the sweep would at expiry).
+    for (const f of fillers) {
+      const state = await svc.service.deps.transactions.get(tenant.tenantId, txn.id);
+      if (!state?.rolling_forward) break;
+      const patch = await api.patch(`/tokens/${f}`, {
+        key: writer,
+        body: { metadata: { n: "1" } },
+        headers: mergePatch,
+      });
+      expect(patch.status).toBe(200);
+    }
+    expect(await svc.service.deps.transactions.get(tenant.tenantId, txn.id)).not.toHaveProperty(
+      "rolling_forward",
+    );
+    const list = await api.get<{ data: unknown[] }>("/tokens?size=100", { key: writer });
+    console.log(
+      JSON.stringify({ counted: sum() - before, commit: commit.status, listed: list.body.data?.length }),
+    );
+    expect(sum() - before).toBe(CREATES);
+  }, 300_000);
+});
