@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { tokenKeys } from "#shared/adapters/dynamodb/token-keys.ts";
 import { RecordingMetrics } from "#shared/adapters/metrics/recording-metrics.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
+import type { Client } from "#test/support/http.ts";
 import { rewrapToEnd } from "#test/support/keys.ts";
 import { advanceTestClock, useService } from "#test/support/service.ts";
 import { appKey, revealEverything, type TokenBody, tenantWithOwner } from "#test/support/tokens.ts";
@@ -57,15 +58,7 @@ async function committedButUnapplied(oldExpiry: (txnExpiresMs: number) => number
   });
   expect(staged.status).toBe(200);
 
-  const store = svc.service.deps.transactions as unknown as Store;
-  const rollForward = store.rollForward;
-  store.rollForward = () => Promise.reject(new Error("simulated crash")); // past the commit point
-  const commit = await api.post(`/transactions/${txn.id}/commit`, { key: writer }).finally(() => {
-    store.rollForward = rollForward;
-  });
-  expect(commit.status).toBe(500);
-  const record = await svc.service.deps.transactions.get(tenant.tenantId, txn.id);
-  expect(record).toMatchObject({ state: "committed", rolling_forward: true }); // committed: never undone
+  const { store, record } = await commitDyingPastCommitPoint(api, writer, tenant.tenantId, txn.id);
 
   const raw = async () =>
     (
@@ -90,6 +83,20 @@ async function committedButUnapplied(oldExpiry: (txnExpiresMs: number) => number
     record,
     now: Date.parse(target.body.created_at),
   };
+}
+
+/** Commits `txnId`, the request dying right past the commit point (before any roll-forward): committed, unapplied. */
+async function commitDyingPastCommitPoint(api: Client, writer: string, tenantId: string, txnId: string) {
+  const store = svc.service.deps.transactions as unknown as Store;
+  const rollForward = store.rollForward;
+  store.rollForward = () => Promise.reject(new Error("simulated crash")); // past the commit point
+  const commit = await api.post(`/transactions/${txnId}/commit`, { key: writer }).finally(() => {
+    store.rollForward = rollForward;
+  });
+  expect(commit.status).toBe(500);
+  const record = await svc.service.deps.transactions.get(tenantId, txnId);
+  expect(record).toMatchObject({ state: "committed", rolling_forward: true }); // committed: never undone
+  return { store, record };
 }
 
 /** Makes the transaction store's finishCommit (the X entry's roll-forward) fail until restored. */
@@ -293,44 +300,38 @@ describe("a write meeting the lock of a committed staged transaction the sweep h
   }, 300_000);
 });
 
+/** An open transaction staging 60 updates of 60 KB (past one write: a staged commit) and `creates` creates. */
+async function stagedWithCreates(creates: number) {
+  const { api, tenant, owner: writer } = await tenantWithOwner(svc);
+  const txn = (await api.post<{ id: string }>("/transactions", { key: writer })).body;
+  const fillers: string[] = [];
+  for (let i = 0; i < FILLERS_60; i++)
+    fillers.push(
+      (await api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data: `f${i}` } })).body.id,
+    );
+  const headers = { ...mergePatch, "svc-transaction-id": txn.id };
+  for (const f of fillers)
+    expect(
+      (await api.patch(`/tokens/${f}`, { key: writer, body: { data: "z".repeat(60_000) }, headers })).status,
+    ).toBe(200);
+  for (let i = 0; i < creates; i++)
+    expect(
+      (
+        await api.post("/tokens", {
+          key: writer,
+          body: { type: "token", data: `new${i}` },
+          headers: { "svc-transaction-id": txn.id },
+        })
+      ).status,
+    ).toBe(201);
+  return { api, tenant, writer, txn, fillers };
+}
+
 describe("writes meeting a committed staged transaction's holds at once", () => {
   it("counts a committed transaction's creations once when two PATCHes finish it at once", async () => {
-    const { api, tenant, owner: writer } = await tenantWithOwner(svc);
-    const txn = (await api.post<{ id: string }>("/transactions", { key: writer })).body;
-    const fillers: string[] = [];
-    for (let i = 0; i < FILLERS_60; i++)
-      fillers.push(
-        (await api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data: `f${i}` } })).body
-          .id,
-      );
-    const headers = { ...mergePatch, "svc-transaction-id": txn.id };
-    for (const f of fillers)
-      expect(
-        (await api.patch(`/tokens/${f}`, { key: writer, body: { data: "z".repeat(60_000) }, headers }))
-          .status,
-      ).toBe(200);
-    for (let i = 0; i < CREATED_IN_TXN; i++)
-      expect(
-        (
-          await api.post("/tokens", {
-            key: writer,
-            body: { type: "token", data: `new${i}` },
-            headers: { "svc-transaction-id": txn.id },
-          })
-        ).status,
-      ).toBe(201);
+    const { api, tenant, writer, txn, fillers } = await stagedWithCreates(CREATED_IN_TXN);
 
-    const store = svc.service.deps.transactions as unknown as Store;
-    const rollForward = store.rollForward;
-    store.rollForward = () => Promise.reject(new Error("simulated crash")); // past the commit point
-    const commit = await api.post(`/transactions/${txn.id}/commit`, { key: writer }).finally(() => {
-      store.rollForward = rollForward;
-    });
-    expect(commit.status).toBe(500);
-    expect(await svc.service.deps.transactions.get(tenant.tenantId, txn.id)).toMatchObject({
-      state: "committed",
-      rolling_forward: true,
-    });
+    await commitDyingPastCommitPoint(api, writer, tenant.tenantId, txn.id);
 
     const createdBefore = metrics
       .named(METRIC.tokensCreated)
@@ -354,33 +355,10 @@ describe("writes meeting a committed staged transaction's holds at once", () => 
   }, 300_000);
 });
 
-describe("r3b: a staged commit whose request fails midway", () => {
+describe("a staged commit whose request fails midway (review round 3, 28 Nov 2026)", () => {
   it("counts every creation once, also those of the chunks the failed request applied", async () => {
     const CREATES = 24;
-    const { api, tenant, owner: writer } = await tenantWithOwner(svc);
-    const txn = (await api.post<{ id: string }>("/transactions", { key: writer })).body;
-    const fillers: string[] = [];
-    for (let i = 0; i < FILLERS_60; i++)
-      fillers.push(
-        (await api.post<TokenBody>("/tokens", { key: writer, body: { type: "token", data: `f${i}` } })).body
-          .id,
-      );
-    const headers = { ...mergePatch, "svc-transaction-id": txn.id };
-    for (const f of fillers)
-      expect(
-        (await api.patch(`/tokens/${f}`, { key: writer, body: { data: "z".repeat(60_000) }, headers }))
-          .status,
-      ).toBe(200);
-    for (let i = 0; i < CREATES; i++)
-      expect(
-        (
-          await api.post("/tokens", {
-            key: writer,
-            body: { type: "token", data: `new${i}` },
-            headers: { "svc-transaction-id": txn.id },
-          })
-        ).status,
-      ).toBe(201);
+    const { api, tenant, writer, txn, fillers } = await stagedWithCreates(CREATES);
     const sum = () =>
       metrics
         .named(METRIC.tokensCreated)
