@@ -25,8 +25,10 @@ const KB = 1024;
  * code and react-async. Raised to 960 KiB rather than trimmed in a hurry; the failing assertion shows the size.
  * 964 KiB since 27 Nov 2026: three fixes of attacker review round 6 (a reaction's answer bound to the data its
  * code read through svc, its size to what a record keeps) added 1 KB to the reactors bundle, 0.3 KB under 960.
+ * 968 KiB since 28 Nov 2026: the rules a use-only caller's detokenization filters follow (three review rounds:
+ * formatsOnly, fixedPlaces, the JSONPath check) took the reactors bundle to 964.2 KiB.
  */
-const BUNDLE_BUDGET = 964 * KB;
+const BUNDLE_BUDGET = 968 * KB;
 const AWS_CLIENTS = [
   "@aws-sdk/client-dynamodb",
   "@aws-sdk/client-kms",
