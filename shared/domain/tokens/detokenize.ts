@@ -110,9 +110,6 @@ export const FORMATTING_FILTERS: ReadonlySet<string> = new Set([
   "card_bin",
   "card_exp",
   "card_mask",
-  "hmac",
-  "to_base64",
-  "to_base16",
   "to_string",
   "alias_preserve_format",
   "alias_preserve_length",
@@ -122,6 +119,16 @@ export const FORMATTING_FILTERS: ReadonlySet<string> = new Set([
   "append",
   "prepend",
 ]);
+
+/**
+ * Not formatting, though they look it (review of 28 Nov 2026, round 4): each character a formatting filter sends is
+ * a character of the data at a fixed place, a constant, or the caller's own. `hmac` with a key of the caller's is a
+ * new function of the whole value at every request: a destination that only validates (parseInt of exp_month in
+ * 1..12) answered a fresh bit of it each time, and 12 requests picked the 4 digits between card_mask's BIN and last
+ * four out of 1,000. `to_base64` and `to_base16` mix bits of several characters into one, so whether an output
+ * character is a digit depends on the data: a destination that strips non-digits received digits 3, 6, 9, 12 and 15
+ * (less 4) exactly where they were 4 or more, a mask of the data's own choosing. They need token:read.
+ */
 
 /** Filters that read the value before them (the token's data, or what `json` took from it). */
 const DATA_FILTERS: ReadonlySet<string> = new Set(
@@ -205,7 +212,7 @@ export function formatsOnly(filters: readonly FilterUse[]): boolean {
 const filterNeedsRead = (id: string) =>
   new DetokenizeError(
     "forbidden",
-    `The key may use the token ${JSON.stringify(id)} but not read it: on its data it may apply only formatting filters (${[...FORMATTING_FILTERS].join(", ")}), with literal arguments: at most json (member names only) first, then one other, then append, prepend, url_encode or escape; a mask character that is not a digit, space or dash; reveal and reveal_last showing at most the last four characters (card_mask for the BIN); card_exp without a bare M. Others need token:read that reveals the token.`,
+    `The key may use the token ${JSON.stringify(id)} but not read it: on its data it may apply only formatting filters (${[...FORMATTING_FILTERS].join(", ")}), with literal arguments: at most json (member names only) first, then one other, then append, prepend, url_encode or escape; a mask character that is not a digit, space or dash; reveal and reveal_last showing at most the last four characters (card_mask for the BIN); card_exp without a bare M. Others (hmac, to_base64, to_base16 among them) need token:read that reveals the token.`,
     { code: "filter-needs-read" },
   );
 

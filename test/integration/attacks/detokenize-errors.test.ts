@@ -285,6 +285,10 @@ describe("attack: formatting filters composed into a computation on the data", (
     `{{ token: ${id} | reveal_last: 3, '*' }}`,
     // Keyword arguments are not positional literals.
     `{{ token: ${id} | hmac: secret: 'k' }}`,
+    // Round 4: a keyed hash with the caller's key, and encodings whose digits fall where the data puts them.
+    `{{ token: ${id} | hmac: 'k' | prepend: 'h:' | escape }}`,
+    `{{ token: ${id} | to_base64 }}`,
+    `{{ token: ${id} | to_base16 }}`,
   ];
 
   it("refuses them to a caller who may use the token but not read it, through proxies and reactors", async () => {
@@ -308,7 +312,6 @@ describe("attack: formatting filters composed into a computation on the data", (
       [`{{ token: ${pan} | reveal: 0, 4, '*' | prepend: 'card ' | append: '.' }}`, "card ************4242."],
       [`{{ token: ${pan} | pad_left: 18, '0' }}`, "004242424242424242"],
       [`{{ token: ${pan} | last4 }}`, "4242"],
-      [`{{ token: ${pan} | hmac: 'k' | prepend: 'h:' | escape }}`, expect.stringMatching(/^h:[0-9a-f]{64}$/)],
     ] as const;
     for (const [expression, expected] of fine) {
       const res = await react({ v: expression });

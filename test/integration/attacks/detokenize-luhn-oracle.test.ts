@@ -1,9 +1,8 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, createTenant } from "#test/support/http.ts";
+import { describe, expect, it } from "vitest";
+import { luhnValid } from "#shared/domain/tokens/checksums.ts";
+import { useLocalServer } from "#test/support/local-server.ts";
+import { useOnlyProxy } from "#test/support/proxies.ts";
 import { useService } from "#test/support/service.ts";
-import type { TokenBody } from "#test/support/tokens.ts";
 
 /**
  * Round 3 review of 3351ce1 (formatsOnly): a use-only caller (a require_auth:false proxy's key) reads a card number
@@ -13,15 +12,6 @@ import type { TokenBody } from "#test/support/tokens.ts";
  */
 const svc = useService({ allowPrivateDestinations: true });
 
-const luhnValid = (digits: string) => {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let d = Number(digits[digits.length - 1 - i]);
-    if (i % 2 === 1) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
-    sum += d;
-  }
-  return sum % 10 === 0;
-};
 const validCard = (n: string) => /^[0-9]{13,19}$/.test(n) && luhnValid(n);
 
 // A random Luhn-valid 16-digit card.
@@ -32,73 +22,29 @@ function randomCard(): string {
   throw new Error("unreachable");
 }
 
-let destination: Server;
-let destinationUrl: string;
 let seen: string[] = [];
 
-beforeAll(async () => {
-  destination = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const raw = Buffer.concat(chunks).toString("utf8");
-      seen.push(raw);
-      let number = "";
-      const type = req.headers["content-type"] ?? "";
-      if (type.startsWith("application/x-www-form-urlencoded")) {
-        // As any form API (Stripe's is form-encoded): fields split at '&'.
-        number = new URLSearchParams(raw).get("number") ?? "";
-      } else {
-        // A Python/Java back end: "".join(number.split()) / StringUtils.deleteWhitespace. Their whitespace holds
-        // U+001C..U+001F (Python and Java) and U+0085 (Python), which are neither \s, \p{Z} nor \p{Pd} in JS.
-        const parsed = JSON.parse(raw) as { number?: string };
-        // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters Python and Java read as whitespace
-        number = (parsed.number ?? "").replace(/[\s\u001c-\u001f\u0085]/g, "");
-      }
-      // Echoes nothing: a status only.
-      res.writeHead(validCard(number) ? 200 : 402, { "content-type": "application/json" });
-      res.end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => destination.listen(0, "127.0.0.1", resolve));
-  destinationUrl = `http://127.0.0.1:${(destination.address() as AddressInfo).port}`;
+const destination = useLocalServer((req, res, body) => {
+  const raw = body.toString("utf8");
+  seen.push(raw);
+  let number = "";
+  const type = req.headers["content-type"] ?? "";
+  if (type.startsWith("application/x-www-form-urlencoded")) {
+    // As any form API (Stripe's is form-encoded): fields split at '&'.
+    number = new URLSearchParams(raw).get("number") ?? "";
+  } else {
+    // A Python/Java back end: "".join(number.split()) / StringUtils.deleteWhitespace. Their whitespace holds
+    // U+001C..U+001F (Python and Java) and U+0085 (Python), which are neither \s, \p{Z} nor \p{Pd} in JS.
+    const parsed = JSON.parse(raw) as { number?: string };
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters Python and Java read as whitespace
+    number = (parsed.number ?? "").replace(/[\s\u001c-\u001f\u0085]/g, "");
+  }
+  // Echoes nothing: a status only.
+  res.writeHead(validCard(number) ? 200 : 402, { "content-type": "application/json" });
+  res.end("{}");
 });
 
-afterAll(() => {
-  destination.close();
-});
-
-async function setup() {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey);
-  const app = await api.post<{ id: string; key: string }>("/applications", {
-    key: tenant.managementKey,
-    body: { name: "user", type: "private", permissions: ["token:create", "token:use"] },
-  });
-  const token = async (type: string, data: unknown) => {
-    const res = await api.post<TokenBody>("/tokens", { key: app.body.key, body: { type, data } });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    return res.body.id;
-  };
-  const proxy = await api.post<{ key: string }>("/proxies", {
-    key: tenant.managementKey,
-    body: {
-      name: "psp",
-      destination_url: destinationUrl,
-      require_auth: false,
-      application: { id: app.body.id },
-    },
-  });
-  expect(proxy.status, JSON.stringify(proxy.body)).toBe(201);
-  const form = (body: string) =>
-    api.post<Record<string, unknown>>("/proxy", {
-      headers: { "svc-proxy-key": proxy.body.key, "content-type": "application/x-www-form-urlencoded" },
-      rawBody: body,
-    });
-  const json = (body: unknown) =>
-    api.post<Record<string, unknown>>("/proxy", { headers: { "svc-proxy-key": proxy.body.key }, body });
-  return { api, app, token, form, json };
-}
+const setup = () => useOnlyProxy(svc.url, svc.rootKey, destination.url);
 
 const double = (d: number) => (d * 2 > 9 ? d * 2 - 9 : d * 2);
 
