@@ -123,6 +123,16 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
   const mappingFile = options.mappingFile ?? `${file}.mapping.csv`;
   const stateFile = options.stateFile ?? `${file}.import-state`;
   const summaryFile = options.summaryFile ?? `${file}.summary.json`;
+  // A CSV that stops the import (a record that is no CSV) stops it before anything is sent or any state written
+  // (review r4b): stopped midway, every batch before the bad record had created its tokens, and the file once
+  // fixed has another SHA-256, so its state is refused: resuming meant removing it and creating them all again.
+  if (format === "csv") {
+    try {
+      for await (const _ of readRecords(file, format, options.idColumn)) void _;
+    } catch (error) {
+      throw error instanceof CliError ? error : new CliError(`${file}: ${unreadable(error)}`);
+    }
+  }
   const { sha256, lines } = await fingerprint(file);
   const header: StateHeader = {
     version: 1,

@@ -114,6 +114,9 @@ export class RateLimiter {
   ) {
     if (!(policy.ratePerSecond > 0) || !(policy.burst >= 1))
       throw new Error("A rate limit needs a positive rate and a burst of at least 1");
+    // A sub-budget's blocks are leased from the parent's window of the same instant: the windows must be one.
+    if (options.parent && windowLengthMs(options.parent.policy) !== windowLengthMs(policy))
+      throw new Error("A sub-budget needs its parent's window length");
   }
 
   /** Counts one request of `bucket`: allowed, or refused with the seconds until its window ends. */
@@ -130,7 +133,7 @@ export class RateLimiter {
         this.refused(bucket);
         return { allowed: false, retryAfterSeconds: retryAfterSeconds(window, nowMs) };
       }
-      state.pending ??= this.lease(bucket, window, state).finally(() => {
+      state.pending ??= this.lease(bucket, window, nowMs, state).finally(() => {
         state.pending = undefined;
       });
       // A failed lease lets this request through (fail-open: the limiter guards capacity, not access).
@@ -151,7 +154,7 @@ export class RateLimiter {
     );
   }
 
-  private async lease(bucket: string, window: RateWindow, state: BucketState): Promise<void> {
+  private async lease(bucket: string, window: RateWindow, nowMs: number, state: BucketState): Promise<void> {
     try {
       const granted = await this.budget.lease({
         bucket,
@@ -163,14 +166,25 @@ export class RateLimiter {
       const parent = this.options.parent;
       let usable = granted;
       if (granted > 0 && parent) {
-        const outer = windowAt(parent.policy, this.clock.now().getTime());
-        usable = await this.budget.lease({
-          bucket: parent.bucketOf(bucket),
-          window: outer.id,
-          wanted: granted,
-          capacity: outer.capacity,
-          expiresAt: new Date(outer.endsAtMs + COUNTER_GRACE_SECONDS * 1000),
-        });
+        // The parent's window of the instant this lease's window was taken, not of when the sub lease answered:
+        // a sub lease answered after its window ended leased the parent's next window for a block spent in this
+        // one, and the sub-budget's own counter of that window was never charged for it (review r4b).
+        const outer = windowAt(parent.policy, nowMs);
+        try {
+          usable = await this.budget.lease({
+            bucket: parent.bucketOf(bucket),
+            window: outer.id,
+            wanted: granted,
+            capacity: outer.capacity,
+            expiresAt: new Date(outer.endsAtMs + COUNTER_GRACE_SECONDS * 1000),
+          });
+        } catch (error) {
+          // Fail-open with what the sub-budget granted: its counter has them, so dropping them (and failing again
+          // on the next request) spent the sub-budget on errors alone, refusing browsers while the tenant had all
+          // (review r4b). At most the sub-budget's block is admitted uncounted by the parent.
+          this.options.onLeaseError?.(error);
+          usable = granted;
+        }
       }
       if (usable > 0) {
         state.remaining += usable;
@@ -216,8 +230,12 @@ export const browserBucket = (tenantId: string): string => `tenant#${tenantId}#b
  * boundary took 10,000 of the tenant's 10,001 requests (review r3b).
  */
 export function browserPolicy(policy: RateLimitPolicy): RateLimitPolicy {
-  const burst = Math.max(1, Math.floor(policy.burst / 2));
-  return { ratePerSecond: (policy.ratePerSecond * burst) / policy.burst, burst };
+  // Half of what the tenant's window holds (its capacity, not its burst: a window floored at 1 s holds the rate),
+  // at a rate that gives back the tenant's window length itself: an integer, so no floating-point rounding of
+  // burst / rate can land on the other side of .5 (48/s with a burst of 183 gave 3,812 ms against 3,813, review r4b).
+  const length = windowLengthMs(policy);
+  const burst = Math.max(1, Math.floor(windowAt(policy, 0).capacity / 2));
+  return { ratePerSecond: (burst * 1000) / length, burst };
 }
 
 /** The tenant bucket a sub-budget's bucket (browserBucket) lies in. */

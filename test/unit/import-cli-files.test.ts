@@ -335,3 +335,30 @@ describe("import CLI: CSV it reads", () => {
     expect(received[1]).toMatchObject({ data: "two\r\nlines" });
   });
 });
+
+describe("import CLI: a CSV that stops the import (review round 4, 28 Nov 2026)", () => {
+  it("stops before sending anything (it sends every batch before the bad record; once the file is fixed the state is refused)", async () => {
+    const file = join(dir(), "cards.csv");
+    const rows = ["type,data"];
+    for (let i = 0; i < 20; i++) rows.push(`token,v${i}`);
+    rows.push('token,5" screen'); // line 22
+    for (let i = 20; i < 25; i++) rows.push(`token,v${i}`);
+    writeFileSync(file, `${rows.join("\n")}\n`);
+
+    await expect(runImport(options(file))).rejects.toThrow(/line 22: not valid CSV/);
+    const sentBeforeStop = sent;
+
+    // The operator fixes line 22 and runs the same command again, as the error invites.
+    writeFileSync(file, readFileSync(file, "utf8").replace('5" screen', "5in screen"));
+    let rerun: unknown;
+    try {
+      await runImport(options(file));
+    } catch (error) {
+      rerun = (error as Error).message;
+    }
+    // It was: 20 rows tokenized before the stop, then "the state file ... belongs to another input ... remove it
+    // to start over (tokens already created would be created again)".
+    expect({ sentBeforeStop, rerun }).toEqual({ sentBeforeStop: 0, rerun: undefined });
+    expect(received).toHaveLength(26); // 20 + the fixed row + 5
+  });
+});

@@ -19,9 +19,12 @@ import type { BudgetLease, RequestBudget } from "#shared/ports/request-budget.ts
 class MemoryBudget implements RequestBudget {
   readonly counters = new Map<string, number>();
   leases: BudgetLease[] = [];
+  /** Called before each lease: may throw (a store error) or move the clock (latency). */
+  before?: (request: BudgetLease) => void | Promise<void>;
 
   async lease(request: BudgetLease): Promise<number> {
     this.leases.push(request);
+    await this.before?.(request);
     const key = `${request.bucket}/${request.window}`;
     const used = this.counters.get(key) ?? 0;
     const granted = Math.max(0, Math.min(request.wanted, request.capacity - used));
@@ -220,10 +223,11 @@ const sharedClock = { ms: 0, now: () => new Date(sharedClock.ms) };
 /** One warm Lambda instance: its own limiters in memory (composeCore), the shared counters. */
 function instance(budget: RequestBudget, policy: RateLimitPolicy) {
   const ports = {
-    rateLimiter: new RateLimiter(budget, sharedClock, policy),
+    rateLimiter: new RateLimiter(budget, sharedClock, policy, { onLeaseError: () => undefined }),
     // As composeCore builds it (shared/composition/core.ts).
     browserRateLimiter: new RateLimiter(budget, sharedClock, browserPolicy(policy), {
       parent: { policy, bucketOf: tenantOfSubBucket },
+      onLeaseError: () => undefined,
     }),
   };
   const middleware = rateLimit(() => ports);
@@ -280,5 +284,104 @@ describe("the browser sub-budget (public keys, sessions) keeps the back end at l
     for (let i = 0; i < 5000; i++) if ((await one("private")) === 200) backend++;
     // Half of 10,001 is 5,000: the back end should keep at least that in the window.
     expect(backend).toBeGreaterThanOrEqual(5000);
+  });
+});
+
+describe("the browser sub-budget's leases from its tenant's counter (review round 4, 28 Nov 2026)", () => {
+  it("F1: integer rate and burst still give the sub-budget shorter windows than the tenant's (float rounding)", async () => {
+    const policy = { ratePerSecond: 48, burst: 183 }; // SVC_RATE_LIMIT_PER_SECOND=48, SVC_RATE_LIMIT_BURST=183
+    // 183 / 48 = 3.8125 s: 3812.5 ms, rounded 3813; the sub-budget's 91 / (48 * 91 / 183) is 3812.4999… ms.
+    expect(windowLengthMs(browserPolicy(policy))).toBe(windowLengthMs(policy));
+  });
+
+  it("F1b: ... and a browser flood straddling a sub-window boundary takes nearly all of one tenant window", async () => {
+    const policy = { ratePerSecond: 48, burst: 183 };
+    const budget = new MemoryBudget();
+    const one = instance(budget, policy);
+    const tenantLen = windowLengthMs(policy);
+    const subLen = windowLengthMs(browserPolicy(policy));
+    // A tenant window that holds a sub-window boundary.
+    let id = 300_000_000;
+    for (let tries = 0; tries < 100_000; tries++, id++)
+      if (Math.floor((id * tenantLen) / subLen) !== Math.floor(((id + 1) * tenantLen - 1) / subLen)) break;
+    const start = id * tenantLen;
+    // The sub-budget's next window starting within this tenant window (its middle when the windows are one).
+    const boundary =
+      subLen === tenantLen ? start + Math.floor(tenantLen / 2) : Math.ceil(start / subLen) * subLen;
+    sharedClock.ms = start + 1;
+    let browser = 0;
+    for (let i = 0; i < 200; i++) if ((await one("public")) === 200) browser++;
+    sharedClock.ms = boundary + 1;
+    for (let i = 0; i < 200; i++) if ((await one("public")) === 200) browser++;
+    expect(windowAt(policy, sharedClock.ms).id).toBe(id); // still the same tenant window
+    let backend = 0;
+    for (let i = 0; i < 200; i++) if ((await one("private")) === 200) backend++;
+    // Half of 183 is 91: the back end should keep at least 92 in the window.
+    expect({ browser, backend }).toEqual({ browser: 91, backend: 92 });
+  });
+
+  it("F2: a parent lease failing after the sub lease landed spends the sub-budget: browsers refused afterwards with the tenant untouched", async () => {
+    const policy = { ratePerSecond: 1000, burst: 10_000 };
+    const budget = new MemoryBudget();
+    sharedClock.ms = 2_000_000_000_000;
+    // The tenant's counter item is throttled for a moment (a hot partition under a flood): 100 failures.
+    let failures = 100;
+    budget.before = (request) => {
+      if (request.bucket === "tenant#t1" && failures > 0) {
+        failures--;
+        throw Object.assign(new Error("throttled"), { name: "ThrottlingException" });
+      }
+    };
+    const one = instance(budget, policy);
+    for (let i = 0; i < 100; i++) expect(await one("public")).toBe(200); // fail-open
+    // The store is back. 100 browser requests were let through; the tenant's counter holds 0.
+    expect(budget.counters.get(`tenant#t1/${windowAt(policy, sharedClock.ms).id}`) ?? 0).toBe(0);
+    const after = await one("public");
+    expect(after).toBe(200); // before the fix: 429, the sub-budget's 5,000 spent by 100 failed parent leases
+  });
+
+  it("F3: a parent lease landing in the next window leases the tenant's next window for a block spent in this one", async () => {
+    const policy = { ratePerSecond: 1000, burst: 10_000 };
+    const budget = new MemoryBudget();
+    const len = windowLengthMs(policy);
+    const w = 300_000_000;
+    // 100 warm instances; each starts a browser lease 1 ms before the window ends and the store takes 5 ms.
+    budget.before = () => {
+      sharedClock.ms += 5;
+    };
+    let leaked = 0;
+    for (let i = 0; i < 100; i++) {
+      sharedClock.ms = (w + 1) * len - 1;
+      await instance(budget, policy)("public");
+    }
+    leaked = budget.counters.get(`tenant#t1/${w + 1}`) ?? 0;
+    budget.before = undefined;
+    // In window w + 1: the sub-budget's own counter was not charged, so it still grants its 5,000 ...
+    sharedClock.ms = (w + 1) * len + 100;
+    const flood = instance(budget, policy);
+    let browser = 0;
+    for (let i = 0; i < 6000; i++) if ((await flood("public")) === 200) browser++;
+    let backend = 0;
+    const be = instance(budget, policy);
+    for (let i = 0; i < 5000; i++) if ((await be("private")) === 200) backend++;
+    expect({ leaked, browser }).toEqual({ leaked: 0, browser: 5000 });
+    expect(backend).toBeGreaterThanOrEqual(5000);
+  });
+
+  it("clean: a back-end-only flood that spends the tenant's budget refuses browser keys too", async () => {
+    const policy = { ratePerSecond: 1000, burst: 10_000 };
+    const budget = new MemoryBudget();
+    sharedClock.ms = 3_000_000_000_000;
+    const be = instance(budget, policy);
+    let backend = 0;
+    for (let i = 0; i < 11_000; i++) if ((await be("private")) === 200) backend++;
+    expect(backend).toBe(10_000);
+    expect(await instance(budget, policy)("public")).toBe(429);
+    expect(await be("public")).toBe(429);
+  });
+
+  it("F4: burst 1: the sub-budget is the tenant's whole budget", () => {
+    const policy = { ratePerSecond: 1000, burst: 1 };
+    expect(windowAt(browserPolicy(policy), 0).capacity).toBeLessThan(windowAt(policy, 0).capacity);
   });
 });
