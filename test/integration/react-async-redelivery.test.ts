@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { MAX_ATTEMPTS } from "#shared/domain/reactors/callback-job.ts";
-import { client, createTenant } from "#test/support/http.ts";
-import { reactionResult, revealingReactorApp } from "#test/support/reactors.ts";
+import { reactingTenant, reactionResult } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
-import { appKey, type TokenBody, type TokenPage, VISA } from "#test/support/tokens.ts";
+import { type TokenBody, type TokenPage, VISA } from "#test/support/tokens.ts";
 
 process.env.SVC_CALLBACK_RETRY_BASE_SECONDS = "0.05";
 
@@ -15,13 +14,7 @@ const svc = useService();
 
 /** A tenant, a private caller that reveals, and a reactor whose code creates one token (its `tokenize`). */
 async function makerReactor() {
-  const api = client(svc.url);
-  const { managementKey } = await createTenant(api, svc.rootKey);
-  const acting = await revealingReactorApp(api, managementKey);
-  const caller = await appKey(api, managementKey, {
-    type: "private",
-    rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:use", "token:read"] }],
-  });
+  const { api, managementKey, acting, caller } = await reactingTenant(svc, ["token:use", "token:read"]);
   const code = `module.exports = async () => ({ tokenize: { made: { type: "token", data: "from the code" } } });`;
   const reactor = await api.post<{ id: string }>("/reactors", {
     key: managementKey,
@@ -33,20 +26,11 @@ async function makerReactor() {
 
 /** A tenant, a private caller that reveals, its card and a reactor answering the card's last 4 (react-async). */
 async function last4Reactor() {
-  const api = client(svc.url);
-  const { managementKey } = await createTenant(api, svc.rootKey);
-  const acting = await revealingReactorApp(api, managementKey);
-  const caller = await appKey(api, managementKey, {
-    type: "private",
-    rules: [
-      {
-        priority: 1,
-        container: "/",
-        transform: "reveal",
-        permissions: ["token:use", "token:read", "token:create"],
-      },
-    ],
-  });
+  const { api, managementKey, acting, caller } = await reactingTenant(svc, [
+    "token:use",
+    "token:read",
+    "token:create",
+  ]);
   const card = await api.post<TokenBody>("/tokens", {
     key: caller,
     body: { type: "card", data: { number: VISA, expiration_month: 12, expiration_year: 2031 } },

@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import { type Client, client, createTenant } from "./http.ts";
-import { application } from "./tokens.ts";
+import { appKey, application } from "./tokens.ts";
 
 export interface NewReactor {
   api: Client;
@@ -73,3 +73,18 @@ export const revealingReactorApp = (api: Client, managementKey: string) =>
       { priority: 1, container: "/", transform: "reveal", permissions: ["token:create", "token:read"] },
     ],
   });
+
+/**
+ * A new tenant with a revealing reactor application (`acting`) and a private caller whose one rule reveals every
+ * container with `permissions`: the set-up of a reaction a back end asks for and reads.
+ */
+export async function reactingTenant(svc: { url: string; rootKey: string }, permissions: string[]) {
+  const api = client(svc.url);
+  const { managementKey } = await createTenant(api, svc.rootKey);
+  const acting = await revealingReactorApp(api, managementKey);
+  const caller = await appKey(api, managementKey, {
+    type: "private",
+    rules: [{ priority: 1, container: "/", transform: "reveal", permissions }],
+  });
+  return { api, managementKey, acting, caller };
+}

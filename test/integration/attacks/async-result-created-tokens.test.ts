@@ -5,31 +5,22 @@
  * from the store (presentAgain), so it shows neither.
  */
 import { describe, expect, it } from "vitest";
-import { bodyText, client, createTenant } from "#test/support/http.ts";
-import { reactionResult, revealingReactorApp } from "#test/support/reactors.ts";
+import { bodyText } from "#test/support/http.ts";
+import { reactingTenant, reactionResult } from "#test/support/reactors.ts";
 import { advanceTestClock, useService } from "#test/support/service.ts";
-import { appKey, VISA } from "#test/support/tokens.ts";
+import { VISA } from "#test/support/tokens.ts";
 
 const svc = useService();
 const CVC = "731";
 
 async function setup() {
-  const api = client(svc.url);
-  const { managementKey } = await createTenant(api, svc.rootKey);
-  const acting = await revealingReactorApp(api, managementKey);
   // The caller may read (reveal) and delete what it gets: a back end that reacts, keeps the card a moment, then
   // deletes it.
-  const caller = await appKey(api, managementKey, {
-    type: "private",
-    rules: [
-      {
-        priority: 1,
-        container: "/",
-        transform: "reveal",
-        permissions: ["token:use", "token:read", "token:delete"],
-      },
-    ],
-  });
+  const { api, managementKey, acting, caller } = await reactingTenant(svc, [
+    "token:use",
+    "token:read",
+    "token:delete",
+  ]);
   const code = `module.exports = async () => ({ tokenize: { card: { type: "card", data: { number: "${VISA}", expiration_month: 12, expiration_year: 2030, cvc: "${CVC}" } } } });`;
   const reactor = await api.post<{ id: string }>("/reactors", {
     key: managementKey,
