@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
-import type { Principal } from "#shared/domain/entities.ts";
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { tooManyRequests } from "#shared/domain/errors.ts";
 import type { StoredProxy } from "#shared/domain/proxies/proxy.ts";
 import { addressBucket, browserBucket, type RateLimiter, tenantBucket } from "#shared/domain/rate-limit.ts";
@@ -30,19 +30,21 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
       const route = request.context.svc.route;
       // System routes answer from memory (health, OpenAPI; the test clock is root-only) and reach no table.
       if (!route || route.auth === "root" || route.group === "system") return;
-      const bucket = await bucketOf(request, ports().proxies);
+      const { bucket, handedOut } = await bucketOf(request, ports().proxies);
       // The request's expression renders draw from the same tenant's share (shared/http/lambda.ts).
       request.context.svc.bucket = bucket;
       const limiter = ports().rateLimiter;
       if (!limiter) return;
-      // A key every visitor's browser holds spends its tenant's budget within a sub-budget of half of it: one
-      // copied from a checkout page cannot leave the tenant's back end nothing. The sub-budget leases its blocks
-      // from the tenant's counter too (RateLimiterOptions.parent), so such a request is admitted by it alone: what
-      // its processes lease of the tenant's budget is at most what the sub-budget holds.
-      const browser = browserTenantOf(request.context.svc.principal);
-      const sub = browser === undefined ? undefined : ports().browserRateLimiter;
+      // A key handed out beyond the tenant's back end (in every visitor's browser, or an open proxy's URL given to
+      // a third party) spends its tenant's budget within a sub-budget of half of it: one copied from a checkout
+      // page cannot leave the tenant's back end nothing. The sub-budget leases its blocks from the tenant's
+      // counter too (RateLimiterOptions.parent), so such a request is admitted by it alone: what its processes
+      // lease of the tenant's budget is at most what the sub-budget holds.
+      const sub = handedOut === undefined ? undefined : ports().browserRateLimiter;
       const admission =
-        browser !== undefined && sub ? await sub.admit(browserBucket(browser)) : await limiter.admit(bucket);
+        handedOut !== undefined && sub
+          ? await sub.admit(browserBucket(handedOut))
+          : await limiter.admit(bucket);
       if (!admission.allowed) throw tooManyRequests(admission.retryAfterSeconds);
       const own = route.rateBucket ? ports().searchRateLimiter : undefined;
       if (!own) return;
@@ -52,16 +54,25 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
   };
 }
 
-async function bucketOf(request: SvcRequest, proxies: RateLimitPorts["proxies"]): Promise<string> {
+/**
+ * The request's bucket, and the tenant whose handed-out keys' sub-budget admits it: a browser-held key's (a
+ * session's, a public application's), or a proxy invocation by its proxy key alone (no API key: an open proxy's
+ * caller, or one its proxy will refuse), since an open proxy's key is given out like a public key.
+ */
+async function bucketOf(
+  request: SvcRequest,
+  proxies: RateLimitPorts["proxies"],
+): Promise<{ bucket: string; handedOut?: string }> {
   const { principal, route } = request.context.svc;
-  if (principal && principal.kind !== "root") return tenantBucket(principal.tenantId);
+  if (principal && principal.kind !== "root")
+    return { bucket: tenantBucket(principal.tenantId), handedOut: browserTenantOf(principal) };
   if (route?.group === "proxy" && proxies) {
     const proxyKey = proxyKeyOf(request.event);
     // Through the proxy store's cache: the invocation's own lookup of the same key is then a cache hit.
     const proxy = proxyKey ? await proxies.findByKey(hashKey(proxyKey)) : undefined;
-    if (proxy) return tenantBucket(proxy.tenant_id);
+    if (proxy) return { bucket: tenantBucket(proxy.tenant_id), handedOut: proxy.tenant_id };
   }
-  return addressBucket(request.event.requestContext.http.sourceIp);
+  return { bucket: addressBucket(request.event.requestContext.http.sourceIp) };
 }
 
 /** The proxy key as the proxy handler reads it: the header, else the first svc-proxy-key query parameter. */
@@ -81,8 +92,7 @@ function proxyKeyOf(event: APIGatewayProxyEventV2): string | undefined {
 }
 
 /** The tenant of a key browsers hold (a session's, a public application's): anyone who opens the page has it. */
-function browserTenantOf(principal: Principal | undefined): string | undefined {
-  if (!principal || principal.kind === "root") return undefined;
+function browserTenantOf(principal: TenantPrincipal): string | undefined {
   return principal.kind === "session" || principal.application.type === "public"
     ? principal.tenantId
     : undefined;

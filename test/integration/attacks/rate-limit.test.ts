@@ -93,6 +93,31 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
     expect(backendCalls.map((r) => r.status)).toEqual([201, 200]);
   });
 
+  it("lets a flood with an open proxy's key (require_auth: false, handed to third parties) spend at most half the tenant's budget", async () => {
+    // Left open at stop 45: such a proxy's key is handed out like a public key (a webhook URL), but its keyless
+    // invocations spent the tenant's whole budget, and the merchant's back end was answered 429.
+    const api = client(svc.url);
+    const merchant = await createTenant(api, svc.rootKey, "Open proxy");
+    const proxy = await api.post<{ key: string }>("/proxies", {
+      key: merchant.managementKey,
+      body: { name: "webhook", destination_url: "https://payments.example.com/", require_auth: false },
+    });
+    expect(proxy.status).toBe(201);
+    await startOfWindow(api);
+
+    const flood: number[] = [];
+    for (let i = 0; i < 4; i++)
+      flood.push((await api.get("/proxy", { headers: { "svc-proxy-key": proxy.body.key } })).status);
+    const backendCalls = [
+      await api.get("/applications", { key: merchant.managementKey }),
+      await api.get("/applications", { key: merchant.managementKey }),
+    ];
+
+    expect(flood[0]).not.toBe(429); // forwarded (or refused by the destination's network), never rate-limited
+    expect(flood.slice(1)).toEqual([429, 429, 429]); // half of 3, rounded down
+    expect(backendCalls.map((r) => r.status)).toEqual([200, 200]);
+  });
+
   it("holds across processes: another instance sharing the table sees the tenant's budget spent", async () => {
     // Prepare: a tenant spends its window's budget through the service.
     const api = client(svc.url);
