@@ -373,7 +373,7 @@ export async function openBatch(
 
 /** Commits a batch; false when it expired or closed first (then nothing of it is visible). */
 export async function commitBatch(
-  deps: TransactionDeps,
+  deps: TransactionDeps & { metrics: Metrics },
   principal: TenantPrincipal,
   record: StoredTransaction,
 ): Promise<boolean> {
@@ -381,6 +381,9 @@ export async function commitBatch(
     record,
     deps.clock.now(),
     auditEvent(deps, principal, "transaction", record.id, "update", "Batch committed"),
+    undefined,
+    // Counted as the commit applies them: a roll-forward failing midway has counted the chunks it applied.
+    (created) => countTokens(deps, METRIC.tokensCreated, principal.tenantId, created),
   );
   return committed !== false && committed !== "refused";
 }

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { RecordingMetrics } from "#shared/adapters/metrics/recording-metrics.ts";
+import { METRIC } from "#shared/observability/metric-names.ts";
 import { useService } from "#test/support/service.ts";
 import {
   appKey,
@@ -8,7 +10,8 @@ import {
   tenantWithOwner,
 } from "#test/support/tokens.ts";
 
-const svc = useService();
+const metrics = new RecordingMetrics();
+const svc = useService({ metrics });
 
 /** Makes the store method `name` fail once, as a request that dies at that point would. */
 function failOnce(target: object, name: string) {
@@ -22,13 +25,14 @@ function failOnce(target: object, name: string) {
 
 async function setup(prefix: string) {
   const { api, tenant, owner } = await tenantWithOwner(svc);
+  const tenantId = tenant.tenantId;
   const reader = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
   const ids = Array.from({ length: 120 }, (_, i) => `${prefix}-${i}`);
   const body = ids.map((id) => ({ type: "token", id, data: `value of ${id}` }));
   const status = async (id: string) => (await api.get(`/tokens/${id}`, { key: reader })).status;
   const sweepAfter = (seconds: number) =>
     api.post("/_test/clock", { key: svc.rootKey, body: { advance_seconds: seconds } });
-  return { api, owner, ids, body, status, sweepAfter };
+  return { api, owner, tenantId, ids, body, status, sweepAfter };
 }
 
 describe("a batch whose request dies", () => {
@@ -47,6 +51,44 @@ describe("a batch whose request dies", () => {
     // Past the batch's lifetime the sweep applies what was committed.
     await sweepAfter(20 * 60);
     for (const id of [ids[0], ids[60], ids[119]]) expect(await status(id as string)).toBe(200);
+  });
+
+  it("after its commit point, midway through applying it: every token counted once in TokensCreated", async () => {
+    // Left open at stop 45: a batch counted its creations only when its request succeeded, so the chunks a failed
+    // roll-forward had applied were never counted (the sweep counts only what it applies itself).
+    const { api, owner, tenantId, ids, body, status, sweepAfter } = await setup("midway");
+    const created = () =>
+      metrics
+        .named(METRIC.tokensCreated)
+        .filter((p) => p.metadata?.tenant_id === tenantId)
+        .reduce((sum, p) => sum + p.value, 0);
+    // DynamoDB throttles the roll-forward's second write past the SDK's retries (its first chunk applied).
+    const store = svc.service.deps.transactions as unknown as Record<string, unknown> & {
+      client: { send: (command: unknown) => Promise<unknown> };
+    };
+    const rollForward = store.rollForward as (...args: unknown[]) => Promise<number>;
+    const send = store.client.send.bind(store.client);
+    let rolling = false;
+    let writes = 0;
+    store.rollForward = (...args: unknown[]) => {
+      rolling = true;
+      return rollForward.apply(store, args);
+    };
+    store.client.send = (command: unknown) => {
+      if (rolling && (command as object).constructor.name === "TransactWriteCommand" && ++writes === 2)
+        return Promise.reject(Object.assign(new Error("throttled"), { name: "ThrottlingException" }));
+      return send(command);
+    };
+    const failed = await api.post("/tokenize", { key: owner, body }).finally(() => {
+      store.rollForward = rollForward;
+      store.client.send = send;
+    });
+    expect(writes).toBeGreaterThanOrEqual(2);
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+
+    await sweepAfter(20 * 60);
+    for (const id of [ids[0], ids[60], ids[119]]) expect(await status(id as string)).toBe(200);
+    expect(created()).toBe(ids.length);
   });
 
   it("before its commit point: nothing visible, the sweep rolls it back and the ids are free again", async () => {

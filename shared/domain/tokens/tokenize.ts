@@ -230,7 +230,6 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
     ),
   };
   const created = staged.filter((index) => duplicates[index] === undefined);
-  countTokens(deps, METRIC.tokensCreated, principal.tenantId, created.length);
   // Past the commit, and best effort: a throttled or dropped claim must not answer 5xx for a stored batch (its
   // client sends the batch again and stores it twice); a token left unclaimed is found by no later deduplication.
   await deps.tokens
@@ -302,7 +301,11 @@ async function writeAll(
     const outcome = await deps.tokens.createAtOnce(direct, known, deps.clock.now());
     if (outcome.outcome === "too-large") break;
     if (outcome.outcome === "id-taken") throw write.idTaken(outcome.index);
-    if (outcome.outcome === "written") return known;
+    if (outcome.outcome === "written") {
+      // Staged batches are counted by their commit, as it applies them (commitBatch).
+      countTokens(deps, METRIC.tokensCreated, principal.tenantId, direct.length - Object.keys(known).length);
+      return known;
+    }
     if (outcome.outcome === "transaction-closed") throw new Error("No transaction to close");
     for (const [entry, tokenId] of Object.entries(outcome.duplicates)) {
       await write.checkDuplicate(Number(entry), tokenId);

@@ -400,10 +400,6 @@ describe("a staged commit whose request fails midway (review round 3, 28 Nov 202
     expect(await svc.service.deps.transactions.get(tenant.tenantId, txn.id)).not.toHaveProperty(
       "rolling_forward",
     );
-    const list = await api.get<{ data: unknown[] }>("/tokens?size=100", { key: writer });
-    console.log(
-      JSON.stringify({ counted: sum() - before, commit: commit.status, listed: list.body.data?.length }),
-    );
     expect(sum() - before).toBe(CREATES);
   }, 300_000);
 });
