@@ -189,6 +189,7 @@ export class Authenticator {
         permissions: session.permissions ?? [],
         rules: session.rules ?? [],
         expires_at: session.expires_at,
+        ...(session.service === true ? { service: true as const } : {}),
       },
       ...(authorizedKeyId ? { authorizedKeyId } : {}),
       creator: { id: session.created_by, allowed_origins: origins },

@@ -72,6 +72,8 @@ export interface SessionGrant {
   permissions: Permission[];
   rules: AccessRule[];
   expires_at: string;
+  /** A sandbox run's `svc` key (StoredSession.service): no browser holds it. */
+  service?: true;
 }
 
 /** Who is calling, resolved from SVC-API-KEY. */

@@ -134,6 +134,7 @@ export async function issueServiceSession(
     permissions: app.permissions.filter(isTokenPermission),
     rules: app.rules,
     expires_at: new Date(now.getTime() + SERVICE_SESSION_SECONDS * 1000).toISOString(),
+    service: true,
   };
   await deps.sessions.createAuthorized(
     session,

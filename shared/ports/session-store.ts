@@ -15,6 +15,11 @@ export interface StoredSession {
   authorized_at?: string;
   permissions?: Permission[];
   rules?: AccessRule[];
+  /**
+   * A sandbox run's `svc` key (issueServiceSession): held by the runner's host side, never by a browser, so its
+   * calls spend the tenant's budget as its application's keys do, not the browser sub-budget.
+   */
+  service?: true;
 }
 
 export interface SessionStore {

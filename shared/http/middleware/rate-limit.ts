@@ -91,9 +91,13 @@ function proxyKeyOf(event: APIGatewayProxyEventV2): string | undefined {
   return undefined;
 }
 
-/** The tenant of a key browsers hold (a session's, a public application's): anyone who opens the page has it. */
+/**
+ * The tenant of a key browsers hold (a session's, a public application's): anyone who opens the page has it. A
+ * sandbox run's service session is held by the runner, not a browser: it counts as its application's keys do
+ * (a public application's in the sub-budget). Counted as a browser's, a flood with the tenant's public key
+ * answered the back end's own reactor and transform code 429 (review round 5).
+ */
 function browserTenantOf(principal: TenantPrincipal): string | undefined {
-  return principal.kind === "session" || principal.application.type === "public"
-    ? principal.tenantId
-    : undefined;
+  const browserSession = principal.kind === "session" && principal.session.service !== true;
+  return browserSession || principal.application.type === "public" ? principal.tenantId : undefined;
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { DynamoRequestBudget } from "#shared/adapters/dynamodb/request-budget.ts";
+import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { RateLimiter, windowLengthMs } from "#shared/domain/rate-limit.ts";
+import { issueServiceSession } from "#shared/domain/sessions.ts";
 import { useEnv } from "#test/support/env.ts";
 import { client, createTenant, type HttpResponse } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
@@ -116,6 +118,35 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
     expect(flood[0]).not.toBe(429); // forwarded (or refused by the destination's network), never rate-limited
     expect(flood.slice(1)).toEqual([429, 429, 429]); // half of 3, rounded down
     expect(backendCalls.map((r) => r.status)).toEqual([200, 200]);
+  });
+
+  it("leaves the back end's own code its half: a sandbox run's svc key (a service session) is no browser key", async () => {
+    // Review round 5: in AWS a reactor's or transform's code calls the API with a service session key the runner holds
+    // (issueServiceSession: never in a browser). Every session counted as browser-held, so a flood with the
+    // tenant's public key spent the sub-budget those calls drew on, and the back end's code was answered 429
+    // while the tenant's window still held two of its three requests.
+    const api = client(svc.url);
+    const merchant = await createTenant(api, svc.rootKey, "Reacting merchant");
+    const app = (body: Record<string, unknown>) =>
+      api.post<{ key: string }>("/applications", {
+        key: merchant.managementKey,
+        body: { name: "app", ...body },
+      });
+    const pub = (await app({ type: "public", permissions: ["token:create"] })).body.key;
+    const backend = (await app({ type: "private", permissions: ["token:create", "token:read"] })).body.key;
+    const { deps } = svc.service;
+    const principal = (await deps.authenticator.authenticate(backend, {
+      rootAllowed: false,
+    })) as TenantPrincipal;
+    const runKey = await issueServiceSession(deps, principal, "reactor r5");
+    await startOfWindow(api);
+
+    const flood: number[] = [];
+    for (let i = 0; i < 3; i++) flood.push((await api.post("/sessions", { key: pub })).status);
+    const fromRun = await api.post("/tokens", { key: runKey, body: { type: "token", data: "x" } });
+
+    expect(flood).toEqual([201, 429, 429]);
+    expect(fromRun.status).toBe(201);
   });
 
   it("holds across processes: another instance sharing the table sees the tenant's budget spent", async () => {
