@@ -22,6 +22,7 @@ import { DeletedTenants } from "#shared/domain/deleted-tenants.ts";
 import { KeyStateCache } from "#shared/domain/keys/key-state.ts";
 import {
   browserPolicy,
+  ownBucketOfSub,
   RateLimiter,
   type RateLimiterOptions,
   type RateLimitPolicy,
@@ -174,6 +175,14 @@ export function composeCore(cfg: Config, options: CoreOptions = {}) {
     browserRateLimiter:
       cfg.rateLimit.ratePerSecond > 0
         ? rateLimiter(browserPolicy(cfg.rateLimit), { policy: cfg.rateLimit, bucketOf: tenantOfSubBucket })
+        : undefined,
+    // ... and at most half of its search budget.
+    browserSearchRateLimiter:
+      cfg.rateLimit.ratePerSecond > 0
+        ? rateLimiter(browserPolicy(searchPolicy(cfg.rateLimit)), {
+            policy: searchPolicy(cfg.rateLimit),
+            bucketOf: ownBucketOfSub,
+          })
         : undefined,
   };
 }

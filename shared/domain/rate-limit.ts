@@ -241,6 +241,13 @@ export function browserPolicy(policy: RateLimitPolicy): RateLimitPolicy {
 /** The tenant bucket a sub-budget's bucket (browserBucket) lies in. */
 export const tenantOfSubBucket = (bucket: string): string => tenantBucket(tenantOfBucket(bucket) ?? "");
 
+/**
+ * A route's own budget within a sub-budget (`tenant#<id>#browser#search`) → the tenant's own budget of that route
+ * (`tenant#<id>#search`): the parent of the browser keys' share of it.
+ */
+export const ownBucketOfSub = (bucket: string): string =>
+  `${tenantOfSubBucket(bucket)}#${bucket.slice(bucket.lastIndexOf("#") + 1)}`;
+
 /** The tenant of a bucket tenantBucket named (metrics' metadata), else undefined (an address bucket). */
 export const tenantOfBucket = (bucket: string | undefined): string | undefined =>
   bucket?.startsWith("tenant#") ? bucket.slice("tenant#".length).split("#")[0] : undefined;

@@ -13,6 +13,8 @@ export interface RateLimitPorts {
   searchRateLimiter?: Pick<RateLimiter, "admit"> | undefined;
   /** The browser-held keys' sub-budget of each tenant (browserBucket); absent when rate limiting is off. */
   browserRateLimiter?: Pick<RateLimiter, "admit"> | undefined;
+  /** The same keys' sub-budget of their tenant's `rateBucket` budgets (search). */
+  browserSearchRateLimiter?: Pick<RateLimiter, "admit"> | undefined;
   /** The proxy group's proxies (cached by key): an invocation counts against its proxy's tenant. */
   proxies?: { findByKey(keyHash: string): Promise<Pick<StoredProxy, "tenant_id"> | undefined> };
 }
@@ -48,7 +50,12 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
       if (!admission.allowed) throw tooManyRequests(admission.retryAfterSeconds);
       const own = route.rateBucket ? ports().searchRateLimiter : undefined;
       if (!own) return;
-      const searched = await own.admit(`${bucket}#${route.rateBucket}`);
+      // Within half of it for the same keys: a session granted token:search in a browser spent the whole of it.
+      const ownSub = handedOut === undefined ? undefined : ports().browserSearchRateLimiter;
+      const searched =
+        handedOut !== undefined && ownSub
+          ? await ownSub.admit(`${browserBucket(handedOut)}#${route.rateBucket}`)
+          : await own.admit(`${bucket}#${route.rateBucket}`);
       if (!searched.allowed) throw tooManyRequests(searched.retryAfterSeconds);
     },
   };
