@@ -131,8 +131,8 @@ export const replays: GroupReplays<Routes, "tokens", TokensDeps> = {
   presentToken: presentAgain,
   checkRead: checkStillReadable,
   effects: {
-    createToken: replayAs(TOKEN_ENTITY_TYPES, "create", 201, ({ deps, principal }, id) =>
-      presentCreated(deps, principal, id),
+    createToken: replayAs(TOKEN_ENTITY_TYPES, "create", 201, ({ deps, principal }, id, effect) =>
+      presentCreated(deps, principal, id, effect.at),
     ),
   },
 };

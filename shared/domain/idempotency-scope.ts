@@ -39,6 +39,11 @@ export interface EffectRef {
   entity_type: string;
   entity_id: string;
   operation: string;
+  /**
+   * When its audit entry was made (the entry's `created_at`): an entity whose id its caller chose (a token's) may be
+   * deleted and another made under that id later, which a replay must never answer as this effect's.
+   */
+  at?: string;
 }
 
 /**

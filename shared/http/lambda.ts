@@ -121,13 +121,13 @@ export function replayAs<R extends RouteSpec, D>(
   entityType: string | readonly string[],
   operation: "create" | "update",
   status: number,
-  read: (input: HandlerInput<R, D>, id: string) => Promise<unknown>,
+  read: (input: HandlerInput<R, D>, id: string, effect: RecordedEffect) => Promise<unknown>,
 ): EffectReplay<R, D> {
   const types = [entityType].flat();
   return async (input) => {
     const effect = input.effects.find((e) => types.includes(e.entity_type) && e.operation === operation);
     if (!effect) throw conflict(ANSWER_LOST);
-    return { status, body: await read(input, effect.entity_id) };
+    return { status, body: await read(input, effect.entity_id, effect) };
   };
 }
 

@@ -3,6 +3,7 @@ import { bodyText, type Client, client, createTenant } from "#test/support/http.
 import { useService } from "#test/support/service.ts";
 import {
   appKey,
+  MASTERCARD,
   revealEverything,
   type TokenBody,
   type TokenPage,
@@ -78,6 +79,53 @@ describe("idempotency across a crash between effect and completion", () => {
     expect(again.body.id).toBe(retry.body.id);
     expect(list.body.pagination.total_items).toBe(1);
     expect(logs.body.data.filter((e) => e.operation === "create")).toHaveLength(1);
+  });
+
+  it("never replays a lost create as another caller's token made later under the same id (after a delete)", async () => {
+    const { api, managementKey } = await setup();
+    const victim = await appKey(api, managementKey, { type: "private", rules: revealEverything });
+    // Creates cards and sees them whole in its create answers; reads them masked; cleans up its own mistakes.
+    const intake = await appKey(api, managementKey, {
+      type: "private",
+      rules: [
+        { priority: 1, container: "/pci/", transform: "reveal", permissions: ["token:create"] },
+        { priority: 2, container: "/pci/", transform: "mask", permissions: ["token:read", "token:delete"] },
+      ],
+    });
+    const id = "customer-42-card";
+    const headers = { "svc-idempotency-key": "crash-reused-id-1" };
+    const own = { number: MASTERCARD, expiration_month: 1, expiration_year: 2031 };
+    const secret = { number: VISA, expiration_month: 12, expiration_year: 2030, cvc: "987" };
+
+    crashAfterEffect();
+    const lost = await api.post<TokenBody>("/tokens", {
+      key: intake,
+      body: { id, type: "card", data: own },
+      headers,
+    });
+    restore?.();
+    const removed = await api.delete(`/tokens/${id}`, { key: intake });
+    // Another caller later stores its own card under the same id (ids are the callers' to choose).
+    const stored = await api.post<TokenBody>("/tokens", {
+      key: victim,
+      body: { id, type: "card", data: secret },
+    });
+    const masked = await api.get<TokenBody>(`/tokens/${id}`, { key: intake });
+    await advanceClock(api, LEASE_SECONDS);
+    const retry = await api.post<TokenBody>("/tokens", {
+      key: intake,
+      body: { id, type: "card", data: own },
+      headers,
+    });
+
+    expect(lost.status).toBe(500);
+    expect(removed.status).toBe(204);
+    expect(stored.status).toBe(201);
+    expect(bodyText(masked.body)).not.toContain(VISA);
+    // The retry's own token is gone: 404, never the other caller's card, revealed by the create's rule.
+    expect(bodyText(retry.body)).not.toContain(VISA);
+    expect(bodyText(retry.body)).not.toContain("987");
+    expect(retry.status).toBe(404);
   });
 
   it("replays an application create whose answer was lost: one application, its key not shown again", async () => {

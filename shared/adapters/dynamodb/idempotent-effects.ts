@@ -17,9 +17,9 @@ function effectsOf(items: TransactItem[]): EffectRef[] {
   return items.flatMap((item) => {
     const entry = item.Put?.Item;
     if (!entry || entry.entity !== undefined) return [];
-    const { entity_type, entity_id, operation } = entry;
+    const { entity_type, entity_id, operation, created_at } = entry;
     return typeof entity_type === "string" && typeof entity_id === "string" && typeof operation === "string"
-      ? [{ entity_type, entity_id, operation }]
+      ? [{ entity_type, entity_id, operation, ...(typeof created_at === "string" ? { at: created_at } : {}) }]
       : [];
   });
 }

@@ -249,13 +249,18 @@ export async function createToken(
   const outcome = await deps.tokens.create(
     token,
     { deduplicate, idGiven: input.id !== undefined, now: deps.clock.now(), transaction },
-    tokenEvent(
-      deps,
-      principal,
-      token,
-      "create",
-      transaction ? `Token created in transaction ${transaction.id}` : "Token created",
-    ),
+    {
+      ...tokenEvent(
+        deps,
+        principal,
+        token,
+        "create",
+        transaction ? `Token created in transaction ${transaction.id}` : "Token created",
+      ),
+      // At the token's own created_at: a replay whose answer was lost tells this token by it from one made later
+      // under the same id (replay.ts presentCreated).
+      created_at: token.created_at,
+    },
   );
   if (outcome.outcome === "id-taken") throw conflict("A token with this id already exists.");
   if (outcome.outcome === "transaction-closed") throw notFound("The transaction");

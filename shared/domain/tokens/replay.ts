@@ -87,11 +87,22 @@ export async function standingToken(
 /**
  * The answer of a create that took effect but never completed (domain/idempotency-scope.ts): the token it
  * created, presented as the create presents it (the rule that granted token:create), if still at its first
- * version.
+ * version. `at`: the created_at of the token the create made (its entry's). A token made since under the same id
+ * (the caller's own deleted since, another caller's card created with that literal id) is another caller's token:
+ * 404, never presented with this caller's create transform (it was: a key that reads masked got a card and its
+ * cvc whole, review of 28 Nov 2026).
  */
-export async function presentCreated(deps: TokenDeps, principal: TenantPrincipal, tokenId: string) {
+export async function presentCreated(
+  deps: TokenDeps,
+  principal: TenantPrincipal,
+  tokenId: string,
+  at: string | undefined,
+) {
   const token = await deps.tokens.get(principal.tenantId, tokenId);
-  if (!token) throw notFound("The token this idempotent request answered");
+  // The create's entry is made at its token's created_at (create.ts): the same token, or another's made since.
+  // A record without `at` (written before effects carried it) cannot tell the tokens apart: nothing is shown.
+  if (!token || at === undefined || token.created_at !== at)
+    throw notFound("The token this idempotent request answered");
   const transform = requireAccess(accessOf(principal), token, "token:create");
   return presentAgain(deps, principal, {
     id: token.id,
