@@ -32,6 +32,20 @@ function expectRateLimited(res: HttpResponse) {
   return retryAfter;
 }
 
+/** A tenant with a public key (token:create) and a private back-end key (token:create, token:read). */
+async function merchantWithKeys(name: string) {
+  const api = client(svc.url);
+  const merchant = await createTenant(api, svc.rootKey, name);
+  const app = (body: Record<string, unknown>) =>
+    api.post<{ key: string }>("/applications", {
+      key: merchant.managementKey,
+      body: { name: "app", ...body },
+    });
+  const pub = (await app({ type: "public", permissions: ["token:create"] })).body.key;
+  const backend = (await app({ type: "private", permissions: ["token:create", "token:read"] })).body.key;
+  return { api, merchant, pub, backend };
+}
+
 describe("attack: one caller floods the service (per-tenant rate limits)", () => {
   it("answers 429 with Retry-After to a tenant over its budget, whichever of its keys it uses, and serves it again in the next window", async () => {
     // Prepare: two tenants; the first holds a second (public) key.
@@ -73,15 +87,7 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
   it("lets a flood with a public key (in every visitor's page) spend at most half the tenant's budget", async () => {
     // Front-end review (28 Nov 2026): a public key copied from a checkout page spent the tenant's whole budget
     // (cheap POST /sessions), and the merchant's back end was answered 429 for the rest of every window.
-    const api = client(svc.url);
-    const merchant = await createTenant(api, svc.rootKey, "Merchant");
-    const app = (body: Record<string, unknown>) =>
-      api.post<{ key: string }>("/applications", {
-        key: merchant.managementKey,
-        body: { name: "app", ...body },
-      });
-    const pub = (await app({ type: "public", permissions: ["token:create"] })).body.key;
-    const backend = (await app({ type: "private", permissions: ["token:create", "token:read"] })).body.key;
+    const { api, merchant, pub, backend } = await merchantWithKeys("Merchant");
     await startOfWindow(api);
 
     const flood: number[] = [];
@@ -121,19 +127,11 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
   });
 
   it("leaves the back end's own code its half: a sandbox run's svc key (a service session) is no browser key", async () => {
-    // Review round 5: in AWS a reactor's or transform's code calls the API with a service session key the runner holds
-    // (issueServiceSession: never in a browser). Every session counted as browser-held, so a flood with the
+    // Review round 5: in AWS a reactor's or transform's code calls the API with a service session key the runner
+    // holds (issueServiceSession: never in a browser). Every session counted as browser-held, so a flood with the
     // tenant's public key spent the sub-budget those calls drew on, and the back end's code was answered 429
     // while the tenant's window still held two of its three requests.
-    const api = client(svc.url);
-    const merchant = await createTenant(api, svc.rootKey, "Reacting merchant");
-    const app = (body: Record<string, unknown>) =>
-      api.post<{ key: string }>("/applications", {
-        key: merchant.managementKey,
-        body: { name: "app", ...body },
-      });
-    const pub = (await app({ type: "public", permissions: ["token:create"] })).body.key;
-    const backend = (await app({ type: "private", permissions: ["token:create", "token:read"] })).body.key;
+    const { api, pub, backend } = await merchantWithKeys("Reacting merchant");
     const { deps } = svc.service;
     const principal = (await deps.authenticator.authenticate(backend, {
       rootAllowed: false,
