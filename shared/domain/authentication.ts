@@ -60,12 +60,22 @@ export class Authenticator {
   /** The principal behind a key, or undefined for a missing, unknown or revoked key. */
   async authenticate(
     presentedKey: string | undefined,
-    options: { rootAllowed: boolean },
+    options: {
+      rootAllowed: boolean;
+      /**
+       * Looked up in the store, never answered from the cache (the answer is cached afresh): for management
+       * writes, whose checks against the caller's own grant (grant-ceiling.ts) leave lasting effects. A principal
+       * cached before its application was narrowed or its key revoked on another instance could otherwise, within
+       * the cache's time, put its old grant back or create and mint copies of it, for good.
+       */
+      fresh?: boolean;
+    },
   ): Promise<Principal | undefined> {
     if (!presentedKey || presentedKey.length > 512) return undefined;
     const keyHash = hashKey(presentedKey);
     // Only root routes consult the root key, so data-plane functions need no access to where it lives.
     if (options.rootAllowed) return (await this.rootKey.isRootKey(keyHash)) ? { kind: "root" } : undefined;
+    if (options.fresh) this.cache.evict(keyHash);
     return this.byKeyHash(keyHash);
   }
 

@@ -1,7 +1,26 @@
 import { mayEverHold } from "#shared/domain/access-rules.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import { forbidden, unauthorized } from "#shared/domain/errors.ts";
+import { isTokenPermission } from "#shared/domain/permissions.ts";
 import { header, type SvcMiddleware } from "../request-state.ts";
+import type { FunctionGroup, RouteSpec } from "../route.ts";
+
+/**
+ * A write of the control plane (applications, keys, proxies, reactors, members, tenants): what it grants or
+ * binds is judged against the caller's grant as stored now, not as a warm instance cached it (authenticate's
+ * `fresh`). Token routes keep the cache: their effects are judged again at each use.
+ */
+const CONTROL_PLANE: ReadonlySet<FunctionGroup> = new Set([
+  "applications",
+  "proxies",
+  "reactors",
+  "members",
+  "tenants",
+]);
+const isManagementWrite = (route: Pick<RouteSpec, "group" | "method" | "permissions">) =>
+  CONTROL_PLANE.has(route.group) &&
+  route.method !== "GET" &&
+  !(route.permissions ?? []).some(isTokenPermission);
 
 /**
  * Resolves SVC-API-KEY for routes that need a key, then checks the route's permissions.
@@ -18,6 +37,7 @@ export function authenticateAndAuthorize(
       if (!route || route.auth === "none") return;
       const principal = await authenticator().authenticate(header(request.event, "svc-api-key"), {
         rootAllowed: route.auth === "root",
+        fresh: isManagementWrite(route),
       });
       if (!principal)
         throw unauthorized(

@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { startLocalService } from "#functions/local.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import { acceptInvitation } from "#shared/domain/members.ts";
 import { type Client, client, createTenant } from "#test/support/http.ts";
@@ -170,5 +171,84 @@ describe("GET /logs with bounds the wrong way round", () => {
     const below = await api.get<{ data: unknown[] }>("/logs?start=AAAA", { key: managementKey });
     // Before: 500 (DynamoDB refused the query).
     expect([200, 400]).toContain(below.status);
+  });
+});
+
+/** Another warm instance of the service (in AWS: another Lambda of the same group), on the same table. */
+const otherInstance = () =>
+  startLocalService({
+    port: 0,
+    rootKey: svc.rootKey,
+    dataDir: `/tmp/svc-test-${process.pid}`,
+    masterKeyFile: `/tmp/svc-test-${process.pid}.master.key`,
+    dynamodbEndpoint: inject("dynamodbEndpoint"),
+    testClock: true,
+    tableName: process.env.SVC_TABLE_NAME as string,
+  });
+
+describe("attack: a narrowed or revoked key on another warm instance", () => {
+  it("neither undoes its narrowing nor creates what it lost from an instance that cached it before", async () => {
+    const { api, managementKey } = await setup();
+    const wide = ["application:create", "application:read", "application:update", "log:read"];
+    const ci = await api.post<Created>("/applications", {
+      key: managementKey,
+      body: { name: "ci", type: "management", permissions: wide },
+    });
+    const other = await otherInstance();
+    try {
+      const there = client(other.url);
+      // The leaked CI key is used there once: that instance now holds its principal (5 s by default).
+      expect((await there.get("/applications/key", { key: ci.body.key })).status).toBe(200);
+      // The owner narrows it here: answered 200, and this instance forgets the old grant at once.
+      const narrowed = await api.put(`/applications/${ci.body.id}`, {
+        key: managementKey,
+        body: { name: "ci", permissions: ["application:read"] },
+      });
+      expect(narrowed.status).toBe(200);
+      // On the other instance, within the cache window, the key puts its old grant back and makes a copy of it.
+      const undo = await there.put(`/applications/${ci.body.id}`, {
+        key: ci.body.key,
+        body: { name: "ci", permissions: wide },
+      });
+      const copy = await there.post<Created>("/applications", {
+        key: ci.body.key,
+        body: { name: "ci-copy", type: "management", permissions: wide },
+      });
+      // Before: 200 and 201, and the narrowing was undone for good (the cache lapses; the stored grant stays).
+      expect([undo.status, copy.status]).toEqual([403, 403]);
+      const stored = await api.get<{ permissions: string[] }>(`/applications/${ci.body.id}`, {
+        key: managementKey,
+      });
+      expect(stored.body.permissions).toEqual(["application:read"]);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it("a revoked key mints no replacement for itself from an instance that cached it before", async () => {
+    const { api, managementKey } = await setup();
+    const ci = await api.post<Created & { keys: { id: string }[] }>("/applications", {
+      key: managementKey,
+      body: { name: "ci", type: "management", permissions: ["application:update", "log:read"] },
+    });
+    const other = await otherInstance();
+    try {
+      const there = client(other.url);
+      expect((await there.get("/logs", { key: ci.body.key })).status).toBe(200);
+      // The owner revokes the leaked key (rotation: the key, not the application), here.
+      const revoked = await api.delete(`/applications/${ci.body.id}/keys/${ci.body.keys[0]?.id}`, {
+        key: managementKey,
+      });
+      expect(revoked.status).toBe(204);
+      expect((await api.get("/logs", { key: ci.body.key })).status).toBe(401);
+      // Within the other instance's cache window the revoked key mints a key for its own application.
+      const replacement = await there.post<Created>(`/applications/${ci.body.id}/keys`, { key: ci.body.key });
+      // Before: 201, and the replacement answers for good after the revoked key's cache entry lapsed.
+      expect(replacement.status).toBe(401);
+      if (replacement.status === 201)
+        expect((await api.get("/logs", { key: replacement.body.key })).status).toBe(401);
+    } finally {
+      await other.stop();
+    }
   });
 });
