@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
+import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { tooManyRequests } from "#shared/domain/errors.ts";
 import type { StoredProxy } from "#shared/domain/proxies/proxy.ts";
@@ -16,7 +17,14 @@ export interface RateLimitPorts {
   /** The same keys' sub-budget of their tenant's `rateBucket` budgets (search). */
   browserSearchRateLimiter?: Pick<RateLimiter, "admit"> | undefined;
   /** The proxy group's proxies (cached by key): an invocation counts against its proxy's tenant. */
-  proxies?: { findByKey(keyHash: string): Promise<Pick<StoredProxy, "tenant_id"> | undefined> };
+  proxies?: {
+    findByKey(keyHash: string): Promise<Pick<StoredProxy, "tenant_id" | "require_auth"> | undefined>;
+  };
+  /**
+   * A require_auth proxy's caller is authenticated by the proxy (its routes have no `auth`), not before this
+   * middleware: its SVC-API-KEY is looked up here (the invocation's own lookup is then a cache hit).
+   */
+  authenticator?: Pick<Authenticator, "authenticate">;
 }
 
 /**
@@ -32,7 +40,7 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
       const route = request.context.svc.route;
       // System routes answer from memory (health, OpenAPI; the test clock is root-only) and reach no table.
       if (!route || route.auth === "root" || route.group === "system") return;
-      const { bucket, handedOut } = await bucketOf(request, ports().proxies);
+      const { bucket, handedOut } = await bucketOf(request, ports());
       // The request's expression renders draw from the same tenant's share (shared/http/lambda.ts).
       request.context.svc.bucket = bucket;
       const limiter = ports().rateLimiter;
@@ -68,7 +76,7 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
  */
 async function bucketOf(
   request: SvcRequest,
-  proxies: RateLimitPorts["proxies"],
+  { proxies, authenticator }: RateLimitPorts,
 ): Promise<{ bucket: string; handedOut?: string }> {
   const { principal, route } = request.context.svc;
   if (principal && principal.kind !== "root")
@@ -77,7 +85,19 @@ async function bucketOf(
     const proxyKey = proxyKeyOf(request.event);
     // Through the proxy store's cache: the invocation's own lookup of the same key is then a cache hit.
     const proxy = proxyKey ? await proxies.findByKey(hashKey(proxyKey)) : undefined;
-    if (proxy) return { bucket: tenantBucket(proxy.tenant_id), handedOut: proxy.tenant_id };
+    if (proxy) {
+      const bucket = tenantBucket(proxy.tenant_id);
+      // A require_auth proxy called with a back-end key of its tenant (the proxy acts as that key): the back end's
+      // own traffic, counted as its key's. Without one (or with a key the proxy refuses), the proxy key alone.
+      const apiKey = proxy.require_auth ? header(request.event, "svc-api-key") : undefined;
+      const caller =
+        apiKey !== undefined && authenticator
+          ? await authenticator.authenticate(apiKey, { rootAllowed: false })
+          : undefined;
+      if (caller && caller.kind !== "root" && caller.tenantId === proxy.tenant_id)
+        return { bucket, handedOut: browserTenantOf(caller) };
+      return { bucket, handedOut: proxy.tenant_id };
+    }
   }
   return { bucket: addressBucket(request.event.requestContext.http.sourceIp) };
 }

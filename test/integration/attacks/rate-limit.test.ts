@@ -126,6 +126,30 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
     expect(backendCalls.map((r) => r.status)).toEqual([200, 200]);
   });
 
+  it("leaves the back end its half for its own require_auth proxy, called with its private key, while a public key floods", async () => {
+    // Review round 6: /proxy routes authenticate in the proxy (route auth "none"), so the rate limit never saw the
+    // caller's SVC-API-KEY and counted every invocation as the proxy key alone: the back end's own calls of a
+    // require_auth proxy, with its private key, spent the browser sub-budget a public-key flood had emptied.
+    const { api, merchant, pub, backend } = await merchantWithKeys("Proxying merchant");
+    const proxy = await api.post<{ key: string }>("/proxies", {
+      key: merchant.managementKey,
+      body: { name: "psp", destination_url: "https://payments.example.com/", require_auth: true },
+    });
+    expect(proxy.status).toBe(201);
+    await startOfWindow(api);
+
+    const flood: number[] = [];
+    for (let i = 0; i < 3; i++) flood.push((await api.post("/sessions", { key: pub })).status);
+    const fromBackend = await api.post("/proxy", {
+      key: backend,
+      headers: { "svc-proxy-key": proxy.body.key },
+      body: {},
+    });
+
+    expect(flood).toEqual([201, 429, 429]);
+    expect(fromBackend.status).not.toBe(429);
+  });
+
   it("leaves the back end's own code its half: a sandbox run's svc key (a service session) is no browser key", async () => {
     // Review round 5: in AWS a reactor's or transform's code calls the API with a service session key the runner
     // holds (issueServiceSession: never in a browser). Every session counted as browser-held, so a flood with the
