@@ -246,6 +246,8 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       // After both: a caller without a valid key, or from an unlisted origin, learns nothing of what the route accepts.
       .use(validateRequest())
       .use(rateLimit(deps))
+      // Control-plane writes: the key again, from the store (what they grant or bind is judged on its grant now).
+      .use(authenticateAndAuthorize(() => deps().authenticator, { fresh: true }))
       .use(idempotency(deps, idempotencyReplays, GROUP_DATA_KEYS[group] === "answers" ? "answers" : "data"))
       .handler(dispatch) as unknown as (
       event: APIGatewayProxyEventV2,

@@ -26,18 +26,23 @@ const isManagementWrite = (route: Pick<RouteSpec, "group" | "method" | "permissi
  * Resolves SVC-API-KEY for routes that need a key, then checks the route's permissions.
  * 401: missing, unknown or revoked key. 403: a valid key of the wrong kind or without the permission.
  * `authenticator` is asked for on the first request (functions compose their ports lazily).
+ * `fresh`: the second pass, after the rate limit, for control-plane writes only (isManagementWrite): the key
+ * looked up in the store again and every check made again on what it says now. After the rate limit, so a flood
+ * of refused writes costs the shared table no lookups (round 6).
  */
 export function authenticateAndAuthorize(
   authenticator: () => Pick<Authenticator, "authenticate">,
+  options: { fresh?: boolean } = {},
 ): SvcMiddleware {
   return {
     before: async (request) => {
       const state = request.context.svc;
       const route = state.route;
       if (!route || route.auth === "none") return;
+      if (options.fresh && !isManagementWrite(route)) return;
       const principal = await authenticator().authenticate(header(request.event, "svc-api-key"), {
         rootAllowed: route.auth === "root",
-        fresh: isManagementWrite(route),
+        fresh: options.fresh === true,
       });
       if (!principal)
         throw unauthorized(

@@ -171,6 +171,42 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
     expect(fromRun.status).toBe(201);
   });
 
+  it("looks no key up in the store for control-plane writes it refuses (their fresh lookup comes after the limit)", async () => {
+    // Review round 6: control-plane writes look their key up in the store (never the cache); done before the rate
+    // limit, a flood of writes refused 429 still cost the table every tenant shares a key lookup (and the minting
+    // chain's reads) each.
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey, "Writer");
+    await startOfWindow(api);
+    for (let i = 0; i < 3; i++)
+      expect((await api.get("/applications", { key: tenant.managementKey })).status).toBe(200);
+    const reader = (svc.service.deps.authenticator as unknown as { applications: Record<string, unknown> })
+      .applications;
+    const findKey = reader.findKey as (...args: unknown[]) => Promise<unknown>;
+    let lookups = 0;
+    reader.findKey = (...args: unknown[]) => {
+      lookups++;
+      return findKey.apply(reader, args);
+    };
+    const refused: number[] = [];
+    try {
+      for (let i = 0; i < 5; i++)
+        refused.push(
+          (
+            await api.post("/applications", {
+              key: tenant.managementKey,
+              body: { name: `n${i}`, type: "private", permissions: ["token:read"] },
+            })
+          ).status,
+        );
+    } finally {
+      reader.findKey = findKey;
+    }
+
+    expect(refused).toEqual([429, 429, 429, 429, 429]);
+    expect(lookups).toBe(0);
+  });
+
   it("holds across processes: another instance sharing the table sees the tenant's budget spent", async () => {
     // Prepare: a tenant spends its window's budget through the service.
     const api = client(svc.url);
