@@ -46,6 +46,26 @@ async function merchantWithKeys(name: string) {
   return { api, merchant, pub, backend };
 }
 
+/** A proxy of the tenant to a payment provider, open (`require_auth: false`) or not. */
+async function proxyOf(api: ReturnType<typeof client>, managementKey: string, requireAuth: boolean) {
+  const proxy = await api.post<{ key: string }>("/proxies", {
+    key: managementKey,
+    body: { name: "psp", destination_url: "https://payments.example.com/", require_auth: requireAuth },
+  });
+  expect(proxy.status).toBe(201);
+  return proxy;
+}
+
+/** A new tenant that has spent its window's 3 requests (GET /applications with its management key). */
+async function tenantWithWindowSpent(name: string) {
+  const api = client(svc.url);
+  const tenant = await createTenant(api, svc.rootKey, name);
+  await startOfWindow(api);
+  for (let i = 0; i < 3; i++)
+    expect((await api.get("/applications", { key: tenant.managementKey })).status).toBe(200);
+  return { api, tenant };
+}
+
 describe("attack: one caller floods the service (per-tenant rate limits)", () => {
   it("answers 429 with Retry-After to a tenant over its budget, whichever of its keys it uses, and serves it again in the next window", async () => {
     // Prepare: two tenants; the first holds a second (public) key.
@@ -104,13 +124,8 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
   it("lets a flood with an open proxy's key (require_auth: false, handed to third parties) spend at most half the tenant's budget", async () => {
     // Left open at stop 45: such a proxy's key is handed out like a public key (a webhook URL), but its keyless
     // invocations spent the tenant's whole budget, and the merchant's back end was answered 429.
-    const api = client(svc.url);
-    const merchant = await createTenant(api, svc.rootKey, "Open proxy");
-    const proxy = await api.post<{ key: string }>("/proxies", {
-      key: merchant.managementKey,
-      body: { name: "webhook", destination_url: "https://payments.example.com/", require_auth: false },
-    });
-    expect(proxy.status).toBe(201);
+    const { api, merchant } = await merchantWithKeys("Open proxy");
+    const proxy = await proxyOf(api, merchant.managementKey, false);
     await startOfWindow(api);
 
     const flood: number[] = [];
@@ -131,11 +146,7 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
     // caller's SVC-API-KEY and counted every invocation as the proxy key alone: the back end's own calls of a
     // require_auth proxy, with its private key, spent the browser sub-budget a public-key flood had emptied.
     const { api, merchant, pub, backend } = await merchantWithKeys("Proxying merchant");
-    const proxy = await api.post<{ key: string }>("/proxies", {
-      key: merchant.managementKey,
-      body: { name: "psp", destination_url: "https://payments.example.com/", require_auth: true },
-    });
-    expect(proxy.status).toBe(201);
+    const proxy = await proxyOf(api, merchant.managementKey, true);
     await startOfWindow(api);
 
     const flood: number[] = [];
@@ -175,11 +186,7 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
     // Review round 6: control-plane writes look their key up in the store (never the cache); done before the rate
     // limit, a flood of writes refused 429 still cost the table every tenant shares a key lookup (and the minting
     // chain's reads) each.
-    const api = client(svc.url);
-    const tenant = await createTenant(api, svc.rootKey, "Writer");
-    await startOfWindow(api);
-    for (let i = 0; i < 3; i++)
-      expect((await api.get("/applications", { key: tenant.managementKey })).status).toBe(200);
+    const { api, tenant } = await tenantWithWindowSpent("Writer");
     const reader = (svc.service.deps.authenticator as unknown as { applications: Record<string, unknown> })
       .applications;
     const findKey = reader.findKey as (...args: unknown[]) => Promise<unknown>;
@@ -209,11 +216,7 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
 
   it("holds across processes: another instance sharing the table sees the tenant's budget spent", async () => {
     // Prepare: a tenant spends its window's budget through the service.
-    const api = client(svc.url);
-    const tenant = await createTenant(api, svc.rootKey, "Spread");
-    await startOfWindow(api);
-    for (let i = 0; i < 3; i++)
-      expect((await api.get("/applications", { key: tenant.managementKey })).status).toBe(200);
+    const { tenant } = await tenantWithWindowSpent("Spread");
 
     // Act: a second limiter, as a second warm Lambda instance would hold, on the same table and clock.
     const { deps } = svc.service;
