@@ -39,7 +39,8 @@ export function authenticateAndAuthorize(
       const state = request.context.svc;
       const route = state.route;
       if (!route || route.auth === "none") return;
-      if (options.fresh && !isManagementWrite(route)) return;
+      // Root routes are the operator's: their key is no grant that can be narrowed, the first pass stands.
+      if (options.fresh && (route.auth === "root" || !isManagementWrite(route))) return;
       const principal = await authenticator().authenticate(header(request.event, "svc-api-key"), {
         rootAllowed: route.auth === "root",
         fresh: options.fresh === true,
