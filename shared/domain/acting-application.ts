@@ -87,6 +87,8 @@ export function sandboxSvc(
   deps: ActingDeps & { authenticator: Pick<Authenticator, "application"> },
   principal: TenantPrincipal | undefined,
   purpose: string,
+  /** The run's invoker was a handed-out key (issueServiceSession's `forHandedOut`). */
+  invokedByHandedOut = false,
 ) {
   if (!principal) return {};
   // Logged as the application's, saying which code ran them (audit-entry.ts auditContext).
@@ -104,6 +106,6 @@ export function sandboxSvc(
       }
       return answer(op, args);
     },
-    issueSvcKey: () => issueServiceSession(deps, principal, purpose),
+    issueSvcKey: () => issueServiceSession(deps, principal, purpose, invokedByHandedOut),
   };
 }

@@ -108,6 +108,15 @@ export async function authorizeSession(
   if (outcome === "expired") throw notFound("The nonce");
 }
 
+/**
+ * Whether a key is handed out beyond the tenant's back end: a public application's (in every visitor's page) or a
+ * session's (a browser's), but not a sandbox run's service session. Such keys spend the browser sub-budget of
+ * their tenant's rate budget (shared/http/middleware/rate-limit.ts).
+ */
+export const isHandedOut = (principal: TenantPrincipal): boolean =>
+  (principal.kind === "session" && principal.session.service !== true) ||
+  principal.application.type === "public";
+
 /** Lifetime of the key a sandbox run uses for `svc` calls in AWS: the longest run plus a margin. */
 export const SERVICE_SESSION_SECONDS = 300;
 
@@ -119,6 +128,12 @@ export async function issueServiceSession(
   deps: SessionDeps,
   principal: TenantPrincipal,
   purpose: string,
+  /**
+   * The run was started by a handed-out caller (an open proxy's, a public or browser session key): its `svc`
+   * calls spend the browser sub-budget as that caller does, so one cheap invocation cannot make the code spend
+   * the back end's half (up to 1,000 calls a run, round 6).
+   */
+  forHandedOut = false,
 ): Promise<string> {
   const now = deps.clock.now();
   const app = principal.application;
@@ -134,7 +149,7 @@ export async function issueServiceSession(
     permissions: app.permissions.filter(isTokenPermission),
     rules: app.rules,
     expires_at: new Date(now.getTime() + SERVICE_SESSION_SECONDS * 1000).toISOString(),
-    service: true,
+    ...(forHandedOut ? {} : { service: true as const }),
   };
   await deps.sessions.createAuthorized(
     session,

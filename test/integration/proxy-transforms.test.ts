@@ -174,3 +174,49 @@ describe("proxy transforms", () => {
     expect(other.status).toBe(200);
   });
 });
+
+describe("the svc key a transform's run gets in AWS (its calls' rate budget)", () => {
+  /** The service sessions the proxy's runs would be handed (issueSvcKey, called as the Lambda sandbox does). */
+  async function svcKeysOfRuns(invoke: () => Promise<unknown>) {
+    const sandbox = svc.service.deps.sandbox as unknown as { run: (request: unknown) => Promise<unknown> };
+    const run = sandbox.run.bind(sandbox);
+    const issued: string[] = [];
+    sandbox.run = async (request) => {
+      const issue = (request as { issueSvcKey?: () => Promise<string> }).issueSvcKey;
+      if (issue) issued.push(await issue());
+      return run(request);
+    };
+    try {
+      await invoke();
+    } finally {
+      sandbox.run = run;
+    }
+    const { authenticator } = svc.service.deps;
+    return Promise.all(issued.map((key) => authenticator.authenticate(key, { rootAllowed: false })));
+  }
+  const transform = { code: "module.exports = async (req) => ({ body: req.args.body, headers: {} });" };
+
+  it("is a service session for a back-end caller, and a browser-budget session for an open proxy's caller", async () => {
+    // Review round 6 (suspected): a service session spends its application's budget (the back end's half), so an
+    // open proxy's caller, paying one browser-budget request, made the code's svc calls (up to 1,000 a run) spend
+    // the back end's half.
+    const backend = await setup({ request_transform: transform });
+    const fromBackend = await svcKeysOfRuns(() =>
+      backend.api.post("/proxy", {
+        key: backend.user,
+        headers: { "svc-proxy-key": backend.proxyKey },
+        body: {},
+      }),
+    );
+    const open = await setup({ request_transform: transform, require_auth: false });
+    const fromAnyone = await svcKeysOfRuns(() =>
+      open.api.post("/proxy", { headers: { "svc-proxy-key": open.proxyKey }, body: {} }),
+    );
+
+    expect(fromBackend).toHaveLength(1);
+    expect(fromBackend[0]).toMatchObject({ kind: "session", session: { service: true } });
+    expect(fromAnyone).toHaveLength(1);
+    expect(fromAnyone[0]).toMatchObject({ kind: "session" });
+    expect(fromAnyone[0]).not.toMatchObject({ session: { service: true } });
+  });
+});

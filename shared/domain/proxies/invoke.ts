@@ -12,6 +12,7 @@ import {
 } from "#shared/domain/errors.ts";
 import { jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
 import { isForbiddenHeaderName, nullObject } from "#shared/domain/safe-keys.ts";
+import { isHandedOut } from "#shared/domain/sessions.ts";
 import { accessOf } from "#shared/domain/tokens/access.ts";
 import { createDetokenizer, findReferences, type UseAudit } from "#shared/domain/tokens/detokenize.ts";
 import { hashKey } from "#shared/ids.ts";
@@ -161,10 +162,12 @@ export async function invokeProxy(deps: ProxyInvokeDeps, request: InvokeRequest)
   });
   try {
     const principal = await authorize(deps, proxy, request);
+    // Whose budget the transforms' svc calls spend: an open proxy's caller or a browser-held key is handed out.
+    const handedOut = !proxy.require_auth || (principal !== undefined && isHandedOut(principal));
     const detokenized = await detokenizeAndAudit(deps, proxy, principal, request);
-    const outbound = await transformRequest(deps, proxy, request, detokenized);
+    const outbound = await transformRequest(deps, proxy, request, detokenized, handedOut);
     const response = await forwardTo(deps, proxy, request, outbound);
-    return answer(response.status, await transformResponse(deps, proxy, response));
+    return answer(response.status, await transformResponse(deps, proxy, response, handedOut));
   } catch (error) {
     const failure = asProxyFailure(error);
     throw failure instanceof ProxyError ? await memberView(deps, proxy, request.apiKey, failure) : failure;
@@ -238,6 +241,7 @@ async function transformRequest(
   proxy: StoredProxy,
   request: InvokeRequest,
   detokenized: Detokenized,
+  handedOut: boolean,
 ): Promise<Outbound> {
   const visible = transformVisibleHeaders(request.headers);
   // The response transform reads the body: ask the destination for it uncompressed.
@@ -245,16 +249,22 @@ async function transformRequest(
   const headers = proxy.response_transform ? identity : visible;
   const options = proxyOptionHeaders(request.headers);
   if (!proxy.request_transform) return { headers: { ...headers, ...options }, body: detokenized.bodyBytes };
-  const out = await runTransform(deps, proxy, proxy.request_transform.code, {
-    args: {
-      body: detokenized.body,
-      headers,
-      method: request.method,
-      path: request.pathSuffix,
-      query: request.rawQuery ? `?${request.rawQuery}` : "",
+  const out = await runTransform(
+    deps,
+    proxy,
+    proxy.request_transform.code,
+    {
+      args: {
+        body: detokenized.body,
+        headers,
+        method: request.method,
+        path: request.pathSuffix,
+        query: request.rawQuery ? `?${request.rawQuery}` : "",
+      },
+      configuration: await proxyConfiguration(deps.sealer, proxy),
     },
-    configuration: await proxyConfiguration(deps.sealer, proxy),
-  });
+    handedOut,
+  );
   return {
     headers: { ...headersFromCode(out.headers, HEADER_NAME), ...options },
     body: encodeBody(out.body),
@@ -299,14 +309,21 @@ async function transformResponse(
   deps: ProxyInvokeDeps,
   proxy: StoredProxy,
   response: InvokeResponse,
+  handedOut: boolean,
 ): Promise<InvokeResponse> {
   if (!proxy.response_transform) return response;
   const text = response.body.toString("utf8");
   const isJsonAnswer = /\bjson\b/i.test(String(response.headers["content-type"] ?? ""));
-  const out = await runTransform(deps, proxy, proxy.response_transform.code, {
-    args: { body: isJsonAnswer ? parsedOr(text) : text, headers: response.headers },
-    configuration: await proxyConfiguration(deps.sealer, proxy),
-  });
+  const out = await runTransform(
+    deps,
+    proxy,
+    proxy.response_transform.code,
+    {
+      args: { body: isJsonAnswer ? parsedOr(text) : text, headers: response.headers },
+      configuration: await proxyConfiguration(deps.sealer, proxy),
+    },
+    handedOut,
+  );
   return {
     status: response.status,
     // As the destination's own: no hop-by-hop, set-cookie, content-length (re-framed) or svc-* header.

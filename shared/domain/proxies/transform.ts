@@ -24,6 +24,8 @@ export async function runTransform(
   proxy: StoredProxy,
   code: string,
   input: unknown,
+  /** Invoked by a handed-out caller (an open proxy's, a browser-held key): its svc calls spend as it does. */
+  handedOut = false,
 ): Promise<{ body?: unknown; headers?: unknown }> {
   const svcPrincipal = await configuredApplication(
     deps.authenticator,
@@ -38,7 +40,7 @@ export async function runTransform(
     input,
     timeoutMs: TRANSFORM_TIMEOUT_MS,
     ...(proxy.allowed_hosts ? { allowedHosts: proxy.allowed_hosts } : {}),
-    ...sandboxSvc(deps, svcPrincipal, `proxy ${proxy.id}`),
+    ...sandboxSvc(deps, svcPrincipal, `proxy ${proxy.id}`, handedOut),
   });
   if (!result.ok) {
     // Generic, with the request id added by the handler: the message is tenant code's, may hold detokenized

@@ -38,6 +38,8 @@ export interface CallbackJob {
   sealedArgs: string;
   /** Who asked, for the audit log. */
   actor: Actor;
+  /** Asked with a handed-out key (sessions.ts isHandedOut): the code's svc calls spend as it would. */
+  handedOut?: true;
   enqueuedAt: string;
 }
 

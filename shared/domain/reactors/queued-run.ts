@@ -150,7 +150,11 @@ export function reactionRunner(
             ) as { args: Record<string, unknown>; viewer?: Grants };
             // The caller's grants at react time (a job queued before they were recorded shows nothing).
             const access = accessOfGrants(viewer ?? { application: { permissions: [], rules: [] } });
-            const caller = { access, who: { tenantId: job.tenantId, actor: job.actor } };
+            const caller = {
+              access,
+              who: { tenantId: job.tenantId, actor: job.actor },
+              handedOut: job.handedOut === true,
+            };
             const runCode = () => run(deps, reactor, formula, args, job.timeoutMs, caller, reads, shown);
             running = true;
             outcome = {

@@ -14,6 +14,7 @@ import { conflict, DomainError, type FieldErrors, notFound, validationError } fr
 import { grantVersionOf } from "#shared/domain/grant-version.ts";
 import { currentIdempotencyClaim, type DataRead, noteDataRead } from "#shared/domain/idempotency-scope.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
+import { isHandedOut } from "#shared/domain/sessions.ts";
 import { accessOf, grantsOf, type TokenAccess } from "#shared/domain/tokens/access.ts";
 import { createToken } from "#shared/domain/tokens/create.ts";
 import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
@@ -92,6 +93,8 @@ export async function reactorAndCode(deps: ReactDeps, tenantId: string, reactorI
 interface Caller {
   access: TokenAccess;
   who: Who;
+  /** A handed-out key (public, browser session) asked: the code's svc calls spend as it does (isHandedOut). */
+  handedOut?: boolean;
 }
 
 /**
@@ -248,7 +251,7 @@ export async function run(
     input: { args, configuration: reactor.configuration },
     timeoutMs,
     ...(formula.allowed_hosts ? { allowedHosts: formula.allowed_hosts } : {}),
-    ...sandboxSvc(deps, principal, `reactor ${reactor.id}`),
+    ...sandboxSvc(deps, principal, `reactor ${reactor.id}`, caller.handedOut === true),
   });
   if (principal) await noteDataHandedToCode(deps, principal, result.dataFrom ?? [], reads);
   if (!result.ok) throw reactorFailure(result.error, timeoutMs);
@@ -449,6 +452,7 @@ async function reactAs(
         JSON.stringify({ args, viewer: grantsOf(principal) }),
       ),
       actor: actorOf(principal),
+      ...(isHandedOut(principal) ? { handedOut: true as const } : {}),
       enqueuedAt: deps.clock.now().toISOString(),
     };
     await deps.jobQueue.enqueue(job);
@@ -457,6 +461,7 @@ async function reactAs(
   const reaction = await run(deps, reactor, formula, args, deps.config.syncReactTimeoutMs, {
     access: accessOf(principal),
     who: principal,
+    handedOut: isHandedOut(principal),
   });
   return { queued: false, reaction };
 }

@@ -4,6 +4,7 @@ import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { tooManyRequests } from "#shared/domain/errors.ts";
 import type { StoredProxy } from "#shared/domain/proxies/proxy.ts";
 import { addressBucket, browserBucket, type RateLimiter, tenantBucket } from "#shared/domain/rate-limit.ts";
+import { isHandedOut } from "#shared/domain/sessions.ts";
 import { hashKey } from "#shared/ids.ts";
 import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
 
@@ -118,13 +119,7 @@ function proxyKeyOf(event: APIGatewayProxyEventV2): string | undefined {
   return undefined;
 }
 
-/**
- * The tenant of a key browsers hold (a session's, a public application's): anyone who opens the page has it. A
- * sandbox run's service session is held by the runner, not a browser: it counts as its application's keys do
- * (a public application's in the sub-budget). Counted as a browser's, a flood with the tenant's public key
- * answered the back end's own reactor and transform code 429 (review round 5).
- */
+/** The tenant of a key handed out beyond its back end (sessions.ts isHandedOut), else undefined. */
 function browserTenantOf(principal: TenantPrincipal): string | undefined {
-  const browserSession = principal.kind === "session" && principal.session.service !== true;
-  return browserSession || principal.application.type === "public" ? principal.tenantId : undefined;
+  return isHandedOut(principal) ? principal.tenantId : undefined;
 }
