@@ -243,9 +243,12 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       .use(authenticateAndAuthorize(() => deps().authenticator))
       // Before anything the route does (rate budget, idempotent replays): an unlisted Origin is refused.
       .use(corsOriginCheck())
+      // Before the body is read: a refused request costs a counter in memory, never a parse of its up to 1 MiB of
+      // JSON (validated first, a tenant over its budget, or anyone with its public key, still had every body parsed
+      // and checked on the process every tenant shares: availability review, 28 Nov 2026).
+      .use(rateLimit(deps))
       // After both: a caller without a valid key, or from an unlisted origin, learns nothing of what the route accepts.
       .use(validateRequest())
-      .use(rateLimit(deps))
       // Control-plane writes: the key again, from the store (what they grant or bind is judged on its grant now).
       .use(authenticateAndAuthorize(() => deps().authenticator, { fresh: true }))
       .use(idempotency(deps, idempotencyReplays, GROUP_DATA_KEYS[group] === "answers" ? "answers" : "data"))

@@ -99,6 +99,21 @@ const KIND_OF_EGRESS_ERROR: Record<EgressErrorCode, ErrorKind> = {
   response_too_large: "upstream-failed",
 };
 
+/**
+ * The largest answer a proxy gives (the destination's, or its response transform's): it is answered base64-encoded
+ * in the function's result, which Lambda caps at 6 MB (6,291,456 bytes) with the headers around it. Above about
+ * 4.5 MB the invocation failed in AWS (API Gateway's bare 500, no proxy_error, a Lambda error) where the docs
+ * promised a 502 from 10 MB, and locally one call held the answer three times over on the shared process
+ * (availability review, 28 Nov 2026).
+ */
+export const PROXY_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+const responseTooLarge = () =>
+  new ProxyError("upstream-failed", `The response exceeds ${PROXY_MAX_RESPONSE_BYTES} bytes.`, {
+    code: "response-too-large",
+    title: "Proxy Error",
+  });
+
 const isJson = (headers: Record<string, string>) => /\bjson\b/i.test(headers["content-type"] ?? "");
 const isText = (headers: Record<string, string>) =>
   /^(text\/|application\/(x-www-form-urlencoded|xml|.*\+xml))/i.test(headers["content-type"] ?? "");
@@ -295,6 +310,7 @@ async function forwardTo(
       requireHttps: !allowPrivate,
       selfHosts: request.selfHosts,
       timeoutMs: destinationTimeoutMs(proxy, request),
+      maxResponseBytes: PROXY_MAX_RESPONSE_BYTES,
     });
   return timedDestination(deps, proxy.tenant_id, forward).catch((error: unknown) => {
     if (!(error instanceof EgressError)) throw error;
@@ -324,11 +340,13 @@ async function transformResponse(
     },
     handedOut,
   );
+  const body = encodeBody(out.body) ?? Buffer.alloc(0);
+  if (body.length > PROXY_MAX_RESPONSE_BYTES) throw responseTooLarge();
   return {
     status: response.status,
     // As the destination's own: no hop-by-hop, set-cookie, content-length (re-framed) or svc-* header.
     headers: responseHeaders(headersFromCode(out.headers)),
-    body: encodeBody(out.body) ?? Buffer.alloc(0),
+    body,
   };
 }
 

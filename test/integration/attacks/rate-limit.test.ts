@@ -214,6 +214,40 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
     expect(lookups).toBe(0);
   });
 
+  it("parses no body of a request it refuses (the limit comes before the body's validation)", async () => {
+    // Availability review (28 Nov 2026): validation ran before the limit, so a tenant (or anyone holding its public
+    // key) whose window was spent still had every body parsed, walked and checked by zod before its 429: up to 1 MiB
+    // of JSON per refused request on the process every tenant shares, at whatever rate it sends. Counted here as
+    // the characters JSON.parse is given while the flood is refused (the service runs in this process).
+    const { api, tenant } = await tenantWithWindowSpent("Parser");
+    const body = `{"name":"n","type":"private","permissions":[${Array(200_000).fill("0").join(",")}]}`;
+    const parse = JSON.parse;
+    let parsed = 0;
+    JSON.parse = ((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+      parsed += String(text).length;
+      return parse(text, reviver);
+    }) as typeof JSON.parse;
+    const refused: number[] = [];
+    try {
+      for (let i = 0; i < 5; i++)
+        refused.push(
+          (
+            await api.call("POST", "/applications", {
+              key: tenant.managementKey,
+              headers: { "content-type": "application/json" },
+              rawBody: body,
+            })
+          ).status,
+        );
+    } finally {
+      JSON.parse = parse;
+    }
+
+    expect(refused).toEqual([429, 429, 429, 429, 429]);
+    // The answers' own problem bodies (a few hundred characters each), never the requests' 400 KB.
+    expect(parsed).toBeLessThan(10_000);
+  });
+
   it("holds across processes: another instance sharing the table sees the tenant's budget spent", async () => {
     // Prepare: a tenant spends its window's budget through the service.
     const { tenant } = await tenantWithWindowSpent("Spread");
