@@ -56,6 +56,13 @@ async function proxyOf(api: ReturnType<typeof client>, managementKey: string, re
   return proxy;
 }
 
+/** The statuses of five requests sent one after another. */
+async function fiveStatuses(send: (i: number) => Promise<{ status: number }>): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let i = 0; i < 5; i++) statuses.push((await send(i)).status);
+  return statuses;
+}
+
 /** A new tenant that has spent its window's 3 requests (GET /applications with its management key). */
 async function tenantWithWindowSpent(name: string) {
   const api = client(svc.url);
@@ -195,20 +202,14 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
       lookups++;
       return findKey.apply(reader, args);
     };
-    const refused: number[] = [];
-    try {
-      for (let i = 0; i < 5; i++)
-        refused.push(
-          (
-            await api.post("/applications", {
-              key: tenant.managementKey,
-              body: { name: `n${i}`, type: "private", permissions: ["token:read"] },
-            })
-          ).status,
-        );
-    } finally {
+    const refused = await fiveStatuses((i) =>
+      api.post("/applications", {
+        key: tenant.managementKey,
+        body: { name: `n${i}`, type: "private", permissions: ["token:read"] },
+      }),
+    ).finally(() => {
       reader.findKey = findKey;
-    }
+    });
 
     expect(refused).toEqual([429, 429, 429, 429, 429]);
     expect(lookups).toBe(0);
@@ -227,21 +228,15 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
       parsed += String(text).length;
       return parse(text, reviver);
     }) as typeof JSON.parse;
-    const refused: number[] = [];
-    try {
-      for (let i = 0; i < 5; i++)
-        refused.push(
-          (
-            await api.call("POST", "/applications", {
-              key: tenant.managementKey,
-              headers: { "content-type": "application/json" },
-              rawBody: body,
-            })
-          ).status,
-        );
-    } finally {
+    const refused = await fiveStatuses(() =>
+      api.call("POST", "/applications", {
+        key: tenant.managementKey,
+        headers: { "content-type": "application/json" },
+        rawBody: body,
+      }),
+    ).finally(() => {
       JSON.parse = parse;
-    }
+    });
 
     expect(refused).toEqual([429, 429, 429, 429, 429]);
     // The answers' own problem bodies (a few hundred characters each), never the requests' 400 KB.
