@@ -209,7 +209,7 @@ export class TokenizationVault extends Construct {
 function tenantRateLimit(props: TokenizationVaultProps): { perSecond: number; burst?: number } {
   if (props.rateLimit) return props.rateLimit;
   const stage = props.throttle ?? DEFAULT_THROTTLE;
-  return { perSecond: stage.rateLimit / 2, burst: Math.max(1, Math.floor(stage.burstLimit / 2)) };
+  return { perSecond: stage.rateLimit / 2, burst: Math.max(2, Math.floor(stage.burstLimit / 2)) };
 }
 
 /** The service settings given as props, as the functions' variables (shared/config.ts reads them). */

@@ -295,7 +295,8 @@ export const CONFIG_DOCS: Record<ConfigVariable, VariableDoc> = {
     mode: "both",
     default: "10 × the rate",
     setBy: "you (in AWS: prop `rateLimit.burst`)",
-    meaning: "requests a bucket may spend per window; a window lasts burst ÷ rate seconds (at least 1 s)",
+    meaning:
+      "requests a bucket may spend per window, at least 2 (keys handed out spend half of it); a window lasts burst ÷ rate seconds (at least 1 s)",
   },
   SVC_EXPRESSION_REQUEST_MS: {
     mode: "both",

@@ -85,7 +85,8 @@ const envShape = {
     .min(1024)
     .default(1024 * 1024),
   SVC_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(1000),
-  SVC_RATE_LIMIT_BURST: wholeNumber(1, 100_000_000).optional(),
+  // At least 2: keys handed out spend half of a window (browserPolicy), and half of 1 would be all of it.
+  SVC_RATE_LIMIT_BURST: wholeNumber(2, 100_000_000).optional(),
   // Expression render time (docs/expressions.md, "Render budgets").
   SVC_EXPRESSION_REQUEST_MS: wholeNumber(1, 60_000).default(DEFAULT_RENDER_LIMITS.requestMs),
   SVC_EXPRESSION_TENANT_MS_PER_SECOND: wholeNumber(0, 1000).default(DEFAULT_RENDER_LIMITS.tenantMsPerSecond),
@@ -165,7 +166,7 @@ const envSchema = z
       },
       rateLimit: {
         ratePerSecond: env.SVC_RATE_LIMIT_PER_SECOND,
-        burst: env.SVC_RATE_LIMIT_BURST ?? Math.max(1, Math.ceil(env.SVC_RATE_LIMIT_PER_SECOND * 10)),
+        burst: env.SVC_RATE_LIMIT_BURST ?? Math.max(2, Math.ceil(env.SVC_RATE_LIMIT_PER_SECOND * 10)),
       },
     } as const;
   })

@@ -272,7 +272,12 @@ export function addressBucket(sourceIp: string): string {
   return `ip#${prefix.join(":")}::/64`;
 }
 
-/** Search's own budget (a separate bucket per tenant): a tenth of the request budget (a burst of at least 1). */
+/**
+ * Search's own budget (a separate bucket per tenant): a tenth of the request budget's rate, with a burst of a tenth
+ * of its burst and at least 2 (its window then lasts longer at the same rate): handed-out keys search within half
+ * of it (browserPolicy), and half of a burst of 1 is that 1, so one browser search per window left the back end
+ * no search at all (SVC_RATE_LIMIT_PER_SECOND=1: review round 6).
+ */
 export function searchPolicy(policy: RateLimitPolicy): RateLimitPolicy {
-  return { ratePerSecond: policy.ratePerSecond / 10, burst: Math.max(1, Math.ceil(policy.burst / 10)) };
+  return { ratePerSecond: policy.ratePerSecond / 10, burst: Math.max(2, Math.ceil(policy.burst / 10)) };
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "#shared/config.ts";
 import {
   addressBucket,
   browserPolicy,
@@ -313,6 +314,31 @@ describe("the browser sub-budget of a route's own budget (search)", () => {
     for (let i = 0; i < 500; i++) if ((await one("private", "search")) === 200) backend++;
     expect(flood).toBe(500);
     expect(backend).toBe(500);
+  });
+
+  it("R6: a search budget of one per window (SVC_RATE_LIMIT_PER_SECOND=1): one browser search leaves the back end none", async () => {
+    // Review round 6 (Low): searchPolicy rounds a burst of 10 to 1, and browserPolicy's "at least 1" makes the
+    // browser share the whole of it: one session search per 10 s window answers every back-end search 429.
+    const policy = { ratePerSecond: 1, burst: 10 }; // SVC_RATE_LIMIT_PER_SECOND=1, the default burst
+    const budget = new MemoryBudget();
+    sharedClock.ms = 3_000_000_000_000;
+    const one = instance(budget, policy);
+    expect(await one("session", "search")).toBe(200);
+    expect(await one("private", "search")).toBe(200);
+  });
+
+  it("R6: the tenant's own budget is never one per window, so the browser half is never all of it", async () => {
+    // The same rounding on the request budget: SVC_RATE_LIMIT_PER_SECOND=0.1 gave a default burst of 1.
+    const { rateLimit: policy } = loadConfig({ SVC_RATE_LIMIT_PER_SECOND: "0.1" });
+    expect(() => loadConfig({ SVC_RATE_LIMIT_PER_SECOND: "0.1", SVC_RATE_LIMIT_BURST: "1" })).toThrow(
+      /SVC_RATE_LIMIT_BURST/,
+    );
+    const budget = new MemoryBudget();
+    sharedClock.ms = 3_100_000_000_000;
+    const one = instance(budget, policy);
+    expect(await one("session")).toBe(200);
+    expect(await one("session")).toBe(429);
+    expect(await one("private")).toBe(200);
   });
 });
 
