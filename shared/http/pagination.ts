@@ -1,3 +1,4 @@
+import { requirePageFits } from "#shared/domain/page-bytes.ts";
 import type { PageRequest, StorePage } from "#shared/ports/stores.ts";
 
 export interface PageQuery {
@@ -16,6 +17,9 @@ export function envelope<T, U = T>(
   query: PageQuery,
   map: (item: T) => U = (i) => i as unknown as U,
 ) {
+  const data = page.items.map(map);
+  // Reactors' code (256 KiB each) or proxies' transforms, 100 to a page, outgrew what an answer holds.
+  requirePageFits(data, query.size);
   return {
     pagination: {
       total_items: page.total,
@@ -24,6 +28,6 @@ export function envelope<T, U = T>(
       total_pages: Math.ceil(page.total / query.size),
       ...(page.next ? { next: page.next } : {}),
     },
-    data: page.items.map(map),
+    data,
   };
 }

@@ -57,6 +57,25 @@ describe("envelope", () => {
     });
     expect(envelope({ items: [], total: 0 }, { page: 1, size: 20 }).pagination.total_pages).toBe(0);
   });
+
+  it("refuses a page larger than a Lambda result carries (reactors' code) with a size that fits", () => {
+    // Escaped again in the function's result: 20 of these come to 10 MB there, past Lambda's 6 MB.
+    const reactors = Array.from({ length: 20 }, (_, i) => ({ id: `r${i}`, code: '"'.repeat(128 * 1024) }));
+    let refused: unknown;
+    try {
+      envelope({ items: reactors, total: 20 }, { page: 1, size: 20 });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(DomainError);
+    expect((refused as DomainError).kind).toBe("invalid");
+    const fits = Number(/size=(\d+) fits/.exec((refused as DomainError).message)?.[1]);
+    expect(fits).toBeGreaterThan(0);
+    expect(fits).toBeLessThan(20);
+    const page = envelope({ items: reactors.slice(0, fits), total: 20 }, { page: 1, size: fits });
+    const result = JSON.stringify({ statusCode: 200, body: JSON.stringify(page) });
+    expect(Buffer.byteLength(result)).toBeLessThanOrEqual(6 * 1024 * 1024);
+  });
 });
 
 describe("configuration", () => {

@@ -1,5 +1,5 @@
 import { SWEEP_LOOKBACK_HOURS } from "#shared/domain/tokens/sweep.ts";
-import type { StoredToken } from "#shared/domain/tokens/token.ts";
+import { listingPosition, type StoredToken } from "#shared/domain/tokens/token.ts";
 import { stripKeys } from "./audit-items.ts";
 import { epochSeconds } from "./schema.ts";
 import { shardOf, TOKEN_SHARDS, tokenKeys } from "./token-keys.ts";
@@ -44,7 +44,7 @@ export function tokenItem(token: StoredToken): Record<string, unknown> {
   return {
     ...tokenKeys.token(token.tenant_id, token.id),
     GSI1PK: tokenKeys.listing(token.tenant_id, shardOf(token.id, TOKEN_SHARDS)),
-    GSI1SK: `${token.created_at}#${token.id}`,
+    GSI1SK: listingPosition(token),
     entity: "token",
     ...fields,
     metadata_lc: lowerMap(token.metadata),

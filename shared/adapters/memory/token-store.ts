@@ -4,6 +4,7 @@ import { validationError } from "#shared/domain/errors.ts";
 import { hashVersionOf } from "#shared/domain/keys/key-refs.ts";
 import {
   carriedCvcEnd,
+  listingPosition,
   type StoredToken,
   type TokenHold,
   type TokenListFilter,
@@ -107,24 +108,26 @@ export class MemoryTokenStore implements TokenStore {
     if (page.start !== undefined && cursor === undefined)
       throw validationError("The start cursor is invalid.");
     const all = this.listed(tenantId, filter);
-    const after = cursor === undefined ? all : all.filter((t) => positionOf(t) < cursor);
+    const after = cursor === undefined ? all : all.filter((t) => listingPosition(t) < cursor);
     const offset = cursor ? 0 : (page.page - 1) * page.size;
     const items = after.slice(offset, offset + page.size);
     const last = items.at(-1);
     return {
       items: items.map((t) => structuredClone(t)),
       total: all.length,
-      ...(after.length > offset + page.size && last ? { next: encodePosition(positionOf(last)) } : {}),
+      ...(after.length > offset + page.size && last ? { next: encodePosition(listingPosition(last)) } : {}),
     };
   }
 
   async page(tenantId: string, filter: TokenListFilter, size: number, after: string | undefined) {
-    const below = this.listed(tenantId, filter).filter((t) => after === undefined || positionOf(t) < after);
+    const below = this.listed(tenantId, filter).filter(
+      (t) => after === undefined || listingPosition(t) < after,
+    );
     const items = below.slice(0, size);
     const last = items.at(-1);
     return {
       items: items.map((t) => structuredClone(t)),
-      ...(below.length > size && last ? { next: positionOf(last) } : {}),
+      ...(below.length > size && last ? { next: listingPosition(last) } : {}),
     };
   }
 
@@ -233,7 +236,7 @@ export class MemoryTokenStore implements TokenStore {
           Object.entries(filter.metadata ?? {}).every(([k, v]) => lowered(t.metadata)[k] === v) &&
           (filter.visibility === undefined || isVisible(filter.visibility, t)),
       )
-      .sort((a, b) => positionOf(b).localeCompare(positionOf(a)));
+      .sort((a, b) => listingPosition(b).localeCompare(listingPosition(a)));
   }
 
   async liveFingerprintOwner(tenantId: string, type: string, fingerprint: string, now: Date) {
@@ -295,7 +298,6 @@ const claimKey = (token: Pick<StoredToken, "tenant_id" | "type" | "fingerprint">
   `${token.tenant_id}\n${token.type}\n${token.fingerprint}`;
 const searchKey = (tenantId: string, hash: string) => `${tenantId}\nv${hashVersionOf(hash)}\n${hash}`;
 /** A listing position: the DynamoDB store's GSI1SK. */
-const positionOf = (token: StoredToken) => `${token.created_at}#${token.id}`;
 const lowered = (map: Record<string, string> | undefined): Record<string, string> =>
   Object.fromEntries(Object.entries(map ?? {}).map(([k, v]) => [k.toLowerCase(), v.toLowerCase()]));
 const isLocked = (token: StoredToken, now: Date) =>

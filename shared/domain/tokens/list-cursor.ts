@@ -4,13 +4,14 @@ import type { LogEntry } from "#shared/domain/audit.ts";
 import { recordTokenReads } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
+import { itemsThatFit } from "#shared/domain/page-bytes.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
 import { accessOf, listingVisibility, searchTransform } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { present } from "./presenting.ts";
 import { openData } from "./sealing.ts";
-import { isLive, type StoredToken, type TokenListFilter } from "./token.ts";
+import { isLive, listingPosition, type StoredToken, type TokenListFilter } from "./token.ts";
 
 /** The filters of GET /v2/tokens (the hosted vault's, and `metadata.<key>`). */
 export interface CursorListQuery {
@@ -171,17 +172,24 @@ export async function listTokensByCursor(
       }),
     };
   });
+  const presented = await Promise.all(
+    shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
+  );
+  // A page stops where its answer would outgrow what one holds (MAX_PAGE_BYTES): `next` then goes on just after
+  // its last token (a token shown follows it, so `next` says nothing a full page would not).
+  const fit = itemsThatFit(presented);
+  const kept = shown.slice(0, fit);
+  const data = presented.slice(0, fit);
+  const last = kept.at(-1);
+  const resume = fit < shown.length && last ? listingPosition(last.token) : position;
   await recordTokenReads(
     deps,
     principal,
-    shown.map(({ token }) => token),
+    kept.map(({ token }) => token),
     "Token read in a list",
     options.also,
   );
-  countTokens(deps, METRIC.tokensRead, principal.tenantId, shown.length);
-  const data = await Promise.all(
-    shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
-  );
-  const next = position === undefined ? undefined : await deps.sealer.seal(binding, position);
+  countTokens(deps, METRIC.tokensRead, principal.tenantId, kept.length);
+  const next = resume === undefined ? undefined : await deps.sealer.seal(binding, resume);
   return { pagination: { page_size: size, ...(next ? { next } : {}) }, data };
 }

@@ -2,6 +2,7 @@ import { recordTokenReads, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
+import { requirePageFits } from "#shared/domain/page-bytes.ts";
 import { finishCommittedHold, holdTokens, releaseStaleHold } from "#shared/domain/transactions.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
@@ -87,6 +88,12 @@ export async function listTokens(
     const transform = grant.evaluate(token, "token:read");
     return transform ? [{ token, transform }] : [];
   });
+  const items = await Promise.all(
+    // One item whose mask fails on its data is shown redacted; the rest of the page is answered.
+    shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
+  );
+  // Before the reads are logged: a page refused for its size reads nothing.
+  requirePageFits(items, page.size);
   await recordTokenReads(
     deps,
     principal,
@@ -94,10 +101,6 @@ export async function listTokens(
     "Token read in a list",
   );
   countTokens(deps, METRIC.tokensRead, principal.tenantId, shown.length);
-  const items = await Promise.all(
-    // One item whose mask fails on its data is shown redacted; the rest of the page is answered.
-    shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
-  );
   return { items, total: result.total, ...(result.next ? { next: result.next } : {}) };
 }
 

@@ -15,6 +15,10 @@ export function dataSizeProblem(data: unknown): string | undefined {
   return bytes > MAX_DATA_BYTES ? `must serialize to at most ${MAX_DATA_BYTES} bytes of JSON` : undefined;
 }
 
+/** Where a token sits in its tenant's listing (newest first, by descending position): what cursors go on from. */
+export const listingPosition = (token: Pick<StoredToken, "created_at" | "id">): string =>
+  `${token.created_at}#${token.id}`;
+
 /** A token as stored: data and cvc only ever as ciphertext. */
 export interface StoredToken {
   id: string;

@@ -1,0 +1,46 @@
+import { validationError } from "./errors.ts";
+
+/**
+ * The most a page of a list may come to as it travels: in AWS the answer is the function's result, whose body is
+ * a JSON string (every `"` and `\` of it escaped once more), and Lambda caps a result at 6 MB; past it the
+ * invocation fails (API Gateway's bare 500, no page, no cursor). 4 MiB leaves room for the envelope and headers.
+ * 100 tokens of 64 KiB of quotes each came to 13 MB (availability review, 28 Nov 2026).
+ */
+export const MAX_PAGE_BYTES = 4 * 1024 * 1024;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** An item's bytes in the function's result: its JSON, plus one for each `"` or `\` escaped again there. */
+export function resultBytesOf(item: unknown): number {
+  const json = JSON.stringify(item) ?? "null";
+  let escaped = 0;
+  for (let i = 0; i < json.length; i++) {
+    const code = json.charCodeAt(i);
+    if (code === QUOTE || code === BACKSLASH) escaped++;
+  }
+  return Buffer.byteLength(json, "utf8") + escaped + 1; // the comma between items
+}
+
+/** How many of `items`, from the first, fit in a page (at least one: a single item is far below the budget). */
+export function itemsThatFit(items: readonly unknown[], budget = MAX_PAGE_BYTES): number {
+  let bytes = 0;
+  for (let i = 0; i < items.length; i++) {
+    bytes += resultBytesOf(items[i]);
+    if (bytes > budget) return Math.max(1, i);
+  }
+  return items.length;
+}
+
+/**
+ * For page-numbered lists (page and size fix where each page starts, so a page cannot be cut short without the
+ * next one skipping what was cut): a 400 naming a size that fits, when this page's items do not.
+ */
+export function requirePageFits(items: readonly unknown[], size: number): void {
+  const fit = itemsThatFit(items);
+  if (fit < items.length)
+    throw validationError(
+      `This page's items come to more than an answer holds (${MAX_PAGE_BYTES / (1024 * 1024)} MiB); ask for fewer per page (size=${fit} fits this one), or page by cursor where the list offers it.`,
+      { size: [`at most ${fit} of these items fit in one answer (asked for ${size})`] },
+    );
+}
