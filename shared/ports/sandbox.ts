@@ -18,6 +18,12 @@ export interface SandboxRequest {
   /** JSON-able; parsed inside the sandbox and given to the code as `req` (plus `req.svc`). */
   input: unknown;
   /**
+   * `input.args.body` is the text of a JSON document (a destination's answer): the run parses it, inside the
+   * sandbox where the time is the run's (the text is kept when it is not JSON), not the process every tenant
+   * shares.
+   */
+  parseArgsBody?: boolean;
+  /**
    * Wall-clock limit for the run, svc calls and any wait for a free process included (not the start of a
    * new one); the process is killed when it passes.
    */

@@ -14,6 +14,7 @@ import { codeRuntime } from "./child-runtime.mjs";
  * @property {null} __proto__
  * @property {Function} factory the code's module function: (exports, require, module)
  * @property {string} input JSON of `req` without `svc`
+ * @property {boolean} parseArgsBody `req.args.body` is JSON text, parsed here (RunMessage.parseArgsBody)
  * @property {boolean} svc whether `req.svc` is a client
  * @property {string} allowed the names the code may require, for the error message
  * @property {string} errorsModule the errors module's name
@@ -314,6 +315,13 @@ export function driver(codeRuntime) {
     return;
   }
   const req = parse(host.input);
+  // A destination's answer, parsed here in the run's time, not on the process every tenant shares; kept as the
+  // text it is when it is not JSON.
+  if (host.parseArgsBody && typeof req?.args?.body === "string") {
+    try {
+      req.args.body = parse(req.args.body);
+    } catch {}
+  }
   if (req !== null && typeof req === "object" && !Array.isArray(req)) req.svc = svc;
   let out;
   try {

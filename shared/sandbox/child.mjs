@@ -250,7 +250,7 @@ function enter(id, script) {
 
 /** @param {RunMessage} message */
 function run(message) {
-  const { id, hash, input, svc, timeoutMs, maxResultChars } = message;
+  const { id, hash, input, parseArgsBody, svc, timeoutMs, maxResultChars } = message;
   let entry = compiled.get(hash);
   if (entry === undefined) {
     if (typeof message.code !== "string") {
@@ -308,6 +308,7 @@ function run(message) {
     __proto__: null,
     factory,
     input,
+    parseArgsBody: parseArgsBody === true,
     svc,
     allowed: REQUIRABLE,
     errorsModule: ERRORS_MODULE,

@@ -135,7 +135,15 @@ export class ProcessSandbox implements Sandbox {
             return answer;
           }
         : undefined;
-      const result = await proc.run({ hash, code, input, timeoutMs, onSvcCall: noted, outbound });
+      const result = await proc.run({
+        hash,
+        code,
+        input,
+        ...(request.parseArgsBody ? { parseArgsBody: true } : {}),
+        timeoutMs,
+        onSvcCall: noted,
+        outbound,
+      });
       return dataFrom.size > 0 ? { ...result, dataFrom: [...dataFrom] } : result;
     } finally {
       release();

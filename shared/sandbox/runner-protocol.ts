@@ -15,6 +15,8 @@ export interface RunMessage {
   code?: string;
   /** JSON of `req` without `svc`. */
   input: string;
+  /** `req.args.body` is JSON text for the child to parse in the run's context (SandboxRequest.parseArgsBody). */
+  parseArgsBody?: boolean;
   /** Whether `req.svc` is a client (true) or null. */
   svc: boolean;
   /** Limit for the synchronous part (vm timeout); the host kills the process at the same limit overall. */

@@ -60,6 +60,7 @@ export interface RunOrder {
   hash: string;
   code: string;
   input: string;
+  parseArgsBody?: boolean;
   timeoutMs: number;
   onSvcCall: ((op: SvcOperation, args: unknown[]) => Promise<unknown>) | undefined;
   /** How the code's fetches are carried out; without it every fetch is refused. */
@@ -222,6 +223,7 @@ export class SandboxProcess {
         hash: order.hash,
         code: firstRun ? order.code : undefined,
         input: order.input,
+        ...(order.parseArgsBody ? { parseArgsBody: true } : {}),
         svc: order.onSvcCall !== undefined,
         timeoutMs: order.timeoutMs,
         maxResultChars: this.limits.maxResultChars,

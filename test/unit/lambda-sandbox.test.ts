@@ -65,6 +65,7 @@ describe("LambdaSandbox", () => {
       tenantId: TENANT,
       code: "module.exports = async () => 1",
       input: { a: 1 },
+      parseArgsBody: true,
       timeoutMs: 5000,
       onSvcCall: async () => null,
       issueSvcKey: async () => "key_ses_temp",
@@ -80,10 +81,12 @@ describe("LambdaSandbox", () => {
       tenantId: TENANT,
       code: "module.exports = async () => 1",
       input: { a: 1 },
+      parseArgsBody: true,
       timeoutMs: 5000,
       svc: { baseUrl: "https://api.example.com", apiKey: "key_ses_temp" },
     });
     expect(payloadOf(1)).not.toHaveProperty("svc");
+    expect(payloadOf(1)).not.toHaveProperty("parseArgsBody");
     expect(lambda.commandCalls(CreateFunctionCommand)).toHaveLength(0);
     expect(lambda.commandCalls(GetFunctionCommand)).toHaveLength(0);
   });

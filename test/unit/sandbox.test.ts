@@ -49,6 +49,20 @@ describe("running code", () => {
     expect(syncResult).toEqual({ ok: true, value: ["POST", "object"] });
   });
 
+  it("parses args.body in the run when told it is JSON text (a destination's answer), keeping text that is not", async () => {
+    const code = `module.exports = (req) => [typeof req.args.body, req.args.body instanceof Object || req.args.body]`;
+    const json = { args: { body: '{"card":"4242"}' } };
+
+    const parsed = await run(code, { input: json, parseArgsBody: true });
+    const notJson = await run(code, { input: { args: { body: "<html>" } }, parseArgsBody: true });
+    const untold = await run(code, { input: json });
+
+    // An object of the run's own realm (instanceof its Object), as the rest of req.
+    expect(parsed).toEqual({ ok: true, value: ["object", true] });
+    expect(notJson).toEqual({ ok: true, value: ["string", "<html>"] });
+    expect(untold).toEqual({ ok: true, value: ["string", '{"card":"4242"}'] });
+  });
+
   it("answers undefined for no result and drops what JSON cannot carry", async () => {
     const nothing = await run("module.exports = () => {}");
     const lossy = await run("module.exports = () => ({ d: new Date(0), f() {}, u: undefined, n: NaN })");

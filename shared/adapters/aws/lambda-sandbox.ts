@@ -9,6 +9,8 @@ export interface RunnerEvent {
   tenantId: string;
   code: string;
   input: unknown;
+  /** SandboxRequest.parseArgsBody: the runner's child parses `input.args.body`. */
+  parseArgsBody?: boolean;
   timeoutMs: number;
   svc?: { baseUrl: string; apiKey: string };
   /** The code's fetch: the formula's or proxy's allowed hosts, and the control plane's per-run limits. */
@@ -53,6 +55,7 @@ export class LambdaSandbox implements Sandbox {
       tenantId: request.tenantId,
       code: request.code,
       input: request.input,
+      ...(request.parseArgsBody ? { parseArgsBody: true } : {}),
       timeoutMs: request.timeoutMs,
       ...(apiKey && this.apiBaseUrl ? { svc: { baseUrl: this.apiBaseUrl, apiKey } } : {}),
       ...(request.allowedHosts || this.outboundLimits

@@ -113,18 +113,30 @@ export function responseHeaders(destination: IncomingHeaders): Record<string, st
 }
 
 /**
+ * The most header bytes (names and values) tenant code may set on one message: what Node accepts of a peer's
+ * headers (`--max-http-header-size`). A transform's 1.5 MB of headers beside a 4 MiB body made a function result
+ * past Lambda's 6 MB (review round 7); no destination or browser takes more anyway.
+ */
+export const MAX_CODE_HEADER_BYTES = 16 * 1024;
+
+/**
  * The headers tenant code returned (a transform's `headers`, a CustomHttpResponseError's: any value), on a
  * null-prototype map. Dropped: names that are not `names` (default: any RFC 9110 token), `__proto__` (no
  * protocol has it, and an ordinary object the answer later passes through cannot hold it), values Node cannot
- * send (CR, LF, …), and null/undefined values. Answers to a caller then pass responseHeaders as well.
+ * send (CR, LF, …), null/undefined values, and every header from the one that passes MAX_CODE_HEADER_BYTES on.
+ * Answers to a caller then pass responseHeaders as well.
  */
 export function headersFromCode(value: unknown, names: RegExp = TOKEN): Record<string, string> {
   const headers = nullObject<string>();
   if (typeof value !== "object" || value === null || Array.isArray(value)) return headers;
+  let bytes = 0;
   for (const [name, raw] of Object.entries(value as Record<string, unknown>)) {
     if (!names.test(name) || isForbiddenHeaderName(name) || raw === undefined || raw === null) continue;
     const text = String(raw);
-    if (SAFE_VALUE.test(text)) headers[name] = text;
+    if (!SAFE_VALUE.test(text)) continue;
+    bytes += name.length + Buffer.byteLength(text, "utf8");
+    if (bytes > MAX_CODE_HEADER_BYTES) break;
+    headers[name] = text;
   }
   return headers;
 }

@@ -335,10 +335,12 @@ async function transformResponse(
     proxy,
     proxy.response_transform.code,
     {
-      args: { body: isJsonAnswer ? parsedOr(text) : text, headers: response.headers },
+      args: { body: text, headers: response.headers },
       configuration: await proxyConfiguration(deps.sealer, proxy),
     },
     handedOut,
+    // A JSON answer (up to 4 MiB) is parsed by the sandbox, in the run's time, not here on the shared process.
+    { parseArgsBody: isJsonAnswer },
   );
   const body = encodeBody(out.body) ?? Buffer.alloc(0);
   if (body.length > PROXY_MAX_RESPONSE_BYTES) throw responseTooLarge();
@@ -348,14 +350,6 @@ async function transformResponse(
     headers: responseHeaders(headersFromCode(out.headers)),
     body,
   };
-}
-
-function parsedOr(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }
 
 /** The answer's headers, safe as object keys, with the destination's own status beside them. */

@@ -26,6 +26,7 @@ export async function runTransform(
   input: unknown,
   /** Invoked by a handed-out caller (an open proxy's, a browser-held key): its svc calls spend as it does. */
   handedOut = false,
+  options: { parseArgsBody?: boolean } = {},
 ): Promise<{ body?: unknown; headers?: unknown }> {
   const svcPrincipal = await configuredApplication(
     deps.authenticator,
@@ -38,6 +39,7 @@ export async function runTransform(
     tenantId: proxy.tenant_id,
     code,
     input,
+    ...(options.parseArgsBody ? { parseArgsBody: true } : {}),
     timeoutMs: TRANSFORM_TIMEOUT_MS,
     ...(proxy.allowed_hosts ? { allowedHosts: proxy.allowed_hosts } : {}),
     ...sandboxSvc(deps, svcPrincipal, `proxy ${proxy.id}`, handedOut),
