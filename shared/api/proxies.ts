@@ -15,6 +15,8 @@ export const proxiesRoutes = routeGroup("proxies", {
     responses: { 201: { description: "Proxy", schema: proxySchema } },
   },
   listProxies: {
+    // A member's own key reads each proxy's key.
+    answersCredential: true,
     method: "GET",
     path: "/proxies",
     auth: "key",
@@ -24,6 +26,7 @@ export const proxiesRoutes = routeGroup("proxies", {
     responses: { 200: { description: "Page of proxies", schema: paginated(proxySchema) } },
   },
   getProxy: {
+    answersCredential: true,
     method: "GET",
     path: "/proxies/{id}",
     auth: "key",

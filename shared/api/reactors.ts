@@ -187,6 +187,7 @@ export const reactorsRoutes = routeGroup("reactors", {
     },
   },
   getWebhookSecret: {
+    answersCredential: true,
     method: "GET",
     path: "/tenants/self/webhook-secret",
     auth: "key",

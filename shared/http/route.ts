@@ -74,9 +74,11 @@ export interface RouteSpec {
   /** POST/PUT/PATCH honour SVC-IDEMPOTENCY-KEY unless this is false (honoursIdempotencyKey). */
   idempotent?: boolean;
   /**
-   * The 2xx answer holds a new credential (a key, a session key): it is never stored for replay to a caller whose
-   * credential is shared by design (a public key, in every browser of a merchant), since anyone else holding that
-   * key and sending the same idempotency key would receive it.
+   * The 2xx answer holds a credential (a new key, a session key, a proxy's key, the webhook secret). Its caller's
+   * key is looked up fresh (a key revoked on another instance gets no credential from this one's cache: review
+   * round 7), and the answer is never stored for replay to a caller whose credential is shared by design (a public
+   * key, in every browser of a merchant), since anyone else holding that key and sending the same idempotency key
+   * would receive it.
    */
   answersCredential?: boolean;
   /** The write joins the open transaction SVC-TRANSACTION-ID names, when the caller sends one (beta). */

@@ -6,9 +6,10 @@ import { header, type SvcMiddleware } from "../request-state.ts";
 import type { FunctionGroup, RouteSpec } from "../route.ts";
 
 /**
- * A write of the control plane (applications, keys, proxies, reactors, members, tenants): what it grants or
- * binds is judged against the caller's grant as stored now, not as a warm instance cached it (authenticate's
- * `fresh`). Token routes keep the cache: their effects are judged again at each use.
+ * A write of the control plane (applications, keys, proxies, reactors, members, tenants), or any route whose
+ * answer holds a credential (answersCredential: a GET of a proxy's key or of the webhook secret too): what it
+ * grants, binds or hands out is judged against the caller's grant as stored now, not as a warm instance cached it
+ * (authenticate's `fresh`). Other token routes keep the cache: their effects are judged again at each use.
  */
 const CONTROL_PLANE: ReadonlySet<FunctionGroup> = new Set([
   "applications",
@@ -17,16 +18,17 @@ const CONTROL_PLANE: ReadonlySet<FunctionGroup> = new Set([
   "members",
   "tenants",
 ]);
-const isManagementWrite = (route: Pick<RouteSpec, "group" | "method" | "permissions">) =>
-  CONTROL_PLANE.has(route.group) &&
-  route.method !== "GET" &&
-  !(route.permissions ?? []).some(isTokenPermission);
+const needsFreshKey = (route: Pick<RouteSpec, "group" | "method" | "permissions" | "answersCredential">) =>
+  route.answersCredential === true ||
+  (CONTROL_PLANE.has(route.group) &&
+    route.method !== "GET" &&
+    !(route.permissions ?? []).some(isTokenPermission));
 
 /**
  * Resolves SVC-API-KEY for routes that need a key, then checks the route's permissions.
  * 401: missing, unknown or revoked key. 403: a valid key of the wrong kind or without the permission.
  * `authenticator` is asked for on the first request (functions compose their ports lazily).
- * `fresh`: the second pass, after the rate limit, for control-plane writes only (isManagementWrite): the key
+ * `fresh`: the second pass, after the rate limit, for control-plane writes and credentials only (needsFreshKey): the key
  * looked up in the store again and every check made again on what it says now. After the rate limit, so a flood
  * of refused writes costs the shared table no lookups (round 6).
  */
@@ -40,7 +42,7 @@ export function authenticateAndAuthorize(
       const route = state.route;
       if (!route || route.auth === "none") return;
       // Root routes are the operator's: their key is no grant that can be narrowed, the first pass stands.
-      if (options.fresh && (route.auth === "root" || !isManagementWrite(route))) return;
+      if (options.fresh && (route.auth === "root" || !needsFreshKey(route))) return;
       const principal = await authenticator().authenticate(header(request.event, "svc-api-key"), {
         rootAllowed: route.auth === "root",
         fresh: options.fresh === true,

@@ -251,4 +251,69 @@ describe("attack: a narrowed or revoked key on another warm instance", () => {
       await other.stop();
     }
   });
+
+  it("a revoked key reads no webhook secret rotated to shut it out (review round 7: a GET answering a credential)", async () => {
+    const { api, managementKey } = await setup();
+    const ci = await api.post<Created & { keys: { id: string }[] }>("/applications", {
+      key: managementKey,
+      body: { name: "ci", type: "management", permissions: ["reactor:read", "reactor:update"] },
+    });
+    const other = await otherInstance();
+    try {
+      const there = client(other.url);
+      expect((await there.get("/tenants/self/webhook-secret", { key: ci.body.key })).status).toBe(200);
+      // The owner revokes the key and rotates the secret it knew, here.
+      const revoked = await api.delete(`/applications/${ci.body.id}/keys/${ci.body.keys[0]?.id}`, {
+        key: managementKey,
+      });
+      const rotated = await api.post<{ secret: string }>("/tenants/self/webhook-secret/rotate", {
+        key: managementKey,
+      });
+      expect([revoked.status, rotated.status]).toEqual([204, 200]);
+      const after = await there.get<{ secret?: string }>("/tenants/self/webhook-secret", {
+        key: ci.body.key,
+      });
+      // Before: 200 with the new secret, from the instance's cached principal.
+      expect(after.status).toBe(401);
+      expect(after.body.secret).toBeUndefined();
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it("a member deleted elsewhere reads no proxy key rotated to shut them out (GET /proxies/{id}, GET /proxies)", async () => {
+    const { api, managementKey } = await setup();
+    const app = await api.post<Created>("/applications", {
+      key: managementKey,
+      body: { name: "proxy app", type: "private", permissions: ["token:use"] },
+    });
+    const proxy = await api.post<Created>("/proxies", {
+      key: managementKey,
+      body: {
+        name: "open",
+        destination_url: "https://example.com",
+        require_auth: false,
+        application: { id: app.body.id },
+      },
+    });
+    expect(proxy.status).toBe(201);
+    const member = await joinMember(api, managementKey);
+    const other = await otherInstance();
+    try {
+      const there = client(other.url);
+      expect((await there.get(`/proxies/${proxy.body.id}`, { key: member.management_key })).status).toBe(200);
+      const removed = await api.delete(`/tenants/self/members/${member.id}`, { key: managementKey });
+      const rotated = await api.post<{ key: string }>(`/proxies/${proxy.body.id}/key/rotate`, {
+        key: managementKey,
+      });
+      expect([removed.status, rotated.status]).toEqual([204, 200]);
+      // Before: 200 with the new open-proxy key (a link anyone holding it may use tokens through).
+      const one = await there.get(`/proxies/${proxy.body.id}`, { key: member.management_key });
+      const all = await there.get("/proxies", { key: member.management_key });
+      expect([one.status, all.status]).toEqual([401, 401]);
+      expect(JSON.stringify([one.body, all.body])).not.toContain(rotated.body.key);
+    } finally {
+      await other.stop();
+    }
+  });
 });
