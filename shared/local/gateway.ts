@@ -19,6 +19,12 @@ export type HttpLambda = (
 /** API Gateway refuses payloads above 10 MB before any function runs; so does the local gateway. */
 export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
+/** Time a request may take to arrive (headers and body), as API Gateway's 30 s; headers alone 20 s. */
+export const GATEWAY_REQUEST_TIMEOUT_MS = 30_000;
+export const GATEWAY_HEADERS_TIMEOUT_MS = 20_000;
+/** Connections held at once; more are closed as they come (Node's server.maxConnections). */
+export const GATEWAY_MAX_CONNECTIONS = 1024;
+
 const EMPTY_BODY = Buffer.alloc(0);
 
 const TEXT_TYPES = /^(application\/(.*\+)?json|application\/x-www-form-urlencoded|text\/)/i;
@@ -31,7 +37,9 @@ function readBody(req: IncomingMessage): Promise<Buffer | "too-large"> {
       size += chunk.length;
       if (size > GATEWAY_MAX_BODY_BYTES) {
         done("too-large");
-        req.resume();
+        // Nothing more is read or held: the answer goes out and the connection closes (as API Gateway's does).
+        req.removeAllListeners("data");
+        req.pause();
         return;
       }
       chunks.push(chunk);
@@ -218,21 +226,7 @@ export function createGateway(
   const preflights = new RouteMatcher(preflightRoutes(routes));
   const server = createServer((req, res) => {
     void (async () => {
-      // A request that announces no body (neither length nor chunks) has none: no listeners, no promise.
-      const bodiless =
-        req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined;
-      const body = bodiless ? EMPTY_BODY : await readBody(req);
-      if (body === "too-large") {
-        send(
-          res,
-          gatewayProblem(
-            413,
-            "Payload Too Large",
-            `The request body exceeds ${GATEWAY_MAX_BODY_BYTES} bytes.`,
-          ),
-        );
-        return;
-      }
+      // Before the body is read: a request refused for its Host has nothing of it held.
       if (!hostAllowed(req)) {
         send(
           res,
@@ -240,6 +234,22 @@ export function createGateway(
             421,
             "Misdirected Request",
             "On a loopback address this server answers only Host localhost, *.localhost or an IP literal (a guard against DNS rebinding; behind a proxy on this machine, send Host: localhost).",
+          ),
+        );
+        return;
+      }
+      // A request that announces no body (neither length nor chunks) has none: no listeners, no promise.
+      const bodiless =
+        req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined;
+      const body = bodiless ? EMPTY_BODY : await readBody(req);
+      if (body === "too-large") {
+        res.shouldKeepAlive = false;
+        send(
+          res,
+          gatewayProblem(
+            413,
+            "Payload Too Large",
+            `The request body exceeds ${GATEWAY_MAX_BODY_BYTES} bytes.`,
           ),
         );
         return;
@@ -252,6 +262,12 @@ export function createGateway(
       else res.destroy();
     });
   });
+  // A request that trickles in is given what API Gateway gives it (it ends one at 29 s), not Node's 300 s, and the
+  // connections held at once are capped: a few slow callers could otherwise keep the process's memory and sockets
+  // (availability review, 28 Nov 2026).
+  server.requestTimeout = GATEWAY_REQUEST_TIMEOUT_MS;
+  server.headersTimeout = GATEWAY_HEADERS_TIMEOUT_MS;
+  server.maxConnections = GATEWAY_MAX_CONNECTIONS;
   // What Node's parser refuses before any handler runs (headers or a URL over its 16 KB, malformed HTTP) is
   // answered as problem+json too, as API Gateway answers its own limits, never Node's bare status line.
   server.on("clientError", (error: NodeJS.ErrnoException, socket) => {

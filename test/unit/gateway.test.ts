@@ -150,3 +150,44 @@ describe("local gateway answers", () => {
     expect(none.headers["content-length"]).toBeUndefined();
   });
 });
+
+describe("what a slow or oversized caller costs the local gateway (availability review, 28 Nov 2026)", () => {
+  it("gives a request API Gateway's time to arrive, not Node's 300 s, and caps the connections held at once", () => {
+    const server = createGateway(routeList, {} as Record<FunctionGroup, HttpLambda>);
+    expect(server.requestTimeout).toBeLessThanOrEqual(30_000);
+    expect(server.headersTimeout).toBeLessThanOrEqual(30_000);
+    expect(server.maxConnections).toBeLessThan(Number.POSITIVE_INFINITY);
+  });
+
+  it("answers 413 to a body past 10 MB, runs no function, and does not wait for the rest of it", async () => {
+    let calls = 0;
+    const handler: HttpLambda = async () => {
+      calls++;
+      return { statusCode: 200 };
+    };
+    const handlers = new Proxy({} as Record<FunctionGroup, HttpLambda>, { get: () => handler });
+    const server = createGateway(routeList, handlers);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const socket = new Socket();
+      let answer = "";
+      const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
+      socket.on("data", (chunk: Buffer) => {
+        answer += chunk.toString("latin1");
+      });
+      socket.on("error", () => undefined);
+      await new Promise<void>((resolve) => socket.connect(port, "127.0.0.1", resolve));
+      socket.write(
+        "POST /tokens HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n",
+      );
+      // 11 MB of the announced 50: the rest never comes, and the gateway does not wait for it.
+      socket.write(Buffer.alloc(11 * 1024 * 1024, 0x20));
+      await closed;
+      expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+      expect(calls).toBe(0);
+    } finally {
+      server.close();
+    }
+  });
+});

@@ -1,4 +1,6 @@
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
+import { DynamoRequestBudget } from "#shared/adapters/dynamodb/request-budget.ts";
 import { loadConfig } from "#shared/config.ts";
 import {
   addressBucket,
@@ -438,5 +440,50 @@ describe("the browser sub-budget's leases from its tenant's counter (review roun
   it("F4: burst 1: the sub-budget is the tenant's whole budget", () => {
     const policy = { ratePerSecond: 1000, burst: 1 };
     expect(windowAt(browserPolicy(policy), 0).capacity).toBeLessThan(windowAt(policy, 0).capacity);
+  });
+});
+
+/** A Map that counts the entries iterated over (the limiter's walk to make room). */
+class CountingMap<K, V> extends Map<K, V> {
+  visited = 0;
+  override *[Symbol.iterator](): MapIterator<[K, V]> {
+    for (const entry of super[Symbol.iterator]()) {
+      this.visited += 1;
+      yield entry;
+    }
+  }
+}
+
+describe("what one process remembers of many callers (availability review, 28 Nov 2026)", () => {
+  /** RateLimiter's MAX_BUCKETS. */
+  const MAX_BUCKETS = 10_000;
+
+  it("keeps at most 10,000 buckets in a window, walking them once per thousand new callers, not once per caller", async () => {
+    const clock = { now: () => new Date(1_000_000) };
+    const granting: RequestBudget = { lease: async (request) => request.wanted };
+    const limiter = new RateLimiter(granting, clock, { ratePerSecond: 1000, burst: 10_000 });
+    const buckets = new CountingMap<string, unknown>();
+    (limiter as unknown as { buckets: Map<string, unknown> }).buckets = buckets;
+    const distinct = 15_000;
+    for (let i = 0; i < distinct; i++) await limiter.admit(addressBucket(`10.0.${i >> 8}.${i & 255}`));
+    expect(buckets.size).toBeLessThanOrEqual(MAX_BUCKETS);
+    // Before: each of the 5,000 callers past the cap walked the whole map (62 million entries).
+    expect(buckets.visited).toBeLessThanOrEqual(10 * distinct);
+  });
+
+  it("forgets the last window of buckets beyond 10,000 callers (the local budget deletes spent windows)", async () => {
+    const accepting = { send: async () => ({}) } as unknown as DynamoDBDocumentClient;
+    const budget = new DynamoRequestBudget(accepting, "t", { deleteSpentWindows: true });
+    // One request each from 30,000 loopback addresses (any local process may bind 127.x.y.z), over 30 windows.
+    for (let i = 0; i < 30_000; i++)
+      await budget.lease({
+        bucket: addressBucket(`127.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`),
+        window: Math.floor(i / 1000),
+        wanted: 1,
+        capacity: 10,
+        expiresAt: new Date(0),
+      });
+    const kept = (budget as unknown as { lastWindow: Map<string, number> }).lastWindow.size;
+    expect(kept).toBeLessThanOrEqual(MAX_BUCKETS);
   });
 });

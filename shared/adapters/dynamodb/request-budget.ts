@@ -28,6 +28,9 @@ export interface DynamoRequestBudgetOptions {
  * Rate-limit counters in the table: a lease is one UpdateItem that ADDs the block to the window's counter
  * under the condition that the sum stays within the capacity (atomic across every process).
  */
+/** Buckets whose last window is remembered (to delete it when the next begins): one per distinct caller. */
+const LAST_WINDOWS_KEPT = 10_000;
+
 export class DynamoRequestBudget implements RequestBudget {
   private readonly lastWindow = new Map<string, number>();
 
@@ -72,7 +75,13 @@ export class DynamoRequestBudget implements RequestBudget {
   private forgetPrevious(bucket: string, window: number): void {
     if (!this.options.deleteSpentWindows) return;
     const previous = this.lastWindow.get(bucket);
+    // Most recent last (Map order); past the cap the least recent go, their old counters left behind.
+    this.lastWindow.delete(bucket);
     this.lastWindow.set(bucket, window);
+    if (this.lastWindow.size > LAST_WINDOWS_KEPT) {
+      const [oldest] = this.lastWindow.keys();
+      if (oldest !== undefined) this.lastWindow.delete(oldest);
+    }
     if (previous === undefined || previous >= window) return;
     // Best effort: a counter left behind holds no data and only takes room.
     this.client
