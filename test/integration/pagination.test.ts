@@ -74,4 +74,23 @@ describe("pagination", () => {
     expect(max.body.pagination.page_size).toBe(100);
     expect(badCursor.status).toBe(400);
   });
+
+  it("takes at most a page's worth (100) of a repeated filter: GET /tokens?id=… read every id it was given", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+    const reader = await api.post<{ key: string }>("/applications", {
+      key: managementKey,
+      body: { name: "reader", type: "private", permissions: ["token:read"] },
+    });
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => `id=t${i}`).join("&");
+
+    const page = await api.get<Page>(`/tokens?${ids(100)}`, { key: reader.body.key });
+    const tooMany = await api.get<{ errors: Record<string, string[]> }>(`/tokens?${ids(101)}`, {
+      key: reader.body.key,
+    });
+
+    expect(page.status).toBe(200);
+    expect(tooMany.status).toBe(400);
+    expect(JSON.stringify(tooMany.body.errors)).toContain("at most 100 values");
+  });
 });
