@@ -1,4 +1,4 @@
-import { requirePageFits } from "#shared/domain/page-bytes.ts";
+import { requirePageFits } from "#shared/domain/answer-size.ts";
 import type { PageRequest, StorePage } from "#shared/ports/stores.ts";
 
 export interface PageQuery {

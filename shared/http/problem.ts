@@ -69,13 +69,30 @@ export function httpErrorOf(error: unknown): HttpError | undefined {
   );
 }
 
+/**
+ * Fields a problem names at most: a body of 110,000 metadata entries, each of the wrong type, was answered with
+ * every one of them (7.4 MB, past what a Lambda result holds; amplification review, 28 Nov 2026).
+ */
+export const MAX_PROBLEM_FIELDS = 100;
+
 export function problemFromError(error: HttpError, requestId?: string): Problem {
+  const fields = error.errors ? Object.keys(error.errors) : [];
+  const errors =
+    error.errors && fields.length > MAX_PROBLEM_FIELDS
+      ? Object.fromEntries(
+          fields.slice(0, MAX_PROBLEM_FIELDS).map((field) => [field, error.errors?.[field] ?? []]),
+        )
+      : error.errors;
+  const detail =
+    fields.length > MAX_PROBLEM_FIELDS
+      ? `${error.detail} (the first ${MAX_PROBLEM_FIELDS} of ${fields.length} fields in error are listed)`
+      : error.detail;
   return {
     type: `${PROBLEM_BASE}${error.slug}`,
     title: error.title,
     status: error.status,
-    detail: error.detail,
-    ...(error.errors ? { errors: error.errors } : {}),
+    detail,
+    ...(errors ? { errors } : {}),
     ...(requestId ? { request_id: requestId } : {}),
   };
 }

@@ -13,6 +13,7 @@ import { errorHandler } from "#shared/http/middleware/error-handler.ts";
 import { parseQuery } from "#shared/http/middleware/route-and-validate.ts";
 import { envelope } from "#shared/http/pagination.ts";
 import type { SvcRequest } from "#shared/http/request-state.ts";
+import { jsonResult } from "#shared/http/request-state.ts";
 import { logger } from "#shared/logger.ts";
 
 describe("RouteMatcher", () => {
@@ -75,6 +76,21 @@ describe("envelope", () => {
     const page = envelope({ items: reactors.slice(0, fits), total: 20 }, { page: 1, size: fits });
     const result = JSON.stringify({ statusCode: 200, body: JSON.stringify(page) });
     expect(Buffer.byteLength(result)).toBeLessThanOrEqual(6 * 1024 * 1024);
+  });
+});
+
+describe("jsonResult", () => {
+  it("refuses, as a problem naming why, an answer a Lambda result could not carry (its quotes escaped again)", () => {
+    // 3.2 MB of quotes: 6.4 MB of JSON, and more once escaped again in the function's result.
+    let refused: unknown;
+    try {
+      jsonResult(200, { data: '"'.repeat(3_200_000) });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(DomainError);
+    expect((refused as DomainError).code).toBe("answer-too-large");
+    expect(jsonResult(200, { data: "x".repeat(3_000_000) }).body).toHaveLength(3_000_011);
   });
 });
 

@@ -131,6 +131,13 @@ const DEFAULTS = {
   cacheSize: 500,
 } as const;
 const MAX_STRUCTURE_DEPTH = 64;
+/**
+ * The most a structure's expressions (a mask's strings) may produce together, in characters of their values (as
+ * JSON where not a string): twice the largest data. Each expression alone is capped, but a 32 KiB mask of 2,900
+ * `{{data}}` strings made one 60 KB token's masked answer 174 MB (amplification review, 28 Nov 2026).
+ */
+export const MAX_STRUCTURE_OUTPUT_CHARS = 128 * 1024;
+const STRUCTURE_OUTPUT_LIMIT = `A mask's result exceeded ${MAX_STRUCTURE_OUTPUT_CHARS} characters`;
 /** Tags that load other templates; expressions are self-contained, so they do not exist here. */
 const FILE_TAGS = ["include", "render", "layout"] as const;
 /**
@@ -469,11 +476,19 @@ export function createExpressionEngine(
 
   const isExpression = (value: string) => value.includes("{{") || value.includes("{%");
 
+  /** Charges an expression's value to its structure's output (MAX_STRUCTURE_OUTPUT_CHARS). */
+  function tally(output: { chars: number }, value: unknown): unknown {
+    output.chars += typeof value === "string" ? value.length : (JSON.stringify(value)?.length ?? 0);
+    if (output.chars > MAX_STRUCTURE_OUTPUT_CHARS) throw new ExpressionError(STRUCTURE_OUTPUT_LIMIT);
+    return value;
+  }
+
   async function walk(
     node: unknown,
     scope: Record<string, unknown>,
     budget: RenderBudget,
     depth: number,
+    output: { chars: number } = { chars: 0 },
   ): Promise<unknown> {
     if (depth > MAX_STRUCTURE_DEPTH) throw new ExpressionError("Mask structure is nested too deeply");
     if (typeof node === "string") {
@@ -482,11 +497,11 @@ export function createExpressionEngine(
       await budget.run(async (overdue) => {
         if (overdue()) throw new ExpressionError(TIME_LIMIT);
       });
-      return evaluateParsed(parse(node), scope, budget);
+      return tally(output, await evaluateParsed(parse(node), scope, budget));
     }
     if (Array.isArray(node)) {
       const out: unknown[] = [];
-      for (const item of node) out.push(await walk(item, scope, budget, depth + 1));
+      for (const item of node) out.push(await walk(item, scope, budget, depth + 1, output));
       return out;
     }
     if (typeof node === "object" && node !== null) {
@@ -494,7 +509,7 @@ export function createExpressionEngine(
       for (const [key, value] of Object.entries(node)) {
         // defineProperty: a "__proto__" key in the structure stays an ordinary key.
         Object.defineProperty(out, key, {
-          value: await walk(value, scope, budget, depth + 1),
+          value: await walk(value, scope, budget, depth + 1, output),
           enumerable: true,
           writable: true,
           configurable: true,

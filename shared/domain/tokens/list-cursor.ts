@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { normalizeContainer, type Transform } from "#shared/domain/access-rules.ts";
+import { itemsThatFit } from "#shared/domain/answer-size.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import { recordTokenReads } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
-import { itemsThatFit } from "#shared/domain/page-bytes.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
 import { accessOf, listingVisibility, searchTransform } from "./access.ts";

@@ -1,8 +1,8 @@
+import { requirePageFits } from "#shared/domain/answer-size.ts";
 import { recordTokenReads, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { isPlainObject, mergePatch } from "#shared/domain/merge-patch.ts";
-import { requirePageFits } from "#shared/domain/page-bytes.ts";
 import { finishCommittedHold, holdTokens, releaseStaleHold } from "#shared/domain/transactions.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";

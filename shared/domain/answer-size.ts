@@ -8,19 +8,24 @@ import { validationError } from "./errors.ts";
  */
 export const MAX_PAGE_BYTES = 4 * 1024 * 1024;
 
+/** The most one answer's body may come to in a Lambda result (6 MB), leaving room for its headers. */
+export const MAX_ANSWER_BYTES = 6 * 1024 * 1024 - 64 * 1024;
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-/** An item's bytes in the function's result: its JSON, plus one for each `"` or `\` escaped again there. */
-export function resultBytesOf(item: unknown): number {
-  const json = JSON.stringify(item) ?? "null";
+/** JSON text's bytes in the function's result: its UTF-8, plus one for each `"` or `\` escaped again there. */
+export function resultBytesOfText(json: string): number {
   let escaped = 0;
   for (let i = 0; i < json.length; i++) {
     const code = json.charCodeAt(i);
     if (code === QUOTE || code === BACKSLASH) escaped++;
   }
-  return Buffer.byteLength(json, "utf8") + escaped + 1; // the comma between items
+  return Buffer.byteLength(json, "utf8") + escaped;
 }
+
+/** An item's bytes in a page of the function's result (resultBytesOfText, and the comma between items). */
+export const resultBytesOf = (item: unknown): number => resultBytesOfText(JSON.stringify(item) ?? "null") + 1;
 
 /** How many of `items`, from the first, fit in a page (at least one: a single item is far below the budget). */
 export function itemsThatFit(items: readonly unknown[], budget = MAX_PAGE_BYTES): number {
