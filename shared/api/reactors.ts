@@ -88,6 +88,8 @@ export const reactorsRoutes = routeGroup("reactors", {
     responses: { 201: { description: "Reactor", schema: reactorSchema } },
   },
   listReactors: {
+    // Each reactor's configuration, where a partner's API key goes (review round 8).
+    answersCredential: true,
     method: "GET",
     path: "/reactors",
     auth: "key",
@@ -97,6 +99,7 @@ export const reactorsRoutes = routeGroup("reactors", {
     responses: { 200: { description: "Page of reactors", schema: paginated(reactorSchema) } },
   },
   getReactor: {
+    answersCredential: true,
     method: "GET",
     path: "/reactors/{id}",
     auth: "key",

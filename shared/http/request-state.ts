@@ -47,7 +47,8 @@ export function jsonResult(status: number, body: unknown, headers: Record<string
   const text = JSON.stringify(body);
   // The last guard where every JSON answer passes: one a Lambda result could not carry is a 500 problem naming
   // why, never a failed invocation (API Gateway's bare 500). Lists and masks keep well below it on their own.
-  if (text.length > MAX_ANSWER_BYTES / 2 && resultBytesOfText(text) > MAX_ANSWER_BYTES)
+  // At most 3 bytes per UTF-16 unit there (a `"` escaped again is 2, a CJK character 3): below that, no count.
+  if (text.length > MAX_ANSWER_BYTES / 3 && resultBytesOfText(text) > MAX_ANSWER_BYTES)
     throw new DomainError("failed", "The answer is larger than a response can carry.", {
       code: "answer-too-large",
     });

@@ -270,7 +270,7 @@ export interface TokenStore {
     size: number,
     after: string | undefined,
     visible?: (token: TokenRef) => boolean,
-  ): Promise<{ entries: { hash: string; tokenId: string }[]; next?: string }>;
+  ): Promise<{ entries: { hash: string; tokenId: string; position: string }[]; next?: string }>;
   /**
    * The live token holding this fingerprint's claim, if any (a stale claim is released): how a deduplicating
    * create finds a token still fingerprinted under an earlier HMAC version while a rewrap runs.

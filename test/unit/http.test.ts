@@ -91,6 +91,8 @@ describe("jsonResult", () => {
     expect(refused).toBeInstanceOf(DomainError);
     expect((refused as DomainError).code).toBe("answer-too-large");
     expect(jsonResult(200, { data: "x".repeat(3_000_000) }).body).toHaveLength(3_000_011);
+    // 2.1 million 3-byte characters: 6.3 MB of UTF-8 in 2.1 million UTF-16 units (review round 8).
+    expect(() => jsonResult(200, { data: "中".repeat(2_100_000) })).toThrow(DomainError);
   });
 });
 

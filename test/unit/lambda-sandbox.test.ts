@@ -64,7 +64,7 @@ describe("LambdaSandbox", () => {
     const withSvc = await sandbox.run({
       tenantId: TENANT,
       code: "module.exports = async () => 1",
-      input: { a: 1 },
+      input: { a: 1, args: { body: '{"card":"4242"}', headers: {} } },
       parseArgsBody: true,
       timeoutMs: 5000,
       onSvcCall: async () => null,
@@ -80,15 +80,34 @@ describe("LambdaSandbox", () => {
     expect(payloadOf(0)).toEqual({
       tenantId: TENANT,
       code: "module.exports = async () => 1",
-      input: { a: 1 },
-      parseArgsBody: true,
+      // The JSON text parsed here: the event carries values (the text escaped again could pass 6 MB).
+      input: { a: 1, args: { body: { card: "4242" }, headers: {} } },
       timeoutMs: 5000,
       svc: { baseUrl: "https://api.example.com", apiKey: "key_ses_temp" },
     });
     expect(payloadOf(1)).not.toHaveProperty("svc");
+    expect(payloadOf(0)).not.toHaveProperty("parseArgsBody");
     expect(payloadOf(1)).not.toHaveProperty("parseArgsBody");
     expect(lambda.commandCalls(CreateFunctionCommand)).toHaveLength(0);
     expect(lambda.commandCalls(GetFunctionCommand)).toHaveLength(0);
+  });
+
+  it("sends a response transform's JSON answer of 4 MiB as its value, within Lambda's 6 MB invoke payload", async () => {
+    // A destination's array of empty strings: as text inside the event, each `"` escaped once more made 7 MB
+    // (review round 8); as the value it is the answer's own size.
+    lambda.on(InvokeCommand).resolves(okPayload);
+    const body = `[${'"",'.repeat(1_398_000)}""]`;
+    await newSandbox().run({
+      tenantId: TENANT,
+      code: "c",
+      input: { args: { body, headers: {} }, configuration: {} },
+      parseArgsBody: true,
+      timeoutMs: 5000,
+    });
+    const sent = lambda.commandCalls(InvokeCommand)[0]?.args[0].input.Payload as Uint8Array;
+    expect(body.length).toBeGreaterThan(4_000_000);
+    expect(sent.length).toBeLessThanOrEqual(6 * 1024 * 1024);
+    expect((payloadOf(0).input as { args: { body: unknown[] } }).args.body).toHaveLength(1_398_001);
   });
 
   it("gives the runner the code's allowed hosts and the control plane's fetch limits", async () => {

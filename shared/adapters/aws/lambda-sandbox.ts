@@ -1,6 +1,7 @@
 import { InvokeCommand, type InvokeCommandOutput, type LambdaClient } from "@aws-sdk/client-lambda";
 import { logger } from "#shared/logger.ts";
 import type { Sandbox, SandboxRequest, SandboxResult } from "#shared/ports/sandbox.ts";
+import { withArgsBodyParsed } from "#shared/sandbox/args-body.ts";
 import type { OutboundLimits } from "#shared/sandbox/outbound-request.ts";
 import { errorName, RunnerFunctions, type RunnerSpec, type WaiterTiming } from "./runner-functions.ts";
 
@@ -9,8 +10,6 @@ export interface RunnerEvent {
   tenantId: string;
   code: string;
   input: unknown;
-  /** SandboxRequest.parseArgsBody: the runner's child parses `input.args.body`. */
-  parseArgsBody?: boolean;
   timeoutMs: number;
   svc?: { baseUrl: string; apiKey: string };
   /** The code's fetch: the formula's or proxy's allowed hosts, and the control plane's per-run limits. */
@@ -54,8 +53,7 @@ export class LambdaSandbox implements Sandbox {
     const event: RunnerEvent = {
       tenantId: request.tenantId,
       code: request.code,
-      input: request.input,
-      ...(request.parseArgsBody ? { parseArgsBody: true } : {}),
+      input: request.parseArgsBody ? withArgsBodyParsed(request.input) : request.input,
       timeoutMs: request.timeoutMs,
       ...(apiKey && this.apiBaseUrl ? { svc: { baseUrl: this.apiBaseUrl, apiKey } } : {}),
       ...(request.allowedHosts || this.outboundLimits

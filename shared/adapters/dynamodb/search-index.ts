@@ -96,7 +96,7 @@ const QUERY_ITEMS = 250;
 
 /**
  * Token ids under the lookup partitions of `hashes` (one per token type), in order: partition by partition,
- * token id ascending. `after` is `<partition index>:<token id>`. An item whose container `visible` refuses is
+ * token id ascending. `after` is `<partition index>:<token id>`, each entry's `position` the one just after it. An item whose container `visible` refuses is
  * passed over, never answered and never counted toward `size` (written since 27 Nov 2026, items carry the
  * container; older ones are answered and checked by the caller): so hidden matches use up no page of the caller's,
  * up to SEARCH_SCAN_ITEMS examined per call, after which the call answers what it has with a `next` past them.
@@ -110,7 +110,7 @@ export async function searchEntries(
   size: number,
   after: string | undefined,
   visible: (token: TokenRef) => boolean = () => true,
-): Promise<{ entries: { hash: string; tokenId: string }[]; next?: string }> {
+): Promise<{ entries: { hash: string; tokenId: string; position: string }[]; next?: string }> {
   let first = 0;
   let afterId: string | undefined;
   if (after !== undefined) {
@@ -133,7 +133,7 @@ export async function searchEntries(
       }),
     );
   const firstPages = await Promise.all(left.map((hash, k) => query(hash, k === 0 ? afterId : undefined)));
-  const entries: { hash: string; tokenId: string }[] = [];
+  const entries: { hash: string; tokenId: string; position: string }[] = [];
   let examined = 0;
   for (const [k, hash] of left.entries()) {
     let page = firstPages[k];
@@ -151,7 +151,7 @@ export async function searchEntries(
         const container = typeof item.container === "string" ? item.container : resolved.get(tokenId);
         // A token gone (no container) is answered: the caller removes its stale entry.
         if (typeof container !== "string" || visible({ id: tokenId, container }))
-          entries.push({ hash, tokenId });
+          entries.push({ hash, tokenId, position: `${first + k}:${tokenId}` });
         const full = entries.length >= size;
         if (full || examined >= SEARCH_SCAN_ITEMS) {
           // Go on after this item, unless nothing can follow (an empty next page is possible, and harmless).

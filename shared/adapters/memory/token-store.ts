@@ -177,11 +177,15 @@ export class MemoryTokenStore implements TokenStore {
     );
     const [afterIndex, afterId] = after === undefined ? [-1, ""] : (JSON.parse(after) as [number, string]);
     const rest = all.filter((e) => e.index > afterIndex || (e.index === afterIndex && e.tokenId > afterId));
-    const entries: { hash: string; tokenId: string }[] = [];
+    const entries: { hash: string; tokenId: string; position: string }[] = [];
     for (const [examined, entry] of rest.entries()) {
       const container = this.tokens.get(keyOf({ tenant_id: tenantId, id: entry.tokenId }))?.container;
       if (container === undefined || visible({ id: entry.tokenId, container }))
-        entries.push({ hash: entry.hash, tokenId: entry.tokenId });
+        entries.push({
+          hash: entry.hash,
+          tokenId: entry.tokenId,
+          position: JSON.stringify([entry.index, entry.tokenId]),
+        });
       if (entries.length >= size || examined + 1 >= SEARCH_SCAN_ITEMS)
         return examined + 1 < rest.length
           ? { entries, next: JSON.stringify([entry.index, entry.tokenId]) }

@@ -68,7 +68,41 @@ export async function openCursor(
 /** Store pages one listing or search reads at most to fill the caller's page. */
 const PAGES_READ = 10;
 
-export type Shown = { token: StoredToken; transform: Transform };
+/** A token a page shows, and the store position just after it (where a page cut short after it goes on). */
+export type Shown = { token: StoredToken; transform: Transform; position: string };
+
+/**
+ * The end of every cursor page (listing and search): the shown tokens presented, the page stopped where its answer
+ * would outgrow what one holds (MAX_PAGE_BYTES) with `next` just after its last token (a token shown follows it,
+ * so `next` says nothing a full page would not), then only the tokens answered logged as read and counted, and
+ * `next` sealed.
+ */
+export async function finishPage(
+  deps: TokenDeps,
+  principal: TenantPrincipal,
+  page: { shown: Shown[]; next?: string },
+  options: { size: number; binding: ReturnType<typeof cursorBinding>; message: string; also?: LogEntry[] },
+) {
+  const presented = await Promise.all(
+    page.shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
+  );
+  const fit = itemsThatFit(presented);
+  const kept = page.shown.slice(0, fit);
+  const resume = fit < page.shown.length ? kept.at(-1)?.position : page.next;
+  await recordTokenReads(
+    deps,
+    principal,
+    kept.map(({ token }) => token),
+    options.message,
+    options.also,
+  );
+  countTokens(deps, METRIC.tokensRead, principal.tenantId, kept.length);
+  const next = resume === undefined ? undefined : await deps.sealer.seal(options.binding, resume);
+  return {
+    pagination: { page_size: options.size, ...(next ? { next } : {}) },
+    data: presented.slice(0, fit),
+  };
+}
 
 /**
  * A caller's page: store pages read (`read(wanted, after)`, each answering what it `shows`) until `size` are shown or
@@ -158,38 +192,26 @@ export async function listTokensByCursor(
     scope: containerPrefix,
   });
   const now = deps.clock.now();
-  const { shown, next: position } = await fillPage(size, after, async (wanted, at) => {
-    const page = await deps.tokens.page(principal.tenantId, { ...filters, visibility, now }, wanted, at);
+  const page = await fillPage(size, after, async (wanted, at) => {
+    const stored = await deps.tokens.page(principal.tenantId, { ...filters, visibility, now }, wanted, at);
     return {
-      next: page.next,
-      shown: page.items.flatMap((token) => {
+      next: stored.next,
+      shown: stored.items.flatMap((token) => {
         if (!isLive(token, now)) return [];
         const transform = options.search
           ? searchTransform(grant, token)
           : grant.evaluate(token, "token:read");
         // The store answered only what the caller may see as asked (listingVisibility); checked again here.
-        return transform && (!fingerprint || transform === "reveal") ? [{ token, transform }] : [];
+        return transform && (!fingerprint || transform === "reveal")
+          ? [{ token, transform, position: listingPosition(token) }]
+          : [];
       }),
     };
   });
-  const presented = await Promise.all(
-    shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
-  );
-  // A page stops where its answer would outgrow what one holds (MAX_PAGE_BYTES): `next` then goes on just after
-  // its last token (a token shown follows it, so `next` says nothing a full page would not).
-  const fit = itemsThatFit(presented);
-  const kept = shown.slice(0, fit);
-  const data = presented.slice(0, fit);
-  const last = kept.at(-1);
-  const resume = fit < shown.length && last ? listingPosition(last.token) : position;
-  await recordTokenReads(
-    deps,
-    principal,
-    kept.map(({ token }) => token),
-    "Token read in a list",
-    options.also,
-  );
-  countTokens(deps, METRIC.tokensRead, principal.tenantId, kept.length);
-  const next = resume === undefined ? undefined : await deps.sealer.seal(binding, resume);
-  return { pagination: { page_size: size, ...(next ? { next } : {}) }, data };
+  return finishPage(deps, principal, page, {
+    size,
+    binding,
+    message: "Token read in a list",
+    also: options.also,
+  });
 }

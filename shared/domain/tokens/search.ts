@@ -1,17 +1,20 @@
 import { createHash } from "node:crypto";
 import { normalizeContainer } from "#shared/domain/access-rules.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
-import { auditEvent, recordTokenReads } from "#shared/domain/audit-entry.ts";
+import { auditEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
-import { countTokens } from "#shared/observability/count-tokens.ts";
-import { METRIC } from "#shared/observability/metric-names.ts";
 import { liveSearchHashes } from "../keys/dual-lookup.ts";
 import { accessOf, searchTransform } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
-import { cursorBinding, fillPage, listTokensByCursor, openCursor, type Shown } from "./list-cursor.ts";
-import { present } from "./presenting.ts";
-import { openData } from "./sealing.ts";
+import {
+  cursorBinding,
+  fillPage,
+  finishPage,
+  listTokensByCursor,
+  openCursor,
+  type Shown,
+} from "./list-cursor.ts";
 import { type ParsedSearch, parseSearchQuery } from "./search-query.ts";
 import { isLive } from "./token.ts";
 
@@ -92,7 +95,7 @@ async function searchData(
 
   const grant = accessOf(principal);
   const now = deps.clock.now();
-  const { shown, next: position } = await fillPage(
+  const page = await fillPage(
     body.size,
     after,
     async (wanted, at) => {
@@ -130,23 +133,16 @@ async function searchData(
         )
           continue;
         const transform = searchTransform(grant, token);
-        if (transform) page.push({ token, transform });
+        if (transform) page.push({ token, transform, position: entry.position });
       }
       return { shown: page, next: found.next };
     },
     { hiddenMatches: true },
   );
-  await recordTokenReads(
-    deps,
-    principal,
-    shown.map(({ token }) => token),
-    "Token read in a search",
+  return finishPage(deps, principal, page, {
+    size: body.size,
+    binding,
+    message: "Token read in a search",
     also,
-  );
-  countTokens(deps, METRIC.tokensRead, principal.tenantId, shown.length);
-  const data = await Promise.all(
-    shown.map(({ token, transform }) => present(deps, token, transform, () => openData(deps, token))),
-  );
-  const next = position === undefined ? undefined : await deps.sealer.seal(binding, position);
-  return { pagination: { page_size: body.size, ...(next ? { next } : {}) }, data };
+  });
 }

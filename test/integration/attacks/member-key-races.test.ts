@@ -316,4 +316,42 @@ describe("attack: a narrowed or revoked key on another warm instance", () => {
       await other.stop();
     }
   });
+
+  it("a revoked key reads no reactor configuration (a partner's API key) rotated to shut it out (round 8)", async () => {
+    const { api, managementKey } = await setup();
+    const reactor = await api.post<Created>("/reactors", {
+      key: managementKey,
+      body: {
+        name: "charge",
+        code: "module.exports = async (req) => ({ raw: 1 })",
+        configuration: { API_KEY: "sk_live_OLD" },
+      },
+    });
+    expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+    const ci = await api.post<Created & { keys: { id: string }[] }>("/applications", {
+      key: managementKey,
+      body: { name: "ci", type: "management", permissions: ["reactor:read"] },
+    });
+    const other = await otherInstance();
+    try {
+      const there = client(other.url);
+      expect((await there.get(`/reactors/${reactor.body.id}`, { key: ci.body.key })).status).toBe(200);
+      const revoked = await api.delete(`/applications/${ci.body.id}/keys/${ci.body.keys[0]?.id}`, {
+        key: managementKey,
+      });
+      const rotated = await api.patch(`/reactors/${reactor.body.id}`, {
+        key: managementKey,
+        body: { configuration: { API_KEY: "sk_live_NEW" } },
+        headers: { "content-type": "application/merge-patch+json" },
+      });
+      expect([revoked.status, rotated.status]).toEqual([204, 204]);
+      // Before: 200 and 200, the new partner key in both answers.
+      const one = await there.get(`/reactors/${reactor.body.id}`, { key: ci.body.key });
+      const all = await there.get("/reactors", { key: ci.body.key });
+      expect([one.status, all.status]).toEqual([401, 401]);
+      expect(JSON.stringify([one.body, all.body])).not.toContain("sk_live_NEW");
+    } finally {
+      await other.stop();
+    }
+  });
 });
