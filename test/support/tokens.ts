@@ -90,3 +90,22 @@ export async function tenantWithOwner(svc: { url: string; rootKey: string }, rul
   });
   return { api, tenant, owner };
 }
+
+/**
+ * A new tenant of a merchant: its checkout page's public key (token:create, copied by anyone) and its back end's
+ * private key holding every token permission (reading masked without `rules`).
+ */
+export async function merchantKeys(serviceUrl: string, rootKey: string, name: string, rules?: unknown[]) {
+  const api = client(serviceUrl);
+  const tenant = await createTenant(api, rootKey, name);
+  const publicKey = await appKey(api, tenant.managementKey, {
+    type: "public",
+    permissions: ["token:create"],
+  });
+  const backEnd = await appKey(api, tenant.managementKey, {
+    type: "private",
+    permissions: ALL_TOKEN_PERMISSIONS,
+    ...(rules ? { rules } : {}),
+  });
+  return { api, publicKey, backEnd };
+}

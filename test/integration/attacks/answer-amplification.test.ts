@@ -3,31 +3,15 @@
  * 6 MB (6,291,456 bytes), and locally every tenant shares one process. Each attack needs no more than a public key
  * (token:create, copied from a checkout page) or a back end's key reading masked.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { client, createTenant } from "#test/support/http.ts";
+import { describe, expect, it } from "vitest";
+import { charactersStringified } from "#test/support/counting.ts";
 import { useService } from "#test/support/service.ts";
-import { ALL_TOKEN_PERMISSIONS, appKey } from "#test/support/tokens.ts";
+import { merchantKeys } from "#test/support/tokens.ts";
 
 const svc = useService();
 const stringify = JSON.stringify;
-afterEach(() => {
-  JSON.stringify = stringify;
-});
-
-/** A tenant's public key (token:create) and a back end's key without rules (it reads masked). */
-async function merchant() {
-  const api = client(svc.url);
-  const tenant = await createTenant(api, svc.rootKey, "Amplification");
-  const publicKey = await appKey(api, tenant.managementKey, {
-    type: "public",
-    permissions: ["token:create"],
-  });
-  const backEnd = await appKey(api, tenant.managementKey, {
-    type: "private",
-    permissions: ALL_TOKEN_PERMISSIONS,
-  });
-  return { api, publicKey, backEnd };
-}
+/** A tenant's public key and its back end's key without rules (it reads masked). */
+const merchant = () => merchantKeys(svc.url, svc.rootKey, "Amplification");
 
 /** The size of the function's result that would carry this answer (its body a JSON string in the envelope). */
 const resultBytes = (status: number, text: string) =>
@@ -70,19 +54,15 @@ describe("attack: answers multiplied beyond what the request put in", () => {
     const id = listed.body.data[0]?.id as string;
     // 1,000 expressions (MAX_EXPRESSIONS) of one 120 KB masked value: 120 MB, refused past 1 MiB.
     const body = stringify(Array.from({ length: 1_000 }, () => `{{ ${id} }}`));
-    let chars = 0;
-    JSON.stringify = ((...args: Parameters<typeof stringify>) => {
-      const out = stringify(...args);
-      if (typeof out === "string") chars += out.length;
-      return out;
-    }) as typeof JSON.stringify;
-    const res = await fetch(`${svc.url}/detokenize`, {
-      method: "POST",
-      headers: { "svc-api-key": backEnd, "content-type": "application/json" },
-      body,
+    const { result: res, chars } = await charactersStringified(async () => {
+      const answer = await fetch(`${svc.url}/detokenize`, {
+        method: "POST",
+        headers: { "svc-api-key": backEnd, "content-type": "application/json" },
+        body,
+      });
+      await answer.text();
+      return answer;
     });
-    await res.text();
-    JSON.stringify = stringify;
 
     expect(res.status).toBe(400);
     // Before: every occurrence was written out before its charge (120 MB here; 6 GB with a larger mask).

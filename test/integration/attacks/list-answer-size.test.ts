@@ -8,9 +8,8 @@
  * Locally the gateway passes any size, so the test measures the result the function would return.
  */
 import { describe, expect, it } from "vitest";
-import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
-import { ALL_TOKEN_PERMISSIONS, appKey, revealEverything } from "#test/support/tokens.ts";
+import { merchantKeys, revealEverything } from "#test/support/tokens.ts";
 
 const svc = useService();
 /** Lambda's synchronous result limit (API Gateway's Lambda integration). */
@@ -24,17 +23,12 @@ const resultBytes = (status: number, headers: Headers, text: string) =>
 
 describe("attack: a public key plants tokens no page of the back end's list can carry", () => {
   it("cuts a cursor page (listing, search) short with a `next` to the rest, and refuses a numbered page naming a size that fits", async () => {
-    const api = client(svc.url);
-    const tenant = await createTenant(api, svc.rootKey, "Big pages");
-    const publicKey = await appKey(api, tenant.managementKey, {
-      type: "public",
-      permissions: ["token:create"],
-    });
-    const backEnd = await appKey(api, tenant.managementKey, {
-      type: "private",
-      permissions: ALL_TOKEN_PERMISSIONS,
-      rules: revealEverything,
-    });
+    const { api, publicKey, backEnd } = await merchantKeys(
+      svc.url,
+      svc.rootKey,
+      "Big pages",
+      revealEverything,
+    );
     // 31,950 quotes: about 64,000 bytes of JSON each, within MAX_DATA_BYTES; 128 KB once escaped again in the
     // result. A search index the back end looks the tokens up by (a `data:` search pages on its own positions).
     const value = "4000056655665556";

@@ -7,6 +7,7 @@
  * and the headers a transform returned were not counted at all (review round 7).
  */
 import { describe, expect, it } from "vitest";
+import { charactersParsed } from "#test/support/counting.ts";
 import { client } from "#test/support/http.ts";
 import { useLocalServer } from "#test/support/local-server.ts";
 import { openProxy } from "#test/support/proxies.ts";
@@ -54,19 +55,11 @@ describe("attack: a destination's large answer", () => {
         });`,
       },
     });
-    const parse = JSON.parse;
-    let parsed = 0;
-    JSON.parse = ((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
-      parsed += String(text).length;
-      return parse(text, reviver);
-    }) as typeof JSON.parse;
-    const res = await api
-      .call<{ items: number; first: unknown }>("GET", `/proxy/${3 * 1024 * 1024}`, {
+    const { result: res, chars: parsed } = await charactersParsed(() =>
+      api.call<{ items: number; first: unknown }>("GET", `/proxy/${3 * 1024 * 1024}`, {
         headers: { "svc-proxy-key": key },
-      })
-      .finally(() => {
-        JSON.parse = parse;
-      });
+      }),
+    );
 
     expect(res.status).toBe(200);
     // The code got the answer as a value (an array of 393,215 objects)...

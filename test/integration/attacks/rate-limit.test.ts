@@ -3,6 +3,7 @@ import { DynamoRequestBudget } from "#shared/adapters/dynamodb/request-budget.ts
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { RateLimiter, windowLengthMs } from "#shared/domain/rate-limit.ts";
 import { issueServiceSession } from "#shared/domain/sessions.ts";
+import { charactersParsed } from "#test/support/counting.ts";
 import { useEnv } from "#test/support/env.ts";
 import { client, createTenant, type HttpResponse } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
@@ -222,21 +223,15 @@ describe("attack: one caller floods the service (per-tenant rate limits)", () =>
     // the characters JSON.parse is given while the flood is refused (the service runs in this process).
     const { api, tenant } = await tenantWithWindowSpent("Parser");
     const body = `{"name":"n","type":"private","permissions":[${Array(200_000).fill("0").join(",")}]}`;
-    const parse = JSON.parse;
-    let parsed = 0;
-    JSON.parse = ((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
-      parsed += String(text).length;
-      return parse(text, reviver);
-    }) as typeof JSON.parse;
-    const refused = await fiveStatuses(() =>
-      api.call("POST", "/applications", {
-        key: tenant.managementKey,
-        headers: { "content-type": "application/json" },
-        rawBody: body,
-      }),
-    ).finally(() => {
-      JSON.parse = parse;
-    });
+    const { result: refused, chars: parsed } = await charactersParsed(() =>
+      fiveStatuses(() =>
+        api.call("POST", "/applications", {
+          key: tenant.managementKey,
+          headers: { "content-type": "application/json" },
+          rawBody: body,
+        }),
+      ),
+    );
 
     expect(refused).toEqual([429, 429, 429, 429, 429]);
     // The answers' own problem bodies (a few hundred characters each), never the requests' 400 KB.
