@@ -201,6 +201,8 @@ export class RateLimiter {
     if (state && state.window === window.id) return state;
     if (!state && this.buckets.size >= MAX_BUCKETS) this.makeRoom(window.id);
     state = { window: window.id, remaining: 0, spent: false, block: leaseSize(window.capacity) };
+    // Moved to the end (Map order), so a busy tenant's bucket, new in this window, is not the first makeRoom drops.
+    this.buckets.delete(bucket);
     this.buckets.set(bucket, state);
     return state;
   }
