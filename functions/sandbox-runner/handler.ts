@@ -59,6 +59,7 @@ export const handler = async (event: RunnerEvent): Promise<SandboxResult> =>
     tenantId: event.tenantId,
     code: event.code,
     input: event.input,
+    ...(event.parseArgsBody ? { parseArgsBody: true } : {}),
     timeoutMs: event.timeoutMs,
     ...(event.outbound?.allowedHosts ? { allowedHosts: event.outbound.allowedHosts } : {}),
     ...(event.outbound?.limits ? { outboundLimits: event.outbound.limits } : {}),

@@ -24,6 +24,13 @@ export function resultBytesOfText(json: string): number {
   return Buffer.byteLength(json, "utf8") + escaped;
 }
 
+/**
+ * Whether JSON text fits a Lambda result (MAX_ANSWER_BYTES as it travels there). At most 3 bytes per UTF-16 unit
+ * (a `"` escaped again is 2, a CJK character 3): shorter text is not counted.
+ */
+export const answerFits = (json: string): boolean =>
+  json.length <= MAX_ANSWER_BYTES / 3 || resultBytesOfText(json) <= MAX_ANSWER_BYTES;
+
 /** An item's bytes in a page of the function's result (resultBytesOfText, and the comma between items). */
 export const resultBytesOf = (item: unknown): number => resultBytesOfText(JSON.stringify(item) ?? "null") + 1;
 

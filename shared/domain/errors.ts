@@ -83,6 +83,10 @@ export class DomainError extends Error {
 export const validationError = (detail: string, errors?: FieldErrors) =>
   new DomainError("invalid", detail, errors ? { errors } : {});
 
+/** An answer a Lambda result could not carry (answer-size.ts): a 500 naming why, never a failed invocation. */
+export const answerTooLarge = () =>
+  new DomainError("failed", "The answer is larger than a response can carry.", { code: "answer-too-large" });
+
 export const unauthorized = (detail = "A valid SVC-API-KEY header is required.") =>
   new DomainError("unauthenticated", detail);
 

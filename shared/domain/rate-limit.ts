@@ -198,10 +198,18 @@ export class RateLimiter {
 
   private stateOf(bucket: string, window: RateWindow): BucketState {
     let state = this.buckets.get(bucket);
-    if (state && state.window === window.id) return state;
+    if (state && state.window === window.id) {
+      // When makeRoom may come to run, each use moves its bucket to the end of the map's order, so it drops the
+      // buckets idle longest, never a busy tenant's (review round 9); below that, the hot path is left alone.
+      if (this.buckets.size > MAX_BUCKETS / 2) {
+        this.buckets.delete(bucket);
+        this.buckets.set(bucket, state);
+      }
+      return state;
+    }
     if (!state && this.buckets.size >= MAX_BUCKETS) this.makeRoom(window.id);
     state = { window: window.id, remaining: 0, spent: false, block: leaseSize(window.capacity) };
-    // Moved to the end (Map order), so a busy tenant's bucket, new in this window, is not the first makeRoom drops.
+    // Moved to the end of the map's order: a bucket of an earlier window is no older for it.
     this.buckets.delete(bucket);
     this.buckets.set(bucket, state);
     return state;

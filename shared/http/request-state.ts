@@ -1,8 +1,8 @@
 import type middy from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
-import { MAX_ANSWER_BYTES, resultBytesOfText } from "#shared/domain/answer-size.ts";
+import { answerFits } from "#shared/domain/answer-size.ts";
 import type { Principal } from "#shared/domain/entities.ts";
-import { DomainError } from "#shared/domain/errors.ts";
+import { answerTooLarge } from "#shared/domain/errors.ts";
 import type { IdempotencyClaimRef } from "#shared/domain/idempotency-scope.ts";
 import type { ApiRoute } from "./route.ts";
 
@@ -45,13 +45,9 @@ export function header(event: APIGatewayProxyEventV2, name: string): string | un
 export function jsonResult(status: number, body: unknown, headers: Record<string, string> = {}): HttpResult {
   if (status === 204 || body === undefined) return { statusCode: status, headers };
   const text = JSON.stringify(body);
-  // The last guard where every JSON answer passes: one a Lambda result could not carry is a 500 problem naming
-  // why, never a failed invocation (API Gateway's bare 500). Lists and masks keep well below it on their own.
-  // At most 3 bytes per UTF-16 unit there (a `"` escaped again is 2, a CJK character 3): below that, no count.
-  if (text.length > MAX_ANSWER_BYTES / 3 && resultBytesOfText(text) > MAX_ANSWER_BYTES)
-    throw new DomainError("failed", "The answer is larger than a response can carry.", {
-      code: "answer-too-large",
-    });
+  // Where every JSON answer passes (problems: the error handler): one a Lambda result could not carry is a 500
+  // problem naming why, never a failed invocation (API Gateway's bare 500). Lists and masks keep well below it.
+  if (!answerFits(text)) throw answerTooLarge();
   return {
     statusCode: status,
     headers: { "content-type": "application/json", ...headers },

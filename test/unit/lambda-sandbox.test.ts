@@ -110,6 +110,22 @@ describe("LambdaSandbox", () => {
     expect((payloadOf(0).input as { args: { body: unknown[] } }).args.body).toHaveLength(1_398_001);
   });
 
+  it("sends the answer as text for the runner to parse where its value would be the larger (9e20 written out)", async () => {
+    lambda.on(InvokeCommand).resolves(okPayload);
+    // 4 MiB of `9e20`: as the value, written out again, 18 MB (review round 9); as its text, 4 MiB.
+    const body = `[${"9e20,".repeat(838_859)}9e20]`;
+    await newSandbox().run({
+      tenantId: TENANT,
+      code: "c",
+      input: { args: { body, headers: {} }, configuration: {} },
+      parseArgsBody: true,
+      timeoutMs: 5000,
+    });
+    const sent = lambda.commandCalls(InvokeCommand)[0]?.args[0].input.Payload as Uint8Array;
+    expect(sent.length).toBeLessThanOrEqual(6 * 1024 * 1024);
+    expect(payloadOf(0)).toMatchObject({ parseArgsBody: true, input: { args: { body } } });
+  });
+
   it("gives the runner the code's allowed hosts and the control plane's fetch limits", async () => {
     lambda.on(InvokeCommand).resolves(okPayload);
     const limits = { maxRequests: 2, maxBytesOut: 10, maxBytesIn: 20, timeoutMs: 300 };

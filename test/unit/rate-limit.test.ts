@@ -11,6 +11,7 @@ import {
   type RateLimitPolicy,
   retryAfterSeconds,
   searchPolicy,
+  tenantBucket,
   tenantOfSubBucket,
   windowAt,
   windowLengthMs,
@@ -469,6 +470,27 @@ describe("what one process remembers of many callers (availability review, 28 No
     expect(buckets.size).toBeLessThanOrEqual(MAX_BUCKETS);
     // Before: each of the 5,000 callers past the cap walked the whole map (62 million entries).
     expect(buckets.visited).toBeLessThanOrEqual(10 * distinct);
+  });
+
+  it("drops idle callers' buckets before a tenant's that keeps asking (review round 9)", async () => {
+    const clock = { now: () => new Date(1_000_000) };
+    const leases: string[] = [];
+    const granting: RequestBudget = {
+      lease: async (request) => {
+        leases.push(request.bucket);
+        return request.wanted;
+      },
+    };
+    const limiter = new RateLimiter(granting, clock, { ratePerSecond: 1000, burst: 10_000 });
+    const busy = tenantBucket("busy-tenant");
+    await limiter.admit(busy); // the window's first: a block of 100
+    for (let i = 0; i < 10_000; i++) {
+      await limiter.admit(addressBucket(`10.1.${i >> 8}.${i & 255}`)); // one-off callers, idle after
+      if (i % 100 === 0) await limiter.admit(busy); // the tenant asks all along
+    }
+    await limiter.admit(busy);
+    // 102 requests in two blocks of 100; dropped while busy, its unspent block lapsed and it leased a third.
+    expect(leases.filter((bucket) => bucket === busy)).toHaveLength(2);
   });
 
   it("forgets the last window of buckets beyond 10,000 callers (the local budget deletes spent windows)", async () => {

@@ -10,11 +10,16 @@ export interface RunnerEvent {
   tenantId: string;
   code: string;
   input: unknown;
+  /** `input.args.body` is JSON text for the runner's child to parse (sent when its value would not fit). */
+  parseArgsBody?: boolean;
   timeoutMs: number;
   svc?: { baseUrl: string; apiKey: string };
   /** The code's fetch: the formula's or proxy's allowed hosts, and the control plane's per-run limits. */
   outbound?: { allowedHosts?: readonly string[]; limits?: OutboundLimits };
 }
+
+/** A synchronous Invoke's largest payload (6 MB). */
+const MAX_INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
 
 /** Invoke errors that mean "the function exists but cannot run yet": wait until it is Active, then retry. */
 const NOT_READY = new Set(["ResourceConflictException", "ResourceNotReadyException"]);
@@ -65,7 +70,17 @@ export class LambdaSandbox implements Sandbox {
           }
         : {}),
     };
-    const out = await this.invoke(request.tenantId, name, Buffer.from(JSON.stringify(event)));
+    let payload = Buffer.from(JSON.stringify(event));
+    // The value written out again can outgrow its text (`9e20` is 21 characters then: review round 9): then the
+    // text, for the runner's child to parse. Past Lambda's invoke limit either way, the run fails here, told.
+    if (request.parseArgsBody && payload.length > MAX_INVOKE_PAYLOAD_BYTES)
+      payload = Buffer.from(JSON.stringify({ ...event, input: request.input, parseArgsBody: true }));
+    if (payload.length > MAX_INVOKE_PAYLOAD_BYTES)
+      return {
+        ok: false,
+        error: { kind: "crashed", message: "The run's input is larger than a runner takes." },
+      };
+    const out = await this.invoke(request.tenantId, name, payload);
     if (out.FunctionError || !out.Payload)
       return { ok: false, error: { kind: "crashed", message: "The sandbox runner failed." } };
     return JSON.parse(Buffer.from(out.Payload).toString("utf8")) as SandboxResult;

@@ -1,4 +1,6 @@
 import { cancellationCodes } from "#shared/aws-errors.ts";
+import { answerFits } from "#shared/domain/answer-size.ts";
+import { answerTooLarge } from "#shared/domain/errors.ts";
 import { logger } from "#shared/logger.ts";
 import { isStoreOutage } from "../outage.ts";
 import { httpErrorOf, internalProblem, PROBLEM_CONTENT_TYPE, problemFromError } from "../problem.ts";
@@ -21,10 +23,15 @@ export function errorHandler(): SvcMiddleware {
           error_name: error instanceof Error ? error.name : typeof error,
         });
       if (known) {
+        const body = JSON.stringify(problemFromError(known, requestId));
+        // A problem too is an answer a Lambda result must carry: a reactor's thrown error echoing megabytes of its
+        // input into `errors` made one past 6 MB (review round 9).
+        const fits = answerFits(body);
+        const http = fits ? known : (httpErrorOf(answerTooLarge()) ?? known);
         request.response = {
-          statusCode: known.status,
-          headers: { "content-type": PROBLEM_CONTENT_TYPE, ...known.headers },
-          body: JSON.stringify(problemFromError(known, requestId)),
+          statusCode: http.status,
+          headers: { "content-type": PROBLEM_CONTENT_TYPE, ...http.headers },
+          body: fits ? body : JSON.stringify(problemFromError(http, requestId)),
         };
         return;
       }

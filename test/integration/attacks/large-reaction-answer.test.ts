@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { resultBytesOfText } from "#shared/domain/answer-size.ts";
 import { createReactor, reactionResult } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 
@@ -71,5 +72,27 @@ describe("attack: a reaction answering more than a record keeps", () => {
     });
     expect(retry.status).toBe(409);
     expect(await runsOf(reactor)).toBe(1);
+  });
+
+  it("a thrown error echoing megabytes into its errors is a 500 answer-too-large problem, not a result past 6 MB (round 9)", async () => {
+    // Messages of `"`: 2 bytes each in the runner's result, 4 once escaped again in the function's (3.2 MB → 6.4 MB).
+    const thrower = `module.exports = async () => {
+      const error = new Error("invalid card");
+      error.status = 400;
+      error.body = { errors: { card: Array.from({ length: 1600 }, () => '"'.repeat(1000)) } };
+      throw error;
+    };`;
+    const { api, app, reactorId } = await createReactor(svc, {
+      formula: { name: "big error", code: thrower },
+      permissions: ["token:use"],
+    });
+    const res = await api.post<{ type: string }>(`/reactors/${reactorId}/react`, {
+      key: app.key,
+      body: { args: {} },
+    });
+    expect(res.status).toBe(500);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect(res.body.type).toContain("answer-too-large");
+    expect(resultBytesOfText(JSON.stringify(res.body))).toBeLessThan(4096);
   });
 });
