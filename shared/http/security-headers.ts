@@ -17,7 +17,8 @@ const SECURITY_HEADER_ENTRIES = Object.entries(SECURITY_HEADERS);
 /**
  * `headers` without any header named in SECURITY_HEADERS (in any case), then those set. `ownPolicy`: the
  * route's own handler set the Content-Security-Policy (the Elements frame page, never a proxied answer), kept.
- * An answer that says nothing of caching is `no-store`: answers hold token data and keys, and neither a browser's
+ * An answer without a Cross-Origin-Resource-Policy of its handler's is `same-origin`. An answer that says nothing
+ * of caching is `no-store`: answers hold token data and keys, and neither a browser's
  * disk cache nor a shared cache keyed on the URL alone (SVC-API-KEY is no `Authorization` to it) may keep them.
  * A handler's own choice (the Elements scripts are public) and a proxy destination's are kept.
  */
@@ -29,16 +30,23 @@ export function withSecurityHeaders(
   const result = nullObject<string | number | boolean>();
   let ownPolicy: string | number | boolean | undefined;
   let caching = false;
+  let resourcePolicy = false;
   if (headers)
     for (const name of Object.keys(headers)) {
       const lower = name.toLowerCase();
       const value = headers[name] as string | number | boolean;
       caching ||= lower === "cache-control";
+      resourcePolicy ||= lower === "cross-origin-resource-policy";
       if (options.ownPolicy && lower === "content-security-policy") ownPolicy = value;
       else if (!Object.hasOwn(SECURITY_HEADERS, lower)) result[name] = value;
     }
   for (const [name, value] of SECURITY_HEADER_ENTRIES) result[name] = value;
   if (!caching) result["cache-control"] = "no-store";
+  // No other site's page loads an answer as a script, style or image (no-cors): an open proxy's destination
+  // answering text/javascript ran on a merchant page whose CSP allowed the vault's origin for elements.js (front-end
+  // review, 28 Nov 2026). CORS requests and frames are not concerned; elements.js sets its own `cross-origin`, and
+  // a destination's or tenant code's is dropped on the way (proxies/headers.ts).
+  if (!resourcePolicy) result["cross-origin-resource-policy"] = "same-origin";
   if (ownPolicy !== undefined) result["content-security-policy"] = ownPolicy;
   return result;
 }

@@ -28,8 +28,15 @@ export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
   "proxy-authenticate",
 ]);
 
-/** Never answered from a destination or tenant code: they would set state on the vault's own origin. */
-const ORIGIN_STATE_HEADERS: ReadonlySet<string> = new Set(["set-cookie", "set-cookie2"]);
+/**
+ * Never answered from a destination or tenant code: they would set state on the vault's own origin, or (CORP)
+ * let other sites' pages load the answer as a script or image from it (security-headers.ts sets `same-origin`).
+ */
+const ORIGIN_STATE_HEADERS: ReadonlySet<string> = new Set([
+  "set-cookie",
+  "set-cookie2",
+  "cross-origin-resource-policy",
+]);
 /** Proxy-Authenticate, Proxy-Authorization, Proxy-Connection and any other: meant for the next proxy only. */
 const PROXY_PREFIX = "proxy-";
 const CORS_PREFIX = "access-control-";
