@@ -113,7 +113,17 @@ export interface FieldCheck {
   valid: boolean;
   /** Shown to the user (and in change events): never holds the value. */
   error?: string;
+  /**
+   * A number of a length its brand allows but shorter than 16 digits (or than the brand's longest, if that is
+   * shorter): the person is most likely still typing, and whether such a prefix passes Luhn is a fact about
+   * digits the page must not learn (front-end review, 28 Nov 2026). While its field has focus, change events tell
+   * it as neither complete nor valid; once the field is left, as it is.
+   */
+  provisional?: boolean;
 }
+
+/** Below this many digits a number its brand allows is provisional while typed (FieldCheck.provisional). */
+const SETTLED_DIGITS = 16;
 
 export function checkNumber(value: string): FieldCheck & { brand: CardBrand } {
   const digits = digitsOf(value);
@@ -122,6 +132,7 @@ export function checkNumber(value: string): FieldCheck & { brand: CardBrand } {
   if (digits.length === 0) return { empty: true, complete: false, valid: false, brand };
   const longEnough = rule.lengths.includes(digits.length);
   const atMax = digits.length >= Math.max(...rule.lengths);
+  const provisional = digits.length < Math.min(SETTLED_DIGITS, Math.max(...rule.lengths));
   if (!longEnough)
     return atMax
       ? { empty: false, complete: false, valid: false, brand, error: "The card number is invalid." }
@@ -133,8 +144,9 @@ export function checkNumber(value: string): FieldCheck & { brand: CardBrand } {
       valid: false,
       brand,
       error: "The card number is invalid.",
+      ...(provisional ? { provisional } : {}),
     };
-  return { empty: false, complete: true, valid: true, brand };
+  return { empty: false, complete: true, valid: true, brand, ...(provisional ? { provisional } : {}) };
 }
 
 /** Expiry as shown while typing: `MM / YY` (a lone first digit above 1 becomes `0d`). */

@@ -432,7 +432,11 @@ function element(
 
   let lastState = "";
   function changed(): void {
-    const checks = fields.map((f) => ({ f, c: f.check() }));
+    // A provisional number (FieldCheck.provisional) is told as neither complete nor valid until its field is left.
+    const checks = fields.map((f) => {
+      const c = f.check();
+      return { f, c: c.provisional && !f.touched ? { ...c, complete: false, valid: false } : c };
+    });
     for (const { f, c } of checks) {
       // Shown once the field is left or complete, so typing is not interrupted by "incomplete".
       const show = Boolean(c.error) && (f.touched || c.complete);

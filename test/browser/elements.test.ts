@@ -231,6 +231,26 @@ describe("Elements in a browser", () => {
     await page.close();
   });
 
+  it("tells the page nothing of a number's Luhn check before 16 digits while it is typed (front-end review)", async () => {
+    // The first 13 digits of this Visa pass Luhn, a 13-digit Visa's length: the page was told `valid` there, and
+    // `valid: false` at the 14th, which a Visa whose 13-digit prefix fails Luhn never showed.
+    const { publicKey } = await tenant();
+    const page = await openShop("/number", '<div id="n"></div>');
+    await page.evaluate(`(async () => {
+      window.svc = await SvcElements.init({ apiKey: ${JSON.stringify(publicKey)}, baseUrl: ${JSON.stringify(svc.url)} });
+      window.n = svc.createElement("cardNumber");
+      n.on("change", (e) => window.seen.events.push(JSON.stringify(e)));
+      await n.mount("#n");
+    })()`);
+    await (await cardFrame(page)).locator("#svc-number").pressSequentially("4012888888881881");
+    // A call's answer comes over the same port as the change events, after every one posted before it.
+    await page.evaluate("n.focus()");
+    const events = ((await page.evaluate("window.seen.events")) as string[]).map((e) => JSON.parse(e));
+    expect(events.filter((e) => e.valid || e.complete)).toHaveLength(1);
+    expect(events.at(-1)).toMatchObject({ valid: true, complete: true });
+    await page.close();
+  });
+
   it("refuses invalid input inside the frame: aria-invalid, errors in change events, no token", async () => {
     const { api, publicKey, backendKey } = await tenant();
     const page = await openShop("/invalid", '<div id="card"></div>');

@@ -31,6 +31,15 @@ describe("card rules (inside the Elements frame)", () => {
     expect(checkNumber("")).toMatchObject({ empty: true, valid: false });
   });
 
+  it("marks a number shorter than 16 digits provisional, Luhn-valid or not: the page is not told which while typing", () => {
+    // The first 13 digits of two valid 16-digit Visas: one prefix passes Luhn, the other not (front-end review).
+    expect(checkNumber("4012888888881")).toMatchObject({ valid: true, provisional: true });
+    expect(checkNumber("4111111111111")).toMatchObject({ valid: false, provisional: true });
+    expect(checkNumber("4012888888881881")).not.toHaveProperty("provisional");
+    // A brand whose longest number is shorter than 16 is settled at it.
+    expect(checkNumber("378282246310005")).not.toHaveProperty("provisional");
+  });
+
   it("masks as typed: groups by brand, MM / YY", () => {
     expect(formatNumber("4242424242424242")).toBe("4242 4242 4242 4242");
     expect(formatNumber("378282246310005")).toBe("3782 822463 10005");
