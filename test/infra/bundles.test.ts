@@ -27,8 +27,10 @@ const KB = 1024;
  * code read through svc, its size to what a record keeps) added 1 KB to the reactors bundle, 0.3 KB under 960.
  * 968 KiB since 28 Nov 2026: the rules a use-only caller's detokenization filters follow (three review rounds:
  * formatsOnly, fixedPlaces, the JSONPath check) took the reactors bundle to 964.2 KiB.
+ * 972 KiB since 28 Nov 2026 (stop 47): the answer-size bounds of six review rounds (a mask's total output, pages
+ * cut at 4 MiB, problems and answers a Lambda result can carry, the runner event's size) took it to 968.3 KiB.
  */
-const BUNDLE_BUDGET = 968 * KB;
+const BUNDLE_BUDGET = 972 * KB;
 const AWS_CLIENTS = [
   "@aws-sdk/client-dynamodb",
   "@aws-sdk/client-kms",
