@@ -17,7 +17,7 @@ import { tokenize } from "#shared/domain/tokens/tokenize.ts";
 import { TOKEN_ENTITY_TYPES } from "#shared/domain/tokens/types.ts";
 import { joinTransaction } from "#shared/domain/transactions.ts";
 import { createHttpHandler, type GroupHandlers, type GroupReplays, replayAs } from "#shared/http/lambda.ts";
-import { envelope, pageRequest } from "#shared/http/pagination.ts";
+import { envelopeOfFittingPage, pageRequest } from "#shared/http/pagination.ts";
 import { header } from "#shared/http/request-state.ts";
 
 /** `metadata.<key>=value` query parameters; a repeated key counts once (its first value). */
@@ -76,7 +76,7 @@ export const routes: GroupHandlers<Routes, "tokens", TokensDeps> = {
       { ids: query.id, types: query.type, metadata: metadataFilter(query) },
       pageRequest(query),
     );
-    return { status: 200, body: envelope(page, query) };
+    return { status: 200, body: envelopeOfFittingPage(page, query) };
   },
   tokenize: async ({ deps, principal, body, event }) => {
     // A batch is its own transaction: joining the caller's would need its commit to fit one write.

@@ -20,6 +20,11 @@ export function envelope<T, U = T>(
   const data = page.items.map(map);
   // Reactors' code (256 KiB each) or proxies' transforms, 100 to a page, outgrew what an answer holds.
   requirePageFits(data, query.size);
+  return envelopeOfFittingPage({ ...page, items: data }, query);
+}
+
+/** The envelope of a page its use case already found to fit (listTokens checks before it logs the reads). */
+export function envelopeOfFittingPage<T>(page: StorePage<T>, query: PageQuery) {
   return {
     pagination: {
       total_items: page.total,
@@ -28,6 +33,6 @@ export function envelope<T, U = T>(
       total_pages: Math.ceil(page.total / query.size),
       ...(page.next ? { next: page.next } : {}),
     },
-    data,
+    data: page.items,
   };
 }

@@ -55,6 +55,18 @@ const payloadOf = (call: number) =>
 const invokedNames = () => lambda.commandCalls(InvokeCommand).map((c) => c.args[0].input.FunctionName);
 const run = (sandbox: LambdaSandbox, tenantId = TENANT) =>
   sandbox.run({ tenantId, code: "c", input: {}, timeoutMs: 5000 });
+// A response transform's run over a destination's JSON answer; what it sent, in bytes.
+const runWithAnswer = async (body: string) => {
+  lambda.on(InvokeCommand).resolves(okPayload);
+  await newSandbox().run({
+    tenantId: TENANT,
+    code: "c",
+    input: { args: { body, headers: {} }, configuration: {} },
+    parseArgsBody: true,
+    timeoutMs: 5000,
+  });
+  return (lambda.commandCalls(InvokeCommand)[0]?.args[0].input.Payload as Uint8Array).length;
+};
 
 describe("LambdaSandbox", () => {
   it("invokes the tenant's existing function with the run and, when svc is wanted, a short-lived key and the API URL", async () => {
@@ -95,34 +107,16 @@ describe("LambdaSandbox", () => {
   it("sends a response transform's JSON answer of 4 MiB as its value, within Lambda's 6 MB invoke payload", async () => {
     // A destination's array of empty strings: as text inside the event, each `"` escaped once more made 7 MB
     // (review round 8); as the value it is the answer's own size.
-    lambda.on(InvokeCommand).resolves(okPayload);
     const body = `[${'"",'.repeat(1_398_000)}""]`;
-    await newSandbox().run({
-      tenantId: TENANT,
-      code: "c",
-      input: { args: { body, headers: {} }, configuration: {} },
-      parseArgsBody: true,
-      timeoutMs: 5000,
-    });
-    const sent = lambda.commandCalls(InvokeCommand)[0]?.args[0].input.Payload as Uint8Array;
     expect(body.length).toBeGreaterThan(4_000_000);
-    expect(sent.length).toBeLessThanOrEqual(6 * 1024 * 1024);
+    expect(await runWithAnswer(body)).toBeLessThanOrEqual(6 * 1024 * 1024);
     expect((payloadOf(0).input as { args: { body: unknown[] } }).args.body).toHaveLength(1_398_001);
   });
 
   it("sends the answer as text for the runner to parse where its value would be the larger (9e20 written out)", async () => {
-    lambda.on(InvokeCommand).resolves(okPayload);
     // 4 MiB of `9e20`: as the value, written out again, 18 MB (review round 9); as its text, 4 MiB.
     const body = `[${"9e20,".repeat(838_859)}9e20]`;
-    await newSandbox().run({
-      tenantId: TENANT,
-      code: "c",
-      input: { args: { body, headers: {} }, configuration: {} },
-      parseArgsBody: true,
-      timeoutMs: 5000,
-    });
-    const sent = lambda.commandCalls(InvokeCommand)[0]?.args[0].input.Payload as Uint8Array;
-    expect(sent.length).toBeLessThanOrEqual(6 * 1024 * 1024);
+    expect(await runWithAnswer(body)).toBeLessThanOrEqual(6 * 1024 * 1024);
     expect(payloadOf(0)).toMatchObject({ parseArgsBody: true, input: { args: { body } } });
   });
 
