@@ -65,7 +65,8 @@ const runWithAnswer = async (body: string) => {
     parseArgsBody: true,
     timeoutMs: 5000,
   });
-  return (lambda.commandCalls(InvokeCommand)[0]?.args[0].input.Payload as Uint8Array).length;
+  const sent = lambda.commandCalls(InvokeCommand)[0]?.args[0].input.Payload as Uint8Array | undefined;
+  return sent?.length ?? 0;
 };
 
 describe("LambdaSandbox", () => {
