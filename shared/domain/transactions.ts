@@ -174,7 +174,13 @@ async function holderMayDelete(deps: HoldDeps, transaction: StoredTransaction, t
  * one, 404, so a leaked id neither works nor confirms that the transaction exists. A record without an opener
  * (written before openers were recorded) belongs to no one and rolls back at its expiry.
  */
+/** A transaction's id as this service makes them (randomUUID): nothing else names one. */
+const TRANSACTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 async function liveTransaction(deps: TransactionDeps, principal: TenantPrincipal, id: string) {
+  // Any other SVC-TRANSACTION-ID is no transaction: unchecked, 2,100 characters made a store key DynamoDB refuses
+  // (a 500 on every transactional write: idempotency review, 28 Nov 2026).
+  if (!TRANSACTION_ID.test(id)) throw notFound("The transaction");
   const transaction = await deps.transactions.get(principal.tenantId, id);
   if (
     !transaction ||

@@ -6,6 +6,7 @@ import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
 import { earlierDuplicate, earlierFingerprints } from "../keys/dual-lookup.ts";
+import { holdTokens } from "../transactions.ts";
 import { accessOf, intersect, requireAccess, type TokenAccess, weaker } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { parseExpiresAt } from "./expiry.ts";
@@ -243,6 +244,11 @@ export async function createToken(
 ) {
   const prepared = await prepareCreate(deps, principal, input, viewer);
   const { token, access, deduplicate } = prepared;
+  // A pending create holds its id against every other create until the transaction ends, unseen and undeletable:
+  // a chosen id (the back end's order number) is held only by a key that could delete the token itself, as
+  // holdTokens asks of updates and deletes (a public key's uncommitted create squatted the id: idempotency review,
+  // 28 Nov 2026). A generated id is no one else's to want.
+  if (input.id !== undefined) holdTokens(accessOf(principal), [token], transaction);
   // During a rewrap the value may be fingerprinted under an earlier HMAC version only.
   const earlier = await earlierDuplicate(deps, principal.tenantId, token.type, prepared.earlierFingerprints);
   if (earlier) return presentDuplicate(deps, principal, access, earlier);

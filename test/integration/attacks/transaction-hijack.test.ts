@@ -118,4 +118,29 @@ describe("attack: using a transaction another credential opened", () => {
     expect(commit.status).toBe(200);
     expect(after.body.metadata?.by).toBeUndefined();
   });
+
+  it("an SVC-TRANSACTION-ID no transaction could have (2,100 characters) is a 404 on every transactional write, not a 500", async () => {
+    const { api, writer, token } = await setup();
+    // Past DynamoDB's 2,048-byte key (TXN#<tenant>#<id>); a header of 8 KB passes API Gateway.
+    const long = "a".repeat(2100);
+    const create = await api.post("/tokens", {
+      key: writer,
+      body: { type: "token", data: "y" },
+      headers: { "svc-transaction-id": long },
+    });
+    const patch = await api.patch(`/tokens/${token.id}`, {
+      key: writer,
+      body: { metadata: { a: "b" } },
+      headers: { ...mergePatch, "svc-transaction-id": long },
+    });
+    const removed = await api.delete(`/tokens/${token.id}`, {
+      key: writer,
+      headers: { "svc-transaction-id": long },
+    });
+    // Before: 500 internal-error for each.
+    for (const res of [create, patch, removed]) expectNotFound(res);
+    const after = await api.get<TokenBody>(`/tokens/${token.id}`, { key: writer });
+    expect(after.status).toBe(200);
+    expect(after.body.metadata).toBeUndefined();
+  });
 });

@@ -201,6 +201,52 @@ describe("attack: holding a value through a pending create", () => {
     expect(owners.body.id).not.toBe(pending.body.id);
     expect(again.body.id).toBe(owners.body.id);
   });
+
+  it("a public key cannot hold a chosen id by an uncommitted create: 403, and the back end creates its own token under it", async () => {
+    const { api, managementKey, writer } = await setup();
+    const publicKey = await appKey(api, managementKey, { type: "public", permissions: ["token:create"] });
+    const txn = await api.post<{ id: string }>("/transactions", { key: publicKey });
+    // The back end names its tokens after its orders; the page's public key is in every shopper's browser.
+    const id = "order-1001";
+    const squat = await api.post<TokenBody>("/tokens", {
+      key: publicKey,
+      body: { type: "token", data: "attacker", id },
+      headers: { "svc-transaction-id": txn.body.id },
+    });
+    // Before: 201, and the back end's create under its own id was a 409 for the transaction's hour, while its GET
+    // and DELETE of that id answered 404 (a pending create is no token to them).
+    expect(squat.status).toBe(403);
+    const own = await api.post<TokenBody>("/tokens", {
+      key: writer,
+      body: { type: "token", data: "order", id },
+    });
+    expect(own.status).toBe(201);
+    // A generated id is no one else's to want: the same key's create without an id still joins.
+    const joined = await api.post<TokenBody>("/tokens", {
+      key: publicKey,
+      body: { type: "token", data: "page" },
+      headers: { "svc-transaction-id": txn.body.id },
+    });
+    expect(joined.status).toBe(201);
+  });
+
+  it("a key that may delete tokens creates under a chosen id in its transaction, held until it commits", async () => {
+    const { api, managementKey, writer } = await setup();
+    const holder = await holderApplication(api, managementKey);
+    const txn = await api.post<{ id: string }>("/transactions", { key: holder.key });
+    const id = "order-1002";
+    const pending = await api.post<TokenBody>("/tokens", {
+      key: holder.key,
+      body: { type: "token", data: "mine", id },
+      headers: { "svc-transaction-id": txn.body.id },
+    });
+    expect(pending.status).toBe(201);
+    expect((await api.post("/tokens", { key: writer, body: { type: "token", data: "x", id } })).status).toBe(
+      409,
+    );
+    expect((await api.post(`/transactions/${txn.body.id}/commit`, { key: holder.key })).status).toBe(200);
+    expect((await api.get(`/tokens/${id}`, { key: writer })).status).toBe(200);
+  });
 });
 
 type Api = Awaited<ReturnType<typeof setup>>["api"];
