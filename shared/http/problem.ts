@@ -1,4 +1,5 @@
 import { DomainError, type ErrorKind, type FieldErrors } from "#shared/domain/errors.ts";
+import { MAX_PROBLEM_FIELDS } from "#shared/domain/field-errors.ts";
 import type { ReactionFailures } from "#shared/domain/reactors/callback-job.ts";
 import { HttpError } from "./errors.ts";
 import { isStoreOutage, OUTAGE_RETRY_AFTER_SECONDS } from "./outage.ts";
@@ -69,12 +70,7 @@ export function httpErrorOf(error: unknown): HttpError | undefined {
   );
 }
 
-/**
- * Fields a problem names at most: a body of 110,000 metadata entries, each of the wrong type, was answered with
- * every one of them (7.4 MB, past what a Lambda result holds; amplification review, 28 Nov 2026).
- */
-export const MAX_PROBLEM_FIELDS = 100;
-
+/** The problem a caller sees; at most MAX_PROBLEM_FIELDS fields (FieldErrorList keeps no more; this for the rest). */
 export function problemFromError(error: HttpError, requestId?: string): Problem {
   const fields = error.errors ? Object.keys(error.errors) : [];
   const errors =

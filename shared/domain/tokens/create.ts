@@ -124,7 +124,7 @@ export async function prepareCreate(
   const spec = typeSpec(input.type);
   const container = containerOf(input.type, input.containers);
   const errors = dataErrors(input.type, input.data);
-  if (Object.keys(errors).length > 0) throw validationError(`The data is not a valid ${input.type}.`, errors);
+  if (errors.size > 0) throw errors.error(`The data is not a valid ${input.type}.`);
   const expires_at = expiryOf(deps, input.expires_at);
   const mask = input.mask === undefined ? spec.mask : input.mask;
   await checkMask(deps, mask);

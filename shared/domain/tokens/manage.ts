@@ -167,8 +167,7 @@ export async function patchToken(
     if (data === null && patch.data === null)
       throw validationError("data cannot be removed.", { data: ["is required"] });
     const errors = dataErrors(current.type, data);
-    if (Object.keys(errors).length > 0)
-      throw validationError(`The data is not a valid ${current.type}.`, errors);
+    if (errors.size > 0) throw errors.error(`The data is not a valid ${current.type}.`);
     const sealed = await sealData(deps, current.tenant_id, id, current.type, data);
     delete next.sealed_cvc;
     delete next.cvc_expires_at;

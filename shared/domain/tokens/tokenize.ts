@@ -1,7 +1,8 @@
 import type { Transform } from "#shared/domain/access-rules.ts";
 import { recordTokenReads, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
-import { conflict, DomainError, type FieldErrors, validationError } from "#shared/domain/errors.ts";
+import { conflict, DomainError, validationError } from "#shared/domain/errors.ts";
+import { FieldErrorList, fieldKey } from "#shared/domain/field-errors.ts";
 import { outsideAnyRequest } from "#shared/domain/idempotency-scope.ts";
 import { earlierDuplicate } from "#shared/domain/keys/dual-lookup.ts";
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
@@ -50,7 +51,8 @@ type Shape =
 const isTokenRequest = (value: unknown): value is Record<string, unknown> =>
   isPlainObject(value) && typeof value.type === "string" && "data" in value;
 
-const join = (path: string, key: string | number) => (path ? `${path}.${key}` : String(key));
+// Each key cut as a problem names it (fieldKey): the walk builds a path for every request and value it meets.
+const join = (path: string, key: string | number) => (path ? `${path}.${fieldKey(key)}` : fieldKey(key));
 const at = (path: string) => (path ? `the token request at ${path}` : "the token request");
 
 interface Parsed {
@@ -61,7 +63,7 @@ interface Parsed {
 /** The token requests in the body, each checked against POST /tokens's body (errors named by their path). */
 function parseBody(body: unknown): Parsed {
   const requests: Parsed["requests"] = [];
-  const errors: FieldErrors = {};
+  const errors = new FieldErrorList();
   const walk = (value: unknown, path: string, depth: number): Shape => {
     if (depth > MAX_TOKENIZE_DEPTH)
       throw validationError(`Token requests nest at most ${MAX_TOKENIZE_DEPTH} levels deep.`);
@@ -75,10 +77,7 @@ function parseBody(body: unknown): Parsed {
       if (parsed.success) requests.push({ path, input: parsed.data });
       else {
         requests.push({ path, input: value as unknown as CreateTokenInput });
-        for (const issue of parsed.error.issues) {
-          const field = join(path, issue.path.map(String).join(".")) || "body";
-          errors[field] = [...(errors[field] ?? []), issue.message];
-        }
+        errors.addIssues(parsed.error.issues, path);
       }
       return bare ? { bare: requests.length - 1 } : { request: requests.length - 1 };
     }
@@ -86,13 +85,14 @@ function parseBody(body: unknown): Parsed {
     if (Array.isArray(value)) return { array: value.map((item, i) => walk(item, join(path, i), depth + 1)) };
     if (isPlainObject(value))
       return { object: Object.entries(value).map(([k, v]) => [k, walk(v, join(path, k), depth + 1)]) };
-    errors[path || "body"] = [
+    errors.addNamed(
+      path || "body",
       "must be a token request (type and data), a value, or an array or object of them",
-    ];
+    );
     return { array: [] };
   };
   const shape = walk(body, "", 0);
-  if (Object.keys(errors).length > 0) throw validationError("A token request is invalid.", errors);
+  if (errors.size > 0) throw errors.error("A token request is invalid.");
   return { shape, requests };
 }
 
@@ -109,7 +109,7 @@ function atPath(error: unknown, path: string): unknown {
   if (!(error instanceof DomainError) || !path) return error;
   const errors = error.errors
     ? Object.fromEntries(
-        Object.entries(error.errors).map(([field, messages]) => [join(path, field), messages]),
+        Object.entries(error.errors).map(([field, messages]) => [`${path}.${field}`, messages]),
       )
     : undefined;
   return new DomainError(error.kind, `${error.detail} (${at(path)})`, {

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { FieldErrorList } from "../field-errors.ts";
 import { abaValid, luhnValid } from "./checksums.ts";
 
 /**
@@ -126,18 +127,16 @@ export function typeSpec(type: TokenType): TokenTypeSpec {
 }
 
 /** Field errors of `data` for its type, keyed `data.<field>` (empty when valid). */
-export function dataErrors(type: TokenType, data: unknown): Record<string, string[]> {
+/** The data's errors for its type (none when it fits); zod's messages name keys, never values. */
+export function dataErrors(type: TokenType, data: unknown): FieldErrorList {
+  const errors = new FieldErrorList();
   const schema = typeSpec(type).data;
-  if (!schema) return data === undefined ? { data: ["is required"] } : {};
-  const parsed = schema.safeParse(data);
-  if (parsed.success) return {};
-  const errors: Record<string, string[]> = {};
-  for (const issue of parsed.error.issues) {
-    const path = ["data", ...issue.path.map(String)].join(".");
-    // zod's own messages may quote the input (e.g. unrecognized keys are named, never values); ours never do.
-    errors[path] = [...(errors[path] ?? []), issue.message];
+  if (!schema) {
+    if (data === undefined) errors.add(["data"], "is required");
+    return errors;
   }
-  return errors;
+  const parsed = schema.safeParse(data);
+  return parsed.success ? errors : errors.addIssues(parsed.error.issues, "data");
 }
 
 /** Entity type for audit entries: card and bank keep their own, every other type logs as token. */

@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import { config } from "#shared/config.ts";
-import { type FieldErrors, notFound, payloadTooLarge, validationError } from "#shared/domain/errors.ts";
+import { notFound, payloadTooLarge, validationError } from "#shared/domain/errors.ts";
+import { FieldErrorList } from "#shared/domain/field-errors.ts";
 import { bodyProblem, jsonTextDepth, MAX_JSON_DEPTH } from "#shared/domain/json-guard.ts";
 import { FORBIDDEN_KEY_MESSAGE, hasForbiddenSegment, nullObject } from "#shared/domain/safe-keys.ts";
 import { methodNotAllowed, unsupportedMediaType } from "../errors.ts";
@@ -24,18 +25,10 @@ export function parseQuery(rawQueryString: string | undefined): Record<string, s
   return result;
 }
 
-function fieldErrors(error: z.ZodError, prefix?: string): FieldErrors {
-  const errors: FieldErrors = {};
-  for (const issue of error.issues) {
-    const path = [prefix, ...issue.path.map(String)].filter(Boolean).join(".") || "body";
-    errors[path] = [...(errors[path] ?? []), issue.message];
-  }
-  return errors;
-}
-
 function check<S extends z.ZodType>(schema: S, value: unknown, what: string, prefix?: string): z.output<S> {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw validationError(`The ${what} is invalid.`, fieldErrors(parsed.error, prefix));
+  if (!parsed.success)
+    throw new FieldErrorList().addIssues(parsed.error.issues, prefix).error(`The ${what} is invalid.`);
   return parsed.data;
 }
 

@@ -88,4 +88,38 @@ describe("attack: answers multiplied beyond what the request put in", () => {
     expect(answer.detail).toContain("the first 100 of 110000 fields in error are listed");
     expect(resultBytes(res.status, text)).toBeLessThan(64 * 1024);
   }, 120_000);
+
+  it("gathers a batch's bad fields with short names and no more than it lists (one long key under 250 bad requests: 100 MB)", async () => {
+    const { publicKey } = await merchant();
+    const tokenize = (body: string) =>
+      fetch(`${svc.url}/tokenize`, {
+        method: "POST",
+        headers: { "svc-api-key": publicKey, "content-type": "application/json" },
+        body,
+      }).then(async (res) => ({ status: res.status, text: await res.text() }));
+    // 250 bad requests under one key of a million characters (a 1 MiB body): 250 field names of 1 MB.
+    const long = stringify({
+      ["k".repeat(1_000_000)]: Array.from({ length: 250 }, () => ({ type: "token", data: 1, metadata: 1 })),
+    });
+    expect(Buffer.byteLength(long)).toBeLessThanOrEqual(1024 * 1024);
+    const { result, chars } = await charactersStringified(() => tokenize(long));
+    // Before: a 100 MB problem written out on the shared process, answered 500 answer-too-large.
+    expect(result.status).toBe(400);
+    expect(chars).toBeLessThan(1024 * 1024);
+
+    // 1,000 bad metadata entries under a key of 100,000 characters (117 KB): names past 16,383 characters share
+    // V8's hash (their length), so each was compared in full with every one before it (24 s of the shared process).
+    const metadata = Object.fromEntries(
+      Array.from({ length: 1_000 }, (_, i) => [String(i).padStart(4, "0"), 1]),
+    );
+    const many = await tokenize(stringify({ ["k".repeat(100_000)]: { type: "token", data: 1, metadata } }));
+    const problem = JSON.parse(many.text) as { detail: string; errors: Record<string, string[]> };
+    expect(many.status).toBe(400);
+    expect(problem.detail).toContain("the first 100 of 1000 fields in error are listed");
+    const names = Object.keys(problem.errors);
+    expect(names).toHaveLength(100);
+    // Each key cut to 64 characters and marked: `kkkk…k….metadata.0000`.
+    expect(Math.max(...names.map((name) => name.length))).toBeLessThan(100);
+    expect(names[0]).toBe(`${"k".repeat(64)}….metadata.0000`);
+  }, 180_000);
 });
