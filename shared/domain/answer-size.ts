@@ -56,3 +56,12 @@ export function requirePageFits(items: readonly unknown[], size: number): void {
       { size: [`at most ${fit} of these items fit in one answer (asked for ${size})`] },
     );
 }
+
+/**
+ * For a write that can still be refused (a batch before its commit): a 400 when its answer would not fit a Lambda
+ * result, which jsonResult would otherwise refuse after the write (a 500 for stored tokens).
+ */
+export function requireAnswerFits(answer: unknown, detail: string): void {
+  if (!answerFits(JSON.stringify(answer) ?? "null"))
+    throw validationError(detail, { body: ["the answer would pass what a Lambda result carries (6 MB)"] });
+}

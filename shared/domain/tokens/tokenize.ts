@@ -1,4 +1,5 @@
 import type { Transform } from "#shared/domain/access-rules.ts";
+import { requireAnswerFits } from "#shared/domain/answer-size.ts";
 import { recordTokenReads, tokenEvent } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, DomainError, validationError } from "#shared/domain/errors.ts";
@@ -196,6 +197,33 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
   // before the commit, once the tokens to be created are known. Written after it (until the search and bulk
   // review), a throttled entry answered 503 for a stored batch, which its client sent again and stored twice.
   const readBeforeCommit = new Set<number>();
+  /** Request index → the stored token it answers, from the write's entries → token ids. */
+  const duplicatesOf = (entries: Record<number, string>): Record<number, string> => ({
+    ...Object.fromEntries(earlier),
+    ...Object.fromEntries(
+      Object.entries(entries).map(([entry, tokenId]) => [staged[Number(entry)] as number, tokenId]),
+    ),
+  });
+  /** The batch's answer, given the requests deduplicated to stored tokens. */
+  const answerOf = async (duplicates: Record<number, string>) => {
+    const answers: TokenView[] = [];
+    for (const [index, p] of prepared.entries()) {
+      const first = sameAs.get(index);
+      const known = answered.get(index);
+      if (
+        known &&
+        (duplicates[index] !== undefined || (first !== undefined && duplicates[first] !== undefined))
+      )
+        answers.push(known);
+      else if (first !== undefined) {
+        // The token the earlier request of the batch created, as this request's caller may read it (its read
+        // entry written before the commit: beforeCommit).
+        const original = prepared[first] as PreparedCreate;
+        answers.push(await presentNew(deps, { ...original, transform: readAs.get(index) as Transform }));
+      } else answers.push(await presentNew(deps, p));
+    }
+    return rebuild(shape, answers);
+  };
   const write: WriteSet = {
     entries: (message) =>
       staged.map((index) => {
@@ -208,6 +236,13 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
     idTaken: (entry) =>
       atPath(conflict("A token with this id already exists."), pathOf(staged[entry] as number)),
     beforeCommit: async (duplicateEntries) => {
+      // An answer no response could carry (each masked token up to 128 Ki characters: 20 requests of 66 KB made
+      // 9.6 MB) refuses the batch here, before anything is stored: past the commit it was a 500 for a stored batch,
+      // whose ids the caller never learnt and whose retry stored it again (review round 10).
+      requireAnswerFits(
+        await answerOf(duplicatesOf(duplicateEntries)),
+        "The batch's answer comes to more than one answer holds; send fewer token requests per call.",
+      );
       const originals = [...new Set(sameAs.values())].filter((first) => {
         const entry = staged.indexOf(first);
         return entry >= 0 && duplicateEntries[entry] === undefined && !readBeforeCommit.has(first);
@@ -223,12 +258,7 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
     },
   };
   const found = staged.length > 0 ? await writeAll(deps, principal, write) : {};
-  const duplicates: Record<number, string> = {
-    ...Object.fromEntries(earlier),
-    ...Object.fromEntries(
-      Object.entries(found).map(([entry, tokenId]) => [staged[Number(entry)] as number, tokenId]),
-    ),
-  };
+  const duplicates = duplicatesOf(found);
   const created = staged.filter((index) => duplicates[index] === undefined);
   // Past the commit, and best effort: a throttled or dropped claim must not answer 5xx for a stored batch (its
   // client sends the batch again and stores it twice); a token left unclaimed is found by no later deduplication.
@@ -246,25 +276,9 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
         error_name: error instanceof Error ? error.name : "unknown",
       }),
     );
-
-  // Past the commit: answers that cannot fail (the data is the request's own, its mask rendered before the write).
-  const answers: TokenView[] = [];
-  for (const [index, p] of prepared.entries()) {
-    const first = sameAs.get(index);
-    const known = answered.get(index);
-    if (
-      known &&
-      (duplicates[index] !== undefined || (first !== undefined && duplicates[first] !== undefined))
-    )
-      answers.push(known);
-    else if (first !== undefined) {
-      // The token the earlier request of the batch created, as this request's caller may read it (its read
-      // entry written before the commit: beforeCommit).
-      const original = prepared[first] as PreparedCreate;
-      answers.push(await presentNew(deps, { ...original, transform: readAs.get(index) as Transform }));
-    } else answers.push(await presentNew(deps, p));
-  }
-  return rebuild(shape, answers);
+  // Past the commit: answers that cannot fail (the data is the request's own, its mask rendered before the write;
+  // their size checked before the commit, beforeCommit).
+  return answerOf(duplicates);
 }
 
 /** The creates of a batch, as the two ways of writing them need them. */

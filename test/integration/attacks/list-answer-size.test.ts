@@ -92,4 +92,33 @@ describe("attack: a public key plants tokens no page of the back end's list can 
     expect(resultBytes(page.status, page.headers, text)).toBeLessThanOrEqual(LAMBDA_RESULT_BYTES);
     expect(JSON.parse(text).data).toHaveLength(fits);
   }, 120_000);
+
+  it("refuses a tokenize batch whose answer no result carries before storing anything (it was a 500 for 20 stored tokens)", async () => {
+    const { api, publicKey, backEnd } = await merchantKeys(svc.url, svc.rootKey, "Batch answer size");
+    // 1,000 quotes rendered 120 times: 120,000 characters each (within the 128 Ki mask output), 4 bytes apiece as
+    // a Lambda result carries them; 20 such requests (66 KB) answer 9.6 MB.
+    const request = {
+      type: "token",
+      data: '"'.repeat(1_000),
+      mask: Array.from({ length: 120 }, () => "{{data}}"),
+    };
+    const batch = await api.post<{ detail: string }>("/tokenize", {
+      key: publicKey,
+      body: Array.from({ length: 20 }, () => request),
+    });
+    const held = await api.get<{ pagination: { total_items: number } }>("/tokens?size=1", { key: backEnd });
+    // Before: 500 answer-too-large with all 20 stored (and logged created); the caller never learnt their ids.
+    expect({ status: batch.status, stored: held.body.pagination.total_items }).toEqual({
+      status: 400,
+      stored: 0,
+    });
+    expect(batch.body.detail).toContain("send fewer token requests per call");
+    // Half of it is answered in full.
+    const half = await api.post<unknown[]>("/tokenize", {
+      key: publicKey,
+      body: Array.from({ length: 10 }, () => ({ ...request, mask: request.mask.slice(0, 60) })),
+    });
+    expect(half.status).toBe(201);
+    expect(half.body).toHaveLength(10);
+  }, 120_000);
 });
