@@ -430,13 +430,21 @@ function element(
     f.input.addEventListener("focus", () => emit({ event: "focus" }));
   }
 
+  /**
+   * A field's check as the page may learn it, by change events or by the answer to a create it asks for: a
+   * provisional number (FieldCheck.provisional) is incomplete until its field is left, whatever its Luhn check (a
+   * create asked for at 13 typed digits answered "created" or "invalid": review round 10).
+   */
+  const toldCheck = (f: Field): FieldCheck => {
+    const c = f.check();
+    return c.provisional && !f.touched
+      ? { empty: false, complete: false, valid: false, error: "The card number is incomplete." }
+      : c;
+  };
+
   let lastState = "";
   function changed(): void {
-    // A provisional number (FieldCheck.provisional) is told as neither complete nor valid until its field is left.
-    const checks = fields.map((f) => {
-      const c = f.check();
-      return { f, c: c.provisional && !f.touched ? { ...c, complete: false, valid: false } : c };
-    });
+    const checks = fields.map((f) => ({ f, c: toldCheck(f) }));
     for (const { f, c } of checks) {
       // Shown once the field is left or complete, so typing is not interrupted by "incomplete".
       const show = Boolean(c.error) && (f.touched || c.complete);
@@ -464,9 +472,10 @@ function element(
 
   const fieldValue = (name: Field["name"]) => fields.find((f) => f.name === name);
   const refuse = (f: Field): string | undefined => {
-    const c = f.check();
+    const c = toldCheck(f);
     if (c.valid) return undefined;
-    f.touched = true;
+    // A number still being typed stays so: touched, its next change event would tell its Luhn check.
+    if (!f.check().provisional) f.touched = true;
     return (
       c.error ??
       (c.empty

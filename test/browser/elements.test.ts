@@ -251,6 +251,31 @@ describe("Elements in a browser", () => {
     await page.close();
   });
 
+  it("tells the page nothing of a 13-digit prefix's Luhn check through a create it asks for while the number is typed (round 10)", async () => {
+    // The change events hid it, but the answer to the page's own create call did not: "created" for a prefix
+    // that passes Luhn, "invalid" for one that fails; and the refusal marked the field left, so every later
+    // change event told the number's checks as they are.
+    const { publicKey } = await tenant();
+    const outcome = async (digits: string) => {
+      const page = await openShop(`/prefix-${digits}`, '<div id="n"></div>');
+      await page.evaluate(`(async () => {
+        window.svc = await SvcElements.init({ apiKey: ${JSON.stringify(publicKey)}, baseUrl: ${JSON.stringify(svc.url)} });
+        window.n = svc.createElement("cardNumber");
+        await n.mount("#n");
+      })()`);
+      await (await cardFrame(page)).locator("#svc-number").pressSequentially(digits);
+      const answer = await page.evaluate(
+        `svc.tokens.create({ type: "token", data: { number: n } }).then(() => "created", (e) => e.message)`,
+      );
+      await page.close();
+      return answer;
+    };
+    // 4012888888881 passes Luhn (the first 13 digits of 4012888888881881), 4012888888882 does not.
+    const [passes, fails] = [await outcome("4012888888881"), await outcome("4012888888882")];
+    expect(passes).toBe(fails);
+    expect(passes).toContain("incomplete");
+  });
+
   it("refuses invalid input inside the frame: aria-invalid, errors in change events, no token", async () => {
     const { api, publicKey, backendKey } = await tenant();
     const page = await openShop("/invalid", '<div id="card"></div>');
