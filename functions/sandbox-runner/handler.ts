@@ -1,6 +1,7 @@
 import type { RunnerEvent } from "#shared/adapters/aws/lambda-sandbox.ts";
 import "#shared/http/safe-headers.ts"; // it makes HTTP calls: no `__proto__` header line crashes it
 import type { SandboxResult, SvcOperation } from "#shared/ports/sandbox.ts";
+import { withArgsBodyDecoded } from "#shared/sandbox/args-body.ts";
 import { ProcessSandbox } from "#shared/sandbox/pool.ts";
 
 /**
@@ -58,7 +59,7 @@ export const handler = async (event: RunnerEvent): Promise<SandboxResult> =>
   sandbox.run({
     tenantId: event.tenantId,
     code: event.code,
-    input: event.input,
+    input: event.argsBodyBase64 ? withArgsBodyDecoded(event.input) : event.input,
     ...(event.parseArgsBody ? { parseArgsBody: true } : {}),
     timeoutMs: event.timeoutMs,
     ...(event.outbound?.allowedHosts ? { allowedHosts: event.outbound.allowedHosts } : {}),

@@ -121,6 +121,18 @@ describe("LambdaSandbox", () => {
     expect(payloadOf(0)).toMatchObject({ parseArgsBody: true, input: { args: { body } } });
   });
 
+  it("sends the answer as base64 where its text and its value both outgrow the payload (backslashes beside 9e20)", async () => {
+    // Escaped once more in the event the text is 26 bytes per 16, written out again the value 33 (review round 10):
+    // the run failed, "larger than a runner takes", for a destination's valid 4 MiB answer.
+    const unit = `"${"\\\\".repeat(4)}",9e20,`;
+    const body = `[${unit.repeat(262_000)}0]`;
+    expect(body.length).toBeLessThanOrEqual(4 * 1024 * 1024);
+    expect(await runWithAnswer(body)).toBeLessThanOrEqual(6 * 1024 * 1024);
+    const sent = payloadOf(0) as RunnerEvent & { input: { args: { body: string } } };
+    expect(sent).toMatchObject({ parseArgsBody: true, argsBodyBase64: true });
+    expect(Buffer.from(sent.input.args.body, "base64").toString()).toBe(body);
+  });
+
   it("gives the runner the code's allowed hosts and the control plane's fetch limits", async () => {
     lambda.on(InvokeCommand).resolves(okPayload);
     const limits = { maxRequests: 2, maxBytesOut: 10, maxBytesIn: 20, timeoutMs: 300 };

@@ -19,6 +19,19 @@ const event = (code: string, outbound?: RunnerEvent["outbound"], input: unknown 
   ...(outbound ? { outbound } : {}),
 });
 
+describe("the runner function's input (AWS)", () => {
+  it("decodes a response transform's answer sent as base64 and has its child parse it (LambdaSandbox's last resort)", async () => {
+    const answer = '["\\\\",9e20]';
+    const input = { args: { body: Buffer.from(answer).toString("base64"), headers: {} } };
+    const sent = {
+      ...event("module.exports = async (req) => req.args.body", undefined, input),
+      parseArgsBody: true,
+    };
+    const result = await handler({ ...sent, argsBodyBase64: true });
+    expect(result).toEqual({ ok: true, value: JSON.parse(answer) });
+  });
+});
+
 describe("the runner function's fetch (AWS)", () => {
   it("refuses plain http and private addresses whatever the service's local settings", async () => {
     const http = await handler(event(CAUGHT("http://api.partner.example/")));

@@ -1,7 +1,7 @@
 import { InvokeCommand, type InvokeCommandOutput, type LambdaClient } from "@aws-sdk/client-lambda";
 import { logger } from "#shared/logger.ts";
 import type { Sandbox, SandboxRequest, SandboxResult } from "#shared/ports/sandbox.ts";
-import { withArgsBodyParsed } from "#shared/sandbox/args-body.ts";
+import { withArgsBodyBase64, withArgsBodyParsed } from "#shared/sandbox/args-body.ts";
 import type { OutboundLimits } from "#shared/sandbox/outbound-request.ts";
 import { errorName, RunnerFunctions, type RunnerSpec, type WaiterTiming } from "./runner-functions.ts";
 
@@ -12,6 +12,8 @@ export interface RunnerEvent {
   input: unknown;
   /** `input.args.body` is JSON text for the runner's child to parse (sent when its value would not fit). */
   parseArgsBody?: boolean;
+  /** `input.args.body` is that text as base64, for the runner to decode (sent when neither of those fits). */
+  argsBodyBase64?: boolean;
   timeoutMs: number;
   svc?: { baseUrl: string; apiKey: string };
   /** The code's fetch: the formula's or proxy's allowed hosts, and the control plane's per-run limits. */
@@ -72,9 +74,20 @@ export class LambdaSandbox implements Sandbox {
     };
     let payload = Buffer.from(JSON.stringify(event));
     // The value written out again can outgrow its text (`9e20` is 21 characters then: review round 9): then the
-    // text, for the runner's child to parse. Past Lambda's invoke limit either way, the run fails here, told.
+    // text, for the runner's child to parse; and where its escapes outgrow it too (strings of backslashes beside
+    // 9e20: review round 10), its base64, 4/3 of any 4 MiB answer. Past Lambda's invoke limit all the same (other
+    // input beside it), the run fails here, told.
     if (request.parseArgsBody && payload.length > MAX_INVOKE_PAYLOAD_BYTES)
       payload = Buffer.from(JSON.stringify({ ...event, input: request.input, parseArgsBody: true }));
+    if (request.parseArgsBody && payload.length > MAX_INVOKE_PAYLOAD_BYTES)
+      payload = Buffer.from(
+        JSON.stringify({
+          ...event,
+          input: withArgsBodyBase64(request.input),
+          parseArgsBody: true,
+          argsBodyBase64: true,
+        }),
+      );
     if (payload.length > MAX_INVOKE_PAYLOAD_BYTES)
       return {
         ok: false,
