@@ -213,6 +213,16 @@ export async function deleteApplication(deps: ApplicationDeps, principal: Tenant
     principal.tenantId,
     id,
     auditEvent(deps, principal, "application", id, "delete", "Application deleted and its keys revoked"),
+    // Each key's own history ends with its revocation, as one revoked by DELETE .../keys/{id} does.
+    (key) =>
+      auditEvent(
+        deps,
+        principal,
+        "application_key",
+        key.id,
+        "delete",
+        `Key of application ${id} revoked with it`,
+      ),
   );
   if (!deleted) throw notFound("The application");
   deps.authenticator.evict({ applicationId: id, tenantId: principal.tenantId });

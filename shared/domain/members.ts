@@ -59,10 +59,8 @@ export async function deleteMember(
   const member = await deps.members.getMember(principal.tenantId, memberId);
   if (!member) throw notFound("The member");
   if (member.role === "OWNER") throw conflict("The tenant's OWNER member cannot be deleted.");
-  const removed = await deps.members.deleteMember(
-    principal.tenantId,
-    memberId,
-    auditEvent(
+  const removed = await deps.members.deleteMember(principal.tenantId, memberId, {
+    member: auditEvent(
       deps,
       principal,
       "tenant_member",
@@ -70,7 +68,19 @@ export async function deleteMember(
       "delete",
       "Member deleted; its applications and every key its credentials minted revoked",
     ),
-  );
+    // Each revoked application's and key's own history ends with it (lifecycle review: they ended at "create").
+    application: (applicationId) =>
+      auditEvent(deps, principal, "application", applicationId, "delete", `Deleted with member ${memberId}`),
+    key: (key) =>
+      auditEvent(
+        deps,
+        principal,
+        "application_key",
+        key.id,
+        "delete",
+        `Key of application ${key.applicationId} revoked with member ${memberId}`,
+      ),
+  });
   if (!removed) throw notFound("The member");
   for (const applicationId of removed.applicationIds) deps.authenticator.evict({ applicationId });
   // The minted keys, and the sessions they authorized.

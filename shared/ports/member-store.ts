@@ -1,6 +1,6 @@
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { Application, TenantMember, User } from "#shared/domain/entities.ts";
-import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
+import type { PageRequest, RevocationAudit, StoredKey, StorePage } from "#shared/ports/stores.ts";
 
 export interface StoredInvitation {
   id: string;
@@ -11,6 +11,13 @@ export interface StoredInvitation {
   created_at: string;
   modified_by?: string;
   modified_at?: string;
+}
+
+/** A member's deletion as the audit log tells it: the member's entry, and one for each application and key it revokes. */
+export interface MemberDeletionAudit {
+  member: LogEntry;
+  application: (applicationId: string) => LogEntry;
+  key: RevocationAudit;
 }
 
 export interface MemberStore {
@@ -27,7 +34,7 @@ export interface MemberStore {
   deleteMember(
     tenantId: string,
     memberId: string,
-    audit: LogEntry,
+    audit: MemberDeletionAudit,
   ): Promise<{ applicationIds: string[]; keys: { hash: string; id: string }[] } | undefined>;
   createInvitation(invitation: StoredInvitation, codeHash: string, audit: LogEntry): Promise<void>;
   getInvitation(tenantId: string, id: string): Promise<StoredInvitation | undefined>;

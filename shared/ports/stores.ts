@@ -67,13 +67,24 @@ export interface ApplicationReader {
   findKey(keyHash: string): Promise<KeyRecord | undefined>;
 }
 
+/** The audit entry of a key revoked with its holder (an application or member deleted), by the key's id. */
+export type RevocationAudit = (key: { id: string; applicationId: string }) => LogEntry;
+
 export interface ApplicationStore extends ApplicationReader {
   create(application: Application, key: StoredKey | undefined, audit: LogEntry): Promise<void>;
   list(tenantId: string, page: PageRequest): Promise<StorePage<Application>>;
   /** Replaces name, permissions and rules; fails with not-found when the application is gone. */
   update(application: Application, audit: LogEntry): Promise<void>;
-  /** Deletes the application and every key of it. Returns false when it did not exist. */
-  delete(tenantId: string, applicationId: string, audit: LogEntry): Promise<boolean>;
+  /**
+   * Deletes the application and every key of it, each key's revocation logged (`keyAudit`) in the write that
+   * deletes it. Returns false when it did not exist.
+   */
+  delete(
+    tenantId: string,
+    applicationId: string,
+    audit: LogEntry,
+    keyAudit: RevocationAudit,
+  ): Promise<boolean>;
   addKey(key: StoredKey, audit: LogEntry): Promise<void>;
   listKeys(tenantId: string, applicationId: string): Promise<ApplicationKey[]>;
   /** Returns the deleted key's hash (to evict caches) or undefined when it did not exist. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { client, createTenant } from "#test/support/http.ts";
+import { joinMember } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
 
 const svc = useService();
@@ -50,6 +51,43 @@ describe("audit log", () => {
     expect(text).not.toContain(key.body.key);
     expect(text).not.toContain(managementKey);
     expect(all.body.data.map((l) => l.entity_type)).toContain("tenant");
+  });
+
+  it("ends each revoked application's and key's own history with its revocation, when its member or application is deleted", async () => {
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey, "Audited");
+    const member = await joinMember(svc, api, tenant.managementKey);
+    // The member mints a CI application with a key, and a second key for it; the owner makes another one.
+    const ci = await api.post<{ id: string; key: string; keys: { id: string }[] }>("/applications", {
+      key: member.management_key,
+      body: { name: "ci", type: "management", permissions: ["application:read"] },
+    });
+    const second = await api.post<{ id: string }>(`/applications/${ci.body.id}/keys`, {
+      key: member.management_key,
+    });
+    const other = await api.post<{ id: string; keys: { id: string }[] }>("/applications", {
+      key: tenant.managementKey,
+      body: { name: "other", type: "management", permissions: ["application:read"] },
+    });
+    expect([ci.status, second.status, other.status]).toEqual([201, 201, 201]);
+    const history = async (id: string) =>
+      (await api.get<Page>(`/logs?entity_id=${id}`, { key: tenant.managementKey })).body.data.map(
+        (l) => `${l.entity_type} ${l.operation}`,
+      );
+
+    expect(
+      (await api.delete(`/tenants/self/members/${member.id}`, { key: tenant.managementKey })).status,
+    ).toBe(204);
+    expect((await api.delete(`/applications/${other.body.id}`, { key: tenant.managementKey })).status).toBe(
+      204,
+    );
+
+    // Before: each of these ended at "create", as if the keys still answered (lifecycle review).
+    expect(await history(member.management_application_id)).toContain("application delete");
+    // An application's first key is made with it (logged as the application's create).
+    for (const keyId of [ci.body.keys[0]?.id as string, other.body.keys[0]?.id as string])
+      expect(await history(keyId)).toEqual(["application_key delete"]);
+    expect(await history(second.body.id)).toEqual(["application_key delete", "application_key create"]);
   });
 
   it("filters by entity type and date range, and pages with totals and a cursor", async () => {

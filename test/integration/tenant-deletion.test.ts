@@ -225,6 +225,34 @@ describe("DELETE /tenants/self", () => {
     expect(otherBefore.length).toBeGreaterThan(10);
   });
 
+  it("erases a removed member's user (e-mail, names) with its membership, and the tenant's purge every user it had", async () => {
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey, "Erased");
+    const email = `leaver-${randomUUID()}@example.com`;
+    const invited = await api.post("/tenants/self/invitations", {
+      key: tenant.managementKey,
+      body: { email },
+    });
+    expect(invited.status).toBe(201);
+    const joined = await api.post<{ id: string; user: { id: string } }>("/invitations/accept", {
+      body: { code: invitationFromOutbox(svc, email).code, first_name: "Lea", last_name: "Verschwinden" },
+    });
+    expect(joined.status).toBe(201);
+    expect(itemsNaming(await scanTable(svc), email).length).toBeGreaterThan(0);
+
+    const removed = await api.delete(`/tenants/self/members/${joined.body.id}`, {
+      key: tenant.managementKey,
+    });
+    expect(removed.status).toBe(204);
+    // Before: the user item stayed for good, unreachable from the tenant's members (lifecycle review).
+    const after = await scanTable(svc);
+    expect(after.filter((i) => i.PK === `USER#${joined.body.user.id}`)).toEqual([]);
+    expect(itemsNaming(after, "Verschwinden")).toEqual([]);
+    // The members' users are named after their tenant, so its purge's scan finds them whatever its members say.
+    const users = after.filter((i) => String(i.PK).startsWith("USER#") && i.tenant_id === tenant.tenantId);
+    expect(users).toHaveLength(1);
+  });
+
   it("answers the receipt even when the shred's later writes fail; the key items they left go with the purge", async () => {
     const api = client(svc.url);
     const tenant = await createTenant(api, svc.rootKey, "Many keys");

@@ -3,11 +3,17 @@ import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { Application, ApplicationKey } from "#shared/domain/entities.ts";
 import { conflict, forbidden, notFound, validationError } from "#shared/domain/errors.ts";
-import type { ApplicationStore, PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
+import type {
+  ApplicationStore,
+  PageRequest,
+  RevocationAudit,
+  StoredKey,
+  StorePage,
+} from "#shared/ports/stores.ts";
 import { DynamoApplicationReader } from "./application-reader.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
-import { revokeBeyond } from "./key-revocation.ts";
+import { ITEMS_PER_REVOKED_KEY, revokeBeyond } from "./key-revocation.ts";
 import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
 import { keys } from "./schema.ts";
@@ -151,14 +157,21 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
     return (out.Items ?? []) as (ApplicationKey & { key_hash: string })[];
   }
 
-  async delete(tenantId: string, applicationId: string, audit: LogEntry): Promise<boolean> {
+  async delete(
+    tenantId: string,
+    applicationId: string,
+    audit: LogEntry,
+    keyAudit: RevocationAudit,
+  ): Promise<boolean> {
     const stored = await this.storedKeys(tenantId, applicationId);
     // More keys than one write holds were left by concurrent additions before their limit held.
     const revoked = stored.map((key) => ({
       listing: keys.applicationKey(tenantId, applicationId, key.id),
       hash: key.key_hash,
+      entry: this.audit.put(keyAudit({ id: key.id, applicationId })),
     }));
-    const keyDeletes = await revokeBeyond(this.client, this.tableName, revoked, (OWN_TRANSACT_ITEMS - 3) / 2);
+    const room = Math.floor((OWN_TRANSACT_ITEMS - 3) / ITEMS_PER_REVOKED_KEY);
+    const keyDeletes = await revokeBeyond(this.client, this.tableName, revoked, room);
     return transactOrFalse(this.client, [
       {
         Delete: {

@@ -2,11 +2,21 @@ import { type DynamoDBDocumentClient, TransactWriteCommand } from "@aws-sdk/lib-
 import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { keys } from "./schema.ts";
 
-/** An application key as stored: its listing under the tenant (`PK`/`SK`) and the hash its lookup is kept by. */
-export type RevokedKey = { listing: { PK: string; SK: string }; hash: string };
+/**
+ * An application key as stored: its listing under the tenant (`PK`/`SK`), the hash its lookup is kept by, and the
+ * audit entry item that logs its revocation (written with its deletes).
+ */
+export type RevokedKey = {
+  listing: { PK: string; SK: string };
+  hash: string;
+  entry: Record<string, unknown>;
+};
+
+/** The items one key's revocation writes: its listing's and lookup's deletes, and its audit entry. */
+export const ITEMS_PER_REVOKED_KEY = 3;
 
 /**
- * The deletes that revoke `revoked` (each key's listing and lookup), for a write that has room for `room` of
+ * The deletes that revoke `revoked` (each key's listing and lookup, with its audit entry), for a write that has room for `room` of
  * them: those beyond it are deleted first, in writes of their own. A failure part-way leaves the holder (the
  * application or member whose write comes last) in place, with fewer keys, so deleting it again goes on; a
  * holder is never gone while a key of its stays.
@@ -20,8 +30,9 @@ export async function revokeBeyond(
   const deletes = (key: RevokedKey) => [
     { Delete: { TableName: tableName, Key: key.listing } },
     { Delete: { TableName: tableName, Key: keys.apiKey(key.hash) } },
+    key.entry,
   ];
-  const perWrite = Math.floor(OWN_TRANSACT_ITEMS / 2);
+  const perWrite = Math.floor(OWN_TRANSACT_ITEMS / ITEMS_PER_REVOKED_KEY);
   const early = revoked.slice(Math.max(0, room));
   for (let i = 0; i < early.length; i += perWrite)
     await client.send(

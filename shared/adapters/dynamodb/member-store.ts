@@ -3,12 +3,12 @@ import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { TenantMember } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
-import type { MemberStore, StoredInvitation } from "#shared/ports/member-store.ts";
+import type { MemberDeletionAudit, MemberStore, StoredInvitation } from "#shared/ports/member-store.ts";
 import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
 import type { DynamoApplicationStore } from "./application-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
-import { revokeBeyond } from "./key-revocation.ts";
+import { ITEMS_PER_REVOKED_KEY, revokeBeyond } from "./key-revocation.ts";
 import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { decodeCursor, encodeCursor, queryAll } from "./paging.ts";
 import { epochSeconds, keys } from "./schema.ts";
@@ -69,7 +69,7 @@ export class DynamoMemberStore implements MemberStore {
   async deleteMember(
     tenantId: string,
     memberId: string,
-    audit: LogEntry,
+    audit: MemberDeletionAudit,
   ): Promise<{ applicationIds: string[]; keys: { hash: string; id: string }[] } | undefined> {
     const member = await this.getMember(tenantId, memberId);
     if (!member || member.role === "OWNER") return undefined;
@@ -81,8 +81,10 @@ export class DynamoMemberStore implements MemberStore {
     const revoked = [...ofBound, ...minted].map((k) => ({
       listing: { PK: String(k.PK), SK: String(k.SK) },
       hash: String(k.key_hash),
+      entry: this.audit.put(audit.key({ id: String(k.id), applicationId: String(k.application_id) })),
     }));
-    const room = Math.floor((OWN_TRANSACT_ITEMS - 2 - 2 * bound.length) / 2);
+    // The member, its user and its entry; each bound application's two items and entry.
+    const room = Math.floor((OWN_TRANSACT_ITEMS - 3 - 3 * bound.length) / ITEMS_PER_REVOKED_KEY);
     const keyDeletes = await revokeBeyond(this.client, this.tableName, revoked, room);
     const written = await transactOrFalse(this.client, [
       {
@@ -94,12 +96,16 @@ export class DynamoMemberStore implements MemberStore {
           ExpressionAttributeValues: { ":owner": "OWNER" },
         },
       },
+      // A user is made for its one membership (acceptInvitation): its e-mail and names go with it (kept, they
+      // outlived the member and, unreachable from the tenant's members, its deletion: lifecycle review).
+      { Delete: { TableName: this.tableName, Key: keys.user(member.user.id) } },
       ...bound.flatMap((app) => [
         { Delete: { TableName: this.tableName, Key: keys.application(tenantId, String(app.id)) } },
         { Delete: { TableName: this.tableName, Key: keys.applicationKeySerial(tenantId, String(app.id)) } },
+        this.audit.put(audit.application(String(app.id))),
       ]),
       ...keyDeletes,
-      this.audit.put(audit),
+      this.audit.put(audit.member),
     ]);
     if (!written) return undefined;
     return {
@@ -257,7 +263,8 @@ export class DynamoMemberStore implements MemberStore {
             },
           ]
         : []),
-      put({ ...keys.user(user.id), entity: "user", ...user }),
+      // Named after its tenant: the purge's scan finds it even once its member is gone (tenant-purge-store.ts).
+      put({ ...keys.user(user.id), entity: "user", tenant_id: invitation.tenant_id, ...user }),
       put({ ...keys.member(member.tenant_id, member.id), entity: "tenant_member", ...member }),
       this.applications.applicationPut(application),
       ...this.applications.keyPuts(key as StoredKey),

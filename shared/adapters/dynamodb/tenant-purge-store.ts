@@ -84,10 +84,10 @@ export class DynamoTenantPurgeStore implements TenantPurgeStore {
         ...(cursor ? { ExclusiveStartKey: decode(cursor) } : {}),
       }),
     );
-    const doomed = [
-      ...users,
-      ...(page.Items ?? []).map((item) => ({ PK: String(item.PK), SK: String(item.SK) })),
-    ];
+    // Users carry their tenant's id (found by the scan too) since 28 Nov 2026; older ones only by their members.
+    const scanned = (page.Items ?? []).map((item) => ({ PK: String(item.PK), SK: String(item.SK) }));
+    const seen = new Set(scanned.map((item) => `${item.PK} ${item.SK}`));
+    const doomed = [...users.filter((user) => !seen.has(`${user.PK} ${user.SK}`)), ...scanned];
     await this.deleteAll(doomed);
     return {
       ...(page.LastEvaluatedKey ? { next: encode(page.LastEvaluatedKey) } : {}),

@@ -22,7 +22,8 @@ export class DynamoTenantStore implements TenantStore {
       new TransactWriteCommand({
         TransactItems: [
           put({ ...keys.tenant(input.tenant.id), entity: "tenant", ...input.tenant }),
-          put({ ...keys.user(input.owner.id), entity: "user", ...input.owner }),
+          // Named after its tenant, as every item of it: the purge's scan finds it (tenant-purge-store.ts).
+          put({ ...keys.user(input.owner.id), entity: "user", tenant_id: input.tenant.id, ...input.owner }),
           put({ ...keys.member(input.tenant.id, input.member.id), entity: "tenant_member", ...input.member }),
           this.applications.applicationPut(input.application),
           ...this.applications.keyPuts(input.key),
