@@ -23,7 +23,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/unit/**/*.test.ts"],
-          globalSetup: ["test/support/sandbox-packages-setup.ts"],
+          globalSetup: ["test/support/scratch-dir.ts", "test/support/sandbox-packages-setup.ts"],
         },
       },
       {
@@ -31,7 +31,7 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
-          globalSetup: ["test/support/global-setup.ts"],
+          globalSetup: ["test/support/scratch-dir.ts", "test/support/global-setup.ts"],
           // Tests of hundreds of writes take 7-9 s on a quiet machine and passed 30 s with both cores busy
           // (a purge among 200 expiring tokens, a shred of 52 key versions): a CI machine is rarely quiet.
           testTimeout: 120_000,
@@ -42,7 +42,7 @@ export default defineConfig({
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],
-          globalSetup: ["test/support/global-setup.ts"],
+          globalSetup: ["test/support/scratch-dir.ts", "test/support/global-setup.ts"],
         },
       },
       {
@@ -50,6 +50,7 @@ export default defineConfig({
         test: {
           name: "infra",
           include: ["test/infra/**/*.test.ts"],
+          globalSetup: ["test/support/scratch-dir.ts"],
           // A synth with bundling takes about 20 s on a quiet machine and several times that on a busy one.
           hookTimeout: 300_000,
           testTimeout: 120_000,

@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type LocalService, startLocalService } from "#functions/local.ts";
 import { HEALTH_CACHE_MS } from "#shared/domain/store-health.ts";
@@ -19,8 +21,8 @@ beforeAll(async () => {
   service = await startLocalService({
     port: 0,
     rootKey,
-    dataDir: `/tmp/svc-test-${process.pid}`,
-    masterKeyFile: `/tmp/svc-test-${process.pid}.master.key`,
+    dataDir: join(tmpdir(), `svc-test-${process.pid}`),
+    masterKeyFile: join(tmpdir(), `svc-test-${process.pid}.master.key`),
     dynamodbEndpoint: link.endpoint,
     testClock: true,
     tableName: `svc-test-${randomUUID()}`,

@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, inject } from "vitest";
 import { type LocalService, type LocalServiceOptions, startLocalService } from "#functions/local.ts";
 import type { UsageMeter } from "#shared/composition/usage-meter.ts";
@@ -36,9 +38,9 @@ export function useService(options: UseServiceOptions = {}): TestService {
     const service = await startLocalService({
       port: 0,
       rootKey,
-      dataDir: `/tmp/svc-test-${process.pid}`,
+      dataDir: join(tmpdir(), `svc-test-${process.pid}`),
       // Beside the data directory, not under the user's configuration directory: tests leave nothing in $HOME.
-      masterKeyFile: `/tmp/svc-test-${process.pid}.master.key`,
+      masterKeyFile: join(tmpdir(), `svc-test-${process.pid}.master.key`),
       dynamodbEndpoint: inject("dynamodbEndpoint"),
       testClock: true,
       // A table per test file: each file moves its own test clock, and the sweep's progress is per table.

@@ -1,3 +1,5 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { startLocalService } from "#functions/local.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
@@ -179,8 +181,8 @@ const otherInstance = () =>
   startLocalService({
     port: 0,
     rootKey: svc.rootKey,
-    dataDir: `/tmp/svc-test-${process.pid}`,
-    masterKeyFile: `/tmp/svc-test-${process.pid}.master.key`,
+    dataDir: join(tmpdir(), `svc-test-${process.pid}`),
+    masterKeyFile: join(tmpdir(), `svc-test-${process.pid}.master.key`),
     dynamodbEndpoint: inject("dynamodbEndpoint"),
     testClock: true,
     tableName: process.env.SVC_TABLE_NAME as string,
