@@ -3,7 +3,7 @@ import { hashKey, type KeyKind, newApiKey, uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { ApplicationStore, AuditLogStore, PageRequest, StoredKey } from "#shared/ports/stores.ts";
 import { type AccessRule, ruleSetErrors } from "./access-rules.ts";
-import { auditEvent, recordEvents } from "./audit-entry.ts";
+import { auditEvent, keyRevocationEvents, recordEvents } from "./audit-entry.ts";
 import type { Authenticator } from "./authentication.ts";
 import type { Application, ApplicationKey, TenantPrincipal } from "./entities.ts";
 import {
@@ -213,16 +213,7 @@ export async function deleteApplication(deps: ApplicationDeps, principal: Tenant
     principal.tenantId,
     id,
     auditEvent(deps, principal, "application", id, "delete", "Application deleted and its keys revoked"),
-    // Each key's own history ends with its revocation, as one revoked by DELETE .../keys/{id} does.
-    (key) =>
-      auditEvent(
-        deps,
-        principal,
-        "application_key",
-        key.id,
-        "delete",
-        `Key of application ${id} revoked with it`,
-      ),
+    keyRevocationEvents(deps, principal, "it"),
   );
   if (!deleted) throw notFound("The application");
   deps.authenticator.evict({ applicationId: id, tenantId: principal.tenantId });

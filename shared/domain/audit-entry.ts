@@ -11,7 +11,7 @@
  */
 import { uuidv7 } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
-import type { AuditLogStore } from "#shared/ports/stores.ts";
+import type { AuditLogStore, RevocationAudit } from "#shared/ports/stores.ts";
 import type { Actor, EntityType, LogEntry, Operation } from "./audit.ts";
 import type { Principal, TenantPrincipal } from "./entities.ts";
 import { auditEntityType, type TokenType } from "./tokens/types.ts";
@@ -81,6 +81,23 @@ export function auditEvent(
   const said = deps.auditContext ? `${message} (by ${deps.auditContext})` : message;
   return auditEntry(deps.clock.now(), actor, { tenantId, entityType, entityId, operation, message: said });
 }
+
+/**
+ * The entries of keys revoked with their holder (`withWhat`: an application or member deleted): each key's own
+ * history ends with its revocation, as one revoked by DELETE .../keys/{id} does (lifecycle review: they ended at
+ * "create").
+ */
+export const keyRevocationEvents =
+  (deps: Pick<AuditPorts, "clock" | "auditContext">, who: Who, withWhat: string): RevocationAudit =>
+  (key) =>
+    auditEvent(
+      deps,
+      who,
+      "application_key",
+      key.id,
+      "delete",
+      `Key of application ${key.applicationId} revoked with ${withWhat}`,
+    );
 
 /** The entry for an operation on a token (its entity type follows the token's type). */
 export function tokenEvent(

@@ -5,7 +5,7 @@ import type { Clock } from "#shared/ports/clock.ts";
 import type { Mailer } from "#shared/ports/mailer.ts";
 import type { MemberStore, StoredInvitation } from "#shared/ports/member-store.ts";
 import type { AuditLogStore, PageRequest, TenantStore } from "#shared/ports/stores.ts";
-import { auditEvent, recordEvents } from "./audit-entry.ts";
+import { auditEvent, keyRevocationEvents, recordEvents } from "./audit-entry.ts";
 import type { Authenticator } from "./authentication.ts";
 import type { Application, TenantMember, TenantPrincipal, User } from "./entities.ts";
 import { assertActsForMember, isMemberBound } from "./grant-ceiling.ts";
@@ -71,15 +71,7 @@ export async function deleteMember(
     // Each revoked application's and key's own history ends with it (lifecycle review: they ended at "create").
     application: (applicationId) =>
       auditEvent(deps, principal, "application", applicationId, "delete", `Deleted with member ${memberId}`),
-    key: (key) =>
-      auditEvent(
-        deps,
-        principal,
-        "application_key",
-        key.id,
-        "delete",
-        `Key of application ${key.applicationId} revoked with member ${memberId}`,
-      ),
+    key: keyRevocationEvents(deps, principal, `member ${memberId}`),
   });
   if (!removed) throw notFound("The member");
   for (const applicationId of removed.applicationIds) deps.authenticator.evict({ applicationId });
