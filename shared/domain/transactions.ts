@@ -136,7 +136,9 @@ export async function finishCommittedHold(deps: HoldDeps, token: StoredToken): P
 export async function releaseStaleHold(deps: HoldDeps, token: StoredToken): Promise<boolean> {
   const { lock } = token;
   const now = deps.clock.now();
-  if (!lock || lock.operation === "create" || lock.expiresEpoch * 1000 <= now.getTime()) return false;
+  // A pending create (a chosen id, held since holdTokens asks token:delete of it too) is met by a create under
+  // its id (createToken); updates and deletes never reach one (it is no live token).
+  if (!lock || lock.expiresEpoch * 1000 <= now.getTime()) return false;
   const transaction = await deps.transactions.get(token.tenant_id, lock.transactionId);
   if (!transaction || !isLive(transaction, now) || (await holderMayDelete(deps, transaction, token)))
     return false;

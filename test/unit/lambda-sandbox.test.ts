@@ -55,14 +55,14 @@ const payloadOf = (call: number) =>
 const invokedNames = () => lambda.commandCalls(InvokeCommand).map((c) => c.args[0].input.FunctionName);
 const run = (sandbox: LambdaSandbox, tenantId = TENANT) =>
   sandbox.run({ tenantId, code: "c", input: {}, timeoutMs: 5000 });
-// A response transform's run over a destination's JSON answer; what it sent, in bytes.
-const runWithAnswer = async (body: string) => {
+// A response transform's run over a destination's answer (JSON unless told); what it sent, in bytes.
+const runWithAnswer = async (body: string, parseArgsBody = true) => {
   lambda.on(InvokeCommand).resolves(okPayload);
   await newSandbox().run({
     tenantId: TENANT,
     code: "c",
     input: { args: { body, headers: {} }, configuration: {} },
-    parseArgsBody: true,
+    ...(parseArgsBody ? { parseArgsBody } : {}),
     timeoutMs: 5000,
   });
   const sent = lambda.commandCalls(InvokeCommand)[0]?.args[0].input.Payload as Uint8Array | undefined;
@@ -130,6 +130,17 @@ describe("LambdaSandbox", () => {
     expect(await runWithAnswer(body)).toBeLessThanOrEqual(6 * 1024 * 1024);
     const sent = payloadOf(0) as RunnerEvent & { input: { args: { body: string } } };
     expect(sent).toMatchObject({ parseArgsBody: true, argsBodyBase64: true });
+    expect(Buffer.from(sent.input.args.body, "base64").toString()).toBe(body);
+  });
+
+  it("sends a text answer as base64 too where its text outgrows the payload (a CSV of quoted fields, round 11)", async () => {
+    const row = `${Array.from({ length: 16 }, (_, i) => (i % 2 ? `"${i % 10}"` : `""`)).join(",")}\r\n`;
+    const body = row.repeat(Math.floor((4 * 1024 * 1024) / row.length));
+    // Before: nothing invoked, the run failed "larger than a runner takes" (6.7 MB as text escaped once more).
+    expect(await runWithAnswer(body, false)).toBeLessThanOrEqual(6 * 1024 * 1024);
+    const sent = payloadOf(0) as RunnerEvent & { input: { args: { body: string } } };
+    expect(sent.argsBodyBase64).toBe(true);
+    expect(sent).not.toHaveProperty("parseArgsBody");
     expect(Buffer.from(sent.input.args.body, "base64").toString()).toBe(body);
   });
 

@@ -75,16 +75,16 @@ export class LambdaSandbox implements Sandbox {
     let payload = Buffer.from(JSON.stringify(event));
     // The value written out again can outgrow its text (`9e20` is 21 characters then: review round 9): then the
     // text, for the runner's child to parse; and where its escapes outgrow it too (strings of backslashes beside
-    // 9e20: review round 10), its base64, 4/3 of any 4 MiB answer. Past Lambda's invoke limit all the same (other
-    // input beside it), the run fails here, told.
+    // 9e20: review round 10; a text answer of quoted CSV fields: round 11), its base64, 4/3 of any 4 MiB answer.
+    // Past Lambda's invoke limit all the same (other input beside it), the run fails here, told.
     if (request.parseArgsBody && payload.length > MAX_INVOKE_PAYLOAD_BYTES)
       payload = Buffer.from(JSON.stringify({ ...event, input: request.input, parseArgsBody: true }));
-    if (request.parseArgsBody && payload.length > MAX_INVOKE_PAYLOAD_BYTES)
+    if (payload.length > MAX_INVOKE_PAYLOAD_BYTES)
       payload = Buffer.from(
         JSON.stringify({
           ...event,
           input: withArgsBodyBase64(request.input),
-          parseArgsBody: true,
+          ...(request.parseArgsBody ? { parseArgsBody: true } : {}),
           argsBodyBase64: true,
         }),
       );

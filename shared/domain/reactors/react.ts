@@ -16,18 +16,18 @@ import { currentIdempotencyClaim, type DataRead, noteDataRead } from "#shared/do
 import { isPlainObject } from "#shared/domain/merge-patch.ts";
 import { isHandedOut } from "#shared/domain/sessions.ts";
 import { accessOf, grantsOf, type TokenAccess } from "#shared/domain/tokens/access.ts";
-import { createToken } from "#shared/domain/tokens/create.ts";
 import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
 import { checkStillReadable, standingToken } from "#shared/domain/tokens/replay.ts";
 import { callerVersion } from "#shared/domain/tokens/token.ts";
+import { tokenizeBatch } from "#shared/domain/tokens/tokenize.ts";
+import type { TokenType } from "#shared/domain/tokens/types.ts";
 import type { Egress } from "#shared/ports/egress.ts";
 import type { JobQueue } from "#shared/ports/job-queue.ts";
 import { REACTION_RETENTION_SECONDS, type ReactorStore } from "#shared/ports/reactor-store.ts";
 import type { Sandbox } from "#shared/ports/sandbox.ts";
 import type { SessionStore } from "#shared/ports/session-store.ts";
-import type { ApplicationReader } from "#shared/ports/stores.ts";
-import { createTokenBody } from "#shared/schemas/tokens.ts";
+import type { ApplicationReader, TransactionStore } from "#shared/ports/stores.ts";
 import { validateArgs } from "./args.ts";
 import type { ArgsRead, CallbackJob, ReactionOutcome, WebhookSecretSource } from "./callback-job.ts";
 import { callbackUrlProblem } from "./callback-url.ts";
@@ -47,6 +47,8 @@ export { ReactorError };
 export const ASYNC_TIMEOUT_DEFAULT_MS = 10_000;
 
 export interface ReactDeps extends TokenDeps {
+  /** A tokenize block is written as POST /tokenize's batch is (staged when it passes one write). */
+  transactions: TransactionStore;
   reactors: ReactorStore;
   applications: ApplicationReader;
   /** The configured application's lookup (cached). */
@@ -120,36 +122,32 @@ async function tokenize(
     throw new DomainError("invalid", "The reactor has no application to tokenize with.", {
       code: "reactor-error",
     });
-  const create = async (body: unknown) => {
-    const parsed = createTokenBody.safeParse(body);
-    if (!parsed.success) throw validationError("The reactor's tokenize block holds an invalid token.");
-    // Created as the reactor's application, answered to the caller: no more than the caller may read.
-    const view = await createToken(deps, principal, parsed.data, undefined, caller.access);
+  if (!Array.isArray(block) && !isPlainObject(block))
+    throw validationError("The reactor's tokenize block must be an object or an array.");
+  // One batch as POST /tokenize makes it: at most 250 requests, all or nothing, its answer's size checked before
+  // its commit. Each created at once, a block of 600 stored part of itself before a 503, and 20 large masks were
+  // stored before a 500 answer-too-large (review round 11). Created as the reactor's application, answered to the
+  // caller: no more than the caller may read.
+  const { answer, views } = await tokenizeBatch(deps, principal, block, caller.access);
+  for (const view of views) {
+    if (view.data === undefined) continue;
     // Data the caller did not give, shown to them: a read by the caller, logged before it leaves.
-    if (view.data !== undefined) {
-      await recordTokenReads(
-        deps,
-        caller.who,
-        [{ id: view.id, type: parsed.data.type }],
-        `Token read in the answer of reactor ${reactor.id}`,
-      );
-      // A kept answer holds this data (a card's cvc included): it is answered again only while the token still
-      // holds it, as an idempotent replay presents a token again only from the token as it is then.
-      if (kept) {
-        const shownCvc = isPlainObject(view.data) && Object.hasOwn(view.data, "cvc");
-        for (const read of await dataReadsOf(deps, reactor.tenant_id, [view.id]))
-          kept.reads.push({ ...read, cvc: read.cvc && shownCvc });
-        kept.shown.push({ id: view.id, type: parsed.data.type });
-      }
-    }
-    return view;
-  };
-  if (Array.isArray(block)) return Promise.all(block.map(create));
-  if (isPlainObject(block))
-    return Object.fromEntries(
-      await Promise.all(Object.entries(block).map(async ([k, v]) => [k, await create(v)] as const)),
+    await recordTokenReads(
+      deps,
+      caller.who,
+      [{ id: view.id, type: view.type as TokenType }],
+      `Token read in the answer of reactor ${reactor.id}`,
     );
-  throw validationError("The reactor's tokenize block must be an object or an array.");
+    // A kept answer holds this data (a card's cvc included): it is answered again only while the token still
+    // holds it, as an idempotent replay presents a token again only from the token as it is then.
+    if (kept) {
+      const shownCvc = isPlainObject(view.data) && Object.hasOwn(view.data, "cvc");
+      for (const read of await dataReadsOf(deps, reactor.tenant_id, [view.id]))
+        kept.reads.push({ ...read, cvc: read.cvc && shownCvc });
+      kept.shown.push({ id: view.id, type: view.type as TokenType });
+    }
+  }
+  return answer;
 }
 
 /** The tokens `ids` as a run read them (now), bound to the application the code acted as, if it did. */

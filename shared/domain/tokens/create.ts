@@ -6,7 +6,7 @@ import { conflict, notFound, validationError } from "#shared/domain/errors.ts";
 import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
 import { earlierDuplicate, earlierFingerprints } from "../keys/dual-lookup.ts";
-import { holdTokens } from "../transactions.ts";
+import { holdTokens, releaseStaleHold } from "../transactions.ts";
 import { accessOf, intersect, requireAccess, type TokenAccess, weaker } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { parseExpiresAt } from "./expiry.ts";
@@ -252,22 +252,31 @@ export async function createToken(
   // During a rewrap the value may be fingerprinted under an earlier HMAC version only.
   const earlier = await earlierDuplicate(deps, principal.tenantId, token.type, prepared.earlierFingerprints);
   if (earlier) return presentDuplicate(deps, principal, access, earlier);
-  const outcome = await deps.tokens.create(
-    token,
-    { deduplicate, idGiven: input.id !== undefined, now: deps.clock.now(), transaction },
-    {
-      ...tokenEvent(
-        deps,
-        principal,
-        token,
-        "create",
-        transaction ? `Token created in transaction ${transaction.id}` : "Token created",
-      ),
-      // At the token's own created_at: a replay whose answer was lost tells this token by it from one made later
-      // under the same id (replay.ts presentCreated).
-      created_at: token.created_at,
-    },
-  );
+  const write = () =>
+    deps.tokens.create(
+      token,
+      { deduplicate, idGiven: input.id !== undefined, now: deps.clock.now(), transaction },
+      {
+        ...tokenEvent(
+          deps,
+          principal,
+          token,
+          "create",
+          transaction ? `Token created in transaction ${transaction.id}` : "Token created",
+        ),
+        // At the token's own created_at: a replay whose answer was lost tells this token by it from one made later
+        // under the same id (replay.ts presentCreated).
+        created_at: token.created_at,
+      },
+    );
+  let outcome = await write();
+  // A chosen id held by another transaction's pending create whose key was revoked since, or whose application
+  // lost token:delete there, is held no longer: that transaction rolls back, as for a held update or delete, and
+  // the create goes on (its hold kept the back end's own id for the hour: review round 11).
+  if (outcome.outcome === "id-taken" && input.id !== undefined) {
+    const held = await deps.tokens.get(principal.tenantId, token.id);
+    if (held?.lock?.operation === "create" && (await releaseStaleHold(deps, held))) outcome = await write();
+  }
   if (outcome.outcome === "id-taken") throw conflict("A token with this id already exists.");
   if (outcome.outcome === "transaction-closed") throw notFound("The transaction");
   // Handed back only to a caller who may read it, as a read would show it.

@@ -13,6 +13,7 @@ import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
 import type { StagedCreate } from "#shared/ports/stores.ts";
 import { createTokenBody } from "#shared/schemas/tokens.ts";
+import type { TokenAccess } from "./access.ts";
 import {
   type CreateTokenInput,
   DUPLICATE_NOT_READABLE,
@@ -129,11 +130,24 @@ const claimKey = (token: PreparedCreate["token"]) => `${token.type}\n${token.fin
  * once, so a failure at any point stores none of them.
  */
 export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, body: unknown) {
+  return (await tokenizeBatch(deps, principal, body)).answer;
+}
+
+/**
+ * A batch as `tokenize` makes it, created as `principal` and answered as `viewer` may read it too (a reactor's
+ * tokenize block: see prepareCreate); also each token as answered, for what the caller logs of them.
+ */
+export async function tokenizeBatch(
+  deps: TokenizeDeps,
+  principal: TenantPrincipal,
+  body: unknown,
+  viewer?: TokenAccess,
+): Promise<{ answer: unknown; views: TokenView[] }> {
   const { shape, requests } = parseBody(body);
   const prepared: PreparedCreate[] = [];
   for (const { path, input } of requests) {
     try {
-      prepared.push(await prepareCreate(deps, principal, input));
+      prepared.push(await prepareCreate(deps, principal, input, viewer));
     } catch (error) {
       throw atPath(error, path);
     }
@@ -205,6 +219,7 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
     ),
   });
   /** The batch's answer, given the requests deduplicated to stored tokens. */
+  let views: TokenView[] = [];
   const answerOf = async (duplicates: Record<number, string>) => {
     const answers: TokenView[] = [];
     for (const [index, p] of prepared.entries()) {
@@ -222,6 +237,7 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
         answers.push(await presentNew(deps, { ...original, transform: readAs.get(index) as Transform }));
       } else answers.push(await presentNew(deps, p));
     }
+    views = answers;
     return rebuild(shape, answers);
   };
   const write: WriteSet = {
@@ -278,7 +294,7 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
     );
   // Past the commit: answers that cannot fail (the data is the request's own, its mask rendered before the write;
   // their size checked before the commit, beforeCommit).
-  return answerOf(duplicates);
+  return { answer: await answerOf(duplicates), views };
 }
 
 /** The creates of a batch, as the two ways of writing them need them. */

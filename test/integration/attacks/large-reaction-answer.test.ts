@@ -95,4 +95,42 @@ describe("attack: a reaction answering more than a record keeps", () => {
     expect(res.body.type).toContain("answer-too-large");
     expect(resultBytesOfText(JSON.stringify(res.body))).toBeLessThan(4096);
   });
+
+  it("writes a tokenize block as POST /tokenize's batch: an answer no result carries is refused before anything is stored", async () => {
+    // 1,000 quotes rendered 120 times: 120,000 characters each (within the 128 Ki mask output), 20 of them 9.6 MB.
+    const code = `module.exports = async () => {
+      const request = { type: "token", data: '"'.repeat(1000), mask: Array.from({ length: 120 }, () => "{{data}}") };
+      return { tokenize: Array.from({ length: 20 }, () => request) };
+    };`;
+    const { api, app, reactorId } = await createReactor(svc, {
+      formula: { name: "batch answer size", code },
+      permissions: ["token:create", "token:use", "token:read"],
+    });
+    const stored = async () =>
+      (await api.get<{ pagination: { total_items: number } }>("/tokens?size=1", { key: app.key })).body
+        .pagination.total_items;
+    const first = await api.post(`/reactors/${reactorId}/react`, { key: app.key, body: { args: {} } });
+    // Before: 500 answer-too-large with the 20 tokens stored (created one by one), 40 after a retry (review round 11).
+    expect({ status: first.status, stored: await stored() }).toEqual({ status: 400, stored: 0 });
+  });
+
+  it("takes no more tokens from one block than POST /tokenize takes per call (250): 600 are refused, none stored", async () => {
+    const many = `module.exports = async () => ({
+      tokenize: Array.from({ length: 600 }, (_, i) => ({ type: "token", data: "v" + i })),
+    });`;
+    const { api, app, reactorId } = await createReactor(svc, {
+      formula: { name: "many tokens", code: many },
+      permissions: ["token:create", "token:use", "token:read"],
+    });
+    const res = await api.post<{ detail: string }>(`/reactors/${reactorId}/react`, {
+      key: app.key,
+      body: { args: {} },
+    });
+    const stored = (
+      await api.get<{ pagination: { total_items: number } }>("/tokens?size=1", { key: app.key })
+    ).body.pagination.total_items;
+    // Before: 600 creates at once, a 503 with part of them stored (181, then 122).
+    expect({ status: res.status, stored }).toEqual({ status: 400, stored: 0 });
+    expect(res.body.detail).toContain("At most 250 token requests");
+  });
 });

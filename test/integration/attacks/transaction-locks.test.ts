@@ -230,6 +230,30 @@ describe("attack: holding a value through a pending create", () => {
     expect(joined.status).toBe(201);
   });
 
+  it("a revoked key's pending create under a chosen id holds it no longer: the owner's create rolls that transaction back", async () => {
+    const { api, managementKey, writer } = await setup();
+    const holder = await holderApplication(api, managementKey);
+    const txn = await api.post<{ id: string }>("/transactions", { key: holder.key });
+    const id = "order-2001";
+    const pending = await api.post<TokenBody>("/tokens", {
+      key: holder.key,
+      body: { type: "token", data: "held", id },
+      headers: { "svc-transaction-id": txn.body.id },
+    });
+    expect(pending.status).toBe(201);
+    const revoked = await api.delete(`/applications/${holder.id}/keys/${holder.keyId}`, {
+      key: managementKey,
+    });
+    expect(revoked.status).toBe(204);
+    // Before: 409 for the transaction's hour, while GET and DELETE of the id answered 404 (review round 11).
+    const own = await api.post<TokenBody>("/tokens", {
+      key: writer,
+      body: { type: "token", data: "order", id },
+    });
+    expect(own.status).toBe(201);
+    expect((await api.get(`/tokens/${id}`, { key: writer })).status).toBe(200);
+  });
+
   it("a key that may delete tokens creates under a chosen id in its transaction, held until it commits", async () => {
     const { api, managementKey, writer } = await setup();
     const holder = await holderApplication(api, managementKey);
