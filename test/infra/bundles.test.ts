@@ -29,8 +29,10 @@ const KB = 1024;
  * formatsOnly, fixedPlaces, the JSONPath check) took the reactors bundle to 964.2 KiB.
  * 972 KiB since 28 Nov 2026 (stop 47): the answer-size bounds of six review rounds (a mask's total output, pages
  * cut at 4 MiB, problems and answers a Lambda result can carry, the runner event's size) took it to 968.3 KiB.
+ * 980 KiB since 28 Nov 2026 (stop 48): a reactor's tokenize block is written by POST /tokenize's batch use case
+ * (all or nothing, 250 requests, its answer's size checked before the commit: review round 11), 975.3 KiB.
  */
-const BUNDLE_BUDGET = 972 * KB;
+const BUNDLE_BUDGET = 980 * KB;
 const AWS_CLIENTS = [
   "@aws-sdk/client-dynamodb",
   "@aws-sdk/client-kms",
