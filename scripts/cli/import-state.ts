@@ -39,16 +39,24 @@ export interface BatchRecord {
   mapping_bytes: number;
 }
 
-/** Written before a batch's first send: tokens created since are this import's, even when a rerun replays them. */
+/**
+ * Written before a batch's first send: tokens created since are this import's, even when a rerun replays them.
+ * Written again before each resend without lines the service refused (`refused`): the resend's idempotency key
+ * names them, so a rerun resumes with that key, not the first one, whose attempt stored nothing and would store
+ * the whole batch again (search and bulk review).
+ */
 export interface BatchSend {
   batch: number;
   sent_at: number;
+  refused?: Failure[];
 }
 
 export interface LoadedState {
   done: Map<number, BatchRecord>;
   /** When each batch was first sent (epoch ms), finished or not. */
   firstSent: Map<number, number>;
+  /** The lines the service refused in an unfinished batch's last send (BatchSend.refused). */
+  refused: Map<number, Failure[]>;
   mappingBytes: number;
   /** The import's secret (undefined: a state file from before secrets, resumed with its old keys). */
   keySecret: string | undefined;
@@ -61,7 +69,7 @@ export function loadState(path: string, header: StateHeader): LoadedState {
   if (text === undefined) {
     const keySecret = randomBytes(32).toString("hex");
     writeOutput(path, `${JSON.stringify({ ...header, key_secret: keySecret })}\n`);
-    return { done, firstSent: new Map(), mappingBytes: 0, keySecret };
+    return { done, firstSent: new Map(), refused: new Map(), mappingBytes: 0, keySecret };
   }
   const lines = text.split("\n");
   const first = lines.shift();
@@ -82,6 +90,7 @@ export function loadState(path: string, header: StateHeader): LoadedState {
     );
   let mappingBytes = 0;
   const firstSent = new Map<number, number>();
+  const refused = new Map<number, Failure[]>();
   for (const text of lines) {
     if (text.trim() === "") continue;
     let record: BatchRecord | BatchSend;
@@ -92,12 +101,13 @@ export function loadState(path: string, header: StateHeader): LoadedState {
     }
     if ("sent_at" in record) {
       firstSent.set(record.batch, Math.min(record.sent_at, firstSent.get(record.batch) ?? Infinity));
+      if (record.refused) refused.set(record.batch, record.refused);
       continue;
     }
     done.set(record.batch, record);
     mappingBytes = Math.max(mappingBytes, record.mapping_bytes);
   }
-  return { done, firstSent, mappingBytes, keySecret: stored.key_secret };
+  return { done, firstSent, refused, mappingBytes, keySecret: stored.key_secret };
 }
 
 export function recordSend(path: string, send: BatchSend): void {

@@ -183,10 +183,13 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
 
   /** Sends one batch until it succeeds without its bad requests; answers its record (not yet written). */
   const sendBatch = async (batch: number, records: InputRecord[]) => {
-    const failed: Failure[] = records.flatMap((r) =>
-      r.problem ? [{ line: r.line, detail: r.problem }] : [],
-    );
-    let pending = records.filter((r) => r.request);
+    // Lines the service refused in this batch's last send of an earlier run: still left out (the key names them).
+    const refusedBefore = state.refused.get(batch) ?? [];
+    const failed: Failure[] = [
+      ...records.flatMap((r) => (r.problem ? [{ line: r.line, detail: r.problem }] : [])),
+      ...refusedBefore,
+    ];
+    let pending = records.filter((r) => r.request && !refusedBefore.some((f) => f.line === r.line));
     const tokens: { record: InputRecord; id: string }[] = [];
     let deduplicated = 0;
     // A token created since the batch was first sent (by this run or one that died before recording it, whose
@@ -231,8 +234,9 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
         }
         break;
       }
-      stopOn(answer, `batch ${batch}`);
       const faults = indexesAtFault(answer.body, pending.length);
+      // A 403 naming a request (a container the key may not create in) is that line's; any other stops the run.
+      if (!(answer.status === 403 && faults.size > 0)) stopOn(answer, `batch ${batch}`);
       const detail = detailOf(answer);
       if (faults.size === 0) {
         // Nothing names a request: the whole batch failed as one (e.g. 413).
@@ -250,6 +254,11 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
         });
       }
       pending = pending.filter((_, index) => !faults.has(index));
+      if (pending.length > 0) {
+        const refused = failed.filter((f) => f.status !== undefined);
+        recordSend(stateFile, { batch, sent_at: firstSent, refused });
+        state.refused.set(batch, refused);
+      }
     }
     failed.sort((a, b) => a.line - b.line);
     return { tokens, failed, deduplicated };
@@ -283,9 +292,9 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
   let stopped: unknown;
   const launch = (batch: number, records: InputRecord[]) => {
     const task = sendBatch(batch, records)
-      .then((outcome) => {
-        if (stopped === undefined) finish(batch, records.length, outcome);
-      })
+      // Recorded even once the run has stopped: the service created it, and a rerun under a changed grant (the
+      // fix a 403 asks for) would not replay it but create it again (search and bulk review).
+      .then((outcome) => finish(batch, records.length, outcome))
       .catch((error: unknown) => {
         stopped ??= error;
       })

@@ -241,6 +241,138 @@ describe("svc-vault import", () => {
     });
   });
 
+  it("resumes a batch sent again without a refused line under that send's key: nothing created twice once the line would pass", async () => {
+    const { api, owner, all } = await setup();
+    // Someone else holds the id line 2 asks for (soon deleted).
+    const holder = await api.post("/tokens", {
+      key: owner,
+      body: { id: "order-0002", type: "token", data: "other" },
+    });
+    expect(holder.status).toBe(201);
+    const folder = dir();
+    const file = join(folder, "orders.jsonl");
+    const lines = Array.from({ length: 5 }, (_, i) => ({
+      type: "token",
+      data: `order value ${i + 1}`,
+      ...(i === 1 ? { id: "order-0002" } : {}),
+    }));
+    writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+    const first = await runImport({ file, url: svc.url, key: owner, batchSize: 5, progress: quiet });
+    expect(first.failed.map((f) => [f.line, f.status])).toEqual([[2, 409]]);
+    // The run died after the service created the batch without line 2, before the state recorded it; the id was
+    // freed meanwhile.
+    const state = readFileSync(first.state_file, "utf8").split("\n");
+    writeFileSync(first.state_file, state.filter((line) => !line.includes('"records"')).join("\n"));
+    expect((await api.delete("/tokens/order-0002", { key: owner })).status).toBe(204);
+
+    const again = await runImport({ file, url: svc.url, key: owner, batchSize: 5, progress: quiet });
+
+    // Before: the rerun sent the batch under its first key, whose attempt stored nothing: all five created again
+    // (nine tokens). Now it resumes with the resend's key (a replay), line 2 still told as refused.
+    expect(again.failed.map((f) => [f.line, f.status])).toEqual([[2, 409]]);
+    const values = (await all()).map((t) => t.data as string);
+    expect(values.sort()).toEqual(["order value 1", "order value 3", "order value 4", "order value 5"]);
+  });
+
+  it("tells a line the key may not create as failed (403 naming it) and goes on; records batches answered after a stop", async () => {
+    const { api, tenant } = await tenantWithOwner(svc);
+    const rule = (priority: number, container: string) => ({
+      description: container,
+      priority,
+      container,
+      transform: "reveal",
+      permissions: ["token:create", "token:read"],
+    });
+    const importer = await api.post<{ id: string; key: string }>("/applications", {
+      key: tenant.managementKey,
+      body: { name: "importer", type: "private", rules: [rule(1, "/general/")] },
+    });
+    expect(importer.status).toBe(201);
+    const folder = dir();
+    const file = join(folder, "records.jsonl");
+    const records = (n: number, pii: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        type: "token",
+        data: `record ${i + 1}`,
+        ...(i === pii ? { containers: ["/pii/"] } : {}),
+      }));
+    writeFileSync(
+      file,
+      `${records(10, 1)
+        .map((l) => JSON.stringify(l))
+        .join("\n")}\n`,
+    );
+    // Before: the 403 stopped the whole run ("the key lacks the permission").
+    const first = await runImport({
+      file,
+      url: svc.url,
+      key: importer.body.key,
+      batchSize: 5,
+      progress: quiet,
+    });
+    expect(first.failed.map((f) => [f.line, f.status])).toEqual([[2, 403]]);
+    expect(first.created).toBe(9);
+
+    // A stop (here a 401 for batch 0) while other batches are in flight: those the service answered are recorded,
+    // so a rerun under a changed grant (idempotent replays are per grant) does not create them again.
+    const other = join(folder, "more.jsonl");
+    writeFileSync(
+      other,
+      `${records(20, -1)
+        .map((l) => JSON.stringify({ ...l, data: `more ${l.data}` }))
+        .join("\n")}\n`,
+    );
+    const realFetch = globalThis.fetch;
+    let stopAnswered!: () => void;
+    const stopped = new Promise<void>((resolve) => {
+      stopAnswered = resolve;
+    });
+    globalThis.fetch = (async (url: string, init?: RequestInit) => {
+      const key = (init?.headers as Record<string, string> | undefined)?.["svc-idempotency-key"];
+      if (key?.endsWith("-0")) {
+        // Answered once the other batches are on their way.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        setTimeout(stopAnswered, 0);
+        return new Response(JSON.stringify({ status: 401 }), { status: 401 });
+      }
+      const res = await realFetch(url, init);
+      // Answered once the stop has been taken (its 401 read and thrown): a busy service's order.
+      if (key !== undefined) await stopped.then(() => new Promise((resolve) => setTimeout(resolve, 100)));
+      return res;
+    }) as typeof fetch;
+    try {
+      await expect(
+        runImport({
+          file: other,
+          url: svc.url,
+          key: importer.body.key,
+          batchSize: 5,
+          concurrency: 4,
+          progress: quiet,
+        }),
+      ).rejects.toThrow(/401/);
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    const regrant = await api.put(`/applications/${importer.body.id}`, {
+      key: tenant.managementKey,
+      body: { name: "importer", rules: [rule(1, "/general/"), rule(2, "/pii/")] },
+    });
+    expect(regrant.status).toBe(200);
+    const rerun = await runImport({
+      file: other,
+      url: svc.url,
+      key: importer.body.key,
+      batchSize: 5,
+      progress: quiet,
+    });
+    expect(rerun.failed).toEqual([]);
+    const reader = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+    const listed = await api.get<{ pagination: { total_items: number } }>("/tokens?size=1", { key: reader });
+    // 9 from the first file and the second file's 20, each once (before: its three answered batches twice, 44).
+    expect(listed.body.pagination.total_items).toBe(29);
+  });
+
   it("counts a token once: a value another line or batch of the import created is a deduplication", async () => {
     const { owner } = await setup();
     const file = join(dir(), "same.jsonl");
