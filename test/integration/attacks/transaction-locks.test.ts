@@ -232,15 +232,8 @@ describe("attack: holding a value through a pending create", () => {
 
   it("a revoked key's pending create under a chosen id holds it no longer: the owner's create rolls that transaction back", async () => {
     const { api, managementKey, writer } = await setup();
-    const holder = await holderApplication(api, managementKey);
-    const txn = await api.post<{ id: string }>("/transactions", { key: holder.key });
     const id = "order-2001";
-    const pending = await api.post<TokenBody>("/tokens", {
-      key: holder.key,
-      body: { type: "token", data: "held", id },
-      headers: { "svc-transaction-id": txn.body.id },
-    });
-    expect(pending.status).toBe(201);
+    const { holder } = await pendingCreate(api, managementKey, id);
     const revoked = await api.delete(`/applications/${holder.id}/keys/${holder.keyId}`, {
       key: managementKey,
     });
@@ -256,19 +249,12 @@ describe("attack: holding a value through a pending create", () => {
 
   it("a key that may delete tokens creates under a chosen id in its transaction, held until it commits", async () => {
     const { api, managementKey, writer } = await setup();
-    const holder = await holderApplication(api, managementKey);
-    const txn = await api.post<{ id: string }>("/transactions", { key: holder.key });
     const id = "order-1002";
-    const pending = await api.post<TokenBody>("/tokens", {
-      key: holder.key,
-      body: { type: "token", data: "mine", id },
-      headers: { "svc-transaction-id": txn.body.id },
-    });
-    expect(pending.status).toBe(201);
+    const { holder, transactionId } = await pendingCreate(api, managementKey, id);
     expect((await api.post("/tokens", { key: writer, body: { type: "token", data: "x", id } })).status).toBe(
       409,
     );
-    expect((await api.post(`/transactions/${txn.body.id}/commit`, { key: holder.key })).status).toBe(200);
+    expect((await api.post(`/transactions/${transactionId}/commit`, { key: holder.key })).status).toBe(200);
     expect((await api.get(`/tokens/${id}`, { key: writer })).status).toBe(200);
   });
 });
@@ -283,6 +269,19 @@ async function holderApplication(api: Api, managementKey: string) {
   });
   expect(created.status).toBe(201);
   return { id: created.body.id, key: created.body.key, keyId: String(created.body.keys[0]?.id) };
+}
+
+/** A holder application's key opens a transaction and creates, pending in it, a token under the chosen `id`. */
+async function pendingCreate(api: Api, managementKey: string, id: string) {
+  const holder = await holderApplication(api, managementKey);
+  const txn = await api.post<{ id: string }>("/transactions", { key: holder.key });
+  const pending = await api.post<TokenBody>("/tokens", {
+    key: holder.key,
+    body: { type: "token", data: "held", id },
+    headers: { "svc-transaction-id": txn.body.id },
+  });
+  expect(pending.status).toBe(201);
+  return { holder, transactionId: txn.body.id };
 }
 
 async function ownerUpdate(api: Api, owner: string, id: string) {
