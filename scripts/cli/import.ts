@@ -15,7 +15,7 @@ import {
   recordSend,
   type StateHeader,
 } from "./import-state.ts";
-import { appendOutput, readOwnFile, truncateOutput, writeOutput } from "./output-files.ts";
+import { appendOutput, readOwnLines, truncateOutput, writeOutput } from "./output-files.ts";
 import { Progress, type ProgressStream } from "./progress.ts";
 import { formatOf, type InputRecord, readRecords } from "./records.ts";
 
@@ -156,12 +156,13 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
   let mappingBytes = statSync(mappingFile).size;
   // Token ids this import has counted (those of resumed batches included): a token another line or batch of the
   // import already counted, answered again, is a deduplication, not a second creation.
-  const counted = new Set(
-    (readOwnFile(mappingFile) ?? "")
-      .split("\n")
-      .slice(1)
-      .flatMap((line) => line.split(",").at(-1)?.replace(/^'/, "") || []),
-  );
+  const counted = new Set<string>();
+  let titles = true;
+  for await (const line of readOwnLines(mappingFile)) {
+    const id = titles ? "" : line.slice(line.lastIndexOf(",") + 1).replace(/^'/, "");
+    titles = false;
+    if (id) counted.add(id);
+  }
 
   const total = format === "csv" ? Math.max(0, lines - 1) : lines;
   const previouslyDone = [...state.done.values()].reduce((sum, b) => sum + b.records, 0);

@@ -7,6 +7,7 @@
 import {
   closeSync,
   constants,
+  createReadStream,
   fchmodSync,
   fstatSync,
   ftruncateSync,
@@ -14,6 +15,7 @@ import {
   readFileSync,
   writeSync,
 } from "node:fs";
+import { createInterface } from "node:readline";
 import { CliError } from "./api.ts";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_APPEND } = constants;
@@ -55,12 +57,12 @@ function checkOwn(fd: number, path: string) {
 }
 
 /**
- * Reads back a file this CLI wrote (the state file, the mapping), under the rule its writes follow: never through
- * a symbolic link, only a regular file of this user with no other name. A state file planted beside the input
- * would otherwise be trusted (batches it calls finished are skipped, its counts and failures reported) although
- * every write to it is refused. Undefined when the file does not exist.
+ * Opens a file this CLI wrote (the state file, the mapping) for reading, under the rule its writes follow: never
+ * through a symbolic link, only a regular file of this user with no other name. A state file planted beside the
+ * input would otherwise be trusted (batches it calls finished are skipped, its counts and failures reported)
+ * although every write to it is refused. Undefined when the file does not exist.
  */
-export function readOwnFile(path: string): string | undefined {
+function openOwn(path: string): number | undefined {
   let fd: number;
   try {
     fd = openSync(path, O_RDONLY | O_NOFOLLOW);
@@ -72,10 +74,35 @@ export function readOwnFile(path: string): string | undefined {
     throw error;
   }
   checkOwn(fd, path);
+  return fd;
+}
+
+/** A file this CLI wrote, whole (`openOwn`'s rule); undefined when it does not exist. */
+export function readOwnFile(path: string): string | undefined {
+  const fd = openOwn(path);
+  if (fd === undefined) return undefined;
   try {
     return readFileSync(fd, "utf8");
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * A file this CLI wrote, line by line (`openOwn`'s rule), for one that grows with the input: the mapping of a
+ * large import outgrows what one string may hold (about 512 MB in V8), and a resume read it whole.
+ */
+export async function* readOwnLines(path: string): AsyncGenerator<string> {
+  const fd = openOwn(path);
+  if (fd === undefined) return;
+  const lines = createInterface({
+    input: createReadStream("", { fd, encoding: "utf8" }),
+    crlfDelay: Infinity,
+  });
+  try {
+    yield* lines;
+  } finally {
+    lines.close();
   }
 }
 

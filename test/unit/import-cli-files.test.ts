@@ -140,6 +140,27 @@ describe("import CLI: import state and mapping on resume", () => {
     await expect(runImport({ ...options(file), mappingFile: other })).rejects.toThrow(/shorter/);
     expect(readFileSync(other, "utf8")).toBe("x\n");
   });
+
+  it("counts a token of a finished batch, answered again after the resume, as a deduplication (read back from the mapping line by line)", async () => {
+    const { file } = await interruptedImport();
+    const mapped = readFileSync(`${file}.mapping.csv`, "utf8").trim().split("\n").slice(1);
+    const earlier = mapped[0]?.split(",").at(-1) ?? "";
+    // The vault answers the resumed batches' first line with a token the first run was given (the same card).
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(async (_url: string, init: { body?: string }) => {
+        const batch = JSON.parse(init.body ?? "[]") as unknown[];
+        const now = new Date().toISOString();
+        const tokens = batch.map((_, i) => ({ id: i === 0 ? earlier : randomUUID(), created_at: now }));
+        return new Response(JSON.stringify(tokens), { status: 201 });
+      }),
+    );
+    const summary = await runImport(options(file));
+    // Counted once by the first run: each later batch's first line is a deduplication, never a second creation.
+    const resumedBatches = (20 - mapped.length) / 5;
+    expect(summary).toMatchObject({ records: 20, deduplicated: resumedBatches });
+    expect(summary.created).toBe(20 - resumedBatches);
+  });
 });
 
 describe("import CLI: mapping file content", () => {
