@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { describe, expect, it, vi } from "vitest";
 import { client, createTenant } from "#test/support/http.ts";
 import { joinMember } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
@@ -88,6 +89,60 @@ describe("audit log", () => {
     for (const keyId of [ci.body.keys[0]?.id as string, other.body.keys[0]?.id as string])
       expect(await history(keyId)).toEqual(["application_key delete"]);
     expect(await history(second.body.id)).toEqual(["application_key delete", "application_key create"]);
+  });
+
+  it("logs a key's revocation once when the key is deleted on its own while its member or application is being deleted", async () => {
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey, "Raced");
+    const member = await joinMember(svc, api, tenant.managementKey);
+    const history = async (id: string) =>
+      (await api.get<Page>(`/logs?entity_id=${id}`, { key: tenant.managementKey })).body.data.map(
+        (l) => l.operation,
+      );
+    const mint = async (key: string) => {
+      const app = await api.post<{ id: string }>("/applications", {
+        key,
+        body: { name: "ci", type: "management", permissions: ["application:read"] },
+      });
+      const second = await api.post<{ id: string }>(`/applications/${app.body.id}/keys`, { key });
+      return { app: app.body.id, key: second.body.id };
+    };
+    /** Runs `deletion`; its first transactional write waits for the key's own DELETE to commit first. */
+    const raced = async (raced: { app: string; key: string }, deletion: () => Promise<number>) => {
+      const dynamo = svc.service.deps.dynamo;
+      const send = dynamo.send.bind(dynamo);
+      let fired = false;
+      const spy = vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
+        if (!fired && command instanceof TransactWriteCommand) {
+          fired = true;
+          const own = await api.delete(`/applications/${raced.app}/keys/${raced.key}`, {
+            key: tenant.managementKey,
+          });
+          expect(own.status).toBe(204);
+        }
+        return send(command as TransactWriteCommand);
+      }) as typeof dynamo.send);
+      try {
+        expect(await deletion()).toBe(204);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(fired).toBe(true);
+    };
+
+    const ofMember = await mint(member.management_key);
+    await raced(ofMember, async () => {
+      return (await api.delete(`/tenants/self/members/${member.id}`, { key: tenant.managementKey })).status;
+    });
+    const ofApplication = await mint(tenant.managementKey);
+    await raced(ofApplication, async () => {
+      return (await api.delete(`/applications/${ofApplication.app}`, { key: tenant.managementKey })).status;
+    });
+
+    // It was: ["delete", "delete", "create"]: the deletion's write deleted the listing it had read, already gone.
+    expect(await history(ofMember.key)).toEqual(["delete", "create"]);
+    expect(await history(ofApplication.key)).toEqual(["delete", "create"]);
+    expect(await history(ofApplication.app)).toEqual(["delete", "create"]);
   });
 
   it("filters by entity type and date range, and pages with totals and a cursor", async () => {

@@ -13,7 +13,7 @@ import type {
 import { DynamoApplicationReader } from "./application-reader.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
-import { ITEMS_PER_REVOKED_KEY, revokeBeyond } from "./key-revocation.ts";
+import { ITEMS_PER_REVOKED_KEY, revokeBeyond, untilRevoked } from "./key-revocation.ts";
 import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
 import { keys } from "./schema.ts";
@@ -163,6 +163,15 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
     audit: LogEntry,
     keyAudit: RevocationAudit,
   ): Promise<boolean> {
+    return untilRevoked(() => this.deleteOnce(tenantId, applicationId, audit, keyAudit), "The application");
+  }
+
+  private async deleteOnce(
+    tenantId: string,
+    applicationId: string,
+    audit: LogEntry,
+    keyAudit: RevocationAudit,
+  ): Promise<boolean | "changed"> {
     const stored = await this.storedKeys(tenantId, applicationId);
     // More keys than one write holds were left by concurrent additions before their limit held.
     const revoked = stored.map((key) => ({
@@ -172,18 +181,23 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
     }));
     const room = Math.floor((OWN_TRANSACT_ITEMS - 3) / ITEMS_PER_REVOKED_KEY);
     const keyDeletes = await revokeBeyond(this.client, this.tableName, revoked, room);
-    return transactOrFalse(this.client, [
-      {
-        Delete: {
-          TableName: this.tableName,
-          Key: keys.application(tenantId, applicationId),
-          ConditionExpression: "attribute_exists(PK)",
+    const written =
+      keyDeletes !== undefined &&
+      (await transactOrFalse(this.client, [
+        {
+          Delete: {
+            TableName: this.tableName,
+            Key: keys.application(tenantId, applicationId),
+            ConditionExpression: "attribute_exists(PK)",
+          },
         },
-      },
-      { Delete: { TableName: this.tableName, Key: keys.applicationKeySerial(tenantId, applicationId) } },
-      ...keyDeletes,
-      this.audit.put(audit),
-    ]);
+        { Delete: { TableName: this.tableName, Key: keys.applicationKeySerial(tenantId, applicationId) } },
+        ...keyDeletes,
+        this.audit.put(audit),
+      ]));
+    if (written) return true;
+    // Refused: the application gone (not found), or a key of it revoked on its own since it was listed.
+    return (await this.itemExists(keys.application(tenantId, applicationId))) ? "changed" : false;
   }
 
   /**

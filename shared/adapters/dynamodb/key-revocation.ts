@@ -1,4 +1,6 @@
-import { type DynamoDBDocumentClient, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { conflict } from "#shared/domain/errors.ts";
+import { transactOrFalse } from "./client.ts";
 import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { keys } from "./schema.ts";
 
@@ -19,7 +21,9 @@ export const ITEMS_PER_REVOKED_KEY = 3;
  * The deletes that revoke `revoked` (each key's listing and lookup, with its audit entry), for a write that has room for `room` of
  * them: those beyond it are deleted first, in writes of their own. A failure part-way leaves the holder (the
  * application or member whose write comes last) in place, with fewer keys, so deleting it again goes on; a
- * holder is never gone while a key of its stays.
+ * holder is never gone while a key of its stays. Each listing's delete is conditional on the key still being
+ * there: a key revoked on its own since it was listed (its own `delete` entry written) would be logged twice.
+ * Undefined when a write was refused for that: the caller lists again (`untilRevoked`).
  */
 export async function revokeBeyond(
   client: DynamoDBDocumentClient,
@@ -28,15 +32,29 @@ export async function revokeBeyond(
   room: number,
 ) {
   const deletes = (key: RevokedKey) => [
-    { Delete: { TableName: tableName, Key: key.listing } },
+    { Delete: { TableName: tableName, Key: key.listing, ConditionExpression: "attribute_exists(PK)" } },
     { Delete: { TableName: tableName, Key: keys.apiKey(key.hash) } },
     key.entry,
   ];
   const perWrite = Math.floor(OWN_TRANSACT_ITEMS / ITEMS_PER_REVOKED_KEY);
   const early = revoked.slice(Math.max(0, room));
   for (let i = 0; i < early.length; i += perWrite)
-    await client.send(
-      new TransactWriteCommand({ TransactItems: early.slice(i, i + perWrite).flatMap(deletes) }),
-    );
+    if (!(await transactOrFalse(client, early.slice(i, i + perWrite).flatMap(deletes)))) return undefined;
   return revoked.slice(0, Math.max(0, room)).flatMap(deletes);
+}
+
+/** How often a deletion lists its keys again when one of them was revoked on its own meanwhile. */
+const REVOCATION_ATTEMPTS = 5;
+
+/**
+ * Runs one deletion that revokes keys (`attempt`: listed, then written) until it is not refused by a key that
+ * changed since it was listed: "changed" asks for another listing. Each attempt reads its holder afresh, so a
+ * holder deleted meanwhile ends it as not found.
+ */
+export async function untilRevoked<T>(attempt: () => Promise<T | "changed">, holder: string): Promise<T> {
+  for (let i = 0; i < REVOCATION_ATTEMPTS; i++) {
+    const outcome = await attempt();
+    if (outcome !== "changed") return outcome;
+  }
+  throw conflict(`${holder}'s keys are changing while it is being deleted; retry.`);
 }

@@ -8,7 +8,7 @@ import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts"
 import type { DynamoApplicationStore } from "./application-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
-import { ITEMS_PER_REVOKED_KEY, revokeBeyond } from "./key-revocation.ts";
+import { ITEMS_PER_REVOKED_KEY, revokeBeyond, untilRevoked } from "./key-revocation.ts";
 import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { decodeCursor, encodeCursor, queryAll } from "./paging.ts";
 import { epochSeconds, keys } from "./schema.ts";
@@ -71,6 +71,10 @@ export class DynamoMemberStore implements MemberStore {
     memberId: string,
     audit: MemberDeletionAudit,
   ): Promise<{ applicationIds: string[]; keys: { hash: string; id: string }[] } | undefined> {
+    return untilRevoked(() => this.deleteMemberOnce(tenantId, memberId, audit), "The member");
+  }
+
+  private async deleteMemberOnce(tenantId: string, memberId: string, audit: MemberDeletionAudit) {
     const member = await this.getMember(tenantId, memberId);
     if (!member || member.role === "OWNER") return undefined;
     const bound = (await this.queryPrefix(tenantId, "APP#")).filter((app) => app.member_id === memberId);
@@ -86,6 +90,7 @@ export class DynamoMemberStore implements MemberStore {
     // The member, its user and its entry; each bound application's two items and entry.
     const room = Math.floor((OWN_TRANSACT_ITEMS - 3 - 3 * bound.length) / ITEMS_PER_REVOKED_KEY);
     const keyDeletes = await revokeBeyond(this.client, this.tableName, revoked, room);
+    if (!keyDeletes) return "changed";
     const written = await transactOrFalse(this.client, [
       {
         Delete: {
@@ -107,7 +112,8 @@ export class DynamoMemberStore implements MemberStore {
       ...keyDeletes,
       this.audit.put(audit.member),
     ]);
-    if (!written) return undefined;
+    // Refused: the member gone or made owner (the next attempt's read ends it), or a key revoked on its own.
+    if (!written) return "changed";
     return {
       applicationIds: bound.map((app) => String(app.id)),
       keys: minted.map((k) => ({ hash: String(k.key_hash), id: String(k.id) })),
