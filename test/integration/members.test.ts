@@ -165,6 +165,43 @@ describe("members", () => {
     expect(missing.status).toBe(404);
   });
 
+  it("deleting a member whose keys outgrow one write revokes every one of them, each logged once", async () => {
+    const { api, invite, managementKey } = await setup();
+    const invitation = await invite();
+    const accepted = await api.post<Member>("/invitations/accept", {
+      body: { code: codeFromOutbox(invitation.email).code },
+    });
+    const memberKey = String(accepted.body.management_key);
+    // Two applications of 20 keys each: 40 keys, 120 items with their lookups and entries, over one write's 100.
+    const minted: string[] = [];
+    for (const name of ["ci", "cd"]) {
+      const app = await api.post<{ id: string; key: string }>("/applications", {
+        key: memberKey,
+        body: { name, type: "management", permissions: ["application:read"] },
+      });
+      minted.push(app.body.key);
+      for (let i = 1; i < 20; i++) {
+        const key = await api.post<{ key: string }>(`/applications/${app.body.id}/keys`, { key: memberKey });
+        expect(key.status).toBe(201);
+        minted.push(key.body.key);
+      }
+    }
+
+    expect((await api.get("/applications/key", { key: minted[0] })).status).toBe(200); // before: it answers
+    expect(
+      (await api.delete(`/tenants/self/members/${accepted.body.id}`, { key: managementKey })).status,
+    ).toBe(204);
+    for (const key of [memberKey, ...minted])
+      expect((await api.get("/applications/key", { key })).status).toBe(401);
+    const deletes = await api.get<{ data: { entity_type: string; operation: string; entity_id: string }[] }>(
+      "/logs?entity_type=application_key&size=100",
+      { key: managementKey },
+    );
+    const revoked = deletes.body.data.filter((l) => l.operation === "delete").map((l) => l.entity_id);
+    expect(revoked.length).toBeGreaterThanOrEqual(40);
+    expect(new Set(revoked).size).toBe(revoked.length);
+  });
+
   it("pages members (size at most 50) and filters by user_id", async () => {
     const { api, managementKey, invite } = await setup();
     const invitation = await invite();
