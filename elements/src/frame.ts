@@ -152,6 +152,16 @@ function typedLeaves(value: unknown, depth: number): string[] {
     : [];
 }
 
+/** What of an element's value is secret at any length: all of it but the expiry (a card's number and cvc). */
+function secretPart(role: string, value: unknown): unknown {
+  if (role === "cardExpirationDate") return undefined;
+  if (role === "card" && value !== null && typeof value === "object") {
+    const { number, cvc } = value as { number?: unknown; cvc?: unknown };
+    return [number, cvc];
+  }
+  return value;
+}
+
 /** The SHA-256 of a key, in hex: what the page's `k` (and so its CSP's frame-ancestors) was made for. */
 async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
@@ -197,6 +207,7 @@ function controller(): (request: Request) => Promise<unknown> {
     leaf: string | undefined,
     depth: number,
     typed: string[],
+    secret: string[],
   ): unknown => {
     if (depth > 8) throw new Error("The token data nests too deeply.");
     if (value && typeof value === "object" && !Array.isArray(value)) {
@@ -207,14 +218,16 @@ function controller(): (request: Request) => Promise<unknown> {
         const got = handle.valueFor(leaf);
         if ("error" in got) throw new Error(got.error);
         typed.push(...typedLeaves(got.value, 0));
+        secret.push(...typedLeaves(secretPart(handle.role, got.value), 0).filter((leaf) => leaf !== ""));
         return got.value;
       }
       const out: Record<string, unknown> = {};
       for (const [name, inner] of Object.entries(value))
-        out[name] = resolveLeaves(inner, name, depth + 1, typed);
+        out[name] = resolveLeaves(inner, name, depth + 1, typed, secret);
       return out;
     }
-    if (Array.isArray(value)) return value.map((inner) => resolveLeaves(inner, leaf, depth + 1, typed));
+    if (Array.isArray(value))
+      return value.map((inner) => resolveLeaves(inner, leaf, depth + 1, typed, secret));
     return value;
   };
 
@@ -256,13 +269,21 @@ function controller(): (request: Request) => Promise<unknown> {
         if (refused.length)
           throw new Error(`${refused.join(", ")} cannot be set from a page; set it from your back end.`);
         const typed: string[] = [];
-        const body = { ...request.body, data: resolveLeaves(request.body.data, undefined, 0, typed) };
-        const answer = await api("POST", "tokens", apiKey, body);
+        const secret: string[] = [];
+        const data = resolveLeaves(request.body.data, undefined, 0, typed, secret);
+        const answer = await api("POST", "tokens", apiKey, { ...request.body, data });
         // A type whose mask shows a value whole (a routing number's `{{ data }}`), chosen by a script on the page
         // for a text element, would hand it what was typed: an answer holding a typed value of five characters or
-        // more goes to the page without its `data` (a card's masked number and expiry still go).
+        // more goes to the page without its `data` (a card's masked number and expiry still go). A shorter one
+        // (a cvc, 3–4 digits) goes without it too when a leaf of the data is that value (a public key's rule that
+        // reveals on create showed a cvc tokenized alone: front-end review, 28 Nov 2026); expiry is never secret.
         const text = JSON.stringify(answer);
-        if (!typed.some((value) => value.length >= 5 && text.includes(value))) return answer;
+        const shown = typedLeaves((answer as { data?: unknown } | undefined)?.data, 0);
+        if (
+          !typed.some((value) => value.length >= 5 && text.includes(value)) &&
+          !secret.some((value) => shown.includes(value))
+        )
+          return answer;
         const { data: _shown, ...rest } = answer as Record<string, unknown>;
         return rest;
       }

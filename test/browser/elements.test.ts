@@ -231,6 +231,45 @@ describe("Elements in a browser", () => {
     await page.close();
   });
 
+  it("answers a create without its data when the data shows a typed cvc, short as it is (a public key whose rule reveals on create)", async () => {
+    const api = client(svc.url);
+    const { managementKey } = await createTenant(api, svc.rootKey);
+    // A merchant's public key with a rule that shows what it creates (a page that displays a token's data).
+    const pub = await api.post<{ key: string }>("/applications", {
+      key: managementKey,
+      body: {
+        name: "checkout",
+        type: "public",
+        permissions: ["token:create"],
+        allowed_origins: [shop.origin],
+        rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:create"] }],
+      },
+    });
+    expect(pub.status).toBe(201);
+    const page = await openShop("/cvc-alone", '<div id="n"></div><div id="e"></div><div id="c"></div>');
+    await page.evaluate(`(async () => {
+      window.svc = await SvcElements.init({ apiKey: ${JSON.stringify(pub.body.key)}, baseUrl: ${JSON.stringify(svc.url)} });
+      window.e = svc.createElement("cardExpirationDate");
+      window.c = svc.createElement("cardVerificationCode");
+      await Promise.all([e.mount("#e"), c.mount("#c")]);
+    })()`);
+    await (await frameWith(page, "#svc-expiry")).locator("#svc-expiry").pressSequentially("0731");
+    await (await frameWith(page, "#svc-cvc")).locator("#svc-cvc").pressSequentially("937");
+    // A skimming script tokenizes the cvc alone as a generic token: it was answered with `"data":"937"`.
+    const cvc = (await page.evaluate(
+      `svc.tokens.create({ type: "token", data: c }).then((t) => keep(t), (e) => e.message)`,
+    )) as { id?: string; data?: unknown };
+    expect(cvc.id).toEqual(expect.any(String));
+    expect(cvc).not.toHaveProperty("data");
+    expect(await pageHoldings(page)).not.toContain("937");
+    // The expiry is no secret: a token of it still shows its data.
+    const expiry = (await page.evaluate(
+      `svc.tokens.create({ type: "token", data: e }).then((t) => keep(t), (e) => e.message)`,
+    )) as { data?: unknown };
+    expect(expiry.data).toEqual({ expiration_month: 7, expiration_year: 2031 });
+    await page.close();
+  });
+
   it("tells the page nothing of a number's Luhn check before 16 digits while it is typed (front-end review)", async () => {
     // The first 13 digits of this Visa pass Luhn, a 13-digit Visa's length: the page was told `valid` there, and
     // `valid: false` at the 14th, which a Visa whose 13-digit prefix fails Luhn never showed.
