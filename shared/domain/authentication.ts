@@ -186,8 +186,11 @@ export class Authenticator {
       applicationId === session.created_by ? undefined : this.applications.get(tenantId, session.created_by),
     ]);
     if (!application || (authorizedKeyId && !authorizingKey)) return undefined;
-    // The creator's origins bound where the session is used from; a deleted creator leaves none.
-    const origins = (applicationId === session.created_by ? application : creator)?.allowed_origins ?? [];
+    // Only as lasting as the application that created it (a retired checkout's sessions end with it: they read
+    // on from anywhere without an Origin, front-end review); its origins bound where the session is used from.
+    const created = applicationId === session.created_by ? application : creator;
+    if (!created) return undefined;
+    const origins = created.allowed_origins ?? [];
     return {
       kind: "session",
       tenantId,

@@ -3,6 +3,7 @@ import { conflict, forbidden, notFound, validationError } from "#shared/domain/e
 import { hashKey, newApiKey } from "#shared/ids.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { SessionStore, StoredSession } from "#shared/ports/session-store.ts";
+import type { ApplicationReader } from "#shared/ports/stores.ts";
 import { type AccessRule, mayEverHold, ruleSetErrors } from "./access-rules.ts";
 import { auditEvent } from "./audit-entry.ts";
 import type { TenantPrincipal } from "./entities.ts";
@@ -53,7 +54,7 @@ export interface AuthorizeInput {
  * for, each of which the authorizing application must itself hold; at access time the two are intersected.
  */
 export async function authorizeSession(
-  deps: SessionDeps,
+  deps: SessionDeps & { applications: Pick<ApplicationReader, "get"> },
   principal: TenantPrincipal,
   input: AuthorizeInput,
 ): Promise<void> {
@@ -76,7 +77,9 @@ export async function authorizeSession(
   const found = await deps.sessions.findByNonce(hashKey(input.nonce));
   if (!found || found.tenantId !== principal.tenantId) throw notFound("The nonce");
   const session = await deps.sessions.get(found.tenantId, found.sessionId);
-  if (!session) throw notFound("The nonce");
+  // A session lasts only while the application that created it does (authentication refuses it after).
+  if (!session || !(await deps.applications.get(session.tenant_id, session.created_by)))
+    throw notFound("The nonce");
   const now = deps.clock.now();
   let expires_at = session.expires_at;
   if (input.expires_at !== undefined) {

@@ -4,7 +4,7 @@ import { keys } from "#shared/adapters/dynamodb/schema.ts";
 import { hashKey } from "#shared/ids.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
-import { appKey, type TokenBody, type TokenPage, VISA } from "#test/support/tokens.ts";
+import { appKey, application, type TokenBody, type TokenPage, VISA } from "#test/support/tokens.ts";
 
 const svc = useService();
 
@@ -115,6 +115,35 @@ describe("sessions", () => {
     // The session asked for reveal everywhere; the application only masks /general/: masked it is.
     expect(read.status).toBe(200);
     expect(read.body.data).toBeUndefined();
+  });
+
+  it("ends a session when the application that created it is deleted, authorized or not", async () => {
+    const { api, managementKey, pvt } = await setup();
+    const pub = await application(api, managementKey, { type: "public", permissions: ["token:create"] });
+    const token = await api.post<TokenBody>("/tokens", {
+      key: pub.key,
+      body: { type: "card_number", data: VISA },
+    });
+    const authorized = (await api.post<Created>("/sessions", { key: pub.key })).body;
+    const pending = (await api.post<Created>("/sessions", { key: pub.key })).body;
+    const grant = {
+      rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:read"] }],
+    };
+    await api.post("/sessions/authorize", { key: pvt, body: { nonce: authorized.nonce, ...grant } });
+    expect((await api.get(`/tokens/${token.body.id}`, { key: authorized.session_key })).status).toBe(200);
+
+    // The merchant retires its checkout application (a leaked page, a rebuilt front end).
+    expect((await api.delete(`/applications/${pub.id}`, { key: managementKey })).status).toBe(204);
+
+    // It was: the authorized session still read the card (200) from anywhere without an Origin, and the pending
+    // one could still be authorized within its 3 minutes.
+    expect((await api.get(`/tokens/${token.body.id}`, { key: authorized.session_key })).status).toBe(401);
+    const late = await api.post("/sessions/authorize", {
+      key: pvt,
+      body: { nonce: pending.nonce, ...grant },
+    });
+    expect(late.status).toBe(404);
+    expect((await api.get(`/tokens/${token.body.id}`, { key: pending.session_key })).status).toBe(401);
   });
 
   it("validates authorization: empty grants 400, unknown nonce 404, a second use 409, wrong key kinds 403", async () => {
