@@ -115,7 +115,8 @@ async function tokenize(
   principal: TenantPrincipal | undefined,
   block: unknown,
   caller: Caller,
-  kept?: KeptShowing,
+  kept: KeptShowing | undefined,
+  raw: unknown,
 ): Promise<unknown> {
   if (block === undefined || block === null) return undefined;
   if (!principal)
@@ -128,16 +129,26 @@ async function tokenize(
   // its commit. Each created at once, a block of 600 stored part of itself before a 503, and 20 large masks were
   // stored before a 500 answer-too-large (review round 11). Created as the reactor's application, answered to the
   // caller: no more than the caller may read.
-  const { answer, views } = await tokenizeBatch(deps, principal, block, caller.access);
+  const { answer, views } = await tokenizeBatch(deps, principal, block, {
+    viewer: caller.access,
+    // The reaction's answer, raw beside the tokens, is what must fit (checked before the commit: after it, a
+    // 500 answer-too-large left the tokens stored, review round 12).
+    within: (tokens) => ({ tokens, ...(raw !== undefined ? { raw } : {}) }),
+    // Data the caller did not give, shown to them: a read by the caller, logged before the commit (after it, a
+    // throttled entry answered 503 for stored tokens, whose retry stored them again: review round 12).
+    beforeCommit: async (answered) => {
+      const shown = answered.filter((view) => view.data !== undefined);
+      if (shown.length === 0) return;
+      await recordTokenReads(
+        deps,
+        caller.who,
+        shown.map((view) => ({ id: view.id, type: view.type as TokenType })),
+        `Token read in the answer of reactor ${reactor.id}`,
+      );
+    },
+  });
   for (const view of views) {
     if (view.data === undefined) continue;
-    // Data the caller did not give, shown to them: a read by the caller, logged before it leaves.
-    await recordTokenReads(
-      deps,
-      caller.who,
-      [{ id: view.id, type: view.type as TokenType }],
-      `Token read in the answer of reactor ${reactor.id}`,
-    );
     // A kept answer holds this data (a card's cvc included): it is answered again only while the token still
     // holds it, as an idempotent replay presents a token again only from the token as it is then.
     if (kept) {
@@ -255,7 +266,7 @@ export async function run(
   if (!result.ok) throw reactorFailure(result.error, timeoutMs);
   const value = isPlainObject(result.value) ? result.value : {};
   const kept = reads && shown ? { reads, shown } : undefined;
-  const tokens = await tokenize(deps, reactor, principal, value.tokenize, caller, kept);
+  const tokens = await tokenize(deps, reactor, principal, value.tokenize, caller, kept, value.raw);
   return {
     ...(tokens !== undefined ? { tokens } : {}),
     ...(value.raw !== undefined ? { raw: value.raw } : {}),

@@ -273,10 +273,8 @@ export async function createToken(
   // A chosen id held by another transaction's pending create whose key was revoked since, or whose application
   // lost token:delete there, is held no longer: that transaction rolls back, as for a held update or delete, and
   // the create goes on (its hold kept the back end's own id for the hour: review round 11).
-  if (outcome.outcome === "id-taken" && input.id !== undefined) {
-    const held = await deps.tokens.get(principal.tenantId, token.id);
-    if (held?.lock?.operation === "create" && (await releaseStaleHold(deps, held))) outcome = await write();
-  }
+  if (outcome.outcome === "id-taken" && input.id !== undefined && (await releasedChosenId(deps, token)))
+    outcome = await write();
   if (outcome.outcome === "id-taken") throw conflict("A token with this id already exists.");
   if (outcome.outcome === "transaction-closed") throw notFound("The transaction");
   // Handed back only to a caller who may read it, as a read would show it.
@@ -284,6 +282,17 @@ export async function createToken(
   // In a transaction the token exists only once it commits: counted then (domain/transactions.ts).
   if (!transaction) countTokens(deps, METRIC.tokensCreated, principal.tenantId);
   return presentNew(deps, prepared);
+}
+
+/**
+ * Whether the id `token` is created under was held by another transaction's pending create that holds it no
+ * longer (releaseStaleHold: its key revoked, or its application without token:delete there), now released: the
+ * create writes again. Every create under a chosen id that meets one asks (POST /tokens, POST /tokenize, a
+ * reactor's tokenize block).
+ */
+export async function releasedChosenId(deps: TokenDeps, token: { tenant_id: string; id: string }) {
+  const held = await deps.tokens.get(token.tenant_id, token.id);
+  return held?.lock?.operation === "create" && (await releaseStaleHold(deps, held));
 }
 
 /** A new token as its create answers it: the create's transform, on the data and mask rendering it was given. */

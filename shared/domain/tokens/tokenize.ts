@@ -21,6 +21,7 @@ import {
   prepareCreate,
   presentDuplicate,
   presentNew,
+  releasedChosenId,
 } from "./create.ts";
 import type { TokenDeps } from "./deps.ts";
 import type { TokenView } from "./presenting.ts";
@@ -133,16 +134,31 @@ export async function tokenize(deps: TokenizeDeps, principal: TenantPrincipal, b
   return (await tokenizeBatch(deps, principal, body)).answer;
 }
 
+/** How a batch made for someone else's answer (a reactor's tokenize block) is answered. */
+export interface BatchAnswer {
+  /** Whose access the tokens are answered with, besides the creator's (see prepareCreate). */
+  viewer?: TokenAccess;
+  /** The whole answer the batch's answer goes into (a reaction's, beside its `raw`): its size is checked. */
+  within?: (answer: unknown) => unknown;
+  /**
+   * Runs before the commit with each token as answered (once per token, however many rounds the write takes):
+   * what it writes (the viewer's read entries) is written whether or not the commit then succeeds, and its
+   * failure stores nothing.
+   */
+  beforeCommit?: (views: TokenView[]) => Promise<void>;
+}
+
 /**
- * A batch as `tokenize` makes it, created as `principal` and answered as `viewer` may read it too (a reactor's
- * tokenize block: see prepareCreate); also each token as answered, for what the caller logs of them.
+ * A batch as `tokenize` makes it, created as `principal`; also each token as answered, for what the caller logs
+ * of them. `answering` serves a batch answered as part of another answer.
  */
 export async function tokenizeBatch(
   deps: TokenizeDeps,
   principal: TenantPrincipal,
   body: unknown,
-  viewer?: TokenAccess,
+  answering: BatchAnswer = {},
 ): Promise<{ answer: unknown; views: TokenView[] }> {
+  const { viewer } = answering;
   const { shape, requests } = parseBody(body);
   const prepared: PreparedCreate[] = [];
   for (const { path, input } of requests) {
@@ -220,6 +236,8 @@ export async function tokenizeBatch(
   });
   /** The batch's answer, given the requests deduplicated to stored tokens. */
   let views: TokenView[] = [];
+  /** Tokens `answering.beforeCommit` was given, by id (a later round answers the same token again). */
+  const given = new Set<string>();
   const answerOf = async (duplicates: Record<number, string>) => {
     const answers: TokenView[] = [];
     for (const [index, p] of prepared.entries()) {
@@ -255,10 +273,14 @@ export async function tokenizeBatch(
       // An answer no response could carry (each masked token up to 128 Ki characters: 20 requests of 66 KB made
       // 9.6 MB) refuses the batch here, before anything is stored: past the commit it was a 500 for a stored batch,
       // whose ids the caller never learnt and whose retry stored it again (review round 10).
+      const batchAnswer = await answerOf(duplicatesOf(duplicateEntries));
       requireAnswerFits(
-        await answerOf(duplicatesOf(duplicateEntries)),
+        answering.within ? answering.within(batchAnswer) : batchAnswer,
         "The batch's answer comes to more than one answer holds; send fewer token requests per call.",
       );
+      const fresh = views.filter((view) => !given.has(view.id));
+      await answering.beforeCommit?.(fresh);
+      for (const view of fresh) given.add(view.id);
       const originals = [...new Set(sameAs.values())].filter((first) => {
         const entry = staged.indexOf(first);
         return entry >= 0 && duplicateEntries[entry] === undefined && !readBeforeCommit.has(first);
@@ -330,7 +352,10 @@ async function writeAll(
     await write.beforeCommit(known);
     const outcome = await deps.tokens.createAtOnce(direct, known, deps.clock.now());
     if (outcome.outcome === "too-large") break;
-    if (outcome.outcome === "id-taken") throw write.idTaken(outcome.index);
+    if (outcome.outcome === "id-taken") {
+      if (await releasedChosenId(deps, (direct[outcome.index] as StagedCreate).token)) continue;
+      throw write.idTaken(outcome.index);
+    }
     if (outcome.outcome === "written") {
       // Staged batches are counted by their commit, as it applies them (commitBatch).
       countTokens(deps, METRIC.tokensCreated, principal.tenantId, direct.length - Object.keys(known).length);
@@ -344,25 +369,45 @@ async function writeAll(
     if (round === 3) throw conflict("Token fingerprints kept changing; retry later.");
   }
 
+  // A chosen id held by a stale pending create (releasedChosenId) is released once; the batch is staged again.
+  for (let attempt = 0; ; attempt++) {
+    const staged = await stageAndCommit(deps, principal, write, direct.length);
+    if (!("heldId" in staged)) return staged.duplicates;
+    if (attempt > 0 || !(await releasedChosenId(deps, staged.heldId))) throw write.idTaken(staged.index);
+  }
+}
+
+/** Writes a batch too large for one write: staged pending in a batch transaction, then committed at once. */
+async function stageAndCommit(
+  deps: TokenizeDeps,
+  principal: TenantPrincipal,
+  write: WriteSet,
+  size: number,
+): Promise<{ duplicates: Record<number, string> } | { heldId: StagedCreate["token"]; index: number }> {
   // Opening, staging and rolling back take no effect (nothing of the batch is visible): they run outside the
   // request's idempotency claim, so a batch that failed or died before its commit leaves the key free for a
   // retry. The commit is the effect, recorded with the claim in its own write.
-  const { record, context } = await outsideAnyRequest(() => openBatch(deps, principal, direct.length));
+  const { record, context } = await outsideAnyRequest(() => openBatch(deps, principal, size));
+  let held: { heldId: StagedCreate["token"]; index: number } | undefined;
   try {
     const entries = write.entries(`Token created in batch ${record.id}`);
     const outcome = await outsideAnyRequest(() =>
       deps.tokens.stageCreates(entries, context, deps.clock.now()),
     );
-    if (outcome.outcome === "id-taken") throw write.idTaken(outcome.index);
+    if (outcome.outcome === "id-taken") {
+      held = { heldId: (entries[outcome.index] as StagedCreate).token, index: outcome.index };
+      throw write.idTaken(outcome.index);
+    }
     if (outcome.outcome === "transaction-closed") throw conflict(LIFETIME_PASSED);
     // Checked before the commit, while nothing of the batch is visible.
     for (const [entry, tokenId] of Object.entries(outcome.duplicates))
       await write.checkDuplicate(Number(entry), tokenId);
     await write.beforeCommit(outcome.duplicates);
     if (!(await commitBatch(deps, principal, record))) throw conflict(LIFETIME_PASSED);
-    return outcome.duplicates;
+    return { duplicates: outcome.duplicates };
   } catch (error) {
     await outsideAnyRequest(() => rollbackBatch(deps, principal, record));
+    if (held) return held;
     throw error;
   }
 }

@@ -133,4 +133,61 @@ describe("attack: a reaction answering more than a record keeps", () => {
     expect({ status: res.status, stored }).toEqual({ status: 400, stored: 0 });
     expect(res.body.detail).toContain("At most 250 token requests");
   });
+
+  it("review r12: a tokenize block that fits beside a raw that does not: refused before the commit, not a 500 with the tokens stored", async () => {
+    // 11 masked tokens of ~480 KB each as the result carries them (5.3 MB: passes the batch's own check), and a raw
+    // of 1.5 MB beside them: the reaction's answer (tokens + raw) passes 6 MB only once both are put together.
+    const code = `module.exports = async () => {
+      const request = { type: "token", data: '"'.repeat(1000), mask: Array.from({ length: 120 }, () => "{{data}}") };
+      return { tokenize: Array.from({ length: 11 }, () => request), raw: { big: "x".repeat(1500000) } };
+    };`;
+    const { api, app, reactorId } = await createReactor(svc, {
+      formula: { name: "batch plus raw", code },
+      permissions: ["token:create", "token:use", "token:read"],
+    });
+    const stored = async () =>
+      (await api.get<{ pagination: { total_items: number } }>("/tokens?size=1", { key: app.key })).body
+        .pagination.total_items;
+    const first = await api.post(`/reactors/${reactorId}/react`, { key: app.key, body: { args: {} } });
+    // Found: 500 answer-too-large with the 11 tokens stored (their ids never answered); each retry stores 11 more.
+    expect({ status: first.status, stored: await stored() }).toEqual({ status: 400, stored: 0 });
+  });
+
+  it("review r12: a throttled read entry for the caller after a tokenize block's commit: no 5xx for stored tokens", async () => {
+    const code = `module.exports = async () => ({ tokenize: { a: { type: "token", data: "created by the run" } } });`;
+    const { api, app, reactorId } = await createReactor(svc, {
+      formula: { name: "one token", code },
+      permissions: [],
+      rules: [
+        {
+          priority: 1,
+          container: "/",
+          transform: "reveal",
+          permissions: ["token:create", "token:use", "token:read"],
+        },
+      ],
+    });
+    // DynamoDB throttles the caller's read entry (written by react.ts after tokenizeBatch has committed) once,
+    // past the SDK's retries, as POST /tokenize's own read entries were until they moved before its commit.
+    const log = svc.service.deps.auditLog as unknown as {
+      append: (entries: { message?: string }[]) => Promise<void>;
+    };
+    const append = log.append.bind(log);
+    log.append = async (entries) => {
+      if (entries.some((e) => String(e.message).includes("in the answer of reactor"))) {
+        log.append = append;
+        throw Object.assign(new Error("throttled"), { name: "ThrottlingException" });
+      }
+      return append(entries);
+    };
+    const stored = async () =>
+      (await api.get<{ pagination: { total_items: number } }>("/tokens?size=1", { key: app.key })).body
+        .pagination.total_items;
+    const first = await api.post(`/reactors/${reactorId}/react`, { key: app.key, body: { args: {} } });
+    // Found: 503 (a retry is what it asks for) with the token stored; each retry stores one more. A failure answered
+    // for the reaction must leave nothing stored, as POST /tokenize's read entries, written before its commit, do.
+    expect({ status: first.status, stored: await stored() }).toEqual(
+      first.status >= 500 ? { status: first.status, stored: 0 } : { status: 200, stored: 1 },
+    );
+  });
 });

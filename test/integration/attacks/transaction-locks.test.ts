@@ -247,6 +247,53 @@ describe("attack: holding a value through a pending create", () => {
     expect((await api.get(`/tokens/${id}`, { key: writer })).status).toBe(200);
   });
 
+  it("review r12: a revoked key's pending create under a chosen id holds it no longer for POST /tokenize either", async () => {
+    const { api, managementKey, writer } = await setup();
+    const id = "order-2002";
+    const { holder } = await pendingCreate(api, managementKey, id);
+    const revoked = await api.delete(`/applications/${holder.id}/keys/${holder.keyId}`, {
+      key: managementKey,
+    });
+    expect(revoked.status).toBe(204);
+    // POST /tokens releases the stale hold (round 11); the back end's import through POST /tokenize does not:
+    // found 409 "A token with this id already exists" for the transaction's hour, GET of the id 404.
+    const batch = await api.post<TokenBody[]>("/tokenize", {
+      key: writer,
+      body: [{ type: "token", data: "order", id }],
+    });
+    expect(batch.status).toBe(201);
+    expect((await api.get(`/tokens/${id}`, { key: writer })).status).toBe(200);
+  });
+
+  it("review r12: a public key's create under an id a running POST /tokenize batch is staging does not roll that batch back", async () => {
+    const { api, managementKey, writer } = await setup();
+    const publicKey = await appKey(api, managementKey, { type: "public", permissions: ["token:create"] });
+    // The back end imports its orders under its own ids: 120 requests pass one write, so they are staged pending.
+    const ids = Array.from({ length: 120 }, (_, i) => `import-order-${i}`);
+    const body = ids.map((id) => ({ type: "token", id, data: `card of ${id}` }));
+    // While the batch is staged (between its staging and its commit), a shopper's page sends one of its ids.
+    const tokens = svc.service.deps.tokens as unknown as Record<
+      string,
+      (...args: unknown[]) => Promise<unknown>
+    >;
+    const stage = tokens.stageCreates as (...args: unknown[]) => Promise<unknown>;
+    let squat: { status: number } | undefined;
+    tokens.stageCreates = async (...args: unknown[]) => {
+      tokens.stageCreates = stage;
+      const staged = await stage.apply(svc.service.deps.tokens, args);
+      squat = await api.post("/tokens", {
+        key: publicKey,
+        body: { type: "token", data: "attacker's card", id: "import-order-7" },
+      });
+      return staged;
+    };
+    const batch = await api.post<{ detail?: string }>("/tokenize", { key: writer, body });
+    // Found: the page's create met a pending create held by a batch (opened_by "batch:…", no key: releaseStaleHold
+    // judged that holder unable to delete) and rolled the whole batch back: the create 201 under the back end's
+    // id with the attacker's data, the import 409 "rolled back; nothing was stored".
+    expect({ squat: squat?.status, batch: batch.status }).toEqual({ squat: 409, batch: 201 });
+  });
+
   it("a key that may delete tokens creates under a chosen id in its transaction, held until it commits", async () => {
     const { api, managementKey, writer } = await setup();
     const id = "order-1002";
