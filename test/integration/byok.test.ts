@@ -125,4 +125,63 @@ describe("PUT /tenants/self/keys/kms", () => {
     expect(await dataKeysOf(tenant.tenantId)).toEqual(before);
     expect((await api.get(`/tokens/${card.body.id}`, { key: owner })).status).toBe(200);
   });
+
+  it("a move cut short (a ReEncrypt failing midway, a timeout) leaves no data key outside the customer's key once it disables it", async () => {
+    const { api, tenant } = await tenantWithOwner(svc);
+    const owner = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
+    const card = await api.post<TokenBody>("/tokens", { key: owner, body: { type: "card", data: CARD } });
+    expect(card.status).toBe(201);
+    const name = `cut-${tenant.tenantId}`;
+    const keyArn = createLocalCustomerKey(kmsDir(), name);
+
+    // The ReEncrypt of the token data key fails once (a throttle, a network error, the function's timeout).
+    const customerKeys = svc.service.deps.customerKeys as unknown as {
+      reEncrypt: (
+        wrapped: Buffer,
+        context: Record<string, string>,
+        from?: string,
+        to?: string,
+      ) => Promise<Buffer>;
+    };
+    const original = customerKeys.reEncrypt.bind(customerKeys);
+    customerKeys.reEncrypt = async (wrapped, context, from, to) => {
+      if (/^k\d+$/.test(context.key_id ?? "")) throw new Error("ThrottlingException: rate exceeded");
+      return original(wrapped, context, from, to);
+    };
+    let set: Awaited<ReturnType<typeof api.put>>;
+    try {
+      set = await api.put("/tenants/self/keys/kms", { key: tenant.managementKey, body: { key_arn: keyArn } });
+    } finally {
+      customerKeys.reEncrypt = original;
+    }
+    expect(set.status).toBeGreaterThanOrEqual(500);
+    // The custody record says the tenant's keys are under its own key (new keys are generated there) ...
+    const custody = (await scanTable(svc)).find(
+      (i) => i.PK === `TENANT#${tenant.tenantId}` && i.SK === "KEYCUSTODY",
+    );
+    expect(custody?.key_arn).toBe(keyArn);
+
+    // ... so the customer, relying on it, disables its key to lock the tenant's data (or to end PITR's window).
+    setLocalCustomerKeyEnabled(kmsDir(), name, false);
+    await advance(DEFAULT_KEYRING_OPTIONS.cacheSeconds + 1);
+    const read = await api.get<TokenBody>(`/tokens/${card.body.id}`, { key: owner });
+    // Fail closed: nothing of the tenant opens any more. (It answered 200 with the card number: the data key the
+    // cut-short move left under the deployment's key still unwrapped.)
+    expect(read.status, JSON.stringify(read.body)).toBe(423);
+    const unframed = async () =>
+      (await dataKeysOf(tenant.tenantId))
+        .filter((k) => !k.wrapped.subarray(0, BYOK_FRAME.length).equals(BYOK_FRAME))
+        .map((k) => k.id);
+    expect(await unframed()).not.toEqual([]);
+
+    // The key enabled again, the same PUT finishes the move: every data key under the customer's key.
+    setLocalCustomerKeyEnabled(kmsDir(), name, true);
+    const again = await api.put("/tenants/self/keys/kms", {
+      key: tenant.managementKey,
+      body: { key_arn: keyArn },
+    });
+    expect(again.status).toBe(200);
+    expect(await unframed()).toEqual([]);
+    expect((await api.get(`/tokens/${card.body.id}`, { key: owner })).status).toBe(200);
+  });
 });

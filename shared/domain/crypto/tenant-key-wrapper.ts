@@ -71,7 +71,13 @@ export class TenantKeyWrapper implements KeyWrapper {
 
   async unwrap(stored: Buffer, context: Record<string, string>) {
     const { keyArn, wrapped } = unframe(stored);
-    if (!keyArn) return this.deployment.unwrap(wrapped, context);
-    return failingClosed(() => this.customerKeys.wrapper(keyArn).unwrap(wrapped, context));
+    if (keyArn) return failingClosed(() => this.customerKeys.wrapper(keyArn).unwrap(wrapped, context));
+    // A data key still under the deployment's key of a tenant that brought its own: a move cut short (a
+    // ReEncrypt that failed midway; sending the PUT again finishes it). It opens only while the tenant's key does:
+    // it opened with the tenant's key disabled, so a tenant that locked its data still had it read (key custody
+    // review, 28 Nov 2026).
+    const custody = context.tenant_id ? await this.customerKeyOf(context.tenant_id) : undefined;
+    if (custody) await failingClosed(() => this.customerKeys.reEncrypt(wrapped, context, undefined, custody));
+    return this.deployment.unwrap(wrapped, context);
   }
 }
