@@ -27,8 +27,9 @@ import type {
 import type { AuditItems } from "./audit-items.ts";
 import { claimIfUnclaimed, fingerprintClaimItem, releaseFingerprint } from "./fingerprint-claims.ts";
 import { keyCountUpdates } from "./key-counters.ts";
+import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { epochSeconds } from "./schema.ts";
-import { removeSearchEntries, searchEntries, searchEntryKey, tokenSearchPuts } from "./search-index.ts";
+import { searchEntries, searchEntryKey, tokenSearchPuts } from "./search-index.ts";
 import { tokenSweepPuts } from "./sweep-index.ts";
 import { batchGetTokenItems } from "./token-batch-get.ts";
 import { tokenFromItem, tokenItem, withoutLock } from "./token-items.ts";
@@ -461,8 +462,29 @@ export class DynamoTokenStore implements TokenStore {
   ): Promise<void> {
     if (!owner || !previous?.length) return;
     const kept = new Set(next?.search_hashes ?? []);
-    const dropped = previous.filter((hash) => !kept.has(hash));
-    if (dropped.length) await removeSearchEntries(this.client, this.tableName, owner, dropped);
+    const dropped = [...new Set(previous.filter((hash) => !kept.has(hash)))];
+    // Only while the token does not hold them again: a write giving it a dropped hash back (a second PATCH to the
+    // earlier value, a delete and a create under the same id) between the write and this drop wrote the items this
+    // drop deleted, and the token was found by that value no more until its next write (key custody review).
+    for (let i = 0; i < dropped.length; i += OWN_TRANSACT_ITEMS - 1) {
+      const hashes = dropped.slice(i, i + OWN_TRANSACT_ITEMS - 1);
+      const stale = {
+        ConditionCheck: {
+          TableName: this.tableName,
+          Key: tokenKeys.token(owner.tenant_id, owner.id),
+          ConditionExpression: `attribute_not_exists(PK) OR (attribute_not_exists(txn_id) AND ${hashes
+            .map((_, j) => `NOT contains(search_hashes, :h${j})`)
+            .join(" AND ")})`,
+          ExpressionAttributeValues: Object.fromEntries(hashes.map((hash, j) => [`:h${j}`, hash])),
+        },
+      };
+      const deletes = hashes.map((hash) => ({
+        Delete: { TableName: this.tableName, Key: searchEntryKey(owner, hash) },
+      }));
+      // Refused: one of them is the token's again (or it is held); each of the others goes on its own condition.
+      if ((await this.write([stale, ...deletes])) !== "ok")
+        for (const hash of hashes) await this.removeStaleSearchEntry(owner, hash);
+    }
   }
 
   async searchEntries(

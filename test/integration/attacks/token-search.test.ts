@@ -404,4 +404,42 @@ describe("attack: a search's next page as an oracle of hidden matches", () => {
     expect(all.body.data.map((t) => t.id).sort()).toEqual(["000-right", "zzz-right"]);
     expect(all.body.pagination.next).toBeUndefined();
   });
+
+  it("two PATCHes of one token back to its earlier value: the token stays searchable by the value it holds", async () => {
+    const t = await tenant();
+    const token = await t.create(ssn("111-22-3333"));
+    const mergePatch = { "content-type": "application/merge-patch+json" };
+    const patch = (value: string) =>
+      t.api.patch<TokenBody>(`/tokens/${token.id}`, {
+        key: t.owner,
+        headers: mergePatch,
+        body: { data: { ssn: value } },
+      });
+    // PATCH 1 (111 → 999) has committed its write and is about to drop the lookup items of the hashes the token no
+    // longer has (best effort, after the write): meanwhile PATCH 2 puts the token back to 111, writing those items.
+    const store = svc.service.deps.tokens as unknown as {
+      dropSearchEntries: (next: unknown, previous: string[] | undefined, owner?: unknown) => Promise<void>;
+    };
+    const original = store.dropSearchEntries.bind(store);
+    let raced = false;
+    store.dropSearchEntries = async (...args) => {
+      if (!raced) {
+        raced = true;
+        const back = await patch("111-22-3333");
+        expect(back.status, JSON.stringify(back.body)).toBe(200);
+      }
+      return original(...args);
+    };
+    try {
+      expect((await patch("999-88-7777")).status).toBe(200);
+    } finally {
+      store.dropSearchEntries = original;
+    }
+    expect(raced).toBe(true);
+    const read = await t.api.get<TokenBody>(`/tokens/${token.id}`, { key: t.searcher });
+    expect(read.body.data).toEqual({ ssn: "111-22-3333" });
+    // The token holds 111-22-3333, its lookup item was deleted by PATCH 1's late drop: no search finds it.
+    expect(ids(await t.search("data:111-22-3333"))).toEqual([token.id]);
+    expect(ids(await t.search("data:3333"))).toEqual([token.id]);
+  });
 });
