@@ -44,12 +44,17 @@ async function underEach<T>(
   return out;
 }
 
-/** The blind indexes of a `data:` value: one per token type and live HMAC version, current first. */
+/**
+ * The blind indexes of a `data:` value: one per token type and live HMAC version, the earlier versions first and
+ * the current one last. A search pages through them in that order, and a rewrap moves tokens only from an earlier
+ * version's lookup items to the current one's: ahead of any cursor, so a paging search may meet a moved token
+ * twice but never misses one (current first, the moved tokens went behind the cursor: key custody review).
+ */
 export async function liveSearchHashes(deps: HashDeps, tenantId: string, value: string): Promise<string[]> {
   const perVersion = await underEach(deps, tenantId, "all", (version, hashDeps) =>
     Promise.all(TOKEN_TYPE_NAMES.map((type) => searchHash(hashDeps, tenantId, type, value, version))),
   );
-  return perVersion.flat();
+  return perVersion.reverse().flat();
 }
 
 /** The value's fingerprints under the earlier live HMAC versions (none outside a rotation). */

@@ -83,7 +83,7 @@ async function searchData(
 ) {
   const { tenantId } = principal;
   const containerPrefix = parsed.container === undefined ? undefined : containerPrefixOf(parsed.container);
-  // One blind index per token type (the hash is scoped by type) and live HMAC version, current first (during a
+  // One blind index per token type (the hash is scoped by type) and live HMAC version, current last (during a
   // rewrap, tokens not yet re-hashed are found under the earlier version): the same order on every page.
   const hashes = await liveSearchHashes(deps, tenantId, value);
   // The cursor is bound to the hashes (not the value) and the container.
