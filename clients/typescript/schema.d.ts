@@ -489,6 +489,11 @@ export interface components {
         current: number;
         versions: components["schemas"]["KeyVersion"][];
       };
+      /** @description Once the tenant brought its own KMS key (PUT /tenants/self/keys/kms): that key, and how many of the tenant's data and HMAC keys are not yet wrapped under it (a move cut short; the same PUT sent again finishes it). Absent while the deployment's key wraps them. */
+      custody?: {
+        key_arn: string;
+        keys_not_moved: number;
+      };
     };
     KeyVersion: {
       version: number;

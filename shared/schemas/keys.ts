@@ -17,6 +17,15 @@ export const keysSchema = z
     current: z.number().int(),
     versions: z.array(keyVersionSchema),
     hmac: z.object({ current: z.number().int(), versions: z.array(keyVersionSchema) }),
+    custody: z
+      .object({
+        key_arn: z.string(),
+        keys_not_moved: z.number().int(),
+      })
+      .optional()
+      .describe(
+        "Once the tenant brought its own KMS key (PUT /tenants/self/keys/kms): that key, and how many of the tenant's data and HMAC keys are not yet wrapped under it (a move cut short; the same PUT sent again finishes it). Absent while the deployment's key wraps them.",
+      ),
   })
   .meta({ id: "TenantKeys" });
 

@@ -131,6 +131,11 @@ describe("PUT /tenants/self/keys/kms", () => {
     const owner = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
     const card = await api.post<TokenBody>("/tokens", { key: owner, body: { type: "card", data: CARD } });
     expect(card.status).toBe(201);
+    const custodyShown = async () =>
+      (await api.get<{ custody?: unknown }>("/tenants/self/keys", { key: tenant.managementKey })).body
+        .custody;
+    // Under the deployment's key, the key list names no custody.
+    expect(await custodyShown()).toBeUndefined();
     const name = `cut-${tenant.tenantId}`;
     const keyArn = createLocalCustomerKey(kmsDir(), name);
 
@@ -173,6 +178,8 @@ describe("PUT /tenants/self/keys/kms", () => {
         .filter((k) => !k.wrapped.subarray(0, BYOK_FRAME.length).equals(BYOK_FRAME))
         .map((k) => k.id);
     expect(await unframed()).not.toEqual([]);
+    // The operator sees the move is unfinished: the key list counts the keys not under the tenant's key.
+    expect(await custodyShown()).toEqual({ key_arn: keyArn, keys_not_moved: (await unframed()).length });
 
     // The key enabled again, the same PUT finishes the move: every data key under the customer's key.
     setLocalCustomerKeyEnabled(kmsDir(), name, true);
@@ -182,6 +189,7 @@ describe("PUT /tenants/self/keys/kms", () => {
     });
     expect(again.status).toBe(200);
     expect(await unframed()).toEqual([]);
+    expect(await custodyShown()).toEqual({ key_arn: keyArn, keys_not_moved: 0 });
     expect((await api.get(`/tokens/${card.body.id}`, { key: owner })).status).toBe(200);
   });
 });

@@ -1,8 +1,10 @@
 import { auditEvent, recordEvents } from "#shared/domain/audit-entry.ts";
 import type { Keyring } from "#shared/domain/crypto/keyring.ts";
+import { unframe } from "#shared/domain/crypto/tenant-key-wrapper.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound } from "#shared/domain/errors.ts";
 import type { Clock } from "#shared/ports/clock.ts";
+import type { KeyCustodyStore } from "#shared/ports/customer-keys.ts";
 import type { KeyState, KeyVersionRecord, KeyVersionStore } from "#shared/ports/key-versions.ts";
 import type { AuditLogStore } from "#shared/ports/stores.ts";
 import { destroyableFrom } from "./destroy-window.ts";
@@ -32,6 +34,11 @@ export interface KeysView {
   versions: KeyVersionView[];
   /** The fingerprint and search-index HMAC versions: an older one is looked up until no token needs it. */
   hmac: { current: number; versions: KeyVersionView[] };
+  /**
+   * Once the tenant brought its own KMS key: that key, and how many of its data and HMAC keys are still wrapped
+   * under the deployment's key or an earlier key of its own (a move cut short: the PUT sent again finishes it).
+   */
+  custody?: { key_arn: string; keys_not_moved: number };
 }
 
 /** The tenant's key versions, read fresh (this process's cache of them dropped first). */
@@ -81,11 +88,29 @@ export function keysView(state: KeyState, dataVersion: number, records: KeyVersi
   return { current: dataVersion, versions, hmac: { current: state.hmacVersion, versions: hmacVersions } };
 }
 
+/** Where the tenant's keys are wrapped, once it brought its own KMS key (undefined before). */
+async function custodyView(
+  custody: Pick<KeyCustodyStore, "customerKey" | "wrappedKeys">,
+  tenantId: string,
+): Promise<KeysView["custody"]> {
+  const keyArn = await custody.customerKey(tenantId);
+  if (!keyArn) return undefined;
+  const wrapped = await custody.wrappedKeys(tenantId);
+  const notMoved = wrapped.filter((key) => unframe(key.wrapped).keyArn !== keyArn).length;
+  return { key_arn: keyArn, keys_not_moved: notMoved };
+}
+
 /** GET /tenants/self/keys. */
-export async function listKeys(deps: KeyDeps, principal: TenantPrincipal): Promise<KeysView> {
-  const { state, dataVersion, records } = await currentKeys(deps, principal.tenantId);
+export async function listKeys(
+  deps: KeyDeps & { custody: Pick<KeyCustodyStore, "customerKey" | "wrappedKeys"> },
+  principal: TenantPrincipal,
+): Promise<KeysView> {
+  const [{ state, dataVersion, records }, custody] = await Promise.all([
+    currentKeys(deps, principal.tenantId),
+    custodyView(deps.custody, principal.tenantId),
+  ]);
   await recordEvents(deps, [auditEvent(deps, principal, "tenant_key", "keys", "read", "Key versions read")]);
-  return keysView(state, dataVersion, records);
+  return { ...keysView(state, dataVersion, records), ...(custody ? { custody } : {}) };
 }
 
 /**
