@@ -9,6 +9,15 @@ export const MAX_PROBLEM_FIELDS = 100;
 /** Messages one field keeps (zod may report several issues at one path). */
 const MAX_FIELD_MESSAGES = 10;
 
+/**
+ * The characters of one message a field keeps: zod's "Unrecognized keys" message names every unknown key whole, so
+ * a card's data of one 60,000-character key came back in full (round 12's note, mended at stop 50).
+ */
+export const MAX_FIELD_MESSAGE_CHARS = 500;
+
+const cutMessage = (message: string) =>
+  message.length > MAX_FIELD_MESSAGE_CHARS ? `${message.slice(0, MAX_FIELD_MESSAGE_CHARS)}…` : message;
+
 /** The characters of one key a field's name keeps: the caller's own key, which it already knows in full. */
 export const MAX_FIELD_KEY_CHARS = 64;
 
@@ -50,8 +59,8 @@ export class FieldErrorList {
   addNamed(field: string, message: string): void {
     const messages = this.kept.get(field);
     if (messages) {
-      if (messages.length < MAX_FIELD_MESSAGES) messages.push(message);
-    } else if (this.kept.size < MAX_PROBLEM_FIELDS) this.kept.set(field, [message]);
+      if (messages.length < MAX_FIELD_MESSAGES) messages.push(cutMessage(message));
+    } else if (this.kept.size < MAX_PROBLEM_FIELDS) this.kept.set(field, [cutMessage(message)]);
     else this.others.add(field);
   }
 

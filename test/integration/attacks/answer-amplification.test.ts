@@ -89,6 +89,26 @@ describe("attack: answers multiplied beyond what the request put in", () => {
     expect(resultBytes(res.status, text)).toBeLessThan(64 * 1024);
   }, 120_000);
 
+  it("cuts a field's message short: a card's unknown key of 60,000 characters is not echoed whole", async () => {
+    const { publicKey } = await merchant();
+    const unknown = "u".repeat(60_000); // the data within MAX_DATA_BYTES
+    const res = await fetch(`${svc.url}/tokens`, {
+      method: "POST",
+      headers: { "svc-api-key": publicKey, "content-type": "application/json" },
+      body: stringify({
+        type: "card",
+        data: { number: "4242424242424242", expiration_month: 12, expiration_year: 2099, [unknown]: 1 },
+      }),
+    });
+    const text = await res.text();
+    const answer = JSON.parse(text) as { errors: Record<string, string[]> };
+
+    expect(res.status).toBe(400);
+    // zod's "Unrecognized key" message names the key: kept, cut to its first characters.
+    expect(Object.values(answer.errors).flat().join("\n")).toMatch(/Unrecognized key.*uuuu/);
+    expect(resultBytes(res.status, text)).toBeLessThan(4 * 1024);
+  }, 120_000);
+
   it("gathers a batch's bad fields with short names and no more than it lists (one long key under 250 bad requests: 100 MB)", async () => {
     const { publicKey } = await merchant();
     const tokenize = (body: string) =>
