@@ -36,6 +36,22 @@ export function retryAfterMs(value: string | null, now = Date.now()): number | u
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
+/**
+ * Text the server wrote, made safe for a terminal: control characters (ESC, BEL, CR, line breaks, C1) and
+ * bidirectional overrides escaped as `\uXXXX`. A hostile or compromised server (or anything on the path, with
+ * --allow-plain-http) otherwise wrote the user's clipboard (OSC 52) or rewrote the summary on screen ("0 failed").
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: they are what is escaped
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028-\u202e\u2066-\u2069]/g;
+export const fromServer = (text: string): string =>
+  text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
+/**
+ * A key a header can carry: printable ASCII without spaces. A SVC_API_KEY of two lines (`$(cat keys.txt)`) made
+ * fetch throw a message quoting the whole value, which ended up on stderr after ten retries.
+ */
+const HEADER_SAFE_KEY = /^[\x21-\x7e]+$/;
+
 export async function request(
   options: ApiOptions,
   method: string,
@@ -43,6 +59,10 @@ export async function request(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<ApiAnswer> {
+  if (!HEADER_SAFE_KEY.test(options.key))
+    throw new CliError(
+      "the API key holds a space, a line break or a character an HTTP header cannot carry; check SVC_API_KEY (one key, one line)",
+    );
   const sleep = options.sleep ?? defaultSleep;
   const attempts = options.attempts ?? 10;
   for (let attempt = 1; ; attempt++) {
@@ -86,8 +106,10 @@ export async function request(
     if (answer && !reason) return answer;
     if (attempt >= attempts) {
       if (answer) return answer;
+      // Named by its code, never its message: a fetch error's message may quote what was sent (a header's value).
+      const cause = (failure as { cause?: { code?: unknown } })?.cause?.code;
       throw new CliError(
-        `cannot reach ${options.url} (${(failure as Error)?.message ?? "connection failed"})`,
+        `cannot reach ${options.url} (${typeof cause === "string" ? cause : ((failure as Error)?.name ?? "connection failed")})`,
       );
     }
     const asked = answer ? retryAfterMs(answer.headers.get("retry-after")) : undefined;
@@ -119,8 +141,8 @@ export function problemOf(answer: ApiAnswer): { status: number; title?: string; 
   >;
   return {
     status: answer.status,
-    ...(typeof body.title === "string" ? { title: body.title } : {}),
-    ...(typeof body.detail === "string" ? { detail: body.detail } : {}),
+    ...(typeof body.title === "string" ? { title: fromServer(body.title) } : {}),
+    ...(typeof body.detail === "string" ? { detail: fromServer(body.detail) } : {}),
   };
 }
 

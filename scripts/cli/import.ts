@@ -6,7 +6,7 @@
  */
 import { createHash, createHmac } from "node:crypto";
 import { createReadStream, existsSync, statSync } from "node:fs";
-import { type ApiOptions, CliError, problemOf, request, stopOn } from "./api.ts";
+import { type ApiOptions, CliError, fromServer, problemOf, request, stopOn } from "./api.ts";
 import {
   type BatchRecord,
   type Failure,
@@ -93,7 +93,9 @@ function indexesAtFault(body: unknown, size: number): Map<number, Record<string,
     const index = Number(match[1]);
     if (index >= size) continue;
     const fields = faults.get(index) ?? {};
-    fields[match[2] || "request"] = Array.isArray(messages) ? messages.map(String) : [];
+    fields[fromServer(match[2] || "request")] = Array.isArray(messages)
+      ? messages.map((m) => fromServer(String(m)))
+      : [];
     faults.set(index, fields);
   }
   const named = /\(the token request at (\d+)(?:\.[^)]*)?\)/.exec(problem.detail ?? "");
