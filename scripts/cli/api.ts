@@ -59,7 +59,8 @@ export async function request(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<ApiAnswer> {
-  if (!HEADER_SAFE_KEY.test(options.key))
+  // Surrounding whitespace is trimmed by fetch, as a header's value is (a key file saved with CRLF).
+  if (!HEADER_SAFE_KEY.test(options.key.trim()))
     throw new CliError(
       "the API key holds a space, a line break or a character an HTTP header cannot carry; check SVC_API_KEY (one key, one line)",
     );
