@@ -71,13 +71,14 @@ export class TenantKeyWrapper implements KeyWrapper {
 
   async unwrap(stored: Buffer, context: Record<string, string>) {
     const { keyArn, wrapped } = unframe(stored);
-    if (keyArn) return failingClosed(() => this.customerKeys.wrapper(keyArn).unwrap(wrapped, context));
-    // A data key still under the deployment's key of a tenant that brought its own: a move cut short (a
-    // ReEncrypt that failed midway; sending the PUT again finishes it). It opens only while the tenant's key does:
-    // it opened with the tenant's key disabled, so a tenant that locked its data still had it read (key custody
-    // review, 28 Nov 2026).
+    // A data key under another key than the tenant's own key now (the deployment's, or an earlier key of the
+    // tenant's): a move cut short (a ReEncrypt that failed midway; sending the PUT again finishes it). It opens only
+    // while the tenant's current key would take it: it opened with that key disabled, so a tenant that locked its
+    // data still had it read (key custody review, 28 Nov 2026; for an earlier customer key, stop 50's review).
     const custody = context.tenant_id ? await this.customerKeyOf(context.tenant_id) : undefined;
-    if (custody) await failingClosed(() => this.customerKeys.reEncrypt(wrapped, context, undefined, custody));
+    if (custody && custody !== keyArn)
+      await failingClosed(() => this.customerKeys.reEncrypt(wrapped, context, keyArn, custody));
+    if (keyArn) return failingClosed(() => this.customerKeys.wrapper(keyArn).unwrap(wrapped, context));
     return this.deployment.unwrap(wrapped, context);
   }
 }
