@@ -78,6 +78,8 @@ const csvCell = (raw: string) => {
 interface TokenAnswer {
   id?: unknown;
   created_at?: unknown;
+  /** Set in a replayed answer (a resumed batch) on a token deleted or changed since its first answer. */
+  replay?: unknown;
 }
 
 /** The request index a field error or a detail names ("3.data.number", "(the token request at 3)"). */
@@ -230,6 +232,15 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
         for (const [i, record] of pending.entries()) {
           const token = answers[i] as TokenAnswer;
           const id = String(token.id);
+          // A replayed batch (a resumed run) whose token was deleted since: the line's token is gone, not mapped.
+          if (token.replay === "gone") {
+            failed.push({
+              line: record.line,
+              status: 404,
+              detail: `its token ${id} was deleted after this batch was first sent; import the line again to create it anew`,
+            });
+            continue;
+          }
           const createdAt = Date.parse(String(token.created_at));
           if (counted.has(id) || createdAt < Math.min(served, sentAt, firstSent) - 5000) deduplicated++;
           counted.add(id);

@@ -86,6 +86,7 @@ export const tokensRoutes = routeGroup("tokens", {
     permissions: ["token:create"],
     summary: "Tokenize many at once (up to 250 token requests; all or nothing), answered in the body's shape",
     body: tokenizeBody,
+    replayEachToken: true,
     responses: {
       201: { description: "Every token created (or found by deduplication)", schema: tokenizeAnswer },
       403: problem("The key lacks token:create on a request's container"),

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Transform } from "./access-rules.ts";
+import { DomainError } from "./errors.ts";
 
 /** The idempotency claim a request holds while its handler runs (see shared/http/middleware/idempotency.ts). */
 export interface IdempotencyClaimRef {
@@ -75,6 +76,30 @@ export interface PresentedTokenRef {
   mask?: unknown;
   /** The token's `created_at`: a token deleted and created again under the same id is another token. */
   created?: string;
+}
+
+/**
+ * A token an answer presented that its replay cannot present again: deleted or expired since (`gone`, 404) or at
+ * another version (`changed`, 409). `stub` is all a replay of a route that answers many tokens shows of it in its
+ * place (RouteSpec.replayEachToken): its id and created_at, which the first answer gave, and the mark; nothing of
+ * what it holds now.
+ */
+export class TokenNotStanding extends DomainError {
+  readonly stub: { id: string; created_at?: string; replay: "gone" | "changed" };
+
+  constructor(ref: PresentedTokenRef, mark: "gone" | "changed") {
+    super(
+      mark === "gone" ? "not-found" : "conflict",
+      mark === "gone"
+        ? "The token this idempotent request answered was not found."
+        : "The token this idempotent request answered has changed since; read it instead.",
+    );
+    this.stub = {
+      id: ref.id,
+      ...(ref.created !== undefined ? { created_at: ref.created } : {}),
+      replay: mark,
+    };
+  }
 }
 
 interface Scope {

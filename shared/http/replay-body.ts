@@ -1,4 +1,4 @@
-import type { DataRead, PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
+import { type DataRead, type PresentedTokenRef, TokenNotStanding } from "#shared/domain/idempotency-scope.ts";
 
 type Path = (string | number)[];
 
@@ -33,16 +33,24 @@ export function toReplayBody(
   return { body: walk(body, []), tokens };
 }
 
-/** Puts each token back, presented again (in order, so audit entries follow the answer's order). */
+/**
+ * Puts each token back, presented again (in order, so audit entries follow the answer's order). `eachToken`: a
+ * token deleted or changed since is answered by its stub in its place (RouteSpec.replayEachToken); otherwise it
+ * fails the whole replay (404 or 409).
+ */
 export async function fromReplayBody(
   stored: ReplayBody,
   presentAgain: (ref: PresentedTokenRef) => Promise<unknown>,
   checkRead: (read: DataRead) => Promise<void>,
+  eachToken = false,
 ): Promise<unknown> {
   for (const read of stored.reads ?? []) await checkRead(read);
   let body = stored.body;
   for (const { path, ref } of stored.tokens) {
-    const view = await presentAgain(ref);
+    const view = await presentAgain(ref).catch((error: unknown) => {
+      if (eachToken && path.length > 0 && error instanceof TokenNotStanding) return error.stub;
+      throw error;
+    });
     if (path.length === 0) {
       body = view;
       continue;

@@ -74,6 +74,12 @@ export interface RouteSpec {
   /** POST/PUT/PATCH honour SVC-IDEMPOTENCY-KEY unless this is false (honoursIdempotencyKey). */
   idempotent?: boolean;
   /**
+   * The answer holds many tokens (POST /tokenize): its replay presents each that still stands, and answers one
+   * deleted or changed since by a stub `{id, created_at, replay: "gone" | "changed"}` in its place, instead of
+   * failing whole (404/409). A resumed import would otherwise lose the token ids of the whole batch.
+   */
+  replayEachToken?: boolean;
+  /**
    * The 2xx answer holds a credential (a new key, a session key, a proxy's key, the webhook secret). Its caller's
    * key is looked up fresh (a key revoked on another instance gets no credential from this one's cache: review
    * round 7), and the answer is never stored for replay to a caller whose credential is shared by design (a public

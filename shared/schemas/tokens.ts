@@ -96,7 +96,7 @@ export const tokenizeBody = z
 /** The same shape, each request replaced by its token. */
 export const tokenizeAnswer = z.unknown().meta({
   description:
-    "The body's shape, each token request replaced by its token as POST /tokens answers it, and each bare value by its token's id.",
+    'The body\'s shape, each token request replaced by its token as POST /tokens answers it, and each bare value by its token\'s id. In an idempotent replay, a token deleted or changed since the first answer is answered as `{id, created_at, replay: "gone" | "changed"}` (nothing of what it holds now; read it to see it).',
 });
 
 /** POST /detokenize: any JSON; its strings' `{{ <id> }}` / `{{ token: <id> | filters }}` are replaced. */

@@ -1,7 +1,7 @@
 import { recordTokenReads } from "#shared/domain/audit-entry.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { conflict, notFound } from "#shared/domain/errors.ts";
-import type { DataRead, PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
+import { type DataRead, type PresentedTokenRef, TokenNotStanding } from "#shared/domain/idempotency-scope.ts";
 import { accessOf, requireAccess } from "./access.ts";
 import type { TokenDeps } from "./deps.ts";
 import { present, type TokenView } from "./presenting.ts";
@@ -27,9 +27,8 @@ export async function presentAgain(
     isExpired(token, deps.clock.now()) ||
     (ref.created !== undefined && ref.created !== token.created_at)
   )
-    throw notFound("The token this idempotent request answered");
-  if (callerVersion(token) !== ref.version)
-    throw conflict("The token this idempotent request answered has changed since; read it instead.");
+    throw new TokenNotStanding(ref, "gone");
+  if (callerVersion(token) !== ref.version) throw new TokenNotStanding(ref, "changed");
   // Data leaves again: audited as a read, fail-closed, before it does.
   await recordTokenReads(deps, principal, [token], "Token presented again by an idempotent replay");
   const shown = { ...token };

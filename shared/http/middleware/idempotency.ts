@@ -249,6 +249,7 @@ export function idempotency(
                 JSON.parse(opened) as ReplayBody,
                 (ref) => replays.presentToken(request, ref),
                 (read) => replays.checkRead(request, read),
+                state.route?.replayEachToken === true,
               ),
             )
           : opened;
