@@ -1,11 +1,13 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { BatchWriteCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { TokenRef } from "#shared/domain/access-rules.ts";
 import { hashVersionOf } from "#shared/domain/keys/key-refs.ts";
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
 import { SEARCH_SCAN_ITEMS } from "#shared/ports/stores.ts";
-import { BATCH_WRITE_ITEMS } from "./limits.ts";
+import { transactOrFalse } from "./client.ts";
+import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { batchGetTokenItems } from "./token-batch-get.ts";
+import { tokenKeys } from "./token-keys.ts";
 
 /**
  * The containers of tokens whose lookup items name none (written before items carried it): read from the token
@@ -71,23 +73,40 @@ export function tokenSearchPuts(
   }));
 }
 
-/** Removes lookup items of hashes a token no longer has (after a PATCH, a delete or expiry). Best effort. */
-export async function removeSearchEntries(
+/**
+ * Removes the lookup items of hashes a token no longer has (after a PATCH, a delete or its expiry), each only while
+ * the token does not hold it again: a write giving the token a dropped hash back between the write that dropped it
+ * and this removal (a second PATCH to the earlier value, a delete or expiry then a create under the same id) wrote
+ * the item this removal would delete, and the token was found by that value no more until its next write (key
+ * custody review; the expiry sweep's removal was still unconditional, stop 50's review). A refused condition
+ * leaves the item: the answer, not a failure. Best effort (a search ignores and removes any left behind).
+ */
+export async function removeDroppedSearchEntries(
   client: DynamoDBDocumentClient,
   tableName: string,
-  token: Pick<StoredToken, "tenant_id" | "id">,
-  hashes: readonly string[],
+  owner: Pick<StoredToken, "tenant_id" | "id">,
+  dropped: readonly string[],
 ): Promise<void> {
-  const unique = [...new Set(hashes)];
-  for (let i = 0; i < unique.length; i += BATCH_WRITE_ITEMS) {
-    const chunk = unique.slice(i, i + BATCH_WRITE_ITEMS);
-    await client.send(
-      new BatchWriteCommand({
-        RequestItems: {
-          [tableName]: chunk.map((hash) => ({ DeleteRequest: { Key: searchEntryKey(token, hash) } })),
-        },
-      }),
-    );
+  const unique = [...new Set(dropped)];
+  const stale = (hashes: string[]) => ({
+    ConditionCheck: {
+      TableName: tableName,
+      Key: tokenKeys.token(owner.tenant_id, owner.id),
+      ConditionExpression: `attribute_not_exists(PK) OR (attribute_not_exists(txn_id) AND ${hashes
+        .map((_, j) => `NOT contains(search_hashes, :h${j})`)
+        .join(" AND ")})`,
+      ExpressionAttributeValues: Object.fromEntries(hashes.map((hash, j) => [`:h${j}`, hash])),
+    },
+  });
+  const remove = (hashes: string[]) =>
+    transactOrFalse(client, [
+      stale(hashes),
+      ...hashes.map((hash) => ({ Delete: { TableName: tableName, Key: searchEntryKey(owner, hash) } })),
+    ]);
+  for (let i = 0; i < unique.length; i += OWN_TRANSACT_ITEMS - 1) {
+    const hashes = unique.slice(i, i + OWN_TRANSACT_ITEMS - 1);
+    // Refused: one of them is the token's again (or it is held); each of the others goes on its own condition.
+    if (!(await remove(hashes)) && hashes.length > 1) for (const hash of hashes) await remove([hash]);
   }
 }
 

@@ -15,7 +15,7 @@ import { ignoreConditionFailed, transactOrFalse } from "./client.ts";
 import { releaseFingerprint } from "./fingerprint-claims.ts";
 import { keyCountUpdates } from "./key-counters.ts";
 import { epochSeconds } from "./schema.ts";
-import { removeSearchEntries } from "./search-index.ts";
+import { removeDroppedSearchEntries } from "./search-index.ts";
 import { sweepEntryPut } from "./sweep-index.ts";
 import { SWEEP_DUE_SHARDS, tokenKeys } from "./token-keys.ts";
 import { LOCK_FREE } from "./token-transaction-writes.ts";
@@ -195,7 +195,7 @@ export class DynamoSweepStore implements SweepStore {
     if (!written) return "changed";
     const hashes = current.Item.search_hashes;
     if (Array.isArray(hashes) && hashes.length)
-      await removeSearchEntries(
+      await removeDroppedSearchEntries(
         this.client,
         this.tableName,
         { tenant_id: item.tenantId, id: item.tokenId },

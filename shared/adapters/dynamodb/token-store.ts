@@ -27,9 +27,8 @@ import type {
 import type { AuditItems } from "./audit-items.ts";
 import { claimIfUnclaimed, fingerprintClaimItem, releaseFingerprint } from "./fingerprint-claims.ts";
 import { keyCountUpdates } from "./key-counters.ts";
-import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { epochSeconds } from "./schema.ts";
-import { searchEntries, searchEntryKey, tokenSearchPuts } from "./search-index.ts";
+import { removeDroppedSearchEntries, searchEntries, tokenSearchPuts } from "./search-index.ts";
 import { tokenSweepPuts } from "./sweep-index.ts";
 import { batchGetTokenItems } from "./token-batch-get.ts";
 import { tokenFromItem, tokenItem, withoutLock } from "./token-items.ts";
@@ -463,28 +462,7 @@ export class DynamoTokenStore implements TokenStore {
     if (!owner || !previous?.length) return;
     const kept = new Set(next?.search_hashes ?? []);
     const dropped = [...new Set(previous.filter((hash) => !kept.has(hash)))];
-    // Only while the token does not hold them again: a write giving it a dropped hash back (a second PATCH to the
-    // earlier value, a delete and a create under the same id) between the write and this drop wrote the items this
-    // drop deleted, and the token was found by that value no more until its next write (key custody review).
-    for (let i = 0; i < dropped.length; i += OWN_TRANSACT_ITEMS - 1) {
-      const hashes = dropped.slice(i, i + OWN_TRANSACT_ITEMS - 1);
-      const stale = {
-        ConditionCheck: {
-          TableName: this.tableName,
-          Key: tokenKeys.token(owner.tenant_id, owner.id),
-          ConditionExpression: `attribute_not_exists(PK) OR (attribute_not_exists(txn_id) AND ${hashes
-            .map((_, j) => `NOT contains(search_hashes, :h${j})`)
-            .join(" AND ")})`,
-          ExpressionAttributeValues: Object.fromEntries(hashes.map((hash, j) => [`:h${j}`, hash])),
-        },
-      };
-      const deletes = hashes.map((hash) => ({
-        Delete: { TableName: this.tableName, Key: searchEntryKey(owner, hash) },
-      }));
-      // Refused: one of them is the token's again (or it is held); each of the others goes on its own condition.
-      if ((await this.write([stale, ...deletes])) !== "ok")
-        for (const hash of hashes) await this.removeStaleSearchEntry(owner, hash);
-    }
+    await removeDroppedSearchEntries(this.client, this.tableName, owner, dropped);
   }
 
   async searchEntries(
@@ -525,17 +503,7 @@ export class DynamoTokenStore implements TokenStore {
   async removeStaleSearchEntry(token: Pick<StoredToken, "tenant_id" | "id">, hash: string): Promise<void> {
     // Before, an unconditional delete on a token the search read earlier: a write giving the token this hash in
     // between lost its lookup item, the token not found by that value until its next write (review round 30).
-    // A refusal (the token holds the hash, or is held) is the answer: the item stays.
-    const stale = {
-      ConditionCheck: {
-        TableName: this.tableName,
-        Key: tokenKeys.token(token.tenant_id, token.id),
-        ConditionExpression:
-          "attribute_not_exists(PK) OR (attribute_not_exists(txn_id) AND NOT contains(search_hashes, :h))",
-        ExpressionAttributeValues: { ":h": hash },
-      },
-    };
-    await this.write([stale, { Delete: { TableName: this.tableName, Key: searchEntryKey(token, hash) } }]);
+    await removeDroppedSearchEntries(this.client, this.tableName, token, [hash]);
   }
 
   /** Runs a write transaction and names why it was refused: the token changed or is held, or the transaction closed. */
