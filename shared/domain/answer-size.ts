@@ -1,3 +1,4 @@
+import { MAX_KEPT_ANSWER_CHARS } from "#shared/ports/stores.ts";
 import { validationError } from "./errors.ts";
 
 /**
@@ -64,4 +65,24 @@ export function requirePageFits(items: readonly unknown[], size: number): void {
 export function requireAnswerFits(answer: unknown, detail: string): void {
   if (!answerFits(JSON.stringify(answer) ?? "null"))
     throw validationError(detail, { body: ["the answer would pass what a Lambda result carries (6 MB)"] });
+}
+
+/**
+ * The most a kept answer's plaintext may come to (a queued reaction's outcome, read again for 24 h): its record
+ * seals it as base64url (4 characters per 3 bytes) under a header of key id, iv and tag, in at most
+ * MAX_KEPT_ANSWER_CHARS characters.
+ */
+export const MAX_KEPT_ANSWER_BYTES = Math.floor(((MAX_KEPT_ANSWER_CHARS - 512) * 3) / 4);
+
+/**
+ * For a write whose answer is kept rather than sent (a queued reaction's tokenize block, before its commit): a 400
+ * when the answer, with `reserveBytes` for what the record keeps beside it, would not fit the record. Past the
+ * commit, the kept outcome was a 500 "too large to keep" for stored tokens whose ids no one was told (stop 50's
+ * review).
+ */
+export function requireKeptFits(answer: unknown, reserveBytes: number, detail: string): void {
+  if (Buffer.byteLength(JSON.stringify(answer) ?? "null", "utf8") + reserveBytes > MAX_KEPT_ANSWER_BYTES)
+    throw validationError(detail, {
+      body: [`the answer would pass what a kept answer holds (${MAX_KEPT_ANSWER_BYTES} bytes)`],
+    });
 }

@@ -155,7 +155,10 @@ export function reactionRunner(
               who: { tenantId: job.tenantId, actor: job.actor },
               handedOut: job.handedOut === true,
             };
-            const runCode = () => run(deps, reactor, formula, args, job.timeoutMs, caller, reads, shown);
+            // The args' reads are kept twice (argsRead, and in reads): counted when the answer's size is checked.
+            const reserveBytes = 2 * Buffer.byteLength(JSON.stringify(job.argsRead ?? [])) + 1024;
+            const kept = { reads, shown, reserveBytes };
+            const runCode = () => run(deps, reactor, formula, args, job.timeoutMs, caller, kept);
             running = true;
             outcome = {
               status: 200,

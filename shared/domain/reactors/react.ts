@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { configuredApplication, sandboxSvc } from "#shared/domain/acting-application.ts";
+import { requireKeptFits } from "#shared/domain/answer-size.ts";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import {
   actorOf,
@@ -103,10 +104,15 @@ interface Caller {
  * What a kept answer (a react-async result, read again for 24 hours) shows of token data: the tokens whose data
  * it holds as they were when shown, answered only while they still are (reactionResult), and logged again.
  */
-interface KeptShowing {
+export interface KeptShowing {
   reads: DataRead[];
   shown: LoggedToken[];
+  /** Bytes the kept record holds beside the answer and these (the args' reads): counted when its size is checked. */
+  reserveBytes: number;
 }
+
+/** What a kept outcome's record holds for each token a tokenize block shows data of (its read and shown entries). */
+const KEPT_BYTES_PER_SHOWN_TOKEN = 512;
 
 /** `tokenize` from the code (an object or array of POST /tokens bodies) turned into real tokens. */
 async function tokenize(
@@ -134,6 +140,19 @@ async function tokenize(
     // The reaction's answer, raw beside the tokens, is what must fit (checked before the commit: after it, a
     // 500 answer-too-large left the tokens stored, review round 12).
     within: (tokens) => ({ tokens, ...(raw !== undefined ? { raw } : {}) }),
+    // A queued run's answer is kept, in one record: it must fit that, with what the record keeps beside it.
+    ...(kept
+      ? {
+          requireFits: (answer: unknown, detail: string, tokens: number) =>
+            requireKeptFits(
+              { status: 200, body: answer },
+              kept.reserveBytes +
+                Buffer.byteLength(JSON.stringify({ reads: kept.reads, shown: kept.shown })) +
+                KEPT_BYTES_PER_SHOWN_TOKEN * tokens,
+              detail,
+            ),
+        }
+      : {}),
     // Data the caller did not give, shown to them: a read by the caller, logged before the commit (after it, a
     // throttled entry answered 503 for stored tokens, whose retry stored them again: review round 12).
     beforeCommit: async (answered) => {
@@ -239,8 +258,7 @@ export async function run(
   args: Record<string, unknown>,
   timeoutMs: number,
   caller: Caller,
-  reads?: DataRead[],
-  shown?: LoggedToken[],
+  kept?: KeptShowing,
 ) {
   const principal = await configuredApplication(
     deps.authenticator,
@@ -262,10 +280,9 @@ export async function run(
     ...(formula.allowed_hosts ? { allowedHosts: formula.allowed_hosts } : {}),
     ...sandboxSvc(deps, principal, `reactor ${reactor.id}`, caller.handedOut === true),
   });
-  if (principal) await noteDataHandedToCode(deps, principal, result.dataFrom ?? [], reads);
+  if (principal) await noteDataHandedToCode(deps, principal, result.dataFrom ?? [], kept?.reads);
   if (!result.ok) throw reactorFailure(result.error, timeoutMs);
   const value = isPlainObject(result.value) ? result.value : {};
-  const kept = reads && shown ? { reads, shown } : undefined;
   const tokens = await tokenize(deps, reactor, principal, value.tokenize, caller, kept, value.raw);
   return {
     ...(tokens !== undefined ? { tokens } : {}),

@@ -141,6 +141,11 @@ export interface BatchAnswer {
   /** The whole answer the batch's answer goes into (a reaction's, beside its `raw`): its size is checked. */
   within?: (answer: unknown) => unknown;
   /**
+   * Refuses a whole answer too large for where it goes, before the commit: by default what a Lambda result
+   * carries; a kept answer (a queued reaction's outcome) holds less.
+   */
+  requireFits?: (answer: unknown, detail: string, tokens: number) => void;
+  /**
    * Runs before the commit with each token as answered (once per token, however many rounds the write takes):
    * what it writes (the viewer's read entries) is written whether or not the commit then succeeds, and its
    * failure stores nothing.
@@ -274,9 +279,10 @@ export async function tokenizeBatch(
       // 9.6 MB) refuses the batch here, before anything is stored: past the commit it was a 500 for a stored batch,
       // whose ids the caller never learnt and whose retry stored it again (review round 10).
       const batchAnswer = await answerOf(duplicatesOf(duplicateEntries));
-      requireAnswerFits(
+      (answering.requireFits ?? requireAnswerFits)(
         answering.within ? answering.within(batchAnswer) : batchAnswer,
         "The batch's answer comes to more than one answer holds; send fewer token requests per call.",
+        views.length,
       );
       const fresh = views.filter((view) => !given.has(view.id));
       await answering.beforeCommit?.(fresh);

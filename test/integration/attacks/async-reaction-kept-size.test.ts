@@ -1,0 +1,64 @@
+/**
+ * Review of stop 50 (a50), on the round-12 fix (7287c00): a reactor's tokenize block is checked before its commit against the whole
+ * answer (tokens beside raw), but against what a synchronous answer carries (6 MB). A queued run (react-async,
+ * or callback_url) keeps its outcome in one record of at most MAX_KEPT_ANSWER_CHARS (320,000 sealed characters):
+ * an answer between that and 6 MB passes the check, its tokens are committed, and the outcome kept is a 500 "too
+ * large to keep". The tokens stay stored, their ids never told to anyone, and the caller, told the run failed,
+ * reacts again and stores them again.
+ */
+import { describe, expect, it } from "vitest";
+import { bodyText } from "#test/support/http.ts";
+import { reactingTenant, reactionResult } from "#test/support/reactors.ts";
+import { useService } from "#test/support/service.ts";
+import { scanTable } from "#test/support/table-scan.ts";
+
+const svc = useService();
+
+describe("react-async: a tokenize block beside a raw too large to keep", () => {
+  it("stores no token when the run's outcome could not be kept: the kept outcome is a 400 saying why", async () => {
+    const { api, managementKey, acting, caller } = await reactingTenant(svc, ["token:use", "token:read"]);
+    // 400 KB of raw (well under a synchronous answer's 6 MB) and one token.
+    const code = `module.exports = async () => ({ raw: "r".repeat(400000), tokenize: { t: { type: "token", data: "orphan-marker" } } });`;
+    const reactor = await api.post<{ id: string; tenant_id?: string }>("/reactors", {
+      key: managementKey,
+      body: { name: "issuer", code, application: { id: acting.id } },
+    });
+    expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+    const accepted = await api.post<{ asyncReactorRequestId: string }>(
+      `/reactors/${reactor.body.id}/react-async`,
+      { key: caller, body: { args: {} } },
+    );
+    expect(accepted.status).toBe(202);
+    const result = await reactionResult(api, caller, reactor.body.id, accepted.body.asyncReactorRequestId);
+
+    const stored = (await scanTable(svc)).filter(
+      (i) => String(i.PK).startsWith("TOKEN#") && i.created_by === acting.id && i.entity !== "search_entry",
+    );
+    // Found: result 500 "The reactor's answer is too large to keep", one token stored (its id nowhere). Now the
+    // block is refused before its commit, and the kept outcome says why.
+    expect({ status: result.status, storedTokens: stored.length }).toEqual({ status: 400, storedTokens: 0 });
+    expect(bodyText(result.body)).toMatch(/kept answer holds/);
+  });
+
+  it("a tokenize block whose answer a record keeps is stored and named in the outcome", async () => {
+    const { api, managementKey, acting, caller } = await reactingTenant(svc, ["token:use", "token:read"]);
+    const code = `module.exports = async () => ({ raw: "r".repeat(150000), tokenize: { t: { type: "token", data: "kept-marker" } } });`;
+    const reactor = await api.post<{ id: string }>("/reactors", {
+      key: managementKey,
+      body: { name: "issuer", code, application: { id: acting.id } },
+    });
+    expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+    const accepted = await api.post<{ asyncReactorRequestId: string }>(
+      `/reactors/${reactor.body.id}/react-async`,
+      { key: caller, body: { args: {} } },
+    );
+    expect(accepted.status).toBe(202);
+    const result = await reactionResult(api, caller, reactor.body.id, accepted.body.asyncReactorRequestId);
+    expect(result.status, bodyText(result.body).slice(0, 300)).toBe(200);
+    const stored = (await scanTable(svc)).filter(
+      (i) => String(i.PK).startsWith("TOKEN#") && i.created_by === acting.id && i.entity !== "search_entry",
+    );
+    expect(stored.length).toBe(1);
+    expect(JSON.stringify(result.body)).toContain(String(stored[0]?.id));
+  });
+});
