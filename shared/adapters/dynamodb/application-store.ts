@@ -13,7 +13,13 @@ import type {
 import { DynamoApplicationReader } from "./application-reader.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
-import { ITEMS_PER_REVOKED_KEY, revokeBeyond, untilRevoked } from "./key-revocation.ts";
+import {
+  ITEMS_PER_REVOKED_KEY,
+  revokeBeyond,
+  serialCount,
+  serialDelete,
+  untilRevoked,
+} from "./key-revocation.ts";
 import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
 import { keys } from "./schema.ts";
@@ -172,6 +178,9 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
     audit: LogEntry,
     keyAudit: RevocationAudit,
   ): Promise<boolean | "changed"> {
+    // The addition count first, the keys after: a key added between the two refuses the write (serialDelete).
+    const serialKey = keys.applicationKeySerial(tenantId, applicationId);
+    const count = await serialCount(this.client, this.tableName, serialKey);
     const stored = await this.storedKeys(tenantId, applicationId);
     // More keys than one write holds were left by concurrent additions before their limit held.
     const revoked = stored.map((key) => ({
@@ -191,12 +200,12 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
             ConditionExpression: "attribute_exists(PK)",
           },
         },
-        { Delete: { TableName: this.tableName, Key: keys.applicationKeySerial(tenantId, applicationId) } },
+        serialDelete(this.tableName, serialKey, count),
         ...keyDeletes,
         this.audit.put(audit),
       ]));
     if (written) return true;
-    // Refused: the application gone (not found), or a key of it revoked on its own since it was listed.
+    // Refused: the application gone (not found), or a key of it revoked on its own or added since it was listed.
     return (await this.itemExists(keys.application(tenantId, applicationId))) ? "changed" : false;
   }
 
@@ -233,7 +242,21 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
             },
           },
         },
-        ...(key.minted_by ? [this.exists(keys.member(key.tenant_id, key.minted_by))] : []),
+        ...(key.minted_by
+          ? [
+              this.exists(keys.member(key.tenant_id, key.minted_by)),
+              // The member's count of keys minted moves: a deletion of the member that listed before lists again.
+              {
+                Update: {
+                  TableName: this.tableName,
+                  Key: keys.memberKeySerial(key.tenant_id, key.minted_by),
+                  UpdateExpression: "SET #count = if_not_exists(#count, :zero) + :one",
+                  ExpressionAttributeNames: { "#count": "count" },
+                  ExpressionAttributeValues: { ":zero": 0, ":one": 1 },
+                },
+              },
+            ]
+          : []),
         ...this.keyPuts(key),
         this.audit.put(audit),
       ]);

@@ -1,4 +1,4 @@
-import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { type DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { conflict } from "#shared/domain/errors.ts";
 import { transactOrFalse } from "./client.ts";
 import { OWN_TRANSACT_ITEMS } from "./limits.ts";
@@ -57,4 +57,35 @@ export async function untilRevoked<T>(attempt: () => Promise<T | "changed">, hol
     if (outcome !== "changed") return outcome;
   }
   throw conflict(`${holder}'s keys are changing while it is being deleted; retry.`);
+}
+
+/** A key-addition count (an application's or a member's serial item) as read, `undefined` when there is none yet. */
+export async function serialCount(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  key: { PK: string; SK: string },
+): Promise<number | undefined> {
+  const out = await client.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+  return out.Item?.count as number | undefined;
+}
+
+/**
+ * The delete of a serial item, only at the count read before the keys were listed: a key added since (the count
+ * moved) refuses the holder's deletion, which lists again, so no key outlives its holder (a key minted while its
+ * member was being deleted stayed listed, created and never revoked: stop 50's review).
+ */
+export function serialDelete(tableName: string, key: { PK: string; SK: string }, count: number | undefined) {
+  return {
+    Delete: {
+      TableName: tableName,
+      Key: key,
+      ConditionExpression: count === undefined ? "attribute_not_exists(PK)" : "#count = :count",
+      ...(count === undefined
+        ? {}
+        : {
+            ExpressionAttributeNames: { "#count": "count" },
+            ExpressionAttributeValues: { ":count": count },
+          }),
+    },
+  };
 }

@@ -8,7 +8,13 @@ import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts"
 import type { DynamoApplicationStore } from "./application-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
-import { ITEMS_PER_REVOKED_KEY, revokeBeyond, untilRevoked } from "./key-revocation.ts";
+import {
+  ITEMS_PER_REVOKED_KEY,
+  revokeBeyond,
+  serialCount,
+  serialDelete,
+  untilRevoked,
+} from "./key-revocation.ts";
 import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { decodeCursor, encodeCursor, queryAll } from "./paging.ts";
 import { epochSeconds, keys } from "./schema.ts";
@@ -78,6 +84,15 @@ export class DynamoMemberStore implements MemberStore {
     const member = await this.getMember(tenantId, memberId);
     if (!member || member.role === "OWNER") return undefined;
     const bound = (await this.queryPrefix(tenantId, "APP#")).filter((app) => app.member_id === memberId);
+    // The addition counts first (the member's, each bound application's), the keys after: a key added between
+    // the two refuses the write (serialDelete), and the next attempt lists it.
+    const mintedSerial = keys.memberKeySerial(tenantId, memberId);
+    const mintedCount = await serialCount(this.client, this.tableName, mintedSerial);
+    const boundCounts = await Promise.all(
+      bound.map((app) =>
+        serialCount(this.client, this.tableName, keys.applicationKeySerial(tenantId, String(app.id))),
+      ),
+    );
     const allKeys = await this.queryPrefix(tenantId, "APPKEY#");
     const ofBound = allKeys.filter((k) => bound.some((app) => String(k.SK).startsWith(`APPKEY#${app.id}#`)));
     const minted = allKeys.filter((k) => k.minted_by === memberId && !ofBound.includes(k));
@@ -87,8 +102,8 @@ export class DynamoMemberStore implements MemberStore {
       hash: String(k.key_hash),
       entry: this.audit.put(audit.key({ id: String(k.id), applicationId: String(k.application_id) })),
     }));
-    // The member, its user and its entry; each bound application's two items and entry.
-    const room = Math.floor((OWN_TRANSACT_ITEMS - 3 - 3 * bound.length) / ITEMS_PER_REVOKED_KEY);
+    // The member, its user, its key count and its entry; each bound application's two items and entry.
+    const room = Math.floor((OWN_TRANSACT_ITEMS - 4 - 3 * bound.length) / ITEMS_PER_REVOKED_KEY);
     const keyDeletes = await revokeBeyond(this.client, this.tableName, revoked, room);
     if (!keyDeletes) return "changed";
     const written = await transactOrFalse(this.client, [
@@ -104,15 +119,17 @@ export class DynamoMemberStore implements MemberStore {
       // A user is made for its one membership (acceptInvitation): its e-mail and names go with it (kept, they
       // outlived the member and, unreachable from the tenant's members, its deletion: lifecycle review).
       { Delete: { TableName: this.tableName, Key: keys.user(member.user.id) } },
-      ...bound.flatMap((app) => [
+      serialDelete(this.tableName, mintedSerial, mintedCount),
+      ...bound.flatMap((app, i) => [
         { Delete: { TableName: this.tableName, Key: keys.application(tenantId, String(app.id)) } },
-        { Delete: { TableName: this.tableName, Key: keys.applicationKeySerial(tenantId, String(app.id)) } },
+        serialDelete(this.tableName, keys.applicationKeySerial(tenantId, String(app.id)), boundCounts[i]),
         this.audit.put(audit.application(String(app.id))),
       ]),
       ...keyDeletes,
       this.audit.put(audit.member),
     ]);
-    // Refused: the member gone or made owner (the next attempt's read ends it), or a key revoked on its own.
+    // Refused: the member gone or made owner (the next attempt's read ends it), or a key revoked on its own or
+    // added since the listing.
     if (!written) return "changed";
     return {
       applicationIds: bound.map((app) => String(app.id)),

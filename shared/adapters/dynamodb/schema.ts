@@ -45,6 +45,14 @@ export const keys = {
     PK: `TENANT#${tenantId}`,
     SK: `APPKEYSERIAL#${appId}`,
   }),
+  /**
+   * Counts the keys a member minted (on any application): a member's deletion is conditional on the count it read
+   * before listing them, so a key minted meanwhile makes it list again instead of staying behind.
+   */
+  memberKeySerial: (tenantId: string, memberId: string) => ({
+    PK: `TENANT#${tenantId}`,
+    SK: `MEMBERKEYSERIAL#${memberId}`,
+  }),
   apiKey: (keyHash: string) => ({ PK: `APIKEY#${keyHash}`, SK: "META" }),
   logShard: (tenantId: string, shard: number) => `TENANT#${tenantId}#LOG#${shard}`,
   logEntity: (tenantId: string, entityId: string) => `TENANT#${tenantId}#LOGENTITY#${entityId}`,

@@ -1,0 +1,108 @@
+/**
+ * Review of stop 50 (a50), on the revocation fix (e6540bd): a member's (or application's) deletion lists its keys, then writes;
+ * untilRevoked lists again only when a listed key was revoked meanwhile. A key ADDED meanwhile (the member, about
+ * to be removed, mints one more) is never revoked: the member is gone, its new key stays listed on the
+ * application, with a `create` entry and no `delete` (docs: "a holder is never gone while a key of its stays").
+ */
+import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { describe, expect, it, vi } from "vitest";
+import { client, createTenant } from "#test/support/http.ts";
+import { joinMember } from "#test/support/outbox.ts";
+import { useService } from "#test/support/service.ts";
+
+const svc = useService();
+
+describe("attack: a key minted while its member is being deleted", () => {
+  it("is revoked with the member, and its revocation logged", async () => {
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey, "Late key");
+    const member = await joinMember(svc, api, tenant.managementKey);
+    const app = await api.post<{ id: string }>("/applications", {
+      key: member.management_key,
+      body: { name: "ci", type: "management", permissions: ["application:read"] },
+    });
+    expect(app.status, JSON.stringify(app.body)).toBe(201);
+
+    // Between the deletion's listing of the member's keys and its write, the member mints one more.
+    const dynamo = svc.service.deps.dynamo;
+    const send = dynamo.send.bind(dynamo);
+    let late: { status: number; body: { id?: string; key?: string } } | undefined;
+    const spy = vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
+      if (!late && command instanceof TransactWriteCommand) {
+        late = { status: 0, body: {} };
+        late = await api.post<{ id: string; key: string }>(`/applications/${app.body.id}/keys`, {
+          key: member.management_key,
+        });
+      }
+      return send(command as TransactWriteCommand);
+    }) as typeof dynamo.send);
+    let deleted: number;
+    try {
+      deleted = (await api.delete(`/tenants/self/members/${member.id}`, { key: tenant.managementKey }))
+        .status;
+    } finally {
+      spy.mockRestore();
+    }
+    expect(deleted).toBe(204);
+    expect(late?.status).toBe(201);
+    const lateId = String(late?.body.id);
+
+    const listed = await api.get<{ data?: { id: string }[] } | { id: string }[]>(
+      `/applications/${app.body.id}/keys`,
+      { key: tenant.managementKey },
+    );
+    const ids = (Array.isArray(listed.body) ? listed.body : (listed.body.data ?? [])).map((k) => k.id);
+    const history = (
+      await api.get<{ data: { operation: string }[] }>(`/logs?entity_id=${lateId}`, {
+        key: tenant.managementKey,
+      })
+    ).body.data.map((l) => l.operation);
+    // It no longer authenticates (its minting member is gone): what stays is the listing and the log's gap.
+    const used = await api.get(`/applications/${app.body.id}`, { key: String(late?.body.key) });
+    expect(used.status).toBe(401);
+    // Found: the key stays listed on the application, logged created and never revoked.
+    expect({ listed: ids.includes(lateId), history }).toEqual({
+      listed: false,
+      history: ["delete", "create"],
+    });
+  });
+
+  it("a key added while its application is being deleted goes with it", async () => {
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey, "Late app key");
+    const app = await api.post<{ id: string }>("/applications", {
+      key: tenant.managementKey,
+      body: { name: "ci", type: "management", permissions: ["application:read"] },
+    });
+    expect(app.status, JSON.stringify(app.body)).toBe(201);
+    const dynamo = svc.service.deps.dynamo;
+    const send = dynamo.send.bind(dynamo);
+    let late: { status: number; body: { id?: string; key?: string } } | undefined;
+    const spy = vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
+      if (!late && command instanceof TransactWriteCommand) {
+        late = { status: 0, body: {} };
+        late = await api.post<{ id: string; key: string }>(`/applications/${app.body.id}/keys`, {
+          key: tenant.managementKey,
+        });
+      }
+      return send(command as TransactWriteCommand);
+    }) as typeof dynamo.send);
+    let deleted: number;
+    try {
+      deleted = (await api.delete(`/applications/${app.body.id}`, { key: tenant.managementKey })).status;
+    } finally {
+      spy.mockRestore();
+    }
+    expect(deleted).toBe(204);
+    expect(late?.status).toBe(201);
+    const lateId = String(late?.body.id);
+    const history = (
+      await api.get<{ data: { operation: string }[] }>(`/logs?entity_id=${lateId}`, {
+        key: tenant.managementKey,
+      })
+    ).body.data.map((l) => l.operation);
+    // Before: logged created, never revoked; its listing and lookup items stayed behind the application.
+    expect(history).toEqual(["delete", "create"]);
+    expect((await api.get(`/applications/${app.body.id}`, { key: String(late?.body.key) })).status).toBe(401);
+  });
+});
