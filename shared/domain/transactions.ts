@@ -144,7 +144,22 @@ export async function releaseStaleHold(deps: HoldDeps, token: StoredToken): Prom
   // within BATCH_REQUEST_SECONDS, past which its pending creates hold nothing. Judged by its opener's key, which a
   // batch's opener never names, a shopper's create under one of a back end's staged ids rolled the whole import
   // back and took the id (review round 12).
-  if (transaction?.opened_by?.startsWith("batch:")) return false;
+  // A batch past its answer-by (and the claims' grace) can no longer commit (the commit's condition): its request
+  // died, and it is rolled back here, so its chosen ids are free at once rather than at its 15-minute expiry (the
+  // round-12 change had them held till then: stop 50's review).
+  if (transaction?.opened_by?.startsWith("batch:")) {
+    const diedBy = (transaction.answer_by ?? Number.POSITIVE_INFINITY) + BATCH_CLAIM_GRACE_SECONDS;
+    if (transaction.state !== "open" || now.getTime() / 1000 <= diedBy) return false;
+    const died = auditEvent(
+      deps,
+      { tenantId: token.tenant_id, actor: { type: "system" } },
+      "transaction",
+      transaction.id,
+      "update",
+      "Batch rolled back: its request did not finish",
+    );
+    return outsideAnyRequest(() => deps.transactions.rollback(transaction, died));
+  }
   if (!transaction || !isLive(transaction, now) || (await holderMayDelete(deps, transaction, token)))
     return false;
   const audit = auditEvent(
