@@ -141,37 +141,37 @@ export async function releaseStaleHold(deps: HoldDeps, token: StoredToken): Prom
   if (!lock || lock.expiresEpoch * 1000 <= now.getTime()) return false;
   const transaction = await deps.transactions.get(token.tenant_id, lock.transactionId);
   // A batch's hold is its running request's (POST /tokenize, a reactor's tokenize block): it commits or rolls back
-  // within BATCH_REQUEST_SECONDS, past which its pending creates hold nothing. Judged by its opener's key, which a
-  // batch's opener never names, a shopper's create under one of a back end's staged ids rolled the whole import
-  // back and took the id (review round 12).
-  // A batch past its answer-by (and the claims' grace) can no longer commit (the commit's condition): its request
-  // died, and it is rolled back here, so its chosen ids are free at once rather than at its 15-minute expiry (the
-  // round-12 change had them held till then: stop 50's review).
+  // within BATCH_REQUEST_SECONDS. Judged by its opener's key, which a batch's opener never names, a shopper's create
+  // under one of a back end's staged ids rolled the whole import back and took the id (review round 12). Past its
+  // answer-by (and the claims' grace) it can no longer commit (the commit's condition): its request died, and it is
+  // rolled back here, its chosen ids free at once, not at its 15-minute expiry (stop 50's review).
   if (transaction?.opened_by?.startsWith("batch:")) {
     const diedBy = (transaction.answer_by ?? Number.POSITIVE_INFINITY) + BATCH_CLAIM_GRACE_SECONDS;
     if (transaction.state !== "open" || now.getTime() / 1000 <= diedBy) return false;
-    const died = auditEvent(
-      deps,
-      { tenantId: token.tenant_id, actor: { type: "system" } },
-      "transaction",
-      transaction.id,
-      "update",
-      "Batch rolled back: its request did not finish",
-    );
-    return outsideAnyRequest(() => deps.transactions.rollback(transaction, died));
+    return rolledBackBySystem(deps, transaction, "Batch rolled back: its request did not finish");
   }
   if (!transaction || !isLive(transaction, now) || (await holderMayDelete(deps, transaction, token)))
     return false;
+  return rolledBackBySystem(
+    deps,
+    transaction,
+    "Transaction rolled back: its key can no longer delete a token it held",
+  );
+}
+
+/**
+ * Rolls back a transaction whose hold a write met and may not wait on. Not an effect of that write: an idempotent
+ * PATCH or DELETE that then fails must run again on its retry, not answer that it took effect (review round 26).
+ */
+function rolledBackBySystem(deps: HoldDeps, transaction: StoredTransaction, message: string) {
   const audit = auditEvent(
     deps,
-    { tenantId: token.tenant_id, actor: { type: "system" } },
+    { tenantId: transaction.tenant_id, actor: { type: "system" } },
     "transaction",
     transaction.id,
     "update",
-    "Transaction rolled back: its key can no longer delete a token it held",
+    message,
   );
-  // Not an effect of the write that met the hold: an idempotent PATCH or DELETE that then fails must run again on
-  // its retry, not answer that it took effect (review round 26).
   return outsideAnyRequest(() => deps.transactions.rollback(transaction, audit));
 }
 

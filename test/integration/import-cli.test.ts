@@ -16,7 +16,14 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { useService } from "#test/support/service.ts";
-import { appKey, revealEverything, type TokenBody, tenantWithOwner, VISA } from "#test/support/tokens.ts";
+import {
+  appKey,
+  listAllTokens,
+  revealEverything,
+  type TokenBody,
+  tenantWithOwner,
+  VISA,
+} from "#test/support/tokens.ts";
 import { runExport } from "../../scripts/cli/export.ts";
 import { runImport } from "../../scripts/cli/import.ts";
 
@@ -36,19 +43,7 @@ const card = (i: number) => ({
 async function setup() {
   const { api, tenant, owner } = await tenantWithOwner(svc);
   const reader = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
-  const all = async () => {
-    const tokens: TokenBody[] = [];
-    let start: string | undefined;
-    do {
-      const page = await api.get<{ data: TokenBody[]; pagination: { next?: string } }>(
-        `/v2/tokens?size=100${start ? `&start=${encodeURIComponent(start)}` : ""}`,
-        { key: reader },
-      );
-      tokens.push(...page.body.data);
-      start = page.body.pagination.next;
-    } while (start);
-    return tokens;
-  };
+  const all = () => listAllTokens(api, reader);
   return { api, owner, reader, all };
 }
 

@@ -10,7 +10,14 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { luhnSum } from "#shared/domain/tokens/checksums.ts";
 import { useService } from "#test/support/service.ts";
-import { appKey, revealEverything, type TokenBody, tenantWithOwner, VISA } from "#test/support/tokens.ts";
+import {
+  appKey,
+  listAllTokens,
+  revealEverything,
+  type TokenBody,
+  tenantWithOwner,
+  VISA,
+} from "#test/support/tokens.ts";
 import { runImport } from "../../scripts/cli/import.ts";
 
 const svc = useService();
@@ -31,19 +38,7 @@ const card = (i: number) => ({
 async function setup() {
   const { api, tenant, owner } = await tenantWithOwner(svc);
   const reader = await appKey(api, tenant.managementKey, { type: "private", rules: revealEverything });
-  const all = async () => {
-    const tokens: TokenBody[] = [];
-    let start: string | undefined;
-    do {
-      const page = await api.get<{ data: TokenBody[]; pagination: { next?: string } }>(
-        `/v2/tokens?size=100${start ? `&start=${encodeURIComponent(start)}` : ""}`,
-        { key: reader },
-      );
-      tokens.push(...page.body.data);
-      start = page.body.pagination.next;
-    } while (start);
-    return tokens;
-  };
+  const all = () => listAllTokens(api, reader);
   return { api, owner, all };
 }
 

@@ -36,22 +36,45 @@ export async function createReactor(
     },
   });
   expect(app.status, JSON.stringify(app.body)).toBe(201);
+  const reactorId = await formulaReactor(api, tenant.managementKey, {
+    formula: options.formula,
+    applicationId: app.body.id,
+    ...(options.reactorName !== undefined ? { name: options.reactorName } : {}),
+    ...(options.configuration !== undefined ? { configuration: options.configuration } : {}),
+  });
+  return { api, tenant, app: app.body, reactorId };
+}
+
+/**
+ * In an existing tenant: a formula (`formula`: its body, name and code at least) and a reactor of it acting as
+ * the application `applicationId`, with `configuration`. Answers the reactor's id.
+ */
+export async function formulaReactor(
+  api: Client,
+  managementKey: string,
+  options: {
+    formula: Record<string, unknown> & { name: string; code: string };
+    applicationId: string;
+    name?: string;
+    configuration?: Record<string, string>;
+  },
+): Promise<string> {
   const formula = await api.post<{ id: string }>("/reactor-formulas", {
-    key: tenant.managementKey,
+    key: managementKey,
     body: options.formula,
   });
   expect(formula.status, JSON.stringify(formula.body)).toBe(201);
   const reactor = await api.post<{ id: string }>("/reactors", {
-    key: tenant.managementKey,
+    key: managementKey,
     body: {
-      name: options.reactorName ?? options.formula.name,
+      name: options.name ?? options.formula.name,
       formula: { id: formula.body.id },
       configuration: options.configuration ?? {},
-      application: { id: app.body.id },
+      application: { id: options.applicationId },
     },
   });
   expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
-  return { api, tenant, app: app.body, reactorId: reactor.body.id };
+  return reactor.body.id;
 }
 
 /** Polls a react-async result until it exists (the local queue runs it in the background). */
@@ -87,4 +110,31 @@ export async function reactingTenant(svc: { url: string; rootKey: string }, perm
     rules: [{ priority: 1, container: "/", transform: "reveal", permissions }],
   });
   return { api, managementKey, acting, caller };
+}
+
+/**
+ * A reactor of inline `code` acting as `actingId`, asked once through react-async by `caller`: its result once
+ * the local queue has run it.
+ */
+export async function reactedAsync(
+  api: Client,
+  managementKey: string,
+  options: { actingId: string; caller: string; code: string },
+) {
+  const reactor = await api.post<{ id: string }>("/reactors", {
+    key: managementKey,
+    body: { name: "issuer", code: options.code, application: { id: options.actingId } },
+  });
+  expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+  const accepted = await api.post<{ asyncReactorRequestId: string }>(
+    `/reactors/${reactor.body.id}/react-async`,
+    {
+      key: options.caller,
+      body: { args: {} },
+    },
+  );
+  expect(accepted.status).toBe(202);
+  const requestId = accepted.body.asyncReactorRequestId;
+  const result = await reactionResult(api, options.caller, reactor.body.id, requestId);
+  return { reactorId: reactor.body.id, requestId, result };
 }

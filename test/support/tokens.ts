@@ -109,3 +109,18 @@ export async function merchantKeys(serviceUrl: string, rootKey: string, name: st
   });
   return { api, publicKey, backEnd };
 }
+
+/** Every token `key` may list, page by page through GET /v2/tokens. */
+export async function listAllTokens(api: Client, key: string): Promise<TokenBody[]> {
+  const tokens: TokenBody[] = [];
+  let start: string | undefined;
+  do {
+    const page = await api.get<{ data: TokenBody[]; pagination: { next?: string } }>(
+      `/v2/tokens?size=100${start ? `&start=${encodeURIComponent(start)}` : ""}`,
+      { key },
+    );
+    tokens.push(...page.body.data);
+    start = page.body.pagination.next;
+  } while (start);
+  return tokens;
+}

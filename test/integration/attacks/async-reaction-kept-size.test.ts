@@ -8,32 +8,25 @@
  */
 import { describe, expect, it } from "vitest";
 import { bodyText } from "#test/support/http.ts";
-import { reactingTenant, reactionResult } from "#test/support/reactors.ts";
+import { reactedAsync, reactingTenant } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 import { scanTable } from "#test/support/table-scan.ts";
 
 const svc = useService();
+
+const tokensCreatedBy = async (applicationId: string) =>
+  (await scanTable(svc)).filter(
+    (i) => String(i.PK).startsWith("TOKEN#") && i.created_by === applicationId && i.entity !== "search_entry",
+  );
 
 describe("react-async: a tokenize block beside a raw too large to keep", () => {
   it("stores no token when the run's outcome could not be kept: the kept outcome is a 400 saying why", async () => {
     const { api, managementKey, acting, caller } = await reactingTenant(svc, ["token:use", "token:read"]);
     // 400 KB of raw (well under a synchronous answer's 6 MB) and one token.
     const code = `module.exports = async () => ({ raw: "r".repeat(400000), tokenize: { t: { type: "token", data: "orphan-marker" } } });`;
-    const reactor = await api.post<{ id: string; tenant_id?: string }>("/reactors", {
-      key: managementKey,
-      body: { name: "issuer", code, application: { id: acting.id } },
-    });
-    expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
-    const accepted = await api.post<{ asyncReactorRequestId: string }>(
-      `/reactors/${reactor.body.id}/react-async`,
-      { key: caller, body: { args: {} } },
-    );
-    expect(accepted.status).toBe(202);
-    const result = await reactionResult(api, caller, reactor.body.id, accepted.body.asyncReactorRequestId);
+    const { result } = await reactedAsync(api, managementKey, { actingId: acting.id, caller, code });
 
-    const stored = (await scanTable(svc)).filter(
-      (i) => String(i.PK).startsWith("TOKEN#") && i.created_by === acting.id && i.entity !== "search_entry",
-    );
+    const stored = await tokensCreatedBy(acting.id);
     // Found: result 500 "The reactor's answer is too large to keep", one token stored (its id nowhere). Now the
     // block is refused before its commit, and the kept outcome says why.
     expect({ status: result.status, storedTokens: stored.length }).toEqual({ status: 400, storedTokens: 0 });
@@ -43,21 +36,9 @@ describe("react-async: a tokenize block beside a raw too large to keep", () => {
   it("a tokenize block whose answer a record keeps is stored and named in the outcome", async () => {
     const { api, managementKey, acting, caller } = await reactingTenant(svc, ["token:use", "token:read"]);
     const code = `module.exports = async () => ({ raw: "r".repeat(150000), tokenize: { t: { type: "token", data: "kept-marker" } } });`;
-    const reactor = await api.post<{ id: string }>("/reactors", {
-      key: managementKey,
-      body: { name: "issuer", code, application: { id: acting.id } },
-    });
-    expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
-    const accepted = await api.post<{ asyncReactorRequestId: string }>(
-      `/reactors/${reactor.body.id}/react-async`,
-      { key: caller, body: { args: {} } },
-    );
-    expect(accepted.status).toBe(202);
-    const result = await reactionResult(api, caller, reactor.body.id, accepted.body.asyncReactorRequestId);
+    const { result } = await reactedAsync(api, managementKey, { actingId: acting.id, caller, code });
     expect(result.status, bodyText(result.body).slice(0, 300)).toBe(200);
-    const stored = (await scanTable(svc)).filter(
-      (i) => String(i.PK).startsWith("TOKEN#") && i.created_by === acting.id && i.entity !== "search_entry",
-    );
+    const stored = await tokensCreatedBy(acting.id);
     expect(stored.length).toBe(1);
     expect(JSON.stringify(result.body)).toContain(String(stored[0]?.id));
   });

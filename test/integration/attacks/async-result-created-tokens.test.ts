@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { bodyText } from "#test/support/http.ts";
-import { reactingTenant, reactionResult } from "#test/support/reactors.ts";
+import { reactedAsync, reactingTenant } from "#test/support/reactors.ts";
 import { advanceTestClock, useService } from "#test/support/service.ts";
 import { VISA } from "#test/support/tokens.ts";
 
@@ -22,22 +22,12 @@ async function setup() {
     "token:delete",
   ]);
   const code = `module.exports = async () => ({ tokenize: { card: { type: "card", data: { number: "${VISA}", expiration_month: 12, expiration_year: 2030, cvc: "${CVC}" } } } });`;
-  const reactor = await api.post<{ id: string }>("/reactors", {
-    key: managementKey,
-    body: { name: "issuer", code, application: { id: acting.id } },
-  });
-  expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
-  const accepted = await api.post<{ asyncReactorRequestId: string }>(
-    `/reactors/${reactor.body.id}/react-async`,
-    {
-      key: caller,
-      body: { args: {} },
-    },
-  );
-  expect(accepted.status).toBe(202);
-  const requestId = accepted.body.asyncReactorRequestId;
-  const first = await reactionResult(api, caller, reactor.body.id, requestId);
-  const result = () => api.get(`/reactors/${reactor.body.id}/results/${requestId}`, { key: caller });
+  const {
+    reactorId,
+    requestId,
+    result: first,
+  } = await reactedAsync(api, managementKey, { actingId: acting.id, caller, code });
+  const result = () => api.get(`/reactors/${reactorId}/results/${requestId}`, { key: caller });
   const tokenId = (first.body as { tokens: { card: { id: string } } }).tokens.card.id;
   return { api, managementKey, caller, first, result, tokenId };
 }

@@ -12,6 +12,31 @@ import { useService } from "#test/support/service.ts";
 
 const svc = useService();
 
+type Minted = { status: number; body: { id?: string; key?: string } };
+
+/**
+ * Runs `deletion`; just before its first write transaction, `mint` adds a key (the race: after the deletion
+ * listed the keys it revokes). Answers the deletion's status and the mint's answer.
+ */
+async function mintingDuring(deletion: () => Promise<{ status: number }>, mint: () => Promise<Minted>) {
+  const dynamo = svc.service.deps.dynamo;
+  const send = dynamo.send.bind(dynamo);
+  let late: Minted | undefined;
+  const spy = vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
+    if (!late && command instanceof TransactWriteCommand) {
+      late = { status: 0, body: {} };
+      late = await mint();
+    }
+    return send(command as TransactWriteCommand);
+  }) as typeof dynamo.send);
+  try {
+    const deleted = (await deletion()).status;
+    return { deleted, late };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
 describe("attack: a key minted while its member is being deleted", () => {
   it("is revoked with the member, and its revocation logged", async () => {
     const api = client(svc.url);
@@ -24,25 +49,10 @@ describe("attack: a key minted while its member is being deleted", () => {
     expect(app.status, JSON.stringify(app.body)).toBe(201);
 
     // Between the deletion's listing of the member's keys and its write, the member mints one more.
-    const dynamo = svc.service.deps.dynamo;
-    const send = dynamo.send.bind(dynamo);
-    let late: { status: number; body: { id?: string; key?: string } } | undefined;
-    const spy = vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
-      if (!late && command instanceof TransactWriteCommand) {
-        late = { status: 0, body: {} };
-        late = await api.post<{ id: string; key: string }>(`/applications/${app.body.id}/keys`, {
-          key: member.management_key,
-        });
-      }
-      return send(command as TransactWriteCommand);
-    }) as typeof dynamo.send);
-    let deleted: number;
-    try {
-      deleted = (await api.delete(`/tenants/self/members/${member.id}`, { key: tenant.managementKey }))
-        .status;
-    } finally {
-      spy.mockRestore();
-    }
+    const { deleted, late } = await mintingDuring(
+      () => api.delete(`/tenants/self/members/${member.id}`, { key: tenant.managementKey }),
+      () => api.post(`/applications/${app.body.id}/keys`, { key: member.management_key }),
+    );
     expect(deleted).toBe(204);
     expect(late?.status).toBe(201);
     const lateId = String(late?.body.id);
@@ -75,24 +85,10 @@ describe("attack: a key minted while its member is being deleted", () => {
       body: { name: "ci", type: "management", permissions: ["application:read"] },
     });
     expect(app.status, JSON.stringify(app.body)).toBe(201);
-    const dynamo = svc.service.deps.dynamo;
-    const send = dynamo.send.bind(dynamo);
-    let late: { status: number; body: { id?: string; key?: string } } | undefined;
-    const spy = vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
-      if (!late && command instanceof TransactWriteCommand) {
-        late = { status: 0, body: {} };
-        late = await api.post<{ id: string; key: string }>(`/applications/${app.body.id}/keys`, {
-          key: tenant.managementKey,
-        });
-      }
-      return send(command as TransactWriteCommand);
-    }) as typeof dynamo.send);
-    let deleted: number;
-    try {
-      deleted = (await api.delete(`/applications/${app.body.id}`, { key: tenant.managementKey })).status;
-    } finally {
-      spy.mockRestore();
-    }
+    const { deleted, late } = await mintingDuring(
+      () => api.delete(`/applications/${app.body.id}`, { key: tenant.managementKey }),
+      () => api.post(`/applications/${app.body.id}/keys`, { key: tenant.managementKey }),
+    );
     expect(deleted).toBe(204);
     expect(late?.status).toBe(201);
     const lateId = String(late?.body.id);

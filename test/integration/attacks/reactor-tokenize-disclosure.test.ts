@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { bodyText, client, createTenant } from "#test/support/http.ts";
+import { formulaReactor } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 import { type TokenBody, VISA } from "#test/support/tokens.ts";
 
@@ -28,26 +29,17 @@ async function setup(code: string, callerRules: unknown[]) {
     key: managementKey,
     body: { name: "caller", type: "private", permissions: ["token:use"], rules: callerRules },
   });
-  const formula = await api.post<{ id: string }>("/reactor-formulas", {
-    key: managementKey,
-    body: { name: "Tokenizer", code },
+  const reactorId = await formulaReactor(api, managementKey, {
+    formula: { name: "Tokenizer", code },
+    name: "t",
+    applicationId: vault.body.id,
   });
-  const reactor = await api.post<{ id: string }>("/reactors", {
-    key: managementKey,
-    body: {
-      name: "t",
-      formula: { id: formula.body.id },
-      configuration: {},
-      application: { id: vault.body.id },
-    },
-  });
-  expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
   const card = await api.post<TokenBody>("/tokens", {
     key: vault.body.key,
     body: { type: "card", data: { number: VISA, expiration_month: 7, expiration_year: 2031, cvc: "987" } },
   });
   const react = (args: unknown) =>
-    api.post<{ tokens?: Record<string, TokenBody> }>(`/reactors/${reactor.body.id}/react`, {
+    api.post<{ tokens?: Record<string, TokenBody> }>(`/reactors/${reactorId}/react`, {
       key: caller.body.key,
       body: { args },
     });

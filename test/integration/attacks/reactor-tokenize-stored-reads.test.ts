@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { reactingTenant } from "#test/support/reactors.ts";
+import { formulaReactor, reactingTenant } from "#test/support/reactors.ts";
 import { useService } from "#test/support/service.ts";
 import type { TokenBody } from "#test/support/tokens.ts";
 
@@ -35,22 +35,12 @@ describe("a reactor's tokenize block answered from earlier-version duplicates", 
     const code = `module.exports = async () => ({
       tokenize: { a: { type: "token", data: ${JSON.stringify(value)}, deduplicate_token: true } },
     });`;
-    const formula = await api.post<{ id: string }>("/reactor-formulas", {
-      key: managementKey,
-      body: { name: "dedup", code },
+    const reactorId = await formulaReactor(api, managementKey, {
+      formula: { name: "dedup", code },
+      applicationId: acting.id,
     });
-    const reactor = await api.post<{ id: string }>("/reactors", {
-      key: managementKey,
-      body: {
-        name: "dedup",
-        formula: { id: formula.body.id },
-        configuration: {},
-        application: { id: acting.id },
-      },
-    });
-    expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
 
-    const res = await api.post<{ tokens: { a: TokenBody } }>(`/reactors/${reactor.body.id}/react`, {
+    const res = await api.post<{ tokens: { a: TokenBody } }>(`/reactors/${reactorId}/react`, {
       key: caller,
       body: { args: {} },
     });
@@ -62,6 +52,6 @@ describe("a reactor's tokenize block answered from earlier-version duplicates", 
     const logs = await api.get<LogPage>(`/logs?entity_id=${stored.body.id}&size=100`, { key: managementKey });
     const messages = logs.body.data.map((entry) => entry.message ?? "");
     // The caller's read, as every other tokenize block (one that writes) logs it.
-    expect(messages.filter((m) => m.includes(`in the answer of reactor ${reactor.body.id}`))).toHaveLength(1);
+    expect(messages.filter((m) => m.includes(`in the answer of reactor ${reactorId}`))).toHaveLength(1);
   });
 });
