@@ -3,6 +3,7 @@
  * rules), one JSON object per line, page by page through the cursor. Memory flat in the tenant's size.
  */
 
+import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { type ApiOptions, CliError, request, stopOn } from "./api.ts";
@@ -41,6 +42,9 @@ export async function runExport(options: ExportOptions): Promise<{ tokens: numbe
   const progress = new Progress({ done: 0, stream: options.progress ?? process.stderr, label: "export" });
   let tokens = 0;
   let start: string | undefined;
+  // Cursors already followed (their digests: a few bytes per page of 100): a server that answers one again would
+  // loop the export for ever, repeating its lines.
+  const followed = new Set<string>();
   try {
     do {
       const query = new URLSearchParams({ size: String(pageSize), ...(start ? { start } : {}) });
@@ -54,6 +58,14 @@ export async function runExport(options: ExportOptions): Promise<{ tokens: numbe
       tokens += page.data?.length ?? 0;
       progress.advance(page.data?.length ?? 0);
       start = page.pagination?.next;
+      if (start !== undefined) {
+        const digest = typeof start === "string" ? createHash("sha256").update(start).digest("base64") : "";
+        if (!digest || followed.has(digest))
+          throw new CliError(
+            `GET /v2/tokens answered a next page it had already answered (after ${tokens} tokens): the listing would never end`,
+          );
+        followed.add(digest);
+      }
     } while (start);
   } finally {
     progress.finish();

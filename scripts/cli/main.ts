@@ -11,7 +11,7 @@ import { runImport } from "./import.ts";
 const USAGE = `usage:
   svc-vault import <file.jsonl|file.csv> [--url <url>] [--batch-size 100] [--concurrency 4]
                    [--id-column <name>] [--mapping <file>] [--state <file>] [--summary <file>]
-  svc-vault export [--url <url>] [--out <file.jsonl>]
+  svc-vault export [--url <url>] [--out <file.jsonl>]   (to a terminal only with --out -)
 
   The key is read from $SVC_API_KEY: --key <key> works too, but every local user can read a command line
   (ps, /proc) for as long as the run lasts. --url defaults to $SVC_URL, else http://127.0.0.1:3000; plain
@@ -113,8 +113,14 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (command === "export") {
       if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest[0]}`);
-      const { tokens } = await runExport({ url, key, ...optional("out", values.out) });
-      process.stderr.write(`exported ${tokens} tokens${values.out ? ` to ${values.out}` : ""}\n`);
+      // Revealed data on a terminal stays in its scrollback (and any session log): written there only when asked.
+      const toStdout = values.out === undefined || values.out === "-";
+      if (values.out === undefined && process.stdout.isTTY)
+        throw new UsageError(
+          "export writes the tokens as the key reads them (revealed data included): pass --out <file>, pipe it, or --out - to print it here",
+        );
+      const { tokens } = await runExport({ url, key, ...(toStdout ? {} : { out: values.out }) });
+      process.stderr.write(`exported ${tokens} tokens${toStdout ? "" : ` to ${values.out}`}\n`);
       return 0;
     }
     throw new UsageError(`unknown command: ${command}`);
