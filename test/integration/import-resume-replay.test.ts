@@ -4,8 +4,9 @@
  * the whole batch's token ids (409: every line "failed", its new tokens created but in no mapping) or stopped for
  * good (404: "is --url the vault's base URL?", at every rerun for the key's 24 h, then created again).
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { luhnSum } from "#shared/domain/tokens/checksums.ts";
@@ -165,5 +166,41 @@ describe("a replayed POST /tokenize whose tokens were deleted or changed since",
     });
     expect(patched.status).toBe(200);
     expect((await send()).status).toBe(409);
+  });
+});
+
+describe("two imports of one file at once", () => {
+  it("the second is refused while the first runs; the mapping names each line once", async () => {
+    const { owner } = await setup();
+    const file = join(dir(), "cards.jsonl");
+    writeFileSync(file, `${Array.from({ length: 12 }, (_, i) => JSON.stringify(card(i))).join("\n")}\n`);
+    const [a, b] = await Promise.allSettled([
+      runImport({ file, url: svc.url, key: owner, batchSize: 3, progress: quiet }),
+      runImport({ file, url: svc.url, key: owner, batchSize: 3, progress: quiet }),
+    ]);
+    const outcomes = [a, b].map((o) => o.status);
+    // Before: both ran, and the mapping held 24 lines for 12.
+    expect(outcomes.sort()).toEqual(["fulfilled", "rejected"]);
+    const refused = [a, b].find((o) => o.status === "rejected") as PromiseRejectedResult;
+    expect(String(refused.reason)).toMatch(/another import .* is running/);
+    const mapping = readFileSync(`${file}.mapping.csv`, "utf8").trim().split("\n").slice(1);
+    expect(mapping.map((row) => row.split(",")[0]).sort((x, y) => Number(x) - Number(y))).toEqual(
+      Array.from({ length: 12 }, (_, i) => String(i + 1)),
+    );
+    // Released once done: a rerun resumes (every batch recorded).
+    const again = await runImport({ file, url: svc.url, key: owner, batchSize: 3, progress: quiet });
+    expect(again.resumed_batches).toBe(4);
+  });
+
+  it("a lock left by a run that died is taken over", async () => {
+    const { owner } = await setup();
+    const file = join(dir(), "cards.jsonl");
+    writeFileSync(file, `${JSON.stringify(card(0))}\n`);
+    // A process that has exited: its pid names no running process.
+    const dead = spawnSync(process.execPath, ["-e", "0"]).pid;
+    writeFileSync(`${file}.import-state.lock`, `${dead}\n${hostname()}\n`);
+    const done = await runImport({ file, url: svc.url, key: owner, progress: quiet });
+    expect(done.failed).toEqual([]);
+    expect(existsSync(`${file}.import-state.lock`)).toBe(false);
   });
 });

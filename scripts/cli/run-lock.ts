@@ -1,0 +1,59 @@
+/**
+ * One import of a file at a time: two runs sharing a state file both found the same batches unrecorded, both sent
+ * them (the service replayed one for the other: no token twice) and both appended their mapping lines, so the
+ * mapping named each line twice (stop 50's bulk review). The lock is a file beside the state file, made with
+ * O_EXCL, naming the process that holds it; one left by a run that died (its process gone) is taken over.
+ */
+import { closeSync, constants, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
+import { CliError } from "./api.ts";
+
+const { O_WRONLY, O_CREAT, O_EXCL } = constants;
+const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
+/** Whether the lock's holder still runs: only knowable on this host; a lock of another host is taken as held. */
+function holderRuns(text: string): boolean {
+  const [pid, host] = text.split("\n");
+  if (host !== hostname()) return true;
+  const id = Number(pid);
+  if (!Number.isInteger(id) || id <= 0) return false;
+  try {
+    process.kill(id, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Takes the lock at `path` for this process; answers its release. */
+export function lockRun(path: string, what: string): () => void {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+      writeSync(fd, `${process.pid}\n${hostname()}\n`);
+      closeSync(fd);
+      return () => {
+        try {
+          unlinkSync(path);
+        } catch {
+          // Already gone (removed by hand): nothing to release.
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    let text = "";
+    try {
+      text = readFileSync(path, "utf8");
+    } catch {
+      continue; // released meanwhile: try again
+    }
+    if (holderRuns(text))
+      throw new CliError(
+        `another ${what} is running (${path} names process ${text.split("\n")[0]}): wait for it to finish, or remove ${path} if no such run is left`,
+      );
+    unlinkSync(path); // its run died: taken over
+  }
+  throw new CliError(`${path}: another ${what} keeps taking the lock; try again`);
+}
