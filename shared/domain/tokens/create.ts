@@ -262,7 +262,7 @@ export async function createToken(
           principal,
           token,
           "create",
-          transaction ? `Token created in transaction ${transaction.id}` : "Token created",
+          transaction ? `Token creation pending in transaction ${transaction.id}` : "Token created",
         ),
         // At the token's own created_at: a replay whose answer was lost tells this token by it from one made later
         // under the same id (replay.ts presentCreated).

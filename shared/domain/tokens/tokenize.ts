@@ -402,7 +402,7 @@ async function stageAndCommit(
   const { record, context } = await outsideAnyRequest(() => openBatch(deps, principal, size));
   let held: { heldId: StagedCreate["token"]; index: number } | undefined;
   try {
-    const entries = write.entries(`Token created in batch ${record.id}`);
+    const entries = write.entries(`Token creation pending in batch ${record.id}`);
     const outcome = await outsideAnyRequest(() =>
       deps.tokens.stageCreates(entries, context, deps.clock.now()),
     );

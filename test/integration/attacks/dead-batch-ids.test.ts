@@ -66,3 +66,31 @@ describe("a POST /tokenize batch whose request died mid-staging", () => {
     expect(logs.body.data.map((l) => l.message)).toContain("Batch rolled back: its request did not finish");
   });
 });
+
+describe("a staged POST /tokenize batch rolled back", () => {
+  it("leaves its tokens logged as pending in the batch, never as created, beside the batch's rollback", async () => {
+    const { api, owner, tenant } = await tenantWithOwner(svc);
+    const taken = await api.post<{ id: string }>("/tokens", {
+      key: owner,
+      body: { type: "token", id: "rolled-back-taken", data: "first" },
+    });
+    expect(taken.status).toBe(201);
+    const ids = Array.from({ length: 59 }, (_, i) => `rolled-back-order-${i}`);
+    const body = [...ids, "rolled-back-taken"].map((id) => ({ type: "token", id, data: `order ${id}` }));
+    const refused = await api.post("/tokenize", { key: owner, body });
+    expect(refused.status).toBe(409);
+    const entries = await api.get<{ data: { message?: string; operation: string }[] }>(
+      `/logs?entity_id=${ids[0]}`,
+      { key: tenant.managementKey },
+    );
+    const messages = entries.body.data.map((l) => l.message ?? "");
+    // Before: "Token created in batch <id>" for a token that never existed.
+    expect(messages.length).toBeGreaterThan(0);
+    expect(messages.every((m) => /^Token creation pending in batch /.test(m))).toBe(true);
+    const batchId = messages[0]?.replace("Token creation pending in batch ", "");
+    const batch = await api.get<{ data: { message?: string }[] }>(`/logs?entity_id=${batchId}`, {
+      key: tenant.managementKey,
+    });
+    expect(batch.body.data.map((l) => l.message)).toContain("Batch rolled back");
+  });
+});
