@@ -4,11 +4,11 @@
  * mapping named each line twice (stop 50's bulk review). The lock is a file beside the state file, made with
  * O_EXCL, naming the process that holds it; one left by a run that died (its process gone) is taken over.
  */
-import { closeSync, constants, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { CliError } from "./api.ts";
 
-const { O_WRONLY, O_CREAT, O_EXCL } = constants;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL } = constants;
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /** Whether the lock's holder still runs: only knowable on this host; a lock of another host is taken as held. */
@@ -23,6 +23,22 @@ function holderRuns(text: string): boolean {
   } catch (error) {
     // EPERM: it runs, as another user.
     return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * The lock's text, read as its writes are made: never through a symbolic link (a path planted in a shared directory
+ * pointing at /dev/zero would be read for ever), only a regular file, at most 256 bytes. Undefined when it is no
+ * such file.
+ */
+function readLock(path: string): string | undefined {
+  const fd = openSync(path, O_RDONLY | O_NOFOLLOW);
+  try {
+    if (!fstatSync(fd).isFile()) return undefined;
+    const buffer = Buffer.alloc(256);
+    return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString("utf8");
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -43,12 +59,15 @@ export function lockRun(path: string, what: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
-    let text = "";
+    let text: string | undefined;
     try {
-      text = readFileSync(path, "utf8");
-    } catch {
-      continue; // released meanwhile: try again
+      text = readLock(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue; // released meanwhile: try again
+      text = undefined;
     }
+    if (text === undefined)
+      throw new CliError(`${path} is not a lock file of this CLI: remove it, or name another --state`);
     if (holderRuns(text))
       throw new CliError(
         `another ${what} is running (${path} names process ${text.split("\n")[0]}): wait for it to finish, or remove ${path} if no such run is left`,

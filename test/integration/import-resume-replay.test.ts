@@ -5,7 +5,7 @@
  * good (404: "is --url the vault's base URL?", at every rerun for the key's 24 h, then created again).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -202,5 +202,17 @@ describe("two imports of one file at once", () => {
     const done = await runImport({ file, url: svc.url, key: owner, progress: quiet });
     expect(done.failed).toEqual([]);
     expect(existsSync(`${file}.import-state.lock`)).toBe(false);
+  });
+});
+
+describe("the import's lock file, planted", () => {
+  it("a symbolic link in its place (to an endless device) stops the run at once, naming it", async () => {
+    const { owner } = await setup();
+    const file = join(dir(), "cards.jsonl");
+    writeFileSync(file, `${JSON.stringify(card(0))}\n`);
+    symlinkSync("/dev/zero", `${file}.import-state.lock`);
+    await expect(runImport({ file, url: svc.url, key: owner, progress: quiet })).rejects.toThrow(
+      /is not a lock file of this CLI/,
+    );
   });
 });
