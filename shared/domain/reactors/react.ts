@@ -19,6 +19,7 @@ import { isHandedOut } from "#shared/domain/sessions.ts";
 import { accessOf, grantsOf, type TokenAccess } from "#shared/domain/tokens/access.ts";
 import type { TokenDeps } from "#shared/domain/tokens/deps.ts";
 import { createDetokenizer, findReferences } from "#shared/domain/tokens/detokenize.ts";
+import type { TokenView } from "#shared/domain/tokens/presenting.ts";
 import { checkStillReadable, standingToken } from "#shared/domain/tokens/replay.ts";
 import { callerVersion } from "#shared/domain/tokens/token.ts";
 import { tokenizeBatch } from "#shared/domain/tokens/tokenize.ts";
@@ -111,8 +112,11 @@ export interface KeptShowing {
   reserveBytes: number;
 }
 
-/** What a kept outcome's record holds for each token a tokenize block shows data of (its read and shown entries). */
-const KEPT_BYTES_PER_SHOWN_TOKEN = 512;
+/**
+ * What a kept outcome's record holds for each token a tokenize block shows data of: its read entry (id, version,
+ * created_at, cvc; about 100 bytes of JSON) and its shown entry (id, type; about 60), with room to spare.
+ */
+const KEPT_BYTES_PER_SHOWN_TOKEN = 256;
 
 /** `tokenize` from the code (an object or array of POST /tokens bodies) turned into real tokens. */
 async function tokenize(
@@ -143,12 +147,12 @@ async function tokenize(
     // A queued run's answer is kept, in one record: it must fit that, with what the record keeps beside it.
     ...(kept
       ? {
-          requireFits: (answer: unknown, detail: string, tokens: number) =>
+          requireFits: (answer: unknown, detail: string, views: readonly TokenView[]) =>
             requireKeptFits(
               { status: 200, body: answer },
               kept.reserveBytes +
                 Buffer.byteLength(JSON.stringify({ reads: kept.reads, shown: kept.shown })) +
-                KEPT_BYTES_PER_SHOWN_TOKEN * tokens,
+                KEPT_BYTES_PER_SHOWN_TOKEN * views.filter((view) => view.data !== undefined).length,
               detail,
             ),
         }

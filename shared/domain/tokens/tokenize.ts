@@ -144,7 +144,7 @@ export interface BatchAnswer {
    * Refuses a whole answer too large for where it goes, before the commit: by default what a Lambda result
    * carries; a kept answer (a queued reaction's outcome) holds less.
    */
-  requireFits?: (answer: unknown, detail: string, tokens: number) => void;
+  requireFits?: (answer: unknown, detail: string, views: readonly TokenView[]) => void;
   /**
    * Runs before the commit with each token as answered (once per token, however many rounds the write takes):
    * what it writes (the viewer's read entries) is written whether or not the commit then succeeds, and its
@@ -282,7 +282,7 @@ export async function tokenizeBatch(
       (answering.requireFits ?? requireAnswerFits)(
         answering.within ? answering.within(batchAnswer) : batchAnswer,
         "The batch's answer comes to more than one answer holds; send fewer token requests per call.",
-        views.length,
+        views,
       );
       const fresh = views.filter((view) => !given.has(view.id));
       await answering.beforeCommit?.(fresh);

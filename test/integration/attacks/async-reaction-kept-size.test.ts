@@ -42,4 +42,23 @@ describe("react-async: a tokenize block beside a raw too large to keep", () => {
     expect(stored.length).toBe(1);
     expect(JSON.stringify(result.body)).toContain(String(stored[0]?.id));
   });
+
+  it("a block of 250 cards shown with their data, as large as a block gets, is kept whole", async () => {
+    const { api, managementKey, acting, caller } = await reactingTenant(svc, ["token:use", "token:read"]);
+    // 250 distinct Luhn-valid numbers, each a card the caller is shown (reveal).
+    const code = `module.exports = async () => {
+      const luhn = (body) => { let sum = 0; for (let i = 0; i < body.length; i++) { let d = Number(body[body.length - 1 - i]); if (i % 2 === 0) { d *= 2; if (d > 9) d -= 9; } sum += d; } return body + ((10 - (sum % 10)) % 10); };
+      const tokenize = {};
+      for (let i = 0; i < 250; i++) tokenize["c" + i] = { type: "card", data: { number: luhn("400000" + String(i).padStart(9, "0")), expiration_month: 12, expiration_year: 2030 } };
+      return { tokenize };
+    };`;
+    const { result } = await reactedAsync(api, managementKey, { actingId: acting.id, caller, code });
+    expect(result.status, bodyText(result.body).slice(0, 300)).toBe(200);
+    const shown = Object.values(
+      (result.body as { tokens: Record<string, { data?: { number?: string } }> }).tokens,
+    );
+    expect(shown).toHaveLength(250);
+    expect(shown.every((t) => typeof t.data?.number === "string" && t.data.number.length === 16)).toBe(true);
+    expect(await tokensCreatedBy(acting.id)).toHaveLength(250);
+  });
 });
