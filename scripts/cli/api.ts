@@ -153,6 +153,11 @@ export function stopOn(answer: ApiAnswer, what: string): void {
   if (answer.status === 403)
     throw new CliError(`${what}: the key lacks the permission (403): ${problemOf(answer).detail ?? ""}`);
   if (answer.status === 404) throw new CliError(`${what}: not found (404); is --url the vault's base URL?`);
+  // The tenant's own KMS key refuses: nothing of it is written or read until it is back (no line's fault).
+  if (answer.status === 423)
+    throw new CliError(
+      `${what}: the tenant's key refuses (423): ${problemOf(answer).detail ?? ""}; run again once it is back to resume`,
+    );
   if (retryable(answer) === "in flight")
     throw new CliError(`${what}: the service is still processing it; run again in a minute to resume`);
   if (answer.status === 429 || answer.status === 503 || answer.status >= 500)

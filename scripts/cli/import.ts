@@ -107,6 +107,12 @@ function indexesAtFault(body: unknown, size: number): Map<number, Record<string,
 }
 
 /**
+ * Statuses that fail a whole batch's lines when no request is named: the request itself was refused (400, 413,
+ * 415, 422) or, 409, it cannot be answered (took effect with its answer lost, fingerprints kept changing).
+ */
+const WHOLE_BATCH_FAILURES = new Set([400, 409, 413, 415, 422]);
+
+/**
  * A token id as the import counts it: 48 bits of its SHA-256, so the set of ids counted holds numbers, not strings
  * (a million take about 20 MB, not 150). Two ids that clash (odds about n² / 2⁴⁹) count one token as deduplicated;
  * the mapping never depends on it.
@@ -258,7 +264,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
               failed.push({
                 line: record.line,
                 status: 404,
-                detail: `its token ${id} was deleted after this batch was first sent; import the line again to create it anew`,
+                detail: `its token ${fromServer(id)} was deleted after this batch was first sent; import the line again to create it anew`,
               });
               continue;
             }
@@ -275,7 +281,13 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
         if (!(answer.status === 403 && faults.size > 0)) stopOn(answer, `batch ${batch}`);
         const detail = detailOf(answer);
         if (faults.size === 0) {
-          // Nothing names a request: the whole batch failed as one (e.g. 413).
+          // Nothing names a request: the whole batch failed as one (e.g. 413). Only answers about the request itself
+          // fail its lines; any other (a status this CLI does not know) stops the run with the batch unrecorded, so
+          // a rerun resumes it (recorded failed, a replay refused whole lost its stored tokens' mapping: review s51-a).
+          if (!WHOLE_BATCH_FAILURES.has(answer.status))
+            throw new CliError(
+              `batch ${batch}: the service answered ${answer.status}: ${detail}; run again to resume`,
+            );
           for (const record of pending) failed.push({ line: record.line, status: answer.status, detail });
           pending = [];
           break;

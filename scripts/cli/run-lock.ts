@@ -4,9 +4,20 @@
  * mapping named each line twice (stop 50's bulk review). The lock is a file beside the state file, made with
  * O_EXCL, naming the process that holds it; one left by a run that died (its process gone) is taken over.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  linkSync,
+  openSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { hostname } from "node:os";
-import { CliError } from "./api.ts";
+import { CliError, fromServer } from "./api.ts";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL } = constants;
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -44,7 +55,7 @@ function readLock(path: string): string | undefined {
 
 /** Takes the lock at `path` for this process; answers its release. */
 export function lockRun(path: string, what: string): () => void {
-  for (let attempt = 0; attempt < 2; attempt++) {
+  for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
       writeSync(fd, `${process.pid}\n${hostname()}\n`);
@@ -70,9 +81,31 @@ export function lockRun(path: string, what: string): () => void {
       throw new CliError(`${path} is not a lock file of this CLI: remove it, or name another --state`);
     if (holderRuns(text))
       throw new CliError(
-        `another ${what} is running (${path} names process ${text.split("\n")[0]}): wait for it to finish, or remove ${path} if no such run is left`,
+        `another ${what} is running (${path} names process ${fromServer(text.split("\n")[0] ?? "")}): wait for it to finish, or remove ${path} if no such run is left`,
       );
-    unlinkSync(path); // its run died: taken over
+    // Its run died: taken over. Moved aside first (one mover wins), then checked to be the lock judged dead: another
+    // run taking it over too may have made its own in between, which an unlink of the path would have removed
+    // (both runs then held it: review s51-a). Such a lock is put back, and judged again.
+    const aside = `${path}.${process.pid}.${randomBytes(6).toString("hex")}`;
+    try {
+      renameSync(path, aside);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+      throw error;
+    }
+    let moved: string | undefined;
+    try {
+      moved = readLock(aside);
+    } catch {
+      moved = undefined;
+    }
+    if (moved !== text)
+      try {
+        linkSync(aside, path);
+      } catch {
+        // A lock was made at the path meanwhile: that one stands.
+      }
+    unlinkSync(aside);
   }
   throw new CliError(`${path}: another ${what} keeps taking the lock; try again`);
 }
