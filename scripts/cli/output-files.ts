@@ -20,7 +20,7 @@ import { CliError } from "./api.ts";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_APPEND } = constants;
 /** Absent where the platform has none (Windows): there, the owner check below is what is left. */
-const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+export const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /** A file descriptor for writing `path`: emptied ("truncate"), appended to, or kept as it is. */
 export function openOutput(path: string, how: "truncate" | "append" | "keep"): number {

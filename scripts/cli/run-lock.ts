@@ -18,9 +18,9 @@ import {
 } from "node:fs";
 import { hostname } from "node:os";
 import { CliError, fromServer } from "./api.ts";
+import { O_NOFOLLOW } from "./output-files.ts";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL } = constants;
-const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /** Whether the lock's holder still runs: only knowable on this host; a lock of another host is taken as held. */
 function holderRuns(text: string): boolean {

@@ -9,10 +9,11 @@ import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } fro
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { luhnSum } from "#shared/domain/tokens/checksums.ts";
+import { mappedTokenIds } from "#test/support/cli.ts";
 import { useService } from "#test/support/service.ts";
 import {
   appKey,
+  cardNumberOf,
   listAllTokens,
   revealEverything,
   type TokenBody,
@@ -25,11 +26,7 @@ const svc = useService();
 const quiet = { write: () => true, isTTY: false };
 const dir = () => mkdtempSync(join(tmpdir(), "svc-import-b50-"));
 /** Line i's card: a number of its own (deduplication would fold every line into one token), VISA for line 2. */
-const numberOf = (i: number) => {
-  if (i === 2) return VISA;
-  const body = `400000${String(i).padStart(9, "0")}`;
-  return `${body}${(10 - (luhnSum(body, true) % 10)) % 10}`;
-};
+const numberOf = (i: number) => (i === 2 ? VISA : cardNumberOf(i));
 const card = (i: number) => ({
   type: "card",
   data: { number: numberOf(i), expiration_month: 1 + (i % 12), expiration_year: 2030 },
@@ -42,13 +39,6 @@ async function setup() {
   const all = () => listAllTokens(api, reader);
   return { api, owner, all };
 }
-
-const mappedIds = (file: string) =>
-  readFileSync(file, "utf8")
-    .trim()
-    .split("\n")
-    .slice(1)
-    .map((row) => row.split(",")[2] ?? "");
 
 /** A first run of `lines` cards, then its batches' "done" lines cut from the state (killed before recording). */
 async function importedThenKilled(lines: number) {
@@ -66,7 +56,7 @@ describe("import resumed after a kill, a token of an unrecorded batch touched me
     const file = await importedThenKilled(5);
     const first = await runImport({ file, url: svc.url, key: owner, batchSize: 5, progress: quiet });
     expect(first.failed).toEqual([]);
-    const ids = mappedIds(first.mapping_file);
+    const ids = mappedTokenIds(first.mapping_file);
     expect(ids).toContain(existing.body.id);
     const state = readFileSync(first.state_file, "utf8").split("\n");
     writeFileSync(first.state_file, state.filter((line) => !line.includes('"records"')).join("\n"));
@@ -82,7 +72,7 @@ describe("import resumed after a kill, a token of an unrecorded batch touched me
     // Before: all five lines "failed" with 409 (the replay refused), the four new tokens in no mapping; importing
     // the failed lines again (as the summary invites) makes four more.
     expect(again.failed).toEqual([]);
-    expect(mappedIds(again.mapping_file).sort()).toEqual([...ids].sort());
+    expect(mappedTokenIds(again.mapping_file).sort()).toEqual([...ids].sort());
     expect((await all()).length).toBe(5);
   });
 
@@ -91,7 +81,7 @@ describe("import resumed after a kill, a token of an unrecorded batch touched me
     const file = await importedThenKilled(10);
     const first = await runImport({ file, url: svc.url, key: owner, batchSize: 5, progress: quiet });
     expect(first.failed).toEqual([]);
-    const ids = mappedIds(first.mapping_file);
+    const ids = mappedTokenIds(first.mapping_file);
     const state = readFileSync(first.state_file, "utf8").split("\n");
     writeFileSync(first.state_file, state.filter((line) => !line.includes('"records"')).join("\n"));
     // Line 1's token (batches finish in any order: the mapping's first row may be another line's).
@@ -115,9 +105,9 @@ describe("import resumed after a kill, a token of an unrecorded batch touched me
     // The line whose token was deleted is named, not mapped to a token that is gone.
     expect(again?.failed.map((f) => [f.line, f.status])).toEqual([[1, 404]]);
     // The nine tokens that still exist are mapped, none is created twice.
-    expect(mappedIds(again?.mapping_file ?? first.mapping_file).filter((id) => ids.includes(id)).length).toBe(
-      9,
-    );
+    expect(
+      mappedTokenIds(again?.mapping_file ?? first.mapping_file).filter((id) => ids.includes(id)).length,
+    ).toBe(9);
     expect((await all()).length).toBe(9);
   });
 });

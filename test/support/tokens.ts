@@ -1,3 +1,4 @@
+import { luhnSum } from "#shared/domain/tokens/checksums.ts";
 import { type Client, client, createTenant } from "./http.ts";
 
 export const VISA = "4242424242424242";
@@ -123,4 +124,10 @@ export async function listAllTokens(api: Client, key: string): Promise<TokenBody
     start = page.body.pagination.next;
   } while (start);
   return tokens;
+}
+
+/** A 16-digit Luhn-valid card number of its own for each `i` (400000…): cards that never deduplicate together. */
+export function cardNumberOf(i: number): string {
+  const body = `400000${String(i).padStart(9, "0")}`;
+  return `${body}${(10 - (luhnSum(body, true) % 10)) % 10}`;
 }

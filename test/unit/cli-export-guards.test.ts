@@ -7,8 +7,8 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { runCli } from "#test/support/cli.ts";
 import { runExport } from "../../scripts/cli/export.ts";
-import { main } from "../../scripts/cli/main.ts";
 
 const quiet = { write: () => true, isTTY: false };
 const token = (id: string) => ({ id, type: "card", data: { number: "4242424242424242" } });
@@ -59,31 +59,10 @@ describe("export: a listing that never ends", () => {
 });
 
 describe("export: revealed data onto a terminal", () => {
-  async function exportOnTerminal(argv: string[]) {
+  const exportOnTerminal = (argv: string[]) => {
     serving([{ ids: ["t1"] }]);
-    const printed: string[] = [];
-    const tty = Object.getOwnPropertyDescriptor(process.stdout, "isTTY");
-    Object.defineProperty(process.stdout, "isTTY", { value: true, configurable: true });
-    const write = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-      printed.push(String(chunk));
-      return true;
-    });
-    const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-      printed.push(String(chunk));
-      return true;
-    });
-    process.env.SVC_API_KEY = "key_test";
-    try {
-      const code = await main(["export", "--url", "http://127.0.0.1:1", ...argv]);
-      return { code, printed: printed.join("") };
-    } finally {
-      delete process.env.SVC_API_KEY;
-      write.mockRestore();
-      err.mockRestore();
-      if (tty) Object.defineProperty(process.stdout, "isTTY", tty);
-      else delete (process.stdout as { isTTY?: boolean }).isTTY;
-    }
-  }
+    return runCli(["export", "--url", "http://127.0.0.1:1", ...argv], { tty: true });
+  };
 
   it("is refused without --out (before: the cards were printed there)", async () => {
     const { code, printed } = await exportOnTerminal([]);

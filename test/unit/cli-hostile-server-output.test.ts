@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { runCli } from "#test/support/cli.ts";
 
 const dir = () => mkdtempSync(join(tmpdir(), "svc-hostile-"));
 const card = {
@@ -21,26 +22,13 @@ const ESC_DETAIL =
 
 afterEach(() => vi.unstubAllGlobals());
 
-async function runMain(argv: string[]) {
-  const { main } = await import("../../scripts/cli/main.ts");
-  const out: string[] = [];
-  const write = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-    out.push(String(chunk));
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-    out.push(String(chunk));
-    return true;
-  });
-  process.env.SVC_API_KEY = "key_test";
-  try {
-    const code = await main(argv);
-    return { code, printed: out.join("") };
-  } finally {
-    delete process.env.SVC_API_KEY;
-    write.mockRestore();
-    err.mockRestore();
-  }
+const runMain = (argv: string[]) => runCli(argv);
+
+/** `svc-vault import` of a file of one card, against whatever `fetch` answers. */
+function importOneCard() {
+  const file = join(dir(), "cards.jsonl");
+  writeFileSync(file, `${JSON.stringify(card)}\n`);
+  return runMain(["import", file, "--url", "http://127.0.0.1:1"]);
 }
 
 describe("import CLI: a hostile server's answer on the terminal", () => {
@@ -60,10 +48,7 @@ describe("import CLI: a hostile server's answer on the terminal", () => {
           ),
       ),
     );
-    const folder = dir();
-    const file = join(folder, "cards.jsonl");
-    writeFileSync(file, `${JSON.stringify(card)}\n`);
-    const { code, printed } = await runMain(["import", file, "--url", "http://127.0.0.1:1"]);
+    const { code, printed } = await importOneCard();
     expect(code).toBe(1);
     expect(printed).toContain("line 1:");
     // Before: ESC and BEL reached the terminal as sent (OSC 52 clipboard write, screen clear, line rewrite).
@@ -82,10 +67,7 @@ describe("import CLI: a hostile server's answer on the terminal", () => {
           }),
       ),
     );
-    const folder = dir();
-    const file = join(folder, "cards.jsonl");
-    writeFileSync(file, `${JSON.stringify(card)}\n`);
-    const { code, printed } = await runMain(["import", file, "--url", "http://127.0.0.1:1"]);
+    const { code, printed } = await importOneCard();
     expect(code).toBe(2);
     expect(printed).toContain("403");
     // biome-ignore lint/suspicious/noControlCharactersInRegex: the test is about them
@@ -114,5 +96,27 @@ describe("import CLI: a key the header cannot carry", () => {
     );
     expect(failure).toBeInstanceOf(Error);
     expect(failure?.message).not.toContain("Zr8dQ2mW7xK1pLs9Vb3nHt6Yc0Fa4Ue5");
+  });
+
+  // Review s51-a: the stub a replay answers for a token gone since names its id, which the summary prints.
+  it("prints no control characters of a replay stub's id (a 'gone' line's detail on the terminal)", async () => {
+    // A hostile server answers the batch as a replay whose token is "gone", its id an escape sequence: OSC 52
+    // (clipboard write), a screen clear and a faked summary line.
+    const id = "tok\u001b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\u0007\u001b[2J\r\u001b[2Kimported: 0 failed";
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(
+        async () =>
+          new Response(JSON.stringify([{ id, created_at: new Date().toISOString(), replay: "gone" }]), {
+            status: 201,
+            headers: { "content-type": "application/json", "svc-idempotent-replayed": "true" },
+          }),
+      ),
+    );
+    const { code, printed } = await importOneCard();
+    expect(code).toBe(1);
+    expect(printed).toContain("line 1:");
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the test is about them
+    expect(printed).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
   });
 });

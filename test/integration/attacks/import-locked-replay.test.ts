@@ -16,28 +16,24 @@ import {
   setLocalCustomerKeyEnabled,
 } from "#shared/adapters/local/local-customer-keys.ts";
 import { DEFAULT_KEYRING_OPTIONS } from "#shared/domain/crypto/keyring.ts";
-import { luhnSum } from "#shared/domain/tokens/checksums.ts";
+import { mappedTokenIds } from "#test/support/cli.ts";
 import { advanceTestClock, useService } from "#test/support/service.ts";
-import { appKey, listAllTokens, revealEverything, tenantWithOwner } from "#test/support/tokens.ts";
+import {
+  appKey,
+  cardNumberOf,
+  listAllTokens,
+  revealEverything,
+  tenantWithOwner,
+} from "#test/support/tokens.ts";
 import { runImport } from "../../../scripts/cli/import.ts";
 
 const svc = useService();
 const quiet = { write: () => true, isTTY: false };
 const kmsDir = () => svc.service.deps.config.localKmsDir ?? "";
-const numberOf = (i: number) => {
-  const body = `400000${String(i).padStart(9, "0")}`;
-  return `${body}${(10 - (luhnSum(body, true) % 10)) % 10}`;
-};
 const card = (i: number) => ({
   type: "card",
-  data: { number: numberOf(i), expiration_month: 1 + (i % 12), expiration_year: 2030 },
+  data: { number: cardNumberOf(i), expiration_month: 1 + (i % 12), expiration_year: 2030 },
 });
-const mappedIds = (file: string) =>
-  readFileSync(file, "utf8")
-    .trim()
-    .split("\n")
-    .slice(1)
-    .map((row) => row.split(",")[2] ?? "");
 
 describe("review s51-a: a resumed import whose replay is refused whole (423, the tenant's key disabled)", () => {
   it("does not record the replayed batch as failed: its stored tokens reach the mapping once the key is back", async () => {
@@ -55,7 +51,7 @@ describe("review s51-a: a resumed import whose replay is refused whole (423, the
     writeFileSync(file, `${Array.from({ length: 5 }, (_, i) => JSON.stringify(card(i))).join("\n")}\n`);
     const first = await runImport({ file, url: svc.url, key: owner, batchSize: 5, progress: quiet });
     expect(first.failed).toEqual([]);
-    const ids = mappedIds(first.mapping_file);
+    const ids = mappedTokenIds(first.mapping_file);
     expect(ids).toHaveLength(5);
     // Killed before the batch was recorded (as import-resume-replay.test.ts cuts it).
     const state = readFileSync(first.state_file, "utf8").split("\n");
@@ -79,7 +75,7 @@ describe("review s51-a: a resumed import whose replay is refused whole (423, the
     // skipped it: nothing failed is left to resume, the five stored tokens are in no mapping.
     expect(failedStatuses).not.toContain(423);
     expect(finished.failed).toEqual([]);
-    expect(mappedIds(finished.mapping_file).sort()).toEqual([...ids].sort());
+    expect(mappedTokenIds(finished.mapping_file).sort()).toEqual([...ids].sort());
     expect((await listAllTokens(api, reader)).length).toBe(5);
   });
 });
