@@ -14,6 +14,7 @@ import { DynamoApplicationReader } from "./application-reader.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
 import {
+  atSerialCount,
   ITEMS_PER_REVOKED_KEY,
   revokeBeyond,
   serialCount,
@@ -218,15 +219,13 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
     const serialKey = keys.applicationKeySerial(key.tenant_id, key.application_id);
     for (let attempt = 0; attempt < KEY_ADDITION_ATTEMPTS; attempt++) {
       // The count first, the keys after: an addition committed between the two reads fails this one's condition.
-      const serial = await this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: serialKey, ConsistentRead: true }),
-      );
+      const count = await serialCount(this.client, this.tableName, serialKey);
       const existing = await this.storedKeys(key.tenant_id, key.application_id);
       if (existing.length >= MAX_KEYS_PER_APPLICATION)
         throw validationError(
           `An application holds at most ${MAX_KEYS_PER_APPLICATION} keys; delete one first.`,
         );
-      const count = serial.Item?.count as number | undefined;
+      const at = atSerialCount(count);
       const written = await transactOrFalse(this.client, [
         this.exists(keys.application(key.tenant_id, key.application_id)),
         {
@@ -234,12 +233,9 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
             TableName: this.tableName,
             Key: serialKey,
             UpdateExpression: "SET #count = :next",
-            ConditionExpression: count === undefined ? "attribute_not_exists(PK)" : "#count = :count",
+            ConditionExpression: at.ConditionExpression,
             ExpressionAttributeNames: { "#count": "count" },
-            ExpressionAttributeValues: {
-              ":next": (count ?? 0) + 1,
-              ...(count === undefined ? {} : { ":count": count }),
-            },
+            ExpressionAttributeValues: { ":next": (count ?? 0) + 1, ...at.ExpressionAttributeValues },
           },
         },
         ...(key.minted_by

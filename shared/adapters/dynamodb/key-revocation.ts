@@ -70,22 +70,24 @@ export async function serialCount(
 }
 
 /**
+ * The condition that a serial item is still at the count read (absent when none was): a write under it refuses
+ * once a key was added since.
+ */
+export function atSerialCount(count: number | undefined) {
+  return count === undefined
+    ? { ConditionExpression: "attribute_not_exists(PK)" }
+    : {
+        ConditionExpression: "#count = :count",
+        ExpressionAttributeNames: { "#count": "count" },
+        ExpressionAttributeValues: { ":count": count },
+      };
+}
+
+/**
  * The delete of a serial item, only at the count read before the keys were listed: a key added since (the count
  * moved) refuses the holder's deletion, which lists again, so no key outlives its holder (a key minted while its
  * member was being deleted stayed listed, created and never revoked: stop 50's review).
  */
 export function serialDelete(tableName: string, key: { PK: string; SK: string }, count: number | undefined) {
-  return {
-    Delete: {
-      TableName: tableName,
-      Key: key,
-      ConditionExpression: count === undefined ? "attribute_not_exists(PK)" : "#count = :count",
-      ...(count === undefined
-        ? {}
-        : {
-            ExpressionAttributeNames: { "#count": "count" },
-            ExpressionAttributeValues: { ":count": count },
-          }),
-    },
-  };
+  return { Delete: { TableName: tableName, Key: key, ...atSerialCount(count) } };
 }
