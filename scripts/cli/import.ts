@@ -159,11 +159,11 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     batch_size: batchSize,
     id_column: options.idColumn ?? null,
   };
-  const release = lockRun(`${stateFile}.lock`, `import with the state file ${stateFile}`);
+  const lock = lockRun(`${stateFile}.lock`, `import with the state file ${stateFile}`);
   try {
     return await importLocked();
   } finally {
-    release();
+    lock.release();
   }
 
   async function importLocked(): Promise<ImportSummary> {
@@ -225,6 +225,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       // A token created since the batch was first sent (by this run or one that died before recording it, whose
       // answer a retry replays) is this import's; one created before, a deduplication.
       const firstSent = state.firstSent.get(batch) ?? Date.now();
+      lock.confirm(); // a run whose lock another run took over sends and records nothing more
       if (!state.firstSent.has(batch)) {
         recordSend(stateFile, { batch, sent_at: firstSent });
         state.firstSent.set(batch, firstSent);
@@ -304,6 +305,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
         pending = pending.filter((_, index) => !faults.has(index));
         if (pending.length > 0) {
           const refused = failed.filter((f) => f.status !== undefined);
+          lock.confirm();
           recordSend(stateFile, { batch, sent_at: firstSent, refused });
           state.refused.set(batch, refused);
         }
@@ -314,6 +316,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
 
     /** Writes a finished batch: its mapping lines, then its state line (import-state.ts says why this order). */
     const finish = (batch: number, records: number, outcome: Awaited<ReturnType<typeof sendBatch>>) => {
+      lock.confirm(); // the other run records this batch (the service replays its answer to it)
       const text = outcome.tokens
         .map(({ record, id }) => `${record.line},${csvCell(record.externalId ?? "")},${csvCell(id)}\n`)
         .join("");

@@ -3,6 +3,11 @@
  * them (the service replayed one for the other: no token twice) and both appended their mapping lines, so the
  * mapping named each line twice (stop 50's bulk review). The lock is a file beside the state file, made with
  * O_EXCL, naming the process that holds it; one left by a run that died (its process gone) is taken over.
+ *
+ * A takeover can still race (three runs started over one stale lock: one moves a live run's fresh lock aside while
+ * a third makes its own, review s52-a), so holding is checked where it matters: a run confirms the lock still
+ * names it (its pid, host and a nonce of its own) before each write of its state or mapping, and stops when it does
+ * not; its release removes the lock only while it names the run.
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -53,20 +58,49 @@ function readLock(path: string): string | undefined {
   }
 }
 
-/** Takes the lock at `path` for this process; answers its release. */
-export function lockRun(path: string, what: string): () => void {
+/** A lock held by this run. */
+export interface RunLock {
+  /** Throws a CliError unless the lock still names this run (another run took it over: this one must stop). */
+  confirm(): void;
+  /** Removes the lock if it still names this run. */
+  release(): void;
+}
+
+function heldLock(path: string, text: string, what: string): RunLock {
+  const names = () => {
+    try {
+      return readLock(path) === text;
+    } catch {
+      return false;
+    }
+  };
+  return {
+    confirm() {
+      if (!names())
+        throw new CliError(
+          `${path} no longer names this run: another ${what} took it over and goes on from the state file, so this run stops`,
+        );
+    },
+    release() {
+      if (!names()) return; // gone (removed by hand), or another run's now: not this run's to remove
+      try {
+        unlinkSync(path);
+      } catch {
+        // Already gone: nothing to release.
+      }
+    },
+  };
+}
+
+/** Takes the lock at `path` for this process. */
+export function lockRun(path: string, what: string): RunLock {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
-      writeSync(fd, `${process.pid}\n${hostname()}\n`);
+      const text = `${process.pid}\n${hostname()}\n${randomBytes(9).toString("base64url")}\n`;
+      writeSync(fd, text);
       closeSync(fd);
-      return () => {
-        try {
-          unlinkSync(path);
-        } catch {
-          // Already gone (removed by hand): nothing to release.
-        }
-      };
+      return heldLock(path, text, what);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }

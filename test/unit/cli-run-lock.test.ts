@@ -1,15 +1,18 @@
 /**
- * The import's run lock (review s51-a, 29 Nov 2026): 27573af took over a lock left by a dead run by reading it and
- * then unlinking the path. Two runs started together after a crash both read the stale lock; the slower one's
- * unlink removed the lock the faster one had just made, and both ran (the double mapping lines the lock was added
- * against).
+ * The import's run lock (scripts/cli/run-lock.ts), raced by runs started together over a lock left by a dead run.
+ * - Review s51-a: 27573af took such a lock over by reading it and then unlinking the path; the slower of two runs
+ *   removed the lock the faster one had just made, and both ran (the double mapping lines the lock is against).
+ * - Review s52-a: with three runs, one moved a live run's fresh lock aside while a third made its own; putting it
+ *   back failed and it was removed, so two runs believed they held the lock.
+ * A run holds the lock while the lock names it: it confirms that before each write of its state or mapping.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { lockRun, type RunLock } from "../../scripts/cli/run-lock.ts";
 
-const hooks: { beforeTakeover?: (path: string) => void } = {};
+const hooks: { beforeTakeover?: (path: string) => void; beforeLink?: () => void } = {};
 /** Runs the hook once, before the first removal or move of a lock (where a takeover acts on what it read). */
 function once(path: import("node:fs").PathLike) {
   const hook = hooks.beforeTakeover;
@@ -31,43 +34,97 @@ vi.mock("node:fs", async (importOriginal) => {
       once(from);
       return actual.renameSync(from, to);
     },
+    linkSync: (from: import("node:fs").PathLike, to: import("node:fs").PathLike) => {
+      const hook = hooks.beforeLink;
+      hooks.beforeLink = undefined;
+      hook?.();
+      return actual.linkSync(from, to);
+    },
   };
 });
 
-const dir = () => mkdtempSync(join(tmpdir(), "svc-review-s51a-"));
+const staleLock = () => {
+  const lock = join(mkdtempSync(join(tmpdir(), "svc-run-lock-")), "cards.jsonl.import-state.lock");
+  writeFileSync(lock, `999999999\n${hostname()}\n`); // left by a run that was killed: no such process here
+  return lock;
+};
+
+/** Takes the lock as the process `pid` would (the pid it writes and judges others by). */
+function takeAs(pid: number, lock: string): RunLock | Error {
+  const real = process.pid;
+  const setPid = (value: number) =>
+    Object.defineProperty(process, "pid", { value, configurable: true, writable: false, enumerable: true });
+  setPid(pid);
+  try {
+    return lockRun(lock, "import with the state file x");
+  } catch (error) {
+    return error as Error;
+  } finally {
+    setPid(real);
+  }
+}
+
+/** The runs that hold the lock: took it, and it still names them. */
+const holding = (runs: Record<string, RunLock | Error | undefined>) =>
+  Object.entries(runs)
+    .filter(([, run]) => {
+      if (!run || run instanceof Error) return false;
+      try {
+        run.confirm();
+        return true;
+      } catch {
+        return false;
+      }
+    })
+    .map(([name]) => name);
 
 afterEach(() => {
-  vi.unstubAllGlobals();
   hooks.beforeTakeover = undefined;
+  hooks.beforeLink = undefined;
 });
 
-describe("review s51-a: import CLI", () => {
-  it("lets only one of two runs taking over the same stale lock hold it", async () => {
-    const { lockRun } = await import("../../scripts/cli/run-lock.ts");
-    const { hostname } = await import("node:os");
-    const lock = join(dir(), "cards.jsonl.import-state.lock");
-    // Left by a run that was killed: a process id that does not run on this host.
-    writeFileSync(lock, `999999999\n${hostname()}\n`);
-    let second: (() => void) | Error | undefined;
-    // Run A has read the stale lock and is about to remove it; run B (another process) does the same in between:
-    // reads the stale lock, removes it and makes its own.
+describe("import CLI: run lock", () => {
+  it("lets one of two runs taking over the same stale lock hold it", () => {
+    const lock = staleLock();
+    let second: RunLock | Error | undefined;
+    // Run A has read the stale lock and is about to move it; run B reads it, takes it over and makes its own.
     hooks.beforeTakeover = (path) => {
       expect(path).toBe(lock);
-      try {
-        second = lockRun(lock, "import with the state file x");
-      } catch (error) {
-        second = error as Error;
-      }
+      second = takeAs(process.ppid, lock);
     };
-    let first: (() => void) | Error;
-    try {
-      first = lockRun(lock, "import with the state file x");
-    } catch (error) {
-      first = error as Error;
-    }
-    expect(typeof second).toBe("function"); // B took the stale lock over
-    const holders = [first, second].filter((outcome) => typeof outcome === "function");
-    // Before: A's unlink removed B's fresh lock and A made its own: both runs held the lock.
-    expect(holders, `lock now names: ${JSON.stringify(readFileSync(lock, "utf8"))}`).toHaveLength(1);
+    const first = takeAs(process.ppid + 1_000_000, lock);
+    expect(second).not.toBeInstanceOf(Error); // B took the stale lock over
+    expect(
+      holding({ first, second }),
+      `lock names ${JSON.stringify(readFileSync(lock, "utf8"))}`,
+    ).toHaveLength(1);
+  });
+
+  it("lets one of three runs started over a stale lock hold it", () => {
+    const lock = staleLock();
+    let b: RunLock | Error | undefined;
+    let c: RunLock | Error | undefined;
+    // A has read the stale lock; before A moves it aside, B (a live process) takes it over whole. A then moves B's
+    // fresh lock aside, sees it is not the one it judged dead and is about to put it back: C starts now and finds
+    // the path free.
+    hooks.beforeTakeover = () => {
+      b = takeAs(process.ppid, lock);
+      hooks.beforeLink = () => {
+        c = takeAs(process.pid, lock);
+      };
+    };
+    const a = takeAs(process.ppid + 1_000_000, lock);
+    expect(holding({ a, b, c }), `lock names ${JSON.stringify(readFileSync(lock, "utf8"))}`).toHaveLength(1);
+  });
+
+  it("releases only its own lock", () => {
+    const lock = staleLock();
+    const first = takeAs(process.pid, lock);
+    if (first instanceof Error) throw first;
+    // Taken over meanwhile (its text replaced): the first run's release leaves the other run's lock alone.
+    writeFileSync(lock, `${process.ppid}\n${hostname()}\nother\n`);
+    expect(() => first.confirm()).toThrow(/no longer names this run/);
+    first.release();
+    expect(readFileSync(lock, "utf8")).toBe(`${process.ppid}\n${hostname()}\nother\n`);
   });
 });

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { chownSync, mkdtempSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runImport } from "../../scripts/cli/import.ts";
@@ -381,5 +381,37 @@ describe("import CLI: a CSV that stops the import (review round 4, 28 Nov 2026)"
     // to start over (tokens already created would be created again)".
     expect({ sentBeforeStop, rerun }).toEqual({ sentBeforeStop: 0, rerun: undefined });
     expect(received).toHaveLength(26); // 20 + the fixed row + 5
+  });
+});
+
+describe("import CLI: a run whose lock another run took over", () => {
+  it("stops before recording another batch, and leaves the other run's lock in place (review s52-a)", async () => {
+    const folder = dir();
+    const file = join(folder, "cards.jsonl");
+    writeFileSync(file, `${Array.from({ length: 20 }, (_, i) => JSON.stringify(card(i))).join("\n")}\n`);
+    const lock = `${file}.import-state.lock`;
+    const other = `${process.ppid}\n${hostname()}\nanother-run\n`;
+    let batches = 0;
+    await expect(
+      runImport({
+        ...options(file),
+        // After the first batch, the lock names another run (it took this one's over in a race).
+        onBatch: () => {
+          if (++batches === 1) writeFileSync(lock, other);
+        },
+      }),
+    ).rejects.toThrow(/no longer names this run/);
+    const batchesNamed = new Set(
+      readFileSync(`${file}.import-state`, "utf8")
+        .trim()
+        .split("\n")
+        .slice(1)
+        .map((line) => (JSON.parse(line) as { batch: number }).batch),
+    );
+    expect({ sent, batchesNamed: [...batchesNamed], lock: readFileSync(lock, "utf8") }).toEqual({
+      sent: 5,
+      batchesNamed: [0],
+      lock: other,
+    });
   });
 });

@@ -67,6 +67,27 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
     ];
   }
 
+  /**
+   * A new key's items, and, when a member mints it, that member's count of keys minted moved: a deletion of the
+   * member that listed its keys before this write lists them again (key-revocation.ts). Every write of a minted
+   * key goes through here, the application's creation included.
+   */
+  private mintedKeyPuts(key: StoredKey) {
+    if (!key.minted_by) return this.keyPuts(key);
+    return [
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: keys.memberKeySerial(key.tenant_id, key.minted_by),
+          UpdateExpression: "SET #count = if_not_exists(#count, :zero) + :one",
+          ExpressionAttributeNames: { "#count": "count" },
+          ExpressionAttributeValues: { ":zero": 0, ":one": 1 },
+        },
+      },
+      ...this.keyPuts(key),
+    ];
+  }
+
   applicationPut(application: Application) {
     return {
       Put: {
@@ -87,7 +108,7 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
       this.applicationPut(application),
       // Created through a member's credentials: only while that member exists (ids are new: nothing else fails).
       ...(mintedBy ? [this.exists(keys.member(tenantId, mintedBy))] : []),
-      ...(key ? this.keyPuts(key) : []),
+      ...(key ? this.mintedKeyPuts(key) : []),
       this.audit.put(audit),
     ]);
     if (!written) throw forbidden(MINTER_REMOVED);
@@ -238,22 +259,8 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
             ExpressionAttributeValues: { ":next": (count ?? 0) + 1, ...at.ExpressionAttributeValues },
           },
         },
-        ...(key.minted_by
-          ? [
-              this.exists(keys.member(key.tenant_id, key.minted_by)),
-              // The member's count of keys minted moves: a deletion of the member that listed before lists again.
-              {
-                Update: {
-                  TableName: this.tableName,
-                  Key: keys.memberKeySerial(key.tenant_id, key.minted_by),
-                  UpdateExpression: "SET #count = if_not_exists(#count, :zero) + :one",
-                  ExpressionAttributeNames: { "#count": "count" },
-                  ExpressionAttributeValues: { ":zero": 0, ":one": 1 },
-                },
-              },
-            ]
-          : []),
-        ...this.keyPuts(key),
+        ...(key.minted_by ? [this.exists(keys.member(key.tenant_id, key.minted_by))] : []),
+        ...this.mintedKeyPuts(key),
         this.audit.put(audit),
       ]);
       if (written) return;
