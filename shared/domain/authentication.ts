@@ -136,7 +136,7 @@ export class Authenticator {
    */
   private async liveKey(tenantId: string, applicationId: string, keyId: string) {
     const key = await this.applications.getKey(tenantId, applicationId, keyId);
-    if (!key || (key.minted_by && !(await this.applications.memberExists(tenantId, key.minted_by))))
+    if (!key || (key.minted_by && !(await this.applications.memberActive(tenantId, key.minted_by))))
       return undefined;
     const through = mintingChainOfKey(key);
     if (through.length > MAX_MINTING_CHAIN) return undefined;

@@ -61,8 +61,11 @@ export interface TenantStore {
 export interface ApplicationReader {
   get(tenantId: string, applicationId: string): Promise<Application | undefined>;
   getKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKey | undefined>;
-  /** Whether the member a key was minted through (`minted_by`) still exists: its keys answer only while it does. */
-  memberExists(tenantId: string, memberId: string): Promise<boolean>;
+  /**
+   * Whether the member a key was minted through (`minted_by`) still exists and no deletion of it has begun: its
+   * keys answer only while it is.
+   */
+  memberActive(tenantId: string, memberId: string): Promise<boolean>;
   /** Resolves a key hash to its owner; the lookup used by authentication. */
   findKey(keyHash: string): Promise<KeyRecord | undefined>;
 }

@@ -43,7 +43,7 @@ describe("a key minted through a member since deleted", () => {
         application_id: applicationId,
         minted_by: "gone-member",
       }),
-      memberExists: async () => false, // the member was deleted
+      memberActive: async () => false, // the member was deleted
     } as unknown as ApplicationStore;
     const sessions = {
       get: async () => ({

@@ -3,7 +3,7 @@ import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import type { Application, ApplicationKey } from "#shared/domain/entities.ts";
 import type { ApplicationReader, KeyRecord } from "#shared/ports/stores.ts";
 import { stripKeys } from "./audit-items.ts";
-import { keys } from "./schema.ts";
+import { DELETION_STARTED, keys } from "./schema.ts";
 
 /**
  * The lookups of applications and keys every function makes to authenticate (and to check what a proxy or reactor
@@ -48,8 +48,17 @@ export class DynamoApplicationReader implements ApplicationReader {
     return { tenant_id, application_id, key_id, ...(session_id ? { session_id } : {}) };
   }
 
-  memberExists(tenantId: string, memberId: string): Promise<boolean> {
-    return this.itemExists(keys.member(tenantId, memberId));
+  async memberActive(tenantId: string, memberId: string): Promise<boolean> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: keys.member(tenantId, memberId),
+        ConsistentRead: true,
+        ProjectionExpression: "PK, #fence",
+        ExpressionAttributeNames: { "#fence": DELETION_STARTED },
+      }),
+    );
+    return out.Item !== undefined && out.Item[DELETION_STARTED] === undefined;
   }
 
   protected async itemExists(key: Record<string, string>): Promise<boolean> {

@@ -23,7 +23,7 @@ import {
 } from "./key-revocation.ts";
 import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
-import { keys } from "./schema.ts";
+import { DELETION_STARTED, keys } from "./schema.ts";
 
 /** Keys per application are capped so deleting an application stays one transaction (≤ 100 items). */
 export const MAX_KEYS_PER_APPLICATION = 20;
@@ -67,27 +67,6 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
     ];
   }
 
-  /**
-   * A new key's items, and, when a member mints it, that member's count of keys minted moved: a deletion of the
-   * member that listed its keys before this write lists them again (key-revocation.ts). Every write of a minted
-   * key goes through here, the application's creation included.
-   */
-  private mintedKeyPuts(key: StoredKey) {
-    if (!key.minted_by) return this.keyPuts(key);
-    return [
-      {
-        Update: {
-          TableName: this.tableName,
-          Key: keys.memberKeySerial(key.tenant_id, key.minted_by),
-          UpdateExpression: "SET #count = if_not_exists(#count, :zero) + :one",
-          ExpressionAttributeNames: { "#count": "count" },
-          ExpressionAttributeValues: { ":zero": 0, ":one": 1 },
-        },
-      },
-      ...this.keyPuts(key),
-    ];
-  }
-
   applicationPut(application: Application) {
     return {
       Put: {
@@ -106,9 +85,10 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
     const { tenant_id: tenantId, minted_by: mintedBy } = application;
     const written = await transactOrFalse(this.client, [
       this.applicationPut(application),
-      // Created through a member's credentials: only while that member exists (ids are new: nothing else fails).
-      ...(mintedBy ? [this.exists(keys.member(tenantId, mintedBy))] : []),
-      ...(key ? this.mintedKeyPuts(key) : []),
+      // Created through a member's credentials: only while that member exists and is not being deleted (ids are
+      // new: nothing else fails).
+      ...(mintedBy ? [this.memberMayMint(tenantId, mintedBy)] : []),
+      ...(key ? this.keyPuts(key) : []),
       this.audit.put(audit),
     ]);
     if (!written) throw forbidden(MINTER_REMOVED);
@@ -259,18 +239,30 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
             ExpressionAttributeValues: { ":next": (count ?? 0) + 1, ...at.ExpressionAttributeValues },
           },
         },
-        ...(key.minted_by ? [this.exists(keys.member(key.tenant_id, key.minted_by))] : []),
-        ...this.mintedKeyPuts(key),
+        ...(key.minted_by ? [this.memberMayMint(key.tenant_id, key.minted_by)] : []),
+        ...this.keyPuts(key),
         this.audit.put(audit),
       ]);
       if (written) return;
       // Which condition refused: the application gone, its minting member gone, or another addition (again).
       if (!(await this.itemExists(keys.application(key.tenant_id, key.application_id))))
         throw notFound("The application");
-      if (key.minted_by && !(await this.memberExists(key.tenant_id, key.minted_by)))
+      if (key.minted_by && !(await this.memberActive(key.tenant_id, key.minted_by)))
         throw forbidden(MINTER_REMOVED);
     }
     throw conflict("Keys of this application are being added at the same moment; retry.");
+  }
+
+  /** The minting member still a member, and no deletion of it begun (member-store.ts, `DELETION_STARTED`). */
+  private memberMayMint(tenantId: string, memberId: string) {
+    return {
+      ConditionCheck: {
+        TableName: this.tableName,
+        Key: keys.member(tenantId, memberId),
+        ConditionExpression: "attribute_exists(PK) AND attribute_not_exists(#fence)",
+        ExpressionAttributeNames: { "#fence": DELETION_STARTED },
+      },
+    };
   }
 
   private exists(key: Record<string, string>) {

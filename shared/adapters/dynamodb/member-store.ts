@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { TenantMember } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
@@ -7,7 +7,7 @@ import type { MemberDeletionAudit, MemberStore, StoredInvitation } from "#shared
 import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
 import type { DynamoApplicationStore } from "./application-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { transactOrFalse } from "./client.ts";
+import { ignoreConditionFailed, transactOrFalse } from "./client.ts";
 import {
   ITEMS_PER_REVOKED_KEY,
   revokeBeyond,
@@ -17,7 +17,7 @@ import {
 } from "./key-revocation.ts";
 import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { decodeCursor, encodeCursor, queryAll } from "./paging.ts";
-import { epochSeconds, keys } from "./schema.ts";
+import { DELETION_STARTED, epochSeconds, keys } from "./schema.ts";
 
 const invitationKeys = {
   invitation: (tenantId: string, id: string) => ({ PK: `TENANT#${tenantId}`, SK: `INVITE#${id}` }),
@@ -53,7 +53,7 @@ export class DynamoMemberStore implements MemberStore {
     if (page.start !== undefined && after === undefined)
       throw validationError("The start cursor is invalid.");
     const all = (await this.queryPrefix(tenantId, "MEMBER#"))
-      .map((item) => stripKeys<TenantMember>(item))
+      .map((item) => stripKeys<TenantMember>(item, [DELETION_STARTED]))
       .filter((m) => !userIds?.length || userIds.includes(m.user.id));
     const from = after ? all.findIndex((m) => m.id === after) + 1 : (page.page - 1) * page.size;
     const items = all.slice(from, from + page.size);
@@ -69,7 +69,7 @@ export class DynamoMemberStore implements MemberStore {
     const out = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: keys.member(tenantId, id) }),
     );
-    return out.Item ? stripKeys<TenantMember>(out.Item) : undefined;
+    return out.Item ? stripKeys<TenantMember>(out.Item, [DELETION_STARTED]) : undefined;
   }
 
   async deleteMember(
@@ -77,17 +77,39 @@ export class DynamoMemberStore implements MemberStore {
     memberId: string,
     audit: MemberDeletionAudit,
   ): Promise<{ applicationIds: string[]; keys: { hash: string; id: string }[] } | undefined> {
+    await this.beginDeletion(tenantId, memberId);
     return untilRevoked(() => this.deleteMemberOnce(tenantId, memberId, audit), "The member");
+  }
+
+  /**
+   * Marks the member as being deleted before its keys are listed: every mint through it is conditional on the mark's
+   * absence and its keys stop authenticating, so the listing below cannot be outrun. Before, each key the member
+   * minted during the deletion made it list again, and a member minting in a loop kept its own deletion failing
+   * (review s52-a). A deletion that fails part-way leaves the member marked: its keys stay refused, and deleting
+   * it again finishes. An OWNER, or a member gone, is not marked (the attempt's own read answers for them).
+   */
+  private async beginDeletion(tenantId: string, memberId: string): Promise<void> {
+    await this.client
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.member(tenantId, memberId),
+          UpdateExpression: "SET #fence = :true",
+          ConditionExpression: "attribute_exists(PK) AND #role <> :owner",
+          ExpressionAttributeNames: { "#fence": DELETION_STARTED, "#role": "role" },
+          ExpressionAttributeValues: { ":true": true, ":owner": "OWNER" },
+        }),
+      )
+      .catch(ignoreConditionFailed);
   }
 
   private async deleteMemberOnce(tenantId: string, memberId: string, audit: MemberDeletionAudit) {
     const member = await this.getMember(tenantId, memberId);
     if (!member || member.role === "OWNER") return undefined;
     const bound = (await this.queryPrefix(tenantId, "APP#")).filter((app) => app.member_id === memberId);
-    // The addition counts first (the member's, each bound application's), the keys after: a key added between
-    // the two refuses the write (serialDelete), and the next attempt lists it.
-    const mintedSerial = keys.memberKeySerial(tenantId, memberId);
-    const mintedCount = await serialCount(this.client, this.tableName, mintedSerial);
+    // No key is minted through the member any more (beginDeletion); one added to a bound application by someone
+    // else moves its count: the counts first, the keys after, and a key added between the two refuses the write
+    // (serialDelete), so the next attempt lists it.
     const boundCounts = await Promise.all(
       bound.map((app) =>
         serialCount(this.client, this.tableName, keys.applicationKeySerial(tenantId, String(app.id))),
@@ -102,8 +124,8 @@ export class DynamoMemberStore implements MemberStore {
       hash: String(k.key_hash),
       entry: this.audit.put(audit.key({ id: String(k.id), applicationId: String(k.application_id) })),
     }));
-    // The member, its user, its key count and its entry; each bound application's two items and entry.
-    const room = Math.floor((OWN_TRANSACT_ITEMS - 4 - 3 * bound.length) / ITEMS_PER_REVOKED_KEY);
+    // The member, its user and its entry; each bound application's two items and entry.
+    const room = Math.floor((OWN_TRANSACT_ITEMS - 3 - 3 * bound.length) / ITEMS_PER_REVOKED_KEY);
     const keyDeletes = await revokeBeyond(this.client, this.tableName, revoked, room);
     if (!keyDeletes) return "changed";
     const written = await transactOrFalse(this.client, [
@@ -119,7 +141,6 @@ export class DynamoMemberStore implements MemberStore {
       // A user is made for its one membership (acceptInvitation): its e-mail and names go with it (kept, they
       // outlived the member and, unreachable from the tenant's members, its deletion: lifecycle review).
       { Delete: { TableName: this.tableName, Key: keys.user(member.user.id) } },
-      serialDelete(this.tableName, mintedSerial, mintedCount),
       ...bound.flatMap((app, i) => [
         { Delete: { TableName: this.tableName, Key: keys.application(tenantId, String(app.id)) } },
         serialDelete(this.tableName, keys.applicationKeySerial(tenantId, String(app.id)), boundCounts[i]),

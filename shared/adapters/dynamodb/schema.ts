@@ -31,6 +31,12 @@ export const TABLE_KEYS = {
 /** Audit entries of one tenant spread over this many partitions, so a busy tenant is not one hot key. */
 export const LOG_SHARDS = 4;
 
+/**
+ * Set on a member's item once its deletion begins: from then no key is minted through the member and its keys stop
+ * answering, so the deletion's listing of them ends however fast a hostile member mints (member-store.ts).
+ */
+export const DELETION_STARTED = "deletion_started";
+
 export const keys = {
   tenant: (tenantId: string) => ({ PK: `TENANT#${tenantId}`, SK: "META" }),
   user: (userId: string) => ({ PK: `USER#${userId}`, SK: "META" }),
@@ -44,14 +50,6 @@ export const keys = {
   applicationKeySerial: (tenantId: string, appId: string) => ({
     PK: `TENANT#${tenantId}`,
     SK: `APPKEYSERIAL#${appId}`,
-  }),
-  /**
-   * Counts the keys a member minted (on any application): a member's deletion is conditional on the count it read
-   * before listing them, so a key minted meanwhile makes it list again instead of staying behind.
-   */
-  memberKeySerial: (tenantId: string, memberId: string) => ({
-    PK: `TENANT#${tenantId}`,
-    SK: `MEMBERKEYSERIAL#${memberId}`,
   }),
   apiKey: (keyHash: string) => ({ PK: `APIKEY#${keyHash}`, SK: "META" }),
   logShard: (tenantId: string, shard: number) => `TENANT#${tenantId}#LOG#${shard}`,
