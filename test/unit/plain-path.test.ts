@@ -71,6 +71,60 @@ describe("plain paths", () => {
     );
   });
 
+  it("through the vault's string filters render and evaluate exactly as liquidjs does (errors included)", async () => {
+    const literal = fc.oneof(
+      fc.integer({ min: -2, max: 20 }),
+      fc.constantFrom('"4"', '"x"', '"*"', '"#"', '"ab"', '""', "true", "nil"),
+    );
+    const filter = fc.oneof(
+      fc.constant("last4"),
+      fc.constant("card_bin"),
+      fc
+        .array(literal, { maxLength: 3 })
+        .map((args) => (args.length ? `card_mask: ${args.join(", ")}` : "card_mask")),
+      fc
+        .array(literal, { maxLength: 3 })
+        .map((args) => (args.length ? `reveal_last: ${args.join(", ")}` : "reveal_last")),
+      fc
+        .array(literal, { maxLength: 4 })
+        .map((args) => (args.length ? `reveal: ${args.join(", ")}` : "reveal")),
+      fc.constant("upcase"), // liquidjs's own: never read directly
+    );
+    const value = fc.oneof(
+      json,
+      fc.constantFrom("4242424242424242", "4242 4242 4242 4242", "3782-822463-10005", "12", "", "ab😀cd"),
+      fc.integer(),
+      fc.string({ minLength: 250, maxLength: 300 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(name, { minLength: 1, maxLength: 3 }),
+        value,
+        fc.array(filter, { minLength: 1, maxLength: 5 }),
+        async (path, leafValue, filters) => {
+          const scope = {
+            [path[0] as string]: path
+              .slice(1)
+              .reduceRight<unknown>((inner, key) => ({ [key]: inner }), leafValue),
+          };
+          const chain = filters.map((f) => ` | ${f}`).join("");
+          const direct = `{{ ${path.join(".")}${chain} }}`;
+          const viaLiquid = `{{ ${bracketed(path).slice(3, -3)}${chain} }}`;
+          expect(await outcome(engine.render(direct, scope))).toEqual(
+            await outcome(engine.render(viaLiquid, scope)),
+          );
+          expect(await outcome(engine.evaluate(direct, scope))).toEqual(
+            await outcome(engine.evaluate(viaLiquid, scope)),
+          );
+          expect(await outcome(engine.evaluateStructure({ a: direct, b: [direct] }, scope))).toEqual(
+            await outcome(engine.evaluateStructure({ a: viaLiquid, b: [viaLiquid] }, scope)),
+          );
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
   it("render without a turn of the render slot, a meter reading or a draw on the request's budget", async () => {
     let meterReads = 0;
     const scheduler = new RenderScheduler(
@@ -89,6 +143,19 @@ describe("plain paths", () => {
     const data = { number: "4242424242424242" };
     expect(await request.render("{{ data.number }}", { data })).toBe("4242424242424242");
     expect(await request.evaluate("{{ data.number }}", { data })).toBe("4242424242424242");
+    // The card's default mask, whose number goes through reveal_last: read directly too (filtered plain paths).
+    const cardMask = {
+      number: "{{ data.number | reveal_last: 4 }}",
+      expiration_month: "{{ data.expiration_month }}",
+      expiration_year: "{{ data.expiration_year }}",
+    };
+    for (const template of Object.values(cardMask)) await engine.validate(template);
+    const card = { ...data, expiration_month: 12, expiration_year: 2030 };
+    expect(await request.evaluateStructure(cardMask, { data: card })).toEqual({
+      number: "XXXXXXXXXXXX4242",
+      expiration_month: 12,
+      expiration_year: 2030,
+    });
     expect(meterReads).toBe(0);
     // A render that is no plain path is still timed and charged: the request's budget is spent after it.
     await request.render("{{ data.number | slice: 0, 4 }}", { data });

@@ -36,7 +36,13 @@ import {
   overInputLimit,
   sample,
 } from "./liquid-bounds.ts";
-import { plainPathOf, readPlainPath } from "./plain-path.ts";
+import {
+  type DirectStep,
+  filteredPathOf,
+  plainPathOf,
+  readFilteredPath,
+  readPlainPath,
+} from "./plain-path.ts";
 import {
   type Overdue,
   type RenderBudget,
@@ -119,6 +125,15 @@ const isLiteral = (argument: FilterArgument): boolean =>
 /** A literal argument's value (QuotedToken, NumberToken and LiteralToken all hold it as `content`). */
 const literalValue = (argument: FilterArgument): unknown =>
   isLiteral(argument) ? (argument as unknown as { content: unknown }).content : undefined;
+
+/**
+ * The vault's filters a direct read may apply (plain-path.ts): string work bounded by the input's length, charging
+ * no memory, the card mask's among them. At most MAX_DIRECT_FILTERS of them in one output.
+ */
+const DIRECT_FILTERS = new Set(["reveal_last", "reveal", "last4", "card_mask", "card_bin"]);
+const MAX_DIRECT_FILTERS = 4;
+/** A structure (a mask) read wholly directly has at most this many expression strings (else: one render turn). */
+const MAX_DIRECT_STRINGS = 16;
 
 const DEFAULTS = {
   renderLimitMs: 100,
@@ -269,6 +284,8 @@ interface Parsed {
   single?: Template[];
   /** That tag's path when it is a plain path (`{{ data.number }}`): read without liquidjs (plain-path.ts). */
   path?: readonly string[];
+  /** A plain path through direct filters (`{{ data.number | reveal_last: 4 }}`): read without liquidjs too. */
+  filtered?: { path: readonly string[]; steps: readonly DirectStep[] };
   /** Whether the template is that tag alone, with no whitespace around it (render() then writes only it). */
   bare?: boolean;
   /** Its global variables, once asked (variablesRead). */
@@ -340,7 +357,8 @@ export function createExpressionEngine(
   for (const name of ["sort", "sort_natural"] as const)
     liquid.registerFilter(name, guardFilter(name, boundedSort(name), maxTemplateChars));
   liquid.registerFilter("sample", guardFilter("sample", sample as FilterHandler, maxTemplateChars));
-  for (const [name, definition] of Object.entries(expressionFilters({ maxOutputChars }))) {
+  const filterDefinitions = expressionFilters({ maxOutputChars });
+  for (const [name, definition] of Object.entries(filterDefinitions)) {
     const [fewest, most] = definition.arity;
     const handler = function (this: FilterThis, input: unknown, ...args: unknown[]) {
       if (args.length < fewest || args.length > most) {
@@ -353,6 +371,24 @@ export function createExpressionEngine(
       return definition.apply(this.context.memoryLimit, toValue(input), args.map(toValue));
     };
     liquid.registerFilter(name, guardFilter(name, handler, maxTemplateChars));
+  }
+
+  /** The path and filters of a one-output template a direct read answers, or undefined (plain-path.ts). */
+  function directFilters(template: string, output: Output): Parsed["filtered"] {
+    const path = filteredPathOf(template);
+    const { filters } = output.value;
+    if (!path || filters.length === 0 || filters.length > MAX_DIRECT_FILTERS) return undefined;
+    const steps: DirectStep[] = [];
+    for (const filter of filters) {
+      const definition = DIRECT_FILTERS.has(filter.name) ? filterDefinitions[filter.name] : undefined;
+      if (!definition || !filter.args.every(isLiteral)) return undefined;
+      const args = filter.args.map(literalValue);
+      const [fewest, most] = definition.arity;
+      if (args.length < fewest || args.length > most) return undefined;
+      if (!args.every((arg) => typeof arg === "string" || typeof arg === "number")) return undefined;
+      steps.push({ apply: definition.apply, args });
+    }
+    return { path, steps };
   }
 
   const cache = new Map<string, Parsed>();
@@ -383,6 +419,7 @@ export function createExpressionEngine(
         if (single.length === 1 && single[0] instanceof Output) {
           parsed.single = single;
           parsed.path = plainPathOf(trimmed);
+          if (!parsed.path) parsed.filtered = directFilters(trimmed, single[0]);
           parsed.bare = trimmed === template;
         }
       }
@@ -435,11 +472,44 @@ export function createExpressionEngine(
     });
   }
 
-  /** A plain path's value, when it is a string, number or boolean within the output limit; else undefined. */
+  /**
+   * A plain path's value (or a filtered one's string), when it is a string, number or boolean within the output
+   * limit; else undefined.
+   */
   function plainValue(parsed: Parsed, scope: Record<string, unknown>) {
-    if (!parsed.path) return undefined;
-    const value = readPlainPath(scope, parsed.path);
+    const value = parsed.path
+      ? readPlainPath(scope, parsed.path)
+      : parsed.filtered
+        ? readFilteredPath(scope, parsed.filtered.path, parsed.filtered.steps)
+        : undefined;
     return typeof value === "string" && value.length > maxOutputChars ? undefined : value;
+  }
+
+  /**
+   * Whether every expression string of `node` is parsed already and read directly on `scope` (at most
+   * MAX_DIRECT_STRINGS of them): the structure is then evaluated with no turn of the render slot, as a plain
+   * path is. Its strings are read twice (here, then by walk): a few microseconds, against a turn and its meter.
+   */
+  function readsDirectly(
+    node: unknown,
+    scope: Record<string, unknown>,
+    seen: { strings: number },
+    depth = 0,
+  ) {
+    if (depth > MAX_STRUCTURE_DEPTH) return false;
+    if (typeof node === "string") {
+      if (!isExpression(node)) return true;
+      const parsed = cache.get(node);
+      return (
+        ++seen.strings <= MAX_DIRECT_STRINGS &&
+        parsed?.single !== undefined &&
+        plainValue(parsed, scope) !== undefined
+      );
+    }
+    if (typeof node !== "object" || node === null) return true;
+    for (const item of Array.isArray(node) ? node : Object.values(node))
+      if (!readsDirectly(item, scope, seen, depth + 1)) return false;
+    return true;
   }
 
   async function renderParsed(parsed: Parsed, scope: Record<string, unknown>, budget: RenderBudget) {
@@ -528,6 +598,7 @@ export function createExpressionEngine(
     return (Array.isArray(node) ? node : Object.values(node)).some((item) => hasExpression(item, depth + 1));
   };
 
+  const neverOverdue: Overdue = () => false;
   /** The renders inside one turn of a budget: each runs at once, under the turn's time limit. */
   const inTurn = (overdue: Overdue): RenderBudget => ({ run: (render) => render(overdue) });
 
@@ -574,7 +645,8 @@ export function createExpressionEngine(
         return isExpression(structure)
           ? evaluateParsed(await parseIn(budget, structure), scope, budget)
           : structure;
-      if (!hasExpression(structure, 0)) return walk(structure, scope, budget, 0);
+      if (!hasExpression(structure, 0) || readsDirectly(structure, scope, { strings: 0 }))
+        return walk(structure, scope, inTurn(neverOverdue), 0);
       // One turn of the render slot and one allowance for the whole structure (a mask's strings): one wait
       // for the slot and two meter readings instead of one per string.
       return budget.run((overdue) => walk(structure, scope, inTurn(overdue), 0));

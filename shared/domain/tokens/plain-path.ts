@@ -5,20 +5,39 @@
  * the render slot and reads the CPU meter. So a plain path is read here directly, in the cases where that is
  * exactly what liquidjs answers (test/unit/plain-path.test.ts holds the two together), and liquidjs renders
  * every other case.
+ *
+ * The same holds for a plain path through a few of the vault's own string filters with literal arguments
+ * (`{{ data.number | reveal_last: 4 }}`, the card mask): the filter is the one liquidjs would call, applied to
+ * the same value, on inputs short enough that the work is a few microseconds; anything else (a filter that
+ * fails, answers no string, or would charge memory) is left to liquidjs, which gives its own answer or error.
  */
+import type { FilterBudget } from "./expression-filters.ts";
 
 /** Names liquidjs reads as literals or special properties: never a plain lookup. */
 const LITERALS = new Set(["true", "false", "nil", "null", "empty", "blank"]);
 const SPECIAL = new Set(["size", "first", "last"]);
 const PLAIN_OUTPUT = /^\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}$/;
+/** The same dotted path, followed by the output's first filter. */
+const FILTERED_OUTPUT = /^\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\|/;
+
+function pathOf(dotted: string | undefined): readonly string[] | undefined {
+  if (!dotted) return undefined;
+  const path = dotted.split(".");
+  if (LITERALS.has(path[0] as string) || path.some((name) => SPECIAL.has(name))) return undefined;
+  return path;
+}
 
 /** The path of a template that is one output tag of a dotted path and nothing else, or undefined. */
 export function plainPathOf(template: string): readonly string[] | undefined {
-  const match = PLAIN_OUTPUT.exec(template);
-  if (!match?.[1]) return undefined;
-  const path = match[1].split(".");
-  if (LITERALS.has(path[0] as string) || path.some((name) => SPECIAL.has(name))) return undefined;
-  return path;
+  return pathOf(PLAIN_OUTPUT.exec(template)?.[1]);
+}
+
+/**
+ * The path a one-output template starts with when a filter follows it directly (`{{ data.number | last4 }}`);
+ * the caller checks the filters themselves (from liquidjs's parse of the same template).
+ */
+export function filteredPathOf(template: string): readonly string[] | undefined {
+  return pathOf(FILTERED_OUTPUT.exec(template)?.[1]);
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -41,4 +60,46 @@ export function readPlainPath(
   return typeof current === "string" || typeof current === "number" || typeof current === "boolean"
     ? current
     : undefined;
+}
+
+/** One filter of a direct read: the vault filter's own function and its literal arguments. */
+export interface DirectStep {
+  apply(budget: FilterBudget, input: unknown, args: unknown[]): unknown;
+  args: readonly unknown[];
+}
+
+/** Longest value a direct read filters; a longer one is rendered by liquidjs, in a turn of the render slot. */
+export const DIRECT_INPUT_CHARS = 256;
+
+class Allocates extends Error {}
+/** A filter that charges memory is left to liquidjs, whose render charges it. */
+const NO_ALLOCATION: FilterBudget = {
+  use() {
+    throw new Allocates();
+  },
+};
+
+/**
+ * The string `steps` make of the value at `path` (as readPlainPath finds it), or undefined: the value is missing
+ * or longer than DIRECT_INPUT_CHARS, or a filter throws or answers anything but a string. liquidjs then renders
+ * the template, and answers (or fails) as it always does.
+ */
+export function readFilteredPath(
+  scope: Record<string, unknown>,
+  path: readonly string[],
+  steps: readonly DirectStep[],
+): string | undefined {
+  const value = readPlainPath(scope, path);
+  if (value === undefined || (typeof value === "string" && value.length > DIRECT_INPUT_CHARS))
+    return undefined;
+  let current: unknown = value;
+  try {
+    for (const step of steps) {
+      current = step.apply(NO_ALLOCATION, current, [...step.args]);
+      if (typeof current !== "string") return undefined;
+    }
+  } catch {
+    return undefined;
+  }
+  return current as string;
 }
