@@ -33,7 +33,7 @@ export async function startTarget(
   const log = openSync(logFile, "w");
   // As in production: Object.prototype.__proto__ throws in every host process.
   const child = spawn(
-    process.execPath,
+    process.env.BENCH_NODE || process.execPath,
     ["--disable-proto=throw", ...nodeArgs, "--import", "tsx", ENTRY, name],
     {
       cwd: REPO_ROOT,

@@ -2,7 +2,7 @@ import type middy from "@middy/core";
 import { EmfMetrics } from "#shared/adapters/metrics/emf-metrics.ts";
 import { LocalMetrics } from "#shared/adapters/metrics/local-metrics.ts";
 import type { Config } from "#shared/config.ts";
-import { logger } from "#shared/logger.ts";
+import { logger, logLevel } from "#shared/logger.ts";
 import type { FlushableMetrics } from "#shared/ports/metrics.ts";
 
 /**
@@ -10,7 +10,7 @@ import type { FlushableMetrics } from "#shared/ports/metrics.ts";
  * lines), readable debug lines locally (no EMF documents in the terminal).
  */
 export function metricsAdapter(cfg: Pick<Config, "mode">): FlushableMetrics {
-  return cfg.mode === "aws" ? new EmfMetrics() : new LocalMetrics(logger);
+  return cfg.mode === "aws" ? new EmfMetrics() : new LocalMetrics(logger, logLevel);
 }
 
 /**
