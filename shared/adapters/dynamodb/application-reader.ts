@@ -19,7 +19,7 @@ export class DynamoApplicationReader implements ApplicationReader {
     const out = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: keys.application(tenantId, applicationId) }),
     );
-    return out.Item ? stripKeys<Application>(out.Item) : undefined;
+    return out.Item ? stripKeys<Application>(out.Item, [DELETION_STARTED]) : undefined;
   }
 
   async getKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKey | undefined> {
@@ -48,11 +48,16 @@ export class DynamoApplicationReader implements ApplicationReader {
     return { tenant_id, application_id, key_id, ...(session_id ? { session_id } : {}) };
   }
 
-  async memberActive(tenantId: string, memberId: string): Promise<boolean> {
+  memberActive(tenantId: string, memberId: string): Promise<boolean> {
+    return this.notDeleting(keys.member(tenantId, memberId));
+  }
+
+  /** Whether the item exists and no deletion of it has begun (key-revocation.ts, markDeletionStarted). */
+  protected async notDeleting(key: Record<string, string>): Promise<boolean> {
     const out = await this.client.send(
       new GetCommand({
         TableName: this.tableName,
-        Key: keys.member(tenantId, memberId),
+        Key: key,
         ConsistentRead: true,
         ProjectionExpression: "PK, #fence",
         ExpressionAttributeNames: { "#fence": DELETION_STARTED },

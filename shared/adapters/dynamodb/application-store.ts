@@ -16,10 +16,12 @@ import { transactOrFalse } from "./client.ts";
 import {
   atSerialCount,
   ITEMS_PER_REVOKED_KEY,
+  markDeletionStarted,
   revokeBeyond,
   serialCount,
   serialDelete,
   untilRevoked,
+  whileNotDeleting,
 } from "./key-revocation.ts";
 import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { countQuery, decodeCursor, encodeCursor, queryUpTo } from "./paging.ts";
@@ -87,7 +89,7 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
       this.applicationPut(application),
       // Created through a member's credentials: only while that member exists and is not being deleted (ids are
       // new: nothing else fails).
-      ...(mintedBy ? [this.memberMayMint(tenantId, mintedBy)] : []),
+      ...(mintedBy ? [whileNotDeleting(this.tableName, keys.member(tenantId, mintedBy))] : []),
       ...(key ? this.keyPuts(key) : []),
       this.audit.put(audit),
     ]);
@@ -112,7 +114,9 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
       ),
       countQuery(this.client, input),
     ]);
-    const pageItems = items.slice(offset, offset + page.size).map((i) => stripKeys<Application>(i));
+    const pageItems = items
+      .slice(offset, offset + page.size)
+      .map((i) => stripKeys<Application>(i, [DELETION_STARTED]));
     const last = pageItems.at(-1);
     return {
       items: pageItems,
@@ -171,6 +175,8 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
     audit: LogEntry,
     keyAudit: RevocationAudit,
   ): Promise<boolean> {
+    // Marked first: from here no key is added to it, so the listing below is not outrun (key-revocation.ts).
+    await markDeletionStarted(this.client, this.tableName, keys.application(tenantId, applicationId));
     return untilRevoked(() => this.deleteOnce(tenantId, applicationId, audit, keyAudit), "The application");
   }
 
@@ -228,7 +234,8 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
         );
       const at = atSerialCount(count);
       const written = await transactOrFalse(this.client, [
-        this.exists(keys.application(key.tenant_id, key.application_id)),
+        // Not into an application being deleted: its deletion's listing of keys is not outrun.
+        whileNotDeleting(this.tableName, keys.application(key.tenant_id, key.application_id)),
         {
           Update: {
             TableName: this.tableName,
@@ -239,36 +246,20 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
             ExpressionAttributeValues: { ":next": (count ?? 0) + 1, ...at.ExpressionAttributeValues },
           },
         },
-        ...(key.minted_by ? [this.memberMayMint(key.tenant_id, key.minted_by)] : []),
+        ...(key.minted_by
+          ? [whileNotDeleting(this.tableName, keys.member(key.tenant_id, key.minted_by))]
+          : []),
         ...this.keyPuts(key),
         this.audit.put(audit),
       ]);
       if (written) return;
       // Which condition refused: the application gone, its minting member gone, or another addition (again).
-      if (!(await this.itemExists(keys.application(key.tenant_id, key.application_id))))
+      if (!(await this.notDeleting(keys.application(key.tenant_id, key.application_id))))
         throw notFound("The application");
       if (key.minted_by && !(await this.memberActive(key.tenant_id, key.minted_by)))
         throw forbidden(MINTER_REMOVED);
     }
     throw conflict("Keys of this application are being added at the same moment; retry.");
-  }
-
-  /** The minting member still a member, and no deletion of it begun (member-store.ts, `DELETION_STARTED`). */
-  private memberMayMint(tenantId: string, memberId: string) {
-    return {
-      ConditionCheck: {
-        TableName: this.tableName,
-        Key: keys.member(tenantId, memberId),
-        ConditionExpression: "attribute_exists(PK) AND attribute_not_exists(#fence)",
-        ExpressionAttributeNames: { "#fence": DELETION_STARTED },
-      },
-    };
-  }
-
-  private exists(key: Record<string, string>) {
-    return {
-      ConditionCheck: { TableName: this.tableName, Key: key, ConditionExpression: "attribute_exists(PK)" },
-    };
   }
 
   async listKeys(tenantId: string, applicationId: string): Promise<ApplicationKey[]> {

@@ -1,8 +1,8 @@
-import { type DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conflict } from "#shared/domain/errors.ts";
-import { transactOrFalse } from "./client.ts";
+import { ignoreConditionFailed, transactOrFalse } from "./client.ts";
 import { OWN_TRANSACT_ITEMS } from "./limits.ts";
-import { keys } from "./schema.ts";
+import { DELETION_STARTED, keys } from "./schema.ts";
 
 /**
  * An application key as stored: its listing under the tenant (`PK`/`SK`), the hash its lookup is kept by, and the
@@ -41,6 +41,45 @@ export async function revokeBeyond(
   for (let i = 0; i < early.length; i += perWrite)
     if (!(await transactOrFalse(client, early.slice(i, i + perWrite).flatMap(deletes)))) return undefined;
   return revoked.slice(0, Math.max(0, room)).flatMap(deletes);
+}
+
+/**
+ * Marks a key holder (a member, an application) as being deleted, before its keys are listed: every mint through or
+ * into it is conditional on the mark's absence (`whileNotDeleting`), so the listing cannot be outrun. Before, each
+ * key added during the deletion made it list again, and a holder whose key added keys in a loop kept its own
+ * deletion failing (review s52-a). A deletion that fails part-way leaves the mark; deleting again finishes.
+ * `extra`: a further condition (a member that is no OWNER); a holder gone, or refused by it, is not marked.
+ */
+export async function markDeletionStarted(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  key: { PK: string; SK: string },
+  extra?: { condition: string; names: Record<string, string>; values: Record<string, unknown> },
+): Promise<void> {
+  await client
+    .send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: "SET #fence = :true",
+        ConditionExpression: `attribute_exists(PK)${extra ? ` AND ${extra.condition}` : ""}`,
+        ExpressionAttributeNames: { "#fence": DELETION_STARTED, ...extra?.names },
+        ExpressionAttributeValues: { ":true": true, ...extra?.values },
+      }),
+    )
+    .catch(ignoreConditionFailed);
+}
+
+/** The condition check of a write that mints through or into `key`'s holder: it exists, and is not being deleted. */
+export function whileNotDeleting(tableName: string, key: { PK: string; SK: string }) {
+  return {
+    ConditionCheck: {
+      TableName: tableName,
+      Key: key,
+      ConditionExpression: "attribute_exists(PK) AND attribute_not_exists(#fence)",
+      ExpressionAttributeNames: { "#fence": DELETION_STARTED },
+    },
+  };
 }
 
 /** How often a deletion lists its keys again when one of them was revoked on its own meanwhile. */

@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { LogEntry } from "#shared/domain/audit.ts";
 import type { TenantMember } from "#shared/domain/entities.ts";
 import { validationError } from "#shared/domain/errors.ts";
@@ -7,9 +7,10 @@ import type { MemberDeletionAudit, MemberStore, StoredInvitation } from "#shared
 import type { PageRequest, StoredKey, StorePage } from "#shared/ports/stores.ts";
 import type { DynamoApplicationStore } from "./application-store.ts";
 import { type AuditItems, stripKeys } from "./audit-items.ts";
-import { ignoreConditionFailed, transactOrFalse } from "./client.ts";
+import { transactOrFalse } from "./client.ts";
 import {
   ITEMS_PER_REVOKED_KEY,
+  markDeletionStarted,
   revokeBeyond,
   serialCount,
   serialDelete,
@@ -77,39 +78,27 @@ export class DynamoMemberStore implements MemberStore {
     memberId: string,
     audit: MemberDeletionAudit,
   ): Promise<{ applicationIds: string[]; keys: { hash: string; id: string }[] } | undefined> {
-    await this.beginDeletion(tenantId, memberId);
+    // Marked first: no key is minted through the member from here, and its keys stop authenticating.
+    await markDeletionStarted(this.client, this.tableName, keys.member(tenantId, memberId), {
+      condition: "#role <> :owner",
+      names: { "#role": "role" },
+      values: { ":owner": "OWNER" },
+    });
     return untilRevoked(() => this.deleteMemberOnce(tenantId, memberId, audit), "The member");
-  }
-
-  /**
-   * Marks the member as being deleted before its keys are listed: every mint through it is conditional on the mark's
-   * absence and its keys stop authenticating, so the listing below cannot be outrun. Before, each key the member
-   * minted during the deletion made it list again, and a member minting in a loop kept its own deletion failing
-   * (review s52-a). A deletion that fails part-way leaves the member marked: its keys stay refused, and deleting
-   * it again finishes. An OWNER, or a member gone, is not marked (the attempt's own read answers for them).
-   */
-  private async beginDeletion(tenantId: string, memberId: string): Promise<void> {
-    await this.client
-      .send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: keys.member(tenantId, memberId),
-          UpdateExpression: "SET #fence = :true",
-          ConditionExpression: "attribute_exists(PK) AND #role <> :owner",
-          ExpressionAttributeNames: { "#fence": DELETION_STARTED, "#role": "role" },
-          ExpressionAttributeValues: { ":true": true, ":owner": "OWNER" },
-        }),
-      )
-      .catch(ignoreConditionFailed);
   }
 
   private async deleteMemberOnce(tenantId: string, memberId: string, audit: MemberDeletionAudit) {
     const member = await this.getMember(tenantId, memberId);
     if (!member || member.role === "OWNER") return undefined;
     const bound = (await this.queryPrefix(tenantId, "APP#")).filter((app) => app.member_id === memberId);
-    // No key is minted through the member any more (beginDeletion); one added to a bound application by someone
-    // else moves its count: the counts first, the keys after, and a key added between the two refuses the write
-    // (serialDelete), so the next attempt lists it.
+    // No key is minted through the member any more, nor added to its own applications once they are marked too.
+    // A key added to one before its mark moves its count: the counts first, the keys after, and a key added
+    // between the two refuses the write (serialDelete), so the next attempt lists it.
+    await Promise.all(
+      bound.map((app) =>
+        markDeletionStarted(this.client, this.tableName, keys.application(tenantId, String(app.id))),
+      ),
+    );
     const boundCounts = await Promise.all(
       bound.map((app) =>
         serialCount(this.client, this.tableName, keys.applicationKeySerial(tenantId, String(app.id))),
