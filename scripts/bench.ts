@@ -52,7 +52,7 @@ async function main(): Promise<number> {
   const startedAt = new Date();
   const m = machine();
   log(
-    `${m.cpus} × ${m.cpu_model}, Node ${m.node}, load average ${m.load_average_1m}; ${settings.connections} connections, ` +
+    `${m.cpus} × ${m.cpu_model}, Node ${m.node}${m.targets_node === m.node ? "" : ` (targets: ${m.targets_node})`}, load average ${m.load_average_1m}; ${settings.connections} connections, ` +
       `${settings.rounds} rounds × ${settings.durationSeconds} s per target after ${settings.warmupSeconds} s of warm-up; ` +
       `scenarios: ${settings.scenarios.join(", ")}`,
   );

@@ -3,6 +3,13 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join, resolve } from "node:path";
+import { targetNode } from "./targets.ts";
+
+/** The targets' Node version (BENCH_NODE's when set). */
+function targetsNodeVersion(): string {
+  if (targetNode() === process.execPath) return process.version;
+  return spawnSync(targetNode(), ["--version"], { encoding: "utf8" }).stdout?.trim() || "unknown";
+}
 
 export function machine() {
   return {
@@ -10,6 +17,7 @@ export function machine() {
     cpu_model: cpus()[0]?.model ?? "unknown",
     memory_gb: Math.round(totalmem() / 2 ** 30),
     node: process.version,
+    targets_node: targetsNodeVersion(),
     /** Other work on the machine skews the figures: the 1-minute load average when this was taken. */
     load_average_1m: Number(loadavg()[0]?.toFixed(2)),
   };

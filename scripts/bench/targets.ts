@@ -21,6 +21,11 @@ const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const START_TIMEOUT_MS = 60_000;
 
 /**
+ * The Node binary the targets run on: BENCH_NODE (Lambda's major, say: docs/performance.md), else this process's.
+ */
+export const targetNode = () => process.env.BENCH_NODE || process.execPath;
+
+/**
  * Starts a target in a child process (`node [nodeArgs] --import tsx target-process.ts <name>`) and waits for its
  * URL. Its stdout (the service's access log) goes straight to `logFile`, without this process reading it.
  */
@@ -32,15 +37,11 @@ export async function startTarget(
 ): Promise<RunningTarget> {
   const log = openSync(logFile, "w");
   // As in production: Object.prototype.__proto__ throws in every host process.
-  const child = spawn(
-    process.env.BENCH_NODE || process.execPath,
-    ["--disable-proto=throw", ...nodeArgs, "--import", "tsx", ENTRY, name],
-    {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", log, "pipe", "ipc"],
-    },
-  );
+  const child = spawn(targetNode(), ["--disable-proto=throw", ...nodeArgs, "--import", "tsx", ENTRY, name], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", log, "pipe", "ipc"],
+  });
   closeSync(log);
   // Never leave a child behind when this process exits, however it exits (short of SIGKILL).
   const killOnExit = () => child.kill("SIGKILL");
