@@ -54,6 +54,16 @@ export class DynamoApplicationReader implements ApplicationReader {
 
   /** Whether the item exists and no deletion of it has begun (key-revocation.ts, markDeletionStarted). */
   protected async notDeleting(key: Record<string, string>): Promise<boolean> {
+    const item = await this.existing(key);
+    return item !== undefined && item[DELETION_STARTED] === undefined;
+  }
+
+  protected async itemExists(key: Record<string, string>): Promise<boolean> {
+    return (await this.existing(key)) !== undefined;
+  }
+
+  /** The item's key and deletion mark, read consistently; undefined when there is no such item. */
+  private async existing(key: Record<string, string>) {
     const out = await this.client.send(
       new GetCommand({
         TableName: this.tableName,
@@ -63,18 +73,6 @@ export class DynamoApplicationReader implements ApplicationReader {
         ExpressionAttributeNames: { "#fence": DELETION_STARTED },
       }),
     );
-    return out.Item !== undefined && out.Item[DELETION_STARTED] === undefined;
-  }
-
-  protected async itemExists(key: Record<string, string>): Promise<boolean> {
-    const out = await this.client.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: key,
-        ConsistentRead: true,
-        ProjectionExpression: "PK",
-      }),
-    );
-    return out.Item !== undefined;
+    return out.Item;
   }
 }

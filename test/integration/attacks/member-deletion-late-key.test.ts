@@ -67,6 +67,28 @@ describe("attack: a key minted while its member is being deleted", () => {
     expect(listed.body).toEqual([]);
   });
 
+  it("nor is an application created through it with its key (POST /applications, review s52-a)", async () => {
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey, "Late app key via create");
+    const member = await joinMember(svc, api, tenant.managementKey);
+    // Before: written, its key minted by the member; the deletion had listed the member's keys before, so that key
+    // stayed listed, logged created and never revoked.
+    const { deleted, late } = await mintingDuring(
+      () => api.delete(`/tenants/self/members/${member.id}`, { key: tenant.managementKey }),
+      () =>
+        api.post("/applications", {
+          key: member.management_key,
+          body: { name: "late", type: "management", permissions: ["application:read"] },
+        }),
+      `"MEMBER#${member.id}"`,
+    );
+    expect({ deleted, late: late?.status }).toEqual({ deleted: 204, late: 403 });
+    const names = await api.get<{ data: { name: string }[] }>("/applications?size=100", {
+      key: tenant.managementKey,
+    });
+    expect(names.body.data.map((app) => app.name)).not.toContain("late");
+  });
+
   it("cannot keep its own deletion from finishing by minting as fast as it is listed (review s52-a)", async () => {
     const api = client(svc.url);
     const tenant = await createTenant(api, svc.rootKey, "Minting loop");
