@@ -121,7 +121,7 @@ describe("plain paths", () => {
           );
         },
       ),
-      { numRuns: 1000 },
+      { numRuns: 300 },
     );
   });
 
