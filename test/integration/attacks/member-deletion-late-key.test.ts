@@ -197,4 +197,77 @@ describe("attack: a key minted while its member is being deleted", () => {
     });
     expect((await api.get("/applications", { key: leaked.body.key })).status).toBe(401);
   });
+
+  it("is marked only by a deletion its caller may make: another tenant's key (404) or one without application:delete (403) leaves it usable", async () => {
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey, "Mark owner");
+    const other = await createTenant(api, svc.rootKey, "Mark stranger");
+    const app = await api.post<{ id: string }>("/applications", {
+      key: tenant.managementKey,
+      body: { name: "kept", type: "management", permissions: ["application:read"] },
+    });
+    const weak = await api.post<{ key: string }>("/applications", {
+      key: tenant.managementKey,
+      body: { name: "weak", type: "management", permissions: ["application:read", "application:update"] },
+    });
+    const stranger = await api.delete(`/applications/${app.body.id}`, { key: other.managementKey });
+    const unpermitted = await api.delete(`/applications/${app.body.id}`, { key: weak.body.key });
+    expect({ stranger: stranger.status, unpermitted: unpermitted.status }).toEqual({
+      stranger: 404,
+      unpermitted: 403,
+    });
+    // Not marked: a key is still added to it, and its answer carries no mark.
+    expect((await api.post(`/applications/${app.body.id}/keys`, { key: tenant.managementKey })).status).toBe(
+      201,
+    );
+    const read = await api.get<Record<string, unknown>>(`/applications/${app.body.id}`, {
+      key: tenant.managementKey,
+    });
+    expect(read.status).toBe(200);
+    expect(read.body).not.toHaveProperty("deletion_started");
+  });
+
+  it("stays marked after a deletion that failed part-way: keys refused, the mark never shown, deleting again finishes", async () => {
+    const api = client(svc.url);
+    const tenant = await createTenant(api, svc.rootKey, "Mark left");
+    const app = await api.post<{ id: string }>("/applications", {
+      key: tenant.managementKey,
+      body: { name: "half", type: "management", permissions: ["application:read"] },
+    });
+    const dynamo = svc.service.deps.dynamo;
+    const send = dynamo.send.bind(dynamo);
+    let failed = false;
+    const spy = vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
+      if (
+        !failed &&
+        command instanceof TransactWriteCommand &&
+        JSON.stringify(command.input).includes(`"APP#${app.body.id}"`)
+      ) {
+        failed = true;
+        throw Object.assign(new Error("the table went away"), { name: "InternalServerError" });
+      }
+      return send(command as TransactWriteCommand);
+    }) as typeof dynamo.send);
+    let first: number;
+    try {
+      first = (await api.delete(`/applications/${app.body.id}`, { key: tenant.managementKey })).status;
+    } finally {
+      spy.mockRestore();
+    }
+    expect(first).toBeGreaterThanOrEqual(500);
+    const read = await api.get<Record<string, unknown>>(`/applications/${app.body.id}`, {
+      key: tenant.managementKey,
+    });
+    const listed = await api.get<{ data: Record<string, unknown>[] }>("/applications?size=100", {
+      key: tenant.managementKey,
+    });
+    expect(read.status).toBe(200);
+    expect(JSON.stringify([read.body, listed.body])).not.toContain("deletion_started");
+    expect((await api.post(`/applications/${app.body.id}/keys`, { key: tenant.managementKey })).status).toBe(
+      404,
+    );
+    expect((await api.delete(`/applications/${app.body.id}`, { key: tenant.managementKey })).status).toBe(
+      204,
+    );
+  });
 });
