@@ -67,7 +67,7 @@ describe("plain paths", () => {
           );
         },
       ),
-      { numRuns: 3000 },
+      { numRuns: 1000 },
     );
   });
 
