@@ -49,10 +49,12 @@ export class Authenticator {
     return this.configured.get(
       `${tenantId}/${applicationId}`,
       this.clock.now().getTime(),
-      async () =>
-        (await this.deletedTenants?.isDeletedNow(tenantId))
-          ? undefined
-          : this.applications.get(tenantId, applicationId),
+      async () => {
+        if (await this.deletedTenants?.isDeletedNow(tenantId)) return undefined;
+        const application = await this.applications.get(tenantId, applicationId);
+        // A member's own application acts only while the member does, as its keys (membersActive).
+        return application && (await this.membersActive(tenantId, [application])) ? application : undefined;
+      },
       { usable: () => !this.deletedTenants?.knownDeleted(tenantId) },
     );
   }
@@ -118,7 +120,8 @@ export class Authenticator {
       this.applications.get(tenantId, applicationId),
       this.liveKey(tenantId, applicationId, keyId),
     ]);
-    if (!application || !key) return undefined;
+    if (!application || !key || !(await this.membersActive(tenantId, [application], key.minted_by)))
+      return undefined;
     const mintedThrough = mintingChainOfKey(key);
     return {
       kind: "application",
@@ -128,6 +131,27 @@ export class Authenticator {
       ...(mintedThrough.length ? { mintedThrough } : {}),
       ...(key.minted_by ? { mintedBy: key.minted_by } : {}),
     };
+  }
+
+  /**
+   * Whether the members behind `applications` (a member's own applications: its management key, a session it
+   * created or authorized) still are, with no deletion of them begun; `checked`: a member already asked about.
+   * Before, only a key minted through a member was asked about, so a member left marked by a deletion that failed
+   * part-way kept its own key, and invited a new admin with it (review s53).
+   */
+  private async membersActive(
+    tenantId: string,
+    applications: readonly (Application | undefined)[],
+    checked?: string,
+  ): Promise<boolean> {
+    const members = new Set<string>();
+    for (const application of applications)
+      if (application?.member_id !== undefined && application.member_id !== checked)
+        members.add(application.member_id);
+    const active = await Promise.all(
+      [...members].map((memberId) => this.applications.memberActive(tenantId, memberId)),
+    );
+    return active.every(Boolean);
   }
 
   /**
@@ -189,7 +213,8 @@ export class Authenticator {
     // Only as lasting as the application that created it (a retired checkout's sessions end with it: they read
     // on from anywhere without an Origin, front-end review); its origins bound where the session is used from.
     const created = applicationId === session.created_by ? application : creator;
-    if (!created) return undefined;
+    if (!created || !(await this.membersActive(tenantId, [application, created], authorizingKey?.minted_by)))
+      return undefined;
     const origins = created.allowed_origins ?? [];
     return {
       kind: "session",

@@ -62,8 +62,8 @@ export interface ApplicationReader {
   get(tenantId: string, applicationId: string): Promise<Application | undefined>;
   getKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKey | undefined>;
   /**
-   * Whether the member a key was minted through (`minted_by`) still exists and no deletion of it has begun: its
-   * keys answer only while it is.
+   * Whether a member still exists and no deletion of it has begun: the keys minted through it (`minted_by`), and
+   * those of its own applications (`member_id`) and their sessions, answer only while it is.
    */
   memberActive(tenantId: string, memberId: string): Promise<boolean>;
   /** Resolves a key hash to its owner; the lookup used by authentication. */

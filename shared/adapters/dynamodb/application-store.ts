@@ -16,6 +16,7 @@ import { transactOrFalse } from "./client.ts";
 import {
   atSerialCount,
   ITEMS_PER_REVOKED_KEY,
+  KeysChanged,
   markDeletionStarted,
   revokeBeyond,
   serialCount,
@@ -185,7 +186,7 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
     applicationId: string,
     audit: LogEntry,
     keyAudit: RevocationAudit,
-  ): Promise<boolean | "changed"> {
+  ): Promise<boolean | KeysChanged> {
     // The addition count first, the keys after: a key added between the two refuses the write (serialDelete).
     const serialKey = keys.applicationKeySerial(tenantId, applicationId);
     const count = await serialCount(this.client, this.tableName, serialKey);
@@ -214,7 +215,9 @@ export class DynamoApplicationStore extends DynamoApplicationReader implements A
       ]));
     if (written) return true;
     // Refused: the application gone (not found), or a key of it revoked on its own or added since it was listed.
-    return (await this.itemExists(keys.application(tenantId, applicationId))) ? "changed" : false;
+    return (await this.itemExists(keys.application(tenantId, applicationId)))
+      ? new KeysChanged(revoked.length)
+      : false;
   }
 
   /**

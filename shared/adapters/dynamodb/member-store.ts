@@ -10,11 +10,13 @@ import { type AuditItems, stripKeys } from "./audit-items.ts";
 import { transactOrFalse } from "./client.ts";
 import {
   ITEMS_PER_REVOKED_KEY,
+  KeysChanged,
   markDeletionStarted,
   revokeBeyond,
   serialCount,
   serialDelete,
   untilRevoked,
+  whileNotDeleting,
 } from "./key-revocation.ts";
 import { OWN_TRANSACT_ITEMS } from "./limits.ts";
 import { decodeCursor, encodeCursor, queryAll } from "./paging.ts";
@@ -116,7 +118,7 @@ export class DynamoMemberStore implements MemberStore {
     // The member, its user and its entry; each bound application's two items and entry.
     const room = Math.floor((OWN_TRANSACT_ITEMS - 3 - 3 * bound.length) / ITEMS_PER_REVOKED_KEY);
     const keyDeletes = await revokeBeyond(this.client, this.tableName, revoked, room);
-    if (!keyDeletes) return "changed";
+    if (!keyDeletes) return new KeysChanged(revoked.length);
     const written = await transactOrFalse(this.client, [
       {
         Delete: {
@@ -140,7 +142,7 @@ export class DynamoMemberStore implements MemberStore {
     ]);
     // Refused: the member gone or made owner (the next attempt's read ends it), or a key revoked on its own or
     // added since the listing.
-    if (!written) return "changed";
+    if (!written) return new KeysChanged(revoked.length);
     return {
       applicationIds: bound.map((app) => String(app.id)),
       keys: minted.map((k) => ({ hash: String(k.key_hash), id: String(k.id) })),
@@ -267,6 +269,11 @@ export class DynamoMemberStore implements MemberStore {
     const put = (item: Item) => ({
       Put: { TableName: this.tableName, Item: item, ConditionExpression: "attribute_not_exists(PK)" },
     });
+    // The member behind the inviter (its own application): an application's member never changes.
+    const inviter = invitation.created_by
+      ? await this.applications.get(invitation.tenant_id, invitation.created_by)
+      : undefined;
+    if (invitation.created_by && !inviter) return false;
     return transactOrFalse(this.client, [
       {
         // The code is consumed with the invitation: a second accept (or a resent/deleted one) finds nothing.
@@ -284,17 +291,14 @@ export class DynamoMemberStore implements MemberStore {
           ConditionExpression: "attribute_exists(PK)",
         },
       },
-      // The inviter (a member's own application) still exists as the member is made: one deleted meanwhile refuses.
+      // The inviter (a member's own application) and its member still are, with no deletion of either begun, as
+      // the member is made: an invitation of a member being deleted no longer brings in a member that outlives it
+      // (review s53: it was checked only for existing).
       ...(invitation.created_by
-        ? [
-            {
-              ConditionCheck: {
-                TableName: this.tableName,
-                Key: keys.application(invitation.tenant_id, invitation.created_by),
-                ConditionExpression: "attribute_exists(PK)",
-              },
-            },
-          ]
+        ? [whileNotDeleting(this.tableName, keys.application(invitation.tenant_id, invitation.created_by))]
+        : []),
+      ...(inviter?.member_id
+        ? [whileNotDeleting(this.tableName, keys.member(invitation.tenant_id, inviter.member_id))]
         : []),
       // Named after its tenant: the purge's scan finds it even once its member is gone (tenant-purge-store.ts).
       put({ ...keys.user(user.id), entity: "user", tenant_id: invitation.tenant_id, ...user }),
