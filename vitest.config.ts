@@ -28,6 +28,8 @@ export default defineConfig({
           include: ["test/unit/**/*.test.ts"],
           // One worker runs many files and keeps their imports: half the project's time was each file's fresh
           // process and imports. A unit test restores what it changes (env, stubs, spies; vitest restores mocks).
+          // A unit test must not vi.mock a module another test file may load (the mock misses a module already loaded
+          // in the worker, review s53): it injects the functions instead (as run-lock.ts's LockFs).
           isolate: false,
           globalSetup: ["test/support/scratch-dir.ts", "test/support/sandbox-packages-setup.ts"],
         },

@@ -8,6 +8,10 @@
  * a third makes its own, review s52-a), so holding is checked where it matters: a run confirms the lock still
  * names it (its pid, host and a nonce of its own) before each write of its state or mapping, and stops when it does
  * not; its release removes the lock only while it names the run.
+ *
+ * The file-system calls are node:fs's unless a caller passes others (LockFs): the race tests pass wrapped ones that
+ * start another run at the moment a takeover acts, rather than mocking node:fs (which misses a module another test
+ * file of the worker imported first).
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -26,6 +30,30 @@ import { CliError, fromServer } from "./api.ts";
 import { O_NOFOLLOW } from "./output-files.ts";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL } = constants;
+
+/** The node:fs functions the lock uses. */
+export interface LockFs {
+  closeSync: typeof closeSync;
+  fstatSync: typeof fstatSync;
+  linkSync: typeof linkSync;
+  openSync: typeof openSync;
+  readSync: typeof readSync;
+  renameSync: typeof renameSync;
+  unlinkSync: typeof unlinkSync;
+  writeSync: typeof writeSync;
+}
+
+/** node:fs's own: what production uses. */
+export const nodeLockFs: LockFs = {
+  closeSync,
+  fstatSync,
+  linkSync,
+  openSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+};
 
 /** Whether the lock's holder still runs: only knowable on this host; a lock of another host is taken as held. */
 function holderRuns(text: string): boolean {
@@ -47,14 +75,14 @@ function holderRuns(text: string): boolean {
  * pointing at /dev/zero would be read for ever), only a regular file, at most 256 bytes. Undefined when it is no
  * such file.
  */
-function readLock(path: string): string | undefined {
-  const fd = openSync(path, O_RDONLY | O_NOFOLLOW);
+function readLock(fs: LockFs, path: string): string | undefined {
+  const fd = fs.openSync(path, O_RDONLY | O_NOFOLLOW);
   try {
-    if (!fstatSync(fd).isFile()) return undefined;
+    if (!fs.fstatSync(fd).isFile()) return undefined;
     const buffer = Buffer.alloc(256);
-    return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString("utf8");
+    return buffer.subarray(0, fs.readSync(fd, buffer, 0, buffer.length, 0)).toString("utf8");
   } finally {
-    closeSync(fd);
+    fs.closeSync(fd);
   }
 }
 
@@ -66,10 +94,10 @@ export interface RunLock {
   release(): void;
 }
 
-function heldLock(path: string, text: string, what: string): RunLock {
+function heldLock(fs: LockFs, path: string, text: string, what: string): RunLock {
   const names = () => {
     try {
-      return readLock(path) === text;
+      return readLock(fs, path) === text;
     } catch {
       return false;
     }
@@ -84,7 +112,7 @@ function heldLock(path: string, text: string, what: string): RunLock {
     release() {
       if (!names()) return; // gone (removed by hand), or another run's now: not this run's to remove
       try {
-        unlinkSync(path);
+        fs.unlinkSync(path);
       } catch {
         // Already gone: nothing to release.
       }
@@ -92,21 +120,21 @@ function heldLock(path: string, text: string, what: string): RunLock {
   };
 }
 
-/** Takes the lock at `path` for this process. */
-export function lockRun(path: string, what: string): RunLock {
+/** Takes the lock at `path` for this process (through `fs`: node:fs's unless a test races the calls). */
+export function lockRun(path: string, what: string, fs: LockFs = nodeLockFs): RunLock {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const fd = openSync(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
+      const fd = fs.openSync(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
       const text = `${process.pid}\n${hostname()}\n${randomBytes(9).toString("base64url")}\n`;
-      writeSync(fd, text);
-      closeSync(fd);
-      return heldLock(path, text, what);
+      fs.writeSync(fd, text);
+      fs.closeSync(fd);
+      return heldLock(fs, path, text, what);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
     let text: string | undefined;
     try {
-      text = readLock(path);
+      text = readLock(fs, path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") continue; // released meanwhile: try again
       text = undefined;
@@ -122,24 +150,24 @@ export function lockRun(path: string, what: string): RunLock {
     // (both runs then held it: review s51-a). Such a lock is put back, and judged again.
     const aside = `${path}.${process.pid}.${randomBytes(6).toString("hex")}`;
     try {
-      renameSync(path, aside);
+      fs.renameSync(path, aside);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
       throw error;
     }
     let moved: string | undefined;
     try {
-      moved = readLock(aside);
+      moved = readLock(fs, aside);
     } catch {
       moved = undefined;
     }
     if (moved !== text)
       try {
-        linkSync(aside, path);
+        fs.linkSync(aside, path);
       } catch {
         // A lock was made at the path meanwhile: that one stands.
       }
-    unlinkSync(aside);
+    fs.unlinkSync(aside);
   }
   throw new CliError(`${path}: another ${what} keeps taking the lock; try again`);
 }

@@ -6,42 +6,50 @@
  *   back failed and it was removed, so two runs believed they held the lock.
  * A run holds the lock while the lock names it: it confirms that before each write of its state or mapping.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  linkSync,
+  mkdtempSync,
+  type PathLike,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { lockRun, type RunLock } from "../../scripts/cli/run-lock.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import { type LockFs, lockRun, nodeLockFs, type RunLock } from "../../scripts/cli/run-lock.ts";
 
 const hooks: { beforeTakeover?: (path: string) => void; beforeLink?: () => void } = {};
 /** Runs the hook once, before the first removal or move of a lock (where a takeover acts on what it read). */
-function once(path: import("node:fs").PathLike) {
+function once(path: PathLike) {
   const hook = hooks.beforeTakeover;
   if (hook) {
     hooks.beforeTakeover = undefined;
     hook(String(path));
   }
 }
-vi.mock("node:fs", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("node:fs")>();
-  return {
-    ...actual,
-    default: actual,
-    unlinkSync: (path: import("node:fs").PathLike) => {
-      once(path);
-      return actual.unlinkSync(path);
-    },
-    renameSync: (from: import("node:fs").PathLike, to: import("node:fs").PathLike) => {
-      once(from);
-      return actual.renameSync(from, to);
-    },
-    linkSync: (from: import("node:fs").PathLike, to: import("node:fs").PathLike) => {
-      const hook = hooks.beforeLink;
-      hooks.beforeLink = undefined;
-      hook?.();
-      return actual.linkSync(from, to);
-    },
-  };
-});
+/**
+ * node:fs with the hooks run before a removal, move or link: passed to lockRun, not mocked into node:fs (the unit
+ * project's files share their worker's modules, so a mock misses a run-lock.ts another file imported first: s53).
+ */
+const racedFs: LockFs = {
+  ...nodeLockFs,
+  unlinkSync: (path: PathLike) => {
+    once(path);
+    return unlinkSync(path);
+  },
+  renameSync: (from: PathLike, to: PathLike) => {
+    once(from);
+    return renameSync(from, to);
+  },
+  linkSync: (from: PathLike, to: PathLike) => {
+    const hook = hooks.beforeLink;
+    hooks.beforeLink = undefined;
+    hook?.();
+    return linkSync(from, to);
+  },
+};
 
 const staleLock = () => {
   const lock = join(mkdtempSync(join(tmpdir(), "svc-run-lock-")), "cards.jsonl.import-state.lock");
@@ -56,7 +64,7 @@ function takeAs(pid: number, lock: string): RunLock | Error {
     Object.defineProperty(process, "pid", { value, configurable: true, writable: false, enumerable: true });
   setPid(pid);
   try {
-    return lockRun(lock, "import with the state file x");
+    return lockRun(lock, "import with the state file x", racedFs);
   } catch (error) {
     return error as Error;
   } finally {
@@ -93,6 +101,9 @@ describe("import CLI: run lock", () => {
       second = takeAs(process.ppid, lock);
     };
     const first = takeAs(process.ppid + 1_000_000, lock);
+    // Review s53: the race happened at all (a node:fs mock, used before, missed run-lock.ts when another file of the
+    // worker imported it first, and both race tests passed with no race).
+    expect(second, "the takeover hook never ran").toBeDefined();
     expect(second).not.toBeInstanceOf(Error); // B took the stale lock over
     expect(
       holding({ first, second }),
@@ -114,6 +125,10 @@ describe("import CLI: run lock", () => {
       };
     };
     const a = takeAs(process.ppid + 1_000_000, lock);
+    expect({ b: b !== undefined, c: c !== undefined }, "the race's hooks never ran").toEqual({
+      b: true,
+      c: true,
+    });
     expect(holding({ a, b, c }), `lock names ${JSON.stringify(readFileSync(lock, "utf8"))}`).toHaveLength(1);
   });
 
