@@ -38,6 +38,49 @@ const json = fc.letrec((tie) => ({
   object: fc.dictionary(name, tie("value"), { maxKeys: 4 }),
 })).value;
 
+/** Number texts longer than guardFilter takes (refused by liquidjs, so by the direct read too), and just within. */
+const LONG_NUMBERS = [
+  `"${"0".repeat(300)}4"`,
+  `"${"9".repeat(300)}"`,
+  `"${"0".repeat(255)}4"`,
+  `${"0".repeat(300)}4`,
+];
+/** A filter argument: short literals, and long ones (LONG_NUMBERS, and a long text that is no number). */
+const literal = fc.oneof(
+  { arbitrary: fc.integer({ min: -2, max: 20 }), weight: 4 },
+  { arbitrary: fc.constantFrom('"4"', '"x"', '"*"', '"#"', '"ab"', '""', "true", "nil"), weight: 4 },
+  { arbitrary: fc.constantFrom(...LONG_NUMBERS, `"${"x".repeat(300)}"`), weight: 2 },
+);
+/** A filter the direct read applies (with literal arguments), or one of liquidjs's own. */
+const filter = fc.oneof(
+  fc.constant("last4"),
+  fc.constant("card_bin"),
+  fc
+    .array(literal, { maxLength: 3 })
+    .map((args) => (args.length ? `card_mask: ${args.join(", ")}` : "card_mask")),
+  fc
+    .array(literal, { maxLength: 3 })
+    .map((args) => (args.length ? `reveal_last: ${args.join(", ")}` : "reveal_last")),
+  fc.array(literal, { maxLength: 4 }).map((args) => (args.length ? `reveal: ${args.join(", ")}` : "reveal")),
+  fc.constant("upcase"), // liquidjs's own: never read directly
+);
+/** Renders, evaluates and evaluates in a structure `{{ <path> | <filters> }}` both directly and through liquidjs. */
+async function expectAsLiquid(path: readonly string[], leafValue: unknown, filters: readonly string[]) {
+  const scope = {
+    [path[0] as string]: path.slice(1).reduceRight<unknown>((inner, key) => ({ [key]: inner }), leafValue),
+  };
+  const chain = filters.map((f) => ` | ${f}`).join("");
+  const direct = `{{ ${path.join(".")}${chain} }}`;
+  const viaLiquid = `{{ ${bracketed(path).slice(3, -3)}${chain} }}`;
+  expect(await outcome(engine.render(direct, scope))).toEqual(await outcome(engine.render(viaLiquid, scope)));
+  expect(await outcome(engine.evaluate(direct, scope))).toEqual(
+    await outcome(engine.evaluate(viaLiquid, scope)),
+  );
+  expect(await outcome(engine.evaluateStructure({ a: direct, b: [direct] }, scope))).toEqual(
+    await outcome(engine.evaluateStructure({ a: viaLiquid, b: [viaLiquid] }, scope)),
+  );
+}
+
 describe("plain paths", () => {
   it("are one output tag of a dotted path, never a literal or a special property", () => {
     expect(plainPathOf("{{ data.number }}")).toEqual(["data", "number"]);
@@ -72,24 +115,6 @@ describe("plain paths", () => {
   });
 
   it("through the vault's string filters render and evaluate exactly as liquidjs does (errors included)", async () => {
-    const literal = fc.oneof(
-      fc.integer({ min: -2, max: 20 }),
-      fc.constantFrom('"4"', '"x"', '"*"', '"#"', '"ab"', '""', "true", "nil"),
-    );
-    const filter = fc.oneof(
-      fc.constant("last4"),
-      fc.constant("card_bin"),
-      fc
-        .array(literal, { maxLength: 3 })
-        .map((args) => (args.length ? `card_mask: ${args.join(", ")}` : "card_mask")),
-      fc
-        .array(literal, { maxLength: 3 })
-        .map((args) => (args.length ? `reveal_last: ${args.join(", ")}` : "reveal_last")),
-      fc
-        .array(literal, { maxLength: 4 })
-        .map((args) => (args.length ? `reveal: ${args.join(", ")}` : "reveal")),
-      fc.constant("upcase"), // liquidjs's own: never read directly
-    );
     const value = fc.oneof(
       json,
       fc.constantFrom("4242424242424242", "4242 4242 4242 4242", "3782-822463-10005", "12", "", "ab😀cd"),
@@ -101,27 +126,25 @@ describe("plain paths", () => {
         fc.array(name, { minLength: 1, maxLength: 3 }),
         value,
         fc.array(filter, { minLength: 1, maxLength: 5 }),
-        async (path, leafValue, filters) => {
-          const scope = {
-            [path[0] as string]: path
-              .slice(1)
-              .reduceRight<unknown>((inner, key) => ({ [key]: inner }), leafValue),
-          };
-          const chain = filters.map((f) => ` | ${f}`).join("");
-          const direct = `{{ ${path.join(".")}${chain} }}`;
-          const viaLiquid = `{{ ${bracketed(path).slice(3, -3)}${chain} }}`;
-          expect(await outcome(engine.render(direct, scope))).toEqual(
-            await outcome(engine.render(viaLiquid, scope)),
-          );
-          expect(await outcome(engine.evaluate(direct, scope))).toEqual(
-            await outcome(engine.evaluate(viaLiquid, scope)),
-          );
-          expect(await outcome(engine.evaluateStructure({ a: direct, b: [direct] }, scope))).toEqual(
-            await outcome(engine.evaluateStructure({ a: viaLiquid, b: [viaLiquid] }, scope)),
-          );
-        },
+        expectAsLiquid,
       ),
       { numRuns: 300 },
+    );
+  });
+
+  it("on card numbers, with long number texts as arguments, answer as liquidjs does (errors included)", async () => {
+    const card = fc.constantFrom("4242424242424242", "4242424242424242123", "3782-822463-10005", "12");
+    const count = fc.constantFrom(...LONG_NUMBERS, "4", '"4"', "0");
+    const counting = fc.oneof(
+      fc.tuple(count, fc.constantFrom("", ', "*"')).map(([n, mask]) => `reveal_last: ${n}${mask}`),
+      fc.tuple(count, count).map(([first, last]) => `reveal: ${first}, ${last}`),
+    );
+    const filters = fc.array(fc.oneof(filter, counting, counting), { minLength: 1, maxLength: 3 });
+    await fc.assert(
+      fc.asyncProperty(card, filters, (number, filters) =>
+        expectAsLiquid(["data", "number"], number, filters),
+      ),
+      { numRuns: 200 },
     );
   });
 

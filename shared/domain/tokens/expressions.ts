@@ -30,15 +30,20 @@ import {
   boundedOperators,
   boundedSort,
   budgetLimiter,
+  checkArguments,
   type FilterHandler,
   type FilterThis,
   guardFilter,
+  MAX_FILTER_INPUT_UNITS,
   overInputLimit,
   sample,
 } from "./liquid-bounds.ts";
 import {
+  DIRECT_INPUT_CHARS,
   type DirectStep,
+  type DirectWork,
   filteredPathOf,
+  MAX_DIRECT_WORK,
   plainPathOf,
   readFilteredPath,
   readPlainPath,
@@ -132,8 +137,17 @@ const literalValue = (argument: FilterArgument): unknown =>
  */
 const DIRECT_FILTERS = new Set(["reveal_last", "reveal", "last4", "card_mask", "card_bin"]);
 const MAX_DIRECT_FILTERS = 4;
-/** A structure (a mask) read wholly directly has at most this many expression strings (else: one render turn). */
+/**
+ * A structure (a mask) read wholly directly has at most this many expression strings, and its filtered ones do at
+ * most MAX_DIRECT_WORK together (plain-path.ts); else it takes one render turn.
+ */
 const MAX_DIRECT_STRINGS = 16;
+/**
+ * A direct read's value is at most twice DIRECT_INPUT_CHARS UTF-16 units (a filter writes a mask character of at
+ * most two for each character): guardFilter counts it beside the arguments (overInputLimit), so arguments past
+ * this are left to liquidjs.
+ */
+const DIRECT_ARGUMENT_UNITS = MAX_FILTER_INPUT_UNITS - (2 * DIRECT_INPUT_CHARS + 1);
 
 const DEFAULTS = {
   renderLimitMs: 100,
@@ -278,6 +292,22 @@ export function tagsNameReservedKey(template: string): boolean {
   }
 }
 
+/** What readsDirectly found of a structure: its expression strings, their work, and the values read. */
+interface DirectReads {
+  strings: number;
+  work: DirectWork;
+  values: Map<string, unknown>;
+}
+
+/** One structure's walk: its scope, its budget (a turn), what direct reads may do, values read, output so far. */
+interface WalkState {
+  scope: Record<string, unknown>;
+  budget: RenderBudget;
+  work: DirectWork;
+  known: ReadonlyMap<string, unknown>;
+  output: { chars: number };
+}
+
 interface Parsed {
   templates: Template[];
   /** Set when the template is one output tag with only whitespace around it. */
@@ -386,6 +416,14 @@ export function createExpressionEngine(
       const [fewest, most] = definition.arity;
       if (args.length < fewest || args.length > most) return undefined;
       if (!args.every((arg) => typeof arg === "string" || typeof arg === "number")) return undefined;
+      // guardFilter's argument checks, once (the arguments are literals): what they refuse is left to liquidjs,
+      // whose guarded filter fails with its own error (a quoted count of 300 digits was read directly; review s53).
+      if (overInputLimit(args, DIRECT_ARGUMENT_UNITS)) return undefined;
+      try {
+        checkArguments(filter.name, args, maxTemplateChars);
+      } catch {
+        return undefined;
+      }
       steps.push({ apply: definition.apply, args });
     }
     return { path, steps };
@@ -473,38 +511,35 @@ export function createExpressionEngine(
   }
 
   /**
-   * A plain path's value (or a filtered one's string), when it is a string, number or boolean within the output
-   * limit; else undefined.
+   * A plain path's value (or a filtered one's string, within what `work` has left), when it is a string, number or
+   * boolean within the output limit; else undefined.
    */
-  function plainValue(parsed: Parsed, scope: Record<string, unknown>) {
+  function plainValue(parsed: Parsed, scope: Record<string, unknown>, work: DirectWork) {
     const value = parsed.path
       ? readPlainPath(scope, parsed.path)
       : parsed.filtered
-        ? readFilteredPath(scope, parsed.filtered.path, parsed.filtered.steps)
+        ? readFilteredPath(scope, parsed.filtered.path, parsed.filtered.steps, work)
         : undefined;
     return typeof value === "string" && value.length > maxOutputChars ? undefined : value;
   }
 
   /**
-   * Whether every expression string of `node` is parsed already and read directly on `scope` (at most
-   * MAX_DIRECT_STRINGS of them): the structure is then evaluated with no turn of the render slot, as a plain
-   * path is. Its strings are read twice (here, then by walk): a few microseconds, against a turn and its meter.
+   * Whether every expression string of `node` is parsed already and read directly on `scope`: at most
+   * MAX_DIRECT_STRINGS of them, filtering at most MAX_DIRECT_WORK together (`seen.work`, which it stops at). The
+   * structure is then evaluated with no turn of the render slot, as a plain path is: a few microseconds, against a
+   * turn and its meter. The values read are kept in `seen.values` for walk, which reads none again.
    */
-  function readsDirectly(
-    node: unknown,
-    scope: Record<string, unknown>,
-    seen: { strings: number },
-    depth = 0,
-  ) {
+  function readsDirectly(node: unknown, scope: Record<string, unknown>, seen: DirectReads, depth = 0) {
     if (depth > MAX_STRUCTURE_DEPTH) return false;
     if (typeof node === "string") {
       if (!isExpression(node)) return true;
+      if (++seen.strings > MAX_DIRECT_STRINGS) return false;
+      if (seen.values.has(node)) return true;
       const parsed = cache.get(node);
-      return (
-        ++seen.strings <= MAX_DIRECT_STRINGS &&
-        parsed?.single !== undefined &&
-        plainValue(parsed, scope) !== undefined
-      );
+      const value = parsed?.single === undefined ? undefined : plainValue(parsed, scope, seen.work);
+      if (value === undefined) return false;
+      seen.values.set(node, value);
+      return true;
     }
     if (typeof node !== "object" || node === null) return true;
     for (const item of Array.isArray(node) ? node : Object.values(node))
@@ -512,9 +547,14 @@ export function createExpressionEngine(
     return true;
   }
 
-  async function renderParsed(parsed: Parsed, scope: Record<string, unknown>, budget: RenderBudget) {
+  async function renderParsed(
+    parsed: Parsed,
+    scope: Record<string, unknown>,
+    budget: RenderBudget,
+    work: DirectWork,
+  ) {
     // A plain path renders as liquidjs would print it, with no render: nothing to time or to charge.
-    const plain = parsed.bare ? plainValue(parsed, scope) : undefined;
+    const plain = parsed.bare ? plainValue(parsed, scope, work) : undefined;
     if (plain !== undefined) return String(plain);
     const emitter = new BoundedEmitter(maxOutputChars);
     await run(parsed.templates, scope, emitter, budget);
@@ -525,9 +565,10 @@ export function createExpressionEngine(
     parsed: Parsed,
     scope: Record<string, unknown>,
     budget: RenderBudget,
+    work: DirectWork,
   ): Promise<unknown> {
-    if (!parsed.single) return renderParsed(parsed, scope, budget);
-    const plain = plainValue(parsed, scope);
+    if (!parsed.single) return renderParsed(parsed, scope, budget, work);
+    const plain = plainValue(parsed, scope, work);
     if (plain !== undefined) return plain;
     const emitter = new TypedEmitter();
     await run(parsed.single, scope, emitter, budget);
@@ -553,25 +594,24 @@ export function createExpressionEngine(
     return value;
   }
 
-  async function walk(
-    node: unknown,
-    scope: Record<string, unknown>,
-    budget: RenderBudget,
-    depth: number,
-    output: { chars: number } = { chars: 0 },
-  ): Promise<unknown> {
+  async function walk(node: unknown, state: WalkState, depth: number): Promise<unknown> {
     if (depth > MAX_STRUCTURE_DEPTH) throw new ExpressionError("Mask structure is nested too deeply");
     if (typeof node === "string") {
       if (!isExpression(node)) return node;
+      const { scope, budget, work, known, output } = state;
       // Each string asks, as a render step does: a mask of 2,000 plain paths asked nothing (review of 27 Nov 2026).
       await budget.run(async (overdue) => {
         if (overdue()) throw new ExpressionError(TIME_LIMIT);
       });
-      return tally(output, await evaluateParsed(parse(node), scope, budget));
+      // A value readsDirectly read already is not read again (the same template on the same scope: the same value).
+      const value = known.has(node)
+        ? known.get(node)
+        : await evaluateParsed(parse(node), scope, budget, work);
+      return tally(output, value);
     }
     if (Array.isArray(node)) {
       const out: unknown[] = [];
-      for (const item of node) out.push(await walk(item, scope, budget, depth + 1, output));
+      for (const item of node) out.push(await walk(item, state, depth + 1));
       return out;
     }
     if (typeof node === "object" && node !== null) {
@@ -579,7 +619,7 @@ export function createExpressionEngine(
       for (const [key, value] of Object.entries(node)) {
         // defineProperty: a "__proto__" key in the structure stays an ordinary key.
         Object.defineProperty(out, key, {
-          value: await walk(value, scope, budget, depth + 1, output),
+          value: await walk(value, state, depth + 1),
           enumerable: true,
           writable: true,
           configurable: true,
@@ -601,6 +641,9 @@ export function createExpressionEngine(
   const neverOverdue: Overdue = () => false;
   /** The renders inside one turn of a budget: each runs at once, under the turn's time limit. */
   const inTurn = (overdue: Overdue): RenderBudget => ({ run: (render) => render(overdue) });
+  /** What direct reads may do outside a charged turn (one call, or one structure); inside one, no bound. */
+  const uncharged = (): DirectWork => ({ left: MAX_DIRECT_WORK });
+  const charged = (): DirectWork => ({ left: Number.POSITIVE_INFINITY });
 
   const meter = wiring.meter ?? (() => performance.now());
   // An injected meter counts work: no real-time readings beside it (render-budget.ts, Stopwatch).
@@ -633,23 +676,32 @@ export function createExpressionEngine(
     }
     async render(template: string, scope: Record<string, unknown>): Promise<string> {
       const budget = this.budget();
-      return renderParsed(await parseIn(budget, template), scope, budget);
+      return renderParsed(await parseIn(budget, template), scope, budget, uncharged());
     }
     async evaluate(template: string, scope: Record<string, unknown>): Promise<unknown> {
       const budget = this.budget();
-      return evaluateParsed(await parseIn(budget, template), scope, budget);
+      return evaluateParsed(await parseIn(budget, template), scope, budget, uncharged());
     }
     async evaluateStructure(structure: unknown, scope: Record<string, unknown>): Promise<unknown> {
       const budget = this.budget();
       if (typeof structure === "string")
         return isExpression(structure)
-          ? evaluateParsed(await parseIn(budget, structure), scope, budget)
+          ? evaluateParsed(await parseIn(budget, structure), scope, budget, uncharged())
           : structure;
-      if (!hasExpression(structure, 0) || readsDirectly(structure, scope, { strings: 0 }))
-        return walk(structure, scope, inTurn(neverOverdue), 0);
+      const seen: DirectReads = { strings: 0, work: uncharged(), values: new Map() };
+      const output = { chars: 0 };
+      // Every string read directly, within MAX_DIRECT_WORK: no turn, no meter, nothing charged.
+      if (!hasExpression(structure, 0) || readsDirectly(structure, scope, seen))
+        return walk(
+          structure,
+          { scope, budget: inTurn(neverOverdue), work: seen.work, known: seen.values, output },
+          0,
+        );
       // One turn of the render slot and one allowance for the whole structure (a mask's strings): one wait
-      // for the slot and two meter readings instead of one per string.
-      return budget.run((overdue) => walk(structure, scope, inTurn(overdue), 0));
+      // for the slot and two meter readings instead of one per string. Direct reads in it are charged with it.
+      return budget.run((overdue) =>
+        walk(structure, { scope, budget: inTurn(overdue), work: charged(), known: seen.values, output }, 0),
+      );
     }
     forRequest(bucket: string): ExpressionEngine {
       return new RequestEngine(bucket);

@@ -210,7 +210,12 @@ const LONGEST_NUMBER_TEXT = 256;
  */
 const MAX_DATE_DIRECTIVES = 64;
 
-function checkArguments(name: string, args: unknown[], longestCode: number): void {
+/**
+ * guardFilter's checks of a filter's arguments (numbers made numbers, code no longer than a template, no number
+ * text past LONGEST_NUMBER_TEXT); throws ExpressionError. Also run once at parse time on a direct read's literal
+ * arguments (expressions.ts, directFilters), so a direct read never accepts what liquidjs's filter refuses.
+ */
+export function checkArguments(name: string, args: unknown[], longestCode: number): void {
   for (const index of NUMBER_ARGUMENTS[name] ?? []) {
     const arg = args[index];
     if (arg === undefined || typeof arg === "number") continue;

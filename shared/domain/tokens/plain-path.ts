@@ -8,8 +8,9 @@
  *
  * The same holds for a plain path through a few of the vault's own string filters with literal arguments
  * (`{{ data.number | reveal_last: 4 }}`, the card mask): the filter is the one liquidjs would call, applied to
- * the same value, on inputs short enough that the work is a few microseconds; anything else (a filter that
- * fails, answers no string, or would charge memory) is left to liquidjs, which gives its own answer or error.
+ * the same value, when the work is a few microseconds: what one call (or one mask) filters uncharged is bounded
+ * by MAX_DIRECT_WORK. Anything else (more work, a filter that fails, answers no string, or would charge memory)
+ * is left to liquidjs, which gives its own answer or error, charged to the render budget.
  */
 import type { FilterBudget } from "./expression-filters.ts";
 
@@ -71,6 +72,21 @@ export interface DirectStep {
 /** Longest value a direct read filters; a longer one is rendered by liquidjs, in a turn of the render slot. */
 export const DIRECT_INPUT_CHARS = 256;
 
+/**
+ * Most work the direct reads of one uncharged evaluation (one render or evaluate call, or one whole mask) may do,
+ * in units of (the value's length + 1) × the filters applied to it: about 70 ns a unit (160 for card_mask), so at
+ * most 10–20 µs, no more than the render slot's turn and meter readings it saves. The card mask's number (16–19
+ * digits through one filter: 17–20 units) fits, and so do three such strings through two filters each (120). More
+ * is rendered in a charged turn: 16 strings of 256 characters through 4 filters each, uncharged and read twice,
+ * cost about 2 ms a token, 280 ms for the 100 tokens of one request, none of it charged (review s53).
+ */
+export const MAX_DIRECT_WORK = 128;
+
+/** The work direct reads may still do uncharged (MAX_DIRECT_WORK units at first; Infinity in a charged turn). */
+export interface DirectWork {
+  left: number;
+}
+
 class Allocates extends Error {}
 /** A filter that charges memory is left to liquidjs, whose render charges it. */
 const NO_ALLOCATION: FilterBudget = {
@@ -81,17 +97,22 @@ const NO_ALLOCATION: FilterBudget = {
 
 /**
  * The string `steps` make of the value at `path` (as readPlainPath finds it), or undefined: the value is missing
- * or longer than DIRECT_INPUT_CHARS, or a filter throws or answers anything but a string. liquidjs then renders
- * the template, and answers (or fails) as it always does.
+ * or longer than DIRECT_INPUT_CHARS, its work is more than `work` has left (which it is charged otherwise), or a
+ * filter throws or answers anything but a string. liquidjs then renders the template, and answers (or fails) as
+ * it always does.
  */
 export function readFilteredPath(
   scope: Record<string, unknown>,
   path: readonly string[],
   steps: readonly DirectStep[],
+  work: DirectWork,
 ): string | undefined {
   const value = readPlainPath(scope, path);
-  if (value === undefined || (typeof value === "string" && value.length > DIRECT_INPUT_CHARS))
-    return undefined;
+  if (value === undefined) return undefined;
+  const chars = typeof value === "string" ? value.length : String(value).length;
+  const units = (chars + 1) * steps.length;
+  if (chars > DIRECT_INPUT_CHARS || units > work.left) return undefined;
+  work.left -= units;
   let current: unknown = value;
   try {
     for (const step of steps) {
