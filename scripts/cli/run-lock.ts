@@ -14,46 +14,21 @@
  * file of the worker imported first).
  */
 import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  linkSync,
-  openSync,
-  readSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+import * as nodeFs from "node:fs";
 import { hostname } from "node:os";
 import { CliError, fromServer } from "./api.ts";
 import { O_NOFOLLOW } from "./output-files.ts";
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL } = constants;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL } = nodeFs.constants;
 
 /** The node:fs functions the lock uses. */
-export interface LockFs {
-  closeSync: typeof closeSync;
-  fstatSync: typeof fstatSync;
-  linkSync: typeof linkSync;
-  openSync: typeof openSync;
-  readSync: typeof readSync;
-  renameSync: typeof renameSync;
-  unlinkSync: typeof unlinkSync;
-  writeSync: typeof writeSync;
-}
+export type LockFs = Pick<
+  typeof nodeFs,
+  "closeSync" | "fstatSync" | "linkSync" | "openSync" | "readSync" | "renameSync" | "unlinkSync" | "writeSync"
+>;
 
 /** node:fs's own: what production uses. */
-export const nodeLockFs: LockFs = {
-  closeSync,
-  fstatSync,
-  linkSync,
-  openSync,
-  readSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-};
+export const nodeLockFs: LockFs = nodeFs;
 
 /** Whether the lock's holder still runs: only knowable on this host; a lock of another host is taken as held. */
 function holderRuns(text: string): boolean {

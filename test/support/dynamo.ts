@@ -1,4 +1,5 @@
-import { inject } from "vitest";
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { inject, vi } from "vitest";
 import { ensureTable } from "#shared/adapters/dynamodb/bootstrap.ts";
 import { createDocumentClient } from "#shared/adapters/dynamodb/client.ts";
 
@@ -9,4 +10,29 @@ export async function testDynamo() {
   const client = createDocumentClient({ region: "us-east-1", endpoint: inject("dynamodbEndpoint") });
   await ensureTable(client, TEST_TABLE);
   return client;
+}
+
+/**
+ * Runs `during` with the first of `client`'s calls that `matches` failing as DynamoDB failing part-way would (an
+ * InternalServerError before it is written), every other call going through.
+ */
+export async function withOneStoreFailure<T>(
+  client: DynamoDBDocumentClient,
+  matches: (command: unknown) => boolean,
+  during: () => Promise<T>,
+): Promise<T> {
+  const send = client.send.bind(client);
+  let failed = false;
+  const spy = vi.spyOn(client, "send").mockImplementation((async (command: unknown) => {
+    if (!failed && matches(command)) {
+      failed = true;
+      throw Object.assign(new Error("the table went away"), { name: "InternalServerError" });
+    }
+    return send(command as Parameters<typeof send>[0]);
+  }) as typeof client.send);
+  try {
+    return await during();
+  } finally {
+    spy.mockRestore();
+  }
 }

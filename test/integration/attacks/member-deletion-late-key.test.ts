@@ -6,6 +6,7 @@
  */
 import { QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it, vi } from "vitest";
+import { withOneStoreFailure } from "#test/support/dynamo.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { joinMember } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
@@ -238,26 +239,13 @@ describe("attack: a key minted while its member is being deleted", () => {
       key: tenant.managementKey,
       body: { name: "half", type: "management", permissions: ["application:read"] },
     });
-    const dynamo = svc.service.deps.dynamo;
-    const send = dynamo.send.bind(dynamo);
-    let failed = false;
-    const spy = vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
-      if (
-        !failed &&
+    const first = await withOneStoreFailure(
+      svc.service.deps.dynamo,
+      (command) =>
         command instanceof TransactWriteCommand &&
-        JSON.stringify(command.input).includes(`"APP#${app.body.id}"`)
-      ) {
-        failed = true;
-        throw Object.assign(new Error("the table went away"), { name: "InternalServerError" });
-      }
-      return send(command as TransactWriteCommand);
-    }) as typeof dynamo.send);
-    let first: number;
-    try {
-      first = (await api.delete(`/applications/${app.body.id}`, { key: tenant.managementKey })).status;
-    } finally {
-      spy.mockRestore();
-    }
+        JSON.stringify(command.input).includes(`"APP#${app.body.id}"`),
+      async () => (await api.delete(`/applications/${app.body.id}`, { key: tenant.managementKey })).status,
+    );
     expect(first).toBeGreaterThanOrEqual(500);
     const read = await api.get<Record<string, unknown>>(`/applications/${app.body.id}`, {
       key: tenant.managementKey,

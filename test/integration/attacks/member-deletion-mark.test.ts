@@ -7,6 +7,7 @@
  */
 import { QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it, vi } from "vitest";
+import { withOneStoreFailure } from "#test/support/dynamo.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { invitationFromOutbox, joinMember } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
@@ -18,26 +19,14 @@ describe("review s53: a member whose deletion has begun", () => {
     const api = client(svc.url);
     const tenant = await createTenant(api, svc.rootKey, "s53 mark own key");
     const member = await joinMember(svc, api, tenant.managementKey);
-    const dynamo = svc.service.deps.dynamo;
-    const send = dynamo.send.bind(dynamo);
-    let failed = false;
-    const spy = vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
-      if (
-        !failed &&
+    const first = await withOneStoreFailure(
+      svc.service.deps.dynamo,
+      (command) =>
         command instanceof TransactWriteCommand &&
-        JSON.stringify(command.input).includes(`"MEMBER#${member.id}"`)
-      ) {
-        failed = true;
-        throw Object.assign(new Error("the table went away"), { name: "InternalServerError" });
-      }
-      return send(command as TransactWriteCommand);
-    }) as typeof dynamo.send);
-    let first: number;
-    try {
-      first = (await api.delete(`/tenants/self/members/${member.id}`, { key: tenant.managementKey })).status;
-    } finally {
-      spy.mockRestore();
-    }
+        JSON.stringify(command.input).includes(`"MEMBER#${member.id}"`),
+      async () =>
+        (await api.delete(`/tenants/self/members/${member.id}`, { key: tenant.managementKey })).status,
+    );
     expect(first).toBeGreaterThanOrEqual(500);
     // Marked: the member's own key no longer authenticates. It was: a mint through it refused (403), but the key
     // read (200) and invited a new ADMIN (201), a member of its own making that outlives the deletion.
@@ -72,22 +61,13 @@ describe("review s53: a member whose deletion has begun", () => {
     });
     expect(invited.status).toBe(201);
     // The deletion's listing of the tenant's keys fails once, after the member and its own application are marked.
-    const dynamo = svc.service.deps.dynamo;
-    const send = dynamo.send.bind(dynamo);
-    let failed = false;
-    const spy = vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
-      if (!failed && command instanceof QueryCommand && JSON.stringify(command.input).includes('"APPKEY#"')) {
-        failed = true;
-        throw Object.assign(new Error("the table went away"), { name: "InternalServerError" });
-      }
-      return send(command as QueryCommand);
-    }) as typeof dynamo.send);
-    try {
-      const first = await api.delete(`/tenants/self/members/${member.id}`, { key: tenant.managementKey });
-      expect(first.status).toBeGreaterThanOrEqual(500);
-    } finally {
-      spy.mockRestore();
-    }
+    const first = await withOneStoreFailure(
+      svc.service.deps.dynamo,
+      (command) => command instanceof QueryCommand && JSON.stringify(command.input).includes('"APPKEY#"'),
+      async () =>
+        (await api.delete(`/tenants/self/members/${member.id}`, { key: tenant.managementKey })).status,
+    );
+    expect(first).toBeGreaterThanOrEqual(500);
     // It was: 201, a new ADMIN made by the invitation of a member being deleted (checked only for existing).
     const accepted = await api.post("/invitations/accept", {
       body: { code: invitationFromOutbox(svc, email).code },
