@@ -31,8 +31,10 @@ const KB = 1024;
  * cut at 4 MiB, problems and answers a Lambda result can carry, the runner event's size) took it to 968.3 KiB.
  * 980 KiB since 28 Nov 2026 (stop 48): a reactor's tokenize block is written by POST /tokenize's batch use case
  * (all or nothing, 250 requests, its answer's size checked before the commit: review round 11), 975.3 KiB.
+ * 988 KiB since 29 Nov 2026 (stop 53): review s53's fixes (the direct reads' work bound and argument guard, the
+ * members behind every key and session asked about) took it to 980.4 KiB.
  */
-const BUNDLE_BUDGET = 980 * KB;
+const BUNDLE_BUDGET = 988 * KB;
 const AWS_CLIENTS = [
   "@aws-sdk/client-dynamodb",
   "@aws-sdk/client-kms",
