@@ -71,3 +71,16 @@ export function bodyText(body: unknown): string {
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, "<uuid>")
     .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g, "<time>");
 }
+
+/**
+ * A management application that may add keys to itself (application:update), with its first key: what a leaked key
+ * of such an application can do while its owner deletes it.
+ */
+export async function selfKeyingApplication(api: Client, managementKey: string) {
+  const made = await api.post<{ id: string; key: string }>("/applications", {
+    key: managementKey,
+    body: { name: "leaked", type: "management", permissions: ["application:update", "application:read"] },
+  });
+  if (made.status !== 201) throw new Error(`creating the application answered ${made.status}`);
+  return made.body;
+}

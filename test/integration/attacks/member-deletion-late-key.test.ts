@@ -6,8 +6,8 @@
  */
 import { QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it, vi } from "vitest";
-import { withOneStoreFailure } from "#test/support/dynamo.ts";
-import { client, createTenant } from "#test/support/http.ts";
+import { actingAt, listsApplicationKeys, withOneStoreFailure } from "#test/support/dynamo.ts";
+import { client, createTenant, selfKeyingApplication } from "#test/support/http.ts";
 import { joinMember } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
 
@@ -107,24 +107,20 @@ describe("attack: a key minted while its member is being deleted", () => {
       ),
     );
     // At every listing of the tenant's keys, the member (its key still answering) mints one more.
-    const dynamo = svc.service.deps.dynamo;
-    const send = dynamo.send.bind(dynamo);
     const mints: number[] = [];
-    const spy = vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
-      const input = JSON.stringify((command as { input?: unknown }).input ?? {});
-      if (command instanceof QueryCommand && input.includes('"APPKEY#"') && mints.length < 20) {
-        const app = apps[mints.length % apps.length]?.body.id;
-        mints.push((await api.post(`/applications/${app}/keys`, { key: member.management_key })).status);
-      }
-      return send(command as QueryCommand);
-    }) as typeof dynamo.send);
-    let deleted: number;
-    try {
-      deleted = (await api.delete(`/tenants/self/members/${member.id}`, { key: tenant.managementKey }))
-        .status;
-    } finally {
-      spy.mockRestore();
-    }
+    const mintOne = async () => {
+      if (mints.length >= 20) return;
+      const app = apps[mints.length % apps.length]?.body.id;
+      mints.push((await api.post(`/applications/${app}/keys`, { key: member.management_key })).status);
+    };
+    const deleted = await actingAt(
+      svc.service.deps.dynamo,
+      listsApplicationKeys,
+      "before",
+      mintOne,
+      async () =>
+        (await api.delete(`/tenants/self/members/${member.id}`, { key: tenant.managementKey })).status,
+    );
     // Before: every mint moved the member's count, the deletion listed again five times and answered 409; the
     // member stayed, its keys working.
     expect({ deleted, minted: mints.filter((status) => status === 201).length }).toEqual({
@@ -159,11 +155,7 @@ describe("attack: a key minted while its member is being deleted", () => {
     const api = client(svc.url);
     const tenant = await createTenant(api, svc.rootKey, "App key loop");
     // A leaked key whose application may add keys (application:update): the owner deletes that application.
-    const leaked = await api.post<{ id: string; key: string }>("/applications", {
-      key: tenant.managementKey,
-      body: { name: "leaked", type: "management", permissions: ["application:update", "application:read"] },
-    });
-    expect(leaked.status, JSON.stringify(leaked.body)).toBe(201);
+    const leaked = await selfKeyingApplication(api, tenant.managementKey);
     const dynamo = svc.service.deps.dynamo;
     const send = dynamo.send.bind(dynamo);
     const adds: number[] = [];
@@ -174,14 +166,12 @@ describe("attack: a key minted while its member is being deleted", () => {
       if (
         !adding &&
         command instanceof QueryCommand &&
-        input.includes(`APPKEY#${leaked.body.id}`) &&
+        input.includes(`APPKEY#${leaked.id}`) &&
         adds.length < 10
       ) {
         adding = true;
         try {
-          adds.push(
-            (await api.post(`/applications/${leaked.body.id}/keys`, { key: leaked.body.key })).status,
-          );
+          adds.push((await api.post(`/applications/${leaked.id}/keys`, { key: leaked.key })).status);
         } finally {
           adding = false;
         }
@@ -190,7 +180,7 @@ describe("attack: a key minted while its member is being deleted", () => {
     }) as typeof dynamo.send);
     let deleted: number;
     try {
-      deleted = (await api.delete(`/applications/${leaked.body.id}`, { key: tenant.managementKey })).status;
+      deleted = (await api.delete(`/applications/${leaked.id}`, { key: tenant.managementKey })).status;
     } finally {
       spy.mockRestore();
     }
@@ -200,7 +190,7 @@ describe("attack: a key minted while its member is being deleted", () => {
       deleted: 204,
       added: 0,
     });
-    expect((await api.get("/applications", { key: leaked.body.key })).status).toBe(401);
+    expect((await api.get("/applications", { key: leaked.key })).status).toBe(401);
   });
 
   it("is marked only by a deletion its caller may make: another tenant's key (404) or one without application:delete (403) leaves it usable", async () => {

@@ -7,8 +7,8 @@
  */
 import { QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it, vi } from "vitest";
-import { withOneStoreFailure } from "#test/support/dynamo.ts";
-import { client, createTenant } from "#test/support/http.ts";
+import { actingAt, listsApplicationKeys, withOneStoreFailure } from "#test/support/dynamo.ts";
+import { client, createTenant, selfKeyingApplication } from "#test/support/http.ts";
 import { invitationFromOutbox, joinMember } from "#test/support/outbox.ts";
 import { useService } from "#test/support/service.ts";
 
@@ -98,31 +98,21 @@ describe("review s53: a member whose deletion has begun", () => {
     }
     // Right after each of the deletion's listings of the tenant's keys, the member (its own key still answering)
     // revokes one of the keys just listed: the deletion's conditional delete of it is refused ("changed").
-    const dynamo = svc.service.deps.dynamo;
-    const send = dynamo.send.bind(dynamo);
     const revoked: number[] = [];
-    const spy = vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
-      const out = await send(command as QueryCommand);
-      const input = JSON.stringify((command as { input?: unknown }).input ?? {});
-      if (command instanceof QueryCommand && input.includes('"APPKEY#"') && supply.length > 0) {
-        const keyId = supply.shift();
-        revoked.push(
-          (
-            await api.delete(`/applications/${app.body.id}/keys/${keyId}`, {
-              key: member.management_key,
-            })
-          ).status,
-        );
-      }
-      return out;
-    }) as typeof dynamo.send);
-    let deleted: number;
-    try {
-      deleted = (await api.delete(`/tenants/self/members/${member.id}`, { key: tenant.managementKey }))
-        .status;
-    } finally {
-      spy.mockRestore();
-    }
+    const revokeOne = async () => {
+      const keyId = supply.shift();
+      if (keyId === undefined) return;
+      const path = `/applications/${app.body.id}/keys/${keyId}`;
+      revoked.push((await api.delete(path, { key: member.management_key })).status);
+    };
+    const deleted = await actingAt(
+      svc.service.deps.dynamo,
+      listsApplicationKeys,
+      "after",
+      revokeOne,
+      async () =>
+        (await api.delete(`/tenants/self/members/${member.id}`, { key: tenant.managementKey })).status,
+    );
     const after = (await api.get("/applications", { key: member.management_key })).status;
     // Found: { deleted: 409, after: 200 } with five revocations: the member stays, its own key working.
     expect({ deleted, after, revoked }).toEqual({ deleted: 204, after: 401, revoked: expect.any(Array) });
@@ -131,15 +121,11 @@ describe("review s53: a member whose deletion has begun", () => {
   it("(application) a leaked key cannot keep its application from being deleted by revoking its siblings", async () => {
     const api = client(svc.url);
     const tenant = await createTenant(api, svc.rootKey, "s53 app revoke loop");
-    const leaked = await api.post<{ id: string; key: string }>("/applications", {
-      key: tenant.managementKey,
-      body: { name: "leaked", type: "management", permissions: ["application:update", "application:read"] },
-    });
-    expect(leaked.status, JSON.stringify(leaked.body)).toBe(201);
+    const leaked = await selfKeyingApplication(api, tenant.managementKey);
     const siblings: string[] = [];
     for (let i = 0; i < 6; i++) {
-      const key = await api.post<{ id: string }>(`/applications/${leaked.body.id}/keys`, {
-        key: leaked.body.key,
+      const key = await api.post<{ id: string }>(`/applications/${leaked.id}/keys`, {
+        key: leaked.key,
       });
       expect(key.status).toBe(201);
       siblings.push(key.body.id);
@@ -153,13 +139,13 @@ describe("review s53: a member whose deletion has begun", () => {
       if (
         !busy &&
         command instanceof QueryCommand &&
-        input.includes(`APPKEY#${leaked.body.id}#`) &&
+        input.includes(`APPKEY#${leaked.id}#`) &&
         siblings.length
       ) {
         busy = true;
         try {
-          await api.delete(`/applications/${leaked.body.id}/keys/${siblings.shift()}`, {
-            key: leaked.body.key,
+          await api.delete(`/applications/${leaked.id}/keys/${siblings.shift()}`, {
+            key: leaked.key,
           });
         } finally {
           busy = false;
@@ -169,12 +155,12 @@ describe("review s53: a member whose deletion has begun", () => {
     }) as typeof dynamo.send);
     let deleted: number;
     try {
-      deleted = (await api.delete(`/applications/${leaked.body.id}`, { key: tenant.managementKey })).status;
+      deleted = (await api.delete(`/applications/${leaked.id}`, { key: tenant.managementKey })).status;
     } finally {
       spy.mockRestore();
     }
     // Found: 409 (five listings, one sibling revoked after each), the application and the leaked key still there.
-    expect({ deleted, leaked: (await api.get("/applications", { key: leaked.body.key })).status }).toEqual({
+    expect({ deleted, leaked: (await api.get("/applications", { key: leaked.key })).status }).toEqual({
       deleted: 204,
       leaked: 401,
     });
