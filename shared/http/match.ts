@@ -8,6 +8,8 @@ export interface RouteMatch<R> {
 
 interface Candidate<R> {
   route: R;
+  /** API Gateway's routeKey of the route ("GET /tokens/{id}"), made once. */
+  routeKey: string;
   segments: string[];
   literalCount: number;
   /** A greedy `{name+}` last segment takes one or more remaining segments, as in API Gateway. */
@@ -32,6 +34,7 @@ export class RouteMatcher<R extends { method: string; path: string }> {
         const segments = route.path.split("/").filter(Boolean);
         return {
           route,
+          routeKey: routeKeyOf(route),
           segments,
           literalCount: segments.filter((s) => !s.startsWith("{")).length,
           greedy: (segments.at(-1) ?? "").endsWith("+}"),
@@ -72,13 +75,16 @@ export class RouteMatcher<R extends { method: string; path: string }> {
 
   /** The route for method and path, or the methods the path allows when only the method is wrong. */
   match(method: string, rawPath: string): RouteMatch<R> | { allowed: string[] } | undefined {
-    const parts = rawPath.split("/").filter(Boolean).map(safeDecode);
+    const parts = rawPath.split("/").filter(Boolean);
+    // Most paths have no escape to decode (ids are UUIDs and plain names).
+    if (rawPath.includes("%"))
+      for (let i = 0; i < parts.length; i++) parts[i] = safeDecode(parts[i] as string);
     const allowed = new Set<string>();
     for (const candidate of this.candidatesFor(parts.length)) {
       const params = this.matchPath(candidate, parts);
       if (!params) continue;
       if (candidate.route.method === method)
-        return { route: candidate.route, routeKey: routeKeyOf(candidate.route), pathParameters: params };
+        return { route: candidate.route, routeKey: candidate.routeKey, pathParameters: params };
       allowed.add(candidate.route.method);
     }
     return allowed.size > 0 ? { allowed: [...allowed] } : undefined;

@@ -98,7 +98,7 @@ export function toEvent(
   // A body without a text Content-Type (or none at all), or whose bytes are not UTF-8, reaches the function
   // base64-encoded: decoded as text, its bytes would not survive.
   const isText = body.length === 0 || (TEXT_TYPES.test(contentType) && isUtf8(body));
-  const now = new Date();
+  const now = Date.now();
   const requestId = randomUUID();
   const rawQueryString = url.search.startsWith("?") ? url.search.slice(1) : "";
   const event: APIGatewayProxyEventV2 = {
@@ -122,8 +122,8 @@ export function toEvent(
       requestId,
       routeKey,
       stage: "$default",
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
+      time: utcText(now),
+      timeEpoch: now,
     },
     isBase64Encoded: body.length > 0 && !isText,
   };
@@ -132,6 +132,18 @@ export function toEvent(
   if (routed && hasOwnKeys(routed.pathParameters)) event.pathParameters = routed.pathParameters;
   if (body.length > 0) event.body = isText ? body.toString("utf8") : body.toString("base64");
   return { event, group: routed?.route.group ?? "system" };
+}
+
+/** Date#toUTCString of `ms`, which names only the second: made once a second, not per request. */
+let utcSecond = Number.NaN;
+let utcSecondText = "";
+function utcText(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== utcSecond) {
+    utcSecond = second;
+    utcSecondText = new Date(ms).toUTCString();
+  }
+  return utcSecondText;
 }
 
 function hasOwnKeys(map: Record<string, string>): boolean {

@@ -16,7 +16,8 @@ import { routeKeyOf } from "../route.ts";
  */
 export function parseQuery(rawQueryString: string | undefined): Record<string, string | string[]> {
   const result = nullObject<string | string[]>();
-  for (const [name, value] of new URLSearchParams(rawQueryString ?? "")) {
+  if (!rawQueryString) return result;
+  for (const [name, value] of new URLSearchParams(rawQueryString)) {
     if (hasForbiddenSegment(name))
       throw validationError("The query string is invalid.", { [name]: [FORBIDDEN_KEY_MESSAGE] });
     const existing = result[name];
@@ -38,7 +39,8 @@ function check<S extends z.ZodType>(schema: S, value: unknown, what: string, pre
  * code walks the value). Both checks are loops, not recursion.
  */
 export function parseJsonBody(raw: string): unknown {
-  if (jsonTextDepth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
+  // Nesting deeper than the limit takes more opening brackets than a shorter text holds.
+  if (raw.length > MAX_JSON_DEPTH && jsonTextDepth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
     throw validationError(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, {
       body: [`must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`],
     });
