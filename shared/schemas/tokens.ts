@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { dataSizeProblem, MAX_DATA_BYTES, MAX_MASK_BYTES } from "#shared/domain/tokens/token.ts";
+import { dataSizeProblem, MAX_MASK_BYTES } from "#shared/domain/tokens/token.ts";
 import { TOKEN_TYPE_NAMES } from "#shared/domain/tokens/types.ts";
 import { containerSchema } from "./applications.ts";
 import { MAX_PAGE_SIZE, pagingQuery, repeatable, safeKey, storedJson } from "./common.ts";
@@ -14,10 +14,11 @@ const containers = z.array(containerSchema).length(1, "a token belongs to exactl
 const tokenData = z
   .unknown()
   .refine((v) => v !== undefined, "is required")
-  .refine(
-    (v) => dataSizeProblem(v) === undefined,
-    `must serialize to at most ${MAX_DATA_BYTES} bytes of JSON`,
-  );
+  .superRefine((v, ctx) => {
+    // Its size or its depth (more than 64 KiB of JSON, or deeper than a body may nest), as sealData says.
+    const problem = dataSizeProblem(v);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
 
 export const createTokenBody = z.object({
   id: z.string().min(1).max(4096).optional(),

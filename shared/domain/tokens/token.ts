@@ -1,3 +1,4 @@
+import { jsonTextDepth, MAX_JSON_DEPTH } from "../json-guard.ts";
 import type { TokenType } from "./types.ts";
 
 /**
@@ -9,10 +10,20 @@ export const MAX_MASK_BYTES = 32 * 1024;
 /** Token data is at most this many bytes of JSON (UTF-8), on every write: create, PATCH, merge results. */
 export const MAX_DATA_BYTES = 64 * 1024;
 
-/** Why `data` is too large to keep as a token's data, or undefined when it is not. */
+/**
+ * Why `data` is too large to keep as a token's data, or undefined when it is not: more than MAX_DATA_BYTES of
+ * JSON, or nested deeper than a request body may nest (MAX_JSON_DEPTH). Every write passes here (the create
+ * schemas and sealData), so data a reactor's tokenize block or code's `svc` call returns is held to the limits a
+ * body is: data 1,000 levels deep, stored by a reactor, had every masked read walk paths as long (review s54).
+ */
 export function dataSizeProblem(data: unknown): string | undefined {
-  const bytes = Buffer.byteLength(JSON.stringify(data ?? null), "utf8");
-  return bytes > MAX_DATA_BYTES ? `must serialize to at most ${MAX_DATA_BYTES} bytes of JSON` : undefined;
+  const text = JSON.stringify(data ?? null);
+  if (Buffer.byteLength(text, "utf8") > MAX_DATA_BYTES)
+    return `must serialize to at most ${MAX_DATA_BYTES} bytes of JSON`;
+  // Nesting deeper than the limit takes more opening brackets than a shorter text holds.
+  if (text.length > MAX_JSON_DEPTH && jsonTextDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
+    return `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`;
+  return undefined;
 }
 
 /** Where a token sits in its tenant's listing (newest first, by descending position): what cursors go on from. */
