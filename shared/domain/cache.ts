@@ -51,16 +51,15 @@ export class Cache<V> {
     this.maxUses = options.maxUses ?? Number.POSITIVE_INFINITY;
   }
 
-  async get(
-    key: string,
-    now: number,
-    load: () => Promise<V | undefined>,
-    rules: CacheRules<V> = {},
-  ): Promise<V | undefined> {
+  /**
+   * The stored value when it may answer now, counted as one of its uses, else undefined: `get`'s answer from the
+   * cache, without a promise (the keyring asks several times a request: crypto/keyring.ts).
+   */
+  peek(key: string, now: number, rules: CacheRules<V> = {}): V | undefined {
     const cached = this.entries.get(key);
+    if (!cached) return undefined;
     this.entries.delete(key); // re-inserted when still good: the Map's order is least recently used first
     if (
-      cached &&
       // An entry stamped after `now` (the clock went back) is not trusted for longer than its time.
       now >= cached.at &&
       now - cached.at < this.ttlMs &&
@@ -71,6 +70,17 @@ export class Cache<V> {
       this.entries.set(key, cached);
       return cached.value;
     }
+    return undefined;
+  }
+
+  async get(
+    key: string,
+    now: number,
+    load: () => Promise<V | undefined>,
+    rules: CacheRules<V> = {},
+  ): Promise<V | undefined> {
+    const cached = this.peek(key, now, rules);
+    if (cached !== undefined) return cached;
     const inFlight = this.loading.get(key);
     if (inFlight) return inFlight;
     const holdsSlot = () => this.loading.get(key) === pending;

@@ -27,6 +27,12 @@ export class DeletedTenants {
     return this.deleted.has(tenantId);
   }
 
+  /** Known live without a lookup: a live answer still cached (what assertLive would take without asking). */
+  knownLive(tenantId: string): boolean {
+    if (this.deleted.has(tenantId)) return false;
+    return this.live.peek(tenantId, this.clock.now().getTime())?.deleted === false;
+  }
+
   async isDeleted(tenantId: string): Promise<boolean> {
     if (this.deleted.has(tenantId)) return true;
     const state = await this.live.get(tenantId, this.clock.now().getTime(), async () => ({

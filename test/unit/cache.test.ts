@@ -171,3 +171,34 @@ describe("Cache bounds", () => {
     expect(waiting).toHaveLength(2);
   });
 });
+
+describe("Cache.peek", () => {
+  it("answers what get would answer from the cache, as one of its uses, and never looks anything up", async () => {
+    const cache = new Cache<string>({ ttlMs: 5_000, maxUses: 3 });
+    const { load, calls } = counted((n) => `value ${n}`);
+    expect(cache.peek("k", 0)).toBeUndefined();
+    expect(await cache.get("k", 0, load)).toBe("value 1"); // use 1
+    expect(cache.peek("k", 10)).toBe("value 1"); // use 2
+    expect(await cache.get("k", 20, load)).toBe("value 1"); // use 3
+    expect(cache.peek("k", 30)).toBeUndefined(); // used up, and dropped
+    expect(calls()).toBe(1);
+    expect(await cache.get("k", 40, load)).toBe("value 2");
+    // Its time, the clock going back, and the usable rule hold for it as for get.
+    expect(cache.peek("k", 5_040)).toBeUndefined();
+    expect(await cache.get("k", 6_000, load)).toBe("value 3");
+    expect(cache.peek("k", 5_999)).toBeUndefined();
+    expect(await cache.get("k", 6_000, load)).toBe("value 4");
+    expect(cache.peek("k", 6_001, { usable: () => false })).toBeUndefined();
+    expect(calls()).toBe(4);
+  });
+
+  it("counts as a use for the least-recently-used order", async () => {
+    const cache = new Cache<string>({ ttlMs: 5_000, maxEntries: 2 });
+    await cache.get("a", 0, async () => "A");
+    await cache.get("b", 0, async () => "B");
+    expect(cache.peek("a", 1)).toBe("A");
+    await cache.get("c", 2, async () => "C"); // drops b, the least recently used
+    expect(cache.peek("a", 3)).toBe("A");
+    expect(cache.peek("b", 3)).toBeUndefined();
+  });
+});

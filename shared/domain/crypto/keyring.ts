@@ -10,6 +10,8 @@ import { answerKeyId, dataKeyId, hmacKeyId, isAnswerKeyId } from "../keys/key-re
 /** Where the keyring learns the tenant's key versions (key-state.ts: a short cache over the store). */
 export interface KeyVersionSource {
   state(tenantId: string): Promise<KeyState>;
+  /** The state `state` would answer from its cache now, without a lookup; undefined when it would look it up. */
+  cachedState?(tenantId: string): KeyState | undefined;
   /** Called before a new key is generated, so every token under it is counted (key-refs.ts). */
   track(tenantId: string, keyId: string): Promise<void>;
 }
@@ -43,6 +45,8 @@ export const FINGERPRINT_KEY_ID = "fingerprint";
 /** Refuses the keys of a tenant that may no longer use any (a deleted tenant: deleted-tenants.ts). */
 export interface TenantGuard {
   assertLive(tenantId: string): Promise<void>;
+  /** True when assertLive would pass without a lookup (a live answer cached); false says nothing. */
+  knownLive?(tenantId: string): boolean;
 }
 
 /**
@@ -83,8 +87,14 @@ export class Keyring {
    * The tenant's current data-key version: the period's, or a later one a rotation made current, moved on by one
    * for each period begun since that rotation.
    */
+  /** The tenant's key versions (none without a source): from the source's cache when it has them, no promise. */
+  private cachedState(tenantId: string): KeyState | undefined {
+    return this.versions?.cachedState?.(tenantId);
+  }
+
   async currentVersion(tenantId: string): Promise<number> {
-    const state = this.versions ? await this.versions.state(tenantId) : undefined;
+    const state =
+      this.cachedState(tenantId) ?? (this.versions ? await this.versions.state(tenantId) : undefined);
     const period = this.periodVersion();
     const since = state?.rotatedInPeriod === undefined ? 0 : Math.max(0, period - state.rotatedInPeriod);
     return Math.max((state?.dataVersion ?? 0) + since, period);
@@ -97,7 +107,8 @@ export class Keyring {
 
   /** HMAC versions of the tenant: the current one (new hashes) and those lookups still try, current first. */
   async hmacVersions(tenantId: string): Promise<{ current: number; live: number[] }> {
-    const state = this.versions ? await this.versions.state(tenantId) : undefined;
+    const state =
+      this.cachedState(tenantId) ?? (this.versions ? await this.versions.state(tenantId) : undefined);
     const current = state?.hmacVersion ?? 1;
     const older = (state?.hmacLive ?? []).filter((v) => v !== current).sort((a, b) => b - a);
     return { current, live: [current, ...older] };
@@ -144,6 +155,11 @@ export class Keyring {
   }
 
   private async key(tenantId: string, keyId: string, createIfMissing: boolean): Promise<Buffer> {
+    // The common case without a promise per step: the tenant known live, then the key cached.
+    if (!this.guard || this.guard.knownLive?.(tenantId)) {
+      const cached = this.cache.peek(`${tenantId}/${keyId}`, this.clock.now().getTime());
+      if (cached) return cached;
+    }
     // Before the cache too: a key cached before its tenant was deleted is never served after (bounded by the
     // guard's own cache, SVC_AUTH_CACHE_SECONDS, in processes that did not delete it).
     await this.guard?.assertLive(tenantId);

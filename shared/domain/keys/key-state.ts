@@ -18,6 +18,11 @@ export class KeyStateCache implements KeyVersionSource {
     this.cache = new Cache<KeyState>({ ttlMs: seconds * 1000 });
   }
 
+  /** The state still cached, without a lookup (or undefined): the keyring asks several times a request. */
+  cachedState(tenantId: string): KeyState | undefined {
+    return this.cache.peek(tenantId, this.clock.now().getTime());
+  }
+
   async state(tenantId: string): Promise<KeyState> {
     const state = await this.cache.get(tenantId, this.clock.now().getTime(), () =>
       this.store.state(tenantId),
