@@ -7,21 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { createExpressionEngine } from "#shared/domain/tokens/expressions.ts";
 import { MAX_DIRECT_PATH_NAMES, plainPathOf } from "#shared/domain/tokens/plain-path.ts";
-import { RenderScheduler, TIME_LIMIT } from "#shared/domain/tokens/render-budget.ts";
-
-/** A scheduler whose every metered render spends the request's whole budget; counts its meter readings. */
-function counted() {
-  const reads = { count: 0 };
-  const scheduler = new RenderScheduler(
-    { requestMs: 50, renderMs: 20, tenantMsPerSecond: 1, tenantBurstMs: 1 },
-    { now: () => new Date(0) },
-    () => {
-      reads.count += 1;
-      return reads.count * 100;
-    },
-  );
-  return { engine: createExpressionEngine({}, { scheduler }), reads };
-}
+import { TIME_LIMIT } from "#shared/domain/tokens/render-budget.ts";
+import { meterCountingEngine } from "#test/support/render-meter.ts";
 
 const deep = (depth: number, leaf: unknown) => {
   let data = leaf;
@@ -31,7 +18,7 @@ const deep = (depth: number, leaf: unknown) => {
 
 describe("review s54: unfiltered plain paths are uncharged only while short", () => {
   it("a mask of 16 deep plain paths takes a charged turn, with the same answer", async () => {
-    const { engine, reads } = counted();
+    const { engine, reads } = meterCountingEngine();
     const depth = 1000; // 16 strings of ~2 KB: a 32 KiB mask
     const path = Array.from({ length: depth }, () => "a").join(".");
     const mask = Object.fromEntries(
@@ -59,7 +46,7 @@ describe("review s54: unfiltered plain paths are uncharged only while short", ()
     const names = (n: number) => Array.from({ length: n }, () => "a").join(".");
     expect(plainPathOf(`{{ ${names(MAX_DIRECT_PATH_NAMES)} }}`)).toHaveLength(MAX_DIRECT_PATH_NAMES);
     expect(plainPathOf(`{{ ${names(MAX_DIRECT_PATH_NAMES + 1)} }}`)).toBeUndefined();
-    const { engine, reads } = counted();
+    const { engine, reads } = meterCountingEngine();
     const template = `{{ data.${names(MAX_DIRECT_PATH_NAMES - 1)} | last4 }}`;
     await engine.validate(template);
     expect(

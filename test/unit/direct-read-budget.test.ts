@@ -10,6 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { createExpressionEngine } from "#shared/domain/tokens/expressions.ts";
 import { RenderScheduler, TIME_LIMIT } from "#shared/domain/tokens/render-budget.ts";
+import { meterCountingEngine } from "#test/support/render-meter.ts";
 
 const cpuMs = () => {
   const { user, system } = process.cpuUsage();
@@ -50,22 +51,8 @@ describe("filtered plain paths and the render budget", () => {
 });
 
 describe("filtered plain paths: uncharged only while their work is small (MAX_DIRECT_WORK)", () => {
-  /** A scheduler whose every metered render spends the request's whole budget; counts its meter readings. */
-  function counted() {
-    const reads = { count: 0 };
-    const scheduler = new RenderScheduler(
-      { requestMs: 50, renderMs: 20, tenantMsPerSecond: 1, tenantBurstMs: 1 },
-      { now: () => new Date(0) },
-      () => {
-        reads.count += 1;
-        return reads.count * 100;
-      },
-    );
-    return { engine: createExpressionEngine({}, { scheduler }), reads };
-  }
-
   it("a small mask (three strings on a 19-digit number, two filters each) reads directly, uncharged", async () => {
-    const { engine, reads } = counted();
+    const { engine, reads } = meterCountingEngine();
     const mask = {
       number: "{{ data.number | reveal_last: 4 | reveal: 0, 4 }}",
       bin: "{{ data.number | card_bin | reveal: 6 }}",
@@ -84,7 +71,7 @@ describe("filtered plain paths: uncharged only while their work is small (MAX_DI
   });
 
   it("a larger one takes a charged turn, with the same answer", async () => {
-    const { engine, reads } = counted();
+    const { engine, reads } = meterCountingEngine();
     const mask = { a: "{{ data.s | reveal_last: 4 }}", b: "{{ data.s | last4 }}" };
     for (const template of Object.values(mask)) await engine.validate(template);
     const request = engine.forRequest("tenant-a");
@@ -98,7 +85,7 @@ describe("filtered plain paths: uncharged only while their work is small (MAX_DI
   });
 
   it("so is one render or evaluate whose filters work on more than that", async () => {
-    const { engine, reads } = counted();
+    const { engine, reads } = meterCountingEngine();
     const template = "{{ data.s | reveal: 1 | reveal: 2 }}";
     await engine.validate(template);
     const request = engine.forRequest("tenant-a");
