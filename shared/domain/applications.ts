@@ -209,14 +209,20 @@ export async function deleteApplication(deps: ApplicationDeps, principal: Tenant
   if (isMemberBound(current))
     throw forbidden("A member's own management application is removed only by deleting the member.");
   assertMayManage(principal, current, "delete");
-  const deleted = await deps.applications.delete(
-    principal.tenantId,
-    id,
-    auditEvent(deps, principal, "application", id, "delete", "Application deleted and its keys revoked"),
-    keyRevocationEvents(deps, principal, "it"),
-  );
+  let deleted: boolean;
+  try {
+    deleted = await deps.applications.delete(
+      principal.tenantId,
+      id,
+      auditEvent(deps, principal, "application", id, "delete", "Application deleted and its keys revoked"),
+      keyRevocationEvents(deps, principal, "it"),
+    );
+  } finally {
+    // Also when the deletion failed part-way: the application is marked, and its keys no longer authenticate
+    // (Authenticator reads only applications with no deletion begun); here that takes effect at once.
+    deps.authenticator.evict({ applicationId: id, tenantId: principal.tenantId });
+  }
   if (!deleted) throw notFound("The application");
-  deps.authenticator.evict({ applicationId: id, tenantId: principal.tenantId });
 }
 
 export async function createApplicationKey(deps: ApplicationDeps, principal: TenantPrincipal, id: string) {

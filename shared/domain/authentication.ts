@@ -51,7 +51,7 @@ export class Authenticator {
       this.clock.now().getTime(),
       async () => {
         if (await this.deletedTenants?.isDeletedNow(tenantId)) return undefined;
-        const application = await this.applications.get(tenantId, applicationId);
+        const application = await this.applications.getActive(tenantId, applicationId);
         // A member's own application acts only while the member does, as its keys (membersActive).
         return application && (await this.membersActive(tenantId, [application])) ? application : undefined;
       },
@@ -117,7 +117,7 @@ export class Authenticator {
     keyId: string,
   ): Promise<Principal | undefined> {
     const [application, key] = await Promise.all([
-      this.applications.get(tenantId, applicationId),
+      this.applications.getActive(tenantId, applicationId),
       this.liveKey(tenantId, applicationId, keyId),
     ]);
     if (!application || !key || !(await this.membersActive(tenantId, [application], key.minted_by)))
@@ -184,7 +184,7 @@ export class Authenticator {
     let next: string | undefined = applicationId;
     for (let depth = 0; next !== undefined && !checked.has(next); depth++) {
       if (depth >= MAX_MINTING_CHAIN) return false;
-      const application: Application | undefined = await this.applications.get(tenantId, next);
+      const application: Application | undefined = await this.applications.getActive(tenantId, next);
       if (!application) return false;
       checked.add(next);
       next = application.created_through;
@@ -205,9 +205,11 @@ export class Authenticator {
     const authorizedKeyId = authorized ? session.authorized_key_id : undefined;
     // Only as lasting as the key that authorized it: a revoked (stolen) key's sessions end with it.
     const [application, authorizingKey, creator] = await Promise.all([
-      this.applications.get(tenantId, applicationId),
+      this.applications.getActive(tenantId, applicationId),
       authorizedKeyId ? this.liveKey(tenantId, applicationId, authorizedKeyId) : undefined,
-      applicationId === session.created_by ? undefined : this.applications.get(tenantId, session.created_by),
+      applicationId === session.created_by
+        ? undefined
+        : this.applications.getActive(tenantId, session.created_by),
     ]);
     if (!application || (authorizedKeyId && !authorizingKey)) return undefined;
     // Only as lasting as the application that created it (a retired checkout's sessions end with it: they read

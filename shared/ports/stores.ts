@@ -60,6 +60,11 @@ export interface TenantStore {
 /** The lookups every function makes: authentication, and what a proxy or reactor acts as. */
 export interface ApplicationReader {
   get(tenantId: string, applicationId: string): Promise<Application | undefined>;
+  /**
+   * The application while it may act: undefined when it is gone or its deletion has begun (markDeletionStarted).
+   * What authentication reads, so that a deletion that failed part-way leaves none of its keys and sessions working.
+   */
+  getActive(tenantId: string, applicationId: string): Promise<Application | undefined>;
   getKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKey | undefined>;
   /**
    * Whether a member still exists and no deletion of it has begun: the keys minted through it (`minted_by`), and

@@ -37,6 +37,7 @@ function otherProcess() {
   const applications = {
     findKey: async (hash: string) => keys.get(hash),
     get: async () => application,
+    getActive: async () => application,
     getKey: async (_tenant: string, applicationId: string, id: string) => ({
       id,
       application_id: applicationId,

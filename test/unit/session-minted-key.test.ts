@@ -38,6 +38,7 @@ describe("a key minted through a member since deleted", () => {
     const applications = {
       findKey: async (h: string) => keys.get(h),
       get: async (_t: string, id: string) => (id === "reader" ? reader : web),
+      getActive: async (_t: string, id: string) => (id === "reader" ? reader : web),
       getKey: async (_t: string, applicationId: string, id: string) => ({
         id,
         application_id: applicationId,

@@ -16,10 +16,22 @@ export class DynamoApplicationReader implements ApplicationReader {
   ) {}
 
   async get(tenantId: string, applicationId: string): Promise<Application | undefined> {
+    const item = await this.item(tenantId, applicationId);
+    return item ? stripKeys<Application>(item, [DELETION_STARTED]) : undefined;
+  }
+
+  async getActive(tenantId: string, applicationId: string): Promise<Application | undefined> {
+    const item = await this.item(tenantId, applicationId);
+    return item && item[DELETION_STARTED] === undefined
+      ? stripKeys<Application>(item, [DELETION_STARTED])
+      : undefined;
+  }
+
+  private async item(tenantId: string, applicationId: string) {
     const out = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: keys.application(tenantId, applicationId) }),
     );
-    return out.Item ? stripKeys<Application>(out.Item, [DELETION_STARTED]) : undefined;
+    return out.Item;
   }
 
   async getKey(tenantId: string, applicationId: string, keyId: string): Promise<ApplicationKey | undefined> {
