@@ -84,7 +84,7 @@ export async function configuredApplication(
 export type ActingDeps = TokenDeps & SessionDeps;
 
 export function sandboxSvc(
-  deps: ActingDeps & { authenticator: Pick<Authenticator, "application"> },
+  deps: ActingDeps & { authenticator: Pick<Authenticator, "application" | "keyHolder"> },
   principal: TenantPrincipal | undefined,
   purpose: string,
   /** The run's invoker was a handed-out key (issueServiceSession's `forHandedOut`). */

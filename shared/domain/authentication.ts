@@ -82,6 +82,18 @@ export class Authenticator {
   }
 
   /**
+   * The application a key acts for, while the key would authenticate now (read afresh, never from the cache): its
+   * application and listing there, no deletion of either begun, the members behind them active, the applications
+   * it was minted through still there. A transaction's hold on a token stands only while the key that opened it
+   * does (transactions.ts): it was asked only whether the key and the application existed (review s54).
+   */
+  async keyHolder(tenantId: string, applicationId: string, keyId: string): Promise<Application | undefined> {
+    if (await this.deletedTenants?.isDeletedNow(tenantId)) return undefined;
+    const principal = await this.applicationPrincipal(tenantId, applicationId, keyId);
+    return principal?.kind === "application" ? principal.application : undefined;
+  }
+
+  /**
    * The tenant principal behind a key's SHA-256 (never the root key): what the Elements frame page is built
    * for (its CSP names the application's allowed_origins). Holding a hash grants nothing else.
    */

@@ -54,7 +54,7 @@ export interface AuthorizeInput {
  * for, each of which the authorizing application must itself hold; at access time the two are intersected.
  */
 export async function authorizeSession(
-  deps: SessionDeps & { applications: Pick<ApplicationReader, "get"> },
+  deps: SessionDeps & { applications: Pick<ApplicationReader, "getActive"> },
   principal: TenantPrincipal,
   input: AuthorizeInput,
 ): Promise<void> {
@@ -77,8 +77,9 @@ export async function authorizeSession(
   const found = await deps.sessions.findByNonce(hashKey(input.nonce));
   if (!found || found.tenantId !== principal.tenantId) throw notFound("The nonce");
   const session = await deps.sessions.get(found.tenantId, found.sessionId);
-  // A session lasts only while the application that created it does (authentication refuses it after).
-  if (!session || !(await deps.applications.get(session.tenant_id, session.created_by)))
+  // A session lasts only while the application that created it does, with no deletion of it begun
+  // (authentication refuses it after: ApplicationReader.getActive).
+  if (!session || !(await deps.applications.getActive(session.tenant_id, session.created_by)))
     throw notFound("The nonce");
   const now = deps.clock.now();
   let expires_at = session.expires_at;

@@ -4,14 +4,10 @@ import { countTokens } from "#shared/observability/count-tokens.ts";
 import { METRIC } from "#shared/observability/metric-names.ts";
 import type { Clock } from "#shared/ports/clock.ts";
 import type { Metrics } from "#shared/ports/metrics.ts";
-import type {
-  ApplicationReader,
-  StoredTransaction,
-  TransactionOperationRef,
-  TransactionStore,
-} from "#shared/ports/stores.ts";
+import type { StoredTransaction, TransactionOperationRef, TransactionStore } from "#shared/ports/stores.ts";
 import { evaluateAccess, type TokenRef } from "./access-rules.ts";
 import { auditEvent } from "./audit-entry.ts";
+import type { Authenticator } from "./authentication.ts";
 import type { TenantPrincipal } from "./entities.ts";
 import { outsideAnyRequest } from "./idempotency-scope.ts";
 import { accessOf, requireAccess, type TokenAccess } from "./tokens/access.ts";
@@ -99,7 +95,8 @@ export function holdTokens(
 
 export interface HoldDeps {
   transactions: Pick<TransactionStore, "get" | "rollback" | "finishCommit">;
-  applications: Pick<ApplicationReader, "get" | "getKey">;
+  /** Whether the key that opened a transaction still stands (authentication's own check of a key). */
+  authenticator: Pick<Authenticator, "keyHolder">;
   clock: Clock;
   metrics: Metrics;
 }
@@ -175,7 +172,10 @@ function rolledBackBySystem(deps: HoldDeps, transaction: StoredTransaction, mess
   return outsideAnyRequest(() => deps.transactions.rollback(transaction, audit));
 }
 
-/** Whether the key that opened `transaction` still exists and its application may still delete `token`. */
+/**
+ * Whether the key that opened `transaction` would still authenticate (Authenticator.keyHolder: a key of an
+ * application or member whose deletion has begun no longer does) and its application may still delete `token`.
+ */
 async function holderMayDelete(deps: HoldDeps, transaction: StoredTransaction, token: StoredToken) {
   const keyId = transaction.opened_by?.startsWith("key:")
     ? transaction.opened_by.slice("key:".length)
@@ -183,11 +183,8 @@ async function holderMayDelete(deps: HoldDeps, transaction: StoredTransaction, t
   const applicationId = transaction.created_by;
   // Sessions cannot open transactions, and records without an opener belong to no one: neither may hold.
   if (keyId === undefined || applicationId === undefined) return false;
-  const [application, key] = await Promise.all([
-    deps.applications.get(token.tenant_id, applicationId),
-    deps.applications.getKey(token.tenant_id, applicationId, keyId),
-  ]);
-  return Boolean(application && key && evaluateAccess(application, token, "token:delete"));
+  const application = await deps.authenticator.keyHolder(token.tenant_id, applicationId, keyId);
+  return Boolean(application && evaluateAccess(application, token, "token:delete"));
 }
 
 /**

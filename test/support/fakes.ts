@@ -43,7 +43,7 @@ export function fakeTokenDomain() {
       rollback: async () => false,
       finishCommit: async () => ({ created: 0 }),
     },
-    applications: { get: async () => undefined, getKey: async () => undefined },
+    authenticator: { keyHolder: async () => undefined },
   };
   const tenantId = `tenant-${randomUUID()}`;
   /** A key's principal: an application of the tenant with these permissions or rules. */

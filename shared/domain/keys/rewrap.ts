@@ -276,7 +276,8 @@ async function resealed(deps: TokenDeps, token: StoredToken): Promise<StoredToke
   delete next.lock;
   delete next.sealed_cvc;
   delete next.cvc_expires_at;
-  const sealed = await sealData(deps, token.tenant_id, token.id, token.type, data);
+  // The token's own data as it opens: sealed again as it is, not held to the limits of a write (sealData).
+  const sealed = await sealData(deps, token.tenant_id, token.id, token.type, data, { stored: true });
   Object.assign(next, sealed);
   if (sealed.sealed_cvc) next.cvc_expires_at = token.cvc_expires_at;
   const rendered = await renderField(

@@ -15,7 +15,7 @@ export const TRANSFORM_TIMEOUT_MS = 5_000;
 export const TRANSFORM_FAILED = "The proxy transform failed. Quote the request id when reporting it.";
 
 export interface TransformDeps extends ActingDeps {
-  authenticator: Pick<Authenticator, "application">;
+  authenticator: Pick<Authenticator, "application" | "keyHolder">;
   sandbox: Sandbox;
 }
 

@@ -54,7 +54,7 @@ export interface ReactDeps extends TokenDeps {
   reactors: ReactorStore;
   applications: ApplicationReader;
   /** The configured application's lookup (cached). */
-  authenticator: Pick<Authenticator, "application">;
+  authenticator: Pick<Authenticator, "application" | "keyHolder">;
   sessions: SessionStore;
   sandbox: Sandbox;
   /** Checks a callback_url against the address rule delivery will apply. */

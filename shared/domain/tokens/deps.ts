@@ -10,7 +10,7 @@ export interface TokenDeps {
   tokens: TokenStore;
   /** A write that meets a held token asks whether its holder still may hold it (transactions.ts, releaseStaleHold). */
   transactions: HoldDeps["transactions"];
-  applications: HoldDeps["applications"];
+  authenticator: HoldDeps["authenticator"];
   auditLog: AuditLogStore;
   sealer: Sealer;
   expressions: ExpressionEngine;

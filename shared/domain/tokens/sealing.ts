@@ -12,6 +12,9 @@ export const CVC_LIFETIME_SECONDS = 3600;
  * Seals data and, for cards, the cvc apart (it must become unreadable after an hour). Every token write seals
  * its data here, so the size limit is checked here: create, PATCH (a merge result too), reactor `tokenize`,
  * `svc` calls, transactions, and any later route that writes tokens.
+ * `stored`: the token's own data sealed again as it is (a rewrap), not data written: the limits a write is held to
+ * are not asked of it again. Data stored before a limit was (a reactor's data deeper than 64 levels, refused only
+ * since review s54) was refused here as "unrenderable" and left under the old key versions at every rewrap.
  */
 export async function sealData(
   deps: TokenDeps,
@@ -19,8 +22,9 @@ export async function sealData(
   tokenId: string,
   type: TokenType,
   data: unknown,
+  options: { stored?: boolean } = {},
 ) {
-  const tooLarge = dataSizeProblem(data);
+  const tooLarge = options.stored ? undefined : dataSizeProblem(data);
   if (tooLarge) throw validationError("The data is too large.", { data: [tooLarge] });
   const { cvc, rest } = splitCvc(type, data);
   const sealed_data = await deps.sealer.seal({ tenantId, tokenId, field: "data" }, JSON.stringify(rest));

@@ -1,4 +1,6 @@
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
+import { withOneStoreFailure } from "#test/support/dynamo.ts";
 import { useService } from "#test/support/service.ts";
 import {
   ALL_TOKEN_PERMISSIONS,
@@ -131,6 +133,30 @@ describe("attack: holding a token in a transaction without the right to delete i
     });
     expect(revoked.status).toBe(204);
 
+    expect(await ownerWrites()).toEqual({ update: 200, remove: 204 });
+    const logs = await api.get<{ data: { message: string }[] }>(`/logs?entity_id=${txn}`, {
+      key: managementKey,
+    });
+    expect(logs.body.data.map((e) => e.message)).toContain(
+      "Transaction rolled back: its key can no longer delete a token it held",
+    );
+  });
+
+  it("a transaction of an application whose deletion began (and failed part-way) no longer holds the token", async () => {
+    const { api, managementKey, owner, token, lockWith, ownerWrites } = await setup();
+    const holder = await holderApplication(api, managementKey);
+    const { txn, res } = await lockWith(holder.key);
+    expect(res.status).toBe(200);
+    expect(await ownerUpdate(api, owner, token.id)).toBe(409);
+    // The deletion marks the application, then fails listing its keys: the key is still listed, the mark stays.
+    const deleted = await withOneStoreFailure(
+      svc.service.deps.dynamo,
+      (command) =>
+        command instanceof QueryCommand && JSON.stringify(command.input).includes(`APPKEY#${holder.id}#`),
+      async () => (await api.delete(`/applications/${holder.id}`, { key: managementKey })).status,
+    );
+    expect(deleted).toBeGreaterThanOrEqual(500);
+    // Was: 409 for the transaction's hour (its key and application still existed); the key authenticates nothing now.
     expect(await ownerWrites()).toEqual({ update: 200, remove: 204 });
     const logs = await api.get<{ data: { message: string }[] }>(`/logs?entity_id=${txn}`, {
       key: managementKey,
