@@ -83,15 +83,15 @@ export class Keyring {
     return dataKeyId(this.periodVersion());
   }
 
-  /**
-   * The tenant's current data-key version: the period's, or a later one a rotation made current, moved on by one
-   * for each period begun since that rotation.
-   */
   /** The tenant's key versions (none without a source): from the source's cache when it has them, no promise. */
   private cachedState(tenantId: string): KeyState | undefined {
     return this.versions?.cachedState?.(tenantId);
   }
 
+  /**
+   * The tenant's current data-key version: the period's, or a later one a rotation made current, moved on by one
+   * for each period begun since that rotation.
+   */
   async currentVersion(tenantId: string): Promise<number> {
     const state =
       this.cachedState(tenantId) ?? (this.versions ? await this.versions.state(tenantId) : undefined);
