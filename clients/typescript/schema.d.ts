@@ -1417,7 +1417,7 @@ export interface operations {
   /** The application of the calling key */
   getOwnApplication: {
     responses: {
-      /** @description Application */
+      /** @description Application. To a key of a public or private application, or a session, without who made or changed it (minted_by, created_through, created_by, modified_by) and without its keys */
       200: {
         content: {
           "application/json": components["schemas"]["Application"];

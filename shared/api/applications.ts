@@ -37,7 +37,13 @@ export const applicationsRoutes = routeGroup("applications", {
     path: "/applications/key",
     auth: "key",
     summary: "The application of the calling key",
-    responses: { 200: { description: "Application", schema: applicationSchema } },
+    responses: {
+      200: {
+        description:
+          "Application. To a key of a public or private application, or a session, without who made or changed it (minted_by, created_through, created_by, modified_by) and without its keys",
+        schema: applicationSchema,
+      },
+    },
   },
   getApplication: {
     method: "GET",

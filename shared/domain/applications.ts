@@ -161,8 +161,22 @@ export async function getApplication(deps: ApplicationDeps, principal: TenantPri
   return withKeys(deps, application);
 }
 
+/**
+ * GET /applications/key needs no permission, so a public key (in every visitor's page) or a session reaches it:
+ * only a management key is told who in the tenant made or changed its application and which keys it holds.
+ */
 export async function getOwnApplication(deps: ApplicationDeps, principal: TenantPrincipal) {
-  return getApplication(deps, principal, principal.application.id);
+  const own = await getApplication(deps, principal, principal.application.id);
+  if (principal.application.type === "management") return own;
+  const {
+    minted_by: _mintedBy,
+    created_through: _createdThrough,
+    created_by: _createdBy,
+    modified_by: _modifiedBy,
+    keys: _keys,
+    ...shown
+  } = own as typeof own & { keys?: unknown };
+  return shown;
 }
 
 export async function listApplications(deps: ApplicationDeps, principal: TenantPrincipal, page: PageRequest) {
