@@ -131,3 +131,25 @@ export function cardNumberOf(i: number): string {
   const body = `400000${String(i).padStart(9, "0")}`;
   return `${body}${(10 - (luhnSum(body, true) % 10)) % 10}`;
 }
+
+/**
+ * A session created with `creatorKey` (a public application's) and authorized by `authorizerKey` to read every
+ * token revealed (a browser's session whose back end said yes): its session key.
+ */
+export async function revealingSession(
+  api: Client,
+  creatorKey: string,
+  authorizerKey: string,
+): Promise<string> {
+  const session = await api.post<{ session_key: string; nonce: string }>("/sessions", { key: creatorKey });
+  if (session.status !== 201) throw new Error(`POST /sessions answered ${session.status}`);
+  const authorized = await api.post("/sessions/authorize", {
+    key: authorizerKey,
+    body: {
+      nonce: session.body.nonce,
+      rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:read"] }],
+    },
+  });
+  if (authorized.status !== 200) throw new Error(`POST /sessions/authorize answered ${authorized.status}`);
+  return session.body.session_key;
+}

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { withOneStoreFailure } from "#test/support/dynamo.ts";
 import { client, createTenant } from "#test/support/http.ts";
 import { useService } from "#test/support/service.ts";
+import { revealingSession } from "#test/support/tokens.ts";
 
 const svc = useService();
 
@@ -31,19 +32,8 @@ describe("an application whose deletion has begun", () => {
       key: tenant.managementKey,
       body: { name: "browser", type: "public", permissions: ["token:create"] },
     });
-    const session = await api.post<{ session_key: string; nonce: string }>("/sessions", {
-      key: browser.body.key,
-    });
-    expect(session.status).toBe(201);
-    const authorized = await api.post("/sessions/authorize", {
-      key: app.body.key,
-      body: {
-        nonce: session.body.nonce,
-        rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:read"] }],
-      },
-    });
-    expect(authorized.status).toBeLessThan(300);
-    expect((await api.get(`/tokens/${created.body.id}`, { key: session.body.session_key })).status).toBe(200);
+    const sessionKey = await revealingSession(api, browser.body.key, app.body.key);
+    expect((await api.get(`/tokens/${created.body.id}`, { key: sessionKey })).status).toBe(200);
     // The deletion's listing of the application's keys fails once, after the application is marked.
     const first = await withOneStoreFailure(
       svc.service.deps.dynamo,
@@ -55,7 +45,7 @@ describe("an application whose deletion has begun", () => {
     // Found: 200 (the key read on, as did a session it made), with the application half deleted.
     const read = await api.get(`/tokens/${created.body.id}`, { key: app.body.key });
     expect(read.status).toBe(401);
-    const bySession = await api.get(`/tokens/${created.body.id}`, { key: session.body.session_key });
+    const bySession = await api.get(`/tokens/${created.body.id}`, { key: sessionKey });
     expect(bySession.status).toBe(401);
     expect((await api.delete(`/applications/${app.body.id}`, { key: tenant.managementKey })).status).toBe(
       204,
