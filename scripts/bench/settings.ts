@@ -10,7 +10,7 @@ export const cardBody = () => JSON.stringify({ type: "card", data: CARD });
 
 export const settings = {
   durationSeconds: intEnv("BENCH_DURATION_S", 5, 1, 600),
-  rounds: intEnv("BENCH_ROUNDS", 5, 1, 50),
+  rounds: intEnv("BENCH_ROUNDS", 9, 1, 50),
   warmupSeconds: intEnv("BENCH_WARMUP_S", 8, 0, 600),
   connections: intEnv("BENCH_CONNECTIONS", 16, 1, 1024),
   seedTokens: intEnv("BENCH_SEED_TOKENS", 200, 1, 100_000),

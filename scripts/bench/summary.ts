@@ -14,8 +14,13 @@ export interface Summary {
   /** Medians of the runs' CPU figures. */
   cpu: CpuFigures;
   compared_with?: string;
-  /** req/s over compared_with's. */
+  /**
+   * req/s over compared_with's: the median of the rounds' ratios, each round's req/s over the compared target's in
+   * the same round (the runs next to each other in time, so a slow minute of the machine weighs on both sides).
+   */
   ratio?: number;
+  /** The ratio of the two targets' median req/s (what `ratio` was before 29 Nov 2026), for comparison. */
+  ratio_of_medians?: number;
   /**
    * The compared target's CPU per request (all parties) over this one's: the ratio of throughputs a CPU-bound
    * machine would give. It barely moves when other processes take CPU, unlike req/s; a cross-check only.
@@ -34,7 +39,7 @@ const COMPARISONS: { scenario: Scenario; target: string; base: string; min?: num
 ];
 
 /** All parties' CPU per request (ms); NaN when not known. */
-export const totalCpu = ({ cpu }: Summary) =>
+export const totalCpu = ({ cpu }: { cpu: CpuFigures }) =>
   cpu.target_ms === undefined || cpu.dynamodb_local_ms === undefined || cpu.load_generator_ms === undefined
     ? Number.NaN
     : cpu.target_ms + cpu.dynamodb_local_ms + cpu.load_generator_ms + (cpu.destination_ms ?? 0);
@@ -57,6 +62,23 @@ function summaryOf(runs: RunRecord[]): Summary {
   };
 }
 
+/**
+ * The median over rounds of `value(target's round) / value(base's round)`, pairing the runs of the same round
+ * (rounds alternate the targets: each pair ran within seconds of each other); NaN without a pair.
+ */
+export function pairedRatio(
+  target: readonly RunRecord[],
+  base: readonly RunRecord[],
+  value: (run: RunRecord) => number,
+): number {
+  const ratios: number[] = [];
+  for (const run of target) {
+    const paired = base.find((b) => b.round === run.round);
+    if (paired && value(paired) > 0) ratios.push(value(run) / value(paired));
+  }
+  return median(ratios);
+}
+
 /** Each scenario's targets in the order they ran, compared as COMPARISONS says. */
 export function summarize(records: RunRecord[]): Summary[] {
   const groups = new Map<string, RunRecord[]>();
@@ -67,13 +89,17 @@ export function summarize(records: RunRecord[]): Summary[] {
     const comparison = COMPARISONS.find((c) => c.scenario === s.scenario && c.target === s.target);
     const base = summaries.find((b) => b.scenario === s.scenario && b.target === comparison?.base);
     if (!comparison || !base) return s;
-    const ratio = Number((s.rps / base.rps).toFixed(3));
-    const [baseCpu, cpu] = [totalCpu(base), totalCpu(s)];
+    const runsOf = (summary: Summary) =>
+      records.filter((r) => r.scenario === summary.scenario && r.target === summary.target);
+    const ratio = Number(pairedRatio(runsOf(s), runsOf(base), (run) => run.rps).toFixed(3));
+    // CPU-bound: the base's CPU per request over this target's, round by round as well.
+    const cpuRatio = pairedRatio(runsOf(base), runsOf(s), totalCpu);
     return {
       ...s,
       compared_with: base.target,
       ratio,
-      ...(baseCpu && cpu ? { cpu_ratio: Number((baseCpu / cpu).toFixed(3)) } : {}),
+      ratio_of_medians: Number((s.rps / base.rps).toFixed(3)),
+      ...(Number.isFinite(cpuRatio) ? { cpu_ratio: Number(cpuRatio.toFixed(3)) } : {}),
       ...(comparison.min !== undefined
         ? { target_ratio: comparison.min, pass: ratio >= comparison.min }
         : {}),
@@ -106,6 +132,7 @@ const COLUMNS: [string, (s: Summary) => string][] = [
   ],
   ["of", (s) => s.compared_with ?? ""],
   ["share", (s) => pct(s.ratio)],
+  ["of medians", (s) => pct(s.ratio_of_medians)],
   ["CPU-bound", (s) => pct(s.cpu_ratio)],
   ["target", (s) => (s.target_ratio === undefined ? "" : `≥ ${pct(s.target_ratio)}`)],
   ["result", (s) => verdict(s.pass)],
