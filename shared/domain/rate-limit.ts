@@ -103,8 +103,13 @@ export interface RateLimiterOptions {
   parent?: { policy: RateLimitPolicy; bucketOf: (bucket: string) => string };
 }
 
+/** The one answer of an admitted request (never changed by its callers). */
+const ALLOWED: Admission = Object.freeze({ allowed: true });
+
 export class RateLimiter {
   private readonly buckets = new Map<string, BucketState>();
+  private readonly windowMs: number;
+  private lastWindow: RateWindow | undefined;
 
   constructor(
     private readonly budget: RequestBudget,
@@ -117,17 +122,42 @@ export class RateLimiter {
     // A sub-budget's blocks are leased from the parent's window of the same instant: the windows must be one.
     if (options.parent && windowLengthMs(options.parent.policy) !== windowLengthMs(policy))
       throw new Error("A sub-budget needs its parent's window length");
+    this.windowMs = windowLengthMs(policy);
   }
 
-  /** Counts one request of `bucket`: allowed, or refused with the seconds until its window ends. */
-  async admit(bucket: string): Promise<Admission> {
+  /**
+   * Counts one request of `bucket`: allowed, or refused with the seconds until its window ends. Served from a
+   * block this process leased, it answers at once (no promise: nearly every request); otherwise after a lease.
+   */
+  admit(bucket: string): Admission | Promise<Admission> {
     const nowMs = this.clock.now().getTime();
-    const window = windowAt(this.policy, nowMs);
+    const window = this.windowOf(nowMs);
     const state = this.stateOf(bucket, window);
+    if (state.remaining > 0) {
+      state.remaining -= 1;
+      return ALLOWED;
+    }
+    return this.admitLeasing(bucket, window, nowMs, state);
+  }
+
+  /** The window `nowMs` falls in: the last one asked for while it lasts (one object per window, not per request). */
+  private windowOf(nowMs: number): RateWindow {
+    const last = this.lastWindow;
+    if (last && nowMs < last.endsAtMs && nowMs >= last.endsAtMs - this.windowMs) return last;
+    this.lastWindow = windowAt(this.policy, nowMs);
+    return this.lastWindow;
+  }
+
+  private async admitLeasing(
+    bucket: string,
+    window: RateWindow,
+    nowMs: number,
+    state: BucketState,
+  ): Promise<Admission> {
     for (;;) {
       if (state.remaining > 0) {
         state.remaining -= 1;
-        return { allowed: true };
+        return ALLOWED;
       }
       if (state.spent) {
         this.refused(bucket);

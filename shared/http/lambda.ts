@@ -157,14 +157,9 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
     return composed;
   };
   // One request's adapters, built once: the handler and any replay of its answer share one render budget.
-  const scoped = new WeakMap<RequestState, D>();
   const depsFor = (state: RequestState): D => {
-    let found = scoped.get(state);
-    if (!found) {
-      found = forRequest(deps(), state.bucket);
-      scoped.set(state, found);
-    }
-    return found;
+    state.scopedDeps ??= forRequest(deps(), state.bucket);
+    return state.scopedDeps as D;
   };
   const table = handlers as unknown as Record<string, RouteHandler<RouteSpec, D>>;
   const inputOf = (event: APIGatewayProxyEventV2, state: RequestState) =>

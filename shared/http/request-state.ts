@@ -30,6 +30,10 @@ export interface RequestState {
   replayBody?: string;
   /** A cross-origin request's Origin, once its key's application allows it (middleware/cors.ts). */
   corsOrigin?: string;
+  /** When the request began on the composition's clock (middleware/request-metrics.ts: its latency). */
+  clockStartedAt?: number;
+  /** The group's adapters scoped to this request (lambda.ts): made once, shared by the handler and replays. */
+  scopedDeps?: unknown;
 }
 
 export type SvcContext = Context & { svc: RequestState };

@@ -151,6 +151,26 @@ function hasOwnKeys(map: Record<string, string>): boolean {
   return false;
 }
 
+/** A local function's names, as the Lambda of its group has them: made once per group, not per request. */
+interface FunctionNames {
+  functionName: string;
+  invokedFunctionArn: string;
+  logGroupName: string;
+}
+const functionNames = new Map<FunctionGroup, FunctionNames>();
+function namesOf(group: FunctionGroup): FunctionNames {
+  let names = functionNames.get(group);
+  if (!names) {
+    names = {
+      functionName: `svc-${group}`,
+      invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:svc-${group}`,
+      logGroupName: `/aws/lambda/svc-${group}`,
+    };
+    functionNames.set(group, names);
+  }
+  return names;
+}
+
 /** The Lambda context of a local invocation: a class, as one is made for every request. */
 class LocalContext implements Context {
   readonly callbackWaitsForEmptyEventLoop = false;
@@ -166,9 +186,10 @@ class LocalContext implements Context {
     group: FunctionGroup,
     readonly awsRequestId: string,
   ) {
-    this.functionName = `svc-${group}`;
-    this.invokedFunctionArn = `arn:aws:lambda:local:000000000000:function:svc-${group}`;
-    this.logGroupName = `/aws/lambda/svc-${group}`;
+    const names = namesOf(group);
+    this.functionName = names.functionName;
+    this.invokedFunctionArn = names.invokedFunctionArn;
+    this.logGroupName = names.logGroupName;
   }
 
   getRemainingTimeInMillis(): number {

@@ -15,24 +15,28 @@ const INFO = 12;
 let coldStart = true;
 
 /**
- * The part of the line after its timestamp that stays the same for a function (service, cold start, function
- * arn, memory and name), by cold start and function: built once, as JSON.stringify would write it.
+ * The part of the line after its timestamp that stays the same for a warm function (service, cold start, function
+ * arn, memory and name), as JSON.stringify would write it: built once per function, found by its arn (the same
+ * string each request, so the lookup hashes nothing new) and checked against the other two names.
  */
-const invariantParts = new Map<string, string>();
+const warmParts = new Map<string, { memory: string; name: string; part: string }>();
 function invariantPart(context: Context, cold: boolean): string {
-  const key = `${cold}\n${context.invokedFunctionArn}\n${context.memoryLimitInMB}\n${context.functionName}`;
-  let part = invariantParts.get(key);
-  if (part === undefined) {
-    const json = JSON.stringify({
-      service: SERVICE_NAME,
-      cold_start: cold,
-      function_arn: context.invokedFunctionArn,
-      function_memory_size: context.memoryLimitInMB,
-      function_name: context.functionName,
+  const known = cold ? undefined : warmParts.get(context.invokedFunctionArn);
+  if (known && known.memory === context.memoryLimitInMB && known.name === context.functionName)
+    return known.part;
+  const part = JSON.stringify({
+    service: SERVICE_NAME,
+    cold_start: cold,
+    function_arn: context.invokedFunctionArn,
+    function_memory_size: context.memoryLimitInMB,
+    function_name: context.functionName,
+  }).slice(1, -1);
+  if (!cold)
+    warmParts.set(context.invokedFunctionArn, {
+      memory: context.memoryLimitInMB,
+      name: context.functionName,
+      part,
     });
-    part = json.slice(1, -1);
-    invariantParts.set(key, part);
-  }
   return part;
 }
 

@@ -99,6 +99,20 @@ describe("RateLimiter", () => {
     expect(next).toEqual({ allowed: true });
   });
 
+  it("counts a clock set back (the local test clock) in the window it then reads, not the last one it read", async () => {
+    const budget = new MemoryBudget();
+    const clock = clockAt(25_000); // window 2 of 10 s
+    const limiter = new RateLimiter(budget, clock, policy);
+
+    await limiter.admit("tenant#a");
+    clock.ms = 5_000; // window 0
+    await limiter.admit("tenant#a");
+    clock.ms = 29_999; // window 2 again: a new bucket state, a new lease
+    await limiter.admit("tenant#a");
+
+    expect(budget.leases.map((l) => l.window)).toEqual([2, 0, 2]);
+  });
+
   it("keeps buckets apart: one spent bucket does not touch another", async () => {
     const limiter = new RateLimiter(new MemoryBudget(), clockAt(0), { ratePerSecond: 1, burst: 2 });
 

@@ -41,7 +41,8 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
       const route = request.context.svc.route;
       // System routes answer from memory (health, OpenAPI; the test clock is root-only) and reach no table.
       if (!route || route.auth === "root" || route.group === "system") return;
-      const { bucket, handedOut } = await bucketOf(request, ports());
+      // A key's request (nearly all) knows its bucket without waiting on anything.
+      const { bucket, handedOut } = principalBucket(request) ?? (await bucketOf(request, ports()));
       // The request's expression renders draw from the same tenant's share (shared/http/lambda.ts).
       request.context.svc.bucket = bucket;
       const limiter = ports().rateLimiter;
@@ -52,10 +53,10 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
       // counter too (RateLimiterOptions.parent), so such a request is admitted by it alone: what its processes
       // lease of the tenant's budget is at most what the sub-budget holds.
       const sub = handedOut === undefined ? undefined : ports().browserRateLimiter;
-      const admission =
-        handedOut !== undefined && sub
-          ? await sub.admit(browserBucket(handedOut))
-          : await limiter.admit(bucket);
+      const admitting =
+        handedOut !== undefined && sub ? sub.admit(browserBucketOf(handedOut)) : limiter.admit(bucket);
+      // Served from memory, the answer is there already: no promise to wait for.
+      const admission = admitting instanceof Promise ? await admitting : admitting;
       if (!admission.allowed) throw tooManyRequests(admission.retryAfterSeconds);
       const own = route.rateBucket ? ports().searchRateLimiter : undefined;
       if (!own) return;
@@ -71,6 +72,32 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
 }
 
 /**
+ * Bucket names by tenant, made once: the same string each request, so the limiter's map finds it without hashing
+ * a new one. Bounded: past the cap it starts again (names are cheap to make, the cap only bounds memory).
+ */
+const BUCKET_NAMES_KEPT = 10_000;
+const tenantBuckets = new Map<string, string>();
+const browserBuckets = new Map<string, string>();
+function named(names: Map<string, string>, tenantId: string, make: (id: string) => string): string {
+  let name = names.get(tenantId);
+  if (name === undefined) {
+    if (names.size >= BUCKET_NAMES_KEPT) names.clear();
+    name = make(tenantId);
+    names.set(tenantId, name);
+  }
+  return name;
+}
+const tenantBucketOf = (tenantId: string) => named(tenantBuckets, tenantId, tenantBucket);
+const browserBucketOf = (tenantId: string) => named(browserBuckets, tenantId, browserBucket);
+
+/** The bucket of a request made with a key (its tenant's), or undefined: no key, or the root key. */
+function principalBucket(request: SvcRequest): { bucket: string; handedOut?: string } | undefined {
+  const { principal } = request.context.svc;
+  if (!principal || principal.kind === "root") return undefined;
+  return { bucket: tenantBucketOf(principal.tenantId), handedOut: browserTenantOf(principal) };
+}
+
+/**
  * The request's bucket, and the tenant whose handed-out keys' sub-budget admits it: a browser-held key's (a
  * session's, a public application's), or a proxy invocation by its proxy key alone (no API key: an open proxy's
  * caller, or one its proxy will refuse), since an open proxy's key is given out like a public key.
@@ -79,15 +106,15 @@ async function bucketOf(
   request: SvcRequest,
   { proxies, authenticator }: RateLimitPorts,
 ): Promise<{ bucket: string; handedOut?: string }> {
-  const { principal, route } = request.context.svc;
-  if (principal && principal.kind !== "root")
-    return { bucket: tenantBucket(principal.tenantId), handedOut: browserTenantOf(principal) };
+  const known = principalBucket(request);
+  if (known) return known;
+  const { route } = request.context.svc;
   if (route?.group === "proxy" && proxies) {
     const proxyKey = proxyKeyOf(request.event);
     // Through the proxy store's cache: the invocation's own lookup of the same key is then a cache hit.
     const proxy = proxyKey ? await proxies.findByKey(hashKey(proxyKey)) : undefined;
     if (proxy) {
-      const bucket = tenantBucket(proxy.tenant_id);
+      const bucket = tenantBucketOf(proxy.tenant_id);
       // A require_auth proxy called with a back-end key of its tenant (the proxy acts as that key): the back end's
       // own traffic, counted as its key's. Without one (or with a key the proxy refuses), the proxy key alone.
       const apiKey = proxy.require_auth ? header(request.event, "svc-api-key") : undefined;

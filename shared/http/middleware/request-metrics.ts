@@ -19,7 +19,6 @@ export const UNMATCHED_ROUTE = "unmatched";
  * A metric never fails a request: recording errors are logged and dropped.
  */
 export function requestMetrics(ports: () => RequestMetricsPorts): SvcMiddleware {
-  const startedAt = new WeakMap<SvcRequest, number>();
   const record = (request: SvcRequest) => {
     const state = request.context.svc;
     const status = request.response?.statusCode;
@@ -37,7 +36,7 @@ export function requestMetrics(ports: () => RequestMetricsPorts): SvcMiddleware 
       metrics.count(METRIC.requests, 1, options);
       if (status >= 400 && status < 500) metrics.count(METRIC.responses4xx, 1, options);
       if (status >= 500) metrics.count(METRIC.responses5xx, 1, options);
-      const started = startedAt.get(request);
+      const started = state.clockStartedAt;
       if (started !== undefined) metrics.timing(METRIC.latency, clock.now().getTime() - started, options);
     } catch (error) {
       logger.warn("request metrics failed", { error_name: error instanceof Error ? error.name : "unknown" });
@@ -46,7 +45,7 @@ export function requestMetrics(ports: () => RequestMetricsPorts): SvcMiddleware 
   return {
     before: (request) => {
       try {
-        startedAt.set(request, ports().clock.now().getTime());
+        request.context.svc.clockStartedAt = ports().clock.now().getTime();
       } catch {
         // Composition failed: the chain answers that error; the request is still counted, without a latency.
       }
