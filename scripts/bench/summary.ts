@@ -74,7 +74,7 @@ export function pairedRatio(
   const ratios: number[] = [];
   for (const run of target) {
     const paired = base.find((b) => b.round === run.round);
-    if (paired && value(paired) > 0) ratios.push(value(run) / value(paired));
+    if (paired && value(paired) > 0 && Number.isFinite(value(run))) ratios.push(value(run) / value(paired));
   }
   return median(ratios);
 }

@@ -54,4 +54,13 @@ describe("bench summary", () => {
     // (1.4 + 0.5 + 0.1) / (1.6 + 0.5 + 0.1)
     expect(serviceOf([...floor, ...service])?.cpu_ratio).toBe(0.909);
   });
+
+  it("leaves a round whose CPU is not fully known out of the CPU-bound median (no NaN in it)", () => {
+    const floor = [run("floor", 1, 1000, 1.4), run("floor", 2, 1000, 1.5), run("floor", 3, 1000, 1.6)];
+    // One party's CPU unknown in round 2 (cpuSpent: its process gone from /proc): totalCpu is NaN there.
+    delete (floor[1] as RunRecord).cpu.dynamodb_local_ms;
+    const service = [1, 2, 3].map((r) => run("service", r, 900, 1.6));
+    // The known rounds: 2.0 / 2.2 and 2.2 / 2.2, median 0.955; a NaN sorted among them made it NaN (dropped).
+    expect(serviceOf([...floor, ...service])?.cpu_ratio).toBe(0.955);
+  });
 });
