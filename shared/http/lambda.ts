@@ -15,6 +15,7 @@ import type { FlushableMetrics } from "#shared/ports/metrics.ts";
 import type { RecordedEffect } from "#shared/ports/stores.ts";
 import { handlerTracing } from "#shared/tracer.ts";
 import { authenticateAndAuthorize } from "./middleware/authenticate.ts";
+import { composeMiddlewares } from "./middleware/compose.ts";
 import { corsAnswers, corsOriginCheck } from "./middleware/cors.ts";
 import { errorHandler } from "./middleware/error-handler.ts";
 import { type IdempotencyPorts, type IdempotencyReplays, idempotency } from "./middleware/idempotency.ts";
@@ -226,27 +227,33 @@ export function createHttpHandler<T extends RouteTable, G extends FunctionGroup,
       // X-Ray segment of the invocation in Lambda (never the response: it holds token data); outermost, so
       // errors reach it only as the errorHandler's answers.
       .use(handlerTracing())
-      // Outermost but tracing: what the whole chain recorded is written once, when the invocation ends.
-      .use(flushMetrics(() => composed?.metrics))
-      .use(requestContext())
-      // Requests, 4xx/5xx and latency by route, for every answer (errors as the errorHandler answered them).
-      .use(requestMetrics(deps))
-      // Preflights, and CORS headers on the answers of routes browsers may call (errors included).
-      .use(corsAnswers(listRoutes(routes)))
-      .use(errorHandler())
-      .use(matchRoute(listRoutes(routes), group))
-      .use(authenticateAndAuthorize(() => deps().authenticator))
-      // Before anything the route does (rate budget, idempotent replays): an unlisted Origin is refused.
-      .use(corsOriginCheck())
-      // Before the body is read: a refused request costs a counter in memory, never a parse of its up to 1 MiB of
-      // JSON (validated first, a tenant over its budget, or anyone with its public key, still had every body parsed
-      // and checked on the process every tenant shares: availability review, 28 Nov 2026).
-      .use(rateLimit(deps))
-      // After both: a caller without a valid key, or from an unlisted origin, learns nothing of what the route accepts.
-      .use(validateRequest())
-      // Control-plane writes: the key again, from the store (what they grant or bind is judged on its grant now).
-      .use(authenticateAndAuthorize(() => deps().authenticator, { fresh: true }))
-      .use(idempotency(deps, idempotencyReplays, GROUP_DATA_KEYS[group] === "answers" ? "answers" : "data"))
+      // The chain, in middy's order and with its rules, as one middleware (compose.ts: middy awaits each one).
+      .use(
+        composeMiddlewares([
+          // Outermost but tracing: what the whole chain recorded is written once, when the invocation ends.
+          flushMetrics(() => composed?.metrics),
+          requestContext(),
+          // Requests, 4xx/5xx and latency by route, for every answer (errors as the errorHandler answered them).
+          requestMetrics(deps),
+          // Preflights, and CORS headers on the answers of routes browsers may call (errors included).
+          corsAnswers(listRoutes(routes)),
+          errorHandler(),
+          matchRoute(listRoutes(routes), group),
+          authenticateAndAuthorize(() => deps().authenticator),
+          // Before anything the route does (rate budget, idempotent replays): an unlisted Origin is refused.
+          corsOriginCheck(),
+          // Before the body is read: a refused request costs a counter in memory, never a parse of its up to 1 MiB
+          // of JSON (validated first, a tenant over its budget, or anyone with its public key, still had every body
+          // parsed and checked on the process every tenant shares: availability review, 28 Nov 2026).
+          rateLimit(deps),
+          // After both: a caller without a valid key, or from an unlisted origin, learns nothing of what the route
+          // accepts.
+          validateRequest(),
+          // Control-plane writes: the key again, from the store (what they grant or bind is judged on its grant now).
+          authenticateAndAuthorize(() => deps().authenticator, { fresh: true }),
+          idempotency(deps, idempotencyReplays, GROUP_DATA_KEYS[group] === "answers" ? "answers" : "data"),
+        ]),
+      )
       .handler(dispatch) as unknown as (
       event: APIGatewayProxyEventV2,
       context: Context,

@@ -2,7 +2,7 @@ import { mayEverHold } from "#shared/domain/access-rules.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
 import { forbidden, unauthorized } from "#shared/domain/errors.ts";
 import { isTokenPermission } from "#shared/domain/permissions.ts";
-import { header, type SvcMiddleware } from "../request-state.ts";
+import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
 import type { FunctionGroup, RouteSpec } from "../route.ts";
 
 /**
@@ -36,44 +36,46 @@ export function authenticateAndAuthorize(
   authenticator: () => Pick<Authenticator, "authenticate">,
   options: { fresh?: boolean } = {},
 ): SvcMiddleware {
+  const check = async (request: SvcRequest, route: RouteSpec) => {
+    const state = request.context.svc;
+    const principal = await authenticator().authenticate(header(request.event, "svc-api-key"), {
+      rootAllowed: route.auth === "root",
+      fresh: options.fresh === true,
+    });
+    if (!principal)
+      throw unauthorized(
+        route.auth === "root"
+          ? "This endpoint requires the deployment's root key in SVC-API-KEY."
+          : undefined,
+      );
+    state.principal = principal;
+
+    if (route.auth === "root") {
+      if (principal.kind !== "root")
+        throw forbidden("Only the deployment's root key may call this endpoint.");
+      return;
+    }
+    if (principal.kind === "root") throw unauthorized();
+    if (principal.kind === "session" && !route.allowSessions)
+      throw forbidden("Session keys can only be used for token operations.");
+    const grants =
+      principal.kind === "session"
+        ? [
+            principal.session.authorized ? principal.session : { permissions: [], rules: [] },
+            principal.application,
+          ]
+        : [principal.application];
+    const missing = (route.permissions ?? []).filter((p) => !grants.every((grant) => mayEverHold(grant, p)));
+    if (missing.length > 0) throw forbidden(`The key lacks the permission ${missing.join(", ")}.`);
+  };
   return {
-    before: async (request) => {
-      const state = request.context.svc;
-      const route = state.route;
+    // A route without a key, or the second pass of a route that needs none (nearly all): answered at once.
+    before: (request) => {
+      const route = request.context.svc.route;
       if (!route || route.auth === "none") return;
       // Root routes are the operator's: their key is no grant that can be narrowed, the first pass stands.
       if (options.fresh && (route.auth === "root" || !needsFreshKey(route))) return;
-      const principal = await authenticator().authenticate(header(request.event, "svc-api-key"), {
-        rootAllowed: route.auth === "root",
-        fresh: options.fresh === true,
-      });
-      if (!principal)
-        throw unauthorized(
-          route.auth === "root"
-            ? "This endpoint requires the deployment's root key in SVC-API-KEY."
-            : undefined,
-        );
-      state.principal = principal;
-
-      if (route.auth === "root") {
-        if (principal.kind !== "root")
-          throw forbidden("Only the deployment's root key may call this endpoint.");
-        return;
-      }
-      if (principal.kind === "root") throw unauthorized();
-      if (principal.kind === "session" && !route.allowSessions)
-        throw forbidden("Session keys can only be used for token operations.");
-      const grants =
-        principal.kind === "session"
-          ? [
-              principal.session.authorized ? principal.session : { permissions: [], rules: [] },
-              principal.application,
-            ]
-          : [principal.application];
-      const missing = (route.permissions ?? []).filter(
-        (p) => !grants.every((grant) => mayEverHold(grant, p)),
-      );
-      if (missing.length > 0) throw forbidden(`The key lacks the permission ${missing.join(", ")}.`);
+      return check(request, route);
     },
   };
 }

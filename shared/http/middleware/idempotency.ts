@@ -3,13 +3,24 @@ import type { AnswerSealing } from "#shared/domain/crypto/answer-sealer.ts";
 import type { Principal } from "#shared/domain/entities.ts";
 import { conflict, validationError } from "#shared/domain/errors.ts";
 import { grantVersionOf } from "#shared/domain/grant-version.ts";
-import { type DataRead, effectsStand, type PresentedTokenRef } from "#shared/domain/idempotency-scope.ts";
+import {
+  type DataRead,
+  effectsStand,
+  type IdempotencyClaimRef,
+  type PresentedTokenRef,
+} from "#shared/domain/idempotency-scope.ts";
 import { isAnswerKeyId, sealedKeyIdOf } from "#shared/domain/keys/key-refs.ts";
 import { logger } from "#shared/logger.ts";
 import { type IdempotencyStore, MAX_KEPT_ANSWER_CHARS, type RecordedEffect } from "#shared/ports/stores.ts";
 import { HttpError } from "../errors.ts";
 import { fromReplayBody, type ReplayBody } from "../replay-body.ts";
-import { type HttpResult, header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
+import {
+  type HttpResult,
+  header,
+  type MatchedRoute,
+  type SvcMiddleware,
+  type SvcRequest,
+} from "../request-state.ts";
 import { honoursIdempotencyKey } from "../route.ts";
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -166,9 +177,13 @@ export function idempotency(
   keys: "data" | "answers",
 ): SvcMiddleware {
   const sealerOf = (p: IdempotencyPorts) => (keys === "answers" ? p.answerSealer : p.sealer);
-  const release = async (request: SvcRequest) => {
+  // Each phase answers at once (no promise) for a request without a claim: nearly every request.
+  const release = (request: SvcRequest) => {
     const claim = request.context.svc?.idempotency;
     if (!claim) return;
+    return releaseClaim(request, claim);
+  };
+  const releaseClaim = async (request: SvcRequest, claim: IdempotencyClaimRef) => {
     request.context.svc.idempotency = undefined;
     await ports()
       .idempotency.release(
@@ -186,114 +201,120 @@ export function idempotency(
       );
   };
 
+  const claimOrReplay = async (request: SvcRequest, route: MatchedRoute, sent: string) => {
+    const state = request.context.svc;
+    if (!KEY_PATTERN.test(sent))
+      throw validationError("SVC-IDEMPOTENCY-KEY must be 1 to 255 visible ASCII characters.");
+    // A new credential (a session key) is never kept for replay to a shared key: the request runs afresh.
+    if (route.answersCredential && state.principal && sharedByDesign(state.principal)) return;
+    const owner = sealOwnerOf(state.principal);
+    const composed = ports();
+    const store = composed.idempotency;
+    const sealer = sealerOf(composed);
+    const signature = await signatureOf(sealer, request, owner);
+    // Kept as a keyed digest, never as sent: a caller may build its keys from what it sends (an order or a
+    // card number); the fingerprint key never rotates, so a retry after a rotation finds its record.
+    let key = await sealer.fingerprint(owner, "svc-idempotency-key", sent);
+    const scope = scopeOf(state.principal, signature);
+    let claim = await store.claim(scope, key, `${signature.request}.${signature.headers}`);
+    // A retry across the upgrade to keyed digests: its first run's record is under the key as sent. Only what
+    // it holds is answered from it (a result, an effect, a request still running); nothing new is ever kept
+    // under the key as sent: a legacy key that turns out free (its record just lapsed) is let go at once.
+    if (claim.outcome === "claimed" && key !== sent && (await store.hasLegacyRecord(scope, sent))) {
+      const legacy = await store.claim(scope, sent, `${signature.request}.${signature.headers}`);
+      if (legacy.outcome === "claimed") await store.release(scope, sent, legacy.claimId, false, 0);
+      else {
+        await store.release(scope, key, claim.claimId, false, 0);
+        key = sent;
+        claim = legacy;
+      }
+    }
+    // A retry a second later finds the answer (replayed) or the same 409: say when, as 429 and 503 do.
+    if (claim.outcome === "in-flight")
+      throw conflict("A request with this idempotency key is still being processed.", {
+        retryAfterSeconds: 1,
+      });
+    if (claim.outcome === "claimed") {
+      state.idempotency = { scope, key, claimId: claim.claimId, effects: [] };
+      return;
+    }
+    // The same key, method and path replays whatever the body (spec); another method or path never does.
+    const stored = parseStoredSignature(claim.requestSignature);
+    if (stored.request !== signature.request) throw mismatch("method or path");
+    if (stored.headers !== signature.headers) throw mismatch("SVC-TRANSACTION-ID");
+    if (claim.outcome === "effected")
+      return replayed(await replays.replayEffect(request, claim.effects), state.requestId);
+    const { sealed_body: sealed, form } = claim.response;
+    if (form === "unkept") throw conflict(ANSWER_NOT_KEPT);
+    // A record kept under the key as sent (before 27 Nov 2026), its answer sealed under a data key, which this group
+    // no longer holds (answer keys only since 28 Nov 2026): it cannot be opened here. (A record under the data
+    // keys' digest is not found at all: the retry runs again, docs/security.md, answer keys.)
+    if (keys === "answers" && sealed !== undefined && !isAnswerKeyId(sealedKeyIdOf(sealed) ?? ""))
+      throw conflict(ANSWER_SEALED_BEFORE);
+    const opened = sealed === undefined ? undefined : await sealer.open(bindingOf(owner, scope, key), sealed);
+    const body =
+      opened !== undefined && form === "presented"
+        ? JSON.stringify(
+            await fromReplayBody(
+              JSON.parse(opened) as ReplayBody,
+              (ref) => replays.presentToken(request, ref),
+              (read) => replays.checkRead(request, read),
+              state.route?.replayEachToken === true,
+            ),
+          )
+        : opened;
+    return replayed(
+      {
+        statusCode: claim.response.status,
+        headers: { ...claim.response.headers },
+        ...(body === undefined ? {} : { body }),
+      },
+      state.requestId,
+    );
+  };
+  const complete = async (request: SvcRequest, claim: IdempotencyClaimRef, response: HttpResult) => {
+    const state = request.context.svc;
+    const status = response.statusCode ?? 200;
+    if (status < 200 || status >= 300) return release(request);
+    const contentType = response.headers?.["content-type"];
+    const owner = sealOwnerOf(state.principal);
+    const composed = ports();
+    const store = composed.idempotency;
+    const sealer = sealerOf(composed);
+    // An answer that presented tokens is stored without them (references only): see replay-body.ts.
+    const kept = state.replayBody ?? response.body;
+    const sealed =
+      typeof kept === "string"
+        ? await sealer.seal(bindingOf(owner, claim.scope, claim.key), kept)
+        : undefined;
+    // Too long to keep: this answer goes out as it is, and the record says so; a retry answers 409 and runs
+    // nothing again (a run's outbound calls record no effect, so releasing the key would run them twice).
+    if (sealed !== undefined && sealed.length > MAX_KEPT_ANSWER_CHARS) {
+      await store.complete(claim.scope, claim.key, claim.claimId, { status, form: "unkept", headers: {} });
+      state.idempotency = undefined;
+      return;
+    }
+    await store.complete(claim.scope, claim.key, claim.claimId, {
+      status,
+      ...(sealed === undefined ? {} : { sealed_body: sealed }),
+      ...(state.replayBody !== undefined ? { form: "presented" as const } : {}),
+      headers: contentType ? { "content-type": String(contentType) } : {},
+    });
+    state.idempotency = undefined;
+  };
+
   return {
-    before: async (request) => {
-      const state = request.context.svc;
-      const route = state.route;
+    before: (request) => {
+      const route = request.context.svc.route;
       const sent = header(request.event, "svc-idempotency-key");
       if (!route || sent === undefined || !honoursIdempotencyKey(route)) return;
-      if (!KEY_PATTERN.test(sent))
-        throw validationError("SVC-IDEMPOTENCY-KEY must be 1 to 255 visible ASCII characters.");
-      // A new credential (a session key) is never kept for replay to a shared key: the request runs afresh.
-      if (route.answersCredential && state.principal && sharedByDesign(state.principal)) return;
-      const owner = sealOwnerOf(state.principal);
-      const composed = ports();
-      const store = composed.idempotency;
-      const sealer = sealerOf(composed);
-      const signature = await signatureOf(sealer, request, owner);
-      // Kept as a keyed digest, never as sent: a caller may build its keys from what it sends (an order or a
-      // card number); the fingerprint key never rotates, so a retry after a rotation finds its record.
-      let key = await sealer.fingerprint(owner, "svc-idempotency-key", sent);
-      const scope = scopeOf(state.principal, signature);
-      let claim = await store.claim(scope, key, `${signature.request}.${signature.headers}`);
-      // A retry across the upgrade to keyed digests: its first run's record is under the key as sent. Only what
-      // it holds is answered from it (a result, an effect, a request still running); nothing new is ever kept
-      // under the key as sent: a legacy key that turns out free (its record just lapsed) is let go at once.
-      if (claim.outcome === "claimed" && key !== sent && (await store.hasLegacyRecord(scope, sent))) {
-        const legacy = await store.claim(scope, sent, `${signature.request}.${signature.headers}`);
-        if (legacy.outcome === "claimed") await store.release(scope, sent, legacy.claimId, false, 0);
-        else {
-          await store.release(scope, key, claim.claimId, false, 0);
-          key = sent;
-          claim = legacy;
-        }
-      }
-      // A retry a second later finds the answer (replayed) or the same 409: say when, as 429 and 503 do.
-      if (claim.outcome === "in-flight")
-        throw conflict("A request with this idempotency key is still being processed.", {
-          retryAfterSeconds: 1,
-        });
-      if (claim.outcome === "claimed") {
-        state.idempotency = { scope, key, claimId: claim.claimId, effects: [] };
-        return;
-      }
-      // The same key, method and path replays whatever the body (spec); another method or path never does.
-      const stored = parseStoredSignature(claim.requestSignature);
-      if (stored.request !== signature.request) throw mismatch("method or path");
-      if (stored.headers !== signature.headers) throw mismatch("SVC-TRANSACTION-ID");
-      if (claim.outcome === "effected")
-        return replayed(await replays.replayEffect(request, claim.effects), state.requestId);
-      const { sealed_body: sealed, form } = claim.response;
-      if (form === "unkept") throw conflict(ANSWER_NOT_KEPT);
-      // A record kept under the key as sent (before 27 Nov 2026), its answer sealed under a data key, which this group
-      // no longer holds (answer keys only since 28 Nov 2026): it cannot be opened here. (A record under the data
-      // keys' digest is not found at all: the retry runs again, docs/security.md, answer keys.)
-      if (keys === "answers" && sealed !== undefined && !isAnswerKeyId(sealedKeyIdOf(sealed) ?? ""))
-        throw conflict(ANSWER_SEALED_BEFORE);
-      const opened =
-        sealed === undefined ? undefined : await sealer.open(bindingOf(owner, scope, key), sealed);
-      const body =
-        opened !== undefined && form === "presented"
-          ? JSON.stringify(
-              await fromReplayBody(
-                JSON.parse(opened) as ReplayBody,
-                (ref) => replays.presentToken(request, ref),
-                (read) => replays.checkRead(request, read),
-                state.route?.replayEachToken === true,
-              ),
-            )
-          : opened;
-      return replayed(
-        {
-          statusCode: claim.response.status,
-          headers: { ...claim.response.headers },
-          ...(body === undefined ? {} : { body }),
-        },
-        state.requestId,
-      );
+      return claimOrReplay(request, route, sent);
     },
-    after: async (request) => {
-      const state = request.context.svc;
-      const claim = state.idempotency;
+    after: (request) => {
+      const claim = request.context.svc.idempotency;
       const response = request.response;
       if (!claim || !response) return;
-      const status = response.statusCode ?? 200;
-      if (status < 200 || status >= 300) return release(request);
-      const contentType = response.headers?.["content-type"];
-      const owner = sealOwnerOf(state.principal);
-      const composed = ports();
-      const store = composed.idempotency;
-      const sealer = sealerOf(composed);
-      // An answer that presented tokens is stored without them (references only): see replay-body.ts.
-      const kept = state.replayBody ?? response.body;
-      const sealed =
-        typeof kept === "string"
-          ? await sealer.seal(bindingOf(owner, claim.scope, claim.key), kept)
-          : undefined;
-      // Too long to keep: this answer goes out as it is, and the record says so; a retry answers 409 and runs
-      // nothing again (a run's outbound calls record no effect, so releasing the key would run them twice).
-      if (sealed !== undefined && sealed.length > MAX_KEPT_ANSWER_CHARS) {
-        await store.complete(claim.scope, claim.key, claim.claimId, { status, form: "unkept", headers: {} });
-        state.idempotency = undefined;
-        return;
-      }
-      await store.complete(claim.scope, claim.key, claim.claimId, {
-        status,
-        ...(sealed === undefined ? {} : { sealed_body: sealed }),
-        ...(state.replayBody !== undefined ? { form: "presented" as const } : {}),
-        headers: contentType ? { "content-type": String(contentType) } : {},
-      });
-      state.idempotency = undefined;
+      return complete(request, claim, response);
     },
     onError: release,
   };

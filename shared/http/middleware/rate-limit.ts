@@ -3,10 +3,22 @@ import type { Authenticator } from "#shared/domain/authentication.ts";
 import type { TenantPrincipal } from "#shared/domain/entities.ts";
 import { tooManyRequests } from "#shared/domain/errors.ts";
 import type { StoredProxy } from "#shared/domain/proxies/proxy.ts";
-import { addressBucket, browserBucket, type RateLimiter, tenantBucket } from "#shared/domain/rate-limit.ts";
+import {
+  type Admission,
+  addressBucket,
+  browserBucket,
+  type RateLimiter,
+  tenantBucket,
+} from "#shared/domain/rate-limit.ts";
 import { isHandedOut } from "#shared/domain/sessions.ts";
 import { hashKey } from "#shared/ids.ts";
-import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
+import {
+  header,
+  type MatchedRoute,
+  type RequestState,
+  type SvcMiddleware,
+  type SvcRequest,
+} from "../request-state.ts";
 
 export interface RateLimitPorts {
   /** Absent: rate limiting is off (SVC_RATE_LIMIT_PER_SECOND=0). */
@@ -36,40 +48,56 @@ export interface RateLimitPorts {
  * the request state: the request's expression renders are charged to the same tenant.
  */
 export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
+  /** Throws 429 unless admitted; a promise only when an admission waits on a lease. */
+  const settle = (admitting: Admission | Promise<Admission>, then?: () => void | Promise<void>) => {
+    const check = (admission: Admission) => {
+      if (!admission.allowed) throw tooManyRequests(admission.retryAfterSeconds);
+      return then?.();
+    };
+    // Served from memory, the answer is there already: no promise to wait for.
+    return admitting instanceof Promise ? admitting.then(check) : check(admitting);
+  };
+  const admitIn = (route: MatchedRoute, state: RequestState, { bucket, handedOut }: Bucket) => {
+    // The request's expression renders draw from the same tenant's share (shared/http/lambda.ts).
+    state.bucket = bucket;
+    const limiter = ports().rateLimiter;
+    if (!limiter) return;
+    // A key handed out beyond the tenant's back end (in every visitor's browser, or an open proxy's URL given to
+    // a third party) spends its tenant's budget within a sub-budget of half of it: one copied from a checkout
+    // page cannot leave the tenant's back end nothing. The sub-budget leases its blocks from the tenant's
+    // counter too (RateLimiterOptions.parent), so such a request is admitted by it alone: what its processes
+    // lease of the tenant's budget is at most what the sub-budget holds.
+    const sub = handedOut === undefined ? undefined : ports().browserRateLimiter;
+    const admitting =
+      handedOut !== undefined && sub ? sub.admit(browserBucketOf(handedOut)) : limiter.admit(bucket);
+    const own = route.rateBucket ? ports().searchRateLimiter : undefined;
+    if (!own) return settle(admitting);
+    // Within half of it for the same keys: a session granted token:search in a browser spent the whole of it.
+    const ownSub = handedOut === undefined ? undefined : ports().browserSearchRateLimiter;
+    return settle(admitting, () =>
+      settle(
+        handedOut !== undefined && ownSub
+          ? ownSub.admit(`${browserBucket(handedOut)}#${route.rateBucket}`)
+          : own.admit(`${bucket}#${route.rateBucket}`),
+      ),
+    );
+  };
   return {
-    before: async (request) => {
-      const route = request.context.svc.route;
+    before: (request) => {
+      const state = request.context.svc;
+      const route = state.route;
       // System routes answer from memory (health, OpenAPI; the test clock is root-only) and reach no table.
       if (!route || route.auth === "root" || route.group === "system") return;
       // A key's request (nearly all) knows its bucket without waiting on anything.
-      const { bucket, handedOut } = principalBucket(request) ?? (await bucketOf(request, ports()));
-      // The request's expression renders draw from the same tenant's share (shared/http/lambda.ts).
-      request.context.svc.bucket = bucket;
-      const limiter = ports().rateLimiter;
-      if (!limiter) return;
-      // A key handed out beyond the tenant's back end (in every visitor's browser, or an open proxy's URL given to
-      // a third party) spends its tenant's budget within a sub-budget of half of it: one copied from a checkout
-      // page cannot leave the tenant's back end nothing. The sub-budget leases its blocks from the tenant's
-      // counter too (RateLimiterOptions.parent), so such a request is admitted by it alone: what its processes
-      // lease of the tenant's budget is at most what the sub-budget holds.
-      const sub = handedOut === undefined ? undefined : ports().browserRateLimiter;
-      const admitting =
-        handedOut !== undefined && sub ? sub.admit(browserBucketOf(handedOut)) : limiter.admit(bucket);
-      // Served from memory, the answer is there already: no promise to wait for.
-      const admission = admitting instanceof Promise ? await admitting : admitting;
-      if (!admission.allowed) throw tooManyRequests(admission.retryAfterSeconds);
-      const own = route.rateBucket ? ports().searchRateLimiter : undefined;
-      if (!own) return;
-      // Within half of it for the same keys: a session granted token:search in a browser spent the whole of it.
-      const ownSub = handedOut === undefined ? undefined : ports().browserSearchRateLimiter;
-      const searched =
-        handedOut !== undefined && ownSub
-          ? await ownSub.admit(`${browserBucket(handedOut)}#${route.rateBucket}`)
-          : await own.admit(`${bucket}#${route.rateBucket}`);
-      if (!searched.allowed) throw tooManyRequests(searched.retryAfterSeconds);
+      const known = principalBucket(request);
+      return known
+        ? admitIn(route, state, known)
+        : bucketOf(request, ports()).then((found) => admitIn(route, state, found));
     },
   };
 }
+
+type Bucket = { bucket: string; handedOut?: string };
 
 /**
  * Bucket names by tenant, made once: the same string each request, so the limiter's map finds it without hashing
@@ -91,7 +119,7 @@ const tenantBucketOf = (tenantId: string) => named(tenantBuckets, tenantId, tena
 const browserBucketOf = (tenantId: string) => named(browserBuckets, tenantId, browserBucket);
 
 /** The bucket of a request made with a key (its tenant's), or undefined: no key, or the root key. */
-function principalBucket(request: SvcRequest): { bucket: string; handedOut?: string } | undefined {
+function principalBucket(request: SvcRequest): Bucket | undefined {
   const { principal } = request.context.svc;
   if (!principal || principal.kind === "root") return undefined;
   return { bucket: tenantBucketOf(principal.tenantId), handedOut: browserTenantOf(principal) };
@@ -102,10 +130,7 @@ function principalBucket(request: SvcRequest): { bucket: string; handedOut?: str
  * session's, a public application's), or a proxy invocation by its proxy key alone (no API key: an open proxy's
  * caller, or one its proxy will refuse), since an open proxy's key is given out like a public key.
  */
-async function bucketOf(
-  request: SvcRequest,
-  { proxies, authenticator }: RateLimitPorts,
-): Promise<{ bucket: string; handedOut?: string }> {
+async function bucketOf(request: SvcRequest, { proxies, authenticator }: RateLimitPorts): Promise<Bucket> {
   const known = principalBucket(request);
   if (known) return known;
   const { route } = request.context.svc;
