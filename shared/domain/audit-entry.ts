@@ -117,6 +117,8 @@ export function tokenReadEvents(
   tokens: readonly LoggedToken[],
   message: string,
 ): LogEntry[] {
+  // One token (a read): nothing to de-duplicate.
+  if (tokens.length === 1) return [tokenEvent(deps, who, tokens[0] as LoggedToken, "read", message)];
   const seen = new Set<string>();
   return tokens
     .filter((token) => !seen.has(token.id) && seen.add(token.id))
@@ -137,7 +139,8 @@ export async function recordTokenReads(
   who: Who,
   tokens: readonly LoggedToken[],
   message: string,
-  also: LogEntry[] = [],
+  also?: LogEntry[],
 ): Promise<void> {
-  await recordEvents(deps, [...tokenReadEvents(deps, who, tokens, message), ...also]);
+  const reads = tokenReadEvents(deps, who, tokens, message);
+  await recordEvents(deps, also?.length ? [...reads, ...also] : reads);
 }
