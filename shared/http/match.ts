@@ -11,6 +11,8 @@ interface Candidate<R> {
   /** API Gateway's routeKey of the route ("GET /tokens/{id}"), made once. */
   routeKey: string;
   segments: string[];
+  /** Each segment's parameter name (`{id}` → "id", `{path+}` → "path"), undefined for a literal one. */
+  names: (string | undefined)[];
   literalCount: number;
   /** A greedy `{name+}` last segment takes one or more remaining segments, as in API Gateway. */
   greedy: boolean;
@@ -36,6 +38,9 @@ export class RouteMatcher<R extends { method: string; path: string }> {
           route,
           routeKey: routeKeyOf(route),
           segments,
+          names: segments.map((s) =>
+            !s.startsWith("{") ? undefined : s.endsWith("+}") ? s.slice(1, -2) : s.slice(1, -1),
+          ),
           literalCount: segments.filter((s) => !s.startsWith("{")).length,
           greedy: (segments.at(-1) ?? "").endsWith("+}"),
         };
@@ -58,17 +63,15 @@ export class RouteMatcher<R extends { method: string; path: string }> {
     const greedy = candidate.greedy;
     if (greedy ? parts.length < candidate.segments.length : candidate.segments.length !== parts.length)
       return undefined;
+    const { segments, names } = candidate;
+    // The literal segments first: most candidates fail there, before anything is made.
+    for (let i = 0; i < segments.length; i++)
+      if (names[i] === undefined && segments[i] !== parts[i]) return undefined;
     const params: Record<string, string> = {};
-    for (let i = 0; i < candidate.segments.length; i++) {
-      const template = candidate.segments[i] as string;
-      const part = parts[i] as string;
-      if (greedy && i === candidate.segments.length - 1) {
-        params[template.slice(1, -2)] = parts.slice(i).join("/");
-      } else if (template.startsWith("{")) {
-        params[template.slice(1, -1)] = part;
-      } else if (template !== part) {
-        return undefined;
-      }
+    for (let i = 0; i < segments.length; i++) {
+      const name = names[i];
+      if (name === undefined) continue;
+      params[name] = greedy && i === segments.length - 1 ? parts.slice(i).join("/") : (parts[i] as string);
     }
     return params;
   }
@@ -79,15 +82,16 @@ export class RouteMatcher<R extends { method: string; path: string }> {
     // Most paths have no escape to decode (ids are UUIDs and plain names).
     if (rawPath.includes("%"))
       for (let i = 0; i < parts.length; i++) parts[i] = safeDecode(parts[i] as string);
-    const allowed = new Set<string>();
+    let allowed: Set<string> | undefined;
     for (const candidate of this.candidatesFor(parts.length)) {
       const params = this.matchPath(candidate, parts);
       if (!params) continue;
       if (candidate.route.method === method)
         return { route: candidate.route, routeKey: candidate.routeKey, pathParameters: params };
+      allowed ??= new Set<string>();
       allowed.add(candidate.route.method);
     }
-    return allowed.size > 0 ? { allowed: [...allowed] } : undefined;
+    return allowed ? { allowed: [...allowed] } : undefined;
   }
 }
 

@@ -46,15 +46,17 @@ export function header(event: APIGatewayProxyEventV2, name: string): string | un
   return event.headers?.[name.toLowerCase()];
 }
 
-export function jsonResult(status: number, body: unknown, headers: Record<string, string> = {}): HttpResult {
-  if (status === 204 || body === undefined) return { statusCode: status, headers };
+export function jsonResult(status: number, body: unknown, headers?: Record<string, string>): HttpResult {
+  if (status === 204 || body === undefined) return { statusCode: status, headers: headers ?? {} };
   const text = JSON.stringify(body);
   // Where every JSON answer passes (problems: the error handler): one a Lambda result could not carry is a 500
   // problem naming why, never a failed invocation (API Gateway's bare 500). Lists and masks keep well below it.
   if (!answerFits(text)) throw answerTooLarge();
   return {
     statusCode: status,
-    headers: { "content-type": "application/json", ...headers },
+    headers: headers
+      ? { "content-type": "application/json", ...headers }
+      : { "content-type": "application/json" },
     body: text,
   };
 }

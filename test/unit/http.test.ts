@@ -39,6 +39,15 @@ describe("RouteMatcher", () => {
     });
     expect(matcher.match("GET", "/nowhere")).toBeUndefined();
   });
+
+  it("gives a greedy {proxy+} segment the rest of the path, and only a path that has one", () => {
+    expect(matcher.match("POST", "/proxy/v1/charges/ch_1")).toEqual({
+      route: expect.objectContaining({ path: "/proxy/{proxy+}" }),
+      routeKey: "POST /proxy/{proxy+}",
+      pathParameters: { proxy: "v1/charges/ch_1" },
+    });
+    expect(matcher.match("POST", "/proxy")).toMatchObject({ routeKey: "POST /proxy", pathParameters: {} });
+  });
 });
 
 describe("parseQuery", () => {
