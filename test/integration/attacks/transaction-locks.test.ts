@@ -122,11 +122,7 @@ describe("attack: holding a token in a transaction without the right to delete i
   });
 
   it("a revoked key's transaction no longer holds the token: the owner's next write rolls it back", async () => {
-    const { api, managementKey, owner, token, lockWith, ownerWrites } = await setup();
-    const holder = await holderApplication(api, managementKey);
-    const { txn, res } = await lockWith(holder.key);
-    expect(res.status).toBe(200);
-    expect(await ownerUpdate(api, owner, token.id)).toBe(409);
+    const { api, managementKey, ownerWrites, holder, txn } = await heldByNewHolder();
 
     const revoked = await api.delete(`/applications/${holder.id}/keys/${holder.keyId}`, {
       key: managementKey,
@@ -143,11 +139,7 @@ describe("attack: holding a token in a transaction without the right to delete i
   });
 
   it("a transaction of an application whose deletion began (and failed part-way) no longer holds the token", async () => {
-    const { api, managementKey, owner, token, lockWith, ownerWrites } = await setup();
-    const holder = await holderApplication(api, managementKey);
-    const { txn, res } = await lockWith(holder.key);
-    expect(res.status).toBe(200);
-    expect(await ownerUpdate(api, owner, token.id)).toBe(409);
+    const { api, managementKey, ownerWrites, holder, txn } = await heldByNewHolder();
     // The deletion marks the application, then fails listing its keys: the key is still listed, the mark stays.
     const deleted = await withOneStoreFailure(
       svc.service.deps.dynamo,
@@ -335,6 +327,16 @@ describe("attack: holding a value through a pending create", () => {
 type Api = Awaited<ReturnType<typeof setup>>["api"];
 
 /** A private application that may delete tokens, with its key and the key's id. */
+/** A token locked by a transaction of a new holder application: the owner's writes wait (409) meanwhile. */
+async function heldByNewHolder() {
+  const context = await setup();
+  const holder = await holderApplication(context.api, context.managementKey);
+  const { txn, res } = await context.lockWith(holder.key);
+  expect(res.status).toBe(200);
+  expect(await ownerUpdate(context.api, context.owner, context.token.id)).toBe(409);
+  return { ...context, holder, txn };
+}
+
 async function holderApplication(api: Api, managementKey: string) {
   const created = await api.post<{ id: string; key: string; keys: { id: string }[] }>("/applications", {
     key: managementKey,
