@@ -22,7 +22,11 @@ export const namesForbiddenKey = (text: string): boolean => FORBIDDEN_WORD.test(
 /** An empty map with no prototype: writing any key into it only ever creates an own property. */
 export const nullObject = <T = unknown>(): Record<string, T> => Object.create(null) as Record<string, T>;
 
-/** A header name no request or response may carry: writing it would reach Object.prototype. */
+/**
+ * A header name no request or response may carry: writing it would reach Object.prototype. Every header line of
+ * every HTTP message passes here (http/safe-headers.ts): only a name of its length is lower-cased, as lower-casing
+ * never shortens a string.
+ */
 export function isForbiddenHeaderName(name: string): boolean {
-  return name.toLowerCase() === "__proto__";
+  return name.length === 9 && name.toLowerCase() === "__proto__";
 }

@@ -26,14 +26,16 @@ export function drainable(server: Server): Drainer {
   let closing = false;
   let received = 0;
   let changed: (() => void) | undefined;
+  // One listener for every response ('close' comes once per response): no closure or once-wrapper per request.
+  function answered(this: ServerResponse): void {
+    open.delete(this);
+    if (open.size === 0) changed?.();
+  }
   server.on("request", (_req, res: ServerResponse) => {
     open.add(res);
     received += 1;
     if (closing) res.shouldKeepAlive = false;
-    res.once("close", () => {
-      open.delete(res);
-      if (open.size === 0) changed?.();
-    });
+    res.on("close", answered);
   });
   const inFlight = () => open.size;
   const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

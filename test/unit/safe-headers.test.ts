@@ -48,5 +48,7 @@ describe("safe-headers", () => {
     expect(isForbiddenHeaderName("__Proto__")).toBe(true);
     expect(isForbiddenHeaderName("prototype")).toBe(false);
     expect(isForbiddenHeaderName("constructor")).toBe(false);
+    expect(isForbiddenHeaderName("x-__proto__")).toBe(false);
+    expect(isForbiddenHeaderName("__proto_")).toBe(false);
   });
 });

@@ -49,14 +49,11 @@ export interface RateLimitPorts {
  */
 export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
   /** Throws 429 unless admitted; a promise only when an admission waits on a lease. */
-  const settle = (admitting: Admission | Promise<Admission>, then?: () => void | Promise<void>) => {
-    const check = (admission: Admission) => {
-      if (!admission.allowed) throw tooManyRequests(admission.retryAfterSeconds);
-      return then?.();
-    };
-    // Served from memory, the answer is there already: no promise to wait for.
-    return admitting instanceof Promise ? admitting.then(check) : check(admitting);
-  };
+  const settle = (admitting: Admission | Promise<Admission>, then?: () => void | Promise<void>) =>
+    // Served from memory, the answer is there already: no promise to wait for (nor a closure to make).
+    admitting instanceof Promise
+      ? admitting.then((admission) => admitted(admission, then))
+      : admitted(admitting, then);
   const admitIn = (route: MatchedRoute, state: RequestState, { bucket, handedOut }: Bucket) => {
     // The request's expression renders draw from the same tenant's share (shared/http/lambda.ts).
     state.bucket = bucket;
@@ -95,6 +92,12 @@ export function rateLimit(ports: () => RateLimitPorts): SvcMiddleware {
         : bucketOf(request, ports()).then((found) => admitIn(route, state, found));
     },
   };
+}
+
+/** Throws 429 for a refused admission; otherwise runs what comes next (another budget's admission), if anything. */
+function admitted(admission: Admission, then?: () => void | Promise<void>): void | Promise<void> {
+  if (!admission.allowed) throw tooManyRequests(admission.retryAfterSeconds);
+  return then?.();
 }
 
 type Bucket = { bucket: string; handedOut?: string };
