@@ -125,16 +125,21 @@ export function tokenReadEvents(
     .map((token) => tokenEvent(deps, who, token, "read", message));
 }
 
-/** Writes entries not part of a store's transaction; resolves once written, so callers go on only then. */
-export async function recordEvents(deps: Pick<AuditPorts, "auditLog">, entries: LogEntry[]): Promise<void> {
-  if (entries.length > 0) await deps.auditLog.append(entries);
+const WRITTEN: Promise<void> = Promise.resolve();
+
+/**
+ * Writes entries not part of a store's transaction; resolves once written, so callers go on only then. The
+ * store's own promise, not one more around it: every read of token data passes here.
+ */
+export function recordEvents(deps: Pick<AuditPorts, "auditLog">, entries: LogEntry[]): Promise<void> {
+  return entries.length > 0 ? deps.auditLog.append(entries) : WRITTEN;
 }
 
 /**
  * Before token data leaves the service or is handed to code: one `read` entry per token (and any `also`
  * entries, in the same write). Rejects when they cannot be written; the caller then hands nothing on.
  */
-export async function recordTokenReads(
+export function recordTokenReads(
   deps: AuditPorts,
   who: Who,
   tokens: readonly LoggedToken[],
@@ -142,5 +147,5 @@ export async function recordTokenReads(
   also?: LogEntry[],
 ): Promise<void> {
   const reads = tokenReadEvents(deps, who, tokens, message);
-  await recordEvents(deps, also?.length ? [...reads, ...also] : reads);
+  return recordEvents(deps, also?.length ? [...reads, ...also] : reads);
 }

@@ -47,7 +47,7 @@ type PrincipalFor<R extends RouteSpec> = R["auth"] extends "key"
 export type HttpPorts = RateLimitPorts &
   IdempotencyPorts &
   RequestMetricsPorts & {
-    authenticator: Pick<Authenticator, "authenticate">;
+    authenticator: Pick<Authenticator, "authenticate"> & Partial<Pick<Authenticator, "cached">>;
     /** The composition's metrics, written once per invocation (shared/observability/metrics.ts). */
     metrics: FlushableMetrics;
     /** The token domain's engine, where the group has one: scoped to each request's budget (below). */

@@ -51,14 +51,27 @@ function otherProcess() {
     5,
     deletedTenants,
   );
-  const use = async (key: string) =>
+  const authenticate = async (key: string) =>
     (await authenticator.authenticate(key, { rootAllowed: false })) ? "accepted" : "refused";
-  return { clock, tombstone, deletedTenants, use };
+  // As the middleware asks (middleware/authenticate.ts): the cache's answer in this turn, else a lookup.
+  const cachedFirst = async (key: string) =>
+    (authenticator.cached(key) ?? (await authenticator.authenticate(key, { rootAllowed: false })))
+      ? "accepted"
+      : "refused";
+  return { clock, tombstone, deletedTenants, authenticator, authenticate, cachedFirst };
 }
 
-describe("Authenticator: a tenant deleted in another process", () => {
+describe.each([
+  ["authenticate", (p: ReturnType<typeof otherProcess>) => p.authenticate],
+  ["the middleware's cached answer first", (p: ReturnType<typeof otherProcess>) => p.cachedFirst],
+])("Authenticator: a tenant deleted in another process (%s)", (_name, asked) => {
+  const otherProcessAsking = () => {
+    const process = otherProcess();
+    return { ...process, use: asked(process) };
+  };
+
   it("refuses a key first used after the deletion, even while the tenant's live answer is still cached", async () => {
-    const { clock, tombstone, deletedTenants, use } = otherProcess();
+    const { clock, tombstone, deletedTenants, use } = otherProcessAsking();
     expect(await deletedTenants.isDeleted(TENANT)).toBe(false); // cached live at t = 0 (the keyring's read)
     clock.advance(100);
     tombstone.deleted = true; // deleted elsewhere at t = 0.1 s
@@ -68,7 +81,7 @@ describe("Authenticator: a tenant deleted in another process", () => {
   });
 
   it("stops a key cached before the deletion within SVC_AUTH_CACHE_SECONDS", async () => {
-    const { clock, tombstone, use } = otherProcess();
+    const { clock, tombstone, use } = otherProcessAsking();
     expect(await use("key-2")).toBe("accepted"); // its principal cached at t = 0
     clock.advance(100);
     tombstone.deleted = true;
@@ -78,7 +91,7 @@ describe("Authenticator: a tenant deleted in another process", () => {
   });
 
   it("once a lookup finds the tenant deleted, its keys cached in this process stop at once", async () => {
-    const { clock, tombstone, use } = otherProcess();
+    const { clock, tombstone, use } = otherProcessAsking();
     expect(await use("key-2")).toBe("accepted");
     clock.advance(100);
     tombstone.deleted = true;
@@ -86,5 +99,28 @@ describe("Authenticator: a tenant deleted in another process", () => {
 
     expect(await use("key-1")).toBe("refused");
     expect(await use("key-2")).toBe("refused");
+  });
+});
+
+describe("Authenticator.cached", () => {
+  it("answers only what a lookup stored, for its time, and nothing for a key it never saw", async () => {
+    const { clock, authenticator } = otherProcess();
+    expect(authenticator.cached("key-1")).toBeUndefined();
+    expect(authenticator.cached(undefined)).toBeUndefined();
+    expect(await authenticator.authenticate("key-1", { rootAllowed: false })).toBeDefined();
+
+    expect(authenticator.cached("key-1")).toMatchObject({ kind: "application", tenantId: TENANT });
+    expect(authenticator.cached("key-2")).toBeUndefined();
+    clock.advance(5_000); // SVC_AUTH_CACHE_SECONDS = 5
+    expect(authenticator.cached("key-1")).toBeUndefined();
+  });
+
+  it("stops answering a key once a fresh authentication evicted it", async () => {
+    const { authenticator } = otherProcess();
+    await authenticator.authenticate("key-1", { rootAllowed: false });
+    const evicting = authenticator.authenticate("key-1", { rootAllowed: false, fresh: true });
+    expect(authenticator.cached("key-1")).toBeUndefined();
+    await evicting;
+    expect(authenticator.cached("key-1")).toBeDefined();
   });
 });

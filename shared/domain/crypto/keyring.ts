@@ -154,12 +154,19 @@ export class Keyring {
     return this.key(tenantId, answerKeyId(FINGERPRINT_KEY_ID), true);
   }
 
+  /**
+   * An existing key when the keyring can answer at once: the tenant known live, then the key cached. Else
+   * undefined, and `keyFor` (which loads it, or refuses) is the answer. No promise: every read asks.
+   */
+  cachedKey(tenantId: string, keyId: string): Buffer | undefined {
+    if (this.guard && !this.guard.knownLive?.(tenantId)) return undefined;
+    return this.cache.peek(`${tenantId}/${keyId}`, this.clock.now().getTime());
+  }
+
   private async key(tenantId: string, keyId: string, createIfMissing: boolean): Promise<Buffer> {
-    // The common case without a promise per step: the tenant known live, then the key cached.
-    if (!this.guard || this.guard.knownLive?.(tenantId)) {
-      const cached = this.cache.peek(`${tenantId}/${keyId}`, this.clock.now().getTime());
-      if (cached) return cached;
-    }
+    // The common case without a promise per step.
+    const cached = this.cachedKey(tenantId, keyId);
+    if (cached) return cached;
     // Before the cache too: a key cached before its tenant was deleted is never served after (bounded by the
     // guard's own cache, SVC_AUTH_CACHE_SECONDS, in processes that did not delete it).
     await this.guard?.assertLive(tenantId);

@@ -26,19 +26,38 @@ export function sealWithKey(binding: SealBinding, plaintext: string, keyId: stri
     .join(".");
 }
 
+/** The parts of a sealed form: the key it names, and what opening it takes. */
+interface SealedParts {
+  keyId: string;
+  iv: string;
+  tag: string;
+  body: string;
+}
+
+function partsOf(sealed: string): SealedParts {
+  const [version, keyId, iv, tag, body] = sealed.split(".");
+  if (version !== VERSION || !keyId || !iv || !tag || body === undefined)
+    throw new Error("Unreadable ciphertext");
+  return { keyId, iv, tag, body };
+}
+
+function decrypt(binding: SealBinding, parts: SealedParts, key: Buffer): string {
+  const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(parts.iv, "base64url"));
+  decipher.setAAD(aad(binding));
+  decipher.setAuthTag(Buffer.from(parts.tag, "base64url"));
+  return Buffer.concat([decipher.update(Buffer.from(parts.body, "base64url")), decipher.final()]).toString(
+    "utf8",
+  );
+}
+
 /** Opens what sealWithKey sealed, with the key the sealed form names (`keyFor` may refuse it). */
 export async function openSealed(
   binding: SealBinding,
   sealed: string,
   keyFor: (keyId: string) => Promise<Buffer>,
 ): Promise<string> {
-  const [version, keyId, iv, tag, body] = sealed.split(".");
-  if (version !== VERSION || !keyId || !iv || !tag || body === undefined)
-    throw new Error("Unreadable ciphertext");
-  const decipher = createDecipheriv("aes-256-gcm", await keyFor(keyId), Buffer.from(iv, "base64url"));
-  decipher.setAAD(aad(binding));
-  decipher.setAuthTag(Buffer.from(tag, "base64url"));
-  return Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString("utf8");
+  const parts = partsOf(sealed);
+  return decrypt(binding, parts, await keyFor(parts.keyId));
 }
 
 /**
@@ -60,8 +79,13 @@ export class Sealer {
     return this.keyring.hmacVersions(tenantId);
   }
 
-  open(binding: SealBinding, sealed: string): Promise<string> {
-    return openSealed(binding, sealed, (keyId) => this.dataKey(binding.tenantId, keyId));
+  async open(binding: SealBinding, sealed: string): Promise<string> {
+    const parts = partsOf(sealed);
+    // A key the keyring holds opens the data in this turn (every read passes here); else it is loaded.
+    const key =
+      (isAnswerKeyId(parts.keyId) ? undefined : this.keyring.cachedKey(binding.tenantId, parts.keyId)) ??
+      (await this.dataKey(binding.tenantId, parts.keyId));
+    return decrypt(binding, parts, key);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { mayEverHold } from "#shared/domain/access-rules.ts";
 import type { Authenticator } from "#shared/domain/authentication.ts";
+import type { Principal } from "#shared/domain/entities.ts";
 import { forbidden, unauthorized } from "#shared/domain/errors.ts";
 import { isTokenPermission } from "#shared/domain/permissions.ts";
 import { header, type SvcMiddleware, type SvcRequest } from "../request-state.ts";
@@ -33,40 +34,15 @@ const needsFreshKey = (route: Pick<RouteSpec, "group" | "method" | "permissions"
  * of refused writes costs the shared table no lookups (round 6).
  */
 export function authenticateAndAuthorize(
-  authenticator: () => Pick<Authenticator, "authenticate">,
+  authenticator: () => Pick<Authenticator, "authenticate"> & Partial<Pick<Authenticator, "cached">>,
   options: { fresh?: boolean } = {},
 ): SvcMiddleware {
   const check = async (request: SvcRequest, route: RouteSpec) => {
-    const state = request.context.svc;
     const principal = await authenticator().authenticate(header(request.event, "svc-api-key"), {
       rootAllowed: route.auth === "root",
       fresh: options.fresh === true,
     });
-    if (!principal)
-      throw unauthorized(
-        route.auth === "root"
-          ? "This endpoint requires the deployment's root key in SVC-API-KEY."
-          : undefined,
-      );
-    state.principal = principal;
-
-    if (route.auth === "root") {
-      if (principal.kind !== "root")
-        throw forbidden("Only the deployment's root key may call this endpoint.");
-      return;
-    }
-    if (principal.kind === "root") throw unauthorized();
-    if (principal.kind === "session" && !route.allowSessions)
-      throw forbidden("Session keys can only be used for token operations.");
-    const grants =
-      principal.kind === "session"
-        ? [
-            principal.session.authorized ? principal.session : { permissions: [], rules: [] },
-            principal.application,
-          ]
-        : [principal.application];
-    const missing = (route.permissions ?? []).filter((p) => !grants.every((grant) => mayEverHold(grant, p)));
-    if (missing.length > 0) throw forbidden(`The key lacks the permission ${missing.join(", ")}.`);
+    authorize(request, route, principal);
   };
   return {
     // A route without a key, or the second pass of a route that needs none (nearly all): answered at once.
@@ -75,7 +51,39 @@ export function authenticateAndAuthorize(
       if (!route || route.auth === "none") return;
       // Root routes are the operator's: their key is no grant that can be narrowed, the first pass stands.
       if (options.fresh && (route.auth === "root" || !needsFreshKey(route))) return;
+      // A key the cache knows (nearly every request): judged in this turn, with no promise.
+      const cached =
+        options.fresh || route.auth === "root"
+          ? undefined
+          : authenticator().cached?.(header(request.event, "svc-api-key"));
+      if (cached) return authorize(request, route, cached);
       return check(request, route);
     },
   };
+}
+
+/** The request's principal checked against the route: its kind, then the route's permissions. */
+function authorize(request: SvcRequest, route: RouteSpec, principal: Principal | undefined): void {
+  if (!principal)
+    throw unauthorized(
+      route.auth === "root" ? "This endpoint requires the deployment's root key in SVC-API-KEY." : undefined,
+    );
+  request.context.svc.principal = principal;
+
+  if (route.auth === "root") {
+    if (principal.kind !== "root") throw forbidden("Only the deployment's root key may call this endpoint.");
+    return;
+  }
+  if (principal.kind === "root") throw unauthorized();
+  if (principal.kind === "session" && !route.allowSessions)
+    throw forbidden("Session keys can only be used for token operations.");
+  const grants =
+    principal.kind === "session"
+      ? [
+          principal.session.authorized ? principal.session : { permissions: [], rules: [] },
+          principal.application,
+        ]
+      : [principal.application];
+  const missing = (route.permissions ?? []).filter((p) => !grants.every((grant) => mayEverHold(grant, p)));
+  if (missing.length > 0) throw forbidden(`The key lacks the permission ${missing.join(", ")}.`);
 }
