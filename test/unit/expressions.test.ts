@@ -590,6 +590,22 @@ describe("evaluateStructure", () => {
     );
   });
 
+  it("refuses a structure whose results together pass 128 KiB, read directly or rendered", async () => {
+    const scope = { data: { s: "x".repeat(10_000) } };
+    await engine.evaluate("{{ data.s }}", scope); // parsed once: a parsed plain path is read directly
+    // 16 plain paths are read directly (no render turn); 17 take one charged turn: both count the output alike.
+    for (const strings of [16, 17]) {
+      const structure = Object.fromEntries(
+        Array.from({ length: strings }, (_, i) => [`k${i}`, "{{ data.s }}"]),
+      );
+      expect((await failure(engine.evaluateStructure(structure, scope))).message).toBe(
+        "A mask's result exceeded 131072 characters",
+      );
+      const fits = Object.fromEntries(Object.entries(structure).slice(0, 13));
+      expect(Object.keys((await engine.evaluateStructure(fits, scope)) as object)).toHaveLength(13);
+    }
+  });
+
   it("shares one time budget across all the strings", async () => {
     // A meter that counts its readings as milliseconds: the budget is spent by work done, not by the machine's speed.
     let readings = 0;

@@ -616,19 +616,33 @@ export function createExpressionEngine(
     }
     if (typeof node === "object" && node !== null) {
       const out: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(node)) {
-        // defineProperty: a "__proto__" key in the structure stays an ordinary key.
-        Object.defineProperty(out, key, {
-          value: await walk(value, state, depth + 1),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      }
+      for (const [key, value] of Object.entries(node))
+        setEntry(out, key, await walk(value, state, depth + 1));
       return out;
     }
     return node;
   }
+
+  /**
+   * `walk` over a structure every expression of which readsDirectly read (`known`): the same value, charged to
+   * `output` in the same order, in this turn. Such a walk's budget is never overdue, so no step asks it.
+   */
+  function walkKnown(node: unknown, known: ReadonlyMap<string, unknown>, output: { chars: number }): unknown {
+    if (typeof node === "string") return isExpression(node) ? tally(output, known.get(node)) : node;
+    if (Array.isArray(node)) {
+      const out: unknown[] = [];
+      for (const item of node) out.push(walkKnown(item, known, output));
+      return out;
+    }
+    if (typeof node !== "object" || node === null) return node;
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(node)) setEntry(out, key, walkKnown(value, known, output));
+    return out;
+  }
+
+  /** defineProperty: a "__proto__" key in the structure stays an ordinary key. */
+  const setEntry = (out: Record<string, unknown>, key: string, value: unknown) =>
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
 
   /** Whether a structure holds a string to evaluate (too deep counts: walk refuses it). */
   const hasExpression = (node: unknown, depth: number): boolean => {
@@ -638,7 +652,6 @@ export function createExpressionEngine(
     return (Array.isArray(node) ? node : Object.values(node)).some((item) => hasExpression(item, depth + 1));
   };
 
-  const neverOverdue: Overdue = () => false;
   /** The renders inside one turn of a budget: each runs at once, under the turn's time limit. */
   const inTurn = (overdue: Overdue): RenderBudget => ({ run: (render) => render(overdue) });
   /** What direct reads may do outside a charged turn (one call, or one structure); inside one, no bound. */
@@ -692,11 +705,7 @@ export function createExpressionEngine(
       const output = { chars: 0 };
       // Every string read directly, within MAX_DIRECT_WORK: no turn, no meter, nothing charged.
       if (!hasExpression(structure, 0) || readsDirectly(structure, scope, seen))
-        return walk(
-          structure,
-          { scope, budget: inTurn(neverOverdue), work: seen.work, known: seen.values, output },
-          0,
-        );
+        return walkKnown(structure, seen.values, output);
       // One turn of the render slot and one allowance for the whole structure (a mask's strings): one wait
       // for the slot and two meter readings instead of one per string. Direct reads in it are charged with it.
       return budget.run((overdue) =>
