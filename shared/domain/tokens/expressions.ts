@@ -689,7 +689,11 @@ export function createExpressionEngine(
     }
     async render(template: string, scope: Record<string, unknown>): Promise<string> {
       const budget = this.budget();
-      return renderParsed(await parseIn(budget, template), scope, budget, uncharged());
+      // A parsed plain path (a card's fingerprint, on every create) is read as renderParsed reads it, in this turn.
+      const hit = typeof template === "string" ? cached(template) : undefined;
+      const plain = hit?.bare ? plainValue(hit, scope, uncharged()) : undefined;
+      if (plain !== undefined) return String(plain);
+      return renderParsed(hit ?? (await parseIn(budget, template)), scope, budget, uncharged());
     }
     async evaluate(template: string, scope: Record<string, unknown>): Promise<unknown> {
       const budget = this.budget();
