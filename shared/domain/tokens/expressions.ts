@@ -547,15 +547,23 @@ export function createExpressionEngine(
     return true;
   }
 
+  /** A plain path as liquidjs would print it, read with no render (nothing to time or to charge), else undefined. */
+  function plainText(parsed: Parsed, scope: Record<string, unknown>, work: DirectWork): string | undefined {
+    const plain = parsed.bare ? plainValue(parsed, scope, work) : undefined;
+    return plain === undefined ? undefined : String(plain);
+  }
+
   async function renderParsed(
     parsed: Parsed,
     scope: Record<string, unknown>,
     budget: RenderBudget,
     work: DirectWork,
   ) {
-    // A plain path renders as liquidjs would print it, with no render: nothing to time or to charge.
-    const plain = parsed.bare ? plainValue(parsed, scope, work) : undefined;
-    if (plain !== undefined) return String(plain);
+    return plainText(parsed, scope, work) ?? renderTemplates(parsed, scope, budget);
+  }
+
+  /** liquidjs's render of the templates, in a turn of `budget`, its output bounded. */
+  async function renderTemplates(parsed: Parsed, scope: Record<string, unknown>, budget: RenderBudget) {
     const emitter = new BoundedEmitter(maxOutputChars);
     await run(parsed.templates, scope, emitter, budget);
     return emitter.buffer;
@@ -689,11 +697,11 @@ export function createExpressionEngine(
     }
     async render(template: string, scope: Record<string, unknown>): Promise<string> {
       const budget = this.budget();
-      // A parsed plain path (a card's fingerprint, on every create) is read as renderParsed reads it, in this turn.
+      // A parsed template needs no parse step: a plain path (a card's fingerprint, on every create) is read in
+      // this turn.
       const hit = typeof template === "string" ? cached(template) : undefined;
-      const plain = hit?.bare ? plainValue(hit, scope, uncharged()) : undefined;
-      if (plain !== undefined) return String(plain);
-      return renderParsed(hit ?? (await parseIn(budget, template)), scope, budget, uncharged());
+      if (!hit) return renderParsed(await parseIn(budget, template), scope, budget, uncharged());
+      return plainText(hit, scope, uncharged()) ?? renderTemplates(hit, scope, budget);
     }
     async evaluate(template: string, scope: Record<string, unknown>): Promise<unknown> {
       const budget = this.budget();
