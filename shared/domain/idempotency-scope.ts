@@ -108,21 +108,32 @@ interface Scope {
 }
 
 const storage = new AsyncLocalStorage<Scope>();
+/** Claims whose handler is running now, in this process (the local host serves many requests at once). */
+let claimsRunning = 0;
 
 /**
  * Runs a request's handler within its idempotency claim: every write transaction it makes records the effect
  * on the claim's record in the same transaction (shared/adapters/dynamodb/client.ts), and every token it
  * presents is noted so the stored answer holds a reference, not the data.
+ *
+ * When the last running claim ends, the storage is disabled. On Node 20 and 22 an enabled AsyncLocalStorage keeps
+ * a promise hook on every promise of the process, for good: after one idempotent request, every later request
+ * paid 3–5 times the cost of each of its promises (hundreds per request, most of them the AWS SDK's). Nothing
+ * needs the storage then: a claim is only read while open, and the next claim's `run` enables it again. (Node 24's
+ * AsyncContextFrame has no such hook; there this only drops the ended claim from the current context.)
  */
 export async function runWithIdempotencyClaim<T>(
   claim: IdempotencyClaimRef,
   run: () => Promise<T>,
 ): Promise<T> {
   claim.open = true;
+  claimsRunning += 1;
   try {
     return await storage.run({ claim, presented: new WeakMap() }, run);
   } finally {
     claim.open = false;
+    claimsRunning -= 1;
+    if (claimsRunning === 0) storage.disable();
   }
 }
 
