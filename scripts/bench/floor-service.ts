@@ -45,6 +45,7 @@ import { Keyring } from "#shared/domain/crypto/keyring.ts";
 import { Sealer } from "#shared/domain/crypto/sealer.ts";
 import type { StoredToken } from "#shared/domain/tokens/token.ts";
 import { type TokenType, typeSpec } from "#shared/domain/tokens/types.ts";
+import { uuidv7 } from "#shared/ids.ts";
 
 export interface FloorServiceOptions {
   dynamodbEndpoint: string;
@@ -61,9 +62,14 @@ export interface FloorService {
   stop(): Promise<void>;
 }
 
-/** The floor serves one fixed tenant: it has no keys to tell tenants apart. */
-export const FLOOR_TENANT_ID = "floor-tenant";
-const FLOOR_ACTOR = { type: "application" as const, id: "floor-application" };
+/**
+ * The floor serves one fixed tenant: it has no keys to tell tenants apart. Its tenant and application ids have the
+ * shape of the service's (UUIDv7, made as the service makes them), so its items, keys and answers are the size of
+ * the service's: with short names the floor's create transaction was 190 bytes (a tenth) smaller and each of its
+ * reads' items and answers smaller too, charging id length to the framework.
+ */
+export const FLOOR_TENANT_ID = uuidv7(new Date());
+const FLOOR_ACTOR = { type: "application" as const, id: uuidv7(new Date()) };
 const MAX_BODY_BYTES = 1024 * 1024;
 const TOKEN_PATH = /^\/tokens\/([^/?#]+)$/;
 const PROXY_PATH = /^\/proxy\/([^/?#]+)$/;
@@ -126,7 +132,8 @@ function relay(res: ServerResponse, answer: { status: number; contentType: strin
 }
 
 export async function startFloorService(options: FloorServiceOptions): Promise<FloorService> {
-  const tableName = "svc-bench-floor";
+  // A table of its own, named as long as the service's ("svc-vault"): the name is in every call's payload.
+  const tableName = "svc-floor";
   const client = createDocumentClient({ region: "us-east-1", endpoint: options.dynamodbEndpoint });
   await ensureTable(client, tableName);
   const audit = new AuditItems(tableName, 365);
