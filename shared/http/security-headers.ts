@@ -15,6 +15,38 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 const SECURITY_HEADER_ENTRIES = Object.entries(SECURITY_HEADERS);
 
 /**
+ * Names the API's own answers carry (JSON results, CORS, errors, rate limits, idempotent replays, the request id,
+ * and what is set here), as they set them. Headers of only these names are collected in an ordinary object: the
+ * few orders they come in give it a few fixed shapes, which V8 keeps fast. Any other name (a proxy destination's,
+ * a transform's) gets a null-prototype map, where `__proto__` is an ordinary key and no name makes a new shape.
+ * A map is a hash table from the start: for a read's eight headers, a twelfth of the request's framework time.
+ */
+const OWN_ANSWER_HEADERS: ReadonlySet<string> = new Set([
+  "content-type",
+  "vary",
+  "access-control-allow-origin",
+  "access-control-expose-headers",
+  "access-control-allow-methods",
+  "access-control-allow-headers",
+  "access-control-max-age",
+  "allow",
+  "retry-after",
+  "svc-request-id",
+  "svc-idempotent-replayed",
+  "cache-control",
+  "cross-origin-resource-policy",
+  ...Object.keys(SECURITY_HEADERS),
+]);
+
+/** An empty header collection for `headers`' names: ordinary for the API's own (above), else a null-prototype map. */
+export function headerCollection<T>(
+  headers: Readonly<Record<string, unknown>> | undefined,
+): Record<string, T> {
+  if (headers) for (const name in headers) if (!OWN_ANSWER_HEADERS.has(name)) return nullObject<T>();
+  return {};
+}
+
+/**
  * `headers` without any header named in SECURITY_HEADERS (in any case), then those set. `ownPolicy`: the
  * route's own handler set the Content-Security-Policy (the Elements frame page, never a proxied answer), kept.
  * An answer without a Cross-Origin-Resource-Policy of its handler's is `same-origin`. An answer that says nothing
@@ -26,8 +58,8 @@ export function withSecurityHeaders(
   headers: Record<string, string | number | boolean> | undefined,
   options: { ownPolicy?: boolean } = {},
 ): Record<string, string | number | boolean> {
-  // Null prototype: a header named `__proto__` (from a destination or a transform) stays an ordinary entry.
-  const result = nullObject<string | number | boolean>();
+  // A header named `__proto__` (from a destination or a transform) stays an ordinary entry (headerCollection).
+  const result = headerCollection<string | number | boolean>(headers);
   let ownPolicy: string | number | boolean | undefined;
   let caching = false;
   let resourcePolicy = false;

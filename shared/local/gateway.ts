@@ -205,23 +205,29 @@ class LocalContext implements Context {
  * the answer is one write of head and body rather than chunked.
  */
 function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
-  const headers = nullObject<string | string[]>();
+  // Name, value, name, value…: the list Node's writeHead takes as it is, rather than a map built for it.
+  const head: (string | string[])[] = [];
   const given = result.headers;
+  const cookies = result.cookies?.length ? result.cookies : undefined;
   if (given)
-    for (const name of Object.keys(given))
-      if (name.toLowerCase() !== "content-length") headers[name] = String(given[name]);
-  if (result.cookies?.length) headers["set-cookie"] = result.cookies;
+    for (const name of Object.keys(given)) {
+      // The result's cookies are the answer's set-cookie lines (API Gateway's payload 2.0).
+      if (name.length === 14 && name.toLowerCase() === "content-length") continue;
+      if (cookies && name === "set-cookie") continue;
+      head.push(name, String(given[name]));
+    }
+  if (cookies) head.push("set-cookie", cookies);
   const status = result.statusCode ?? 200;
   if (result.body === undefined) {
     // No body at all: 204 and 304 carry no length either.
-    if (status !== 204 && status !== 304) headers["content-length"] = "0";
-    res.writeHead(status, headers);
+    if (status !== 204 && status !== 304) head.push("content-length", "0");
+    res.writeHead(status, head);
     res.end();
     return;
   }
   const body = result.isBase64Encoded ? Buffer.from(result.body, "base64") : result.body;
-  headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.length);
-  res.writeHead(status, headers);
+  head.push("content-length", String(typeof body === "string" ? Buffer.byteLength(body) : body.length));
+  res.writeHead(status, head);
   res.end(body);
 }
 
