@@ -42,7 +42,8 @@ const OWN_ANSWER_HEADERS: ReadonlySet<string> = new Set([
 export function headerCollection<T>(
   headers: Readonly<Record<string, unknown>> | undefined,
 ): Record<string, T> {
-  if (headers) for (const name in headers) if (!OWN_ANSWER_HEADERS.has(name)) return nullObject<T>();
+  if (headers)
+    for (const name of Object.keys(headers)) if (!OWN_ANSWER_HEADERS.has(name)) return nullObject<T>();
   return {};
 }
 

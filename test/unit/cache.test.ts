@@ -201,4 +201,27 @@ describe("Cache.peek", () => {
     expect(cache.peek("a", 3)).toBe("A");
     expect(cache.peek("b", 3)).toBeUndefined();
   });
+
+  it("keeps the order right when the value answered is already the most recent, and after evictions", async () => {
+    const cache = new Cache<string>({ ttlMs: 5_000, maxEntries: 2 });
+    await cache.get("a", 0, async () => "A");
+    await cache.get("b", 0, async () => "B");
+    expect(cache.peek("b", 1)).toBe("B"); // already the most recent
+    expect(cache.peek("a", 1)).toBe("A"); // now a is, b the least recent
+    expect(cache.peek("a", 1)).toBe("A");
+    await cache.get("c", 2, async () => "C"); // drops b
+    expect(cache.peek("b", 3)).toBeUndefined();
+    // The most recent evicted, then stored again: it is the most recent once more, and a is dropped next.
+    cache.evict("c");
+    await cache.get("c", 3, async () => "C2");
+    expect(cache.peek("a", 3)).toBe("A");
+    expect(cache.peek("c", 3)).toBe("C2");
+    await cache.get("d", 4, async () => "D"); // drops a
+    expect(cache.peek("a", 4)).toBeUndefined();
+    expect(cache.peek("c", 4)).toBe("C2");
+    // An expired most recent entry is dropped, not kept in place.
+    expect(cache.peek("c", 10_000)).toBeUndefined();
+    await cache.get("e", 10_000, async () => "E"); // room for e without dropping d
+    expect(cache.peek("d", 4)).toBe("D");
+  });
 });

@@ -62,12 +62,22 @@ function decodeCvc(plain: string): string | number {
 
 /** The token's data as the caller gave it, with the cvc while it is still readable. */
 export async function openData(deps: TokenDeps, token: StoredToken): Promise<unknown> {
-  const binding = { tenantId: token.tenant_id, tokenId: token.id };
-  const data: unknown = JSON.parse(await deps.sealer.open({ ...binding, field: "data" }, token.sealed_data));
+  // Each binding a literal of one shape (every read passes here): a spread of a shared one took V8's slow paths.
+  const data: unknown = JSON.parse(
+    await deps.sealer.open(
+      { tenantId: token.tenant_id, tokenId: token.id, field: "data" },
+      token.sealed_data,
+    ),
+  );
   const cvcReadable =
     token.sealed_cvc && token.cvc_expires_at && Date.parse(token.cvc_expires_at) > deps.clock.now().getTime();
   if (!cvcReadable || typeof data !== "object" || data === null) return data;
-  const cvc = decodeCvc(await deps.sealer.open({ ...binding, field: "cvc" }, token.sealed_cvc as string));
+  const cvc = decodeCvc(
+    await deps.sealer.open(
+      { tenantId: token.tenant_id, tokenId: token.id, field: "cvc" },
+      token.sealed_cvc as string,
+    ),
+  );
   return { ...data, cvc };
 }
 
