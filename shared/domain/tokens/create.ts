@@ -249,23 +249,23 @@ export async function createToken(
   // During a rewrap the value may be fingerprinted under an earlier HMAC version only.
   const earlier = await earlierDuplicate(deps, principal.tenantId, token.type, prepared.earlierFingerprints);
   if (earlier) return presentDuplicate(deps, principal, access, earlier);
-  const write = () =>
-    deps.tokens.create(
+  const write = () => {
+    const entry = tokenEvent(
+      deps,
+      principal,
+      token,
+      "create",
+      transaction ? `Token creation pending in transaction ${transaction.id}` : "Token created",
+    );
+    // At the token's own created_at: a replay whose answer was lost tells this token by it from one made later
+    // under the same id (replay.ts presentCreated). Set on the new entry, not spread into a copy of it.
+    entry.created_at = token.created_at;
+    return deps.tokens.create(
       token,
       { deduplicate, idGiven: input.id !== undefined, now: deps.clock.now(), transaction },
-      {
-        ...tokenEvent(
-          deps,
-          principal,
-          token,
-          "create",
-          transaction ? `Token creation pending in transaction ${transaction.id}` : "Token created",
-        ),
-        // At the token's own created_at: a replay whose answer was lost tells this token by it from one made later
-        // under the same id (replay.ts presentCreated).
-        created_at: token.created_at,
-      },
+      entry,
     );
+  };
   let outcome = await write();
   // A chosen id held by another transaction's pending create whose key was revoked since, or whose application
   // lost token:delete there, is held no longer: that transaction rolls back, as for a held update or delete, and
