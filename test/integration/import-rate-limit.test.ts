@@ -9,6 +9,7 @@ import { runImport } from "../../scripts/cli/import.ts";
 
 // A low limit for this file's service only: 3 requests per 30 s window.
 useEnv({ SVC_RATE_LIMIT_PER_SECOND: "0.1", SVC_RATE_LIMIT_BURST: "3" });
+const WINDOW_SECONDS = 30;
 
 const svc = useService();
 
@@ -21,6 +22,17 @@ describe("svc-vault import against a rate-limited service", () => {
       `${Array.from({ length: 8 }, (_, i) => JSON.stringify({ type: "token", data: `v${i}` })).join("\n")}\n`,
     );
     const waits: { ms: number; reason: string }[] = [];
+    // The windows (30 s here) are aligned to the epoch: started late in one, the import would see a window end by
+    // itself (real time passing) and need one wait fewer. Start it at a window's beginning, on the service's clock.
+    const now = await api.post<{ now: string }>("/_test/clock", {
+      key: svc.rootKey,
+      body: { advance_seconds: 0 },
+    });
+    const intoWindow = Math.floor(Date.parse(now.body.now) / 1000) % WINDOW_SECONDS;
+    await api.post("/_test/clock", {
+      key: svc.rootKey,
+      body: { advance_seconds: WINDOW_SECONDS - intoWindow },
+    });
 
     const summary = await runImport({
       file,
