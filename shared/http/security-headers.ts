@@ -19,7 +19,7 @@ const SECURITY_HEADER_ENTRIES = Object.entries(SECURITY_HEADERS);
  * and what is set here), as they set them. Headers of only these names are collected in an ordinary object: the
  * few orders they come in give it a few fixed shapes, which V8 keeps fast. Any other name (a proxy destination's,
  * a transform's) gets a null-prototype map, where `__proto__` is an ordinary key and no name makes a new shape.
- * A map is a hash table from the start: for a read's eight headers, a twelfth of the request's framework time.
+ * A map is a hash table from the start: for a read's eight headers, about a tenth of the framework's time.
  */
 const OWN_ANSWER_HEADERS: ReadonlySet<string> = new Set([
   "content-type",
